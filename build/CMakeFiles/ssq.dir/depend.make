@@ -1,0 +1,2 @@
+# Empty dependencies file for ssq.
+# This may be replaced when dependencies are built.
