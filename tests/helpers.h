@@ -20,7 +20,7 @@ static int test_checks;
 		if (!(cond)) {                                                           \
 			test_failures++;                                                 \
 			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, \
-				#cond);                                                  \
+			        #cond);                                                  \
 			fprintf(stderr, __VA_ARGS__);                                    \
 			fputc('\n', stderr);                                             \
 		}                                                                        \
@@ -38,7 +38,7 @@ static inline int test_exit(const char *name)
 {
 	if (test_failures) {
 		fprintf(stderr, "%s: %d of %d checks failed\n", name, test_failures,
-			test_checks);
+		        test_checks);
 		return 1;
 	}
 	printf("%s: all %d checks passed\n", name, test_checks);

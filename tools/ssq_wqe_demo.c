@@ -20,7 +20,8 @@ static int build_and_show(struct ssq_sq *sq, const struct ssq_wr *wr)
 	int n = ssq_wqe_build(sq, sq->pi, wr);
 
 	if (n < 0) {
-		fprintf(stderr, "ssq_wqe_demo: %s\n", ssq_wr_strerror(sq, wr, why, sizeof(why)));
+		fprintf(stderr, "ssq_wqe_demo: %s\n",
+		        ssq_wr_strerror(sq, wr, why, sizeof(why)));
 		return n;
 	}
 	printf("\n");
@@ -29,8 +30,8 @@ static int build_and_show(struct ssq_sq *sq, const struct ssq_wr *wr)
 	return 0;
 }
 
-static void put_cqe(struct mlx5_cqe64 *cqe, uint8_t opcode, uint8_t owner, uint16_t wqe_counter,
-		    uint32_t qpn, uint32_t byte_cnt, uint32_t imm)
+static void put_cqe(struct mlx5_cqe64 *cqe, uint8_t opcode, uint8_t owner,
+                    uint16_t wqe_counter, uint32_t qpn, uint32_t byte_cnt, uint32_t imm)
 {
 	memset(cqe, 0, sizeof(*cqe));
 	cqe->wqe_counter = htobe16(wqe_counter);
@@ -61,7 +62,8 @@ int main(void)
 		fprintf(stderr, "ssq_wqe_demo: ssq_sq_init: %d\n", rc);
 		return 1;
 	}
-	printf("ssq WQE demo: RC send queue of %u WQEBBs, QPN 0x%x, max_inline %u, max_sge %u\n",
+	printf("ssq WQE demo: RC send queue of %u WQEBBs, QPN 0x%x, max_inline %u, "
+	       "max_sge %u\n",
 	       sq.wqe_cnt, sq.qpn, sq.max_inline, sq.max_sge);
 
 	sge[0] = (struct ibv_sge){ (uintptr_t)local, 64, 0x1111 };
@@ -70,31 +72,61 @@ int main(void)
 
 	struct ssq_wr wrs[] = {
 		{ .opcode = MLX5_OPCODE_NOP, .flags = SSQ_WQE_SIGNALED },
-		{ .opcode = MLX5_OPCODE_SEND, .flags = SSQ_WQE_SIGNALED | SSQ_WQE_SOLICITED,
-		  .num_sge = 2, .sg_list = sge },
-		{ .opcode = MLX5_OPCODE_SEND_IMM, .imm = htobe32(0xc0ffee), .num_sge = 1,
+		{ .opcode = MLX5_OPCODE_SEND,
+		  .flags = SSQ_WQE_SIGNALED | SSQ_WQE_SOLICITED,
+		  .num_sge = 2,
 		  .sg_list = sge },
-		{ .opcode = MLX5_OPCODE_RDMA_WRITE, .num_sge = 1, .sg_list = sge,
-		  .raddr = 0x7f0000001000, .rkey = 0x2222 },
-		{ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM, .flags = SSQ_WQE_SIGNALED,
-		  .imm = htobe32(42), .num_sge = 1, .sg_list = sge, .raddr = 0x7f0000002000,
+		{ .opcode = MLX5_OPCODE_SEND_IMM,
+		  .imm = htobe32(0xc0ffee),
+		  .num_sge = 1,
+		  .sg_list = sge },
+		{ .opcode = MLX5_OPCODE_RDMA_WRITE,
+		  .num_sge = 1,
+		  .sg_list = sge,
+		  .raddr = 0x7f0000001000,
 		  .rkey = 0x2222 },
-		{ .opcode = MLX5_OPCODE_RDMA_READ, .flags = SSQ_WQE_FENCE_SMALL_AND_FENCE,
-		  .num_sge = 1, .sg_list = sge, .raddr = 0x7f0000003000, .rkey = 0x2222 },
-		{ .opcode = MLX5_OPCODE_ATOMIC_CS, .flags = SSQ_WQE_SIGNALED, .num_sge = 1,
+		{ .opcode = MLX5_OPCODE_RDMA_WRITE_IMM,
+		  .flags = SSQ_WQE_SIGNALED,
+		  .imm = htobe32(42),
+		  .num_sge = 1,
+		  .sg_list = sge,
+		  .raddr = 0x7f0000002000,
+		  .rkey = 0x2222 },
+		{ .opcode = MLX5_OPCODE_RDMA_READ,
+		  .flags = SSQ_WQE_FENCE_SMALL_AND_FENCE,
+		  .num_sge = 1,
+		  .sg_list = sge,
+		  .raddr = 0x7f0000003000,
+		  .rkey = 0x2222 },
+		{ .opcode = MLX5_OPCODE_ATOMIC_CS,
+		  .flags = SSQ_WQE_SIGNALED,
+		  .num_sge = 1,
 		  .sg_list = (struct ibv_sge[]){ { (uintptr_t)local + 128, 8, 0x1111 } },
-		  .raddr = 0x7f0000004000, .rkey = 0x2222, .compare_add = 5, .swap = 6 },
-		{ .opcode = MLX5_OPCODE_ATOMIC_FA, .flags = SSQ_WQE_SIGNALED, .num_sge = 1,
+		  .raddr = 0x7f0000004000,
+		  .rkey = 0x2222,
+		  .compare_add = 5,
+		  .swap = 6 },
+		{ .opcode = MLX5_OPCODE_ATOMIC_FA,
+		  .flags = SSQ_WQE_SIGNALED,
+		  .num_sge = 1,
 		  .sg_list = (struct ibv_sge[]){ { (uintptr_t)local + 136, 8, 0x1111 } },
-		  .raddr = 0x7f0000004008, .rkey = 0x2222, .compare_add = 1 },
+		  .raddr = 0x7f0000004008,
+		  .rkey = 0x2222,
+		  .compare_add = 1 },
 		/* Inline WRITE of 100 bytes: 2 WQEBBs, placed to wrap the ring end. */
-		{ .opcode = MLX5_OPCODE_RDMA_WRITE, .flags = SSQ_WQE_SIGNALED, .inline_data = 1,
-		  .num_sge = 1, .sg_list = &sge[2], .raddr = 0x7f0000005000, .rkey = 0x2222 },
+		{ .opcode = MLX5_OPCODE_RDMA_WRITE,
+		  .flags = SSQ_WQE_SIGNALED,
+		  .inline_data = 1,
+		  .num_sge = 1,
+		  .sg_list = &sge[2],
+		  .raddr = 0x7f0000005000,
+		  .rkey = 0x2222 },
 	};
 	for (i = 0; i < (int)(sizeof(wrs) / sizeof(wrs[0])); i++) {
 		if (i == (int)(sizeof(wrs) / sizeof(wrs[0])) - 1) {
-			printf("\n(skipping to pi %u so the next WQE wraps the ring end)\n",
-			       RING_WQEBBS - 1);
+			printf(
+			    "\n(skipping to pi %u so the next WQE wraps the ring end)\n",
+			    RING_WQEBBS - 1);
 			sq.pi = RING_WQEBBS - 1;
 		}
 		if (build_and_show(&sq, &wrs[i]))
@@ -106,7 +138,8 @@ int main(void)
 	{
 		char why[160];
 
-		printf("\nrefused: ssq_wqe_build -> %d: %s\n", ssq_wqe_build(&sq, sq.pi, &wr),
+		printf("\nrefused: ssq_wqe_build -> %d: %s\n",
+		       ssq_wqe_build(&sq, sq.pi, &wr),
 		       ssq_wr_strerror(&sq, &wr, why, sizeof(why)));
 	}
 
@@ -120,7 +153,8 @@ int main(void)
 		memset(e, 0, sizeof(*e));
 		e->syndrome = MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 		e->vendor_err_synd = 0x88;
-		e->s_wqe_opcode_qpn = htobe32((uint32_t)MLX5_OPCODE_RDMA_WRITE << 24 | 0x1234);
+		e->s_wqe_opcode_qpn =
+		    htobe32((uint32_t)MLX5_OPCODE_RDMA_WRITE << 24 | 0x1234);
 		e->wqe_counter = htobe16(5);
 		e->op_own = MLX5_CQE_REQ_ERR << 4;
 	}

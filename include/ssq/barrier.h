@@ -97,7 +97,8 @@ SSQ_INLINE void ssq_mmio_flush_writes(void)
 }
 
 #else
-#error "ssq/barrier.h: no mlx5 DMA/MMIO barriers for this architecture (x86-64 and aarch64 only)"
+#error                                                                                   \
+    "ssq/barrier.h: no mlx5 DMA/MMIO barriers for this architecture (x86-64 and aarch64 only)"
 #endif
 
 /*

@@ -28,7 +28,7 @@ extern "C" {
 #define SSQ_INLINE static inline __attribute__((always_inline))
 #endif
 
-#define ssq_likely(x)	__builtin_expect(!!(x), 1)
+#define ssq_likely(x)   __builtin_expect(!!(x), 1)
 #define ssq_unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
@@ -41,7 +41,43 @@ extern "C" {
 #define SSQ_WQE_MAX_DS 63u
 /* A WQE's WQEBBs: DS units rounded up to 64-byte basic blocks. */
 #define SSQ_DS_TO_WQEBBS(ds)                                                             \
-	(((ds) * SSQ_WQE_DS_BYTES + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB)
+	(((ds)*SSQ_WQE_DS_BYTES + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB)
+
+#ifdef __cplusplus
+#define SSQ_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define SSQ_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/*
+ * The wire layouts ssq writes and reads, checked against the PRM offsets at
+ * build time: a different mlx5dv.h breaks the build, not a NIC's parser.
+ */
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_wqe_ctrl_seg) == 16, "ctrl segment is 16 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_wqe_ctrl_seg, qpn_ds) == 4, "qpn_ds at 4");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_wqe_ctrl_seg, signature) == 8, "signature at 8");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_wqe_ctrl_seg, fm_ce_se) == 11, "fm_ce_se at 11");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_wqe_ctrl_seg, imm) == 12, "imm at 12");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_wqe_raddr_seg) == 16, "raddr segment is 16 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_wqe_raddr_seg, rkey) == 8, "rkey at 8");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_wqe_atomic_seg) == 16, "atomic segment is 16 bytes");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_wqe_data_seg) == 16, "data segment is 16 bytes");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_wqe_srq_next_seg) == 16,
+                  "SRQ next segment is 16 bytes");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_cqe64) == 64, "CQE is 64 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_cqe64, imm_inval_pkey) == 36, "imm at 36");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_cqe64, byte_cnt) == 44, "byte_cnt at 44");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_cqe64, sop_drop_qpn) == 56, "sop_drop_qpn at 56");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_cqe64, wqe_counter) == 60, "wqe_counter at 60");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_cqe64, op_own) == 63, "op_own at 63");
+SSQ_STATIC_ASSERT(sizeof(struct mlx5_err_cqe) == 64, "error CQE is 64 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_err_cqe, vendor_err_synd) == 54,
+                  "vendor syndrome at 54");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_err_cqe, syndrome) == 55, "syndrome at 55");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_err_cqe, s_wqe_opcode_qpn) == 56,
+                  "opcode_qpn at 56");
+SSQ_STATIC_ASSERT(offsetof(struct mlx5_err_cqe, wqe_counter) == 60,
+                  "err wqe_counter at 60");
 
 #ifdef __cplusplus
 }

@@ -33,24 +33,24 @@ enum {
 };
 
 struct ssq_cq {
-	uint8_t *buf;	  /* CQE 0 (mlx5dv_cq.buf) */
-	__be32 *dbrec;	  /* dbrec[SSQ_CQ_SET_CI] takes the consumer index */
+	uint8_t *buf;     /* CQE 0 (mlx5dv_cq.buf) */
+	__be32 *dbrec;    /* dbrec[SSQ_CQ_SET_CI] takes the consumer index */
 	uint32_t cqe_cnt; /* a power of two */
 	uint32_t cqn;
-	uint32_t ci;	  /* consumer index: CQEs consumed, free-running */
+	uint32_t ci; /* consumer index: CQEs consumed, free-running */
 };
 
 /* One completion, decoded. */
 struct ssq_cqe {
-	uint8_t opcode;	    /* MLX5_CQE_REQ, _RESP_SEND, ..., _REQ_ERR, _RESP_ERR */
-	uint8_t syndrome;   /* error CQEs: MLX5_CQE_SYNDROME_*; else 0 */
-	uint8_t vendor_err; /* error CQEs: vendor_err_synd; else 0 */
+	uint8_t opcode;       /* MLX5_CQE_REQ, _RESP_SEND, ..., _REQ_ERR, _RESP_ERR */
+	uint8_t syndrome;     /* error CQEs: MLX5_CQE_SYNDROME_*; else 0 */
+	uint8_t vendor_err;   /* error CQEs: vendor_err_synd; else 0 */
 	uint8_t s_wqe_opcode; /* REQ_ERR: the MLX5_OPCODE_* of the failed WQE */
 	enum ibv_wc_status status; /* as libmlx5 reports it */
-	uint16_t wqe_counter; /* requester: index of the completed WQE */
+	uint16_t wqe_counter;      /* requester: index of the completed WQE */
 	uint32_t qpn;
 	uint32_t byte_len; /* responder: bytes received; READ/atomic: bytes read */
-	__be32 imm;	   /* RESP_WR_IMM / RESP_SEND_IMM: network order */
+	__be32 imm;        /* RESP_WR_IMM / RESP_SEND_IMM: network order */
 };
 
 /*
@@ -99,7 +99,7 @@ SSQ_INLINE enum ibv_wc_status ssq_cqe_status(uint8_t syndrome)
 SSQ_INLINE struct mlx5_cqe64 *ssq_cq_peek(const struct ssq_cq *cq)
 {
 	struct mlx5_cqe64 *cqe =
-		(struct mlx5_cqe64 *)(cq->buf + ((size_t)(cq->ci & (cq->cqe_cnt - 1)) << 6));
+	    (struct mlx5_cqe64 *)(cq->buf + ((size_t)(cq->ci & (cq->cqe_cnt - 1)) << 6));
 	uint8_t op_own = *(volatile uint8_t *)&cqe->op_own;
 
 	if ((op_own >> 4) == MLX5_CQE_INVALID ||

@@ -56,7 +56,7 @@ SSQ_INLINE void ssq_sq_update_dbr(struct ssq_sq *sq, uint32_t pi)
  * One caller at a time per @sq (see above).
  */
 SSQ_INLINE void ssq_sq_ring_db(struct ssq_sq *sq, uint32_t pi,
-			       const struct mlx5_wqe_ctrl_seg *last_ctrl)
+                               const struct mlx5_wqe_ctrl_seg *last_ctrl)
 {
 	uint64_t first8;
 
@@ -88,7 +88,8 @@ SSQ_INLINE void ssq_sq_ring_bf(struct ssq_sq *sq, uint32_t wqe_pi, unsigned wqeb
 	unsigned bb, w;
 
 	if ((size_t)wqebbs * MLX5_SEND_WQE_BB > sq->bf_size) {
-		ssq_sq_ring_db(sq, wqe_pi + wqebbs, (const struct mlx5_wqe_ctrl_seg *)src);
+		ssq_sq_ring_db(sq, wqe_pi + wqebbs,
+		               (const struct mlx5_wqe_ctrl_seg *)src);
 		return;
 	}
 	ssq_sq_update_dbr(sq, wqe_pi + wqebbs);

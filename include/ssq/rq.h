@@ -27,22 +27,22 @@ extern "C" {
 #endif
 
 struct ssq_rq {
-	uint8_t *buf;	  /* mlx5dv_qp.rq.buf */
-	__be32 *dbrec;	  /* &dbrec[MLX5_RCV_DBR] of the QP */
+	uint8_t *buf;     /* mlx5dv_qp.rq.buf */
+	__be32 *dbrec;    /* &dbrec[MLX5_RCV_DBR] of the QP */
 	uint32_t wqe_cnt; /* a power of two */
 	uint32_t stride;  /* bytes per WQE, a power of two >= 16 */
 	uint32_t max_sge; /* stride / 16 */
-	uint32_t head;	  /* receives posted, free-running */
+	uint32_t head;    /* receives posted, free-running */
 };
 
 struct ssq_srq {
-	uint8_t *buf;	  /* mlx5dv_srq.buf */
-	__be32 *dbrec;	  /* mlx5dv_srq.dbrec: the WQE counter */
+	uint8_t *buf;     /* mlx5dv_srq.buf */
+	__be32 *dbrec;    /* mlx5dv_srq.dbrec: the WQE counter */
 	uint32_t wqe_cnt; /* a power of two */
 	uint32_t stride;  /* bytes per WQE, a power of two >= 32 */
 	uint32_t max_sge; /* stride / 16 - 1 */
-	uint16_t head;	  /* first free WQE */
-	uint16_t tail;	  /* last free WQE */
+	uint16_t head;    /* first free WQE */
+	uint16_t tail;    /* last free WQE */
 	uint16_t counter; /* receives posted, mod 2^16, what the DBR holds */
 };
 
@@ -51,7 +51,7 @@ struct ssq_srq {
  * ones, then the invalid-lkey terminator if room remains.
  */
 SSQ_INLINE void ssq__set_scatter(struct mlx5_wqe_data_seg *scat, uint32_t max,
-				 const struct ibv_sge *sg, uint32_t num_sge)
+                                 const struct ibv_sge *sg, uint32_t num_sge)
 {
 	uint32_t i, j = 0;
 
@@ -76,16 +76,18 @@ SSQ_INLINE void ssq__set_scatter(struct mlx5_wqe_data_seg *scat, uint32_t max,
  * @sg with @num_sge > 0; nothing is written on error. The caller keeps
  * head - (receives completed) <= wqe_cnt.
  */
-SSQ_INLINE int ssq_rq_post_recv(struct ssq_rq *rq, const struct ibv_sge *sg, uint32_t num_sge)
+SSQ_INLINE int ssq_rq_post_recv(struct ssq_rq *rq, const struct ibv_sge *sg,
+                                uint32_t num_sge)
 {
 	if (ssq_unlikely(num_sge > rq->max_sge))
 		return -E2BIG;
 	if (ssq_unlikely(num_sge && !sg))
 		return -EINVAL;
-	ssq__set_scatter((struct mlx5_wqe_data_seg *)(rq->buf + (size_t)(rq->head &
-									 (rq->wqe_cnt - 1)) *
-									rq->stride),
-			 rq->max_sge, sg, num_sge);
+	ssq__set_scatter(
+	    (struct mlx5_wqe_data_seg *)(rq->buf +
+	                                 (size_t)(rq->head & (rq->wqe_cnt - 1)) *
+	                                     rq->stride),
+	    rq->max_sge, sg, num_sge);
 	rq->head++;
 	return 0;
 }
@@ -98,7 +100,8 @@ SSQ_INLINE void ssq_rq_ring(struct ssq_rq *rq)
 }
 
 /* Address of SRQ WQE @idx. */
-SSQ_INLINE struct mlx5_wqe_srq_next_seg *ssq_srq_wqe(const struct ssq_srq *srq, uint32_t idx)
+SSQ_INLINE struct mlx5_wqe_srq_next_seg *ssq_srq_wqe(const struct ssq_srq *srq,
+                                                     uint32_t idx)
 {
 	return (struct mlx5_wqe_srq_next_seg *)(srq->buf + (size_t)idx * srq->stride);
 }
@@ -110,7 +113,7 @@ SSQ_INLINE struct mlx5_wqe_srq_next_seg *ssq_srq_wqe(const struct ssq_srq *srq, 
  * @sg; nothing is written on error.
  */
 SSQ_INLINE int ssq_srq_post_recv(struct ssq_srq *srq, const struct ibv_sge *sg,
-				 uint32_t num_sge)
+                                 uint32_t num_sge)
 {
 	struct mlx5_wqe_srq_next_seg *next;
 	uint16_t idx = srq->head;
@@ -123,7 +126,8 @@ SSQ_INLINE int ssq_srq_post_recv(struct ssq_srq *srq, const struct ibv_sge *sg,
 		return -ENOMEM;
 	next = ssq_srq_wqe(srq, idx);
 	srq->head = be16toh(next->next_wqe_index);
-	ssq__set_scatter((struct mlx5_wqe_data_seg *)(next + 1), srq->max_sge, sg, num_sge);
+	ssq__set_scatter((struct mlx5_wqe_data_seg *)(next + 1), srq->max_sge, sg,
+	                 num_sge);
 	srq->counter++;
 	return idx;
 }

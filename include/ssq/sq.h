@@ -18,23 +18,25 @@ extern "C" {
 #endif
 
 struct ssq_sq {
-	uint8_t *buf;	  /* WQEBB 0 of the ring (mlx5dv_qp.sq.buf) */
-	uint8_t *buf_end; /* one past the last WQEBB: a WQE wraps here */
-	uint32_t wqe_cnt; /* WQEBBs in the ring, a power of two */
-	uint32_t qpn;	  /* goes into every control segment */
+	uint8_t *buf;        /* WQEBB 0 of the ring (mlx5dv_qp.sq.buf) */
+	uint8_t *buf_end;    /* one past the last WQEBB: a WQE wraps here */
+	uint32_t wqe_cnt;    /* WQEBBs in the ring, a power of two */
+	uint32_t wqe_mask;   /* wqe_cnt - 1: producer counter to ring index */
+	uint32_t qpn;        /* goes into every control segment */
+	__be32 qpn_ds_be;    /* htobe32(qpn << 8): qpn_ds with DS 0, ready to OR */
 	uint32_t max_inline; /* bytes of inline data one WQE may carry */
 	uint32_t max_sge;    /* data segments one WQE may carry */
-	__be32 *dbrec;	     /* the send doorbell record, dbrec[MLX5_SND_DBR] */
+	__be32 *dbrec;       /* the send doorbell record, dbrec[MLX5_SND_DBR] */
 	uint8_t *bf_reg;     /* UAR doorbell / BlueFlame register */
 	uint32_t bf_size;    /* bytes of each BlueFlame half; 0: no BlueFlame */
 	uint32_t bf_offset;  /* which half the next doorbell goes to */
-	uint32_t pi;	     /* producer counter in WQEBBs (single-producer use) */
+	uint32_t pi;         /* producer counter in WQEBBs (single-producer use) */
 };
 
 /* Address of the WQEBB that producer counter value @pi lands on. */
 SSQ_INLINE void *ssq_sq_wqebb(const struct ssq_sq *sq, uint32_t pi)
 {
-	return sq->buf + ((size_t)(pi & (sq->wqe_cnt - 1)) << MLX5_SEND_WQE_SHIFT);
+	return sq->buf + ((size_t)(pi & sq->wqe_mask) << MLX5_SEND_WQE_SHIFT);
 }
 
 /*
@@ -63,7 +65,7 @@ SSQ_INLINE void *ssq_sq_next_seg(const struct ssq_sq *sq, void *seg)
  * Not thread-safe: call before any producer uses @sq.
  */
 int ssq_sq_init(struct ssq_sq *sq, const struct mlx5dv_qp *dv, uint32_t qpn,
-		uint32_t max_inline, uint32_t max_sge);
+                uint32_t max_inline, uint32_t max_sge);
 
 #ifdef __cplusplus
 }

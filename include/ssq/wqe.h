@@ -57,26 +57,31 @@ enum {
 	SSQ_WQE_FENCE_MASK = 7 << 5,
 };
 
-/* True when @f is a flag set a control segment may carry. */
+/*
+ * True when @f is a flag set a control segment may carry: no bits outside
+ * SIGNALED | SOLICITED | fm, and fm <= 4, i.e. f < 0xa0. Adding 0x60 (in 64
+ * bits, so nothing wraps) carries past bit 7 exactly when f >= 0xa0 and
+ * leaves bits 0..4 alone, so one test covers both rules: this sits on every
+ * post.
+ */
 SSQ_INLINE int ssq_wqe_flags_valid(unsigned f)
 {
-	return !(f & ~(unsigned)(SSQ_WQE_FENCE_MASK | SSQ_WQE_SIGNALED | SSQ_WQE_SOLICITED)) &&
-	       (f & SSQ_WQE_FENCE_MASK) <= SSQ_WQE_FENCE_SMALL_AND_FENCE;
+	return !(((uint64_t)f + 0x60u) & ~(uint64_t)0xea);
 }
 
 /* A work request for ssq_wqe_build(). */
 struct ssq_wr {
-	uint8_t opcode;	    /* MLX5_OPCODE_{NOP,SEND,SEND_IMM,RDMA_WRITE,...} */
-	uint8_t flags;	    /* SSQ_WQE_* */
+	uint8_t opcode;      /* MLX5_OPCODE_{NOP,SEND,SEND_IMM,RDMA_WRITE,...} */
+	uint8_t flags;       /* SSQ_WQE_* */
 	uint8_t inline_data; /* nonzero: copy the gather list into the WQE */
 	uint8_t reserved;
-	__be32 imm;	    /* *_IMM only, network order as in ibv_send_wr */
-	uint32_t num_sge;   /* entries in sg_list */
+	__be32 imm;                    /* *_IMM only, network order as in ibv_send_wr */
+	uint32_t num_sge;              /* entries in sg_list */
 	const struct ibv_sge *sg_list; /* lkey ignored when inline_data */
-	uint64_t raddr;	    /* RDMA and atomics: remote address */
-	uint32_t rkey;	    /* RDMA and atomics: remote key */
-	uint64_t compare_add; /* ATOMIC_CS: compare; ATOMIC_FA: add */
-	uint64_t swap;	    /* ATOMIC_CS: swap */
+	uint64_t raddr;                /* RDMA and atomics: remote address */
+	uint32_t rkey;                 /* RDMA and atomics: remote key */
+	uint64_t compare_add;          /* ATOMIC_CS: compare; ATOMIC_FA: add */
+	uint64_t swap;                 /* ATOMIC_CS: swap */
 };
 
 /*
@@ -85,17 +90,17 @@ struct ssq_wr {
  */
 enum ssq_wr_fault {
 	SSQ_WR_OK = 0,
-	SSQ_WR_BAD_OPCODE,	    /* -EINVAL: not an RC send opcode ssq builds */
-	SSQ_WR_BAD_FLAGS,	    /* -EINVAL: bits outside SSQ_WQE_*, fence > 4 */
-	SSQ_WR_NULL_SG_LIST,	    /* -EINVAL: num_sge > 0 with sg_list NULL */
-	SSQ_WR_TOO_MANY_SGE,	    /* -E2BIG: num_sge > the QP's max_sge */
-	SSQ_WR_INLINE_TOO_LONG,	    /* -EMSGSIZE: sum of lengths > max_inline */
-	SSQ_WR_INLINE_NOT_ALLOWED,  /* -EINVAL: inline READ or atomic */
-	SSQ_WR_NOP_WITH_DATA,	    /* -EINVAL: NOP with a gather list */
-	SSQ_WR_ATOMIC_NOT_ONE_SGE,  /* -EINVAL: an atomic needs exactly one SGE */
-	SSQ_WR_ATOMIC_BAD_LENGTH,   /* -EINVAL: atomic SGE length not 8 (or 0) */
-	SSQ_WR_ATOMIC_UNALIGNED,    /* -EINVAL: raddr not 8-byte aligned */
-	SSQ_WR_LARGER_THAN_RING,    /* -ENOSPC: more WQEBBs than the ring has */
+	SSQ_WR_BAD_OPCODE,         /* -EINVAL: not an RC send opcode ssq builds */
+	SSQ_WR_BAD_FLAGS,          /* -EINVAL: bits outside SSQ_WQE_*, fence > 4 */
+	SSQ_WR_NULL_SG_LIST,       /* -EINVAL: num_sge > 0 with sg_list NULL */
+	SSQ_WR_TOO_MANY_SGE,       /* -E2BIG: num_sge > the QP's max_sge */
+	SSQ_WR_INLINE_TOO_LONG,    /* -EMSGSIZE: sum of lengths > max_inline */
+	SSQ_WR_INLINE_NOT_ALLOWED, /* -EINVAL: inline READ or atomic */
+	SSQ_WR_NOP_WITH_DATA,      /* -EINVAL: NOP with a gather list */
+	SSQ_WR_ATOMIC_NOT_ONE_SGE, /* -EINVAL: an atomic needs exactly one SGE */
+	SSQ_WR_ATOMIC_BAD_LENGTH,  /* -EINVAL: atomic SGE length not 8 (or 0) */
+	SSQ_WR_ATOMIC_UNALIGNED,   /* -EINVAL: raddr not 8-byte aligned */
+	SSQ_WR_LARGER_THAN_RING,   /* -ENOSPC: more WQEBBs than the ring has */
 	SSQ_WR_FAULT_COUNT
 };
 
@@ -104,8 +109,8 @@ enum ssq_wr_fault {
  * On success stores the WQE's size in DS units in *@ds_out.
  * Thread-safe; reads only.
  */
-SSQ_INLINE enum ssq_wr_fault ssq_wr_check(const struct ssq_sq *sq, const struct ssq_wr *wr,
-					  unsigned *ds_out)
+SSQ_INLINE enum ssq_wr_fault ssq_wr_check(const struct ssq_sq *sq,
+                                          const struct ssq_wr *wr, unsigned *ds_out)
 {
 	unsigned ds = 1; /* control segment */
 	int atomic = 0;
@@ -158,7 +163,8 @@ SSQ_INLINE enum ssq_wr_fault ssq_wr_check(const struct ssq_sq *sq, const struct 
 			return SSQ_WR_INLINE_TOO_LONG;
 		/* libmlx5: no inline segment at all for zero bytes. */
 		if (total)
-			ds += (unsigned)((total + 4 + SSQ_WQE_DS_BYTES - 1) / SSQ_WQE_DS_BYTES);
+			ds += (unsigned)((total + 4 + SSQ_WQE_DS_BYTES - 1) /
+			                 SSQ_WQE_DS_BYTES);
 	} else {
 		if (wr->num_sge > sq->max_sge)
 			return SSQ_WR_TOO_MANY_SGE;
@@ -194,7 +200,7 @@ SSQ_INLINE int ssq_wr_fault_errno(enum ssq_wr_fault f)
  * "ok" when ssq_wr_check() accepts @wr.
  */
 const char *ssq_wr_strerror(const struct ssq_sq *sq, const struct ssq_wr *wr, char *buf,
-			    size_t len);
+                            size_t len);
 
 /* ---- segment setters: plain values in, big-endian fields out ---- */
 
@@ -205,20 +211,75 @@ const char *ssq_wr_strerror(const struct ssq_sq *sq, const struct ssq_wr *wr, ch
  * Unlike mlx5dv_set_ctrl_seg it also zeroes signature and the DCI stream id,
  * so every byte of the segment is defined.
  */
-SSQ_INLINE void ssq_wqe_set_ctrl(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi, uint8_t opcode,
-				 uint32_t qpn, unsigned ds, uint8_t fm_ce_se, __be32 imm)
+SSQ_INLINE void ssq_wqe_set_ctrl(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi,
+                                 uint8_t opcode, uint32_t qpn, unsigned ds,
+                                 uint8_t fm_ce_se, __be32 imm)
 {
-	ctrl->opmod_idx_opcode = htobe32(((pi & 0xffff) << 8) | opcode);
+	/*
+	 * Bytes 8..11 are signature, dci_stream_channel_id and fm_ce_se: one
+	 * big-endian word with fm_ce_se in its low byte, stored at once.
+	 */
+	__be32 sig_dci_fm = htobe32(fm_ce_se);
+
+	ctrl->opmod_idx_opcode = htobe32(((uint32_t)(uint16_t)pi << 8) | opcode);
 	ctrl->qpn_ds = htobe32((qpn << 8) | ds);
-	ctrl->signature = 0;
-	ctrl->dci_stream_channel_id = 0;
-	ctrl->fm_ce_se = fm_ce_se;
+	memcpy(&ctrl->signature, &sig_dci_fm, sizeof(sig_dci_fm));
 	ctrl->imm = imm;
+}
+
+/*
+ * Bytes 8..15 of a control segment - signature 0, dci_stream_channel_id 0,
+ * fm_ce_se, imm - as the one 64-bit host-order value whose memory image is
+ * those bytes, so the fast path stores them at once. @fm_ce_se has passed
+ * ssq_wqe_flags_valid(), so it fits its byte.
+ */
+SSQ_INLINE uint64_t ssq__ctrl_tail64(unsigned fm_ce_se, __be32 imm)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	return (uint64_t)fm_ce_se << 24 | (uint64_t)imm << 32;
+#else
+	return (uint64_t)fm_ce_se << 32 | (uint64_t)imm;
+#endif
+}
+
+/*
+ * ssq_wqe_set_ctrl for the hot path, same bytes: the QPN comes pre-shifted
+ * and pre-swapped from @sq (byte-swapping commutes with OR, so
+ * htobe32(qpn << 8 | ds) is qpn_ds_be | htobe32(ds), and a constant @ds
+ * folds), and bytes 8..15 go in one store.
+ */
+SSQ_INLINE void ssq_wqe_set_ctrl_fast(const struct ssq_sq *sq,
+                                      struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi,
+                                      uint8_t opcode, unsigned ds, unsigned fm_ce_se,
+                                      __be32 imm)
+{
+	uint64_t tail = ssq__ctrl_tail64(fm_ce_se, imm);
+
+	ctrl->opmod_idx_opcode = htobe32(((uint32_t)(uint16_t)pi << 8) | opcode);
+	ctrl->qpn_ds = sq->qpn_ds_be | htobe32(ds);
+	memcpy((uint8_t *)ctrl + 8, &tail, sizeof(tail));
+}
+
+/*
+ * ssq_wqe_set_raddr for the hot path, same bytes: rkey and the reserved
+ * word in one 64-bit store.
+ */
+SSQ_INLINE void ssq_wqe_set_raddr_fast(struct mlx5_wqe_raddr_seg *rseg, uint64_t raddr,
+                                       uint32_t rkey)
+{
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	uint64_t rkey_reserved = (uint64_t)htobe32(rkey);
+#else
+	uint64_t rkey_reserved = (uint64_t)htobe32(rkey) << 32;
+#endif
+
+	rseg->raddr = htobe64(raddr);
+	memcpy(&rseg->rkey, &rkey_reserved, sizeof(rkey_reserved));
 }
 
 /* Remote address segment: RDMA and atomic target. */
 SSQ_INLINE void ssq_wqe_set_raddr(struct mlx5_wqe_raddr_seg *rseg, uint64_t raddr,
-				  uint32_t rkey)
+                                  uint32_t rkey)
 {
 	rseg->raddr = htobe64(raddr);
 	rseg->rkey = htobe32(rkey);
@@ -230,7 +291,7 @@ SSQ_INLINE void ssq_wqe_set_raddr(struct mlx5_wqe_raddr_seg *rseg, uint64_t radd
  * ATOMIC_FA: @swap_add = the addend, @compare unused (written as 0).
  */
 SSQ_INLINE void ssq_wqe_set_atomic(struct mlx5_wqe_atomic_seg *aseg, uint64_t swap_add,
-				   uint64_t compare)
+                                   uint64_t compare)
 {
 	aseg->swap_add = htobe64(swap_add);
 	aseg->compare = htobe64(compare);
@@ -238,7 +299,7 @@ SSQ_INLINE void ssq_wqe_set_atomic(struct mlx5_wqe_atomic_seg *aseg, uint64_t sw
 
 /* Data (gather) segment: @len bytes at @addr under @lkey. */
 SSQ_INLINE void ssq_wqe_set_data(struct mlx5_wqe_data_seg *dseg, uint64_t addr,
-				 uint32_t lkey, uint32_t len)
+                                 uint32_t lkey, uint32_t len)
 {
 	dseg->byte_count = htobe32(len);
 	dseg->lkey = htobe32(lkey);
@@ -252,12 +313,14 @@ SSQ_INLINE void ssq_wqe_set_data(struct mlx5_wqe_data_seg *dseg, uint64_t addr,
  * max_inline and that it is not zero.
  */
 SSQ_INLINE void ssq_wqe_set_inline(const struct ssq_sq *sq, void *seg,
-				   const struct ibv_sge *sg, uint32_t num_sge, uint32_t total)
+                                   const struct ibv_sge *sg, uint32_t num_sge,
+                                   uint32_t total)
 {
 	uint8_t *dst = (uint8_t *)seg + sizeof(struct mlx5_wqe_inl_data_seg);
 	uint32_t i, pad;
 
-	((struct mlx5_wqe_inl_data_seg *)seg)->byte_count = htobe32(total | MLX5_INLINE_SEG);
+	((struct mlx5_wqe_inl_data_seg *)seg)->byte_count =
+	    htobe32(total | MLX5_INLINE_SEG);
 	for (i = 0; i < num_sge; i++) {
 		const uint8_t *src = (const uint8_t *)(uintptr_t)sg[i].addr;
 		uint32_t left = sg[i].length;
@@ -291,7 +354,8 @@ SSQ_INLINE void ssq_wqe_set_inline(const struct ssq_sq *sq, void *seg,
  * ssq_wr_strerror() says which. Reads @sq only; callers sharing @sq must own
  * the WQEBBs from @pi on.
  */
-SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi, const struct ssq_wr *wr)
+SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi,
+                             const struct ssq_wr *wr)
 {
 	struct mlx5_wqe_ctrl_seg *ctrl = (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi);
 	void *seg = ctrl + 1; /* segments 1..3 share WQEBB 0: no wrap check */
@@ -304,7 +368,8 @@ SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi, const struct 
 	if (ssq_unlikely(fault != SSQ_WR_OK))
 		return ssq_wr_fault_errno(fault);
 
-	if (wr->opcode == MLX5_OPCODE_SEND_IMM || wr->opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
+	if (wr->opcode == MLX5_OPCODE_SEND_IMM ||
+	    wr->opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
 		imm = wr->imm;
 	ssq_wqe_set_ctrl(ctrl, pi, wr->opcode, sq->qpn, ds, wr->flags, imm);
 
@@ -323,9 +388,10 @@ SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi, const struct 
 		seg = (uint8_t *)seg + SSQ_WQE_DS_BYTES;
 		if (wr->opcode == MLX5_OPCODE_ATOMIC_CS)
 			ssq_wqe_set_atomic((struct mlx5_wqe_atomic_seg *)seg, wr->swap,
-					   wr->compare_add);
+			                   wr->compare_add);
 		else
-			ssq_wqe_set_atomic((struct mlx5_wqe_atomic_seg *)seg, wr->compare_add, 0);
+			ssq_wqe_set_atomic((struct mlx5_wqe_atomic_seg *)seg,
+			                   wr->compare_add, 0);
 		seg = (uint8_t *)seg + SSQ_WQE_DS_BYTES;
 		break;
 	default:
@@ -344,8 +410,9 @@ SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi, const struct 
 			/* Segment 4 on may sit past the ring end: wrap first. */
 			if ((uint8_t *)seg == sq->buf_end)
 				seg = sq->buf;
-			ssq_wqe_set_data((struct mlx5_wqe_data_seg *)seg, wr->sg_list[i].addr,
-					 wr->sg_list[i].lkey, wr->sg_list[i].length);
+			ssq_wqe_set_data((struct mlx5_wqe_data_seg *)seg,
+			                 wr->sg_list[i].addr, wr->sg_list[i].lkey,
+			                 wr->sg_list[i].length);
 			seg = (uint8_t *)seg + SSQ_WQE_DS_BYTES;
 		}
 	}
@@ -359,8 +426,9 @@ SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi, const struct 
  * is possible). Shared by the RDMA preps below; @opcode must be one of them.
  */
 SSQ_INLINE int ssq__prep_rdma_1sge(const struct ssq_sq *sq, uint32_t pi, uint8_t opcode,
-				   uint8_t fm_ce_se, __be32 imm, uint64_t laddr, uint32_t lkey,
-				   uint32_t len, uint64_t raddr, uint32_t rkey)
+                                   unsigned fm_ce_se, __be32 imm, uint64_t laddr,
+                                   uint32_t lkey, uint32_t len, uint64_t raddr,
+                                   uint32_t rkey)
 {
 	struct mlx5_wqe_ctrl_seg *ctrl = (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi);
 	struct mlx5_wqe_raddr_seg *rseg = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
@@ -368,8 +436,8 @@ SSQ_INLINE int ssq__prep_rdma_1sge(const struct ssq_sq *sq, uint32_t pi, uint8_t
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(fm_ce_se)))
 		return -EINVAL;
-	ssq_wqe_set_ctrl(ctrl, pi, opcode, sq->qpn, 3, fm_ce_se, imm);
-	ssq_wqe_set_raddr(rseg, raddr, rkey);
+	ssq_wqe_set_ctrl_fast(sq, ctrl, pi, opcode, 3, fm_ce_se, imm);
+	ssq_wqe_set_raddr_fast(rseg, raddr, rkey);
 	ssq_wqe_set_data(dseg, laddr, lkey, len);
 	return 1;
 }
@@ -380,29 +448,30 @@ SSQ_INLINE int ssq__prep_rdma_1sge(const struct ssq_sq *sq, uint32_t pi, uint8_t
  * @fm_ce_se, writing nothing then.
  */
 SSQ_INLINE int ssq_prep_rdma_write(const struct ssq_sq *sq, uint32_t pi, uint64_t laddr,
-				   uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t rkey,
-				   uint8_t fm_ce_se)
+                                   uint32_t lkey, uint32_t len, uint64_t raddr,
+                                   uint32_t rkey, unsigned fm_ce_se)
 {
-	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_WRITE, fm_ce_se, 0, laddr, lkey,
-				   len, raddr, rkey);
+	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_WRITE, fm_ce_se, 0, laddr,
+	                           lkey, len, raddr, rkey);
 }
 
 /* As ssq_prep_rdma_write, with immediate data @imm (network order). */
-SSQ_INLINE int ssq_prep_rdma_write_imm(const struct ssq_sq *sq, uint32_t pi, uint64_t laddr,
-				       uint32_t lkey, uint32_t len, uint64_t raddr,
-				       uint32_t rkey, __be32 imm, uint8_t fm_ce_se)
+SSQ_INLINE int ssq_prep_rdma_write_imm(const struct ssq_sq *sq, uint32_t pi,
+                                       uint64_t laddr, uint32_t lkey, uint32_t len,
+                                       uint64_t raddr, uint32_t rkey, __be32 imm,
+                                       unsigned fm_ce_se)
 {
-	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_WRITE_IMM, fm_ce_se, imm, laddr,
-				   lkey, len, raddr, rkey);
+	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_WRITE_IMM, fm_ce_se, imm,
+	                           laddr, lkey, len, raddr, rkey);
 }
 
 /* RDMA READ of @len bytes from @raddr (@rkey) into @laddr (@lkey). */
 SSQ_INLINE int ssq_prep_rdma_read(const struct ssq_sq *sq, uint32_t pi, uint64_t laddr,
-				  uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t rkey,
-				  uint8_t fm_ce_se)
+                                  uint32_t lkey, uint32_t len, uint64_t raddr,
+                                  uint32_t rkey, unsigned fm_ce_se)
 {
-	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_READ, fm_ce_se, 0, laddr, lkey,
-				   len, raddr, rkey);
+	return ssq__prep_rdma_1sge(sq, pi, MLX5_OPCODE_RDMA_READ, fm_ce_se, 0, laddr,
+	                           lkey, len, raddr, rkey);
 }
 
 /*
@@ -411,16 +480,16 @@ SSQ_INLINE int ssq_prep_rdma_read(const struct ssq_sq *sq, uint32_t pi, uint64_t
  * Returns 1, or -EINVAL for another opcode or bad @fm_ce_se.
  */
 SSQ_INLINE int ssq_prep_send(const struct ssq_sq *sq, uint32_t pi, uint8_t opcode,
-			     uint64_t laddr, uint32_t lkey, uint32_t len, __be32 imm,
-			     uint8_t fm_ce_se)
+                             uint64_t laddr, uint32_t lkey, uint32_t len, __be32 imm,
+                             unsigned fm_ce_se)
 {
 	struct mlx5_wqe_ctrl_seg *ctrl = (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi);
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(fm_ce_se) ||
-			 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))
+	                 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))
 		return -EINVAL;
-	ssq_wqe_set_ctrl(ctrl, pi, opcode, sq->qpn, 2, fm_ce_se,
-			 opcode == MLX5_OPCODE_SEND_IMM ? imm : 0);
+	ssq_wqe_set_ctrl_fast(sq, ctrl, pi, opcode, 2, fm_ce_se,
+	                      opcode == MLX5_OPCODE_SEND_IMM ? imm : 0);
 	ssq_wqe_set_data((struct mlx5_wqe_data_seg *)(ctrl + 1), laddr, lkey, len);
 	return 1;
 }
@@ -434,18 +503,20 @@ SSQ_INLINE int ssq_prep_send(const struct ssq_sq *sq, uint32_t pi, uint8_t opcod
  * 8-byte aligned, writing nothing then.
  */
 SSQ_INLINE int ssq_prep_atomic(const struct ssq_sq *sq, uint32_t pi, uint8_t opcode,
-			       uint64_t laddr, uint32_t lkey, uint64_t raddr, uint32_t rkey,
-			       uint64_t compare_add, uint64_t swap, uint8_t fm_ce_se)
+                               uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                               uint32_t rkey, uint64_t compare_add, uint64_t swap,
+                               unsigned fm_ce_se)
 {
 	struct mlx5_wqe_ctrl_seg *ctrl = (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi);
 	struct mlx5_wqe_raddr_seg *rseg = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
 	struct mlx5_wqe_atomic_seg *aseg = (struct mlx5_wqe_atomic_seg *)(rseg + 1);
 
-	if (ssq_unlikely(!ssq_wqe_flags_valid(fm_ce_se) || (raddr & 7) ||
-			 (opcode != MLX5_OPCODE_ATOMIC_CS && opcode != MLX5_OPCODE_ATOMIC_FA)))
+	if (ssq_unlikely(
+	        !ssq_wqe_flags_valid(fm_ce_se) || (raddr & 7) ||
+	        (opcode != MLX5_OPCODE_ATOMIC_CS && opcode != MLX5_OPCODE_ATOMIC_FA)))
 		return -EINVAL;
-	ssq_wqe_set_ctrl(ctrl, pi, opcode, sq->qpn, 4, fm_ce_se, 0);
-	ssq_wqe_set_raddr(rseg, raddr, rkey);
+	ssq_wqe_set_ctrl_fast(sq, ctrl, pi, opcode, 4, fm_ce_se, 0);
+	ssq_wqe_set_raddr_fast(rseg, raddr, rkey);
 	if (opcode == MLX5_OPCODE_ATOMIC_CS)
 		ssq_wqe_set_atomic(aseg, swap, compare_add);
 	else
@@ -455,12 +526,12 @@ SSQ_INLINE int ssq_prep_atomic(const struct ssq_sq *sq, uint32_t pi, uint8_t opc
 }
 
 /* ssq_prep_nop - a NOP WQE (ctrl only). Returns 1 or -EINVAL (flags). */
-SSQ_INLINE int ssq_prep_nop(const struct ssq_sq *sq, uint32_t pi, uint8_t fm_ce_se)
+SSQ_INLINE int ssq_prep_nop(const struct ssq_sq *sq, uint32_t pi, unsigned fm_ce_se)
 {
 	if (ssq_unlikely(!ssq_wqe_flags_valid(fm_ce_se)))
 		return -EINVAL;
-	ssq_wqe_set_ctrl((struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi), pi, MLX5_OPCODE_NOP,
-			 sq->qpn, 1, fm_ce_se, 0);
+	ssq_wqe_set_ctrl((struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi), pi,
+	                 MLX5_OPCODE_NOP, sq->qpn, 1, (uint8_t)fm_ce_se, 0);
 	return 1;
 }
 

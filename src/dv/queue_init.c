@@ -14,7 +14,7 @@ static int is_pow2(uint32_t v)
 #define WQE_PAYLOAD_DS (SSQ_WQE_MAX_DS - 2)
 
 int ssq_sq_init(struct ssq_sq *sq, const struct mlx5dv_qp *dv, uint32_t qpn,
-		uint32_t max_inline, uint32_t max_sge)
+                uint32_t max_inline, uint32_t max_sge)
 {
 	uint32_t inline_cap = WQE_PAYLOAD_DS * SSQ_WQE_DS_BYTES - 4;
 
@@ -31,7 +31,9 @@ int ssq_sq_init(struct ssq_sq *sq, const struct mlx5dv_qp *dv, uint32_t qpn,
 	sq->buf = (uint8_t *)dv->sq.buf;
 	sq->buf_end = sq->buf + (size_t)dv->sq.wqe_cnt * MLX5_SEND_WQE_BB;
 	sq->wqe_cnt = dv->sq.wqe_cnt;
+	sq->wqe_mask = dv->sq.wqe_cnt - 1;
 	sq->qpn = qpn;
+	sq->qpn_ds_be = htobe32(qpn << 8);
 	sq->max_inline = max_inline < inline_cap ? max_inline : inline_cap;
 	sq->max_sge = max_sge < WQE_PAYLOAD_DS ? max_sge : WQE_PAYLOAD_DS;
 	sq->dbrec = &dv->dbrec[MLX5_SND_DBR];
@@ -95,7 +97,8 @@ void ssq_srq_link_free_list(struct ssq_srq *srq)
 	uint32_t i;
 
 	for (i = 0; i < srq->wqe_cnt; i++)
-		ssq_srq_wqe(srq, i)->next_wqe_index = htobe16((i + 1) & (srq->wqe_cnt - 1));
+		ssq_srq_wqe(srq, i)->next_wqe_index =
+		    htobe16((i + 1) & (srq->wqe_cnt - 1));
 	srq->head = 0;
 	srq->tail = (uint16_t)(srq->wqe_cnt - 1);
 }

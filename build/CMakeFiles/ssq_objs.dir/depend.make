@@ -1,2 +1,0 @@
-# Empty dependencies file for ssq_objs.
-# This may be replaced when dependencies are built.

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Everything a fresh Debian 12 machine needs to pass ssq's tests: install the
+# dependencies, build twice (AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the normal optimised build) and run every ctest suite in each. The
+# run ends with ctest's own summary of the normal build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+
+"$here/scripts/install-deps.sh"
+# The code follows the repo's .clang-format.
+(cd "$here" && find include src tests bench tools -name '*.[ch]' -o -name '*.cc' |
+	xargs clang-format --dry-run --Werror) || { echo "test.sh: run clang-format -i on the files above" >&2; exit 1; }
+echo "format: clean"
+
+"$here/scripts/build.sh" "$here/build-asan" -DSSQ_SANITIZE=ON
+echo "== ctest: ASan + UBSan build =="
+(cd "$here/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	ctest --output-on-failure -j"$jobs")
+
+"$here/scripts/build.sh" "$here/build"
+echo "== ctest: normal build =="
+cd "$here/build"
+exec ctest --output-on-failure -j"$jobs"
