@@ -15,7 +15,7 @@
 
 static uint8_t ring[RING_WQEBBS * 64] __attribute__((aligned(64)));
 static uint64_t uar[2 * BF_SIZE / 8] __attribute__((aligned(64)));
-static uint8_t payload[200];
+static uint8_t payload[256];
 
 int main(void)
 {

@@ -7,6 +7,11 @@ build=${SSQ_BINARY_DIR:?}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+# A sanitized libssq needs sanitized consumers.
+san=()
+if grep -q '^SSQ_SANITIZE:BOOL=ON' "$build/CMakeCache.txt"; then
+	san=(-fsanitize=address,undefined)
+fi
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name ssq.pc -printf '%h\n' | head -n1)
@@ -31,7 +36,7 @@ int main(void)
 	return ssq_wqe_dump(stdout, &sq, 0) == 1 ? 0 : 1;
 }
 C
-PKG_CONFIG_PATH=$libdir cc -Wall -Werror "$work/consumer.c" -o "$work/pc-consumer" \
+PKG_CONFIG_PATH=$libdir cc -Wall -Werror "${san[@]}" "$work/consumer.c" -o "$work/pc-consumer" \
 	$(PKG_CONFIG_PATH=$libdir pkg-config --cflags --libs ssq)
 LD_LIBRARY_PATH=$(dirname "$libdir") "$work/pc-consumer" | grep -q "RDMA_WRITE" ||
 	{ echo "FAIL: pkg-config consumer"; exit 1; }
@@ -46,7 +51,8 @@ find_package(ssq REQUIRED)
 add_executable(consumer consumer.c)
 target_link_libraries(consumer PRIVATE ssq::ssq_static)
 C
-cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$work/cm" -B "$work/cm/build" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_C_FLAGS="${san[*]}" -DCMAKE_EXE_LINKER_FLAGS="${san[*]}" >/dev/null
 cmake --build "$work/cm/build" >/dev/null
 "$work/cm/build/consumer" | grep -q "RDMA_WRITE" || { echo "FAIL: find_package consumer"; exit 1; }
 echo "ok   find_package(ssq) consumer"
