@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq/emu.h - the emulated mlx5 device: a software ConnectX that reads the
+ * WQE bytes the fast path writes, from the rings the fast path writes them
+ * to, and writes the 64-byte CQEs the fast path polls. Code above it cannot
+ * tell it from hardware: queues are described by the same struct mlx5dv_qp,
+ * struct mlx5dv_cq and struct mlx5dv_srq that mlx5dv_init_obj() fills.
+ *
+ * Objects: a device with two ports (two emulated hosts; a QP may also talk to
+ * itself), PDs, MRs, CQs, RC QPs (send queue + receive queue or SRQ), SRQs.
+ * Every queue buffer, doorbell record and UAR page is memory the caller
+ * supplies, so it may live in a shared segment other processes map; the
+ * device keeps only its own counters and bookkeeping.
+ *
+ * Recipe:
+ *	ssq_emu_open(&dev, NULL);
+ *	ssq_emu_alloc_pd(dev, &pd);
+ *	ssq_emu_reg_mr(pd, buf, len, iova, IBV_ACCESS_*, &mr, &key);
+ *	ssq_emu_create_cq(dev, &cq_attr, &cq, &dv_cq);   then ssq_cq_init()
+ *	ssq_emu_create_qp(pd, &qp_attr, &qp, &dv_qp, &qpn); then ssq_sq_init()
+ *	ssq_emu_modify_qp(qp, &attr, mask) x 3: RESET -> INIT -> RTR -> RTS
+ *	post WQEs, ring the doorbell (ssq/doorbell.h)
+ *	ssq_emu_process(dev, budget) -- or ssq_emu_start(dev) for a thread
+ *	ssq_cq_poll()
+ *
+ * What the device does per send WQE, in order, as a ConnectX does it:
+ *  - reads the send doorbell record (dbrec[MLX5_SND_DBR], big-endian
+ *    producer counter & 0xffff) with acquire order, keeps its own 32-bit
+ *    consumer counter and executes while (u16)(dbr - cc) != 0. A DBR that
+ *    moved backwards, or more than wqe_cnt ahead of the consumer, is a device
+ *    error: logged on stderr with a dump of the WQE at the consumer, counted
+ *    (ssq_emu_dev_errors()), and the QP goes to ERR without flushing its SQ
+ *    (its producer counter cannot be trusted) until it is reset.
+ *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
+ *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
+ *    error CQE with MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR.
+ *  - translates every address as an IOVA through an MR: local keys (lkey)
+ *    must name an MR of the QP's PD covering the range, with
+ *    IBV_ACCESS_LOCAL_WRITE where the device writes (READ and atomic
+ *    results, receive buffers), else LOCAL_PROT_ERR; remote keys must name
+ *    an MR of the peer's PD covering the range with the remote access the
+ *    opcode needs, also granted by the peer QP's qp_access_flags, else
+ *    REMOTE_ACCESS_ERR (the peer QP goes to ERR too, as the IB responder
+ *    does on an access violation).
+ *  - SEND / SEND_IMM / RDMA_WRITE_IMM consume the peer's next receive WQE
+ *    (its RQ, or its SRQ when it has one). None posted: receiver not ready;
+ *    the WQE is retried on each later ssq_emu_process() call, rnr_retry
+ *    times (7: forever), then RNR_RETRY_EXC_ERR. A receive WQE too small:
+ *    the responder gets a RESP_ERR CQE with LOCAL_LENGTH_ERR and goes to
+ *    ERR, the requester REMOTE_INVAL_REQ_ERR.
+ *  - atomics treat the 8 target bytes as a native 64-bit integer and return
+ *    the old value big-endian, as ConnectX does (the reply is big-endian).
+ *  - writes CQEs: a signaled success gives MLX5_CQE_REQ with wqe_counter =
+ *    the WQE index, sop_drop_qpn = QPN, byte_cnt = bytes for READ (8 for
+ *    atomics, else 0); unsignaled successes give none (the next signaled
+ *    CQE's wqe_counter covers them). A receive gives RESP_SEND,
+ *    RESP_SEND_IMM or RESP_WR_IMM with byte_cnt = bytes, imm_inval_pkey =
+ *    the ctrl segment's imm as stored, wqe_counter = the receive WQE (RQ: its
+ *    counter & 0xffff; SRQ: its index in the buffer), sop_drop_qpn = the
+ *    responder's QPN.
+ *  - an error gives struct mlx5_err_cqe (op_own REQ_ERR << 4 or RESP_ERR << 4,
+ *    syndrome, vendor_err_synd, s_wqe_opcode_qpn = opcode << 24 | QPN,
+ *    wqe_counter), the QP goes to ERR, and each WQE outstanding then or
+ *    posted later gets its own WR_FLUSH_ERR error CQE, signaled or not; the
+ *    receive WQEs of its RQ (not of an SRQ) are flushed the same way.
+ * The CQE body is written first, then op_own with a release store, owner bit
+ * = (pi / cqe_cnt) & 1. Before each CQE the device checks the room left by
+ * the consumer index in dbrec[SSQ_CQ_SET_CI] (24 bits, big-endian, acquire
+ * load); a full CQ is a CQ overrun: the CQ is marked in error
+ * (ssq_emu_cq_error()), a line goes to stderr, the CQE is dropped and every
+ * QP using the CQ goes to ERR. An overrun CQ writes nothing more.
+ *
+ * Modes: SSQ_EMU_FULL moves data; SSQ_EMU_SINK parses and checks every WQE
+ * (keys and bounds included) and completes it without touching data, to
+ * measure the host side's cost.
+ *
+ * Environment, read by ssq_emu_open() unless attr->ignore_env is set; a bad
+ * value prints "ssq_emu: <VAR>: <why> '<value>'" on stderr and the open
+ * returns -EINVAL:
+ *	SSQ_EMU_MODE=full|sink
+ *	SSQ_EMU_FAULT=item[,item...], items:
+ *	    err_at=N         the Nth WQE the device executes (1-based, counted
+ *	                     over all QPs from the open or the last
+ *	                     ssq_emu_set_fault) completes in error
+ *	    syndrome=S       its syndrome (decimal or 0x hex, 1..255; default
+ *	                     0x13 REMOTE_ACCESS_ERR)
+ *	    vendor=V         its vendor_err_synd (default 0)
+ *	    delay=N          a WQE executes only on the Nth ssq_emu_process()
+ *	                     call after the one that first saw its doorbell
+ *	    stall=0|1        1: the device executes nothing until released
+ *	SSQ_EMU_TRACE=path   append every WQE consumed and CQE written, decoded
+ *	                     and in hex, to path
+ *
+ * Concurrency: one mutex per device serialises ssq_emu_process() (a whole
+ * call, never a single WQE) with every object and mode call, so objects may
+ * be created, modified and destroyed while the device thread runs. Producers
+ * and pollers never take it: they share only the rings, doorbell records and
+ * CQ with the device, as with hardware.
+ *
+ * Errors: every call returns 0, a count, or a negative errno; none sets
+ * errno.
+ */
+#ifndef SSQ_EMU_H
+#define SSQ_EMU_H
+
+#include <ssq/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ssq_emu_dev;
+struct ssq_emu_pd;
+struct ssq_emu_mr;
+struct ssq_emu_cq;
+struct ssq_emu_qp;
+struct ssq_emu_srq;
+
+enum ssq_emu_mode {
+	SSQ_EMU_FULL = 0, /* data moves */
+	SSQ_EMU_SINK = 1, /* WQEs checked and completed, no data touched */
+};
+
+/* Limits of one device. */
+enum {
+	SSQ_EMU_PORTS = 2,     /* port numbers 1 and 2 */
+	SSQ_EMU_MAX_QP = 1024, /* QPNs SSQ_EMU_QPN_BASE .. + 1023 */
+	SSQ_EMU_MAX_CQ = 1024,
+	SSQ_EMU_MAX_SRQ = 256,
+	SSQ_EMU_MAX_MR = 4096, /* key = (index << 8) | tag */
+	SSQ_EMU_QPN_BASE = 0x100,
+	SSQ_EMU_UAR_SIZE = 4096,   /* bytes of UAR page per QP */
+	SSQ_EMU_BF_OFFSET = 0x800, /* bf.reg = uar + this, as libmlx5 */
+	SSQ_EMU_BF_SIZE = 0x100,   /* each of the two BlueFlame halves */
+};
+
+/* Fault injection; all zero: none. */
+struct ssq_emu_fault {
+	uint64_t err_at;    /* 1-based WQE number to fail; 0: none */
+	uint8_t syndrome;   /* MLX5_CQE_SYNDROME_*; 0 means 0x13 */
+	uint8_t vendor_err; /* vendor_err_synd of that CQE */
+	uint32_t delay;     /* process() calls a doorbell waits; 0: none */
+	uint8_t stall;      /* nonzero: execute nothing */
+};
+
+struct ssq_emu_dev_attr {
+	enum ssq_emu_mode mode;
+	struct ssq_emu_fault fault;
+	const char *trace_path; /* NULL: no trace */
+	int ignore_env;         /* nonzero: do not read SSQ_EMU_* */
+};
+
+/*
+ * ssq_emu_open - create a device. @attr may be NULL (full mode, no fault,
+ * no trace); the SSQ_EMU_* environment variables then override it unless
+ * attr->ignore_env.
+ * Returns 0 and *@devp, or -EINVAL (NULL @devp, a bad environment value:
+ * message on stderr), -ENOMEM, or the negative errno of fopen(trace).
+ */
+int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr);
+
+/*
+ * ssq_emu_close - stop the device thread if running, free the device and
+ * every object still in it, PDs included (caller buffers are not touched):
+ * no handle of the device may be used afterwards. NULL is a no-op.
+ */
+void ssq_emu_close(struct ssq_emu_dev *dev);
+
+/*
+ * ssq_emu_parse_fault - parse an SSQ_EMU_FAULT string into @f (zeroed
+ * first). Returns 0, or -EINVAL naming the bad item on stderr.
+ */
+int ssq_emu_parse_fault(const char *s, struct ssq_emu_fault *f);
+
+/* Change the mode. Returns 0 or -EINVAL (unknown mode). Any thread. */
+int ssq_emu_set_mode(struct ssq_emu_dev *dev, enum ssq_emu_mode mode);
+
+/*
+ * Replace the fault settings and restart the err_at count. @f NULL clears
+ * them. Returns 0 or -EINVAL (NULL @dev). Any thread.
+ */
+int ssq_emu_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_fault *f);
+
+/* Stall (@on nonzero) or release the device. Returns 0. Any thread. */
+int ssq_emu_stall(struct ssq_emu_dev *dev, int on);
+
+/* Device errors (bad doorbells) logged since the open; 0 for NULL. */
+unsigned ssq_emu_dev_errors(struct ssq_emu_dev *dev);
+
+/* ---- protection domains and memory regions ---- */
+
+/* Returns 0 and *@pdp, -EINVAL or -ENOMEM. */
+int ssq_emu_alloc_pd(struct ssq_emu_dev *dev, struct ssq_emu_pd **pdp);
+
+/* Returns 0, or -EBUSY while MRs, QPs or SRQs still use @pd. */
+int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd);
+
+/*
+ * ssq_emu_reg_mr - register @len bytes at host address @addr (in the
+ * process running the device) as IOVAs @iova .. @iova + @len - 1 with
+ * IBV_ACCESS_* @access. The one key it returns in *@key serves as lkey and
+ * rkey (as on mlx5).
+ * Returns 0, or -EINVAL (NULL argument, zero length, IOVA range wrapping,
+ * access bits other than LOCAL_WRITE / REMOTE_WRITE / REMOTE_READ /
+ * REMOTE_ATOMIC, or REMOTE_WRITE / REMOTE_ATOMIC without LOCAL_WRITE, as the
+ * kernel refuses), -ENOMEM when the MR table is full.
+ */
+int ssq_emu_reg_mr(struct ssq_emu_pd *pd, void *addr, size_t len, uint64_t iova,
+                   int access, struct ssq_emu_mr **mrp, uint32_t *key);
+
+/* Returns 0 or -EINVAL. The key is invalid from now on. */
+int ssq_emu_dereg_mr(struct ssq_emu_mr *mr);
+
+/* ---- completion queues ---- */
+
+struct ssq_emu_cq_attr {
+	void *buf;        /* cqe_cnt * 64 bytes, 64-byte aligned */
+	uint32_t cqe_cnt; /* a power of two, 2 .. 2^22 */
+	__be32 *dbrec;    /* 2 words: consumer index, arm */
+};
+
+/*
+ * ssq_emu_create_cq - make a CQ of the caller's buffer. Like libmlx5 it
+ * fills every CQE with op_own = MLX5_CQE_INVALID << 4 and zeroes the
+ * doorbell record, so a fresh CQ reads as empty. Fills @dv (buf, dbrec,
+ * cqe_cnt, cqe_size 64, cqn; cq_uar NULL).
+ * Returns 0, -EINVAL (NULL argument, misaligned buffer, bad count), -ENOMEM.
+ */
+int ssq_emu_create_cq(struct ssq_emu_dev *dev, const struct ssq_emu_cq_attr *attr,
+                      struct ssq_emu_cq **cqp, struct mlx5dv_cq *dv);
+
+/* Returns 0, or -EBUSY while a QP uses @cq. */
+int ssq_emu_destroy_cq(struct ssq_emu_cq *cq);
+
+/*
+ * ssq_emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran
+ * (the device found no room for a CQE; sticky until the CQ is destroyed),
+ * -EINVAL for NULL. Any thread, lock-free.
+ */
+int ssq_emu_cq_error(struct ssq_emu_cq *cq);
+
+/* ---- shared receive queues ---- */
+
+struct ssq_emu_srq_attr {
+	void *buf;        /* wqe_cnt * stride bytes */
+	uint32_t wqe_cnt; /* a power of two, 2 .. 65536 */
+	uint32_t stride;  /* a power of two, 32 .. 1024: next seg + data x n */
+	__be32 *dbrec;    /* one word: the receive counter */
+};
+
+/*
+ * ssq_emu_create_srq - make an SRQ of the caller's buffer, linking every
+ * WQE into the free list (i -> i + 1) and zeroing the doorbell record.
+ * Fills @dv (buf, dbrec, stride, head 0, tail wqe_cnt - 1, srqn).
+ * Returns 0, -EINVAL, -ENOMEM.
+ */
+int ssq_emu_create_srq(struct ssq_emu_pd *pd, const struct ssq_emu_srq_attr *attr,
+                       struct ssq_emu_srq **srqp, struct mlx5dv_srq *dv);
+
+/* Returns 0, or -EBUSY while a QP uses @srq. */
+int ssq_emu_destroy_srq(struct ssq_emu_srq *srq);
+
+/* ---- queue pairs ---- */
+
+struct ssq_emu_qp_attr {
+	struct ssq_emu_cq *send_cq;
+	struct ssq_emu_cq *recv_cq;
+	struct ssq_emu_srq *srq; /* NULL: the QP has its own RQ */
+	void *sq_buf;            /* sq_wqe_cnt * 64 bytes */
+	uint32_t sq_wqe_cnt;     /* WQEBBs, a power of two, 1 .. 65536 */
+	void *rq_buf;            /* rq_wqe_cnt * rq_stride; NULL with an SRQ */
+	uint32_t rq_wqe_cnt;     /* a power of two, 1 .. 65536; 0 with SRQ */
+	uint32_t rq_stride;      /* a power of two, 16 .. 1024 */
+	__be32 *dbrec;           /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
+	void *uar;               /* SSQ_EMU_UAR_SIZE bytes, or NULL: no UAR */
+};
+
+/*
+ * ssq_emu_create_qp - make an RC QP in RESET. Zeroes the doorbell record.
+ * Fills @dv as mlx5dv_init_obj does: dbrec, sq {buf, wqe_cnt, stride 64},
+ * rq {buf, wqe_cnt, stride}, bf {reg = uar + SSQ_EMU_BF_OFFSET, size
+ * SSQ_EMU_BF_SIZE} (reg NULL without a UAR), uar_mmap_offset 0; *@qpn
+ * gets the QP number (24 bits).
+ * Returns 0, -EINVAL (NULL or mis-sized argument, CQ of another device, SRQ
+ * of another PD), -ENOMEM (no QP number left).
+ */
+int ssq_emu_create_qp(struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *attr,
+                      struct ssq_emu_qp **qpp, struct mlx5dv_qp *dv, uint32_t *qpn);
+
+/* Returns 0 or -EINVAL. A peer QP sending to it later gets retry errors. */
+int ssq_emu_destroy_qp(struct ssq_emu_qp *qp);
+
+/*
+ * ssq_emu_modify_qp - move @qp as ibv_modify_qp would, with the kernel's RC
+ * rules (drivers/infiniband/core/verbs.c, qp_state_table):
+ *   RESET -> INIT  needs PKEY_INDEX | PORT | ACCESS_FLAGS
+ *   INIT  -> INIT  may have PKEY_INDEX | PORT | ACCESS_FLAGS
+ *   INIT  -> RTR   needs AV | PATH_MTU | DEST_QPN | RQ_PSN |
+ *                  MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER,
+ *                  may have ALT_PATH | ACCESS_FLAGS | PKEY_INDEX
+ *   RTR   -> RTS   needs TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN |
+ *                  MAX_QP_RD_ATOMIC, may have CUR_STATE | ALT_PATH |
+ *                  ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE
+ *   RTS   -> RTS   may have CUR_STATE | ACCESS_FLAGS | ALT_PATH |
+ *                  PATH_MIG_STATE | MIN_RNR_TIMER
+ *   any   -> RESET, any -> ERR: IBV_QP_STATE only
+ * IBV_QP_STATE always may be (and, to change state, must be) in the mask;
+ * without it the target is the current state. CUR_STATE must name the
+ * current state. SQD and SQE are not emulated.
+ * Values checked: port_num (and ah_attr.port_num) 1..SSQ_EMU_PORTS,
+ * pkey_index 0, access flags within LOCAL_WRITE | REMOTE_WRITE |
+ * REMOTE_READ | REMOTE_ATOMIC, path_mtu IBV_MTU_256..4096, dest_qp_num 24
+ * bits, min_rnr_timer and timeout < 32, retry_cnt and rnr_retry < 8.
+ * To RESET the device zeroes the QP's doorbell record and counters (the
+ * producer starts again at 0, as after libmlx5's reset); to ERR it flushes.
+ * Returns 0 or -EINVAL (nothing changed then).
+ */
+int ssq_emu_modify_qp(struct ssq_emu_qp *qp, const struct ibv_qp_attr *attr,
+                      int attr_mask);
+
+/* The QP's state (IBV_QPS_*), as the device sees it now. @qp not NULL. */
+enum ibv_qp_state ssq_emu_qp_state(struct ssq_emu_qp *qp);
+
+/* ---- execution ---- */
+
+/*
+ * ssq_emu_process - run the device once: visit every QP (round-robin,
+ * starting one QP further each call so a busy QP cannot starve the rest),
+ * executing the WQEs of QPs in RTS and flushing those of QPs in ERR, up to
+ * @budget WQEs in all, and write their CQEs. Each call is also one "pass"
+ * for the RNR retry count and the delay fault: a SEND that finds no
+ * receive WQE is retried on the next call, not within this one.
+ * Returns how many WQEs it consumed (0: nothing to do, stalled, or waiting
+ * on RNR / delay), -EINVAL for a NULL @dev, -EBUSY while the device thread
+ * runs. Any thread; calls are serialised by the device lock.
+ */
+int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget);
+
+/*
+ * ssq_emu_start - run ssq_emu_process() in a device thread that polls,
+ * pausing (cpu relax, then 50 us sleeps) while idle. Returns 0, -EBUSY if
+ * running, or the negative errno of pthread_create.
+ */
+int ssq_emu_start(struct ssq_emu_dev *dev);
+
+/*
+ * ssq_emu_stop - stop and join the device thread. Returns 0, or -EINVAL
+ * when none runs. One caller at a time (it joins the thread).
+ */
+int ssq_emu_stop(struct ssq_emu_dev *dev);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SSQ_EMU_H */

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What ssqd needs from a device, behind one interface with two
+ * implementations: backend_mlx5.c (libibverbs + mlx5dv on a ConnectX) and
+ * backend_emu.c (ssq's emulated device). Both hand back the same struct
+ * mlx5dv_qp / struct mlx5dv_cq, with every buffer inside the arena, so the
+ * rest of ssqd and every client are the same code on both.
+ *
+ * All calls return 0 or a negative errno and, on error, a sentence in @why.
+ * ssqd calls them from its one control thread.
+ */
+#ifndef SSQ_CTRL_BACKEND_H
+#define SSQ_CTRL_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <infiniband/mlx5dv.h>
+#include "shm/arena.h"
+
+struct ssq_backend;
+
+/* One RC QP with its own send/receive CQ, as a backend created it. */
+struct ssq_bqueue {
+	struct mlx5dv_qp dv_qp; /* sq.buf, dbrec, bf.reg inside the arena / UAR */
+	struct mlx5dv_cq dv_cq; /* buf, dbrec inside the arena */
+	uint32_t qpn;
+	uint32_t max_inline;
+	uint32_t max_sge;
+	uint8_t port;
+	void *impl; /* the backend's QP/CQ handles */
+};
+
+/* Where a client maps the UAR page of a queue from. */
+struct ssq_uar_map {
+	int fd;           /* device command fd (mlx5) or the UAR memfd (emu) */
+	off_t offset;     /* page-aligned offset to mmap at */
+	size_t len;       /* bytes to map */
+	uint32_t reg_off; /* bf.reg - start of that mapping */
+};
+
+struct ssq_backend_ops {
+	const char *kind; /* "mlx5" or "emu" */
+	/* Open device @dev, placing every queue buffer in @arena. */
+	int (*open)(struct ssq_backend **b, const char *dev, struct ssq_arena *arena,
+	            char *why, size_t whylen);
+	/* Register [addr, addr + len) at IOVA @iova for local and remote access. */
+	int (*reg_data)(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+	                uint32_t *key, char *why, size_t whylen);
+	/* An RC QP on @port with an SQ of @sq_wqebbs and a CQ of @cqes. */
+	int (*create_queue)(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+	                    uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen);
+	/* ibv_modify_qp semantics: 0 or -EINVAL (-errno of the driver). */
+	int (*modify_qp)(struct ssq_backend *b, struct ssq_bqueue *q,
+	                 struct ibv_qp_attr *attr, int mask);
+	/* The port's LID and the GID at @gid_index (zeroes where it has none). */
+	int (*query_port)(struct ssq_backend *b, uint8_t port, int gid_index,
+	                  uint16_t *lid, uint8_t gid[16], enum ibv_mtu *active_mtu);
+	/* How clients map @q's UAR page. */
+	int (*uar_map)(struct ssq_backend *b, struct ssq_bqueue *q,
+	               struct ssq_uar_map *m);
+	/* Start / stop whatever makes progress without clients (emu: its thread). */
+	int (*start)(struct ssq_backend *b);
+	void (*stop)(struct ssq_backend *b);
+	void (*close)(struct ssq_backend *b);
+};
+
+extern const struct ssq_backend_ops ssq_backend_mlx5;
+extern const struct ssq_backend_ops ssq_backend_emu;
+
+/*
+ * The QP transitions, once for both backends: each fills an ibv_qp_attr and
+ * the mask the kernel requires for that RC transition (and nothing it
+ * forbids), as rc_pingpong does.
+ */
+struct ssq_qp_remote {
+	uint32_t qpn;
+	uint32_t psn;
+	uint16_t lid;
+	uint8_t gid[16];
+	int use_gid; /* RoCE, or IB across subnets: a GRH */
+};
+
+void ssq_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port);
+void ssq_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
+                     int gid_index, const struct ssq_qp_remote *remote);
+void ssq_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn);
+void ssq_qp_attr_reset(struct ibv_qp_attr *attr, int *mask);
+
+/*
+ * ssq_qp_connect - RESET -> INIT -> RTR -> RTS through @ops, or stop at the
+ * first refusal, naming the transition in @why.
+ */
+int ssq_qp_connect(const struct ssq_backend_ops *ops, struct ssq_backend *b,
+                   struct ssq_bqueue *q, enum ibv_mtu mtu, int gid_index, uint32_t sq_psn,
+                   const struct ssq_qp_remote *remote, char *why, size_t whylen);
+
+#endif /* SSQ_CTRL_BACKEND_H */

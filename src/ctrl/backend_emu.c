@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated backend: ssq's software mlx5 device, run by ssqd. Queue
+ * buffers and doorbell records come from the arena, like the mlx5
+ * backend's; the UAR pages a ConnectX exposes through its command fd are a
+ * memfd here, one page per QP, which clients map the same way.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <ssq/emu.h>
+#include "ctrl/backend.h"
+
+#define MAX_QUEUES 64
+#define RQ_WQES    64
+#define RQ_STRIDE  32 /* one data segment and the terminator */
+
+struct emu_queue {
+	struct ssq_emu_qp *qp;
+	struct ssq_emu_cq *cq;
+	unsigned index; /* which UAR page */
+};
+
+struct ssq_backend {
+	struct ssq_emu_dev *dev;
+	struct ssq_emu_pd *pd;
+	struct ssq_emu_mr *mr;
+	struct ssq_arena *arena;
+	int uar_fd;
+	uint8_t *uar;
+	struct emu_queue queues[MAX_QUEUES];
+	unsigned nqueues;
+};
+
+static int emu_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *arena,
+                    char *why, size_t whylen)
+{
+	size_t uar_len = (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE;
+	struct ssq_backend *b;
+	int rc;
+
+	if (dev && strcmp(dev, "emu")) {
+		snprintf(why, whylen,
+		         "the emulated backend has one device, \"emu\", not \"%s\"", dev);
+		return -ENODEV;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->arena = arena;
+	b->uar_fd = memfd_create("ssq-emu-uar", MFD_CLOEXEC);
+	if (b->uar_fd < 0 || ftruncate(b->uar_fd, (off_t)uar_len) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "UAR memfd: %s", strerror(errno));
+		goto fail;
+	}
+	b->uar = mmap(NULL, uar_len, PROT_READ | PROT_WRITE, MAP_SHARED, b->uar_fd, 0);
+	if (b->uar == MAP_FAILED) {
+		rc = -errno;
+		snprintf(why, whylen, "UAR mmap: %s", strerror(errno));
+		b->uar = NULL;
+		goto fail;
+	}
+	/* NULL attributes: full mode unless SSQ_EMU_MODE / SSQ_EMU_FAULT say else. */
+	rc = ssq_emu_open(&b->dev, NULL);
+	if (rc) {
+		snprintf(why, whylen, "emulated device: %s (check SSQ_EMU_* variables)",
+		         strerror(-rc));
+		goto fail;
+	}
+	rc = ssq_emu_alloc_pd(b->dev, &b->pd);
+	if (rc) {
+		snprintf(why, whylen, "emulated PD: %s", strerror(-rc));
+		goto fail;
+	}
+	*bp = b;
+	return 0;
+fail:
+	if (b->dev)
+		ssq_emu_close(b->dev);
+	if (b->uar)
+		munmap(b->uar, uar_len);
+	if (b->uar_fd >= 0)
+		close(b->uar_fd);
+	free(b);
+	return rc;
+}
+
+static int emu_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+                        uint32_t *key, char *why, size_t whylen)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	int rc = ssq_emu_reg_mr(b->pd, addr, len, iova, access, &b->mr, key);
+
+	if (rc)
+		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
+		         (unsigned long long)iova, strerror(-rc));
+	return rc;
+}
+
+static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+                            uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen)
+{
+	struct ssq_emu_cq_attr ca;
+	struct ssq_emu_qp_attr qa;
+	struct emu_queue *eq;
+	int rc;
+
+	if (b->nqueues == MAX_QUEUES) {
+		snprintf(why, whylen, "at most %d queues per device", MAX_QUEUES);
+		return -ENOSPC;
+	}
+	eq = &b->queues[b->nqueues];
+	memset(q, 0, sizeof(*q));
+	memset(&ca, 0, sizeof(ca));
+	ca.cqe_cnt = cqes;
+	ca.buf = ssq_arena_alloc(b->arena, (size_t)cqes * 64, 4096);
+	ca.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	memset(&qa, 0, sizeof(qa));
+	qa.sq_wqe_cnt = sq_wqebbs;
+	qa.sq_buf = ssq_arena_alloc(b->arena, (size_t)sq_wqebbs * 64, 4096);
+	qa.rq_wqe_cnt = RQ_WQES;
+	qa.rq_stride = RQ_STRIDE;
+	qa.rq_buf = ssq_arena_alloc(b->arena, RQ_WQES * RQ_STRIDE, 4096);
+	qa.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	qa.uar = b->uar + (size_t)b->nqueues * SSQ_EMU_UAR_SIZE;
+	if (!ca.buf || !ca.dbrec || !qa.sq_buf || !qa.rq_buf || !qa.dbrec) {
+		snprintf(why, whylen,
+		         "the arena has no room for another queue (%u so far)",
+		         b->nqueues);
+		return -ENOSPC;
+	}
+	rc = ssq_emu_create_cq(b->dev, &ca, &eq->cq, &q->dv_cq);
+	if (rc) {
+		snprintf(why, whylen, "emulated CQ of %u CQEs: %s", cqes, strerror(-rc));
+		return rc;
+	}
+	qa.send_cq = eq->cq;
+	qa.recv_cq = eq->cq;
+	rc = ssq_emu_create_qp(b->pd, &qa, &eq->qp, &q->dv_qp, &q->qpn);
+	if (rc) {
+		snprintf(why, whylen, "emulated QP of %u WQEBBs: %s", sq_wqebbs,
+		         strerror(-rc));
+		ssq_emu_destroy_cq(eq->cq);
+		return rc;
+	}
+	eq->index = b->nqueues++;
+	q->max_inline = 256;
+	q->max_sge = 4;
+	q->port = port;
+	q->impl = eq;
+	return 0;
+}
+
+static int emu_modify_qp(struct ssq_backend *b, struct ssq_bqueue *q,
+                         struct ibv_qp_attr *attr, int mask)
+{
+	(void)b;
+	return ssq_emu_modify_qp(((struct emu_queue *)q->impl)->qp, attr, mask);
+}
+
+/* Each emulated port is a host of its own: LID = port number, no GID. */
+static int emu_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
+                          uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
+{
+	(void)b;
+	(void)gid_index;
+	if (port < 1 || port > SSQ_EMU_PORTS)
+		return -EINVAL;
+	*lid = port;
+	memset(gid, 0, 16);
+	*mtu = IBV_MTU_4096;
+	return 0;
+}
+
+static int emu_uar_map(struct ssq_backend *b, struct ssq_bqueue *q, struct ssq_uar_map *m)
+{
+	struct emu_queue *eq = (struct emu_queue *)q->impl;
+
+	m->fd = b->uar_fd;
+	m->offset = (off_t)eq->index * SSQ_EMU_UAR_SIZE;
+	m->len = SSQ_EMU_UAR_SIZE;
+	m->reg_off = SSQ_EMU_BF_OFFSET;
+	return 0;
+}
+
+static int emu_start(struct ssq_backend *b)
+{
+	return ssq_emu_start(b->dev);
+}
+
+static void emu_stop(struct ssq_backend *b)
+{
+	ssq_emu_stop(b->dev);
+}
+
+static void emu_close(struct ssq_backend *b)
+{
+	if (!b)
+		return;
+	ssq_emu_close(b->dev); /* stops the thread, frees every object */
+	munmap(b->uar, (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE);
+	close(b->uar_fd);
+	free(b);
+}
+
+const struct ssq_backend_ops ssq_backend_emu = {
+	.kind = "emu",
+	.open = emu_open,
+	.reg_data = emu_reg_data,
+	.create_queue = emu_create_queue,
+	.modify_qp = emu_modify_qp,
+	.query_port = emu_query_port,
+	.uar_map = emu_uar_map,
+	.start = emu_start,
+	.stop = emu_stop,
+	.close = emu_close,
+};

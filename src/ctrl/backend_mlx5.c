@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ConnectX backend: libibverbs for the objects, mlx5dv for their raw
+ * layout. Every queue buffer and doorbell record lands in the arena through
+ * the context-wide buffer-allocator hook (MLX5DV_CTX_ATTR_BUF_ALLOCATORS, as
+ * DPDK's mlx5 driver registers mlx5_alloc_verbs_buf), so clients reach them
+ * by mapping the arena; clients reach the UAR by mapping the device's
+ * command fd at uar_mmap_offset, as DPDK's secondary processes do.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctrl/backend.h"
+#include "ctrl/mlx5_list.h"
+
+#define MAX_QUEUES 64
+
+struct mlx5_queue {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+};
+
+struct ssq_backend {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ssq_arena *arena;
+	struct mlx5_queue queues[MAX_QUEUES];
+	unsigned nqueues;
+};
+
+/* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
+static void *arena_buf_alloc(size_t size, void *data)
+{
+	return ssq_arena_alloc((struct ssq_arena *)data, size,
+	                       (size_t)sysconf(_SC_PAGESIZE));
+}
+
+/* Arena memory lives as long as ssqd: nothing to give back piecewise. */
+static void arena_buf_free(void *ptr, void *data)
+{
+	(void)ptr;
+	(void)data;
+}
+
+static int inside(const struct ssq_arena *a, const void *p, size_t len)
+{
+	const uint8_t *b = (const uint8_t *)p;
+
+	return b >= a->base && b + len <= a->base + a->len;
+}
+
+static int mlx5_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *arena,
+                     char *why, size_t whylen)
+{
+	struct mlx5dv_ctx_allocators al = { arena_buf_alloc, arena_buf_free, arena };
+	struct ibv_device **list, *found = NULL;
+	struct ssq_backend *b;
+	int n = 0, i, rc;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		snprintf(why, whylen, "ibv_get_device_list: %s", strerror(errno));
+		return -ENODEV;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name = ibv_get_device_name(list[i]);
+
+		if ((dev && !strcmp(name, dev)) ||
+		    (!dev && mlx5dv_is_supported(list[i]))) {
+			found = list[i];
+			break;
+		}
+	}
+	if (!found || !mlx5dv_is_supported(found)) {
+		snprintf(why, whylen, "%s %s", dev ? dev : "an mlx5 device",
+		         found ? "is not an mlx5 device"
+		               : "not found in /sys/class/infiniband");
+		ibv_free_device_list(list);
+		return -ENODEV;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		ibv_free_device_list(list);
+		return -ENOMEM;
+	}
+	b->arena = arena;
+	b->ctx = ibv_open_device(found);
+	ibv_free_device_list(list);
+	if (!b->ctx) {
+		rc = -errno;
+		snprintf(why, whylen, "ibv_open_device(%s): %s", dev ? dev : "mlx5",
+		         strerror(errno));
+		free(b);
+		return rc;
+	}
+	rc = mlx5dv_set_context_attr(b->ctx, MLX5DV_CTX_ATTR_BUF_ALLOCATORS, &al);
+	if (rc) {
+		snprintf(why, whylen, "mlx5dv_set_context_attr(BUF_ALLOCATORS): %s",
+		         strerror(rc));
+		ibv_close_device(b->ctx);
+		free(b);
+		return -rc;
+	}
+	b->pd = ibv_alloc_pd(b->ctx);
+	if (!b->pd) {
+		rc = -errno;
+		snprintf(why, whylen, "ibv_alloc_pd: %s", strerror(errno));
+		ibv_close_device(b->ctx);
+		free(b);
+		return rc;
+	}
+	*bp = b;
+	return 0;
+}
+
+static int mlx5_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+                         uint32_t *key, char *why, size_t whylen)
+{
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	/* One fixed IOVA for every process: a WQE address means the same in all. */
+	b->mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, (unsigned)access);
+	if (!b->mr) {
+		snprintf(why, whylen, "ibv_reg_mr_iova2 of %zu bytes at IOVA 0x%llx: %s",
+		         len, (unsigned long long)iova, strerror(errno));
+		return -errno;
+	}
+	if (b->mr->lkey != b->mr->rkey) {
+		snprintf(why, whylen, "data MR lkey 0x%x != rkey 0x%x", b->mr->lkey,
+		         b->mr->rkey);
+		return -EOPNOTSUPP;
+	}
+	*key = b->mr->lkey;
+	return 0;
+}
+
+static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+                             uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen)
+{
+	struct ibv_qp_init_attr init;
+	struct mlx5dv_obj obj;
+	struct mlx5_queue *mq;
+	int rc;
+
+	if (b->nqueues == MAX_QUEUES) {
+		snprintf(why, whylen, "at most %d queues per device", MAX_QUEUES);
+		return -ENOSPC;
+	}
+	mq = &b->queues[b->nqueues];
+	memset(q, 0, sizeof(*q));
+	mq->cq = ibv_create_cq(b->ctx, (int)cqes - 1, NULL, NULL, 0);
+	if (!mq->cq) {
+		rc = -errno;
+		snprintf(why, whylen, "ibv_create_cq(%u): %s", cqes, strerror(errno));
+		return rc;
+	}
+	memset(&init, 0, sizeof(init));
+	init.send_cq = mq->cq;
+	init.recv_cq = mq->cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = sq_wqebbs;
+	init.cap.max_recv_wr = 64;
+	init.cap.max_send_sge = 4;
+	init.cap.max_recv_sge = 1;
+	init.cap.max_inline_data = 64;
+	mq->qp = ibv_create_qp(b->pd, &init);
+	if (!mq->qp) {
+		rc = -errno;
+		snprintf(why, whylen, "ibv_create_qp(RC, %u WRs): %s", sq_wqebbs,
+		         strerror(errno));
+		ibv_destroy_cq(mq->cq);
+		return rc;
+	}
+	memset(&obj, 0, sizeof(obj));
+	q->dv_qp.comp_mask = MLX5DV_QP_MASK_UAR_MMAP_OFFSET;
+	obj.qp.in = mq->qp;
+	obj.qp.out = &q->dv_qp;
+	obj.cq.in = mq->cq;
+	obj.cq.out = &q->dv_cq;
+	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+	if (rc || !(q->dv_qp.comp_mask & MLX5DV_QP_MASK_UAR_MMAP_OFFSET)) {
+		snprintf(why, whylen, "mlx5dv_init_obj: %s",
+		         rc ? strerror(rc) : "no uar_mmap_offset");
+		goto fail;
+	}
+	if (!inside(b->arena, q->dv_qp.sq.buf, (size_t)q->dv_qp.sq.wqe_cnt * 64) ||
+	    !inside(b->arena, q->dv_qp.dbrec, 8) ||
+	    !inside(b->arena, q->dv_cq.buf,
+	            (size_t)q->dv_cq.cqe_cnt * q->dv_cq.cqe_size) ||
+	    !inside(b->arena, q->dv_cq.dbrec, 8)) {
+		snprintf(why, whylen,
+		         "libmlx5 placed queue buffers outside the shared arena "
+		         "(buffer allocator hook not honoured)");
+		rc = EFAULT;
+		goto fail;
+	}
+	q->qpn = mq->qp->qp_num;
+	q->max_inline = init.cap.max_inline_data;
+	q->max_sge = init.cap.max_send_sge;
+	q->port = port;
+	q->impl = mq;
+	b->nqueues++;
+	return 0;
+fail:
+	ibv_destroy_qp(mq->qp);
+	ibv_destroy_cq(mq->cq);
+	return -(rc ? rc : EINVAL);
+}
+
+static int mlx5_modify_qp(struct ssq_backend *b, struct ssq_bqueue *q,
+                          struct ibv_qp_attr *attr, int mask)
+{
+	(void)b;
+	return -ibv_modify_qp(((struct mlx5_queue *)q->impl)->qp, attr, mask);
+}
+
+static int mlx5_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
+                           uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
+{
+	struct ibv_port_attr pa;
+	union ibv_gid g;
+	int rc = ibv_query_port(b->ctx, port, &pa);
+
+	if (rc)
+		return -rc;
+	*lid = pa.lid;
+	*mtu = pa.active_mtu;
+	memset(gid, 0, 16);
+	if (gid_index >= 0 && !ibv_query_gid(b->ctx, port, gid_index, &g))
+		memcpy(gid, g.raw, 16);
+	return 0;
+}
+
+static int mlx5_uar_map(struct ssq_backend *b, struct ssq_bqueue *q,
+                        struct ssq_uar_map *m)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	m->fd = b->ctx->cmd_fd;
+	m->offset = q->dv_qp.uar_mmap_offset;
+	m->len = page;
+	m->reg_off = (uint32_t)((uintptr_t)q->dv_qp.bf.reg & (page - 1));
+	return 0;
+}
+
+static int mlx5_start(struct ssq_backend *b)
+{
+	(void)b; /* the NIC needs no progress thread */
+	return 0;
+}
+
+static void mlx5_stop(struct ssq_backend *b)
+{
+	(void)b;
+}
+
+static void mlx5_close(struct ssq_backend *b)
+{
+	unsigned i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->nqueues; i++) {
+		ibv_destroy_qp(b->queues[i].qp);
+		ibv_destroy_cq(b->queues[i].cq);
+	}
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	ibv_dealloc_pd(b->pd);
+	ibv_close_device(b->ctx);
+	free(b);
+}
+
+const struct ssq_backend_ops ssq_backend_mlx5 = {
+	.kind = "mlx5",
+	.open = mlx5_open,
+	.reg_data = mlx5_reg_data,
+	.create_queue = mlx5_create_queue,
+	.modify_qp = mlx5_modify_qp,
+	.query_port = mlx5_query_port,
+	.uar_map = mlx5_uar_map,
+	.start = mlx5_start,
+	.stop = mlx5_stop,
+	.close = mlx5_close,
+};

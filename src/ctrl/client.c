@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libssq's side of the client protocol: connect to ssqd, map what it sends,
+ * and describe the shared queues with the same fast-path structs the
+ * hardware path uses. Every reply is decoded and checked (proto.c) and the
+ * arena's layout header is checked (arena_map.c) before anything is used.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <ssq/client.h>
+#include "ctrl/proto.h"
+#include "shm/arena.h"
+#include "shm/layout.h"
+
+/* A live ssqd answers at once; one that is gone must not hang the caller. */
+#define REPLY_TIMEOUT_MS 1000
+
+struct ssq_client {
+	int sock;
+	uint32_t seq;
+	uint8_t *arena;
+	size_t arena_len;
+	const struct ssq_arena_header *hdr;
+	char device[SSQ_NAME_MAX];
+	char err[256];
+};
+
+struct ssq_queue {
+	struct ssq_client *c;
+	uint32_t index;
+	void *uar;
+	size_t uar_len;
+	const struct ssq_queue_layout *l;
+	struct ssq_sq sq;
+	struct ssq_cq cq;
+};
+
+static __thread char connect_err[256];
+
+const char *ssq_client_strerror_last(void)
+{
+	return connect_err;
+}
+
+const char *ssq_client_error(const struct ssq_client *c)
+{
+	return c->err;
+}
+
+const char *ssq_client_device(const struct ssq_client *c)
+{
+	return c->device;
+}
+
+int ssq_client_alive(struct ssq_client *c)
+{
+	struct pollfd pfd = { c->sock, POLLRDHUP, 0 };
+
+	if (poll(&pfd, 1, 0) < 0)
+		return 1;
+	return !(pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
+}
+
+/*
+ * One request, one reply: send, then wait for the reply with our sequence
+ * number; an SSQ_MSG_ERROR reply becomes its errno and sentence.
+ */
+static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
+                struct ssq_msg *reply, int *fd)
+{
+	uint32_t seq = ++c->seq;
+	int nfds = 0, rc;
+
+	rc = ssq_msg_send(c->sock, type, seq, req, len, NULL, 0);
+	if (rc) {
+		snprintf(c->err, sizeof(c->err), "ssqd is gone: %s", strerror(-rc));
+		return rc == -EPIPE ? -ENOTCONN : rc;
+	}
+	rc = ssq_msg_recv(c->sock, reply, fd, fd ? 1 : 0, &nfds, REPLY_TIMEOUT_MS, c->err,
+	                  sizeof(c->err));
+	if (rc == -ETIMEDOUT && !ssq_client_alive(c))
+		rc = -ENOTCONN;
+	if (rc) {
+		if (rc == -ENOTCONN)
+			snprintf(c->err, sizeof(c->err), "ssqd closed the connection");
+		return rc;
+	}
+	if (reply->hdr.type == SSQ_MSG_ERROR) {
+		snprintf(c->err, sizeof(c->err), "ssqd: %s", reply->u.error.msg);
+		if (nfds)
+			close(*fd);
+		return reply->u.error.err;
+	}
+	if (reply->hdr.type != (type | SSQ_MSG_REPLY) || reply->hdr.seq != seq) {
+		snprintf(c->err, sizeof(c->err),
+		         "ssqd answered type 0x%x seq %u to 0x%x seq %u", reply->hdr.type,
+		         reply->hdr.seq, type, seq);
+		if (nfds)
+			close(*fd);
+		return -EBADMSG;
+	}
+	if (fd && nfds != 1) {
+		snprintf(c->err, sizeof(c->err),
+		         "ssqd's reply lacks its file descriptor");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int ssq_client_connect(const char *path, struct ssq_client **out)
+{
+	struct sockaddr_un sa;
+	struct ssq_msg_hello hello = { (uint32_t)getpid(), 0 };
+	struct ssq_msg reply;
+	struct ssq_client *c;
+	char def[108];
+	int fd = -1, rc;
+
+	*out = NULL;
+	if (!path)
+		path = getenv("SSQ_SOCKET");
+	if (!path || !*path) {
+		snprintf(def, sizeof(def), "/tmp/ssqd.%u.sock", (unsigned)getuid());
+		path = def;
+	}
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(connect_err, sizeof(connect_err), "socket path %s is too long",
+		         path);
+		return -ENAMETOOLONG;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	if (c->sock < 0 || connect(c->sock, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		rc = -errno;
+		snprintf(connect_err, sizeof(connect_err), "no ssqd at %s: %s", path,
+		         strerror(errno));
+		goto fail;
+	}
+	rc = call(c, SSQ_MSG_HELLO, &hello, sizeof(hello), &reply, &fd);
+	if (rc) {
+		snprintf(connect_err, sizeof(connect_err), "%s", c->err);
+		goto fail;
+	}
+	c->arena_len = reply.u.hello_reply.arena_len;
+	c->arena = ssq_arena_map(fd, (off_t)reply.u.hello_reply.arena_offset,
+	                         c->arena_len, connect_err, sizeof(connect_err));
+	close(fd);
+	if (!c->arena) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	c->hdr = (const struct ssq_arena_header *)c->arena;
+	memcpy(c->device, reply.u.hello_reply.device, sizeof(c->device));
+	*out = c;
+	return 0;
+fail:
+	if (c->sock >= 0)
+		close(c->sock);
+	free(c);
+	return rc;
+}
+
+void ssq_client_close(struct ssq_client *c)
+{
+	if (!c)
+		return;
+	if (c->arena)
+		munmap(c->arena, c->arena_len);
+	close(c->sock);
+	free(c);
+}
+
+int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
+{
+	struct ssq_msg reply;
+	uint32_t i;
+	int rc = call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
+
+	if (rc)
+		return rc;
+	for (i = 0; i < reply.u.list_reply.nqueues && (int)i < max; i++) {
+		memcpy(out[i].name, reply.u.list_reply.queues[i].name,
+		       sizeof(out[i].name));
+		out[i].qpn = reply.u.list_reply.queues[i].qpn;
+		out[i].ready = reply.u.list_reply.queues[i].state == SSQ_QUEUE_READY;
+	}
+	return (int)reply.u.list_reply.nqueues;
+}
+
+int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+{
+	struct ssq_msg_attach req;
+	struct ssq_msg reply;
+	struct mlx5dv_qp dv_qp;
+	struct mlx5dv_cq dv_cq;
+	struct ssq_queue *q;
+	int fd = -1, rc;
+
+	*out = NULL;
+	if (!name || strlen(name) >= SSQ_NAME_MAX || !*name) {
+		snprintf(c->err, sizeof(c->err), "queue name must be 1..%u characters",
+		         SSQ_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	memset(&req, 0, sizeof(req));
+	strcpy(req.name, name);
+	rc = call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
+	if (rc)
+		return rc;
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		close(fd);
+		return -ENOMEM;
+	}
+	q->c = c;
+	q->index = reply.u.attach_reply.queue;
+	q->l = &c->hdr->queues[q->index];
+	if (__atomic_load_n(&q->l->state, __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY) {
+		snprintf(c->err, sizeof(c->err), "queue %s is not ready", name);
+		rc = -EAGAIN;
+		goto fail;
+	}
+	if (ssq_layout_check(c->hdr, c->arena_len, c->err, sizeof(c->err))) {
+		rc = -EBADMSG;
+		goto fail;
+	}
+	q->uar_len = reply.u.attach_reply.uar_len;
+	/*
+	 * The UAR: on a ConnectX the device's command fd at uar_mmap_offset,
+	 * write-combining as libmlx5 maps it; on the emulated device a memfd.
+	 */
+	q->uar = mmap(NULL, q->uar_len, PROT_WRITE, MAP_SHARED, fd,
+	              (off_t)reply.u.attach_reply.uar_offset);
+	close(fd);
+	fd = -1;
+	if (q->uar == MAP_FAILED) {
+		rc = -errno;
+		snprintf(c->err, sizeof(c->err), "mapping queue %s's UAR: %s", name,
+		         strerror(errno));
+		q->uar = NULL;
+		goto fail;
+	}
+	memset(&dv_qp, 0, sizeof(dv_qp));
+	dv_qp.dbrec = (__be32 *)(c->arena + q->l->qp_dbrec_off);
+	dv_qp.sq.buf = c->arena + q->l->sq_off;
+	dv_qp.sq.wqe_cnt = q->l->sq_wqe_cnt;
+	dv_qp.sq.stride = MLX5_SEND_WQE_BB;
+	dv_qp.bf.reg = (uint8_t *)q->uar + reply.u.attach_reply.uar_reg_off;
+	dv_qp.bf.size = q->l->bf_size;
+	memset(&dv_cq, 0, sizeof(dv_cq));
+	dv_cq.buf = c->arena + q->l->cq_off;
+	dv_cq.dbrec = (__be32 *)(c->arena + q->l->cq_dbrec_off);
+	dv_cq.cqe_cnt = q->l->cqe_cnt;
+	dv_cq.cqe_size = 64;
+	dv_cq.cqn = q->l->cqn;
+	if (ssq_sq_init(&q->sq, &dv_qp, q->l->qpn, q->l->max_inline, q->l->max_sge) ||
+	    ssq_cq_init(&q->cq, &dv_cq)) {
+		snprintf(c->err, sizeof(c->err), "queue %s has an unusable geometry",
+		         name);
+		rc = -EBADMSG;
+		goto fail;
+	}
+	*out = q;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (q->uar)
+		munmap(q->uar, q->uar_len);
+	free(q);
+	return rc;
+}
+
+int ssq_queue_close(struct ssq_queue *q)
+{
+	struct ssq_msg_detach req = { 0, 0 };
+	struct ssq_msg reply;
+	int rc;
+
+	if (!q)
+		return 0;
+	req.queue = q->index;
+	rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
+	munmap(q->uar, q->uar_len);
+	free(q);
+	return rc;
+}
+
+struct ssq_sq *ssq_queue_sq(struct ssq_queue *q)
+{
+	return &q->sq;
+}
+
+struct ssq_cq *ssq_queue_cq(struct ssq_queue *q)
+{
+	return &q->cq;
+}
+
+uint32_t ssq_queue_qpn(const struct ssq_queue *q)
+{
+	return q->l->qpn;
+}
+
+uint64_t ssq_queue_peer_iova(const struct ssq_queue *q)
+{
+	return q->l->peer_data_iova;
+}
+
+uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q)
+{
+	return q->l->peer_key;
+}
+
+int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
+               struct ssq_buf *out)
+{
+	const struct ssq_arena_header *h = c->hdr;
+
+	if (off < h->data_off || len > h->data_len ||
+	    off - h->data_off > h->data_len - len)
+		return -EINVAL;
+	out->addr = c->arena + off;
+	out->iova = h->data_iova + (off - h->data_off);
+	out->lkey = h->data_key;
+	out->len = len;
+	out->off = off;
+	return 0;
+}
+
+int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out)
+{
+	struct ssq_msg_alloc req = { len, 64 };
+	struct ssq_msg reply;
+	int rc;
+
+	if (!len || len > SSQ_ALLOC_MAX) {
+		snprintf(c->err, sizeof(c->err), "buffer length %llu: want 1..2^40",
+		         (unsigned long long)len);
+		return -EINVAL;
+	}
+	rc = call(c, SSQ_MSG_ALLOC, &req, sizeof(req), &reply, NULL);
+	if (rc)
+		return rc;
+	if (ssq_buf_at(c, reply.u.alloc_reply.off, len, out)) {
+		snprintf(c->err, sizeof(c->err),
+		         "ssqd gave a buffer outside the data arena");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b)
+{
+	struct ssq_msg_free req = { b->off };
+	struct ssq_msg reply;
+
+	return call(c, SSQ_MSG_FREE, &req, sizeof(req), &reply, NULL);
+}

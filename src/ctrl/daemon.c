@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's body: build the arena and the shared queues, then serve clients.
+ * ssqd owns every device object; a client only maps memory and rings
+ * doorbells, so no client's death can take a QP down with it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include "ctrl/daemon.h"
+#include "ctrl/mlx5_list.h"
+#include "ctrl/proto.h"
+
+#define PEER_TIMEOUT_MS 30000
+#define SEND_TIMEOUT_MS 1000
+
+void ssqd_options_default(struct ssqd_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->nqueues = 1;
+	o->sq_wqebbs = 1024;
+	o->cqes = 1024;
+	o->data_mib = 64;
+	o->hugepages = SSQ_HUGEPAGES_AUTO;
+	o->port = 1;
+	o->gid_index = -1;
+	o->allow_uid = -1;
+	o->allow_gid = -1;
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* Bytes one shared queue (and its loopback peer) takes in the arena, generously. */
+static uint64_t queue_bytes(const struct ssqd_options *o)
+{
+	uint64_t one = align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
+	               align_up((uint64_t)o->cqes * 64, 4096) + 4 * 4096 + 64 * 64;
+
+	/* libmlx5 also puts the RQ and its own rounding in there: double it. */
+	return 2 * 2 * one;
+}
+
+/* Random 24-bit PSN, as rc_pingpong draws it. */
+static uint32_t new_psn(void)
+{
+	return (uint32_t)lrand48() & 0xffffff;
+}
+
+static int make_queue(struct ssqd *d, unsigned i, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[i];
+	int rc = d->ops->create_queue(d->backend, d->opt.sq_wqebbs, d->opt.cqes,
+	                              d->opt.port, &q->local, why, whylen);
+
+	if (rc)
+		return rc;
+	if (d->opt.listen_port || d->opt.connect_to)
+		return d->ops->uar_map(d->backend, &q->local, &q->uar);
+	/*
+	 * Loopback: the other end lives in ssqd too, on the emulated device's
+	 * second port (its second host), or on the same port of a ConnectX.
+	 */
+	q->loopback = 1;
+	rc = d->ops->create_queue(d->backend, 64, 64,
+	                          strcmp(d->ops->kind, "emu") ? d->opt.port : 2, &q->peer,
+	                          why, whylen);
+	if (rc)
+		return rc;
+	return d->ops->uar_map(d->backend, &q->local, &q->uar);
+}
+
+static void local_addr(struct ssqd *d, const struct ssq_bqueue *b, unsigned i,
+                       uint32_t psn, struct ssq_peer_addr *a)
+{
+	enum ibv_mtu mtu;
+
+	memset(a, 0, sizeof(*a));
+	a->index = (uint16_t)i;
+	a->count = (uint16_t)d->opt.nqueues;
+	a->qpn = b->qpn;
+	a->psn = psn;
+	d->ops->query_port(d->backend, b->port, d->opt.gid_index, &a->lid, a->gid, &mtu);
+	a->data_iova = d->hdr->data_iova;
+	a->data_rkey = d->hdr->data_key;
+	snprintf(a->name, sizeof(a->name), "q%u", i);
+}
+
+static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
+                       const struct ssq_peer_addr *peer, char *why, size_t whylen)
+{
+	struct ssq_qp_remote r;
+	enum ibv_mtu mtu = IBV_MTU_1024;
+	uint16_t lid;
+	uint8_t gid[16];
+
+	memset(&r, 0, sizeof(r));
+	r.qpn = peer->qpn;
+	r.psn = peer->psn;
+	r.lid = peer->lid;
+	memcpy(r.gid, peer->gid, 16);
+	r.use_gid = d->opt.gid_index >= 0;
+	d->ops->query_port(d->backend, b->port, d->opt.gid_index, &lid, gid, &mtu);
+	return ssq_qp_connect(d->ops, d->backend, b, mtu, d->opt.gid_index, my_psn, &r,
+	                      why, whylen);
+}
+
+/* Exchange addresses with the peer ssqd over TCP, rc_pingpong style. */
+static int peer_exchange(struct ssqd *d, const struct ssq_peer_addr *local,
+                         struct ssq_peer_addr *remote, char *why, size_t whylen)
+{
+	int s, ls, rc;
+
+	if (d->opt.connect_to) {
+		s = ssq_peer_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
+		if (s < 0)
+			return s;
+	} else {
+		ls = ssq_peer_listen(d->opt.listen_port, why, whylen);
+		if (ls < 0)
+			return ls;
+		fprintf(stderr, "ssqd: waiting for the peer on TCP port %u\n",
+		        d->opt.listen_port);
+		s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+		close(ls);
+		if (s < 0) {
+			snprintf(why, whylen, "accepting the peer: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	rc = ssq_peer_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
+	                       whylen);
+	close(s);
+	return rc;
+}
+
+static void publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer)
+{
+	struct ssq_queue_layout *l = &d->hdr->queues[i];
+	struct ssqd_queue *q = &d->queues[i];
+
+	snprintf(l->name, sizeof(l->name), "q%u", i);
+	l->qpn = q->local.qpn;
+	l->peer_qpn = peer->qpn;
+	l->cqn = q->local.dv_cq.cqn;
+	l->sq_wqe_cnt = q->local.dv_qp.sq.wqe_cnt;
+	l->cqe_cnt = q->local.dv_cq.cqe_cnt;
+	l->max_inline = q->local.max_inline;
+	l->max_sge = q->local.max_sge;
+	l->sq_off = ssq_arena_off(&d->arena, q->local.dv_qp.sq.buf);
+	l->qp_dbrec_off = ssq_arena_off(&d->arena, q->local.dv_qp.dbrec);
+	l->cq_off = ssq_arena_off(&d->arena, q->local.dv_cq.buf);
+	l->cq_dbrec_off = ssq_arena_off(&d->arena, q->local.dv_cq.dbrec);
+	l->uar_off = (uint64_t)q->uar.offset;
+	l->bf_reg_off = q->uar.reg_off;
+	l->bf_size = q->local.dv_qp.bf.size;
+	l->peer_data_iova = peer->data_iova;
+	l->peer_key = peer->data_rkey;
+	/* Readers load state with acquire: everything above is visible first. */
+	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
+}
+
+static int bring_up(struct ssqd *d, char *why, size_t whylen)
+{
+	struct ssq_peer_addr local[SSQ_MAX_QUEUES], remote[SSQ_MAX_QUEUES];
+	uint32_t psn[SSQ_MAX_QUEUES];
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < d->opt.nqueues; i++) {
+		rc = make_queue(d, i, why, whylen);
+		if (rc)
+			return rc;
+		psn[i] = new_psn();
+		local_addr(d, &d->queues[i].local, i, psn[i], &local[i]);
+	}
+	if (d->opt.listen_port || d->opt.connect_to) {
+		rc = peer_exchange(d, local, remote, why, whylen);
+		if (rc)
+			return rc;
+	} else {
+		for (i = 0; i < d->opt.nqueues; i++) {
+			uint32_t ppsn = new_psn();
+
+			local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i]);
+			/* The loopback end's side of the handshake, done in place. */
+			rc = connect_one(d, &d->queues[i].peer, ppsn, &local[i], why,
+			                 whylen);
+			if (rc)
+				return rc;
+		}
+	}
+	for (i = 0; i < d->opt.nqueues; i++) {
+		rc = connect_one(d, &d->queues[i].local, psn[i], &remote[i], why, whylen);
+		if (rc)
+			return rc;
+		publish_queue(d, i, &remote[i]);
+	}
+	d->hdr->nqueues = d->opt.nqueues;
+	return 0;
+}
+
+static int open_socket(struct ssqd *d, char *why, size_t whylen)
+{
+	struct sockaddr_un sa;
+	int s;
+
+	if (strlen(d->opt.socket_path) >= sizeof(sa.sun_path)) {
+		snprintf(why, whylen, "--socket path longer than %zu bytes",
+		         sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		snprintf(why, whylen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, d->opt.socket_path);
+	unlink(d->opt.socket_path);
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(d->opt.socket_path, 0660) < 0 || listen(s, 64) < 0) {
+		int err = errno;
+
+		snprintf(why, whylen, "listening on %s: %s", d->opt.socket_path,
+		         strerror(err));
+		close(s);
+		return -err;
+	}
+	d->listen_fd = s;
+	return 0;
+}
+
+int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
+{
+	const struct ssqd_options *o = &d->opt;
+	uint64_t data_len = o->data_mib << 20, hdr_len = align_up(sizeof(*d->hdr), 4096);
+	uint64_t total;
+	void *data;
+	int rc;
+
+	d->listen_fd = -1;
+	srand48(getpid() ^ time(NULL));
+	if (!o->device)
+		d->ops = ssq_mlx5_sysfs_count() ? &ssq_backend_mlx5 : &ssq_backend_emu;
+	else
+		d->ops = strcmp(o->device, "emu") ? &ssq_backend_mlx5 : &ssq_backend_emu;
+
+	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
+	        data_len;
+	rc = ssq_arena_create(&d->arena, total, o->hugepages, "ssqd", why, whylen);
+	if (rc)
+		return rc;
+	d->hdr = ssq_arena_alloc(&d->arena, hdr_len, 4096);
+	d->hdr->magic = SSQ_LAYOUT_MAGIC;
+	d->hdr->version = SSQ_LAYOUT_VERSION;
+	d->hdr->header_size = sizeof(*d->hdr);
+	d->hdr->queue_layout_size = sizeof(struct ssq_queue_layout);
+	d->hdr->arena_len = d->arena.len;
+	d->hdr->hugepages = (uint32_t)d->arena.hugepages;
+
+	rc = d->ops->open(&d->backend, o->device, &d->arena, why, whylen);
+	if (rc)
+		goto fail;
+	snprintf(d->hdr->device, sizeof(d->hdr->device), "%s",
+	         strcmp(d->ops->kind, "emu") ? (o->device ? o->device : "mlx5") : "emu");
+
+	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
+	d->arena.used = d->arena.len - data_len;
+	data = ssq_arena_alloc(&d->arena, data_len, 2u << 20);
+	if (!data) {
+		snprintf(why, whylen, "the arena has no room for the %llu MiB data arena",
+		         (unsigned long long)o->data_mib);
+		rc = -ENOSPC;
+		goto fail;
+	}
+	d->arena.used = hdr_len; /* queues go between the header and the data arena */
+	d->hdr->data_off = ssq_arena_off(&d->arena, data);
+	d->hdr->data_len = data_len;
+	d->hdr->data_iova = SSQD_DATA_IOVA;
+	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA,
+	                      &d->hdr->data_key, why, whylen);
+	if (rc)
+		goto fail;
+	ssq_data_init(&d->data, d->hdr->data_off, data_len);
+
+	rc = bring_up(d, why, whylen);
+	if (rc)
+		goto fail;
+	if (d->arena.used > d->hdr->data_off) {
+		snprintf(why, whylen, "queues overran into the data arena");
+		rc = -ENOSPC;
+		goto fail;
+	}
+	rc = d->ops->start(d->backend);
+	if (rc) {
+		snprintf(why, whylen, "starting the device: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = open_socket(d, why, whylen);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	ssqd_teardown(d);
+	return rc;
+}
+
+void ssqd_teardown(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0)
+			close(d->clients[i].fd);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->opt.socket_path);
+		d->listen_fd = -1;
+	}
+	if (d->backend) {
+		d->ops->stop(d->backend);
+		d->ops->close(d->backend);
+		d->backend = NULL;
+	}
+	ssq_arena_destroy(&d->arena);
+}
+
+/* ---- clients ---- */
+
+static int client_allowed(const struct ssqd *d, const struct ucred *cr)
+{
+	return cr->uid == 0 || cr->uid == getuid() ||
+	       (d->opt.allow_uid >= 0 && cr->uid == (uid_t)d->opt.allow_uid) ||
+	       (d->opt.allow_gid >= 0 && cr->gid == (gid_t)d->opt.allow_gid);
+}
+
+static void accept_client(struct ssqd *d)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct timeval tv = { SEND_TIMEOUT_MS / 1000, 0 };
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC), i;
+
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
+	    !client_allowed(d, &cr)) {
+		ssq_msg_send_error(
+		    fd, 0, -EACCES,
+		    "uid %u / gid %u may not use this ssqd (see --allow-uid, "
+		    "--allow-gid)",
+		    (unsigned)cr.uid, (unsigned)cr.gid);
+		close(fd);
+		return;
+	}
+	/* A client that stops reading must not stall ssqd: bounded sends. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		if (d->clients[i].fd <= 0) {
+			memset(&d->clients[i], 0, sizeof(d->clients[i]));
+			d->clients[i].fd = fd;
+			d->clients[i].id = ++d->next_client_id;
+			d->clients[i].pid = cr.pid;
+			return;
+		}
+	}
+	ssq_msg_send_error(fd, 0, -EUSERS, "ssqd serves at most %d clients",
+	                   SSQD_MAX_CLIENTS);
+	close(fd);
+}
+
+/* A client left (closed, crashed or was killed): give back what it held. */
+static void drop_client(struct ssqd *d, struct ssqd_client *c)
+{
+	unsigned freed = ssq_data_free_owner(&d->data, c->id);
+
+	if (freed)
+		fprintf(stderr, "ssqd: client pid %d gone, %u data buffers returned\n",
+		        (int)c->pid, freed);
+	close(c->fd);
+	memset(c, 0, sizeof(*c));
+}
+
+static int find_queue(const struct ssqd *d, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < d->hdr->nqueues; i++)
+		if (!strncmp(d->hdr->queues[i].name, name, SSQ_NAME_MAX))
+			return (int)i;
+	return -1;
+}
+
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	unsigned i;
+	int q, rc;
+
+	if (m->hdr.type != SSQ_MSG_HELLO && !c->said_hello)
+		return ssq_msg_send_error(c->fd, seq, -EPROTO,
+		                          "say hello first (type 0x%x)", m->hdr.type);
+	switch (m->hdr.type) {
+	case SSQ_MSG_HELLO: {
+		struct ssq_msg_hello_reply r;
+
+		memset(&r, 0, sizeof(r));
+		r.version = SSQ_PROTO_VERSION;
+		r.max_queues = SSQ_MAX_QUEUES;
+		memcpy(r.device, d->hdr->device, sizeof(r.device));
+		r.arena_len = d->arena.len;
+		r.arena_offset = d->arena.fd_offset;
+		c->said_hello = 1;
+		if (m->u.hello.pid)
+			c->pid = (pid_t)m->u.hello.pid;
+		return ssq_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), &d->arena.fd, 1);
+	}
+	case SSQ_MSG_LIST: {
+		struct ssq_msg_list_reply r;
+
+		memset(&r, 0, sizeof(r));
+		r.nqueues = d->hdr->nqueues;
+		for (i = 0; i < r.nqueues; i++) {
+			memcpy(r.queues[i].name, d->hdr->queues[i].name, SSQ_NAME_MAX);
+			r.queues[i].qpn = d->hdr->queues[i].qpn;
+			r.queues[i].state = d->hdr->queues[i].state;
+		}
+		return ssq_msg_send(c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), NULL, 0);
+	}
+	case SSQ_MSG_ATTACH: {
+		struct ssq_msg_attach_reply r;
+		const struct ssqd_queue *sq;
+
+		q = find_queue(d, m->u.attach.name);
+		if (q < 0)
+			return ssq_msg_send_error(c->fd, seq, -ENOENT,
+			                          "no queue named \"%s\"",
+			                          m->u.attach.name);
+		sq = &d->queues[q];
+		memset(&r, 0, sizeof(r));
+		r.queue = (uint32_t)q;
+		r.uar_offset = sq->uar.offset;
+		r.uar_len = sq->uar.len;
+		r.uar_reg_off = sq->uar.reg_off;
+		c->attached |= 1u << q;
+		return ssq_msg_send(c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), &sq->uar.fd, 1);
+	}
+	case SSQ_MSG_ALLOC: {
+		struct ssq_msg_alloc_reply r;
+
+		rc = ssq_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
+		                    &r.off);
+		if (rc)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc,
+			    "no room for %llu bytes in the %llu MiB data arena",
+			    (unsigned long long)m->u.alloc.len,
+			    (unsigned long long)d->opt.data_mib);
+		r.len = m->u.alloc.len;
+		return ssq_msg_send(c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), NULL, 0);
+	}
+	case SSQ_MSG_FREE:
+		rc = ssq_data_free(&d->data, m->u.free.off, c->id);
+		if (rc)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc, "no buffer of this client at offset %llu",
+			    (unsigned long long)m->u.free.off);
+		return ssq_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	case SSQ_MSG_DETACH:
+		if (!(c->attached & (1u << m->u.detach.queue)))
+			return ssq_msg_send_error(
+			    c->fd, seq, -ENOENT,
+			    "queue %u is not attached to this client", m->u.detach.queue);
+		c->attached &= ~(1u << m->u.detach.queue);
+		return ssq_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	default:
+		/* Replies and errors are not requests. */
+		return ssq_msg_send_error(c->fd, seq, -EBADMSG,
+		                          "message type 0x%x is not a request",
+		                          m->hdr.type);
+	}
+}
+
+static void serve_client(struct ssqd *d, struct ssqd_client *c)
+{
+	struct ssq_msg m;
+	char why[160];
+	int rc = ssq_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
+
+	if (rc == -EBADMSG || rc == -EPROTO) {
+		/* Bad input gets an answer and the connection stays usable. */
+		fprintf(stderr, "ssqd: client pid %d: %s\n", (int)c->pid, why);
+		if (ssq_msg_send_error(c->fd, 0, rc, "%s", why) == 0)
+			return;
+	}
+	if (rc == -ETIMEDOUT || rc == -EAGAIN)
+		return;
+	if (rc || ssqd_handle(d, c, &m) < 0)
+		drop_client(d, c);
+}
+
+int ssqd_serve(struct ssqd *d)
+{
+	struct pollfd pfd[SSQD_MAX_CLIENTS + 1];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + 1];
+	int i, n, rc;
+
+	while (!d->stop) {
+		n = 0;
+		pfd[n].fd = d->listen_fd;
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+			if (d->clients[i].fd <= 0)
+				continue;
+			pfd[n].fd = d->clients[i].fd;
+			pfd[n].events = POLLIN;
+			who[n++] = &d->clients[i];
+		}
+		rc = poll(pfd, (nfds_t)n, 200);
+		if (rc <= 0)
+			continue;
+		for (i = 1; i < n; i++) {
+			if (pfd[i].revents & POLLIN)
+				serve_client(d, who[i]);
+			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+				drop_client(d, who[i]);
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_client(d);
+	}
+	return 0;
+}

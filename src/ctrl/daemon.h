@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's state: the arena, the device backend, the shared queues and the
+ * clients. One control thread runs all of it (the emulated device has its
+ * own thread, inside the backend).
+ */
+#ifndef SSQ_CTRL_DAEMON_H
+#define SSQ_CTRL_DAEMON_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ctrl/backend.h"
+#include "ctrl/data_alloc.h"
+#include "ctrl/peer.h"
+#include "shm/arena.h"
+#include "shm/layout.h"
+
+#define SSQD_MAX_CLIENTS 256
+#define SSQD_DATA_IOVA   0x0000550000000000ull /* where the data arena sits, for all */
+
+struct ssqd_options {
+	const char *device;      /* NULL: first mlx5 device, else "emu" */
+	const char *socket_path; /* unix socket clients connect to */
+	unsigned nqueues;        /* 1 .. SSQ_MAX_QUEUES */
+	uint32_t sq_wqebbs;      /* per queue, power of two */
+	uint32_t cqes;           /* per queue, power of two */
+	uint64_t data_mib;       /* data arena */
+	enum ssq_hugepages hugepages;
+	uint16_t listen_port;   /* 0: not listening for a peer */
+	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
+	uint8_t port;           /* device port */
+	int gid_index;          /* -1: no GRH */
+	long allow_uid;         /* -1: only ssqd's own uid (and root) */
+	long allow_gid;         /* -1: none */
+};
+
+struct ssqd_queue {
+	struct ssq_bqueue local;
+	struct ssq_bqueue peer; /* loopback only: the other end, inside ssqd */
+	struct ssq_uar_map uar;
+	int loopback;
+};
+
+struct ssqd_client {
+	int fd;
+	uint32_t id; /* owner tag for data buffers, never reused */
+	pid_t pid;
+	int said_hello;
+	uint32_t attached; /* bit per queue */
+};
+
+struct ssqd {
+	struct ssqd_options opt;
+	struct ssq_arena arena;
+	const struct ssq_backend_ops *ops;
+	struct ssq_backend *backend;
+	struct ssq_arena_header *hdr;
+	struct ssqd_queue queues[SSQ_MAX_QUEUES];
+	struct ssq_data_alloc data;
+	int listen_fd;
+	struct ssqd_client clients[SSQD_MAX_CLIENTS];
+	uint32_t next_client_id;
+	volatile sig_atomic_t stop;
+};
+
+/* Defaults for every option. */
+void ssqd_options_default(struct ssqd_options *o);
+
+/*
+ * ssqd_setup - arena, device, data MR, queues brought to RTS (loopback, or
+ * against the peer of --listen / --connect), the device's progress, the
+ * client socket. Returns 0, or a negative errno with a sentence in @why;
+ * on error everything made so far is torn down.
+ */
+int ssqd_setup(struct ssqd *d, char *why, size_t whylen);
+
+/* Serve clients until d->stop is set (by a signal). Returns 0. */
+int ssqd_serve(struct ssqd *d);
+
+void ssqd_teardown(struct ssqd *d);
+
+/*
+ * ssqd_handle - answer one decoded request of client @c (exposed for the
+ * protocol tests and the fuzzer). Returns 0, or a negative errno when the
+ * reply could not be sent.
+ */
+struct ssq_msg;
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m);
+
+#endif /* SSQ_CTRL_DAEMON_H */

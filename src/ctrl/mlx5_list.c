@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* List mlx5 devices, their ports, GIDs and mlx5dv capabilities. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <string.h>
+#include <infiniband/mlx5dv.h>
+#include "ctrl/mlx5_list.h"
+
+int ssq_mlx5_sysfs_count(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "mlx5", 4))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void print_device(FILE *out, struct ibv_device *dev)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	struct mlx5dv_context dv = { 0 };
+	struct ibv_device_attr attr;
+	uint8_t p;
+	int g;
+
+	fprintf(out, "%s (node GUID 0x%016llx)\n", ibv_get_device_name(dev),
+	        (unsigned long long)be64toh(ibv_get_device_guid(dev)));
+	if (!ctx) {
+		fprintf(out, "  cannot open: %s\n", strerror(errno));
+		return;
+	}
+	dv.comp_mask =
+	    MLX5DV_CONTEXT_MASK_CQE_COMPRESION | MLX5DV_CONTEXT_MASK_STRIDING_RQ;
+	if (!mlx5dv_query_device(ctx, &dv))
+		fprintf(out, "  mlx5dv: version %u flags 0x%llx%s%s%s\n", dv.version,
+		        (unsigned long long)dv.flags,
+		        dv.flags & MLX5DV_CONTEXT_FLAGS_MPW_ALLOWED ? " mpw" : "",
+		        dv.flags & MLX5DV_CONTEXT_FLAGS_ENHANCED_MPW ? " enhanced-mpw"
+		                                                     : "",
+		        dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_V1 ? " cqe-v1" : "");
+	if (ibv_query_device(ctx, &attr)) {
+		ibv_close_device(ctx);
+		return;
+	}
+	fprintf(out, "  fw %s, max_qp %d, max_qp_wr %d, max_sge %d\n", attr.fw_ver,
+	        attr.max_qp, attr.max_qp_wr, attr.max_sge);
+	for (p = 1; p <= attr.phys_port_cnt; p++) {
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(ctx, p, &pa))
+			continue;
+		fprintf(out, "  port %u: %s, LID 0x%04x, active MTU %d, %s\n", p,
+		        ibv_port_state_str(pa.state), pa.lid, 128 << pa.active_mtu,
+		        pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
+		                                                 : "InfiniBand");
+		for (g = 0; g < pa.gid_tbl_len && g < 16; g++) {
+			union ibv_gid gid;
+			int k, zero = 1;
+
+			if (ibv_query_gid(ctx, p, g, &gid))
+				break;
+			for (k = 0; k < 16; k++)
+				zero &= !gid.raw[k];
+			if (zero)
+				continue;
+			fprintf(out, "    GID[%d] ", g);
+			for (k = 0; k < 16; k += 2)
+				fprintf(out, "%02x%02x%s", gid.raw[k], gid.raw[k + 1],
+				        k < 14 ? ":" : "\n");
+		}
+	}
+	ibv_close_device(ctx);
+}
+
+int ssq_mlx5_list_devices(FILE *out)
+{
+	struct ibv_device **list;
+	int n = 0, i, shown = 0;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!mlx5dv_is_supported(list[i]))
+			continue;
+		print_device(out, list[i]);
+		shown++;
+	}
+	ibv_free_device_list(list);
+	return shown;
+}

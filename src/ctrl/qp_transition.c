@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RC QP bring-up, shared by the mlx5 and the emulated backend: the same
+ * attributes and masks go to ibv_modify_qp and to ssq_emu_modify_qp, so the
+ * emulator's mask checks test exactly what a ConnectX will be sent.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/backend.h"
+
+/* All the remote access a shared queue's peers use (WRITE, READ, atomics). */
+#define SSQ_QP_ACCESS                                                                    \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+void ssq_qp_attr_reset(struct ibv_qp_attr *attr, int *mask)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = IBV_QPS_RESET;
+	*mask = IBV_QP_STATE;
+}
+
+/* RESET -> INIT: the kernel requires PKEY_INDEX, PORT and ACCESS_FLAGS. */
+void ssq_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = IBV_QPS_INIT;
+	attr->pkey_index = 0;
+	attr->port_num = port;
+	attr->qp_access_flags = SSQ_QP_ACCESS;
+	*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+}
+
+/*
+ * INIT -> RTR: the path to the peer (AV), MTU, the peer's QPN and first
+ * PSN, how many READs/atomics the peer may have outstanding here, and the
+ * RNR NAK timer.
+ */
+void ssq_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
+                     int gid_index, const struct ssq_qp_remote *remote)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = IBV_QPS_RTR;
+	attr->path_mtu = mtu;
+	attr->dest_qp_num = remote->qpn;
+	attr->rq_psn = remote->psn;
+	attr->max_dest_rd_atomic = 16;
+	attr->min_rnr_timer = 12; /* 0.64 ms, rc_pingpong's value */
+	attr->ah_attr.is_global = 0;
+	attr->ah_attr.dlid = remote->lid;
+	attr->ah_attr.sl = 0;
+	attr->ah_attr.src_path_bits = 0;
+	attr->ah_attr.port_num = port;
+	if (remote->use_gid) {
+		attr->ah_attr.is_global = 1;
+		attr->ah_attr.grh.hop_limit = 1;
+		memcpy(attr->ah_attr.grh.dgid.raw, remote->gid, 16);
+		attr->ah_attr.grh.sgid_index = (uint8_t)gid_index;
+	}
+	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+}
+
+/*
+ * RTR -> RTS: ACK timeout (14: 4.096 us * 2^14 = 67 ms), retry counts (7 for
+ * RNR means forever), our first PSN, outstanding READs/atomics we issue.
+ */
+void ssq_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = IBV_QPS_RTS;
+	attr->timeout = 14;
+	attr->retry_cnt = 7;
+	attr->rnr_retry = 7;
+	attr->sq_psn = sq_psn;
+	attr->max_rd_atomic = 16;
+	*mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+	        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+}
+
+int ssq_qp_connect(const struct ssq_backend_ops *ops, struct ssq_backend *b,
+                   struct ssq_bqueue *q, enum ibv_mtu mtu, int gid_index, uint32_t sq_psn,
+                   const struct ssq_qp_remote *remote, char *why, size_t whylen)
+{
+	struct ibv_qp_attr attr;
+	int mask, rc;
+
+	ssq_qp_attr_init(&attr, &mask, q->port);
+	rc = ops->modify_qp(b, q, &attr, mask);
+	if (rc) {
+		snprintf(why, whylen, "QP 0x%x RESET->INIT: %s", q->qpn, strerror(-rc));
+		return rc;
+	}
+	ssq_qp_attr_rtr(&attr, &mask, q->port, mtu, gid_index, remote);
+	rc = ops->modify_qp(b, q, &attr, mask);
+	if (rc) {
+		snprintf(why, whylen, "QP 0x%x INIT->RTR (to QPN 0x%x): %s", q->qpn,
+		         remote->qpn, strerror(-rc));
+		return rc;
+	}
+	ssq_qp_attr_rts(&attr, &mask, sq_psn);
+	rc = ops->modify_qp(b, q, &attr, mask);
+	if (rc) {
+		snprintf(why, whylen, "QP 0x%x RTR->RTS: %s", q->qpn, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}

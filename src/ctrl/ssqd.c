@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd - the daemon that owns the shared send queues: options, signals,
+ * then setup and serve (daemon.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctrl/daemon.h"
+#include "ctrl/mlx5_list.h"
+
+static struct ssqd daemon_state;
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: ssqd [options]\n"
+	    "Owns one shared RC send queue per peer and serves it to client "
+	    "processes.\n\n"
+	    "  -d, --device NAME        mlx5 device (e.g. mlx5_0) or \"emu\"; default: "
+	    "the\n"
+	    "                           first mlx5 device, else the emulated device\n"
+	    "  -s, --socket PATH        client socket (default $SSQ_SOCKET or\n"
+	    "                           /tmp/ssqd.<uid>.sock)\n"
+	    "  -q, --queues N           shared queues q0..q<N-1>, 1..%u (default 1)\n"
+	    "      --sq-size N          WQEBBs per send queue, a power of two 64..65536\n"
+	    "                           (default 1024)\n"
+	    "      --cq-size N          CQEs per completion queue, a power of two "
+	    "64..65536\n"
+	    "                           (default 1024)\n"
+	    "      --data-mib N         data arena size in MiB, 1..65536 (default 64)\n"
+	    "      --hugepages=MODE     auto (default), required or off\n"
+	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port\n"
+	    "  -c, --connect HOST:PORT  connect to a listening peer ssqd\n"
+	    "                           (neither: loopback, each queue's peer inside "
+	    "ssqd)\n"
+	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
+	    "  -g, --gid-index N        GID index for the GRH (RoCE); default none\n"
+	    "      --allow-uid UID      also serve this uid (besides ssqd's own and "
+	    "root)\n"
+	    "      --allow-gid GID      also serve this gid\n"
+	    "      --list-devices       list mlx5 devices, ports, GIDs, capabilities; "
+	    "exit\n"
+	    "  -h, --help\n",
+	    SSQ_MAX_QUEUES);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	daemon_state.stop = 1;
+}
+
+/* A whole decimal number in [lo, hi], or exit 2 naming the option. */
+static long parse_num(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || !*s || *end || v < lo || v > hi) {
+		fprintf(stderr, "ssqd: %s '%s': want a number from %ld to %ld\n", opt, s,
+		        lo, hi);
+		usage(stderr);
+		exit(2);
+	}
+	return v;
+}
+
+static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
+{
+	long v = parse_num(opt, s, lo, hi);
+
+	if (v & (v - 1)) {
+		fprintf(stderr, "ssqd: %s %ld: must be a power of two\n", opt, v);
+		exit(2);
+	}
+	return (uint32_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_SQ = 256, O_CQ, O_DATA, O_HUGE, O_UID, O_GID, O_LIST };
+	static const struct option opts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ "sq-size", required_argument, NULL, O_SQ },
+		{ "cq-size", required_argument, NULL, O_CQ },
+		{ "data-mib", required_argument, NULL, O_DATA },
+		{ "hugepages", required_argument, NULL, O_HUGE },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "connect", required_argument, NULL, 'c' },
+		{ "ib-port", required_argument, NULL, 'p' },
+		{ "gid-index", required_argument, NULL, 'g' },
+		{ "allow-uid", required_argument, NULL, O_UID },
+		{ "allow-gid", required_argument, NULL, O_GID },
+		{ "list-devices", no_argument, NULL, O_LIST },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ssqd *d = &daemon_state;
+	struct ssqd_options *o = &d->opt;
+	char why[512], default_sock[108];
+	struct sigaction sa;
+	int c, rc;
+
+	ssqd_options_default(o);
+	o->socket_path = getenv("SSQ_SOCKET");
+	if (!o->socket_path || !*o->socket_path) {
+		snprintf(default_sock, sizeof(default_sock), "/tmp/ssqd.%u.sock",
+		         (unsigned)getuid());
+		o->socket_path = default_sock;
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "d:s:q:l:c:p:g:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->device = optarg;
+			break;
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case 'q':
+			o->nqueues =
+			    (unsigned)parse_num("--queues", optarg, 1, SSQ_MAX_QUEUES);
+			break;
+		case O_SQ:
+			o->sq_wqebbs = parse_pow2("--sq-size", optarg, 64, 65536);
+			break;
+		case O_CQ:
+			o->cqes = parse_pow2("--cq-size", optarg, 64, 65536);
+			break;
+		case O_DATA:
+			o->data_mib = (uint64_t)parse_num("--data-mib", optarg, 1, 65536);
+			break;
+		case O_HUGE:
+			if (!strcmp(optarg, "auto"))
+				o->hugepages = SSQ_HUGEPAGES_AUTO;
+			else if (!strcmp(optarg, "required"))
+				o->hugepages = SSQ_HUGEPAGES_REQUIRED;
+			else if (!strcmp(optarg, "off"))
+				o->hugepages = SSQ_HUGEPAGES_OFF;
+			else {
+				fprintf(stderr,
+				        "ssqd: --hugepages '%s': want auto, required or "
+				        "off\n",
+				        optarg);
+				return 2;
+			}
+			break;
+		case 'l':
+			o->listen_port =
+			    (uint16_t)parse_num("--listen", optarg, 1, 65535);
+			break;
+		case 'c':
+			o->connect_to = optarg;
+			break;
+		case 'p':
+			o->port = (uint8_t)parse_num("--ib-port", optarg, 1, 2);
+			break;
+		case 'g':
+			o->gid_index = (int)parse_num("--gid-index", optarg, 0, 255);
+			break;
+		case O_UID:
+			o->allow_uid = parse_num("--allow-uid", optarg, 0, INT_MAX);
+			break;
+		case O_GID:
+			o->allow_gid = parse_num("--allow-gid", optarg, 0, INT_MAX);
+			break;
+		case O_LIST:
+			if (ssq_mlx5_list_devices(stdout) == 0)
+				printf("no mlx5 device in /sys/class/infiniband: only "
+				       "the emulated "
+				       "device (--device emu) is available\n");
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "ssqd: unknown or incomplete option '%s'\n",
+			        argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ssqd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (o->listen_port && o->connect_to) {
+		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
+		return 2;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = ssqd_setup(d, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "ssqd: %s\n", why);
+		return 1;
+	}
+	fprintf(stderr,
+	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
+	        "0x%llx, %s pages; serving %s\n",
+	        d->hdr->nqueues, o->sq_wqebbs, d->hdr->device, d->ops->kind,
+	        (unsigned long long)o->data_mib, (unsigned long long)d->hdr->data_iova,
+	        d->arena.hugepages ? "2 MiB huge" : "4 KiB memfd", o->socket_path);
+	ssqd_serve(d);
+	ssqd_teardown(d);
+	fprintf(stderr, "ssqd: stopped\n");
+	return 0;
+}

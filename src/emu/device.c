@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated device's objects: device, PDs, MRs, CQs, SRQs, QPs. Every
+ * ring and doorbell record is the caller's memory; what lives here is the
+ * device's own bookkeeping, as a NIC keeps its contexts in its own memory.
+ */
+#include <stdlib.h>
+#include "emu/emu_pvt.h"
+
+static int is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr)
+{
+	struct ssq_emu_dev_attr a = { 0 };
+	struct ssq_emu_dev *dev;
+	int ret;
+
+	if (!devp)
+		return -EINVAL;
+	if (attr)
+		a = *attr;
+	if (a.mode != SSQ_EMU_FULL && a.mode != SSQ_EMU_SINK)
+		return -EINVAL;
+	if (!a.ignore_env) {
+		ret = emu_env_apply(&a);
+		if (ret)
+			return ret;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	if (a.trace_path) {
+		dev->trace = fopen(a.trace_path, "a");
+		if (!dev->trace) {
+			ret = -errno;
+			fprintf(stderr, "ssq_emu: cannot open trace file '%s'\n",
+			        a.trace_path);
+			free(dev);
+			return ret;
+		}
+	}
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->mode = a.mode;
+	dev->fault = a.fault;
+	dev->mr_tag = 1;
+	*devp = dev;
+	return 0;
+}
+
+void ssq_emu_close(struct ssq_emu_dev *dev)
+{
+	unsigned i;
+
+	if (!dev)
+		return;
+	if (dev->thread_running)
+		ssq_emu_stop(dev);
+	while (dev->pds) {
+		struct ssq_emu_pd *pd = dev->pds;
+
+		dev->pds = pd->next;
+		free(pd);
+	}
+	for (i = 0; i < SSQ_EMU_MAX_QP; i++)
+		free(dev->qps[i]);
+	for (i = 0; i < SSQ_EMU_MAX_CQ; i++)
+		free(dev->cqs[i]);
+	for (i = 0; i < SSQ_EMU_MAX_SRQ; i++)
+		free(dev->srqs[i]);
+	for (i = 0; i < SSQ_EMU_MAX_MR; i++)
+		free(dev->mrs[i]);
+	if (dev->trace)
+		fclose(dev->trace);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+int ssq_emu_set_mode(struct ssq_emu_dev *dev, enum ssq_emu_mode mode)
+{
+	if (!dev || (mode != SSQ_EMU_FULL && mode != SSQ_EMU_SINK))
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->mode = mode;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int ssq_emu_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_fault *f)
+{
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (f)
+		dev->fault = *f;
+	else
+		memset(&dev->fault, 0, sizeof(dev->fault));
+	dev->wqe_seq = 0;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+int ssq_emu_stall(struct ssq_emu_dev *dev, int on)
+{
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	dev->fault.stall = !!on;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}
+
+unsigned ssq_emu_dev_errors(struct ssq_emu_dev *dev)
+{
+	unsigned n;
+
+	if (!dev)
+		return 0;
+	pthread_mutex_lock(&dev->lock);
+	n = dev->dev_errors;
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
+/* ---- PDs and MRs ---- */
+
+int ssq_emu_alloc_pd(struct ssq_emu_dev *dev, struct ssq_emu_pd **pdp)
+{
+	struct ssq_emu_pd *pd;
+
+	if (!dev || !pdp)
+		return -EINVAL;
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	pthread_mutex_lock(&dev->lock);
+	pd->next = dev->pds;
+	if (dev->pds)
+		dev->pds->prev = pd;
+	dev->pds = pd;
+	pthread_mutex_unlock(&dev->lock);
+	*pdp = pd;
+	return 0;
+}
+
+int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd)
+{
+	struct ssq_emu_dev *dev;
+
+	if (!pd)
+		return -EINVAL;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (pd->users) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	if (pd->prev)
+		pd->prev->next = pd->next;
+	else
+		dev->pds = pd->next;
+	if (pd->next)
+		pd->next->prev = pd->prev;
+	pthread_mutex_unlock(&dev->lock);
+	free(pd);
+	return 0;
+}
+
+#define EMU_ACCESS_ALL                                                                   \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+int ssq_emu_reg_mr(struct ssq_emu_pd *pd, void *addr, size_t len, uint64_t iova,
+                   int access, struct ssq_emu_mr **mrp, uint32_t *key)
+{
+	struct ssq_emu_dev *dev;
+	struct ssq_emu_mr *mr;
+	unsigned i;
+
+	if (!pd || !addr || !len || !mrp || !key || iova + len - 1 < iova)
+		return -EINVAL;
+	if (access & ~EMU_ACCESS_ALL)
+		return -EINVAL;
+	/* IB spec 10.6.3.1 (and ib_check_mr_access): remote write or atomic
+	 * access needs local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < SSQ_EMU_MAX_MR && dev->mrs[i]; i++)
+		;
+	if (i == SSQ_EMU_MAX_MR) {
+		pthread_mutex_unlock(&dev->lock);
+		free(mr);
+		return -ENOMEM;
+	}
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->iova = iova;
+	mr->len = len;
+	mr->access = access;
+	/* The tag changes on each registration, so a stale key of a freed
+	 * slot does not match the MR registered there next. */
+	mr->key = (i << 8) | dev->mr_tag;
+	/* Tag 0 is never used: key 0x100 would be MLX5_INVALID_LKEY, the
+	 * receive-list terminator. */
+	dev->mr_tag = dev->mr_tag == 0xff ? 1 : dev->mr_tag + 1;
+	dev->mrs[i] = mr;
+	pd->users++;
+	pthread_mutex_unlock(&dev->lock);
+	*mrp = mr;
+	*key = mr->key;
+	return 0;
+}
+
+int ssq_emu_dereg_mr(struct ssq_emu_mr *mr)
+{
+	struct ssq_emu_dev *dev;
+
+	if (!mr)
+		return -EINVAL;
+	dev = mr->pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	dev->mrs[mr->key >> 8] = NULL;
+	mr->pd->users--;
+	pthread_mutex_unlock(&dev->lock);
+	free(mr);
+	return 0;
+}
+
+/* ---- CQs ---- */
+
+int ssq_emu_create_cq(struct ssq_emu_dev *dev, const struct ssq_emu_cq_attr *attr,
+                      struct ssq_emu_cq **cqp, struct mlx5dv_cq *dv)
+{
+	struct ssq_emu_cq *cq;
+	uint32_t i;
+
+	if (!dev || !attr || !cqp || !dv || !attr->buf || !attr->dbrec)
+		return -EINVAL;
+	if ((uintptr_t)attr->buf & 63 || !is_pow2(attr->cqe_cnt) || attr->cqe_cnt < 2 ||
+	    attr->cqe_cnt > (1u << 22))
+		return -EINVAL;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -ENOMEM;
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < SSQ_EMU_MAX_CQ && dev->cqs[i]; i++)
+		;
+	if (i == SSQ_EMU_MAX_CQ) {
+		pthread_mutex_unlock(&dev->lock);
+		free(cq);
+		return -ENOMEM;
+	}
+	cq->dev = dev;
+	cq->buf = attr->buf;
+	cq->dbrec = attr->dbrec;
+	cq->cqe_cnt = attr->cqe_cnt;
+	cq->cqn = i;
+	/* As libmlx5's mlx5_alloc_cq_buf: every slot invalid, so the first
+	 * pass's owner bit 0 does not make stale bytes look like CQEs. */
+	memset(cq->buf, 0, (size_t)cq->cqe_cnt * 64);
+	for (i = 0; i < cq->cqe_cnt; i++)
+		((struct mlx5_cqe64 *)cq->buf)[i].op_own = MLX5_CQE_INVALID << 4;
+	cq->dbrec[SSQ_CQ_SET_CI] = 0;
+	cq->dbrec[SSQ_CQ_ARM_DB] = 0;
+	dev->cqs[cq->cqn] = cq;
+	pthread_mutex_unlock(&dev->lock);
+
+	memset(dv, 0, sizeof(*dv));
+	dv->buf = cq->buf;
+	dv->dbrec = cq->dbrec;
+	dv->cqe_cnt = cq->cqe_cnt;
+	dv->cqe_size = 64;
+	dv->cqn = cq->cqn;
+	*cqp = cq;
+	return 0;
+}
+
+int ssq_emu_destroy_cq(struct ssq_emu_cq *cq)
+{
+	struct ssq_emu_dev *dev;
+
+	if (!cq)
+		return -EINVAL;
+	dev = cq->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (cq->users) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->cqs[cq->cqn] = NULL;
+	pthread_mutex_unlock(&dev->lock);
+	free(cq);
+	return 0;
+}
+
+int ssq_emu_cq_error(struct ssq_emu_cq *cq)
+{
+	if (!cq)
+		return -EINVAL;
+	return __atomic_load_n(&cq->overrun, __ATOMIC_RELAXED) ? -EOVERFLOW : 0;
+}
+
+/* ---- SRQs ---- */
+
+int ssq_emu_create_srq(struct ssq_emu_pd *pd, const struct ssq_emu_srq_attr *attr,
+                       struct ssq_emu_srq **srqp, struct mlx5dv_srq *dv)
+{
+	struct ssq_emu_dev *dev;
+	struct ssq_emu_srq *srq;
+	struct ssq_srq link;
+	uint32_t i;
+
+	if (!pd || !attr || !srqp || !dv || !attr->buf || !attr->dbrec)
+		return -EINVAL;
+	if (!is_pow2(attr->wqe_cnt) || attr->wqe_cnt < 2 || attr->wqe_cnt > 65536 ||
+	    !is_pow2(attr->stride) || attr->stride < 32 ||
+	    attr->stride > EMU_MAX_RECV_STRIDE)
+		return -EINVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return -ENOMEM;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < SSQ_EMU_MAX_SRQ && dev->srqs[i]; i++)
+		;
+	if (i == SSQ_EMU_MAX_SRQ) {
+		pthread_mutex_unlock(&dev->lock);
+		free(srq);
+		return -ENOMEM;
+	}
+	srq->pd = pd;
+	srq->buf = attr->buf;
+	srq->dbrec = attr->dbrec;
+	srq->wqe_cnt = attr->wqe_cnt;
+	srq->stride = attr->stride;
+	srq->srqn = i;
+	memset(&link, 0, sizeof(link));
+	link.buf = srq->buf;
+	link.wqe_cnt = srq->wqe_cnt;
+	link.stride = srq->stride;
+	ssq_srq_link_free_list(&link);
+	*srq->dbrec = 0;
+	dev->srqs[i] = srq;
+	pd->users++;
+	pthread_mutex_unlock(&dev->lock);
+
+	memset(dv, 0, sizeof(*dv));
+	dv->buf = srq->buf;
+	dv->dbrec = srq->dbrec;
+	dv->stride = srq->stride;
+	dv->head = link.head;
+	dv->tail = link.tail;
+	dv->srqn = srq->srqn;
+	*srqp = srq;
+	return 0;
+}
+
+int ssq_emu_destroy_srq(struct ssq_emu_srq *srq)
+{
+	struct ssq_emu_dev *dev;
+
+	if (!srq)
+		return -EINVAL;
+	dev = srq->pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (srq->users) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->srqs[srq->srqn] = NULL;
+	srq->pd->users--;
+	pthread_mutex_unlock(&dev->lock);
+	free(srq);
+	return 0;
+}
+
+/* ---- QPs ---- */
+
+struct ssq_emu_qp *emu_qp_by_qpn(struct ssq_emu_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - SSQ_EMU_QPN_BASE;
+
+	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
+}
+
+static int qp_attr_ok(const struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *a)
+{
+	struct ssq_emu_dev *dev = pd->dev;
+
+	if (!a->send_cq || !a->recv_cq || !a->sq_buf || !a->dbrec)
+		return 0;
+	if (a->send_cq->dev != dev || a->recv_cq->dev != dev)
+		return 0;
+	if (!is_pow2(a->sq_wqe_cnt) || a->sq_wqe_cnt > 65536)
+		return 0;
+	if (a->srq)
+		return a->srq->pd == pd && !a->rq_buf && !a->rq_wqe_cnt;
+	return a->rq_buf && is_pow2(a->rq_wqe_cnt) && a->rq_wqe_cnt <= 65536 &&
+	       is_pow2(a->rq_stride) && a->rq_stride >= 16 &&
+	       a->rq_stride <= EMU_MAX_RECV_STRIDE;
+}
+
+int ssq_emu_create_qp(struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *attr,
+                      struct ssq_emu_qp **qpp, struct mlx5dv_qp *dv, uint32_t *qpn)
+{
+	struct ssq_emu_dev *dev;
+	struct ssq_emu_qp *qp;
+	struct mlx5dv_qp d;
+	unsigned i;
+
+	if (!pd || !attr || !qpp || !dv || !qpn || !qp_attr_ok(pd, attr))
+		return -EINVAL;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	dev = pd->dev;
+	pthread_mutex_lock(&dev->lock);
+	for (i = 0; i < SSQ_EMU_MAX_QP && dev->qps[i]; i++)
+		;
+	if (i == SSQ_EMU_MAX_QP) {
+		pthread_mutex_unlock(&dev->lock);
+		free(qp);
+		return -ENOMEM;
+	}
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->srq = attr->srq;
+	qp->qpn = SSQ_EMU_QPN_BASE + i;
+	qp->dbrec = attr->dbrec;
+	qp->rq_buf = attr->rq_buf;
+	qp->rq_wqe_cnt = attr->rq_wqe_cnt;
+	qp->rq_stride = attr->rq_stride;
+	qp->state = IBV_QPS_RESET;
+	qp->port = 1;
+
+	memset(&d, 0, sizeof(d));
+	d.dbrec = attr->dbrec;
+	d.sq.buf = attr->sq_buf;
+	d.sq.wqe_cnt = attr->sq_wqe_cnt;
+	d.sq.stride = MLX5_SEND_WQE_BB;
+	d.rq.buf = attr->rq_buf;
+	d.rq.wqe_cnt = attr->rq_wqe_cnt;
+	d.rq.stride = attr->srq ? 0 : attr->rq_stride;
+	if (attr->uar) {
+		d.bf.reg = (uint8_t *)attr->uar + SSQ_EMU_BF_OFFSET;
+		d.bf.size = SSQ_EMU_BF_SIZE;
+	}
+	/* The device reads the ring through the same geometry the builder
+	 * writes it with; the inline and SGE limits do not matter here. */
+	ssq_sq_init(&qp->sq, &d, qp->qpn, 0, 0);
+	qp->dbrec[MLX5_RCV_DBR] = 0;
+	qp->dbrec[MLX5_SND_DBR] = 0;
+	qp->bf_reg = (uint8_t *)d.bf.reg;
+	if (qp->bf_reg)
+		memset(qp->bf_reg, 0, 2 * SSQ_EMU_BF_SIZE);
+
+	dev->qps[i] = qp;
+	if (i + 1 > dev->nqp)
+		dev->nqp = i + 1;
+	pd->users++;
+	qp->send_cq->users++;
+	qp->recv_cq->users++;
+	if (qp->srq)
+		qp->srq->users++;
+	pthread_mutex_unlock(&dev->lock);
+
+	*dv = d;
+	*qpn = qp->qpn;
+	*qpp = qp;
+	return 0;
+}
+
+int ssq_emu_destroy_qp(struct ssq_emu_qp *qp)
+{
+	struct ssq_emu_dev *dev;
+
+	if (!qp)
+		return -EINVAL;
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	dev->qps[qp->qpn - SSQ_EMU_QPN_BASE] = NULL;
+	while (dev->nqp && !dev->qps[dev->nqp - 1])
+		dev->nqp--;
+	qp->pd->users--;
+	qp->send_cq->users--;
+	qp->recv_cq->users--;
+	if (qp->srq)
+		qp->srq->users--;
+	pthread_mutex_unlock(&dev->lock);
+	free(qp);
+	return 0;
+}
+
+enum ibv_qp_state ssq_emu_qp_state(struct ssq_emu_qp *qp)
+{
+	enum ibv_qp_state s;
+
+	pthread_mutex_lock(&qp->dev->lock);
+	s = qp->state;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return s;
+}

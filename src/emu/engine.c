@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device's progress: ssq_emu_process(), one bounded step over all QPs
+ * that tests and benchmarks call directly, and the device thread that
+ * calls the same step in a polling loop (the daemon hosts it).
+ */
+#include <time.h>
+#include "emu/emu_pvt.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+#error "ssq emu: no cpu_relax for this architecture"
+#endif
+}
+
+/* One step; lock held. QPs are visited round-robin from dev->rr so a busy
+ * low-numbered QP cannot starve the others under a small budget. */
+static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
+{
+	unsigned n = 0, k, nqp = dev->nqp, start;
+
+	dev->pass++;
+	if (ssq_unlikely(dev->fault.stall) || !nqp)
+		return 0;
+	start = dev->rr < nqp ? dev->rr : 0;
+	for (k = 0; k < nqp && n < budget; k++) {
+		unsigned i = start + k < nqp ? start + k : start + k - nqp;
+		struct ssq_emu_qp *qp = dev->qps[i];
+
+		if (!qp)
+			continue;
+		if (qp->state == IBV_QPS_RTS)
+			n += emu_sq_run(qp, budget - n);
+		if (ssq_unlikely(qp->state == IBV_QPS_ERR) && n < budget)
+			n += emu_qp_flush(qp, budget - n);
+	}
+	dev->rr = start + 1 < nqp ? start + 1 : 0;
+	if (ssq_unlikely(dev->trace != NULL) && n)
+		fflush(dev->trace);
+	return n;
+}
+
+int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
+{
+	int n;
+
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->thread_running) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	n = (int)process_locked(dev, budget > INT32_MAX ? INT32_MAX : budget);
+	pthread_mutex_unlock(&dev->lock);
+	return n;
+}
+
+/*
+ * Busy-poll while work comes, relax the CPU for a while when it stops, then
+ * sleep briefly: a doorbell waits at most ~50 us on an idle device, and an
+ * idle device does not burn a core the producers need.
+ */
+static void *device_thread(void *arg)
+{
+	struct ssq_emu_dev *dev = arg;
+	unsigned idle = 0;
+
+	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		unsigned n;
+
+		pthread_mutex_lock(&dev->lock);
+		n = process_locked(dev, 1024);
+		pthread_mutex_unlock(&dev->lock);
+		if (n) {
+			idle = 0;
+		} else if (++idle < 2048) {
+			cpu_relax();
+		} else {
+			struct timespec ts = { 0, 50 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+int ssq_emu_start(struct ssq_emu_dev *dev)
+{
+	int ret;
+
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->thread_running) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	__atomic_store_n(&dev->stop, 0, __ATOMIC_RELAXED);
+	ret = pthread_create(&dev->thread, NULL, device_thread, dev);
+	if (!ret)
+		dev->thread_running = 1;
+	pthread_mutex_unlock(&dev->lock);
+	return -ret;
+}
+
+int ssq_emu_stop(struct ssq_emu_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->lock);
+	if (!dev->thread_running) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EINVAL;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	/* R1: pairs with the thread's acquire load of stop. */
+	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(dev->thread, NULL);
+	pthread_mutex_lock(&dev->lock);
+	dev->thread_running = 0;
+	pthread_mutex_unlock(&dev->lock);
+	return 0;
+}

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testbed_pvt.h - two RC QPs on the emulated device, one per port (two
+ * emulated hosts), connected and in RTS, each with its own send CQ, receive
+ * CQ, receive queue (or, for side 1, an SRQ) and a registered data buffer.
+ * For the emu tests and micro-benchmarks (C and C++) only; not part of
+ * libssq's API.
+ */
+#ifndef SSQ_EMU_TESTBED_PVT_H
+#define SSQ_EMU_TESTBED_PVT_H
+
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ssq/ssq.h>
+#include <ssq/emu.h>
+
+struct emu_tb_opts {
+	uint32_t sq_cnt;   /* WQEBBs per SQ (default 256) */
+	uint32_t cq_cnt;   /* CQEs per CQ (default 256) */
+	uint32_t rq_cnt;   /* receive WQEs (default 64) */
+	size_t mem_len;    /* bytes of each side's data buffer (default 64 KiB) */
+	int access;        /* MR access (default: all) */
+	int qp_access;     /* qp_access_flags (default: all remote) */
+	uint8_t rnr_retry; /* default 0 */
+	int srq;           /* side 1 receives through an SRQ */
+	int shared;        /* every buffer MAP_SHARED: a fork()ed child may post */
+	const struct ssq_emu_dev_attr *dev_attr; /* NULL: ignore the env, full */
+};
+
+struct emu_tb_side {
+	struct ssq_emu_qp *qp;
+	uint32_t qpn;
+	struct ssq_emu_cq *scq, *rcq;
+	struct ssq_sq sq;
+	struct ssq_cq scq_v, rcq_v;
+	struct ssq_rq rq;
+	struct ssq_emu_mr *mr;
+	uint32_t key;
+	uint64_t iova; /* of mem[0] */
+	uint8_t *mem;
+	void *bufs[12]; /* freed by emu_tb_fini */
+	size_t lens[12];
+	int shared;
+	unsigned nbufs;
+};
+
+struct emu_tb {
+	struct ssq_emu_dev *dev;
+	struct ssq_emu_pd *pd;
+	struct emu_tb_side s[2];
+	struct ssq_emu_srq *srq;
+	struct ssq_srq srq_v;
+	void *srq_buf;
+	__be32 *srq_db;
+	struct emu_tb_opts o;
+};
+
+static inline void *emu_tb_alloc(struct emu_tb_side *s, size_t len)
+{
+	size_t size = (len + 4095) & ~(size_t)4095;
+	void *p;
+
+	if (s->shared) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		         -1, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+	} else {
+		p = aligned_alloc(4096, size);
+	}
+	if (p) {
+		memset(p, 0, len);
+		s->lens[s->nbufs] = size;
+		s->bufs[s->nbufs++] = p;
+	}
+	return p;
+}
+
+static inline int emu_tb_side_init(struct emu_tb *tb, int i)
+{
+	struct emu_tb_side *s = &tb->s[i];
+	struct ssq_emu_cq_attr ca;
+	struct ssq_emu_qp_attr qa;
+	struct mlx5dv_cq dcq;
+	struct mlx5dv_qp dqp;
+	__be32 *dbs;
+	int ret;
+
+	memset(&ca, 0, sizeof(ca));
+	memset(&qa, 0, sizeof(qa));
+	dbs = (__be32 *)emu_tb_alloc(s, 64);
+	s->mem = (uint8_t *)emu_tb_alloc(s, tb->o.mem_len);
+	if (!dbs || !s->mem)
+		return -ENOMEM;
+	s->iova = 0x10000000ull * (uint64_t)(i + 1);
+	ret = ssq_emu_reg_mr(tb->pd, s->mem, tb->o.mem_len, s->iova, tb->o.access, &s->mr,
+	                     &s->key);
+	if (ret)
+		return ret;
+	ca.cqe_cnt = tb->o.cq_cnt;
+	ca.buf = emu_tb_alloc(s, (size_t)ca.cqe_cnt * 64);
+	ca.dbrec = dbs + 2;
+	if (!ca.buf)
+		return -ENOMEM;
+	ret = ssq_emu_create_cq(tb->dev, &ca, &s->scq, &dcq);
+	if (ret || (ret = ssq_cq_init(&s->scq_v, &dcq)))
+		return ret;
+	ca.buf = emu_tb_alloc(s, (size_t)ca.cqe_cnt * 64);
+	ca.dbrec = dbs + 4;
+	if (!ca.buf)
+		return -ENOMEM;
+	ret = ssq_emu_create_cq(tb->dev, &ca, &s->rcq, &dcq);
+	if (ret || (ret = ssq_cq_init(&s->rcq_v, &dcq)))
+		return ret;
+	qa.send_cq = s->scq;
+	qa.recv_cq = s->rcq;
+	qa.sq_wqe_cnt = tb->o.sq_cnt;
+	qa.sq_buf = emu_tb_alloc(s, (size_t)qa.sq_wqe_cnt * 64);
+	qa.dbrec = dbs;
+	qa.uar = emu_tb_alloc(s, SSQ_EMU_UAR_SIZE);
+	if (i == 1 && tb->o.srq) {
+		qa.srq = tb->srq;
+	} else {
+		qa.rq_wqe_cnt = tb->o.rq_cnt;
+		qa.rq_stride = 64;
+		qa.rq_buf = emu_tb_alloc(s, (size_t)qa.rq_wqe_cnt * qa.rq_stride);
+	}
+	if (!qa.sq_buf || !qa.uar)
+		return -ENOMEM;
+	ret = ssq_emu_create_qp(tb->pd, &qa, &s->qp, &dqp, &s->qpn);
+	if (ret)
+		return ret;
+	ret = ssq_sq_init(&s->sq, &dqp, s->qpn, 256, 8);
+	if (ret)
+		return ret;
+	if (!qa.srq)
+		ret = ssq_rq_init(&s->rq, &dqp);
+	return ret;
+}
+
+/* Move @qp to RTS facing @dest on @port, as rc_pingpong does. */
+static inline int emu_tb_connect_qp(struct ssq_emu_qp *qp, uint8_t port, uint32_t dest,
+                                    int qp_access, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = port;
+	a.qp_access_flags = qp_access;
+	ret = ssq_emu_modify_qp(
+	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = port == 1 ? 2 : 1;
+	ret = ssq_emu_modify_qp(qp, &a,
+	                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+	                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = 1;
+	return ssq_emu_modify_qp(qp, &a,
+	                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                             IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+	                             IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static inline int emu_tb_connect(struct emu_tb *tb)
+{
+	int ret = emu_tb_connect_qp(tb->s[0].qp, 1, tb->s[1].qpn, tb->o.qp_access,
+	                            tb->o.rnr_retry);
+
+	return ret ? ret
+	           : emu_tb_connect_qp(tb->s[1].qp, 2, tb->s[0].qpn, tb->o.qp_access,
+	                               tb->o.rnr_retry);
+}
+
+static inline void emu_tb_fini(struct emu_tb *tb)
+{
+	int i;
+	unsigned k;
+
+	ssq_emu_close(tb->dev);
+	for (i = 0; i < 2; i++) {
+		for (k = 0; k < tb->s[i].nbufs; k++) {
+			if (tb->s[i].shared)
+				munmap(tb->s[i].bufs[k], tb->s[i].lens[k]);
+			else
+				free(tb->s[i].bufs[k]);
+		}
+	}
+	memset(tb, 0, sizeof(*tb));
+}
+
+/* Open a device and build both sides, connected and in RTS. */
+static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
+{
+	struct ssq_emu_dev_attr da;
+	int ret;
+
+	memset(&da, 0, sizeof(da));
+	da.ignore_env = 1;
+	memset(tb, 0, sizeof(*tb));
+	if (opts)
+		tb->o = *opts;
+	if (!tb->o.sq_cnt)
+		tb->o.sq_cnt = 256;
+	if (!tb->o.cq_cnt)
+		tb->o.cq_cnt = 256;
+	if (!tb->o.rq_cnt)
+		tb->o.rq_cnt = 64;
+	if (!tb->o.mem_len)
+		tb->o.mem_len = 65536;
+	if (!tb->o.access)
+		tb->o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	if (!tb->o.qp_access)
+		tb->o.qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		                  IBV_ACCESS_REMOTE_ATOMIC;
+	tb->s[0].shared = tb->s[1].shared = tb->o.shared;
+	ret = ssq_emu_open(&tb->dev, tb->o.dev_attr ? tb->o.dev_attr : &da);
+	if (ret)
+		return ret;
+	ret = ssq_emu_alloc_pd(tb->dev, &tb->pd);
+	if (ret)
+		goto fail;
+	if (tb->o.srq) {
+		struct ssq_emu_srq_attr sa;
+		struct mlx5dv_srq dsrq;
+
+		memset(&sa, 0, sizeof(sa));
+		tb->srq_buf = emu_tb_alloc(&tb->s[0], 64 * 64);
+		tb->srq_db = (__be32 *)emu_tb_alloc(&tb->s[0], 64);
+		ret = -ENOMEM;
+		if (!tb->srq_buf || !tb->srq_db)
+			goto fail;
+		sa.buf = tb->srq_buf;
+		sa.wqe_cnt = 64;
+		sa.stride = 64;
+		sa.dbrec = tb->srq_db;
+		ret = ssq_emu_create_srq(tb->pd, &sa, &tb->srq, &dsrq);
+		if (ret || (ret = ssq_srq_init(&tb->srq_v, &dsrq, 64)))
+			goto fail;
+	}
+	ret = emu_tb_side_init(tb, 0);
+	if (!ret)
+		ret = emu_tb_side_init(tb, 1);
+	if (!ret)
+		ret = emu_tb_connect(tb);
+	if (!ret)
+		return 0;
+fail:
+	emu_tb_fini(tb);
+	return ret;
+}
+
+/* Ring side @i's send doorbell up to its sq.pi (DBR + 8-byte doorbell). */
+static inline void emu_tb_ring(struct emu_tb *tb, int i, uint32_t last_pi)
+{
+	struct emu_tb_side *s = &tb->s[i];
+
+	ssq_sq_ring_db(&s->sq, s->sq.pi,
+	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&s->sq, last_pi));
+}
+
+/* Poll up to @max CQEs from @cq, running the device between tries. */
+static inline int emu_tb_poll(struct emu_tb *tb, struct ssq_cq *cq, struct ssq_cqe *out,
+                              int max)
+{
+	int n = 0, tries;
+
+	for (tries = 0; tries < 64 && n < max; tries++) {
+		n += ssq_cq_poll(cq, out + n, max - n);
+		if (n < max)
+			ssq_emu_process(tb->dev, 1024);
+	}
+	return n;
+}
+
+#endif /* SSQ_EMU_TESTBED_PVT_H */

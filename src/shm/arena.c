@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Pick an arena's backing, carve it, tear it down. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <rte_memzone.h>
+#include "shm/arena.h"
+
+/* 2 MiB pages the kernel has free now, from /proc/meminfo. */
+static long free_hugepages(void)
+{
+	char line[128];
+	long n = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+int ssq_arena_create(struct ssq_arena *a, size_t len, enum ssq_hugepages mode,
+                     const char *tag, char *why, size_t whylen)
+{
+	size_t need = (len + (2u << 20) - 1) >> 21;
+	int rc;
+
+	if (mode == SSQ_HUGEPAGES_OFF)
+		return ssq_arena_create_memfd(a, len, tag, why, whylen);
+	if ((size_t)free_hugepages() >= need) {
+		rc = ssq_arena_create_eal(a, len, tag, why, whylen);
+		if (!rc || mode == SSQ_HUGEPAGES_REQUIRED)
+			return rc;
+	} else if (mode == SSQ_HUGEPAGES_REQUIRED) {
+		snprintf(
+		    why, whylen,
+		    "--hugepages=required but only %ld free 2 MiB hugepages for a "
+		    "%zu-page "
+		    "arena; reserve them as root: echo %zu > /proc/sys/vm/nr_hugepages",
+		    free_hugepages(), need, need + 16);
+		return -ENOMEM;
+	} else {
+		snprintf(why, whylen, "no free 2 MiB hugepages");
+	}
+	fprintf(
+	    stderr,
+	    "ssqd: warning: %s; using 4 KiB memfd pages for the arena (reserve hugepages "
+	    "with: echo %zu > /proc/sys/vm/nr_hugepages)\n",
+	    why, need + 16);
+	return ssq_arena_create_memfd(a, len, tag, why, whylen);
+}
+
+void *ssq_arena_alloc(struct ssq_arena *a, size_t len, size_t align)
+{
+	size_t start = (a->used + align - 1) & ~(align - 1);
+
+	if (!align || (align & (align - 1)) || start > a->len || len > a->len - start)
+		return NULL;
+	a->used = start + len;
+	return a->base + start;
+}
+
+void ssq_arena_destroy(struct ssq_arena *a)
+{
+	if (!a->base)
+		return;
+	if (a->eal_memzone) {
+		/* EAL owns the segment fd; freeing the memzone is all. */
+		rte_memzone_free((const struct rte_memzone *)a->eal_memzone);
+	} else {
+		munmap(a->base, a->len);
+		close(a->fd);
+	}
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+}

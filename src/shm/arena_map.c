@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client side of an arena: map what the daemon sent and refuse anything
+ * that is not an ssq arena of this layout version, or whose offsets point
+ * outside it, before a single queue field is used.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "shm/arena.h"
+#include "shm/layout.h"
+
+/* [off, off + len) inside [0, total), without overflow. */
+static int in_arena(uint64_t off, uint64_t len, uint64_t total)
+{
+	return off <= total && len <= total - off;
+}
+
+int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
+                     size_t whylen)
+{
+	uint32_t i;
+
+	if (len < sizeof(*h)) {
+		snprintf(why, whylen,
+		         "arena of %zu bytes is smaller than its header (%zu)", len,
+		         sizeof(*h));
+		return -EBADMSG;
+	}
+	if (h->magic != SSQ_LAYOUT_MAGIC) {
+		snprintf(why, whylen, "not an ssq arena (magic 0x%016llx)",
+		         (unsigned long long)h->magic);
+		return -EPROTO;
+	}
+	if (h->version != SSQ_LAYOUT_VERSION || h->header_size != sizeof(*h) ||
+	    h->queue_layout_size != sizeof(struct ssq_queue_layout)) {
+		snprintf(
+		    why, whylen,
+		    "arena layout version %u (header %u, queue %u bytes); this library "
+		    "speaks version %u (%zu, %zu)",
+		    h->version, h->header_size, h->queue_layout_size, SSQ_LAYOUT_VERSION,
+		    sizeof(*h), sizeof(struct ssq_queue_layout));
+		return -EPROTO;
+	}
+	if (h->arena_len != len) {
+		snprintf(why, whylen, "arena header says %llu bytes, %zu were mapped",
+		         (unsigned long long)h->arena_len, len);
+		return -EBADMSG;
+	}
+	if (h->nqueues > SSQ_MAX_QUEUES || !in_arena(h->data_off, h->data_len, len)) {
+		snprintf(why, whylen,
+		         "arena header out of bounds (%u queues, data %llu+%llu)",
+		         h->nqueues, (unsigned long long)h->data_off,
+		         (unsigned long long)h->data_len);
+		return -EBADMSG;
+	}
+	for (i = 0; i < h->nqueues; i++) {
+		const struct ssq_queue_layout *q = &h->queues[i];
+
+		if (q->state == SSQ_QUEUE_UNUSED)
+			continue;
+		if (!q->sq_wqe_cnt || (q->sq_wqe_cnt & (q->sq_wqe_cnt - 1)) ||
+		    !q->cqe_cnt || (q->cqe_cnt & (q->cqe_cnt - 1)) ||
+		    !in_arena(q->sq_off, (uint64_t)q->sq_wqe_cnt * 64, len) ||
+		    !in_arena(q->cq_off, (uint64_t)q->cqe_cnt * 64, len) ||
+		    !in_arena(q->qp_dbrec_off, 8, len) ||
+		    !in_arena(q->cq_dbrec_off, 8, len) ||
+		    memchr(q->name, 0, sizeof(q->name)) == NULL) {
+			snprintf(why, whylen, "queue %u of the arena is out of bounds",
+			         i);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+void *ssq_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+
+	if (p == MAP_FAILED) {
+		snprintf(why, whylen, "mmap of the %zu-byte arena at offset %lld: %s",
+		         len, (long long)offset, strerror(errno));
+		return NULL;
+	}
+	if (ssq_layout_check((const struct ssq_arena_header *)p, len, why, whylen)) {
+		munmap(p, len);
+		return NULL;
+	}
+	return p;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated RC QP state machine against the kernel's rules
+ * (drivers/infiniband/core/verbs.c, qp_state_table, RC column), written out
+ * again here independently: every (current, next) pair, with the required
+ * mask, each required bit missing, and each other single bit added.
+ */
+#include "helpers.h"
+#include "emu/testbed_pvt.h"
+
+struct rule {
+	int valid, req, opt;
+};
+
+#define NST (IBV_QPS_ERR + 1)
+
+static struct rule rules[NST][NST];
+
+static void init_rules(void)
+{
+	rules[IBV_QPS_RESET][IBV_QPS_RESET] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RESET][IBV_QPS_ERR] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RESET][IBV_QPS_INIT] =
+	    (struct rule){ 1, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 };
+	rules[IBV_QPS_INIT][IBV_QPS_RESET] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_INIT][IBV_QPS_ERR] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_INIT][IBV_QPS_INIT] =
+	    (struct rule){ 1, 0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS };
+	rules[IBV_QPS_INIT][IBV_QPS_RTR] =
+	    (struct rule){ 1,
+		           IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		               IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+		           IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX };
+	rules[IBV_QPS_RTR][IBV_QPS_RESET] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RTR][IBV_QPS_ERR] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RTR][IBV_QPS_RTS] =
+	    (struct rule){ 1,
+		           IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		               IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+		           IBV_QP_CUR_STATE | IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS |
+		               IBV_QP_MIN_RNR_TIMER | IBV_QP_PATH_MIG_STATE };
+	rules[IBV_QPS_RTS][IBV_QPS_RESET] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RTS][IBV_QPS_ERR] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_RTS][IBV_QPS_RTS] =
+	    (struct rule){ 1, 0,
+		           IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_ALT_PATH |
+		               IBV_QP_PATH_MIG_STATE | IBV_QP_MIN_RNR_TIMER };
+	rules[IBV_QPS_ERR][IBV_QPS_RESET] = (struct rule){ 1, 0, 0 };
+	rules[IBV_QPS_ERR][IBV_QPS_ERR] = (struct rule){ 1, 0, 0 };
+}
+
+/* Values every check accepts. */
+static void good_attr(struct ibv_qp_attr *a, enum ibv_qp_state next,
+                      enum ibv_qp_state cur)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = next;
+	a->cur_qp_state = cur;
+	a->port_num = 1;
+	a->pkey_index = 0;
+	a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	a->ah_attr.port_num = 2;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = 0x123;
+	a->max_dest_rd_atomic = 1;
+	a->min_rnr_timer = 12;
+	a->timeout = 14;
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->max_rd_atomic = 1;
+	a->alt_ah_attr.port_num = 1;
+	a->alt_port_num = 1;
+}
+
+/* Drive @qp to @s through legal transitions. */
+static int walk(struct ssq_emu_qp *qp, enum ibv_qp_state s)
+{
+	static const enum ibv_qp_state path[] = { IBV_QPS_INIT, IBV_QPS_RTR,
+		                                  IBV_QPS_RTS };
+	struct ibv_qp_attr a;
+	enum ibv_qp_state cur = IBV_QPS_RESET;
+	unsigned i;
+
+	good_attr(&a, IBV_QPS_RESET, cur);
+	if (ssq_emu_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	if (s == IBV_QPS_ERR) {
+		a.qp_state = IBV_QPS_ERR;
+		return ssq_emu_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+	for (i = 0; i < 3 && cur != s; i++) {
+		good_attr(&a, path[i], cur);
+		if (ssq_emu_modify_qp(qp, &a, IBV_QP_STATE | rules[cur][path[i]].req))
+			return -1;
+		cur = path[i];
+	}
+	return ssq_emu_qp_state(qp) == s ? 0 : -1;
+}
+
+static const char *sname(int s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS",
+		                         "SQD",   "SQE",  "ERR" };
+
+	return s >= 0 && s < NST ? n[s] : "?";
+}
+
+static void test_table(struct ssq_emu_qp *qp)
+{
+	static const int reachable[] = { IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR,
+		                         IBV_QPS_RTS, IBV_QPS_ERR };
+	unsigned c, bit;
+	int next, ret, legal = 0;
+
+	for (c = 0; c < 5; c++) {
+		int cur = reachable[c];
+
+		for (next = 0; next < NST; next++) {
+			const struct rule *r = &rules[cur][next];
+			struct ibv_qp_attr a;
+
+			/* The required mask exactly. */
+			CHECK(walk(qp, cur) == 0, "walk to %s", sname(cur));
+			good_attr(&a, next, cur);
+			ret = ssq_emu_modify_qp(qp, &a, IBV_QP_STATE | r->req);
+			CHECK(ret == (r->valid ? 0 : -EINVAL),
+			      "%s -> %s with req mask: %d", sname(cur), sname(next), ret);
+			if (r->valid) {
+				legal++;
+				CHECK((int)ssq_emu_qp_state(qp) == next,
+				      "%s -> %s: now %s", sname(cur), sname(next),
+				      sname(ssq_emu_qp_state(qp)));
+			} else {
+				CHECK((int)ssq_emu_qp_state(qp) == cur,
+				      "%s -> %s refused: state kept", sname(cur),
+				      sname(next));
+				continue;
+			}
+			/* Each required bit missing; each other bit added. */
+			for (bit = 1; bit <= 25; bit++) {
+				int b = 1 << bit, mask, want;
+
+				if (r->req & b)
+					mask = (IBV_QP_STATE | r->req) & ~b,
+					want = -EINVAL;
+				else if (r->opt & b)
+					mask = IBV_QP_STATE | r->req | b, want = 0;
+				else
+					mask = IBV_QP_STATE | r->req | b, want = -EINVAL;
+				CHECK(walk(qp, cur) == 0, "walk to %s", sname(cur));
+				good_attr(&a, next, cur);
+				ret = ssq_emu_modify_qp(qp, &a, mask);
+				CHECK(ret == want,
+				      "%s -> %s mask 0x%x (bit %u): %d, want %d",
+				      sname(cur), sname(next), mask, bit, ret, want);
+				CHECK((int)ssq_emu_qp_state(qp) == (ret ? cur : next),
+				      "%s -> %s bit %u: state %s", sname(cur),
+				      sname(next), bit, sname(ssq_emu_qp_state(qp)));
+			}
+		}
+	}
+	CHECK(legal == 15, "15 legal RC transitions among the emulated states, saw %d",
+	      legal);
+}
+
+/* Without IBV_QP_STATE the target is the current state. */
+static void test_no_state(struct ssq_emu_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	CHECK(walk(qp, IBV_QPS_INIT) == 0, "to INIT");
+	good_attr(&a, IBV_QPS_RTS, IBV_QPS_INIT);
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == 0,
+	      "INIT: access flags alone");
+	CHECK(ssq_emu_qp_state(qp) == IBV_QPS_INIT, "still INIT");
+	CHECK(walk(qp, IBV_QPS_RTR) == 0, "to RTR");
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == -EINVAL,
+	      "RTR -> RTR refused");
+	CHECK(walk(qp, IBV_QPS_RTS) == 0, "to RTS");
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER) == 0,
+	      "RTS: min_rnr_timer alone");
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_TIMEOUT) == -EINVAL,
+	      "RTS: timeout refused");
+	/* CUR_STATE must be the truth. */
+	a.cur_qp_state = IBV_QPS_RTR;
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) ==
+	          -EINVAL,
+	      "wrong cur_qp_state refused");
+	a.cur_qp_state = IBV_QPS_RTS;
+	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) == 0,
+	      "right cur_qp_state accepted");
+}
+
+/* Values out of range are refused even with the right mask. */
+static void test_values(struct ssq_emu_qp *qp)
+{
+	const int to_init =
+	    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	const int to_rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+	                   IBV_QP_MIN_RNR_TIMER;
+	const int to_rts = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+	struct ibv_qp_attr a;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		CHECK(walk(qp, IBV_QPS_RESET) == 0, "reset");
+		good_attr(&a, IBV_QPS_INIT, IBV_QPS_RESET);
+		if (k == 0)
+			a.port_num = 3;
+		else if (k == 1)
+			a.port_num = 0;
+		else if (k == 2)
+			a.pkey_index = 1;
+		else
+			a.qp_access_flags = IBV_ACCESS_MW_BIND << 4;
+		CHECK(ssq_emu_modify_qp(qp, &a, to_init) == -EINVAL, "bad INIT value %d",
+		      k);
+		CHECK(ssq_emu_qp_state(qp) == IBV_QPS_RESET, "stays RESET");
+	}
+	for (k = 0; k < 4; k++) {
+		CHECK(walk(qp, IBV_QPS_INIT) == 0, "init");
+		good_attr(&a, IBV_QPS_RTR, IBV_QPS_INIT);
+		if (k == 0)
+			a.path_mtu = 0;
+		else if (k == 1)
+			a.dest_qp_num = 1u << 24;
+		else if (k == 2)
+			a.min_rnr_timer = 32;
+		else
+			a.ah_attr.port_num = 3;
+		CHECK(ssq_emu_modify_qp(qp, &a, to_rtr) == -EINVAL, "bad RTR value %d",
+		      k);
+	}
+	for (k = 0; k < 3; k++) {
+		CHECK(walk(qp, IBV_QPS_RTR) == 0, "rtr");
+		good_attr(&a, IBV_QPS_RTS, IBV_QPS_RTR);
+		if (k == 0)
+			a.rnr_retry = 8;
+		else if (k == 1)
+			a.retry_cnt = 8;
+		else
+			a.timeout = 32;
+		CHECK(ssq_emu_modify_qp(qp, &a, to_rts) == -EINVAL, "bad RTS value %d",
+		      k);
+	}
+	CHECK(ssq_emu_modify_qp(NULL, &a, IBV_QP_STATE) == -EINVAL, "NULL qp");
+	CHECK(ssq_emu_modify_qp(qp, NULL, IBV_QP_STATE) == -EINVAL, "NULL attr");
+}
+
+int main(void)
+{
+	struct emu_tb tb;
+	int ret;
+
+	init_rules();
+	ret = emu_tb_init(&tb, NULL);
+	CHECK(ret == 0, "testbed: %d", ret);
+	if (ret)
+		return test_exit("emu_qp_state");
+	test_table(tb.s[0].qp);
+	test_no_state(tb.s[0].qp);
+	test_values(tb.s[0].qp);
+	emu_tb_fini(&tb);
+	return test_exit("emu_qp_state");
+}
