@@ -93,6 +93,8 @@ struct ssq_sq *ssq_queue_sq(struct ssq_queue *q);
 /* The queue's completion queue, for ssq_cq_poll. */
 struct ssq_cq *ssq_queue_cq(struct ssq_queue *q);
 uint32_t ssq_queue_qpn(const struct ssq_queue *q);
+/* The QPN at the other end of the connection (the peer ssqd's, or loopback). */
+uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q);
 /* Where RDMA through this queue lands: the peer's data arena and its rkey. */
 uint64_t ssq_queue_peer_iova(const struct ssq_queue *q);
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);

@@ -314,6 +314,11 @@ uint32_t ssq_queue_qpn(const struct ssq_queue *q)
 	return q->l->qpn;
 }
 
+uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q)
+{
+	return q->l->peer_qpn;
+}
+
 uint64_t ssq_queue_peer_iova(const struct ssq_queue *q)
 {
 	return q->l->peer_data_iova;

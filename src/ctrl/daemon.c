@@ -19,8 +19,9 @@
 #include "ctrl/mlx5_list.h"
 #include "ctrl/proto.h"
 
-#define PEER_TIMEOUT_MS 30000
-#define SEND_TIMEOUT_MS 1000
+#define PEER_TIMEOUT_MS  30000
+#define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
+#define SEND_TIMEOUT_MS  1000
 
 void ssqd_options_default(struct ssqd_options *o)
 {
@@ -115,29 +116,19 @@ static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
 	                      why, whylen);
 }
 
-/* Exchange addresses with the peer ssqd over TCP, rc_pingpong style. */
-static int peer_exchange(struct ssqd *d, const struct ssq_peer_addr *local,
-                         struct ssq_peer_addr *remote, char *why, size_t whylen)
+/*
+ * --connect: exchange addresses with the listening peer now, rc_pingpong
+ * style; any failure (unreachable, truncated or malformed reply) ends the
+ * setup with the reason.
+ */
+static int peer_connect(struct ssqd *d, const struct ssq_peer_addr *local,
+                        struct ssq_peer_addr *remote, char *why, size_t whylen)
 {
-	int s, ls, rc;
+	int s, rc;
 
-	if (d->opt.connect_to) {
-		s = ssq_peer_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
-		if (s < 0)
-			return s;
-	} else {
-		ls = ssq_peer_listen(d->opt.listen_port, why, whylen);
-		if (ls < 0)
-			return ls;
-		fprintf(stderr, "ssqd: waiting for the peer on TCP port %u\n",
-		        d->opt.listen_port);
-		s = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
-		close(ls);
-		if (s < 0) {
-			snprintf(why, whylen, "accepting the peer: %s", strerror(errno));
-			return -errno;
-		}
-	}
+	s = ssq_peer_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
+	if (s < 0)
+		return s;
 	rc = ssq_peer_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
 	                       whylen);
 	close(s);
@@ -170,10 +161,26 @@ static void publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr
 	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
 }
 
+/* Connect every local QP to its remote address and publish the queues. */
+static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char *why,
+                       size_t whylen)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < d->opt.nqueues; i++) {
+		rc = connect_one(d, &d->queues[i].local, d->psn[i], &remote[i], why,
+		                 whylen);
+		if (rc)
+			return rc;
+		publish_queue(d, i, &remote[i]);
+	}
+	return 0;
+}
+
 static int bring_up(struct ssqd *d, char *why, size_t whylen)
 {
-	struct ssq_peer_addr local[SSQ_MAX_QUEUES], remote[SSQ_MAX_QUEUES];
-	uint32_t psn[SSQ_MAX_QUEUES];
+	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
 	unsigned i;
 	int rc;
 
@@ -181,33 +188,65 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		rc = make_queue(d, i, why, whylen);
 		if (rc)
 			return rc;
-		psn[i] = new_psn();
-		local_addr(d, &d->queues[i].local, i, psn[i], &local[i]);
-	}
-	if (d->opt.listen_port || d->opt.connect_to) {
-		rc = peer_exchange(d, local, remote, why, whylen);
-		if (rc)
-			return rc;
-	} else {
-		for (i = 0; i < d->opt.nqueues; i++) {
-			uint32_t ppsn = new_psn();
-
-			local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i]);
-			/* The loopback end's side of the handshake, done in place. */
-			rc = connect_one(d, &d->queues[i].peer, ppsn, &local[i], why,
-			                 whylen);
-			if (rc)
-				return rc;
-		}
-	}
-	for (i = 0; i < d->opt.nqueues; i++) {
-		rc = connect_one(d, &d->queues[i].local, psn[i], &remote[i], why, whylen);
-		if (rc)
-			return rc;
-		publish_queue(d, i, &remote[i]);
+		d->psn[i] = new_psn();
+		local_addr(d, &d->queues[i].local, i, d->psn[i], &d->local_addrs[i]);
+		/* Listed before they are ready, so clients can see them come up. */
+		snprintf(d->hdr->queues[i].name, SSQ_NAME_MAX, "q%u", i);
 	}
 	d->hdr->nqueues = d->opt.nqueues;
-	return 0;
+	if (d->opt.listen_port) {
+		/* Queues come up when a peer has connected: ssqd_serve() waits for one.
+		 */
+		d->peer_listen_fd = ssq_peer_listen(d->opt.listen_port, why, whylen);
+		return d->peer_listen_fd < 0 ? d->peer_listen_fd : 0;
+	}
+	if (d->opt.connect_to) {
+		rc = peer_connect(d, d->local_addrs, remote, why, whylen);
+		return rc ? rc : connect_all(d, remote, why, whylen);
+	}
+	for (i = 0; i < d->opt.nqueues; i++) {
+		uint32_t ppsn = new_psn();
+
+		local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i]);
+		/* The loopback end's side of the handshake, done in place. */
+		rc = connect_one(d, &d->queues[i].peer, ppsn, &d->local_addrs[i], why,
+		                 whylen);
+		if (rc)
+			return rc;
+	}
+	return connect_all(d, remote, why, whylen);
+}
+
+/*
+ * --listen: a peer ssqd connected. Exchange addresses and bring the queues
+ * up; a peer that sends a truncated or malformed message is refused with
+ * the reason on stderr, and ssqd keeps serving and waiting for a good one.
+ */
+static void accept_peer(struct ssqd *d)
+{
+	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
+	char why[256];
+	int s = accept4(d->peer_listen_fd, NULL, NULL, SOCK_CLOEXEC), rc;
+
+	if (s < 0)
+		return;
+	rc = ssq_peer_exchange(s, d->local_addrs, remote, d->opt.nqueues,
+	                       PEER_EXCHANGE_MS, why, sizeof(why));
+	close(s);
+	if (rc) {
+		fprintf(stderr,
+		        "ssqd: peer refused: %s; still waiting for a peer on port %u\n",
+		        why, d->opt.listen_port);
+		return;
+	}
+	rc = connect_all(d, remote, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "ssqd: connecting to the peer: %s\n", why);
+		return;
+	}
+	fprintf(stderr, "ssqd: peer connected, %u queue(s) ready\n", d->opt.nqueues);
+	close(d->peer_listen_fd);
+	d->peer_listen_fd = -1;
 }
 
 static int open_socket(struct ssqd *d, char *why, size_t whylen)
@@ -251,6 +290,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	int rc;
 
 	d->listen_fd = -1;
+	d->peer_listen_fd = -1;
 	srand48(getpid() ^ time(NULL));
 	if (!o->device)
 		d->ops = ssq_mlx5_sysfs_count() ? &ssq_backend_mlx5 : &ssq_backend_emu;
@@ -324,6 +364,10 @@ void ssqd_teardown(struct ssqd *d)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd > 0)
 			close(d->clients[i].fd);
+	if (d->peer_listen_fd >= 0) {
+		close(d->peer_listen_fd);
+		d->peer_listen_fd = -1;
+	}
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		unlink(d->opt.socket_path);
@@ -422,9 +466,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 		memcpy(r.device, d->hdr->device, sizeof(r.device));
 		r.arena_len = d->arena.len;
 		r.arena_offset = d->arena.fd_offset;
-		c->said_hello = 1;
-		if (m->u.hello.pid)
-			c->pid = (pid_t)m->u.hello.pid;
+		c->said_hello = 1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
 		return ssq_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
 		                    sizeof(r), &d->arena.fd, 1);
 	}
@@ -450,6 +492,13 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			return ssq_msg_send_error(c->fd, seq, -ENOENT,
 			                          "no queue named \"%s\"",
 			                          m->u.attach.name);
+		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
+		    SSQ_QUEUE_READY)
+			return ssq_msg_send_error(
+			    c->fd, seq, -EAGAIN,
+			    "queue \"%s\" is not connected yet (waiting for "
+			    "the peer ssqd)",
+			    m->u.attach.name);
 		sq = &d->queues[q];
 		memset(&r, 0, sizeof(r));
 		r.queue = (uint32_t)q;
@@ -519,13 +568,16 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + 1];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + 1];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + 2];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + 2];
 	int i, n, rc;
 
 	while (!d->stop) {
 		n = 0;
 		pfd[n].fd = d->listen_fd;
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		pfd[n].fd = d->peer_listen_fd; /* -1 once connected: poll skips it */
 		pfd[n].events = POLLIN;
 		who[n++] = NULL;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
@@ -538,7 +590,7 @@ int ssqd_serve(struct ssqd *d)
 		rc = poll(pfd, (nfds_t)n, 200);
 		if (rc <= 0)
 			continue;
-		for (i = 1; i < n; i++) {
+		for (i = 2; i < n; i++) {
 			if (pfd[i].revents & POLLIN)
 				serve_client(d, who[i]);
 			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -546,6 +598,8 @@ int ssqd_serve(struct ssqd *d)
 		}
 		if (pfd[0].revents & POLLIN)
 			accept_client(d);
+		if (pfd[1].revents & POLLIN)
+			accept_peer(d);
 	}
 	return 0;
 }

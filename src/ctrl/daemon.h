@@ -58,6 +58,9 @@ struct ssqd {
 	struct ssq_arena_header *hdr;
 	struct ssqd_queue queues[SSQ_MAX_QUEUES];
 	struct ssq_data_alloc data;
+	uint32_t psn[SSQ_MAX_QUEUES];                     /* our QPs' first PSNs */
+	struct ssq_peer_addr local_addrs[SSQ_MAX_QUEUES]; /* what we tell the peer */
+	int peer_listen_fd; /* --listen: until a peer came */
 	int listen_fd;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	uint32_t next_client_id;

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The multi-process ssqd scenario, for any device (flow_device): included by
+ * test_ctrl_multiproc.c (emulated device) and test_ctrl_mlx5.c (ConnectX).
+ *  - clients attach to one queue, map the same arena and see each other's
+ *    writes;
+ *  - one client's RDMA WRITE through the shared queue, executed by the
+ *    device, lands in another client's buffer;
+ *  - a client killed with SIGKILL leaves ssqd and the others working, and
+ *    its buffers go back to the arena;
+ *  - ssqd killed with SIGKILL gives a connected client an error within a
+ *    second, not a hang.
+ */
+#ifndef SSQ_TEST_CTRL_FLOW_H
+#define SSQ_TEST_CTRL_FLOW_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <ssq/ssq.h>
+#include <ssq/client.h>
+#include "helpers.h"
+
+#define NCLIENTS 3
+#define BUF_LEN  4096
+
+static char sock_path[108];
+static const char *flow_device = "emu";
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static pid_t start_ssqd(const char *hugepages)
+{
+	const char *ssqd = getenv("SSQD");
+	char hp[64];
+	pid_t pid;
+
+	snprintf(hp, sizeof(hp), "--hugepages=%s", hugepages);
+	pid = fork();
+	if (pid == 0) {
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path, hp,
+		      "--data-mib", "8", "--sq-size", "256", (char *)NULL);
+		perror("exec ssqd");
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Connect, retrying while ssqd starts (up to 20 s on a loaded machine). */
+static struct ssq_client *connect_retry(pid_t daemon)
+{
+	struct ssq_client *c = NULL;
+	int i, status;
+
+	for (i = 0; i < 400; i++) {
+		if (ssq_client_connect(sock_path, &c) == 0)
+			return c;
+		if (waitpid(daemon, &status, WNOHANG) == daemon) {
+			fprintf(stderr, "ssqd exited early (status 0x%x)\n", status);
+			return NULL;
+		}
+		usleep(50 * 1000);
+	}
+	fprintf(stderr, "connect: %s\n", ssq_client_strerror_last());
+	return NULL;
+}
+
+/*
+ * The queue's producer and consumer counters live in this process (the
+ * shared control block that lets producers share them is the shared-queue
+ * issue's work); a client posting after another takes them over from the
+ * doorbell records, which is exact while one client posts at a time.
+ */
+static void adopt_counters(struct ssq_queue *q)
+{
+	struct ssq_sq *sq = ssq_queue_sq(q);
+	struct ssq_cq *cq = ssq_queue_cq(q);
+
+	sq->pi = be32toh(*sq->dbrec) & 0xffff;
+	cq->ci = be32toh(cq->dbrec[SSQ_CQ_SET_CI]) & 0xffffff;
+}
+
+/* One signaled RDMA WRITE of @len bytes from @src to @dst; wait for its CQE. */
+static int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
+                          const struct ssq_buf *dst, uint32_t len)
+{
+	struct ssq_sq *sq = ssq_queue_sq(q);
+	struct ssq_cqe cqe;
+	uint32_t pi = sq->pi;
+	double t0 = now_s();
+	int n;
+
+	n = ssq_prep_rdma_write(sq, pi, src->iova, src->lkey, len, dst->iova,
+	                        ssq_queue_peer_rkey(q), SSQ_WQE_SIGNALED);
+	if (n != 1)
+		return -1;
+	sq->pi += (uint32_t)n;
+	ssq_sq_ring_db(sq, sq->pi,
+	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi));
+	while (now_s() - t0 < 10) {
+		if (ssq_cq_poll(ssq_queue_cq(q), &cqe, 1) == 1) {
+			if (cqe.status != IBV_WC_SUCCESS || cqe.opcode != MLX5_CQE_REQ ||
+			    cqe.wqe_counter != (uint16_t)pi) {
+				fprintf(stderr,
+				        "CQE status %d opcode %u counter %u (pi %u)\n",
+				        cqe.status, cqe.opcode, cqe.wqe_counter, pi);
+				return -1;
+			}
+			return 0;
+		}
+		usleep(100);
+	}
+	fprintf(stderr, "no CQE within 10 s\n");
+	return -1;
+}
+
+/*
+ * Client @id: allocate a buffer, fill it with its pattern, report the
+ * offset, then check every other client's buffer holds theirs. Client 0
+ * then WRITEs its pattern into client 1's second half, which client 1 checks.
+ */
+static int client_main(int id, int report_fd, int go_fd)
+{
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf mine, other;
+	uint64_t offs[NCLIENTS];
+	uint8_t *p;
+	int i, k, rc;
+
+	if (ssq_client_connect(sock_path, &c)) {
+		fprintf(stderr, "client %d: %s\n", id, ssq_client_strerror_last());
+		return 1;
+	}
+	if (ssq_queue_open(c, "q0", &q) || ssq_buf_alloc(c, BUF_LEN, &mine)) {
+		fprintf(stderr, "client %d: %s\n", id, ssq_client_error(c));
+		return 1;
+	}
+	memset(mine.addr, 0xa0 + id, BUF_LEN / 2);
+	if (write(report_fd, &mine.off, sizeof(mine.off)) != sizeof(mine.off) ||
+	    read(go_fd, offs, sizeof(offs)) != sizeof(offs))
+		return 1;
+	for (i = 0; i < NCLIENTS; i++) {
+		if (ssq_buf_at(c, offs[i], BUF_LEN, &other))
+			return 1;
+		p = other.addr;
+		for (k = 0; k < BUF_LEN / 2; k++)
+			if (p[k] != 0xa0 + i) {
+				fprintf(stderr,
+				        "client %d sees client %d's byte %d = %02x\n", id,
+				        i, k, p[k]);
+				return 1;
+			}
+	}
+	rc = 0;
+	if (id == 0) {
+		struct ssq_buf dst;
+
+		ssq_buf_at(c, offs[1] + BUF_LEN / 2, BUF_LEN / 2, &dst);
+		rc = write_and_wait(q, &mine, &dst, BUF_LEN / 2);
+		if (write(report_fd, &rc, sizeof(rc)) != sizeof(rc))
+			rc = 1;
+	} else if (id == 1) {
+		/* Wait for the parent's word that client 0's WRITE completed. */
+		if (read(go_fd, &rc, sizeof(rc)) != sizeof(rc))
+			return 1;
+		p = (uint8_t *)mine.addr + BUF_LEN / 2;
+		for (k = 0; k < BUF_LEN / 2; k++)
+			if (p[k] != 0xa0) {
+				fprintf(stderr, "client 1: WRITE byte %d = %02x\n", k,
+				        p[k]);
+				return 1;
+			}
+	}
+	ssq_queue_close(q);
+	ssq_client_close(c);
+	return rc ? 1 : 0;
+}
+
+static void run_config(const char *hugepages)
+{
+	int report[2], go[NCLIENTS][2], i, status, rc;
+	pid_t daemon, kids[NCLIENTS], victim;
+	uint64_t offs[NCLIENTS];
+	struct ssq_client *c, *c2;
+	struct ssq_queue *q;
+	struct ssq_queue_info info[4];
+	struct ssq_buf a, b;
+	double t0;
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-test-%d-%s.sock", getpid(),
+	         hugepages);
+	daemon = start_ssqd(hugepages);
+	c = connect_retry(daemon);
+	CHECK(c != NULL, "[%s] no ssqd to connect to", hugepages);
+	if (!c) {
+		kill(daemon, SIGKILL);
+		waitpid(daemon, NULL, 0);
+		return;
+	}
+	CHECK(!strcmp(ssq_client_device(c), flow_device), "device %s, expected %s",
+	      ssq_client_device(c), flow_device);
+	rc = ssq_client_list(c, info, 4);
+	CHECK(rc == 1 && !strcmp(info[0].name, "q0") && info[0].ready, "[%s] list: %d",
+	      hugepages, rc);
+	CHECK(ssq_queue_open(c, "nope", &q) == -ENOENT, "unknown queue opened");
+	CHECK(strstr(ssq_client_error(c), "nope") != NULL, "error names the queue: %s",
+	      ssq_client_error(c));
+
+	/* Clients see each other's writes; one WRITE moves data between two. */
+	if (pipe(report))
+		exit(1);
+	for (i = 0; i < NCLIENTS; i++) {
+		if (pipe(go[i]))
+			exit(1);
+		kids[i] = fork();
+		if (kids[i] == 0)
+			_exit(client_main(i, report[1], go[i][0]));
+	}
+	for (i = 0; i < NCLIENTS; i++) {
+		uint64_t off;
+
+		CHECK(read(report[0], &off, sizeof(off)) == sizeof(off), "report");
+		offs[i] = off;
+	}
+	/* Reports arrive in any order: ask each child for its offset by value. */
+	{
+		uint64_t sorted[NCLIENTS];
+		struct ssq_buf probe;
+		int j;
+
+		for (i = 0; i < NCLIENTS; i++) {
+			for (j = 0; j < NCLIENTS; j++) {
+				ssq_buf_at(c, offs[j], 1, &probe);
+				if (*(uint8_t *)probe.addr == 0xa0 + i)
+					sorted[i] = offs[j];
+			}
+		}
+		for (i = 0; i < NCLIENTS; i++)
+			CHECK(write(go[i][1], sorted, sizeof(sorted)) == sizeof(sorted),
+			      "go");
+	}
+	CHECK(read(report[0], &rc, sizeof(rc)) == sizeof(rc) && rc == 0,
+	      "[%s] client 0's WRITE failed", hugepages);
+	CHECK(write(go[1][1], &rc, sizeof(rc)) == sizeof(rc), "go 1");
+	for (i = 0; i < NCLIENTS; i++) {
+		waitpid(kids[i], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "[%s] client %d status 0x%x", hugepages, i, status);
+		close(go[i][0]);
+		close(go[i][1]);
+	}
+	close(report[0]);
+	close(report[1]);
+
+	/* A client killed mid-use: ssqd and the others go on. */
+	victim = fork();
+	if (victim == 0) {
+		struct ssq_client *vc;
+		struct ssq_queue *vq;
+		struct ssq_buf vb;
+
+		if (ssq_client_connect(sock_path, &vc) || ssq_queue_open(vc, "q0", &vq) ||
+		    ssq_buf_alloc(vc, 6 << 20, &vb)) /* most of the 8 MiB arena */
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	/* Until the victim holds its 6 MiB, a 6 MiB buffer cannot be had. */
+	for (i = 0; i < 200 && ssq_buf_alloc(c, 6 << 20, &a) == 0; i++) {
+		ssq_buf_free(c, &a);
+		usleep(20 * 1000);
+	}
+	CHECK(i < 200, "[%s] the victim never allocated", hugepages);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	for (i = 0; i < 200 && ssq_buf_alloc(c, 6 << 20, &a) != 0; i++)
+		usleep(20 * 1000);
+	CHECK(i < 200, "[%s] the killed client's buffer never came back", hugepages);
+	ssq_buf_free(c, &a);
+	CHECK(ssq_queue_open(c, "q0", &q) == 0, "[%s] open after a kill: %s", hugepages,
+	      ssq_client_error(c));
+	CHECK(ssq_buf_alloc(c, 256, &a) == 0 && ssq_buf_alloc(c, 256, &b) == 0, "alloc");
+	memset(a.addr, 0x5c, 256);
+	memset(b.addr, 0, 256);
+	adopt_counters(q);
+	CHECK(write_and_wait(q, &a, &b, 256) == 0, "[%s] WRITE after a kill", hugepages);
+	CHECK(((uint8_t *)b.addr)[255] == 0x5c, "[%s] WRITE after a kill moved no data",
+	      hugepages);
+	CHECK(ssq_buf_alloc(c, 0, &a) == -EINVAL, "zero-length buffer");
+	CHECK(ssq_buf_alloc(c, 64 << 20, &a) == -ENOMEM,
+	      "[%s] 64 MiB from an 8 MiB arena", hugepages);
+
+	/* ssqd killed: a connected client learns within a second. */
+	CHECK(ssq_client_connect(sock_path, &c2) == 0, "second connection");
+	kill(daemon, SIGKILL);
+	waitpid(daemon, NULL, 0);
+	t0 = now_s();
+	rc = ssq_client_list(c2, info, 4);
+	CHECK(rc == -ENOTCONN, "[%s] list after ssqd died: %d", hugepages, rc);
+	CHECK(now_s() - t0 < 1.0, "[%s] the error took %.2f s", hugepages, now_s() - t0);
+	CHECK(!ssq_client_alive(c), "[%s] client still thinks ssqd lives", hugepages);
+	ssq_queue_close(q);
+	ssq_client_close(c);
+	ssq_client_close(c2);
+	unlink(sock_path);
+}
+
+/* Reserve 2 MiB pages for a hugepage run if we can (root); return the count. */
+static inline long ensure_hugepages(long want)
+{
+	long have = 0;
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &have) != 1)
+			have = 0;
+		fclose(f);
+	}
+	if (have < want) {
+		f = fopen("/proc/sys/vm/nr_hugepages", "w");
+		if (f) {
+			fprintf(f, "%ld", want);
+			fclose(f);
+		}
+		f = fopen("/proc/sys/vm/nr_hugepages", "r");
+		if (f) {
+			if (fscanf(f, "%ld", &have) != 1)
+				have = 0;
+			fclose(f);
+		}
+	}
+	return have;
+}
+
+#endif

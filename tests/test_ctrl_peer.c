@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The peer exchange between two ssqd: the message codec refuses every
+ * malformed field with a reason naming it; two daemons (--listen and
+ * --connect) exchange QPN/PSN/LID/GID and connect each queue to the other's;
+ * a listening ssqd refuses truncated and malformed peers, says why, and
+ * keeps serving its clients until a good peer comes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <ssq/client.h>
+#include "ctrl/peer.h"
+#include "helpers.h"
+
+static void expect_bad(const uint8_t *msg, size_t n, const char *needle, const char *what)
+{
+	struct ssq_peer_addr a;
+	char why[200] = "";
+	int rc = ssq_peer_decode(msg, n, &a, why, sizeof(why));
+
+	CHECK(rc == -EBADMSG || rc == -EPROTO, "%s accepted (%d)", what, rc);
+	CHECK(strstr(why, needle) != NULL, "%s: reason \"%s\" lacks \"%s\"", what, why,
+	      needle);
+}
+
+static void codec(void)
+{
+	struct ssq_peer_addr a = { 0 }, b;
+	uint8_t m[SSQ_PEER_MSG_LEN], bad[SSQ_PEER_MSG_LEN + 1];
+	char why[200];
+	int i;
+
+	a.index = 2;
+	a.count = 3;
+	a.lid = 0x1234;
+	a.qpn = 0xabcdef;
+	a.psn = 0x123456;
+	for (i = 0; i < 16; i++)
+		a.gid[i] = (uint8_t)(0xf0 + i);
+	a.data_iova = 0x550000000000ull;
+	a.data_rkey = 0xdeadbeef;
+	strcpy(a.name, "q2");
+	ssq_peer_encode(&a, m);
+	CHECK(ssq_peer_decode(m, sizeof(m), &b, why, sizeof(why)) == 0, "roundtrip: %s",
+	      why);
+	CHECK(b.index == 2 && b.count == 3 && b.lid == 0x1234 && b.qpn == 0xabcdef &&
+	          b.psn == 0x123456 && !memcmp(b.gid, a.gid, 16) &&
+	          b.data_iova == a.data_iova && b.data_rkey == a.data_rkey &&
+	          !strcmp(b.name, "q2"),
+	      "roundtrip fields differ");
+	/* Network byte order on the wire: QPN at 12, big-endian. */
+	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
+
+	expect_bad(m, sizeof(m) - 1, "79 bytes", "truncated message");
+	memcpy(bad, m, sizeof(m));
+	bad[SSQ_PEER_MSG_LEN] = 0;
+	expect_bad(bad, sizeof(bad), "81 bytes", "long message");
+	memcpy(bad, m, sizeof(m));
+	bad[0] = 'X';
+	expect_bad(bad, sizeof(m), "magic", "bad magic");
+	memcpy(bad, m, sizeof(m));
+	bad[5] = 2;
+	expect_bad(bad, sizeof(m), "version 2", "version 2");
+	a.qpn = 0x1000000;
+	ssq_peer_encode(&a, bad);
+	expect_bad(bad, sizeof(m), "QPN 0x1000000", "25-bit QPN");
+	a.qpn = 1;
+	a.psn = 0xffffffff;
+	ssq_peer_encode(&a, bad);
+	expect_bad(bad, sizeof(m), "PSN 0xffffffff", "32-bit PSN");
+	a.psn = 1;
+	a.index = 3;
+	ssq_peer_encode(&a, bad);
+	expect_bad(bad, sizeof(m), "queue 3 of 3", "index past count");
+	a.index = 0;
+	a.count = 17;
+	ssq_peer_encode(&a, bad);
+	expect_bad(bad, sizeof(m), "of 17", "17 queues");
+	a.count = 1;
+	a.name[0] = 0;
+	ssq_peer_encode(&a, bad);
+	expect_bad(bad, sizeof(m), "name", "empty name");
+	strcpy(a.name, "q0");
+	ssq_peer_encode(&a, bad);
+	memset(bad + 48, 'x', SSQ_NAME_MAX);
+	expect_bad(bad, sizeof(m), "name", "unterminated name");
+}
+
+static pid_t start(const char *sock, const char *mode, const char *arg)
+{
+	const char *ssqd = getenv("SSQD");
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
+		      "--data-mib", "4", "--queues", "2", mode, arg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static struct ssq_client *connect_retry(const char *sock)
+{
+	struct ssq_client *c;
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		if (ssq_client_connect(sock, &c) == 0)
+			return c;
+		usleep(50 * 1000);
+	}
+	return NULL;
+}
+
+/* A fake peer: connect to @port, send @n bytes of @msg, close. */
+static void fake_peer(uint16_t port, const void *msg, size_t n)
+{
+	struct sockaddr_in sa = { 0 };
+	int s = socket(AF_INET, SOCK_STREAM, 0), i;
+
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < 200; i++) {
+		if (!connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		usleep(50 * 1000);
+	}
+	if (send(s, msg, n, MSG_NOSIGNAL) < 0)
+		perror("fake peer send");
+	close(s);
+}
+
+static void two_daemons(void)
+{
+	char sa[108], sb[108], hp[32];
+	uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+	uint8_t junk[SSQ_PEER_MSG_LEN];
+	struct ssq_client *ca, *cb;
+	struct ssq_queue_info info[2];
+	struct ssq_queue *qa[2], *qb[2];
+	pid_t a, b;
+	int i, rc;
+
+	snprintf(sa, sizeof(sa), "/tmp/ssq-peer-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-peer-b-%d.sock", getpid());
+	snprintf(hp, sizeof(hp), "%u", port);
+	a = start(sa, "--listen", hp);
+	ca = connect_retry(sa);
+	CHECK(ca != NULL, "listening ssqd does not serve clients while it waits");
+	if (!ca)
+		goto out;
+	rc = ssq_client_list(ca, info, 2);
+	CHECK(rc == 2 && !info[0].ready && !info[1].ready,
+	      "queues ready before a peer (%d)", rc);
+	CHECK(ssq_queue_open(ca, "q0", &qa[0]) == -EAGAIN, "attach before the peer");
+	CHECK(strstr(ssq_client_error(ca), "not connected yet") != NULL, "reason: %s",
+	      ssq_client_error(ca));
+
+	/* Truncated, then malformed peers: refused, ssqd still serves. */
+	memset(junk, 0, sizeof(junk));
+	memcpy(junk, "SSQP", 4);
+	fake_peer(port, junk, 20);
+	fake_peer(port, junk, sizeof(junk)); /* version 0 */
+	rc = ssq_client_list(ca, info, 2);
+	CHECK(rc == 2 && !info[0].ready, "ssqd stopped serving after bad peers (%d)", rc);
+
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
+	b = start(sb, "--connect", hp);
+	cb = connect_retry(sb);
+	CHECK(cb != NULL, "connecting ssqd did not come up");
+	for (i = 0; i < 200; i++) {
+		if (ssq_client_list(ca, info, 2) == 2 && info[0].ready && info[1].ready)
+			break;
+		usleep(50 * 1000);
+	}
+	CHECK(i < 200, "listening ssqd never connected its queues");
+	if (cb && i < 200) {
+		for (i = 0; i < 2; i++) {
+			char name[8];
+
+			snprintf(name, sizeof(name), "q%d", i);
+			CHECK(ssq_queue_open(ca, name, &qa[i]) == 0, "open A %s: %s",
+			      name, ssq_client_error(ca));
+			CHECK(ssq_queue_open(cb, name, &qb[i]) == 0, "open B %s: %s",
+			      name, ssq_client_error(cb));
+		}
+		for (i = 0; i < 2; i++) {
+			CHECK(ssq_queue_peer_qpn(qa[i]) == ssq_queue_qpn(qb[i]) &&
+			          ssq_queue_peer_qpn(qb[i]) == ssq_queue_qpn(qa[i]),
+			      "q%d: A 0x%x -> 0x%x, B 0x%x -> 0x%x", i,
+			      ssq_queue_qpn(qa[i]), ssq_queue_peer_qpn(qa[i]),
+			      ssq_queue_qpn(qb[i]), ssq_queue_peer_qpn(qb[i]));
+			ssq_queue_close(qa[i]);
+			ssq_queue_close(qb[i]);
+		}
+	}
+	ssq_client_close(cb);
+	kill(b, SIGTERM);
+	waitpid(b, &rc, 0);
+	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "ssqd --connect exit 0x%x", rc);
+out:
+	ssq_client_close(ca);
+	kill(a, SIGTERM);
+	waitpid(a, &rc, 0);
+	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "ssqd --listen exit 0x%x", rc);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	codec();
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	two_daemons();
+	return test_exit("ctrl_peer");
+}

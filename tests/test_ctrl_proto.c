@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client protocol under bad input: the decoder refuses each malformed
+ * message with a reason, and a live ssqd answers raw malformed datagrams
+ * (short, bad magic, other version, unknown type, wrong length, unterminated
+ * name, requests before hello, replies sent as requests, out-of-range
+ * values) with error replies, keeps the connection, and goes on serving it
+ * and everyone else.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <ssq/client.h>
+#include "ctrl/proto.h"
+#include "helpers.h"
+
+static uint8_t buf[2048];
+
+/* A raw datagram: header fields as given, then @len payload bytes of @fill. */
+static size_t raw(uint32_t magic, uint16_t version, uint16_t type, uint32_t hdr_len,
+                  size_t len, uint8_t fill)
+{
+	struct ssq_msg_hdr h = { magic, version, type, hdr_len, 77 };
+
+	memcpy(buf, &h, sizeof(h));
+	memset(buf + sizeof(h), fill, len);
+	return sizeof(h) + len;
+}
+
+static void decoder(void)
+{
+	struct ssq_msg m;
+	struct ssq_msg_alloc al;
+	char why[200];
+	size_t n;
+
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_LIST, 0, 0, 0);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == 0, "LIST: %s", why);
+	CHECK(ssq_msg_decode(buf, 7, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "shorter"),
+	      "7 bytes: %s", why);
+	n = raw(0x12345678, SSQ_PROTO_VERSION, SSQ_MSG_LIST, 0, 0, 0);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "magic"),
+	      "magic: %s", why);
+	n = raw(SSQ_PROTO_MAGIC, 9, SSQ_MSG_LIST, 0, 0, 0);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EPROTO &&
+	          strstr(why, "version 9"),
+	      "version: %s", why);
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, 0x77, 0, 0, 0);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "0x77"),
+	      "type: %s", why);
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 31, 'a');
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "short ATTACH");
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 33, 33, 'a');
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "long ATTACH");
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 'a');
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "NUL-terminated"),
+	      "unterminated name: %s", why);
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 0);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "empty"),
+	      "empty name: %s", why);
+	al = (struct ssq_msg_alloc){ 4096, 48 };
+	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ALLOC, sizeof(al), 0, 0);
+	memcpy(buf + sizeof(struct ssq_msg_hdr), &al, sizeof(al));
+	n += sizeof(al);
+	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "aligned"),
+	      "alignment 48: %s", why);
+}
+
+static int raw_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	strcpy(sa.sun_path, path);
+	return connect(s, (struct sockaddr *)&sa, sizeof(sa)) ? -1 : s;
+}
+
+/* Send @n bytes raw; expect an SSQ_MSG_ERROR reply whose text has @needle. */
+static void expect_error(int s, size_t n, const char *needle, const char *what)
+{
+	struct ssq_msg m;
+	char why[200];
+	int rc;
+
+	CHECK(send(s, buf, n, 0) == (ssize_t)n, "%s: send", what);
+	rc = ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why));
+	CHECK(rc == 0 && m.hdr.type == SSQ_MSG_ERROR, "%s: reply rc %d type 0x%x (%s)",
+	      what, rc, rc ? 0 : m.hdr.type, why);
+	if (!rc && m.hdr.type == SSQ_MSG_ERROR)
+		CHECK(strstr(m.u.error.msg, needle) != NULL, "%s: \"%s\" lacks \"%s\"",
+		      what, m.u.error.msg, needle);
+}
+
+static void live_daemon(void)
+{
+	const char *ssqd = getenv("SSQD");
+	char path[108];
+	struct ssq_client *c = NULL;
+	struct ssq_queue_info info[2];
+	struct ssq_msg m;
+	struct ssq_msg_hello hello = { 1, 0 };
+	char why[200];
+	int s, fds[2], nfds, i, status;
+	pid_t d;
+
+	snprintf(path, sizeof(path), "/tmp/ssq-proto-%d.sock", getpid());
+	d = fork();
+	if (d == 0) {
+		execl(ssqd, ssqd, "--device", "emu", "--socket", path, "--hugepages=off",
+		      "--data-mib", "4", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 400 && ssq_client_connect(path, &c); i++)
+		usleep(50 * 1000);
+	CHECK(c != NULL, "ssqd did not come up");
+	if (!c)
+		goto out;
+	s = raw_socket(path);
+	CHECK(s >= 0, "raw connect");
+
+	expect_error(s, raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_LIST, 0, 0, 0),
+	             "hello", "request before hello");
+	expect_error(s, 5, "shorter", "5-byte datagram");
+	expect_error(s, raw(0xdeadbeef, SSQ_PROTO_VERSION, SSQ_MSG_HELLO, 8, 8, 0),
+	             "magic", "bad magic");
+	expect_error(s, raw(SSQ_PROTO_MAGIC, 2, SSQ_MSG_HELLO, 8, 8, 0), "version 2",
+	             "version 2");
+	expect_error(s, raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, 0x99, 0, 0, 0), "0x99",
+	             "unknown type");
+	expect_error(s, raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_HELLO, 8, 9, 0),
+	             "payload", "HELLO one byte long");
+	expect_error(s,
+	             raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_HELLO, 4000, 8, 0),
+	             "payload", "header length lies");
+
+	/* Now a proper hello: the connection is still good. */
+	CHECK(ssq_msg_send(s, SSQ_MSG_HELLO, 1, &hello, sizeof(hello), NULL, 0) == 0,
+	      "hello");
+	CHECK(ssq_msg_recv(s, &m, fds, 2, &nfds, 2000, why, sizeof(why)) == 0 &&
+	          m.hdr.type == (SSQ_MSG_HELLO | SSQ_MSG_REPLY) && nfds == 1,
+	      "hello after garbage: %s", why);
+	if (nfds == 1)
+		close(fds[0]);
+	expect_error(s,
+	             raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 'z'),
+	             "NUL-terminated", "unterminated queue name");
+	memset(buf + sizeof(struct ssq_msg_hdr), 0, 32);
+	memcpy(buf + sizeof(struct ssq_msg_hdr), "q9", 2);
+	expect_error(s, sizeof(struct ssq_msg_hdr) + 32, "q9", "unknown queue");
+	expect_error(s,
+	             raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_LIST | SSQ_MSG_REPLY,
+	                 sizeof(struct ssq_msg_list_reply),
+	                 sizeof(struct ssq_msg_list_reply), 0),
+	             "not a request", "a reply sent as a request");
+	{
+		struct ssq_msg_alloc al = { 1ull << 41, 64 };
+
+		CHECK(ssq_msg_send(s, SSQ_MSG_ALLOC, 9, &al, sizeof(al), NULL, 0) == 0,
+		      "alloc");
+		CHECK(ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		          m.hdr.type == SSQ_MSG_ERROR && strstr(m.u.error.msg, "2^40"),
+		      "2^41-byte alloc: %s", m.u.error.msg);
+	}
+	{
+		struct ssq_msg_free fr = { 12345 };
+
+		CHECK(ssq_msg_send(s, SSQ_MSG_FREE, 10, &fr, sizeof(fr), NULL, 0) == 0,
+		      "free");
+		CHECK(ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		          m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -ENOENT,
+		      "freeing a buffer we do not own");
+	}
+	close(s);
+	/* The well-behaved client never noticed. */
+	CHECK(ssq_client_list(c, info, 2) == 1 && info[0].ready,
+	      "other client after garbage");
+	ssq_client_close(c);
+out:
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	decoder();
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	live_daemon();
+	return test_exit("ctrl_proto");
+}
