@@ -17,8 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ssq_peer_decode(data, size, &a, why, sizeof(why)) != 0)
 		return 0;
-	if (a.qpn > 0xffffff || a.psn > 0xffffff || !a.count || a.count > SSQ_MAX_QUEUES ||
-	    a.index >= a.count || !a.name[0] || strnlen(a.name, SSQ_NAME_MAX) == SSQ_NAME_MAX)
+	if (a.qpn > 0xffffff || a.psn > 0xffffff || !a.count ||
+	    a.count > SSQ_MAX_QUEUES || a.index >= a.count || !a.name[0] ||
+	    strnlen(a.name, SSQ_NAME_MAX) == SSQ_NAME_MAX)
 		abort();
 	ssq_peer_encode(&a, again);
 	if (ssq_peer_decode(again, sizeof(again), &b, why, sizeof(why)) != 0 ||

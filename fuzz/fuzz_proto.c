@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (m.u.list_reply.nqueues > SSQ_MAX_QUEUES)
 			abort();
 		for (i = 0; i < m.u.list_reply.nqueues; i++)
-			if (strnlen(m.u.list_reply.queues[i].name, SSQ_NAME_MAX) == SSQ_NAME_MAX)
+			if (strnlen(m.u.list_reply.queues[i].name, SSQ_NAME_MAX) ==
+			    SSQ_NAME_MAX)
 				abort();
 		break;
 	case SSQ_MSG_ALLOC:

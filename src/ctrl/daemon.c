@@ -466,7 +466,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 		memcpy(r.device, d->hdr->device, sizeof(r.device));
 		r.arena_len = d->arena.len;
 		r.arena_offset = d->arena.fd_offset;
-		c->said_hello = 1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
+		c->said_hello =
+		    1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
 		return ssq_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
 		                    sizeof(r), &d->arena.fd, 1);
 	}
