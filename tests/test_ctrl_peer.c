@@ -59,6 +59,14 @@ static void codec(void)
 	/* Network byte order on the wire: QPN at 12, big-endian. */
 	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
 
+	/* Bytes after the name's NUL are not part of it (found by fuzz_peer). */
+	memcpy(bad, m, sizeof(m));
+	memset(bad + 48 + 3, 'z', SSQ_NAME_MAX - 4);
+	CHECK(ssq_peer_decode(bad, sizeof(m), &b, why, sizeof(why)) == 0 &&
+	          !strcmp(b.name, "q2") && b.name[3] == 0 &&
+	          b.name[SSQ_NAME_MAX - 2] == 0,
+	      "name after NUL kept");
+
 	expect_bad(m, sizeof(m) - 1, "79 bytes", "truncated message");
 	memcpy(bad, m, sizeof(m));
 	bad[SSQ_PEER_MSG_LEN] = 0;

@@ -126,7 +126,8 @@ int ssq_peer_decode(const uint8_t *buf, size_t n, struct ssq_peer_addr *a, char 
 		snprintf(why, whylen, "peer queue name empty or not NUL-terminated");
 		return -EBADMSG;
 	}
-	memcpy(a->name, buf + OFF_NAME, SSQ_NAME_MAX);
+	/* Only the string: bytes after its NUL are not part of the message. */
+	memcpy(a->name, buf + OFF_NAME, strlen((const char *)buf + OFF_NAME));
 	return 0;
 }
 
