@@ -77,52 +77,33 @@ static struct ssq_client *connect_retry(pid_t daemon)
 	return NULL;
 }
 
-/*
- * The queue's producer and consumer counters live in this process (the
- * shared control block that lets producers share them is the shared-queue
- * issue's work); a client posting after another takes them over from the
- * doorbell records, which is exact while one client posts at a time.
- */
-static void adopt_counters(struct ssq_queue *q)
-{
-	struct ssq_sq *sq = ssq_queue_sq(q);
-	struct ssq_cq *cq = ssq_queue_cq(q);
-
-	sq->pi = be32toh(*sq->dbrec) & 0xffff;
-	cq->ci = be32toh(cq->dbrec[SSQ_CQ_SET_CI]) & 0xffffff;
-}
-
-/* One signaled RDMA WRITE of @len bytes from @src to @dst; wait for its CQE. */
+/* One signaled RDMA WRITE of @len bytes from @src to @dst through the shared queue. */
 static int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
                           const struct ssq_buf *dst, uint32_t len)
 {
-	struct ssq_sq *sq = ssq_queue_sq(q);
-	struct ssq_cqe cqe;
-	uint32_t pi = sq->pi;
+	struct ssq_producer *p = ssq_queue_producer(q);
+	struct ssq_completion comp;
 	double t0 = now_s();
-	int n;
+	int rc;
 
-	n = ssq_prep_rdma_write(sq, pi, src->iova, src->lkey, len, dst->iova,
-	                        ssq_queue_peer_rkey(q), SSQ_WQE_SIGNALED);
-	if (n != 1)
+	rc = ssq_post_write(p, src->iova, src->lkey, len, dst->iova,
+	                    ssq_queue_peer_rkey(q), 0xfeed, SSQ_WQE_SIGNALED);
+	if (rc) {
+		fprintf(stderr, "ssq_post_write: %d\n", rc);
 		return -1;
-	sq->pi += (uint32_t)n;
-	ssq_sq_ring_db(sq, sq->pi,
-	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi));
+	}
 	while (now_s() - t0 < 10) {
-		if (ssq_cq_poll(ssq_queue_cq(q), &cqe, 1) == 1) {
-			if (cqe.status != IBV_WC_SUCCESS || cqe.opcode != MLX5_CQE_REQ ||
-			    cqe.wqe_counter != (uint16_t)pi) {
-				fprintf(stderr,
-				        "CQE status %d opcode %u counter %u (pi %u)\n",
-				        cqe.status, cqe.opcode, cqe.wqe_counter, pi);
+		if (ssq_poll(p, &comp, 1) == 1) {
+			if (comp.status != IBV_WC_SUCCESS || comp.wr_id != 0xfeed) {
+				fprintf(stderr, "completion status %d wr_id 0x%llx\n",
+				        comp.status, (unsigned long long)comp.wr_id);
 				return -1;
 			}
 			return 0;
 		}
 		usleep(100);
 	}
-	fprintf(stderr, "no CQE within 10 s\n");
+	fprintf(stderr, "no completion within 10 s\n");
 	return -1;
 }
 
@@ -266,24 +247,34 @@ static void run_config(const char *hugepages)
 	close(report[1]);
 
 	/* A client killed mid-use: ssqd and the others go on. */
+	if (pipe(report))
+		exit(1);
 	victim = fork();
 	if (victim == 0) {
 		struct ssq_client *vc;
 		struct ssq_queue *vq;
 		struct ssq_buf vb;
+		char ok = 1;
 
 		if (ssq_client_connect(sock_path, &vc) || ssq_queue_open(vc, "q0", &vq) ||
 		    ssq_buf_alloc(vc, 6 << 20, &vb)) /* most of the 8 MiB arena */
+			ok = 0;
+		if (write(report[1], &ok, 1) != 1)
 			_exit(1);
 		pause();
 		_exit(0);
 	}
-	/* Until the victim holds its 6 MiB, a 6 MiB buffer cannot be had. */
-	for (i = 0; i < 200 && ssq_buf_alloc(c, 6 << 20, &a) == 0; i++) {
-		ssq_buf_free(c, &a);
-		usleep(20 * 1000);
+	{
+		char ok = 0;
+
+		CHECK(read(report[0], &ok, 1) == 1 && ok == 1,
+		      "[%s] the victim never allocated", hugepages);
+		close(report[0]);
+		close(report[1]);
 	}
-	CHECK(i < 200, "[%s] the victim never allocated", hugepages);
+	/* While the victim holds its 6 MiB, a 6 MiB buffer cannot be had. */
+	CHECK(ssq_buf_alloc(c, 6 << 20, &a) == -ENOMEM, "[%s] 6 MiB twice from 8 MiB",
+	      hugepages);
 	kill(victim, SIGKILL);
 	waitpid(victim, NULL, 0);
 	for (i = 0; i < 200 && ssq_buf_alloc(c, 6 << 20, &a) != 0; i++)
@@ -295,7 +286,6 @@ static void run_config(const char *hugepages)
 	CHECK(ssq_buf_alloc(c, 256, &a) == 0 && ssq_buf_alloc(c, 256, &b) == 0, "alloc");
 	memset(a.addr, 0x5c, 256);
 	memset(b.addr, 0, 256);
-	adopt_counters(q);
 	CHECK(write_and_wait(q, &a, &b, 256) == 0, "[%s] WRITE after a kill", hugepages);
 	CHECK(((uint8_t *)b.addr)[255] == 0x5c, "[%s] WRITE after a kill moved no data",
 	      hugepages);

@@ -12,7 +12,10 @@
  *	ssq_client_connect(NULL, &c);        // $SSQ_SOCKET or /tmp/ssqd.<uid>.sock
  *	ssq_queue_open(c, "q0", &q);
  *	ssq_buf_alloc(c, 4096, &b);          // b.addr here, b.iova in WQEs
- *	... ssq_prep_rdma_write(ssq_queue_sq(q), ...) to ssq_queue_peer_iova(q)
+ *	ssq_post_write(ssq_queue_producer(q), b.iova, b.lkey, 64,
+ *		       ssq_queue_peer_iova(q) + off, ssq_queue_peer_rkey(q), wr_id,
+ *		       SSQ_WQE_SIGNALED);         // <ssq/queue.h>
+ *	ssq_poll(ssq_queue_producer(q), comps, 16);
  *	ssq_queue_close(q);  ssq_client_close(c);
  *
  * A client is one connection; use it from one thread at a time. Every call
@@ -88,7 +91,19 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 /* Detach and unmap. Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway). */
 int ssq_queue_close(struct ssq_queue *q);
 
-/* The queue's send queue, for ssq_prep_* / ssq_wqe_build / doorbells. */
+struct ssq_producer;
+/*
+ * The queue as this process posts into it and polls it (<ssq/queue.h>):
+ * ssq_post_write(ssq_queue_producer(q), ...), ssq_poll(...). Shared with
+ * every other attached process; lock-free.
+ */
+struct ssq_producer *ssq_queue_producer(struct ssq_queue *q);
+
+/*
+ * The queue's raw send queue and CQ, for a process that is the queue's only
+ * user (it must then keep its own producer index, and must not mix this
+ * with ssq_queue_producer()).
+ */
 struct ssq_sq *ssq_queue_sq(struct ssq_queue *q);
 /* The queue's completion queue, for ssq_cq_poll. */
 struct ssq_cq *ssq_queue_cq(struct ssq_queue *q);

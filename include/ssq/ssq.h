@@ -11,6 +11,10 @@
  *   ssq/rq.h        receive WQEs for RQs and SRQs
  *   ssq/barrier.h   the DMA / MMIO barriers the above use, by purpose
  *   ssq/dump.h      print WQEs and CQEs field by field
+ *   ssq/queue.h     one send queue shared by many producers: reserve,
+ *                   publish, submit, poll
+ *   ssq/client.h    reach ssqd's shared queues from a process
+ *   ssq/emu.h       the emulated mlx5 device
  *
  * Errors: every call returns 0, a count, or a negative errno; none sets
  * errno.
@@ -26,6 +30,7 @@
 #include <ssq/cq.h>
 #include <ssq/rq.h>
 #include <ssq/dump.h>
+#include <ssq/queue.h>
 
 #define SSQ_VERSION_MAJOR 0
 #define SSQ_VERSION_MINOR 1

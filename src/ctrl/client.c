@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <ssq/client.h>
+#include <ssq/queue.h>
 #include "ctrl/proto.h"
 #include "shm/arena.h"
 #include "shm/layout.h"
@@ -41,6 +42,7 @@ struct ssq_queue {
 	const struct ssq_queue_layout *l;
 	struct ssq_sq sq;
 	struct ssq_cq cq;
+	struct ssq_producer prod;
 };
 
 static __thread char connect_err[256];
@@ -267,7 +269,9 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	dv_cq.cqe_size = 64;
 	dv_cq.cqn = q->l->cqn;
 	if (ssq_sq_init(&q->sq, &dv_qp, q->l->qpn, q->l->max_inline, q->l->max_sge) ||
-	    ssq_cq_init(&q->cq, &dv_cq)) {
+	    ssq_cq_init(&q->cq, &dv_cq) ||
+	    ssq_producer_bind(&q->prod, (struct ssq_ctl *)(c->arena + q->l->ctl_off),
+	                      reply.u.attach_reply.producer, &q->sq, &q->cq)) {
 		snprintf(c->err, sizeof(c->err), "queue %s has an unusable geometry",
 		         name);
 		rc = -EBADMSG;
@@ -307,6 +311,11 @@ struct ssq_sq *ssq_queue_sq(struct ssq_queue *q)
 struct ssq_cq *ssq_queue_cq(struct ssq_queue *q)
 {
 	return &q->cq;
+}
+
+struct ssq_producer *ssq_queue_producer(struct ssq_queue *q)
+{
+	return &q->prod;
 }
 
 uint32_t ssq_queue_qpn(const struct ssq_queue *q)

@@ -22,6 +22,7 @@
 #define PEER_TIMEOUT_MS  30000
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
 #define SEND_TIMEOUT_MS  1000
+#define PROGRESS_MS      10 /* how often ssqd routes completions nobody polls */
 
 void ssqd_options_default(struct ssqd_options *o)
 {
@@ -30,6 +31,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->sq_wqebbs = 1024;
 	o->cqes = 1024;
 	o->data_mib = 64;
+	o->signal_every = 64;
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
 	o->gid_index = -1;
@@ -49,7 +51,7 @@ static uint64_t queue_bytes(const struct ssqd_options *o)
 	               align_up((uint64_t)o->cqes * 64, 4096) + 4 * 4096 + 64 * 64;
 
 	/* libmlx5 also puts the RQ and its own rounding in there: double it. */
-	return 2 * 2 * one;
+	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096);
 }
 
 /* Random 24-bit PSN, as rc_pingpong draws it. */
@@ -58,12 +60,43 @@ static uint32_t new_psn(void)
 	return (uint32_t)lrand48() & 0xffffff;
 }
 
+/* The shared queue's control block, and ssqd's own producer in it. */
+static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whylen)
+{
+	struct ssq_sq sq;
+	struct ssq_cq cq;
+	uint32_t ring = q->local.dv_qp.sq.wqe_cnt;
+	uint32_t every = d->opt.signal_every < ring / 2 ? d->opt.signal_every : ring / 2;
+	int rc;
+
+	q->ctl = ssq_arena_alloc(&d->arena, ssq_ctl_size(ring), 4096);
+	if (!q->ctl) {
+		snprintf(why, whylen, "no room in the arena for a queue control block");
+		return -ENOSPC;
+	}
+	rc = ssq_ctl_init(q->ctl, ring, every);
+	if (!rc)
+		rc = ssq_sq_init(&sq, &q->local.dv_qp, q->local.qpn, q->local.max_inline,
+		                 q->local.max_sge);
+	if (!rc)
+		rc = ssq_cq_init(&cq, &q->local.dv_cq);
+	if (!rc)
+		rc = ssq_producer_init(&q->prod, q->ctl, SSQD_PRODUCER_ID, &sq, &cq,
+		                       (uint32_t)getpid());
+	if (rc)
+		snprintf(why, whylen, "queue control block: %s", strerror(-rc));
+	return rc;
+}
+
 static int make_queue(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
 	int rc = d->ops->create_queue(d->backend, d->opt.sq_wqebbs, d->opt.cqes,
 	                              d->opt.port, &q->local, why, whylen);
 
+	if (rc)
+		return rc;
+	rc = make_ctl(d, q, why, whylen);
 	if (rc)
 		return rc;
 	if (d->opt.listen_port || d->opt.connect_to)
@@ -157,6 +190,8 @@ static void publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr
 	l->bf_size = q->local.dv_qp.bf.size;
 	l->peer_data_iova = peer->data_iova;
 	l->peer_key = peer->data_rkey;
+	l->ctl_off = ssq_arena_off(&d->arena, q->ctl);
+	l->ctl_len = ssq_ctl_size(l->sq_wqe_cnt);
 	/* Readers load state with acquire: everything above is visible first. */
 	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
 }
@@ -425,10 +460,34 @@ static void accept_client(struct ssqd *d)
 	close(fd);
 }
 
+/*
+ * A producer record's process is gone (or detached): mark it DEAD, so the
+ * router drops its completions and the record can be reclaimed, and heal
+ * the queue of whatever it left half-done.
+ */
+static void retire(struct ssqd *d, unsigned qi, uint32_t id)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc;
+
+	__atomic_store_n(&q->ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	rc = ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS);
+	q->heal_pending = rc == -ETIMEDOUT;
+	if (rc > 0)
+		fprintf(
+		    stderr,
+		    "ssqd: q%u: producer %u left %d unpublished WQEBBs: sent as NOPs\n",
+		    qi, id, rc);
+}
+
 /* A client left (closed, crashed or was killed): give back what it held. */
 static void drop_client(struct ssqd *d, struct ssqd_client *c)
 {
-	unsigned freed = ssq_data_free_owner(&d->data, c->id);
+	unsigned freed = ssq_data_free_owner(&d->data, c->id), qi;
+
+	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
+		if (c->attached & (1u << qi))
+			retire(d, qi, c->producer[qi]);
 
 	if (freed)
 		fprintf(stderr, "ssqd: client pid %d gone, %u data buffers returned\n",
@@ -486,7 +545,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 	}
 	case SSQ_MSG_ATTACH: {
 		struct ssq_msg_attach_reply r;
-		const struct ssqd_queue *sq;
+		struct ssqd_queue *sq;
 
 		q = find_queue(d, m->u.attach.name);
 		if (q < 0)
@@ -501,8 +560,21 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			    "the peer ssqd)",
 			    m->u.attach.name);
 		sq = &d->queues[q];
+		if (c->attached & (1u << q))
+			return ssq_msg_send_error(
+			    c->fd, seq, -EALREADY,
+			    "queue \"%s\" is already attached to this client",
+			    m->u.attach.name);
+		rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
+		if (rc < 0)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc,
+			    "queue \"%s\" has all %u producer records in use",
+			    m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
+		c->producer[q] = (uint32_t)rc;
 		memset(&r, 0, sizeof(r));
 		r.queue = (uint32_t)q;
+		r.producer = c->producer[q];
 		r.uar_offset = sq->uar.offset;
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
@@ -539,6 +611,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			    c->fd, seq, -ENOENT,
 			    "queue %u is not attached to this client", m->u.detach.queue);
 		c->attached &= ~(1u << m->u.detach.queue);
+		retire(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
 		return ssq_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
 		                    NULL, 0);
 	default:
@@ -567,6 +640,28 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 		drop_client(d, c);
 }
 
+/*
+ * The progress engine of last resort: route completions nobody is polling
+ * for (so `completed` and the owners' rings advance), and retry heals that
+ * had to wait.
+ */
+static void progress(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->hdr->nqueues; i++) {
+		struct ssqd_queue *q = &d->queues[i];
+
+		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
+		                               __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY)
+			continue;
+		if (q->heal_pending)
+			q->heal_pending =
+			    ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS) == -ETIMEDOUT;
+		ssq__try_route(&q->prod);
+	}
+}
+
 int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SSQD_MAX_CLIENTS + 2];
@@ -588,7 +683,8 @@ int ssqd_serve(struct ssqd *d)
 			pfd[n].events = POLLIN;
 			who[n++] = &d->clients[i];
 		}
-		rc = poll(pfd, (nfds_t)n, 200);
+		rc = poll(pfd, (nfds_t)n, PROGRESS_MS);
+		progress(d);
 		if (rc <= 0)
 			continue;
 		for (i = 2; i < n; i++) {

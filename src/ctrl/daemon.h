@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <ssq/queue.h>
 #include "ctrl/backend.h"
 #include "ctrl/data_alloc.h"
 #include "ctrl/peer.h"
@@ -26,6 +27,7 @@ struct ssqd_options {
 	uint32_t sq_wqebbs;      /* per queue, power of two */
 	uint32_t cqes;           /* per queue, power of two */
 	uint64_t data_mib;       /* data arena */
+	uint32_t signal_every;   /* forced CQE interval, WQEBBs */
 	enum ssq_hugepages hugepages;
 	uint16_t listen_port;   /* 0: not listening for a peer */
 	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
@@ -35,7 +37,14 @@ struct ssqd_options {
 	long allow_gid;         /* -1: none */
 };
 
+/* ssqd's own producer record in every queue: heals, routes when idle. */
+#define SSQD_PRODUCER_ID     (SSQ_MAX_PRODUCERS - 1)
+#define SSQD_HEAL_TIMEOUT_MS 50
+
 struct ssqd_queue {
+	struct ssq_ctl *ctl;
+	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
+	int heal_pending;         /* a heal timed out: run it again */
 	struct ssq_bqueue local;
 	struct ssq_bqueue peer; /* loopback only: the other end, inside ssqd */
 	struct ssq_uar_map uar;
@@ -47,7 +56,8 @@ struct ssqd_client {
 	uint32_t id; /* owner tag for data buffers, never reused */
 	pid_t pid;
 	int said_hello;
-	uint32_t attached; /* bit per queue */
+	uint32_t attached;                 /* bit per queue */
+	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
 };
 
 struct ssqd {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <ssq/queue.h>
 #include "ctrl/proto.h"
 
 int ssq_msg_payload_len(uint32_t type)
@@ -123,6 +124,7 @@ int ssq_msg_decode(const void *buf, size_t n, struct ssq_msg *out, char *why,
 		break;
 	case SSQ_MSG_ATTACH | SSQ_MSG_REPLY:
 		if (out->u.attach_reply.queue >= SSQ_MAX_QUEUES ||
+		    out->u.attach_reply.producer >= SSQ_MAX_PRODUCERS ||
 		    out->u.attach_reply.uar_offset < 0 || !out->u.attach_reply.uar_len ||
 		    out->u.attach_reply.uar_reg_off + 8 > out->u.attach_reply.uar_len) {
 			snprintf(why, whylen, "attach reply out of range (queue %u)",

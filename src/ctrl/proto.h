@@ -68,7 +68,9 @@ struct ssq_msg_attach {
 };
 struct ssq_msg_attach_reply {
 	uint32_t queue;
+	uint32_t producer;    /* this client's producer record in the queue */
 	uint32_t uar_reg_off; /* bf.reg's offset within the mapping */
+	uint32_t reserved;
 	uint64_t uar_len;
 	int64_t uar_offset; /* in the passed fd, page-aligned */
 };

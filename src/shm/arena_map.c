@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ssq/queue.h>
 #include "shm/arena.h"
 #include "shm/layout.h"
 
@@ -67,6 +68,8 @@ int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
 		    !in_arena(q->cq_off, (uint64_t)q->cqe_cnt * 64, len) ||
 		    !in_arena(q->qp_dbrec_off, 8, len) ||
 		    !in_arena(q->cq_dbrec_off, 8, len) ||
+		    !in_arena(q->ctl_off, q->ctl_len, len) || (q->ctl_off & 63) ||
+		    q->ctl_len < ssq_ctl_size(q->sq_wqe_cnt) ||
 		    memchr(q->name, 0, sizeof(q->name)) == NULL) {
 			snprintf(why, whylen, "queue %u of the arena is out of bounds",
 			         i);

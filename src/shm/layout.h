@@ -47,6 +47,8 @@ struct ssq_queue_layout {
 	uint64_t peer_data_iova; /* where the peer's data arena starts */
 	uint32_t peer_key;       /* rkey of the peer's data arena */
 	uint32_t reserved;
+	uint64_t ctl_off; /* struct ssq_ctl: the shared queue's control block */
+	uint64_t ctl_len; /* ssq_ctl_size(sq_wqe_cnt) */
 };
 
 struct ssq_arena_header {
