@@ -443,8 +443,9 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	__atomic_store_n(&me->state, SSQ_PROD_RESERVING, __ATOMIC_SEQ_CST);
 	at = __atomic_fetch_add(&ctl->reserve, wqebbs, __ATOMIC_SEQ_CST);
 	SSQ__HOOK(SSQ_HOOK_AFTER_ADD);
-	me->pos = at;
-	me->len = wqebbs;
+	__atomic_store_n(&me->pos, at,
+	                 __ATOMIC_RELAXED); /* published by the next store */
+	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELAXED);
 	__atomic_store_n(&me->state, SSQ_PROD_BUILDING, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_SEQ_CST);
 	SSQ__HOOK(SSQ_HOOK_AFTER_RECORD);
@@ -488,14 +489,26 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	s->len = (uint16_t)len;
 	s->flags = (user_flags & SSQ_WQE_SIGNALED) ? SSQ_SLOT_USER_SIGNALED : 0;
 	s->owner = p->id;
-	me->posted++;
 	p->pub_next = pos + len;
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
-	 * R4: WQE bytes and slot metadata before the sequence word; pairs with
-	 * the acquire in ssq__advance (A4) and the router's reads after it.
+	 * S5 (tests/model): WQE bytes and slot metadata before the sequence
+	 * word (release half, pairs with A4), and seq_cst, not merely release:
+	 * this store and our later load of `published` in ssq__advance race
+	 * with another producer's CAS of `published` and its load of this word
+	 * (a store-buffer race). With a plain release store x86 may hold the
+	 * store in its buffer while both loads miss: the other producer stops
+	 * before our WQE and we stop before it - a WQE nobody ever rings. The
+	 * model finds that trace under TSO; seq_cst (xchg on x86, stlr on
+	 * arm64) excludes it.
 	 */
-	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_SEQ_CST);
+	/*
+	 * Counted after publishing: a producer that dies before the store
+	 * leaves posted == done (the healer's NOP is nobody's), so its record
+	 * can be reclaimed; one that dies after it leaves done == posted + 1.
+	 */
+	me->posted++;
 	if (pos + len == me->pos + me->len)
 		/* R5, after the seq store: a healer that sees IDLE sees the seq (A5). */
 		__atomic_store_n(&me->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);
@@ -514,8 +527,11 @@ SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 	for (;;) {
 		struct ssq_ctl_slot *s = ssq__slot(p, h);
 
-		/* A4: a matching seq means the WQE and its metadata are visible. */
-		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != h + 1)
+		/*
+		 * S6a / A4: a matching seq means the WQE and its metadata are
+		 * visible; seq_cst, the other half of the store-buffer race above.
+		 */
+		if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != h + 1)
 			return h;
 		/*
 		 * seq_cst: the doorbell argument below needs this store ordered

@@ -483,17 +483,64 @@ static void retire(struct ssqd *d, unsigned qi, uint32_t id)
 /* A client left (closed, crashed or was killed): give back what it held. */
 static void drop_client(struct ssqd *d, struct ssqd_client *c)
 {
-	unsigned freed = ssq_data_free_owner(&d->data, c->id), qi;
+	struct ssqd_grave *g = NULL;
+	unsigned qi, i;
 
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		if (c->attached & (1u << qi))
 			retire(d, qi, c->producer[qi]);
-
-	if (freed)
-		fprintf(stderr, "ssqd: client pid %d gone, %u data buffers returned\n",
-		        (int)c->pid, freed);
+	/*
+	 * Its buffers may still be read or written by WQEs it posted: they go
+	 * back to the arena only once every queue has completed everything
+	 * reserved so far (reap_graves), never while the device could still
+	 * touch them on behalf of the dead.
+	 */
+	for (i = 0; i < SSQD_MAX_GRAVES && !g; i++)
+		if (!d->graves[i].owner)
+			g = &d->graves[i];
+	if (g) {
+		g->owner = c->id;
+		g->pid = c->pid;
+		for (qi = 0; qi < d->hdr->nqueues; qi++)
+			g->fence[qi] = d->queues[qi].ctl
+			                   ? __atomic_load_n(&d->queues[qi].ctl->reserve,
+			                                     __ATOMIC_ACQUIRE)
+			                   : 0;
+	} else {
+		fprintf(stderr,
+		        "ssqd: too many clients died at once; pid %d's buffers stay "
+		        "allocated\n",
+		        (int)c->pid);
+	}
 	close(c->fd);
 	memset(c, 0, sizeof(*c));
+}
+
+/* Return the buffers of dead clients whose WQEs have all completed. */
+static void reap_graves(struct ssqd *d)
+{
+	unsigned i, qi, freed;
+
+	for (i = 0; i < SSQD_MAX_GRAVES; i++) {
+		struct ssqd_grave *g = &d->graves[i];
+		int done = 1;
+
+		if (!g->owner)
+			continue;
+		for (qi = 0; qi < d->hdr->nqueues && done; qi++)
+			if (d->queues[qi].ctl &&
+			    __atomic_load_n(&d->queues[qi].ctl->completed,
+			                    __ATOMIC_ACQUIRE) < g->fence[qi])
+				done = 0;
+		if (!done)
+			continue;
+		freed = ssq_data_free_owner(&d->data, g->owner);
+		if (freed)
+			fprintf(stderr,
+			        "ssqd: client pid %d gone, %u data buffers returned\n",
+			        (int)g->pid, freed);
+		memset(g, 0, sizeof(*g));
+	}
 }
 
 static int find_queue(const struct ssqd *d, const char *name)
@@ -649,6 +696,7 @@ static void progress(struct ssqd *d)
 {
 	unsigned i;
 
+	reap_graves(d);
 	for (i = 0; i < d->hdr->nqueues; i++) {
 		struct ssqd_queue *q = &d->queues[i];
 

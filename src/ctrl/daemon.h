@@ -51,6 +51,14 @@ struct ssqd_queue {
 	int loopback;
 };
 
+/* A dead client's buffers, held until the WQEs it posted have completed. */
+#define SSQD_MAX_GRAVES 256
+struct ssqd_grave {
+	uint32_t owner; /* client id; 0: unused */
+	pid_t pid;
+	uint64_t fence[SSQ_MAX_QUEUES]; /* each queue's reserve at the death */
+};
+
 struct ssqd_client {
 	int fd;
 	uint32_t id; /* owner tag for data buffers, never reused */
@@ -73,6 +81,7 @@ struct ssqd {
 	int peer_listen_fd; /* --listen: until a peer came */
 	int listen_fd;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
+	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	uint32_t next_client_id;
 	volatile sig_atomic_t stop;
 };

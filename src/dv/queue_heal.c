@@ -4,20 +4,25 @@
  * held, and no WQEBB they reserved may stay unpublished, or every producer
  * behind it would wait forever for the published head to move.
  *
- * The argument, step by step (tests/model checks the same protocol):
- *  1. Snapshot r0 = reserve. Every WQEBB below r0 was handed out by a
- *     fetch-add that is already done.
- *  2. A live producer still RESERVING may own such a range without having
- *     recorded it; wait until each one seen RESERVING has moved on
- *     (resv_gen changes). Producers that enter RESERVING later get
- *     positions >= r0 and do not matter.
- *  3. Walk x from `published` to r0. x is skipped if a live BUILDING
- *     record holds it (state read first, then the slot: a producer that
- *     went IDLE in between published its slot before, R5/A5), or if the
- *     WQE starting at x is published. Anything else was reserved by a dead
- *     producer and is published here as a one-WQEBB NOP, after waiting for
- *     the device to free that WQEBB.
- *  4. Submit like any producer.
+ * The argument, step by step, with the labels of tests/model/ssq_queue.pml:
+ *  H1. Break the leases of records marked DEAD. ssqd is the only party that
+ *      marks records DEAD or reclaims them, and it does both on the thread
+ *      that heals, so a record cannot be handed to a new owner (who could
+ *      hold the lease under the same id) between the check and the CAS.
+ *  H2. Snapshot r0 = reserve, then every record's resv_gen. Every WQEBB
+ *      below r0 was handed out by a fetch-add that is already done. A live
+ *      producer seen mid-reservation (odd resv_gen) may own such a range
+ *      without having recorded it: wait until it has moved on. Producers
+ *      that enter RESERVING later get positions >= r0.
+ *  H3. Walk x from `published` to r0, in order. x is skipped if a live
+ *      BUILDING record holds it (its claim read whole, see live_claim), or
+ *      if the WQE starting at x is published; a slot already holding a
+ *      later pass means x completed meanwhile: restart from `published`.
+ *      Anything else was reserved by a dead producer - recorded or not, the
+ *      "hard case" - and is published here as a one-WQEBB NOP, once the
+ *      device has freed that WQEBB. Going in order means the room a hole
+ *      needs never depends on a later hole.
+ *  H4. Submit like any producer.
  */
 #define _GNU_SOURCE
 #include <time.h>
@@ -31,19 +36,31 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-/* Is x inside a live producer's open reservation? Returns its end, or 0. */
+/*
+ * Is x inside a live producer's open reservation? Returns its end, or 0.
+ * (state, pos, len) is read as one claim under the record's resv_gen, as a
+ * seqlock: a producer that closes a reservation and opens the next one
+ * meanwhile must not hand us its new pos with its old len.
+ */
 static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x)
 {
 	uint32_t i;
 
 	for (i = 0; i < ctl->max_producers; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
+		uint64_t pos;
+		uint32_t gen, state, len;
 
-		if (i == self ||
-		    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != SSQ_PROD_BUILDING)
+		if (i == self)
 			continue;
-		if (r->pos <= x && x < r->pos + r->len)
-			return r->pos + r->len;
+		do {
+			gen = __atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST);
+			state = __atomic_load_n(&r->state, __ATOMIC_SEQ_CST);
+			pos = __atomic_load_n(&r->pos, __ATOMIC_SEQ_CST);
+			len = __atomic_load_n(&r->len, __ATOMIC_SEQ_CST);
+		} while (__atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) != gen);
+		if (state == SSQ_PROD_BUILDING && pos <= x && x < pos + len)
+			return pos + len;
 	}
 	return 0;
 }
@@ -64,23 +81,24 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 {
 	struct ssq_ctl *ctl = h->ctl;
 	uint32_t gen[SSQ_MAX_PRODUCERS], i;
-	uint64_t deadline = now_ms() + timeout_ms, r0, x, end;
+	uint64_t deadline = now_ms() + timeout_ms, r0, x, end, seq;
 	int nops = 0, waiting, rc;
 
-	/* Leases of the dead: break them (a dead holder will never release). */
+	/* H1 */
 	for (i = 0; i < ctl->max_producers; i++) {
 		uint32_t holder = i + 1;
 
-		if (__atomic_load_n(&ctl->producers[i].state, __ATOMIC_ACQUIRE) !=
+		if (__atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST) !=
 		    SSQ_PROD_DEAD)
 			continue;
 		__atomic_compare_exchange_n(&ctl->db_lease, &holder, 0, 0,
-		                            __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		holder = i + 1;
 		__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
-		                            __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 
+	/* H2 */
 	r0 = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
 	for (i = 0; i < ctl->max_producers; i++)
 		gen[i] = __atomic_load_n(&ctl->producers[i].resv_gen, __ATOMIC_SEQ_CST);
@@ -104,7 +122,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		}
 	} while (waiting);
 
-	x = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+	/* H3 */
+	x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
 	while (x < r0) {
 		struct ssq_ctl_slot *s = ssq__slot(h, x);
 
@@ -113,8 +132,13 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 			x = end;
 			continue;
 		}
-		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == x + 1) {
+		seq = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
+		if (seq == x + 1) {
 			x += s->len ? s->len : 1;
+			continue;
+		}
+		if (seq > x + 1) {
+			x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
 			continue;
 		}
 		rc = wait_room(h, x, deadline);
@@ -125,10 +149,12 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		s->len = 1;
 		s->flags = 0;
 		s->owner = SSQ_OWNER_NONE;
-		__atomic_store_n(&s->seq, x + 1, __ATOMIC_RELEASE);
+		/* Published like a producer's S5, seq_cst for the same reason. */
+		__atomic_store_n(&s->seq, x + 1, __ATOMIC_SEQ_CST);
 		nops++;
 		x++;
 	}
+	/* H4 */
 	ssq_submit(h);
 	return nops;
 }

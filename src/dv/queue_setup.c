@@ -121,8 +121,13 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 		 * WQE it published: nothing routed later can name it.
 		 */
 		if (st == SSQ_PROD_DEAD &&
-		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) == r->posted) {
-			uint32_t gen = r->resv_gen;
+		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted) {
+			/*
+			 * Keep resv_gen growing (a healer may hold an old snapshot),
+			 * and even: a producer that died mid-reservation left it odd,
+			 * and odd means "mid-reservation" to ssq_ctl_heal.
+			 */
+			uint32_t gen = (r->resv_gen + 1) & ~1u;
 
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared pieces of the shared-queue tests: what one message is, how a
+ * producer posts and checks it, how ssqd is started for them.
+ *
+ * A message (producer p, sequence i) is two WQEs reserved as one batch:
+ *   - an RDMA WRITE of a 64-byte payload tagged (p, i) to cell (p, i) of the
+ *     destination area;
+ *   - an ATOMIC_FA of +1 on counter (p, i).
+ * The payload proves the data arrived; the counter, which a second
+ * execution would make 2, proves it arrived exactly once. Every
+ * SIGNAL_EVERY-th message's FA is signaled, with wr_id = i, so each
+ * producer can check it gets exactly its completions, in posting order.
+ */
+#ifndef SSQ_TEST_SSQ_FLOW_H
+#define SSQ_TEST_SSQ_FLOW_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <ssq/ssq.h>
+#include <ssq/client.h>
+#include "helpers.h"
+
+#define CELL         64u
+#define SIGNAL_EVERY 8u
+
+struct msg_area {
+	uint64_t dst_iova;  /* CELL bytes per message */
+	uint64_t cnt_iova;  /* 8 bytes per message */
+	uint32_t rkey;      /* of the destination (the peer's data arena) */
+	uint32_t per_proc;  /* cells of each of producers 0 .. nlong - 1 */
+	uint32_t nlong;     /* producers with per_proc cells; */
+	uint32_t short_len; /* the others have short_len cells each, after them */
+	uint8_t *dst;       /* local view, for checking (loopback: same arena) */
+	uint64_t *cnt;
+};
+
+/* Message (p, i)'s cell: its destination and counter index. */
+static inline uint64_t msg_cell(const struct msg_area *a, uint32_t p, uint32_t i)
+{
+	if (p < a->nlong)
+		return (uint64_t)p * a->per_proc + i;
+	return (uint64_t)a->nlong * a->per_proc +
+	       (uint64_t)(p - a->nlong) * a->short_len + i;
+}
+
+/* The tag a message's payload carries in every 8-byte word. */
+static inline uint64_t msg_tag(uint32_t p, uint32_t i)
+{
+	return 0x5500000000000000ull | ((uint64_t)p << 32) | i;
+}
+
+static inline double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Post message (p, i) through @prod from @src_local (CELL bytes, then 8 for
+ * the FA's result), which WQEs reach as @src_iova under @lkey.
+ * Returns 0, or the reserve error.
+ */
+static inline int post_msg(struct ssq_producer *prod, const struct msg_area *a,
+                           uint32_t p, uint32_t i, uint64_t src_iova, uint8_t *src_local,
+                           uint32_t lkey)
+{
+	uint64_t pos, cell = msg_cell(a, p, i), *w = (uint64_t *)src_local;
+	unsigned k, user = (i % SIGNAL_EVERY == SIGNAL_EVERY - 1) ? SSQ_WQE_SIGNALED : 0;
+	struct ssq_sq *sq = ssq_producer_sq(prod);
+	int rc;
+
+	for (k = 0; k < CELL / 8; k++)
+		w[k] = msg_tag(p, i);
+	rc = ssq_reserve(prod, 2, &pos);
+	if (rc)
+		return rc;
+	ssq_prep_rdma_write(sq, (uint32_t)pos, src_iova, lkey, CELL,
+	                    a->dst_iova + cell * CELL, a->rkey,
+	                    ssq_wqe_flags(prod, pos, 1, 0));
+	ssq_publish(prod, pos, 1, ~0ull, 0);
+	ssq_prep_atomic(sq, (uint32_t)pos + 1, MLX5_OPCODE_ATOMIC_FA, src_iova + CELL,
+	                lkey, a->cnt_iova + cell * 8, a->rkey, 1, 0,
+	                ssq_wqe_flags(prod, pos + 1, 1, user));
+	ssq_publish(prod, pos + 1, 1, i, user);
+	ssq_submit(prod);
+	return 0;
+}
+
+/* Take completions; each must be the next expected one. Returns -1 on a wrong one. */
+static inline int reap(struct ssq_producer *prod, uint32_t p, uint32_t *got)
+{
+	struct ssq_completion comp[16];
+	int n = ssq_poll(prod, comp, 16), k;
+
+	for (k = 0; k < n; k++, (*got)++) {
+		uint64_t expect = (uint64_t)*got * SIGNAL_EVERY + SIGNAL_EVERY - 1;
+
+		if (comp[k].status != IBV_WC_SUCCESS || comp[k].wr_id != expect) {
+			fprintf(stderr,
+			        "producer %u: completion %u: status %d (%s) wr_id %llu, "
+			        "expected %llu\n",
+			        p, *got, comp[k].status,
+			        ibv_wc_status_str((enum ibv_wc_status)comp[k].status),
+			        (unsigned long long)comp[k].wr_id,
+			        (unsigned long long)expect);
+			return -1;
+		}
+	}
+	return n;
+}
+
+/* What the queue looks like, for a stall report. */
+static inline void dump_ctl(const struct ssq_producer *prod)
+{
+	const struct ssq_ctl *c = prod->ctl;
+	const struct ssq_ctl_slot *s = ssq__slot(prod, c->published);
+	uint32_t i;
+
+	fprintf(stderr,
+		"  reserve %llu published %llu completed %llu db_value %llu db_lease %u cq_lease %u "
+		"cq_ci %u state %u\n  slot at published: seq %llu len %u owner %u\n",
+		(unsigned long long)c->reserve, (unsigned long long)c->published,
+		(unsigned long long)c->completed, (unsigned long long)c->db_value, c->db_lease,
+		c->cq_lease, c->cq_ci, c->state, (unsigned long long)s->seq, s->len, s->owner);
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
+		if (c->producers[i].state != SSQ_PROD_FREE)
+			fprintf(stderr, "  producer %u: state %u pos %llu len %u posted %llu done %llu\n",
+				i, c->producers[i].state, (unsigned long long)c->producers[i].pos,
+				c->producers[i].len, (unsigned long long)c->producers[i].posted,
+				(unsigned long long)c->producers[i].done);
+}
+
+/*
+ * Post messages (p, 0 ..) until @n are posted or *@stop is set, then wait
+ * for their completions: exactly the signaled ones, in order, successful.
+ * A source slot (64 of them) is reused only once its message is known done.
+ * Returns 0 with *@posted, or 1 after printing why.
+ */
+static inline int run_producer(struct ssq_producer *prod, const struct msg_area *a,
+                               uint32_t p, uint32_t n, const volatile int *stop,
+                               uint8_t *src, uint64_t src_iova, uint32_t lkey,
+                               double *max_post_s, uint32_t *posted)
+{
+	uint32_t i, got = 0;
+	double t0 = now_s(), t;
+	int rc;
+
+	/* Stop only after a signaled message: its completion covers all before. */
+	for (i = 0; i < n && !(stop && *stop && i % SIGNAL_EVERY == 0); i++) {
+		uint8_t *buf = src + (size_t)(i % 64) * (CELL + 8);
+		uint64_t iova = src_iova + (uint64_t)(i % 64) * (CELL + 8);
+
+		/* `got` signaled FAs: messages below got * SIGNAL_EVERY are done. */
+		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
+			if (reap(prod, p, &got) < 0)
+				return 1;
+			if (now_s() - t0 > 60) {
+				fprintf(stderr, "producer %u: stalled at %u\n", p, i);
+				dump_ctl(prod);
+				return 1;
+			}
+		}
+		t = now_s();
+		while ((rc = post_msg(prod, a, p, i, iova, buf, lkey)) == -EAGAIN)
+			if (reap(prod, p, &got) < 0)
+				return 1;
+		if (rc) {
+			fprintf(stderr, "producer %u: post %u: %d\n", p, i, rc);
+			return 1;
+		}
+		if (max_post_s && now_s() - t > *max_post_s)
+			*max_post_s = now_s() - t;
+	}
+	if (posted)
+		*posted = i;
+	while (got < i / SIGNAL_EVERY) {
+		if (reap(prod, p, &got) < 0)
+			return 1;
+		if (now_s() - t0 > 60) {
+			fprintf(stderr, "producer %u: %u of %u completions\n", p, got,
+			        i / SIGNAL_EVERY);
+			return 1;
+		}
+	}
+	usleep(1000);
+	rc = reap(prod, p, &got);
+	if (rc) {
+		fprintf(stderr, "producer %u: %d completions nobody asked for\n", p, rc);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Check messages (p, 0 .. n-1): counter exactly 1 (or, unless
+ * @exactly_once, 0 or 1), and the payload wherever the counter is 1.
+ * Returns the number wrong.
+ */
+static inline unsigned check_msgs(const struct msg_area *a, uint32_t p, uint32_t n,
+                                  int exactly_once)
+{
+	unsigned bad = 0;
+	uint32_t i, k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t cell = msg_cell(a, p, i);
+		const uint64_t *w = (const uint64_t *)(a->dst + cell * CELL);
+		uint64_t c = __atomic_load_n(&a->cnt[cell], __ATOMIC_ACQUIRE);
+
+		if (c > 1 || (exactly_once && c != 1)) {
+			if (bad++ < 5)
+				fprintf(stderr, "message (%u, %u): counter %llu\n", p, i,
+				        (unsigned long long)c);
+			continue;
+		}
+		if (c == 0)
+			continue;
+		for (k = 0; k < CELL / 8; k++)
+			if (w[k] != msg_tag(p, i)) {
+				if (bad++ < 5)
+					fprintf(stderr,
+					        "message (%u, %u): word %u is 0x%llx\n",
+					        p, i, k, (unsigned long long)w[k]);
+				break;
+			}
+	}
+	return bad;
+}
+
+#endif
