@@ -127,17 +127,23 @@ static inline void dump_ctl(const struct ssq_producer *prod)
 	uint32_t i;
 
 	fprintf(stderr,
-		"  reserve %llu published %llu completed %llu db_value %llu db_lease %u cq_lease %u "
-		"cq_ci %u state %u\n  slot at published: seq %llu len %u owner %u\n",
-		(unsigned long long)c->reserve, (unsigned long long)c->published,
-		(unsigned long long)c->completed, (unsigned long long)c->db_value, c->db_lease,
-		c->cq_lease, c->cq_ci, c->state, (unsigned long long)s->seq, s->len, s->owner);
+	        "  reserve %llu published %llu completed %llu db_value %llu db_lease %u "
+	        "cq_lease %u "
+	        "cq_ci %u state %u\n  slot at published: seq %llu len %u owner %u\n",
+	        (unsigned long long)c->reserve, (unsigned long long)c->published,
+	        (unsigned long long)c->completed, (unsigned long long)c->db_value,
+	        c->db_lease, c->cq_lease, c->cq_ci, c->state, (unsigned long long)s->seq,
+	        s->len, s->owner);
 	for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
 		if (c->producers[i].state != SSQ_PROD_FREE)
-			fprintf(stderr, "  producer %u: state %u pos %llu len %u posted %llu done %llu\n",
-				i, c->producers[i].state, (unsigned long long)c->producers[i].pos,
-				c->producers[i].len, (unsigned long long)c->producers[i].posted,
-				(unsigned long long)c->producers[i].done);
+			fprintf(stderr,
+			        "  producer %u: state %u pos %llu len %u posted %llu "
+			        "done %llu\n",
+			        i, c->producers[i].state,
+			        (unsigned long long)c->producers[i].pos,
+			        c->producers[i].len,
+			        (unsigned long long)c->producers[i].posted,
+			        (unsigned long long)c->producers[i].done);
 }
 
 /*
