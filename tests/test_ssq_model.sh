@@ -27,7 +27,7 @@ command -v "$cc" >/dev/null || { echo "FAIL: C compiler '$cc' not found"; exit 1
 
 tmp=$(mktemp -d)
 # Stop our own verifiers (by pid) if we are stopped, then clean up.
-trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '{ jobs -p | xargs -r kill; } 2>/dev/null || true; rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT PIPE TERM
 
 # Each verifier may use at most this much memory (MB) unless its

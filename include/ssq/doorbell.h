@@ -35,7 +35,7 @@ extern "C" {
  */
 SSQ_INLINE void ssq__mmio_write64(void *reg, uint64_t val)
 {
-	*(volatile uint64_t *)reg = val;
+	__atomic_store_n((volatile uint64_t *)reg, val, __ATOMIC_RELAXED);
 }
 
 /*
@@ -46,7 +46,12 @@ SSQ_INLINE void ssq__mmio_write64(void *reg, uint64_t val)
 SSQ_INLINE void ssq_sq_update_dbr(struct ssq_sq *sq, uint32_t pi)
 {
 	ssq_udma_to_device_barrier();
-	*sq->dbrec = htobe32(pi & 0xffff);
+	/*
+	 * A release store as well as the barrier: the barrier orders the WQEs
+	 * for the NIC; the release orders them for a CPU reader (the emulated
+	 * device) in C11's terms. On x86-64 it is the same mov.
+	 */
+	__atomic_store_n(sq->dbrec, htobe32(pi & 0xffff), __ATOMIC_RELEASE);
 }
 
 /*

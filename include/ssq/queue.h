@@ -486,7 +486,8 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	                 pos + len > me->pos + me->len))
 		return -EINVAL;
 	s->wr_id = wr_id;
-	s->len = (uint16_t)len;
+	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
+	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
 	s->flags = (user_flags & SSQ_WQE_SIGNALED) ? SSQ_SLOT_USER_SIGNALED : 0;
 	s->owner = p->id;
 	p->pub_next = pos + len;
@@ -523,6 +524,7 @@ SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	uint64_t h = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+	uint16_t len;
 
 	for (;;) {
 		struct ssq_ctl_slot *s = ssq__slot(p, h);
@@ -534,12 +536,15 @@ SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 		if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != h + 1)
 			return h;
 		/*
-		 * seq_cst: the doorbell argument below needs this store ordered
-		 * before our lease attempt in one total order.
+		 * The length may belong to a later pass if the slot was reused
+		 * meanwhile, but then `published` has moved and the CAS fails.
+		 * seq_cst CAS: the doorbell argument (ssq_submit) needs this store
+		 * ordered before our lease attempt in one total order.
 		 */
-		if (__atomic_compare_exchange_n(&ctl->published, &h, h + s->len, 0,
+		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+		if (__atomic_compare_exchange_n(&ctl->published, &h, h + len, 0,
 		                                __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-			h += s->len;
+			h += len;
 	}
 }
 
@@ -553,7 +558,7 @@ SSQ_INLINE const struct mlx5_wqe_ctrl_seg *ssq__last_ctrl(struct ssq_producer *p
 		struct ssq_ctl_slot *s = ssq__slot(p, j);
 
 		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == j + 1 &&
-		    j + s->len == end)
+		    j + __atomic_load_n(&s->len, __ATOMIC_RELAXED) == end)
 			return (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(
 			    &p->sq, (uint32_t)j);
 	}
@@ -569,14 +574,15 @@ SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
 	uint64_t first8;
 
 	ssq_udma_to_device_barrier(); /* the WQEs before the DBR */
-	*p->sq.dbrec = htobe32((uint32_t)v & 0xffff);
+	__atomic_store_n(p->sq.dbrec, htobe32((uint32_t)v & 0xffff), __ATOMIC_RELEASE);
 	memcpy(&first8, last, sizeof(first8));
 	ssq_mmio_wc_start(); /* the DBR before the UAR write */
 	if (p->sq.bf_reg)
-		*(volatile uint64_t *)(p->sq.bf_reg + ctl->bf_offset) = first8;
+		__atomic_store_n((volatile uint64_t *)(p->sq.bf_reg + ctl->bf_offset),
+		                 first8, __ATOMIC_RELAXED);
 	ssq_mmio_flush_writes(); /* out now, not merged with the next holder's */
 	ctl->bf_offset ^= p->sq.bf_size;
-	ctl->db_value = v;
+	__atomic_store_n(&ctl->db_value, v, __ATOMIC_RELEASE); /* the "bell": rung */
 }
 
 /*

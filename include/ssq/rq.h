@@ -96,7 +96,7 @@ SSQ_INLINE int ssq_rq_post_recv(struct ssq_rq *rq, const struct ibv_sge *sg,
 SSQ_INLINE void ssq_rq_ring(struct ssq_rq *rq)
 {
 	ssq_udma_to_device_barrier();
-	*rq->dbrec = htobe32(rq->head & 0xffff);
+	__atomic_store_n(rq->dbrec, htobe32(rq->head & 0xffff), __ATOMIC_RELEASE);
 }
 
 /* Address of SRQ WQE @idx. */
@@ -136,7 +136,7 @@ SSQ_INLINE int ssq_srq_post_recv(struct ssq_srq *srq, const struct ibv_sge *sg,
 SSQ_INLINE void ssq_srq_ring(struct ssq_srq *srq)
 {
 	ssq_udma_to_device_barrier();
-	*srq->dbrec = htobe32(srq->counter);
+	__atomic_store_n(srq->dbrec, htobe32(srq->counter), __ATOMIC_RELEASE);
 }
 
 /*

@@ -32,6 +32,7 @@ struct ssq_client {
 	const struct ssq_arena_header *hdr;
 	char device[SSQ_NAME_MAX];
 	char err[256];
+	struct ssq_queue *queues; /* open ones, closed with the client */
 };
 
 struct ssq_queue {
@@ -43,6 +44,7 @@ struct ssq_queue {
 	struct ssq_sq sq;
 	struct ssq_cq cq;
 	struct ssq_producer prod;
+	struct ssq_queue *next; /* the client's open queues */
 };
 
 static __thread char connect_err[256];
@@ -179,6 +181,8 @@ void ssq_client_close(struct ssq_client *c)
 {
 	if (!c)
 		return;
+	while (c->queues)
+		ssq_queue_close(c->queues);
 	if (c->arena)
 		munmap(c->arena, c->arena_len);
 	close(c->sock);
@@ -277,6 +281,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		rc = -EBADMSG;
 		goto fail;
 	}
+	q->next = c->queues;
+	c->queues = q;
 	*out = q;
 	return 0;
 fail:
@@ -291,11 +297,17 @@ fail:
 int ssq_queue_close(struct ssq_queue *q)
 {
 	struct ssq_msg_detach req = { 0, 0 };
+	struct ssq_queue **pp;
 	struct ssq_msg reply;
 	int rc;
 
 	if (!q)
 		return 0;
+	for (pp = &q->c->queues; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
 	req.queue = q->index;
 	rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
 	munmap(q->uar, q->uar_len);

@@ -134,7 +134,9 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		}
 		seq = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
 		if (seq == x + 1) {
-			x += s->len ? s->len : 1;
+			uint16_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+
+			x += len ? len : 1;
 			continue;
 		}
 		if (seq > x + 1) {
@@ -146,7 +148,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 			return rc;
 		ssq_prep_nop(&h->sq, (uint32_t)x, ssq_wqe_flags(h, x, 1, 0));
 		s->wr_id = 0;
-		s->len = 1;
+		__atomic_store_n(&s->len, 1, __ATOMIC_RELAXED);
 		s->flags = 0;
 		s->owner = SSQ_OWNER_NONE;
 		/* Published like a producer's S5, seq_cst for the same reason. */
