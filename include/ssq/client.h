@@ -88,6 +88,21 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
  */
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
+/*
+ * ssq_queue_recover - after an error CQE (ssq_reserve returns -EIO and the
+ * failed and flushed requests came back through ssq_poll), ask ssqd to
+ * bring the queue's QP back to RTS. ssqd waits (up to 2 s) until every
+ * request posted before the error has been flushed and routed to its owner,
+ * resets and reconnects the QP and restarts the shared counters; then
+ * posting works again for every attached process. Any attached process may
+ * ask; concurrent requests are served one after the other (the second finds
+ * nothing to do: -EINVAL).
+ * Returns 0, -EINVAL (the queue is not in error), -EBUSY (requests still in
+ * flight: reap completions and retry), -ENOTCONN, or the QP transition's
+ * error; ssq_client_error() says which.
+ */
+int ssq_queue_recover(struct ssq_queue *q);
+
 /* Detach and unmap. Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway). */
 int ssq_queue_close(struct ssq_queue *q);
 

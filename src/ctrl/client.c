@@ -315,6 +315,14 @@ int ssq_queue_close(struct ssq_queue *q)
 	return rc;
 }
 
+int ssq_queue_recover(struct ssq_queue *q)
+{
+	struct ssq_msg_detach req = { q->index, 0 };
+	struct ssq_msg reply;
+
+	return call(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), &reply, NULL);
+}
+
 struct ssq_sq *ssq_queue_sq(struct ssq_queue *q)
 {
 	return &q->sq;

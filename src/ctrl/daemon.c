@@ -208,6 +208,7 @@ static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char 
 		                 whylen);
 		if (rc)
 			return rc;
+		d->queues[i].remote = remote[i]; /* for recovery */
 		publish_queue(d, i, &remote[i]);
 	}
 	return 0;
@@ -243,6 +244,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		uint32_t ppsn = new_psn();
 
 		local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i]);
+		d->queues[i].peer_psn = ppsn;
 		/* The loopback end's side of the handshake, done in place. */
 		rc = connect_one(d, &d->queues[i].peer, ppsn, &d->local_addrs[i], why,
 		                 whylen);
@@ -553,6 +555,105 @@ static int find_queue(const struct ssqd *d, const char *name)
 	return -1;
 }
 
+/*
+ * Bring a queue whose QP went to ERR back to RTS, on a client's request:
+ *  1. wait until every WQE reserved before the error is published (or
+ *     healed), flushed by the device and routed to its owner - producers
+ *     cannot reserve meanwhile (ssq_reserve returns -EIO in SSQ_CTL_ERROR);
+ *  2. RESET and reconnect the QP (and, loopback, the other end, which an
+ *     access error also moved to ERR) with the addresses of the first time;
+ *  3. restart the shared counters at 0, as the QP's WQE index does after a
+ *     reset, and clear the slots so no stale sequence word matches;
+ *  4. bump the epoch and mark the queue READY.
+ * Returns 0, or a negative errno with the reason in @why.
+ */
+static int recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_ctl *ctl = q->ctl;
+	struct ibv_qp_attr attr;
+	struct timespec t0, t;
+	unsigned i;
+	int mask, rc, busy;
+
+	if (__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) != SSQ_CTL_ERROR) {
+		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
+		         qi);
+		return -EINVAL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
+
+		if (q->heal_pending)
+			q->heal_pending =
+			    ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS) == -ETIMEDOUT;
+		ssq_submit(&q->prod);
+		ssq__try_route(&q->prod);
+		busy = 0;
+		for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
+			uint32_t st =
+			    __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
+
+			busy |= st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING;
+		}
+		if (!busy && __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
+		    __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
+		    2000) {
+			snprintf(why, whylen,
+			         "queue q%u: WQEs still in flight after 2 s (completed "
+			         "%llu of "
+			         "%llu)",
+			         qi, (unsigned long long)ctl->completed,
+			         (unsigned long long)r);
+			return -EBUSY;
+		}
+		usleep(100);
+	}
+
+	ssq_qp_attr_reset(&attr, &mask);
+	rc = d->ops->modify_qp(d->backend, &q->local, &attr, mask);
+	if (!rc && q->loopback)
+		rc = d->ops->modify_qp(d->backend, &q->peer, &attr, mask);
+	if (rc) {
+		snprintf(why, whylen, "queue q%u: QP to RESET: %s", qi, strerror(-rc));
+		return rc;
+	}
+	/* libmlx5 clears its doorbell record on reset; ssq owns this one. */
+	__atomic_store_n(&q->local.dv_qp.dbrec[MLX5_SND_DBR], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&q->local.dv_qp.dbrec[MLX5_RCV_DBR], 0, __ATOMIC_RELEASE);
+	if (q->loopback) {
+		rc = connect_one(d, &q->peer, q->peer_psn, &d->local_addrs[qi], why,
+		                 whylen);
+		if (rc)
+			return rc;
+	}
+	rc = connect_one(d, &q->local, d->psn[qi], &q->remote, why, whylen);
+	if (rc)
+		return rc;
+
+	memset((void *)q->prod.slots, 0, (size_t)ctl->ring * sizeof(struct ssq_ctl_slot));
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
+		ctl->producers[i].pos = 0;
+		ctl->producers[i].len = 0;
+		ctl->producers[i].done_pos = 0;
+		ctl->producers[i].deliv_pos = 0;
+	}
+	ctl->reserve = 0;
+	ctl->published = 0;
+	ctl->completed = 0;
+	ctl->db_value = 0;
+	ctl->bf_offset = 0;
+	__atomic_fetch_add(&ctl->epoch, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_SEQ_CST);
+	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
+	        q->local.qpn, ctl->epoch);
+	return 0;
+}
+
 int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 {
 	uint32_t seq = m->hdr.seq;
@@ -652,6 +753,19 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			    (unsigned long long)m->u.free.off);
 		return ssq_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
 		                    NULL, 0);
+	case SSQ_MSG_RECOVER: {
+		char why[200];
+
+		if (!(c->attached & (1u << m->u.detach.queue)))
+			return ssq_msg_send_error(
+			    c->fd, seq, -ENOENT,
+			    "queue %u is not attached to this client", m->u.detach.queue);
+		rc = recover_queue(d, m->u.detach.queue, why, sizeof(why));
+		if (rc)
+			return ssq_msg_send_error(c->fd, seq, rc, "%s", why);
+		return ssq_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	}
 	case SSQ_MSG_DETACH:
 		if (!(c->attached & (1u << m->u.detach.queue)))
 			return ssq_msg_send_error(

@@ -48,6 +48,8 @@ struct ssqd_queue {
 	struct ssq_bqueue local;
 	struct ssq_bqueue peer; /* loopback only: the other end, inside ssqd */
 	struct ssq_uar_map uar;
+	struct ssq_peer_addr remote; /* what local is connected to */
+	uint32_t peer_psn;           /* loopback: the other end's first PSN */
 	int loopback;
 };
 

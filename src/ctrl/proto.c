@@ -38,9 +38,11 @@ int ssq_msg_payload_len(uint32_t type)
 	case SSQ_MSG_FREE:
 		return sizeof(struct ssq_msg_free);
 	case SSQ_MSG_DETACH:
+	case SSQ_MSG_RECOVER:
 		return sizeof(struct ssq_msg_detach);
 	case SSQ_MSG_FREE | SSQ_MSG_REPLY:
 	case SSQ_MSG_DETACH | SSQ_MSG_REPLY:
+	case SSQ_MSG_RECOVER | SSQ_MSG_REPLY:
 		return 0;
 	case SSQ_MSG_ERROR:
 		return sizeof(struct ssq_msg_error);
@@ -146,6 +148,7 @@ int ssq_msg_decode(const void *buf, size_t n, struct ssq_msg *out, char *why,
 		}
 		break;
 	case SSQ_MSG_DETACH:
+	case SSQ_MSG_RECOVER:
 		if (out->u.detach.queue >= SSQ_MAX_QUEUES) {
 			snprintf(why, whylen, "detach of queue %u, at most %u queues",
 			         out->u.detach.queue, SSQ_MAX_QUEUES);

@@ -24,13 +24,14 @@
 #define SSQ_ALLOC_MAX     (1ull << 40)
 
 enum ssq_msg_type {
-	SSQ_MSG_HELLO = 1,  /* client: pid; reply: version, device, arena fd */
-	SSQ_MSG_LIST = 2,   /* reply: the queues */
-	SSQ_MSG_ATTACH = 3, /* name; reply: queue index, UAR fd */
-	SSQ_MSG_ALLOC = 4,  /* length, alignment; reply: data arena offset */
-	SSQ_MSG_FREE = 5,   /* offset */
-	SSQ_MSG_DETACH = 6, /* queue index */
-	SSQ_MSG_TYPE_MAX = 6,
+	SSQ_MSG_HELLO = 1,   /* client: pid; reply: version, device, arena fd */
+	SSQ_MSG_LIST = 2,    /* reply: the queues */
+	SSQ_MSG_ATTACH = 3,  /* name; reply: queue index, UAR fd */
+	SSQ_MSG_ALLOC = 4,   /* length, alignment; reply: data arena offset */
+	SSQ_MSG_FREE = 5,    /* offset */
+	SSQ_MSG_DETACH = 6,  /* queue index */
+	SSQ_MSG_RECOVER = 7, /* queue index: QP from ERR back to RTS */
+	SSQ_MSG_TYPE_MAX = 7,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };

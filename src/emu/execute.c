@@ -545,12 +545,15 @@ static int sq_dbr(struct ssq_emu_qp *qp, uint16_t *out)
 	qp->last_dbr = dbr;
 ok:
 	/*
-	 * The doorbell's WQE must be one the DBR has posted, within the last
-	 * ring's worth: [dbr - wqe_cnt, dbr). Not [cc, dbr): the device may
-	 * have run those WQEs already, having read the DBR between the
-	 * producer's DBR and UAR stores.
+	 * The doorbell's WQE must be one the DBR has posted: not after dbr - 1
+	 * (16-bit, half the index space either way). It may lie well behind:
+	 * the device may read a new DBR in the window between a ringer's DBR
+	 * and UAR stores, when the UAR still holds the previous ringer's
+	 * doorbell, and with doorbells combined over many WQEs (ssq's shared
+	 * queue) that one can be more than a ring behind. A stale doorbell
+	 * asks for nothing the DBR does not already give.
 	 */
-	if (ssq_unlikely(rung) && (uint16_t)(dbr - 1 - db_idx) >= qp->sq.wqe_cnt) {
+	if (ssq_unlikely(rung) && (int16_t)(db_idx - (uint16_t)(dbr - 1)) > 0) {
 		emu_dev_error(
 		    qp, "UAR doorbell names WQE index %u, the doorbell record is %u",
 		    db_idx, dbr);
