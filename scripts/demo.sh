@@ -1,16 +1,40 @@
 #!/usr/bin/env bash
 # ssq's main job on this machine, from a fresh Debian 12 install: installs
-# what is missing, builds, and runs the demo. Its first line says which
-# device the demo runs on.
+# what is missing, builds, starts ssqd (on the first ConnectX, or on the
+# emulated mlx5 device when there is none), runs several sender processes
+# that share one send queue, checks the data, prints a perftest-style
+# table, and stops ssqd. Its first line says which device it runs on.
+#
+#   scripts/demo.sh [-P procs] [-n iterations per process] [-s size]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build
 
-mlx5=$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5' || true)
+mlx5=$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5' | head -n1 || true)
 if [ -n "$mlx5" ]; then
-	echo "ssq demo: mlx5 device(s) present ($(echo $mlx5)); this step needs none: it shows the WQE bytes ssq hands a ConnectX"
+	device=$mlx5
+	echo "ssq demo: running on mlx5 device $mlx5 (loopback: both ends of each queue on this host)"
 else
-	echo "ssq demo: no mlx5 device in /sys/class/infiniband; this step needs none: it shows the WQE bytes ssq hands a ConnectX"
+	device=emu
+	echo "ssq demo: no mlx5 device in /sys/class/infiniband: running on the emulated mlx5 device"
 fi
 "$here/scripts/build.sh" "$build" >/dev/null
-"$build/tools/ssq_wqe_demo"
+
+run=$(mktemp -d)
+sock=$run/ssqd.sock
+"$build/ssqd" --device "$device" --socket "$sock" --sq-size 4096 --data-mib 64 \
+	2>"$run/ssqd.log" &
+daemon=$!
+stop_daemon() {
+	kill "$daemon" 2>/dev/null || true
+	wait "$daemon" 2>/dev/null || true
+	rm -rf "$run"
+}
+trap stop_daemon EXIT
+for _ in $(seq 100); do
+	[ -S "$sock" ] && break
+	kill -0 "$daemon" 2>/dev/null || { cat "$run/ssqd.log" >&2; exit 1; }
+	sleep 0.1
+done
+head -n1 "$run/ssqd.log"
+"$build/tools/ssq_demo" -S "$sock" -P 4 -n 200000 "$@"
