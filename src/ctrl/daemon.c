@@ -32,6 +32,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->cqes = 1024;
 	o->data_mib = 64;
 	o->signal_every = 64;
+	o->heal_ms = 50;
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
 	o->gid_index = -1;
@@ -473,7 +474,7 @@ static void retire(struct ssqd *d, unsigned qi, uint32_t id)
 	int rc;
 
 	__atomic_store_n(&q->ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
-	rc = ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS);
+	rc = ssq_ctl_heal(&q->prod, d->opt.heal_ms);
 	q->heal_pending = rc == -ETIMEDOUT;
 	if (rc > 0)
 		fprintf(
@@ -587,7 +588,7 @@ static int recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 		if (q->heal_pending)
 			q->heal_pending =
-			    ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS) == -ETIMEDOUT;
+			    ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
 		ssq_submit(&q->prod);
 		ssq__try_route(&q->prod);
 		busy = 0;
@@ -819,7 +820,7 @@ static void progress(struct ssqd *d)
 			continue;
 		if (q->heal_pending)
 			q->heal_pending =
-			    ssq_ctl_heal(&q->prod, SSQD_HEAL_TIMEOUT_MS) == -ETIMEDOUT;
+			    ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
 		ssq__try_route(&q->prod);
 	}
 }

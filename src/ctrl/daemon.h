@@ -28,6 +28,13 @@ struct ssqd_options {
 	uint32_t cqes;           /* per queue, power of two */
 	uint64_t data_mib;       /* data arena */
 	uint32_t signal_every;   /* forced CQE interval, WQEBBs */
+	/*
+	 * The healing bound: a death is seen at once (the client's socket
+	 * closes); each heal then waits at most this long for live producers
+	 * caught mid-reservation and for ring room, and is retried every
+	 * PROGRESS_MS until done.
+	 */
+	unsigned heal_ms;
 	enum ssq_hugepages hugepages;
 	uint16_t listen_port;   /* 0: not listening for a peer */
 	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
@@ -38,8 +45,7 @@ struct ssqd_options {
 };
 
 /* ssqd's own producer record in every queue: heals, routes when idle. */
-#define SSQD_PRODUCER_ID     (SSQ_MAX_PRODUCERS - 1)
-#define SSQD_HEAL_TIMEOUT_MS 50
+#define SSQD_PRODUCER_ID (SSQ_MAX_PRODUCERS - 1)
 
 struct ssqd_queue {
 	struct ssq_ctl *ctl;

@@ -43,6 +43,9 @@ static void usage(FILE *out)
 	    "ssqd)\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
 	    "  -g, --gid-index N        GID index for the GRH (RoCE); default none\n"
+	    "      --heal-ms N          after a client dies, wait at most N ms per try "
+	    "for\n"
+	    "                           producers caught mid-reservation (default 50)\n"
 	    "      --allow-uid UID      also serve this uid (besides ssqd's own and "
 	    "root)\n"
 	    "      --allow-gid GID      also serve this gid\n"
@@ -88,7 +91,7 @@ static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-	enum { O_SQ = 256, O_CQ, O_DATA, O_HUGE, O_UID, O_GID, O_LIST };
+	enum { O_SQ = 256, O_CQ, O_DATA, O_HUGE, O_UID, O_GID, O_LIST, O_HEAL };
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -101,6 +104,7 @@ int main(int argc, char **argv)
 		{ "connect", required_argument, NULL, 'c' },
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
+		{ "heal-ms", required_argument, NULL, O_HEAL },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
 		{ "list-devices", no_argument, NULL, O_LIST },
@@ -169,6 +173,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			o->gid_index = (int)parse_num("--gid-index", optarg, 0, 255);
+			break;
+		case O_HEAL:
+			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
 			break;
 		case O_UID:
 			o->allow_uid = parse_num("--allow-uid", optarg, 0, INT_MAX);
