@@ -243,4 +243,36 @@ static inline unsigned check_msgs(const struct msg_area *a, uint32_t p, uint32_t
 	return bad;
 }
 
+/*
+ * Start ssqd (the binary in $SSQD) on the emulated device at @sock, with a
+ * data arena of @data_mib MiB and send queues of @sq WQEBBs; @fault, if not
+ * NULL, goes to its SSQ_EMU_FAULT. Then connect, retrying while it starts
+ * (up to 20 s). Returns the client, or NULL (ssqd killed then); *@pid gets
+ * ssqd's pid.
+ */
+static inline struct ssq_client *ssqd_start(const char *sock, const char *data_mib,
+                                            const char *sq, const char *fault, pid_t *pid)
+{
+	const char *ssqd = getenv("SSQD");
+	struct ssq_client *c = NULL;
+	int i;
+
+	*pid = fork();
+	if (*pid == 0) {
+		if (fault)
+			setenv("SSQ_EMU_FAULT", fault, 1);
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
+		      "--data-mib", data_mib, "--sq-size", sq, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
+		usleep(50 * 1000);
+	if (!c) {
+		fprintf(stderr, "ssqd at %s: %s\n", sock, ssq_client_strerror_last());
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	return c;
+}
+
 #endif

@@ -23,6 +23,24 @@ struct tally {
 	uint64_t err_wr_id;
 };
 
+/* Count one completion: its status, and whether it came in posting order. */
+static void tally_one(struct tally *t, const struct ssq_completion *c, uint32_t p,
+                      uint64_t next)
+{
+	if (c->wr_id != (((uint64_t)p << 32) | next))
+		t->order_bad++;
+	if (c->status == IBV_WC_SUCCESS) {
+		t->ok++;
+	} else if (c->status == IBV_WC_REM_ACCESS_ERR) {
+		t->err++;
+		t->err_wr_id = c->wr_id;
+	} else if (c->status == IBV_WC_WR_FLUSH_ERR) {
+		t->flushed++;
+	} else {
+		t->other++;
+	}
+}
+
 /* Post signaled WRITEs until the queue refuses (-EIO); take every completion. */
 static void phase1(struct ssq_producer *prod, uint32_t p, const struct ssq_buf *src,
                    const struct msg_area *a, struct tally *t)
@@ -46,36 +64,14 @@ static void phase1(struct ssq_producer *prod, uint32_t p, const struct ssq_buf *
 		if (now_s() - t0 > 30)
 			return;
 		n = ssq_poll(prod, comp, 16);
-		for (k = 0; k < n; k++, next++) {
-			if (comp[k].wr_id != (((uint64_t)p << 32) | next))
-				t->order_bad++;
-			if (comp[k].status == IBV_WC_SUCCESS)
-				t->ok++;
-			else if (comp[k].status == IBV_WC_REM_ACCESS_ERR) {
-				t->err++;
-				t->err_wr_id = comp[k].wr_id;
-			} else if (comp[k].status == IBV_WC_WR_FLUSH_ERR)
-				t->flushed++;
-			else
-				t->other++;
-		}
+		for (k = 0; k < n; k++)
+			tally_one(t, &comp[k], p, next++);
 	}
 	/* Every request posted comes back, one way or another. */
 	while (t->ok + t->err + t->flushed + t->other < t->posted && now_s() - t0 < 30) {
 		n = ssq_poll(prod, comp, 16);
-		for (k = 0; k < n; k++, next++) {
-			if (comp[k].wr_id != (((uint64_t)p << 32) | next))
-				t->order_bad++;
-			if (comp[k].status == IBV_WC_SUCCESS)
-				t->ok++;
-			else if (comp[k].status == IBV_WC_REM_ACCESS_ERR) {
-				t->err++;
-				t->err_wr_id = comp[k].wr_id;
-			} else if (comp[k].status == IBV_WC_WR_FLUSH_ERR)
-				t->flushed++;
-			else
-				t->other++;
-		}
+		for (k = 0; k < n; k++)
+			tally_one(t, &comp[k], p, next++);
 	}
 }
 
@@ -129,15 +125,7 @@ int main(void)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(sock, sizeof(sock), "/tmp/ssq-err-%d.sock", getpid());
-	d = fork();
-	if (d == 0) {
-		setenv("SSQ_EMU_FAULT", "err_at=301,syndrome=0x13,vendor=0x42", 1);
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", "8", "--sq-size", "256", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
-		usleep(50 * 1000);
+	c = ssqd_start(sock, "8", "256", "err_at=301,syndrome=0x13,vendor=0x42", &d);
 	a.per_proc = 1000;
 	a.nlong = P;
 	a.short_len = 0;

@@ -104,14 +104,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	srand((unsigned)getpid());
 	snprintf(sock, sizeof(sock), "/tmp/ssq-kill-%d.sock", getpid());
-	d = fork();
-	if (d == 0) {
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", "32", "--sq-size", "1024", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
-		usleep(50 * 1000);
+	c = ssqd_start(sock, "32", "1024", NULL, &d);
 	a.per_proc = SURVIVOR_MAX;
 	a.nlong = SURVIVORS;
 	a.short_len = VICTIM_MSGS;

@@ -46,14 +46,7 @@ int main(void)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(sock, sizeof(sock), "/tmp/ssq-mp-%d.sock", getpid());
-	d = fork();
-	if (d == 0) {
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", "16", "--sq-size", "1024", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
-		usleep(50 * 1000);
+	c = ssqd_start(sock, "16", "1024", NULL, &d);
 	if (!c || ssq_queue_open(c, "q0", &q) ||
 	    ssq_buf_alloc(c, PMAX * M * CELL, &dst) ||
 	    ssq_buf_alloc(c, PMAX * M * 8, &cnt)) {
