@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <ssq/client.h>
@@ -184,6 +185,49 @@ static void live_daemon(void)
 		      "freeing a buffer we do not own");
 	}
 	close(s);
+	/*
+	 * Another uid: the socket's mode 0660 keeps it out; with the mode
+	 * opened up, ssqd's peer-credential check still refuses it, by name.
+	 */
+	if (getuid() == 0) {
+		int st, r1, r2;
+		pid_t kid;
+
+		kid = fork();
+		if (kid == 0) {
+			struct ssq_client *x;
+
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+			r1 = ssq_client_connect(path, &x);
+			_exit(r1 == -EACCES ? 0 : 1);
+		}
+		waitpid(kid, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "nobody got past mode 0660 (0x%x)", st);
+		chmod(path, 0666);
+		kid = fork();
+		if (kid == 0) {
+			struct ssq_client *x;
+
+			if (setgid(65534) || setuid(65534))
+				_exit(3);
+			r2 = ssq_client_connect(path, &x);
+			if (r2 != -EACCES || !strstr(ssq_client_strerror_last(), "may not use"))
+				fprintf(stderr, "uid 65534: %d %s\n", r2, ssq_client_strerror_last());
+			_exit(r2 == -EACCES &&
+			              strstr(ssq_client_strerror_last(), "may not use")
+			          ? 0
+			          : 1);
+		}
+		waitpid(kid, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "uid 65534 was not refused by ssqd's credential check (0x%x)", st);
+		chmod(path, 0660);
+	} else {
+		printf("peer-credential check not tested: needs root to switch uid\n");
+	}
+
 	/* The well-behaved client never noticed. */
 	CHECK(ssq_client_list(c, info, 2) == 1 && info[0].ready,
 	      "other client after garbage");

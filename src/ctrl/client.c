@@ -85,6 +85,16 @@ static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t l
 
 	rc = ssq_msg_send(c->sock, type, seq, req, len, NULL, 0);
 	if (rc) {
+		/*
+		 * ssqd may have said why before closing (a refused uid): a
+		 * parting error message still waits in the socket.
+		 */
+		if (ssq_msg_recv(c->sock, reply, NULL, 0, NULL, 0, c->err,
+		                 sizeof(c->err)) == 0 &&
+		    reply->hdr.type == SSQ_MSG_ERROR) {
+			snprintf(c->err, sizeof(c->err), "ssqd: %s", reply->u.error.msg);
+			return reply->u.error.err;
+		}
 		snprintf(c->err, sizeof(c->err), "ssqd is gone: %s", strerror(-rc));
 		return rc == -EPIPE ? -ENOTCONN : rc;
 	}

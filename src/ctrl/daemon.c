@@ -437,16 +437,6 @@ static void accept_client(struct ssqd *d)
 
 	if (fd < 0)
 		return;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 ||
-	    !client_allowed(d, &cr)) {
-		ssq_msg_send_error(
-		    fd, 0, -EACCES,
-		    "uid %u / gid %u may not use this ssqd (see --allow-uid, "
-		    "--allow-gid)",
-		    (unsigned)cr.uid, (unsigned)cr.gid);
-		close(fd);
-		return;
-	}
 	/* A client that stops reading must not stall ssqd: bounded sends. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
@@ -454,7 +444,19 @@ static void accept_client(struct ssqd *d)
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
 			d->clients[i].id = ++d->next_client_id;
-			d->clients[i].pid = cr.pid;
+			/*
+			 * A refused peer is told why in answer to its first message:
+			 * closing now, with its hello unread, would make the kernel
+			 * reset the connection and drop the explanation.
+			 */
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+				d->clients[i].refused = 1;
+			} else {
+				d->clients[i].pid = cr.pid;
+				d->clients[i].uid = cr.uid;
+				d->clients[i].gid = cr.gid;
+				d->clients[i].refused = !client_allowed(d, &cr);
+			}
 			return;
 		}
 	}
@@ -789,6 +791,17 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 	struct ssq_msg m;
 	char why[160];
 	int rc = ssq_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
+
+	if (c->refused) {
+		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
+			ssq_msg_send_error(c->fd, rc ? 0 : m.hdr.seq, -EACCES,
+			                   "uid %u / gid %u may not use this ssqd (see "
+			                   "--allow-uid, --allow-gid)",
+			                   (unsigned)c->uid, (unsigned)c->gid);
+			drop_client(d, c);
+		}
+		return;
+	}
 
 	if (rc == -EBADMSG || rc == -EPROTO) {
 		/* Bad input gets an answer and the connection stays usable. */

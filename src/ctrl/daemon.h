@@ -72,7 +72,10 @@ struct ssqd_client {
 	uint32_t id; /* owner tag for data buffers, never reused */
 	pid_t pid;
 	int said_hello;
-	uint32_t attached;                 /* bit per queue */
+	uid_t uid;
+	gid_t gid;
+	int refused;       /* not allowed: answered with EACCES, then dropped */
+	uint32_t attached; /* bit per queue */
 	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
 };
 
