@@ -213,8 +213,10 @@ static void live_daemon(void)
 			if (setgid(65534) || setuid(65534))
 				_exit(3);
 			r2 = ssq_client_connect(path, &x);
-			if (r2 != -EACCES || !strstr(ssq_client_strerror_last(), "may not use"))
-				fprintf(stderr, "uid 65534: %d %s\n", r2, ssq_client_strerror_last());
+			if (r2 != -EACCES ||
+			    !strstr(ssq_client_strerror_last(), "may not use"))
+				fprintf(stderr, "uid 65534: %d %s\n", r2,
+				        ssq_client_strerror_last());
 			_exit(r2 == -EACCES &&
 			              strstr(ssq_client_strerror_last(), "may not use")
 			          ? 0
