@@ -113,6 +113,16 @@ int ssqd_serve(struct ssqd *d);
 
 void ssqd_teardown(struct ssqd *d);
 
+/* --listen: a peer ssqd is knocking; exchange and bring the queues up. */
+void ssqd_accept_peer(struct ssqd *d);
+
+/*
+ * ssqd_recover_queue - bring queue @qi from ERR back to RTS once every
+ * request in flight has been flushed and routed (see daemon.c). Returns 0
+ * or a negative errno with the reason in @why.
+ */
+int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the
  * protocol tests and the fuzzer). Returns 0, or a negative errno when the

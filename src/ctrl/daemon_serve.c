@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's body, part two: serve clients on the unix socket - accept and
+ * check credentials, answer requests, notice deaths and heal after them,
+ * return a dead client's buffers once its WQEs have completed - and be the
+ * progress engine of last resort while nobody polls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "ctrl/daemon.h"
+#include "ctrl/proto.h"
+
+#define SEND_TIMEOUT_MS 1000
+#define PROGRESS_MS     10 /* how often ssqd routes completions nobody polls */
+
+static int client_allowed(const struct ssqd *d, const struct ucred *cr)
+{
+	return cr->uid == 0 || cr->uid == getuid() ||
+	       (d->opt.allow_uid >= 0 && cr->uid == (uid_t)d->opt.allow_uid) ||
+	       (d->opt.allow_gid >= 0 && cr->gid == (gid_t)d->opt.allow_gid);
+}
+
+static void accept_client(struct ssqd *d)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct timeval tv = { SEND_TIMEOUT_MS / 1000, 0 };
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC), i;
+
+	if (fd < 0)
+		return;
+	/* A client that stops reading must not stall ssqd: bounded sends. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		if (d->clients[i].fd <= 0) {
+			memset(&d->clients[i], 0, sizeof(d->clients[i]));
+			d->clients[i].fd = fd;
+			d->clients[i].id = ++d->next_client_id;
+			/*
+			 * A refused peer is told why in answer to its first message:
+			 * closing now, with its hello unread, would make the kernel
+			 * reset the connection and drop the explanation.
+			 */
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+				d->clients[i].refused = 1;
+			} else {
+				d->clients[i].pid = cr.pid;
+				d->clients[i].uid = cr.uid;
+				d->clients[i].gid = cr.gid;
+				d->clients[i].refused = !client_allowed(d, &cr);
+			}
+			return;
+		}
+	}
+	ssq_msg_send_error(fd, 0, -EUSERS, "ssqd serves at most %d clients",
+	                   SSQD_MAX_CLIENTS);
+	close(fd);
+}
+
+/*
+ * A producer record's process is gone (or detached): mark it DEAD, so the
+ * router drops its completions and the record can be reclaimed, and heal
+ * the queue of whatever it left half-done.
+ */
+static void retire(struct ssqd *d, unsigned qi, uint32_t id)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc;
+
+	__atomic_store_n(&q->ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	rc = ssq_ctl_heal(&q->prod, d->opt.heal_ms);
+	q->heal_pending = rc == -ETIMEDOUT;
+	if (rc > 0)
+		fprintf(
+		    stderr,
+		    "ssqd: q%u: producer %u left %d unpublished WQEBBs: sent as NOPs\n",
+		    qi, id, rc);
+}
+
+/* A client left (closed, crashed or was killed): give back what it held. */
+static void drop_client(struct ssqd *d, struct ssqd_client *c)
+{
+	struct ssqd_grave *g = NULL;
+	unsigned qi, i;
+
+	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
+		if (c->attached & (1u << qi))
+			retire(d, qi, c->producer[qi]);
+	/*
+	 * Its buffers may still be read or written by WQEs it posted: they go
+	 * back to the arena only once every queue has completed everything
+	 * reserved so far (reap_graves), never while the device could still
+	 * touch them on behalf of the dead.
+	 */
+	for (i = 0; i < SSQD_MAX_GRAVES && !g; i++)
+		if (!d->graves[i].owner)
+			g = &d->graves[i];
+	if (g) {
+		g->owner = c->id;
+		g->pid = c->pid;
+		for (qi = 0; qi < d->hdr->nqueues; qi++)
+			g->fence[qi] = d->queues[qi].ctl
+			                   ? __atomic_load_n(&d->queues[qi].ctl->reserve,
+			                                     __ATOMIC_ACQUIRE)
+			                   : 0;
+	} else {
+		fprintf(stderr,
+		        "ssqd: too many clients died at once; pid %d's buffers stay "
+		        "allocated\n",
+		        (int)c->pid);
+	}
+	close(c->fd);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Return the buffers of dead clients whose WQEs have all completed. */
+static void reap_graves(struct ssqd *d)
+{
+	unsigned i, qi, freed;
+
+	for (i = 0; i < SSQD_MAX_GRAVES; i++) {
+		struct ssqd_grave *g = &d->graves[i];
+		int done = 1;
+
+		if (!g->owner)
+			continue;
+		for (qi = 0; qi < d->hdr->nqueues && done; qi++)
+			if (d->queues[qi].ctl &&
+			    __atomic_load_n(&d->queues[qi].ctl->completed,
+			                    __ATOMIC_ACQUIRE) < g->fence[qi])
+				done = 0;
+		if (!done)
+			continue;
+		freed = ssq_data_free_owner(&d->data, g->owner);
+		if (freed)
+			fprintf(stderr,
+			        "ssqd: client pid %d gone, %u data buffers returned\n",
+			        (int)g->pid, freed);
+		memset(g, 0, sizeof(*g));
+	}
+}
+
+static int find_queue(const struct ssqd *d, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < d->hdr->nqueues; i++)
+		if (!strncmp(d->hdr->queues[i].name, name, SSQ_NAME_MAX))
+			return (int)i;
+	return -1;
+}
+
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	unsigned i;
+	int q, rc;
+
+	if (m->hdr.type != SSQ_MSG_HELLO && !c->said_hello)
+		return ssq_msg_send_error(c->fd, seq, -EPROTO,
+		                          "say hello first (type 0x%x)", m->hdr.type);
+	switch (m->hdr.type) {
+	case SSQ_MSG_HELLO: {
+		struct ssq_msg_hello_reply r;
+
+		memset(&r, 0, sizeof(r));
+		r.version = SSQ_PROTO_VERSION;
+		r.max_queues = SSQ_MAX_QUEUES;
+		memcpy(r.device, d->hdr->device, sizeof(r.device));
+		r.arena_len = d->arena.len;
+		r.arena_offset = d->arena.fd_offset;
+		c->said_hello =
+		    1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
+		return ssq_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), &d->arena.fd, 1);
+	}
+	case SSQ_MSG_LIST: {
+		struct ssq_msg_list_reply r;
+
+		memset(&r, 0, sizeof(r));
+		r.nqueues = d->hdr->nqueues;
+		for (i = 0; i < r.nqueues; i++) {
+			memcpy(r.queues[i].name, d->hdr->queues[i].name, SSQ_NAME_MAX);
+			r.queues[i].qpn = d->hdr->queues[i].qpn;
+			r.queues[i].state = d->hdr->queues[i].state;
+		}
+		return ssq_msg_send(c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), NULL, 0);
+	}
+	case SSQ_MSG_ATTACH: {
+		struct ssq_msg_attach_reply r;
+		struct ssqd_queue *sq;
+
+		q = find_queue(d, m->u.attach.name);
+		if (q < 0)
+			return ssq_msg_send_error(c->fd, seq, -ENOENT,
+			                          "no queue named \"%s\"",
+			                          m->u.attach.name);
+		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
+		    SSQ_QUEUE_READY)
+			return ssq_msg_send_error(
+			    c->fd, seq, -EAGAIN,
+			    "queue \"%s\" is not connected yet (waiting for "
+			    "the peer ssqd)",
+			    m->u.attach.name);
+		sq = &d->queues[q];
+		if (c->attached & (1u << q))
+			return ssq_msg_send_error(
+			    c->fd, seq, -EALREADY,
+			    "queue \"%s\" is already attached to this client",
+			    m->u.attach.name);
+		rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
+		if (rc < 0)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc,
+			    "queue \"%s\" has all %u producer records in use",
+			    m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
+		c->producer[q] = (uint32_t)rc;
+		memset(&r, 0, sizeof(r));
+		r.queue = (uint32_t)q;
+		r.producer = c->producer[q];
+		r.uar_offset = sq->uar.offset;
+		r.uar_len = sq->uar.len;
+		r.uar_reg_off = sq->uar.reg_off;
+		c->attached |= 1u << q;
+		return ssq_msg_send(c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), &sq->uar.fd, 1);
+	}
+	case SSQ_MSG_ALLOC: {
+		struct ssq_msg_alloc_reply r;
+
+		rc = ssq_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
+		                    &r.off);
+		if (rc)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc,
+			    "no room for %llu bytes in the %llu MiB data arena",
+			    (unsigned long long)m->u.alloc.len,
+			    (unsigned long long)d->opt.data_mib);
+		r.len = m->u.alloc.len;
+		return ssq_msg_send(c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
+		                    sizeof(r), NULL, 0);
+	}
+	case SSQ_MSG_FREE:
+		rc = ssq_data_free(&d->data, m->u.free.off, c->id);
+		if (rc)
+			return ssq_msg_send_error(
+			    c->fd, seq, rc, "no buffer of this client at offset %llu",
+			    (unsigned long long)m->u.free.off);
+		return ssq_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	case SSQ_MSG_RECOVER: {
+		char why[200];
+
+		if (!(c->attached & (1u << m->u.detach.queue)))
+			return ssq_msg_send_error(
+			    c->fd, seq, -ENOENT,
+			    "queue %u is not attached to this client", m->u.detach.queue);
+		rc = ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
+		if (rc)
+			return ssq_msg_send_error(c->fd, seq, rc, "%s", why);
+		return ssq_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	}
+	case SSQ_MSG_DETACH:
+		if (!(c->attached & (1u << m->u.detach.queue)))
+			return ssq_msg_send_error(
+			    c->fd, seq, -ENOENT,
+			    "queue %u is not attached to this client", m->u.detach.queue);
+		c->attached &= ~(1u << m->u.detach.queue);
+		retire(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
+		return ssq_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
+		                    NULL, 0);
+	default:
+		/* Replies and errors are not requests. */
+		return ssq_msg_send_error(c->fd, seq, -EBADMSG,
+		                          "message type 0x%x is not a request",
+		                          m->hdr.type);
+	}
+}
+
+static void serve_client(struct ssqd *d, struct ssqd_client *c)
+{
+	struct ssq_msg m;
+	char why[160];
+	int rc = ssq_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
+
+	if (c->refused) {
+		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
+			ssq_msg_send_error(c->fd, rc ? 0 : m.hdr.seq, -EACCES,
+			                   "uid %u / gid %u may not use this ssqd (see "
+			                   "--allow-uid, --allow-gid)",
+			                   (unsigned)c->uid, (unsigned)c->gid);
+			drop_client(d, c);
+		}
+		return;
+	}
+
+	if (rc == -EBADMSG || rc == -EPROTO) {
+		/* Bad input gets an answer and the connection stays usable. */
+		fprintf(stderr, "ssqd: client pid %d: %s\n", (int)c->pid, why);
+		if (ssq_msg_send_error(c->fd, 0, rc, "%s", why) == 0)
+			return;
+	}
+	if (rc == -ETIMEDOUT || rc == -EAGAIN)
+		return;
+	if (rc || ssqd_handle(d, c, &m) < 0)
+		drop_client(d, c);
+}
+
+/*
+ * The progress engine of last resort: route completions nobody is polling
+ * for (so `completed` and the owners' rings advance), and retry heals that
+ * had to wait.
+ */
+static void progress(struct ssqd *d)
+{
+	unsigned i;
+
+	reap_graves(d);
+	for (i = 0; i < d->hdr->nqueues; i++) {
+		struct ssqd_queue *q = &d->queues[i];
+
+		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
+		                               __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY)
+			continue;
+		if (q->heal_pending)
+			q->heal_pending =
+			    ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
+		ssq__try_route(&q->prod);
+	}
+}
+
+int ssqd_serve(struct ssqd *d)
+{
+	struct pollfd pfd[SSQD_MAX_CLIENTS + 2];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + 2];
+	int i, n, rc;
+
+	while (!d->stop) {
+		n = 0;
+		pfd[n].fd = d->listen_fd;
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		pfd[n].fd = d->peer_listen_fd; /* -1 once connected: poll skips it */
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+			if (d->clients[i].fd <= 0)
+				continue;
+			pfd[n].fd = d->clients[i].fd;
+			pfd[n].events = POLLIN;
+			who[n++] = &d->clients[i];
+		}
+		rc = poll(pfd, (nfds_t)n, PROGRESS_MS);
+		progress(d);
+		if (rc <= 0)
+			continue;
+		for (i = 2; i < n; i++) {
+			if (pfd[i].revents & POLLIN)
+				serve_client(d, who[i]);
+			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+				drop_client(d, who[i]);
+		}
+		if (pfd[0].revents & POLLIN)
+			accept_client(d);
+		if (pfd[1].revents & POLLIN)
+			ssqd_accept_peer(d);
+	}
+	return 0;
+}
