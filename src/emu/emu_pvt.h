@@ -61,15 +61,16 @@ struct ssq_emu_qp {
 	uint32_t qpn;
 
 	enum ibv_qp_state state;
-	uint32_t sq_cc;      /* WQEBBs consumed, free-running */
-	uint16_t last_dbr;   /* the DBR value last seen, to catch it going back */
-	uint8_t dbr_bad;     /* a doorbell error froze the SQ until RESET */
-	uint32_t rq_cc;      /* receive WQEs consumed, free-running */
-	uint32_t rnr_tries;  /* attempts made for the SEND at sq_cc */
-	uint8_t *bf_reg;     /* the UAR doorbell register; NULL: none */
-	uint64_t bf_seen[2]; /* the last 8 bytes seen in each BlueFlame half */
-	uint64_t db_seen;    /* process() pass that first saw pending WQEs */
-	uint8_t db_pending;  /* db_seen is valid */
+	uint32_t sq_cc;        /* WQEBBs consumed, free-running */
+	uint16_t last_dbr;     /* the DBR value last seen, to catch it going back */
+	uint8_t dbr_bad;       /* a doorbell error froze the SQ until RESET */
+	uint32_t rq_cc;        /* receive WQEs consumed, free-running */
+	uint32_t rnr_tries;    /* attempts made for the SEND at sq_cc */
+	uint64_t rnr_until_ns; /* RNR NAK timer: no retry before (CLOCK_MONOTONIC) */
+	uint8_t *bf_reg;       /* the UAR doorbell register; NULL: none */
+	uint64_t bf_seen[2];   /* the last 8 bytes seen in each BlueFlame half */
+	uint64_t db_seen;      /* process() pass that first saw pending WQEs */
+	uint8_t db_pending;    /* db_seen is valid */
 
 	/* Attributes from modify_qp. */
 	uint8_t port;

@@ -5,6 +5,7 @@
  * between two QPs of this device). Every check and its syndrome follows
  * what the hardware reports; see <ssq/emu.h> for the list.
  */
+#include <time.h>
 #include "emu/emu_pvt.h"
 
 /* What one WQE came to. */
@@ -510,6 +511,31 @@ static int sq_uar(struct ssq_emu_qp *qp, uint16_t *idx_out, int *rung)
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The RNR NAK timer the responder advertises, from its min_rnr_timer code
+ * (IB spec table 45, in units of 10 us; code 0 means 655.36 ms).
+ */
+static uint64_t rnr_timer_ns(const struct ssq_emu_qp *qp)
+{
+	static const uint16_t ten_us[32] = { 65535, 1,     2,     3,    4,    6,    8,
+		                             12,    16,    24,    32,   48,   64,   96,
+		                             128,   192,   256,   384,  512,  768,  1024,
+		                             1536,  2048,  3072,  4096, 6144, 8192, 12288,
+		                             16384, 24576, 32768, 49152 };
+	const struct ssq_emu_qp *peer = peer_of(qp);
+	uint8_t code = peer ? peer->min_rnr_timer : qp->min_rnr_timer;
+
+	return (uint64_t)(code & 31 ? ten_us[code & 31] : 65536) * 10000;
+}
+
 /*
  * The send doorbell record, checked: returns 0 and the DBR, or -1 after a
  * device error (QP to ERR, SQ frozen until RESET).
@@ -586,6 +612,8 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 			return 0;
 	}
 	while (n < budget && dbr != (uint16_t)qp->sq_cc) {
+		if (ssq_unlikely(qp->rnr_until_ns) && now_ns() < qp->rnr_until_ns)
+			break; /* the responder's RNR NAK said: not before then */
 		const struct mlx5_wqe_ctrl_seg *ctrl =
 		    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, qp->sq_cc);
 		uint16_t idx = (uint16_t)qp->sq_cc;
@@ -594,12 +622,18 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 			emu_trace_wqe(qp, qp->sq_cc, "execute");
 		r = exec_wqe(qp, (uint16_t)(dbr - idx), &wqebbs, &byte_cnt);
 		if (r == EX_RNR_WAIT) {
-			/* rnr_retry 7 retries forever (IB spec 9.7.5.2.8). */
-			if (qp->rnr_retry == 7 || qp->rnr_tries++ < qp->rnr_retry)
+			/*
+			 * rnr_retry 7 retries forever (IB spec 9.7.5.2.8); each retry
+			 * waits the RNR NAK timer, the responder's min_rnr_timer.
+			 */
+			if (qp->rnr_retry == 7 || qp->rnr_tries++ < qp->rnr_retry) {
+				qp->rnr_until_ns = now_ns() + rnr_timer_ns(qp);
 				break;
+			}
 			r = MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
 		}
 		qp->rnr_tries = 0;
+		qp->rnr_until_ns = 0;
 		if (r == EX_OK) {
 			if (ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
 				emu_cqe_ok(qp->send_cq, MLX5_CQE_REQ, qp->qpn, idx,

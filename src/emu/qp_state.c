@@ -117,6 +117,7 @@ void emu_qp_to_err(struct ssq_emu_qp *qp)
 {
 	qp->state = IBV_QPS_ERR;
 	qp->rnr_tries = 0;
+	qp->rnr_until_ns = 0;
 }
 
 /*
@@ -133,6 +134,7 @@ static void qp_reset(struct ssq_emu_qp *qp)
 	qp->dbr_bad = 0;
 	qp->rq_cc = 0;
 	qp->rnr_tries = 0;
+	qp->rnr_until_ns = 0;
 	qp->db_pending = 0;
 }
 
