@@ -63,7 +63,11 @@ static int mlx5_open(struct ssq_backend **bp, const char *dev, struct ssq_arena 
 
 	list = ibv_get_device_list(&n);
 	if (!list) {
-		snprintf(why, whylen, "ibv_get_device_list: %s", strerror(errno));
+		/* No RDMA subsystem at all (ENOSYS): say what that means here. */
+		snprintf(why, whylen,
+		         "device %s not found: no RDMA devices on this host (%s); "
+		         "--device emu runs on the emulated device",
+		         dev ? dev : "mlx5", strerror(errno));
 		return -ENODEV;
 	}
 	for (i = 0; i < n; i++) {
@@ -77,8 +81,10 @@ static int mlx5_open(struct ssq_backend **bp, const char *dev, struct ssq_arena 
 	}
 	if (!found || !mlx5dv_is_supported(found)) {
 		snprintf(why, whylen, "%s %s", dev ? dev : "an mlx5 device",
-		         found ? "is not an mlx5 device"
-		               : "not found in /sys/class/infiniband");
+		         found
+		             ? "is not an mlx5 device"
+		             : "not found in /sys/class/infiniband (--device emu runs on "
+		               "the emulated device)");
 		ibv_free_device_list(list);
 		return -ENODEV;
 	}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# ssqd refuses bad options and impossible configurations with a message
+# naming what was wrong, before touching anything: bad values exit 2 with the
+# usage text, an arena the hugepages cannot hold under --hugepages=required
+# exits 1 saying how to reserve pages, and nothing is left listening.
+set -euo pipefail
+ssqd=${SSQD:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+
+expect() { # RC NEEDLE ARGS...
+	local want=$1 needle=$2 rc
+	shift 2
+	set +e
+	"$ssqd" --socket "$work/s" "$@" >"$work/out" 2>&1
+	rc=$?
+	set -e
+	if [ "$rc" -eq "$want" ] && grep -qF -- "$needle" "$work/out"; then
+		echo "ok   ssqd $*: exit $rc, \"$needle\""
+	else
+		echo "FAIL ssqd $*: exit $rc (want $want), output:"
+		sed 's/^/     /' "$work/out"
+		fail=1
+	fi
+	if [ -e "$work/s" ]; then
+		echo "FAIL ssqd $*: left a socket behind"
+		fail=1
+	fi
+}
+
+expect 2 "--hugepages 'maybe': want auto, required or off" --hugepages=maybe
+expect 2 "--sq-size 100: must be a power of two" --sq-size 100
+expect 2 "--queues '0': want a number from 1 to 16" --queues 0
+expect 2 "--ib-port 'x': want a number" --ib-port x
+expect 2 "unknown or incomplete option '--bogus'" --bogus
+expect 2 "unexpected argument 'extra'" extra
+expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
+expect 1 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
+expect 1 "device emu0 not found" --device emu0 --hugepages=off
+expect 1 "echo " --device emu --hugepages=required --data-mib 60000
+grep -q "nr_hugepages" "$work/out" || { echo "FAIL: no nr_hugepages hint"; fail=1; }
+exit $fail
