@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The mode x processes matrix of ssq_write_bw (64-byte RDMA WRITEs): every
+# --mode (lockfree, spinlock, qp-per-process, proxy) with P = 1, 2, 4, 8
+# sender processes, each run on its own ssqd (the tool starts it; on the
+# emulated mlx5 device in sink mode when no ConnectX is present, so the
+# host-side cost is what is measured). Writes, in --out DIR (default .):
+#   bench-results.json  one record per run: mode, procs, size, msg_rate_mpps,
+#                       ns_per_wqe, device, ... (ssq_write_bw --json)
+#   bench-results.png   messages per second against processes, a line per
+#                       mode (gnuplot; skipped, saying so, without it)
+# and prints the matrix and the lockfree ratios at P = 4.
+#
+#   scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]
+#
+# Each point is the median of --reps runs (default 3; 1 with --quick); the
+# reps go round the whole matrix in turn, so a noisy moment of a shared
+# machine spreads over the modes instead of landing on one.
+# --quick: a fixed count per run (-n 200000 per process) instead of -D 3
+# seconds each: the matrix in seconds rather than a minute.
+# Uses $SSQ_BINARY_DIR's tools when set (ctest), else builds build/ with
+# scripts/build.sh.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=.
+size=64
+quick=0
+duration=3
+reps=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--out) out=${2:?--out needs a directory}; shift ;;
+	-s) size=${2:?-s needs a size}; shift ;;
+	-D) duration=${2:?-D needs seconds}; shift ;;
+	--reps) reps=${2:?--reps needs a count}; shift ;;
+	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench.sh: unknown argument $1" >&2
+	   echo "usage: scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]" >&2
+	   exit 1 ;;
+	esac
+	shift
+done
+
+if [ -n "${SSQ_BINARY_DIR:-}" ] && [ -x "$SSQ_BINARY_DIR/bench/perftest/ssq_write_bw" ]; then
+	build=$SSQ_BINARY_DIR
+else
+	build=$here/build
+	"$here/scripts/build.sh" "$build" >/dev/null
+fi
+tool=$build/bench/perftest/ssq_write_bw
+export SSQD=${SSQD:-$build/ssqd}
+export SSQ_EMU_MODE=${SSQ_EMU_MODE:-sink}
+unset SSQ_SOCKET # each run starts its own ssqd, with the queues its mode needs
+
+modes="lockfree spinlock qp-per-process proxy"
+procs="1 2 4 8"
+if [ $quick = 1 ]; then
+	runlen=(-n 200000)
+	reps=${reps:-1}
+else
+	runlen=(-D "$duration")
+	reps=${reps:-3}
+fi
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --reps '$reps': want 1 or more" >&2; exit 1; }
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+first=1
+for r in $(seq "$reps"); do
+	for m in $modes; do
+		for p in $procs; do
+			run=$tmp/$m-$p-$r
+			if ! "$tool" --mode "$m" -P "$p" -s "$size" "${runlen[@]}" \
+				--json "$run.json" >"$run.out" 2>&1; then
+				echo "bench.sh: ssq_write_bw --mode $m -P $p failed:" >&2
+				cat "$run.out" >&2
+				exit 1
+			fi
+			[ $first = 1 ] && head -n1 "$run.out" && first=0
+			sed -i "s/}\$/, \"rep\": $r}/" "$run.json"
+			sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$run.json" >>"$tmp/$m-$p.rates"
+		done
+	done
+done
+# The median of each point, "procs rate" per line for the plot.
+for m in $modes; do
+	for p in $procs; do
+		printf '%s\t%s\n' "$p" "$(sort -g "$tmp/$m-$p.rates" |
+			awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+	done >"$tmp/$m.dat"
+done
+
+# One JSON array of every run's record (each --json file holds one).
+cat "$tmp"/*-*-*.json | awk '/^  \{/ { rec[n++] = $0 }
+	END { print "["; for (i = 0; i < n; i++) print rec[i] (i + 1 < n ? "," : ""); print "]" }' \
+	>"$out/bench-results.json"
+
+dev=$(sed -n 's/.*"device": "\([^"]*\)".*/\1/p' "$tmp/lockfree-1-1.json")
+if [ "$dev" = emu ]; then
+	dev_label="emulated mlx5 device, $SSQ_EMU_MODE mode"
+else
+	dev_label="device $dev"
+fi
+echo "ssq_write_bw -s $size ${runlen[*]}: MsgRate [Mpps], median of $reps ($dev_label)"
+printf '%-16s' mode
+for p in $procs; do printf '%10s' "P=$p"; done
+echo
+for m in $modes; do
+	printf '%-16s' "$m"
+	while read -r _ r; do printf '%10.3f' "$r"; done <"$tmp/$m.dat"
+	echo
+done
+at4() { awk '$1 == 4 { print $2 }' "$tmp/$1.dat"; }
+awk -v lf="$(at4 lockfree)" -v sl="$(at4 spinlock)" -v qp="$(at4 qp-per-process)" \
+	-v px="$(at4 proxy)" 'BEGIN {
+	printf "P=4: lockfree / spinlock %.2fx, / proxy %.2fx, / qp-per-process %.2fx (1 QP vs 4)\n",
+		lf / sl, lf / px, lf / qp }'
+echo "wrote $out/bench-results.json"
+
+if command -v gnuplot >/dev/null; then
+	plot="plot"
+	sep=""
+	for m in $modes; do
+		plot="$plot$sep '$tmp/$m.dat' using 1:(\$2*1e6) with linespoints title '$m'"
+		sep=","
+	done
+	gnuplot <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output '$out/bench-results.png'
+set title "ssq_write_bw: $size-byte RDMA WRITEs, messages/s against sender processes\\n($dev_label, median of $reps)"
+set xlabel 'sender processes (P)'
+set ylabel 'messages per second'
+set xtics (1, 2, 4, 8)
+set logscale x 2
+set xrange [0.9:9]
+set yrange [0:*]
+set format y '%.1s%c'
+set key outside right top
+set grid
+$plot
+GP
+	echo "wrote $out/bench-results.png"
+else
+	echo "bench.sh: gnuplot not found: no bench-results.png (apt-get install gnuplot-nox)"
+fi

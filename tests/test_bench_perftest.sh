@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The perftest-style tools (bench/perftest): ssq_write_bw in every --mode
+# with 2 sender processes on the emulated device in sink mode prints the
+# perftest table and writes --json with a message rate above 0;
+# ssq_write_lat prints the latency table; ssq_read_bw and ssq_atomic_bw run;
+# in full mode the data arrives in every mode (inline too);
+# ssq_send_bw says SEND is not supported yet and fails; bad flags fail with
+# usage text naming the flag; scripts/bench.sh --quick writes one record
+# per run of the matrix.
+set -euo pipefail
+build=${SSQ_BINARY_DIR:?}
+src=${SSQ_SOURCE_DIR:?}
+export SSQD=${SSQD:-$build/ssqd}
+export SSQ_EMU_MODE=sink
+unset SSQ_SOCKET
+bin=$build/bench/perftest
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# A bandwidth table's data row: #bytes #iterations peak average MsgRate.
+check_bw() { # name file json size iterations
+	local row rate
+	row=$(grep -A1 '#bytes' "$2" | tail -n1)
+	read -r b it pk av rate <<<"$row" || true
+	if [ "$b" != "$4" ] || [ "$it" != "$5" ]; then
+		bad "$1: row '$row', want $4 bytes, $5 iterations"
+	fi
+	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || bad "$1: MsgRate '$rate'"
+	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && a > 0) }' || bad "$1: BW '$pk' '$av'"
+	grep -q '"msg_rate_mpps": [0-9]' "$3" || bad "$1: no msg_rate_mpps in $3"
+	awk '/"msg_rate_mpps"/ { sub(/.*"msg_rate_mpps": /, ""); sub(/,.*/, ""); if ($0 + 0 > 0) ok = 1 }
+		END { exit !ok }' "$3" || bad "$1: msg_rate_mpps not > 0 in $3"
+	for k in mode procs size ns_per_wqe device; do
+		grep -q "\"$k\": " "$3" || bad "$1: no $k in $3"
+	done
+}
+
+head -n1 <("$bin/ssq_write_bw" -h) | grep -q Usage || bad "-h prints no usage"
+for m in lockfree spinlock qp-per-process proxy; do
+	out=$tmp/$m.out
+	if "$bin/ssq_write_bw" --mode "$m" -P 2 -n 3000 -s 64 --json "$tmp/$m.json" >"$out" 2>&1; then
+		cat "$out"
+		head -n1 "$out" | grep -q 'running on the emulated mlx5 device' ||
+			bad "$m: first line does not name the device"
+		check_bw "$m" "$out" "$tmp/$m.json" 64 6000
+		grep -q "\"mode\": \"$m\", \"procs\": 2" "$tmp/$m.json" || bad "$m: JSON mode/procs"
+	else
+		cat "$out"
+		bad "ssq_write_bw --mode $m failed"
+	fi
+done
+
+# Full mode moves the data: the tool checks the destination after the run
+# (every sender's source is 0x5a), inline through the proxy included.
+for m in lockfree spinlock qp-per-process proxy; do
+	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 256 -I 128 >"$tmp/full.out" 2>&1 ||
+		{ cat "$tmp/full.out"; bad "full mode, --mode $m: failed"; }
+	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 100 -I 128 >"$tmp/full.out" 2>&1 ||
+		{ cat "$tmp/full.out"; bad "full mode, inline, --mode $m: failed"; }
+done
+
+# Post lists, CQ moderation, inline, --report_gbits, -D, and two sizes of -a
+# are not all worth a run each: one run with most of them.
+if "$bin/ssq_write_bw" -P 2 -n 2000 -s 32 -l 4 -Q 16 -I 64 --report_gbits \
+	--json "$tmp/opts.json" >"$tmp/opts.out" 2>&1; then
+	grep -q 'BW peak\[Gb/sec\]' "$tmp/opts.out" || bad "--report_gbits: no Gb/sec header"
+	check_bw opts "$tmp/opts.out" "$tmp/opts.json" 32 4000
+else
+	cat "$tmp/opts.out"; bad "ssq_write_bw -l 4 -Q 16 -I 64 failed"
+fi
+if "$bin/ssq_write_bw" -D 1 -s 64 >"$tmp/dur.out" 2>&1; then
+	grep -A1 '#bytes' "$tmp/dur.out" | tail -n1 | grep -q '^ 64 ' || bad "-D 1: no row"
+else
+	cat "$tmp/dur.out"; bad "ssq_write_bw -D 1 failed"
+fi
+
+if "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
+	cat "$tmp/lat.out"
+	grep -q 't_typical\[usec\].*99.9% percentile' "$tmp/lat.out" || bad "lat: no header"
+	read -r b it tmin tmax ttyp _ <<<"$(grep -A1 '#bytes' "$tmp/lat.out" | tail -n1)"
+	if [ "$b" != 2 ] || [ "$it" != 1000 ]; then bad "lat: row $b $it"; fi
+	awk -v a="$tmin" -v b="$ttyp" -v c="$tmax" 'BEGIN { exit !(a > 0 && a <= b && b <= c) }' ||
+		bad "lat: t_min $tmin t_typical $ttyp t_max $tmax"
+	grep -q '"p999_us": [0-9]' "$tmp/lat.json" || bad "lat: no p999_us in JSON"
+else
+	cat "$tmp/lat.out"; bad "ssq_write_lat failed"
+fi
+for t in read_bw atomic_bw; do
+	"$bin/ssq_$t" -P 2 -n 2000 --mode proxy --json "$tmp/$t.json" >"$tmp/$t.out" 2>&1 ||
+		{ cat "$tmp/$t.out"; bad "ssq_$t failed"; continue; }
+	check_bw "$t" "$tmp/$t.out" "$tmp/$t.json" "$([ $t = atomic_bw ] && echo 8 || echo 65536)" 4000
+done
+for t in send_bw send_lat; do
+	if "$bin/ssq_$t" -n 10 >"$tmp/$t.out" 2>&1; then
+		bad "ssq_$t succeeded"
+	fi
+	grep -q 'not yet supported: the loopback peer posts no receives' "$tmp/$t.out" ||
+		bad "ssq_$t: $(cat "$tmp/$t.out")"
+done
+
+# Bad flags: non-zero exit, the flag named, usage text.
+check_flag() { # expected-word args...
+	local want=$1 out rc=0
+	shift
+	out=$("$bin/ssq_write_bw" "$@" 2>&1) || rc=$?
+	[ $rc != 0 ] || bad "ssq_write_bw $*: exit 0"
+	grep -q -- "$want" <<<"$out" || bad "ssq_write_bw $*: does not name $want: $out"
+	grep -q 'Usage:' <<<"$out" || bad "ssq_write_bw $*: no usage text"
+}
+check_flag "-s '0'" -s 0
+check_flag "--mode 'bogus'" --mode bogus
+check_flag "-P '0'" -P 0
+check_flag "-P" -P 17 --mode qp-per-process
+check_flag "-Q 1000" -Q 1000
+check_flag "-Q '2000'" -Q 2000 -t 1024
+check_flag "-x" -x
+check_flag "--frob" --frob
+check_flag "-n" -n
+check_flag "-s 'abc'" -s abc
+
+# The matrix: a handful of seconds with --quick (well under 30 s).
+if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
+	cat "$tmp/bench.out"
+	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
+	[ "$n" = 16 ] || bad "bench.sh --quick: $n records, want 16 (4 modes x P = 1, 2, 4, 8)"
+	for k in mode procs size msg_rate_mpps ns_per_wqe device; do
+		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 16 ] ||
+			bad "bench.sh: not every record has $k"
+	done
+	if command -v gnuplot >/dev/null; then
+		[ -s "$tmp/bench/bench-results.png" ] || bad "bench.sh: no PNG"
+	fi
+else
+	cat "$tmp/bench.out"; bad "scripts/bench.sh --quick failed"
+fi
+
+[ $fail = 0 ] && echo "PASS" || echo "FAILED"
+exit $fail
