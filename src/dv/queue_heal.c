@@ -134,8 +134,19 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		}
 		seq = __atomic_load_n(&s->seq, __ATOMIC_SEQ_CST);
 		if (seq == x + 1) {
-			uint16_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+			uint16_t len = __atomic_load_n(&s->len, __ATOMIC_SEQ_CST);
 
+			/*
+			 * The length is a separate word: if the slot's WQE completed
+			 * and the slot was reused between the two loads, len may be
+			 * the next pass's. The sequence word tells: re-read it, and
+			 * restart from `published` if it moved (the model packs both
+			 * in one word for the same reason).
+			 */
+			if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != seq) {
+				x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
+				continue;
+			}
 			x += len ? len : 1;
 			continue;
 		}
