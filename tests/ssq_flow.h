@@ -161,6 +161,16 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 	double t0 = now_s(), t;
 	int rc;
 
+	/*
+	 * Completion of the last signaled message covers everything before
+	 * it; trailing unsignaled ones would go unchecked, so refuse them.
+	 */
+	if (n % SIGNAL_EVERY) {
+		fprintf(stderr, "run_producer: %u messages, not a multiple of %u\n", n,
+		        SIGNAL_EVERY);
+		return 1;
+	}
+
 	/* Stop only after a signaled message: its completion covers all before. */
 	for (i = 0; i < n && !(stop && *stop && i % SIGNAL_EVERY == 0); i++) {
 		uint8_t *buf = src + (size_t)(i % 64) * (CELL + 8);

@@ -14,7 +14,7 @@
 
 #define P       3u
 #define FAIL_AT 301u
-#define AFTER   50u /* messages each posts after recovery */
+#define AFTER   56u /* messages each posts after recovery (multiple of 8) */
 
 static char sock[108];
 

@@ -12,7 +12,7 @@
 #include "emu/testbed_pvt.h"
 
 #define MAXT 8u
-#define M    1500u
+#define M    1504u /* a multiple of SIGNAL_EVERY: the last message is signaled */
 
 struct worker {
 	pthread_t tid;

@@ -64,6 +64,7 @@ void ssq_emu_close(struct ssq_emu_dev *dev)
 		dev->pds = pd->next;
 		free(pd);
 	}
+	emu_wire_close(dev);
 	for (i = 0; i < SSQ_EMU_MAX_QP; i++)
 		free(dev->qps[i]);
 	for (i = 0; i < SSQ_EMU_MAX_CQ; i++)
@@ -497,6 +498,7 @@ int ssq_emu_destroy_qp(struct ssq_emu_qp *qp)
 	qp->recv_cq->users--;
 	if (qp->srq)
 		qp->srq->users--;
+	emu_wire_qp_free(qp);
 	pthread_mutex_unlock(&dev->lock);
 	free(qp);
 	return 0;

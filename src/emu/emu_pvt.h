@@ -80,6 +80,8 @@ struct ssq_emu_qp {
 	uint8_t max_rd_atomic, max_dest_rd_atomic;
 	enum ibv_mtu mtu;
 	uint32_t sq_psn, rq_psn;
+
+	struct emu_wire_qp *wire; /* the peer is remote (wire_pvt.h); NULL: here */
 };
 
 struct ssq_emu_dev {
@@ -104,6 +106,7 @@ struct ssq_emu_dev {
 	struct ssq_emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
 	uint8_t mr_tag;
 	struct ssq_emu_pd *pds; /* list head */
+	struct emu_wire *wire;  /* the UDP wire (wire_pvt.h); NULL: none */
 };
 
 /* A gather or scatter list resolved to host memory. */
@@ -171,6 +174,19 @@ unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget);
 /* ---- fault.c ---- */
 /* Read SSQ_EMU_* into @attr. Returns 0 or -EINVAL with a message. */
 int emu_env_apply(struct ssq_emu_dev_attr *attr);
+
+/* ---- wire.c: hooks, each a no-op without a wire; lock held ---- */
+/* Receive and dispatch the datagrams waiting; returns packets handled. */
+unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget);
+/* Send due held packets and pending ACKs. */
+void emu_wire_tx(struct ssq_emu_dev *dev);
+/* QP @qp moved from @cur to @next (modify_qp or to ERR). */
+void emu_wire_qp_state(struct ssq_emu_qp *qp, enum ibv_qp_state cur,
+                       enum ibv_qp_state next);
+void emu_wire_qp_free(struct ssq_emu_qp *qp);
+void emu_wire_close(struct ssq_emu_dev *dev);
+/* The SQ of a QP with a remote peer (wire_req.c). */
+unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget);
 
 /* ---- trace.c ---- */
 void emu_trace_wqe(struct ssq_emu_qp *qp, uint32_t pi, const char *what);

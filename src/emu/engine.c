@@ -22,11 +22,14 @@ static inline void cpu_relax(void)
  * low-numbered QP cannot starve the others under a small budget. */
 static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
 {
-	unsigned n = 0, k, nqp = dev->nqp, start;
+	unsigned n = 0, k, nqp = dev->nqp, start, rx;
 
 	dev->pass++;
 	if (ssq_unlikely(dev->fault.stall) || !nqp)
 		return 0;
+	/* Packets from the wire first: ACKs free WQEs, requests complete.
+	 * They count as work done, not against the WQE budget. */
+	rx = emu_wire_rx(dev, budget);
 	start = dev->rr < nqp ? dev->rr : 0;
 	for (k = 0; k < nqp && n < budget; k++) {
 		unsigned i = start + k < nqp ? start + k : start + k - nqp;
@@ -40,9 +43,10 @@ static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
 			n += emu_qp_flush(qp, budget - n);
 	}
 	dev->rr = start + 1 < nqp ? start + 1 : 0;
+	emu_wire_tx(dev);
 	if (ssq_unlikely(dev->trace != NULL) && n)
 		fflush(dev->trace);
-	return n;
+	return n + rx;
 }
 
 int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)

@@ -6,7 +6,7 @@
  * what the hardware reports; see <ssq/emu.h> for the list.
  */
 #include <time.h>
-#include "emu/emu_pvt.h"
+#include "emu/wire_pvt.h"
 
 /* What one WQE came to. */
 enum {
@@ -601,7 +601,12 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 	uint16_t dbr;
 	int r;
 
-	if (sq_dbr(qp, &dbr) || dbr == (uint16_t)qp->sq_cc)
+	if (sq_dbr(qp, &dbr))
+		return 0;
+	/* The peer is in another process: the wire requester (wire_req.c). */
+	if (ssq_unlikely(qp->wire != NULL))
+		return emu_wire_sq_run(qp, dbr, budget);
+	if (dbr == (uint16_t)qp->sq_cc)
 		return 0;
 	if (ssq_unlikely(dev->fault.delay)) {
 		if (!qp->db_pending) {
@@ -696,4 +701,23 @@ unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget)
 		}
 	}
 	return n;
+}
+
+/* The resolvers above, for the wire (wire_req.c, wire_resp.c). */
+int emu_sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsigned ds,
+              int write, struct emu_sg *sg, uint64_t *total)
+{
+	return sq_sg(qp, off, first, ds, write, sg, total);
+}
+
+int emu_rq_sg(const struct ssq_emu_qp *qp, const uint8_t *wqe, unsigned nseg,
+              struct emu_sg *sg, uint64_t *cap)
+{
+	return rq_sg(qp, wqe, nseg, sg, cap);
+}
+
+uint8_t *emu_remote_ptr(struct ssq_emu_qp *qp, uint64_t raddr, uint32_t rkey,
+                        uint64_t len, int need)
+{
+	return remote_ptr(qp, raddr, rkey, len, need);
 }

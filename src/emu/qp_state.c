@@ -115,6 +115,7 @@ static int values_ok(const struct ibv_qp_attr *a, int mask)
 
 void emu_qp_to_err(struct ssq_emu_qp *qp)
 {
+	emu_wire_qp_state(qp, qp->state, IBV_QPS_ERR);
 	qp->state = IBV_QPS_ERR;
 	qp->rnr_tries = 0;
 	qp->rnr_until_ns = 0;
@@ -181,10 +182,12 @@ int ssq_emu_modify_qp(struct ssq_emu_qp *qp, const struct ibv_qp_attr *attr,
 
 	if (next == IBV_QPS_RESET)
 		qp_reset(qp);
-	if (next == IBV_QPS_ERR)
+	if (next == IBV_QPS_ERR) {
 		emu_qp_to_err(qp);
-	else
+	} else {
+		emu_wire_qp_state(qp, cur, next);
 		qp->state = next;
+	}
 	ret = 0;
 out:
 	pthread_mutex_unlock(&qp->dev->lock);

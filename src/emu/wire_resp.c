@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The wire responder: request packets of a QP whose peer is remote, checked
+ * against the expected PSN (duplicates re-acknowledged, the first packet
+ * out of sequence NAKed once), then executed packet by packet: WRITE data
+ * into the MR the RETH names, SEND data into the receive WQE taken at the
+ * first packet, CQEs at the last one, as execute.c does for a local peer.
+ */
+#include "emu/wire_pvt.h"
+
+static uint32_t mtu_bytes(const struct ssq_emu_qp *qp)
+{
+	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
+}
+
+/*
+ * Take the next receive WQE (RQ or SRQ) of @qp, resolving its scatter list
+ * when @resolve. Returns 0, 1 (none posted: receiver not ready), or
+ * -syndrome for a scatter list the responder cannot use.
+ */
+static int take_rwqe(struct ssq_emu_qp *qp, int resolve)
+{
+	struct emu_wire_qp *wq = qp->wire;
+	const uint8_t *wqe;
+	unsigned nseg;
+	uint16_t idx;
+	int n;
+
+	if (qp->srq) {
+		struct ssq_emu_srq *srq = qp->srq;
+		/* A1: pairs with ssq_srq_ring's release of the receive WQEs. */
+		uint16_t dbr =
+		    (uint16_t)be32toh(__atomic_load_n(srq->dbrec, __ATOMIC_ACQUIRE));
+
+		if (dbr == (uint16_t)srq->cc)
+			return 1;
+		idx = srq->head;
+		wqe = srq->buf + (size_t)idx * srq->stride;
+		nseg = srq->stride / SSQ_WQE_DS_BYTES - 1;
+		srq->head =
+		    be16toh(((const struct mlx5_wqe_srq_next_seg *)wqe)->next_wqe_index) &
+		    (uint16_t)(srq->wqe_cnt - 1);
+		srq->cc++;
+		wqe += sizeof(struct mlx5_wqe_srq_next_seg);
+	} else {
+		/* A1: pairs with ssq_rq_ring's release of the receive WQEs. */
+		uint16_t dbr = (uint16_t)be32toh(
+		    __atomic_load_n(&qp->dbrec[MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
+
+		if (dbr == (uint16_t)qp->rq_cc)
+			return 1;
+		idx = (uint16_t)qp->rq_cc;
+		wqe = qp->rq_buf +
+		      (size_t)(qp->rq_cc & (qp->rq_wqe_cnt - 1)) * qp->rq_stride;
+		nseg = qp->rq_stride / SSQ_WQE_DS_BYTES;
+		qp->rq_cc++;
+	}
+	if (nseg > EMU_MAX_SG)
+		nseg = EMU_MAX_SG;
+	if (ssq_unlikely(qp->dev->trace != NULL))
+		emu_trace_recv(qp, wqe, nseg * SSQ_WQE_DS_BYTES, idx);
+	wq->have_rwqe = 1;
+	wq->rwqe_idx = idx;
+	wq->nsg = 0;
+	wq->cap = 0;
+	if (resolve) {
+		n = emu_rq_sg(qp, wqe, nseg, wq->sg, &wq->cap);
+		if (n < 0)
+			return n;
+		wq->nsg = n;
+	}
+	return 0;
+}
+
+/* Copy @len bytes to offset @off of the receive WQE's scatter list. */
+static void scatter(struct emu_wire_qp *wq, uint64_t off, const uint8_t *src,
+                    uint32_t len)
+{
+	const struct emu_sg *sg = wq->sg;
+
+	while (off >= sg->len) {
+		off -= sg->len;
+		sg++;
+	}
+	while (len) {
+		uint32_t n = sg->len - (uint32_t)off;
+
+		if (n > len)
+			n = len;
+		memcpy(sg->p + off, src, n);
+		src += n;
+		len -= n;
+		off = 0;
+		sg++;
+	}
+}
+
+/*
+ * An error the responder detects itself: the receive WQE it holds (if any)
+ * completes with @resp_synd, the QP goes to ERR (IB 9.9.3: invalid request
+ * and access errors are fatal to the responder), and the requester gets the
+ * NAK @aeth.
+ */
+static void resp_fail(struct ssq_emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
+{
+	struct emu_wire_qp *wq = qp->wire;
+
+	emu_wire_send_aeth(qp, aeth, wq->epsn);
+	if (wq->have_rwqe && resp_synd)
+		emu_cqe_err(qp->recv_cq, MLX5_CQE_RESP_ERR, resp_synd, 0, 0, qp->qpn,
+		            wq->rwqe_idx);
+	wq->have_rwqe = 0;
+	wq->in_send = wq->in_write = 0;
+	emu_qp_to_err(qp);
+}
+
+/*
+ * RDMA READ request (@d: its PSN less the expected one, <= 0). A new one
+ * (@d == 0) takes the PSNs of its responses; a duplicate (@d < 0: the
+ * requester lost responses) is executed again from the PSN it names, as
+ * IB responders do (reading is idempotent). Responses: FIRST, MIDDLE...,
+ * LAST or ONLY, AETH (ACK, MSN) on all but MIDDLE.
+ */
+static void resp_read(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len, int32_t d)
+{
+	struct emu_wire_qp *wq = qp->wire;
+	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = mtu_bytes(qp), rkey, dlen, k,
+	         n;
+	uint64_t va;
+	const uint8_t *src;
+	uint8_t out[WIRE_MAX_PKT];
+
+	if (len < WIRE_BTH + WIRE_RETH || (d == 0 && (wq->in_send || wq->in_write)) ||
+	    !qp->max_dest_rd_atomic) {
+		if (d == 0)
+			resp_fail(qp, AETH_NAK_INVAL, 0);
+		return;
+	}
+	va = get_be64(pkt + WIRE_BTH);
+	rkey = get_be32(pkt + WIRE_BTH + 8);
+	dlen = get_be32(pkt + WIRE_BTH + 12);
+	src = dlen ? emu_remote_ptr(qp, va, rkey, dlen, IBV_ACCESS_REMOTE_READ) : NULL;
+	if (dlen && !src) {
+		if (d == 0)
+			resp_fail(qp, AETH_NAK_ACCESS, 0);
+		return;
+	}
+	n = dlen ? (dlen + mtu - 1) / mtu : 1;
+	if (d == 0) {
+		wq->msn++;
+		wq->epsn = (wq->epsn + n) & PSN_MASK;
+		wq->nak_sent = 0;
+	}
+	for (k = 0; k < n; k++) {
+		uint32_t h = WIRE_BTH, plen = dlen - k * mtu < mtu ? dlen - k * mtu : mtu;
+		uint8_t op = n == 1       ? WIRE_READ_ONLY
+		             : k == 0     ? WIRE_READ_FIRST
+		             : k + 1 == n ? WIRE_READ_LAST
+		                          : WIRE_READ_MIDDLE;
+
+		emu_wire_bth(out, op, qp->dest_qpn, psn + k, 0);
+		if (op != WIRE_READ_MIDDLE) {
+			put_be32(out + h, ((uint32_t)(AETH_ACK | 0x1f) << 24) |
+			                      (wq->msn & 0xffffff));
+			h += WIRE_AETH;
+		}
+		if (plen && qp->dev->mode == SSQ_EMU_FULL)
+			memcpy(out + h, src + (size_t)k * mtu, plen);
+		emu_wire_xmit(qp->dev->wire, &wq->peer, out, h + plen);
+	}
+}
+
+static void send_atomic_ack(struct ssq_emu_qp *qp, uint32_t psn, const uint8_t *orig)
+{
+	uint8_t out[WIRE_BTH + WIRE_AETH + WIRE_ATOMIC_ACK_ETH];
+
+	emu_wire_bth(out, WIRE_ATOMIC_ACK, qp->dest_qpn, psn, 0);
+	put_be32(out + WIRE_BTH,
+	         ((uint32_t)(AETH_ACK | 0x1f) << 24) | (qp->wire->msn & 0xffffff));
+	memcpy(out + WIRE_BTH + WIRE_AETH, orig, 8);
+	emu_wire_xmit(qp->dev->wire, &qp->wire->peer, out, sizeof(out));
+}
+
+/*
+ * CMP_SWAP / FETCH_ADD (@d as in resp_read). A new one executes, as
+ * do_atomic does for a local peer, and its original value is kept by PSN;
+ * a duplicate gets the kept value again and changes nothing.
+ */
+static void resp_atomic(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len,
+                        int32_t d)
+{
+	struct emu_wire_qp *wq = qp->wire;
+	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, rkey;
+	uint64_t va, arg, cmp, old = 0, want;
+	uint8_t *target, orig[8];
+	unsigned i;
+
+	if (d < 0) {
+		for (i = 0; i < sizeof(wq->atom) / sizeof(wq->atom[0]); i++)
+			if (wq->atom[i].valid && wq->atom[i].psn == psn)
+				send_atomic_ack(qp, psn, wq->atom[i].orig);
+		return;
+	}
+	if (len != WIRE_BTH + WIRE_ATOMIC_ETH || wq->in_send || wq->in_write) {
+		resp_fail(qp, AETH_NAK_INVAL, 0);
+		return;
+	}
+	va = get_be64(pkt + WIRE_BTH);
+	rkey = get_be32(pkt + WIRE_BTH + 8);
+	arg = get_be64(pkt + WIRE_BTH + 12);
+	cmp = get_be64(pkt + WIRE_BTH + 20);
+	/* IB: an atomic needs an aligned target and responder resources. */
+	if ((va & 7) || !qp->max_dest_rd_atomic) {
+		resp_fail(qp, AETH_NAK_INVAL, 0);
+		return;
+	}
+	target = emu_remote_ptr(qp, va, rkey, 8, IBV_ACCESS_REMOTE_ATOMIC);
+	if (!target) {
+		resp_fail(qp, AETH_NAK_ACCESS, 0);
+		return;
+	}
+	if (qp->dev->mode == SSQ_EMU_FULL) {
+		/* An MR's host address may be unaligned even when the IOVA is not. */
+		if ((uintptr_t)target & 7) {
+			memcpy(&old, target, 8);
+			want = pkt[0] == WIRE_FETCH_ADD ? old + arg
+			       : old == cmp             ? arg
+			                                : old;
+			memcpy(target, &want, 8);
+		} else if (pkt[0] == WIRE_FETCH_ADD) {
+			old =
+			    __atomic_fetch_add((uint64_t *)target, arg, __ATOMIC_SEQ_CST);
+		} else {
+			old = cmp;
+			__atomic_compare_exchange_n((uint64_t *)target, &old, arg, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		}
+	}
+	put_be64(orig, old);
+	i = wq->atom_next++ % (sizeof(wq->atom) / sizeof(wq->atom[0]));
+	wq->atom[i].valid = 1;
+	wq->atom[i].psn = psn;
+	memcpy(wq->atom[i].orig, orig, 8);
+	wq->msn++;
+	wq->epsn = (wq->epsn + 1) & PSN_MASK;
+	wq->nak_sent = 0;
+	send_atomic_ack(qp, psn, orig);
+}
+
+void emu_wire_resp_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
+{
+	struct emu_wire_qp *wq = qp->wire;
+	uint8_t op = pkt[0];
+	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, h = WIRE_BTH, plen,
+	         mtu = mtu_bytes(qp);
+	int32_t d = psn_diff(psn, wq->epsn);
+	int is_send = op <= WIRE_SEND_ONLY_IMM;
+	int first = op == WIRE_SEND_FIRST || op == WIRE_SEND_ONLY ||
+	            op == WIRE_SEND_ONLY_IMM || op == WIRE_WRITE_FIRST ||
+	            op == WIRE_WRITE_ONLY || op == WIRE_WRITE_ONLY_IMM;
+	int last = op != WIRE_SEND_FIRST && op != WIRE_SEND_MIDDLE &&
+	           op != WIRE_WRITE_FIRST && op != WIRE_WRITE_MIDDLE;
+	int imm = op == WIRE_SEND_LAST_IMM || op == WIRE_SEND_ONLY_IMM ||
+	          op == WIRE_WRITE_LAST_IMM || op == WIRE_WRITE_ONLY_IMM;
+	uint64_t va = 0, dlen = 0;
+	uint32_t rkey = 0;
+	__be32 immdt = 0;
+	int r;
+
+	if (op == WIRE_READ_REQ && d <= 0) {
+		resp_read(qp, pkt, len, d);
+		return;
+	}
+	if ((op == WIRE_CMP_SWAP || op == WIRE_FETCH_ADD) && d <= 0) {
+		resp_atomic(qp, pkt, len, d);
+		return;
+	}
+	if (d < 0) {
+		/* A duplicate: already executed; acknowledge again, do nothing. */
+		wq->ack_pending = 1;
+		qp->dev->wire->st.duplicates++;
+		return;
+	}
+	if (d > 0) {
+		if (!wq->nak_sent) {
+			wq->nak_sent = 1;
+			qp->dev->wire->st.seq_naks++;
+			emu_wire_send_aeth(qp, AETH_NAK_SEQ, wq->epsn);
+		}
+		return;
+	}
+	/* The opcode must fit the message in progress (IB 9.8.3.1). */
+	if (first ? (wq->in_send || wq->in_write)
+	          : !(is_send ? wq->in_send : wq->in_write)) {
+		resp_fail(qp, AETH_NAK_INVAL, 0);
+		return;
+	}
+	if (!is_send && first) {
+		if (len < h + WIRE_RETH) {
+			resp_fail(qp, AETH_NAK_INVAL, 0);
+			return;
+		}
+		va = get_be64(pkt + h);
+		rkey = get_be32(pkt + h + 8);
+		dlen = get_be32(pkt + h + 12);
+		h += WIRE_RETH;
+	}
+	if (imm) {
+		if (len < h + WIRE_IMMDT) {
+			resp_fail(qp, AETH_NAK_INVAL, 0);
+			return;
+		}
+		memcpy(&immdt, pkt + h, 4);
+		h += WIRE_IMMDT;
+	}
+	plen = len - h;
+	/* FIRST and MIDDLE carry exactly one MTU, LAST and ONLY at most one. */
+	if (plen > mtu || (!last && plen != mtu)) {
+		resp_fail(qp, AETH_NAK_INVAL, 0);
+		return;
+	}
+
+	if (is_send) {
+		if (first) {
+			r = take_rwqe(qp, 1);
+			if (r == 1) {
+				qp->dev->wire->st.rnr_naks++;
+				emu_wire_send_aeth(
+				    qp, AETH_RNR | (qp->min_rnr_timer & 31), wq->epsn);
+				return;
+			}
+			if (r < 0) {
+				resp_fail(qp, AETH_NAK_OP, (uint8_t)-r);
+				return;
+			}
+			wq->off = 0;
+		}
+		if (wq->off + plen > wq->cap) {
+			resp_fail(qp, AETH_NAK_INVAL, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+			return;
+		}
+		if (plen && qp->dev->mode == SSQ_EMU_FULL)
+			scatter(wq, wq->off, pkt + h, plen);
+		wq->off += plen;
+		wq->in_send = !last;
+		if (last) {
+			wq->have_rwqe = 0;
+			wq->msn++;
+			emu_cqe_ok(qp->recv_cq,
+			           imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+			           qp->qpn, wq->rwqe_idx, (uint32_t)wq->off, immdt);
+		}
+	} else {
+		if (first) {
+			/* IB: a zero-length RDMA WRITE does not check its R_Key. */
+			wq->wptr = dlen ? emu_remote_ptr(qp, va, rkey, dlen,
+			                                 IBV_ACCESS_REMOTE_WRITE)
+			                : NULL;
+			if (dlen && !wq->wptr) {
+				resp_fail(qp, AETH_NAK_ACCESS, 0);
+				return;
+			}
+			wq->wlen = dlen;
+			wq->off = 0;
+		}
+		/* The receive WQE before any of this packet's data lands. */
+		if (imm && !wq->have_rwqe) {
+			r = take_rwqe(qp, 0);
+			if (r == 1) {
+				qp->dev->wire->st.rnr_naks++;
+				emu_wire_send_aeth(
+				    qp, AETH_RNR | (qp->min_rnr_timer & 31), wq->epsn);
+				return;
+			}
+		}
+		if (wq->off + plen > wq->wlen || (last && wq->off + plen != wq->wlen)) {
+			resp_fail(qp, AETH_NAK_INVAL, 0);
+			return;
+		}
+		if (plen && qp->dev->mode == SSQ_EMU_FULL)
+			memcpy(wq->wptr + wq->off, pkt + h, plen);
+		wq->off += plen;
+		wq->in_write = !last;
+		if (last) {
+			wq->msn++;
+			if (imm) {
+				wq->have_rwqe = 0;
+				emu_cqe_ok(qp->recv_cq, MLX5_CQE_RESP_WR_IMM, qp->qpn,
+				           wq->rwqe_idx, (uint32_t)wq->wlen, immdt);
+			}
+		}
+	}
+	wq->epsn = (wq->epsn + 1) & PSN_MASK;
+	wq->nak_sent = 0;
+	wq->ack_pending = 1;
+}

@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated wire: RC between two emulated devices in two processes over
+ * UDP on loopback. A fork()ed child is the remote host (its own device, two
+ * QPs, receive buffers); it reports every responder CQE, with a hash of the
+ * bytes received, through a pipe, and hashes its memory on request. The
+ * parent posts WRITEs, READs, atomics and SENDs (single and multi-packet,
+ * across a PSN wrap), checks every CQE at both ends and the bytes, then
+ * the same under 5% drop + duplicate + reorder + delay (every SEND arrives
+ * exactly once, in order; every READ brings back what the WRITE before it
+ * put there; FETCH_ADD k returns k), RNR retry exhaustion, a bad R_Key, and a killed
+ * remote host (TRANSPORT_RETRY_EXC_ERR and flushes within timeout * (retry_cnt + 1)).
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "helpers.h"
+#include "emu/testbed_pvt.h"
+
+enum {
+	MEM_LEN = 2 << 20,
+	READ_OFF = 0x100000, /* lossy phase: READ k lands at READ_OFF + k * 2048 */
+	ATOM_OFF = 0x1a0000, /* lossy phase: FETCH_ADD k's old value, k * 8 */
+	CNT_OFF = 0x8000,    /* the child's counter the FETCH_ADDs add to */
+	LOG_OFF = 0x10000,   /* lossy phase: WRITE k lands at LOG_OFF + k * 2048 */
+	RECV_OFF = 0xc0000,
+	RECV_LEN = 8192,
+	NRECV = 32,
+	TIMEOUT = 12, /* 4.096 us * 2^12 = 16.8 ms */
+	RETRY = 7,
+	MIN_RNR = 14, /* 1.28 ms */
+};
+
+static const uint32_t psn_p[2] = { 0xfffff0, 0x123 }; /* parent -> child */
+static const uint32_t psn_c[2] = { 0x777, 0x42 };     /* child -> parent */
+
+enum { M_HELLO, M_CQE, M_HASH, M_EXIT };
+
+struct msg {
+	uint32_t type;
+	uint32_t opcode, syndrome, wqe_counter, byte_len, seq;
+	__be32 imm;
+	uint64_t hash, off, len;
+	uint32_t qpn[2], key[2];
+	uint64_t iova[2];
+	char addr[32];
+};
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int xfer(int fd, struct msg *m, int wr)
+{
+	size_t done = 0;
+
+	while (done < sizeof(*m)) {
+		ssize_t r = wr ? write(fd, (char *)m + done, sizeof(*m) - done)
+		               : read(fd, (char *)m + done, sizeof(*m) - done);
+
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+static int host_init(struct emu_tb *tb)
+{
+	struct ssq_emu_dev_attr da;
+	int ret;
+
+	memset(&da, 0, sizeof(da));
+	da.ignore_env = 1;
+	memset(tb, 0, sizeof(*tb));
+	tb->o.sq_cnt = 256;
+	tb->o.cq_cnt = 1024;
+	tb->o.rq_cnt = 64;
+	tb->o.mem_len = MEM_LEN;
+	tb->o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	ret = ssq_emu_open(&tb->dev, &da);
+	if (!ret)
+		ret = ssq_emu_alloc_pd(tb->dev, &tb->pd);
+	if (!ret)
+		ret = emu_tb_side_init(tb, 0);
+	if (!ret)
+		ret = emu_tb_side_init(tb, 1);
+	return ret;
+}
+
+/* RESET -> RTS facing QP @dest at wire address @peer. */
+static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest,
+                          uint32_t rq_psn, uint32_t sq_psn, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags =
+	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	ret = ssq_emu_modify_qp(
+	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (!ret)
+		ret = ssq_emu_qp_set_remote(qp, peer);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = MIN_RNR;
+	a.ah_attr.port_num = 1;
+	ret = ssq_emu_modify_qp(qp, &a,
+	                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+	                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+	                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = TIMEOUT;
+	a.retry_cnt = RETRY;
+	a.rnr_retry = rnr_retry;
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 1;
+	return ssq_emu_modify_qp(qp, &a,
+	                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                             IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+	                             IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void post_recv(struct emu_tb_side *s, uint32_t slot)
+{
+	struct ibv_sge sge = { s->iova + RECV_OFF + (uint64_t)slot * RECV_LEN, RECV_LEN,
+		               s->key };
+
+	ssq_rq_post_recv(&s->rq, &sge, 1);
+	ssq_rq_ring(&s->rq);
+}
+
+/* Fill the hello message with this host's address, QPNs, keys, IOVAs. */
+static void hello(struct emu_tb *tb, struct msg *m, const char *addr)
+{
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->type = M_HELLO;
+	snprintf(m->addr, sizeof(m->addr), "%s", addr);
+	for (i = 0; i < 2; i++) {
+		m->qpn[i] = tb->s[i].qpn;
+		m->key[i] = tb->s[i].key;
+		m->iova[i] = tb->s[i].iova;
+	}
+}
+
+/*
+ * The remote host: QP 0 with NRECV receive buffers reposted as they
+ * complete, QP 1 with none (every SEND to it is RNR NAKed). @fault: its
+ * SSQ_EMU_WIRE_FAULT. @thread: the device thread drives its device (its
+ * ssq_emu_process() calls then return -EBUSY), else this loop does.
+ * Exits 0 on M_EXIT, 2 on a setup or pipe failure.
+ */
+static int child(int cmd, int rep, const char *fault, int thread)
+{
+	struct emu_tb tb;
+	struct msg m, peer;
+	char addr[64];
+	uint32_t posted = 0;
+	unsigned idle = 0;
+	int i;
+
+	if (fault)
+		setenv("SSQ_EMU_WIRE_FAULT", fault, 1);
+	if (host_init(&tb) || ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)))
+		return 2;
+	hello(&tb, &m, addr);
+	if (xfer(rep, &m, 1) || xfer(cmd, &peer, 0))
+		return 2;
+	for (i = 0; i < 2; i++)
+		if (connect_remote(tb.s[i].qp, peer.addr, peer.qpn[i], psn_p[i], psn_c[i],
+		                   7))
+			return 2;
+	for (; posted < NRECV; posted++)
+		post_recv(&tb.s[0], posted % NRECV);
+	if (thread && ssq_emu_start(tb.dev))
+		return 2;
+	for (;;) {
+		struct pollfd pfd = { cmd, POLLIN, 0 };
+		struct ssq_cqe c;
+		int busy = ssq_emu_process(tb.dev, 1024) > 0;
+
+		while (ssq_cq_poll(&tb.s[0].rcq_v, &c, 1) == 1) {
+			const uint8_t *buf = tb.s[0].mem + RECV_OFF +
+			                     (size_t)(c.wqe_counter % NRECV) * RECV_LEN;
+
+			memset(&m, 0, sizeof(m));
+			m.type = M_CQE;
+			m.opcode = c.opcode;
+			m.syndrome = c.syndrome;
+			m.wqe_counter = c.wqe_counter;
+			m.byte_len = c.byte_len;
+			m.imm = c.imm;
+			if (c.opcode == MLX5_CQE_RESP_SEND ||
+			    c.opcode == MLX5_CQE_RESP_SEND_IMM) {
+				m.hash = fnv(buf, c.byte_len);
+				if (c.byte_len >= 4)
+					memcpy(&m.seq, buf, 4);
+			}
+			if (xfer(rep, &m, 1))
+				return 2;
+			if (c.status == IBV_WC_SUCCESS)
+				post_recv(&tb.s[0], posted++ % NRECV);
+			busy = 1;
+		}
+		while (ssq_cq_poll(&tb.s[1].rcq_v, &c, 1) == 1) {
+			memset(&m, 0, sizeof(m));
+			m.type = M_CQE;
+			m.opcode = c.opcode;
+			m.syndrome = 0xff; /* QP 1 never completes a receive */
+			if (xfer(rep, &m, 1))
+				return 2;
+		}
+		if (poll(&pfd, 1, 0) == 1) {
+			if (xfer(cmd, &m, 0))
+				return 2;
+			if (m.type == M_EXIT)
+				break;
+			m.hash = fnv(tb.s[0].mem + m.off, m.len);
+			if (xfer(rep, &m, 1))
+				return 2;
+			busy = 1;
+		}
+		if (busy) {
+			idle = 0;
+		} else if (++idle > 256) {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	emu_tb_fini(&tb);
+	return 0;
+}
+
+struct conn {
+	struct emu_tb tb;
+	pid_t pid;
+	int cmd, rep;
+	struct msg peer; /* the child's hello */
+};
+
+/* Fork the remote host and connect both QP pairs. */
+static int conn_open(struct conn *c, const char *child_fault, int child_thread)
+{
+	int to_child[2], to_parent[2];
+	char addr[64];
+	struct msg m;
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	if (pipe(to_child) || pipe(to_parent))
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(child(to_child[0], to_parent[1], child_fault, child_thread));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	c->cmd = to_child[1];
+	c->rep = to_parent[0];
+	if (host_init(&c->tb) ||
+	    ssq_emu_wire_open(c->tb.dev, "127.0.0.1:0", addr, sizeof(addr)))
+		return -1;
+	if (xfer(c->rep, &c->peer, 0) || c->peer.type != M_HELLO)
+		return -1;
+	hello(&c->tb, &m, addr);
+	if (xfer(c->cmd, &m, 1))
+		return -1;
+	for (i = 0; i < 2; i++)
+		if (connect_remote(c->tb.s[i].qp, c->peer.addr, c->peer.qpn[i], psn_c[i],
+		                   psn_p[i], i == 0 ? 7 : 2))
+			return -1;
+	return 0;
+}
+
+/* Stop the child (M_EXIT, or SIGKILL when @kill_it) and reap it. Returns
+ * the child's exit status, or -1. */
+static int conn_close(struct conn *c, int kill_it)
+{
+	struct msg m;
+	int st = 0, ret = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.type = M_EXIT;
+	if (c->pid > 0) {
+		if (kill_it || xfer(c->cmd, &m, 1))
+			kill(c->pid, SIGKILL);
+		if (waitpid(c->pid, &st, 0) == c->pid && WIFEXITED(st))
+			ret = WEXITSTATUS(st);
+		c->pid = 0;
+	}
+	close(c->cmd);
+	close(c->rep);
+	return ret;
+}
+
+/* Poll one CQE from @cq, running the device, for up to @secs. */
+static int wait_cqe(struct conn *c, struct ssq_cq *cq, struct ssq_cqe *e, double secs)
+{
+	double end = now_s() + secs;
+
+	do {
+		if (ssq_cq_poll(cq, e, 1) == 1)
+			return 1;
+		ssq_emu_process(c->tb.dev, 1024);
+	} while (now_s() < end);
+	return 0;
+}
+
+/* The child's next report, running the parent's device meanwhile. */
+static int wait_report(struct conn *c, struct msg *m, double secs)
+{
+	double end = now_s() + secs;
+
+	do {
+		struct pollfd pfd = { c->rep, POLLIN, 0 };
+
+		if (poll(&pfd, 1, 0) == 1)
+			return xfer(c->rep, m, 0) == 0;
+		ssq_emu_process(c->tb.dev, 1024);
+	} while (now_s() < end);
+	return 0;
+}
+
+/* The child's hash of its memory [@off, @off + @len). */
+static uint64_t remote_hash(struct conn *c, uint64_t off, uint64_t len)
+{
+	struct msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = M_HASH;
+	m.off = off;
+	m.len = len;
+	if (xfer(c->cmd, &m, 1) || !wait_report(c, &m, 5) || m.type != M_HASH)
+		return 0;
+	return m.hash;
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+}
+
+static void check_req(const struct ssq_cqe *e, uint16_t idx, uint32_t qpn,
+                      const char *what)
+{
+	CHECK(e->opcode == MLX5_CQE_REQ && e->status == IBV_WC_SUCCESS,
+	      "%s: opcode %u syndrome 0x%x", what, e->opcode, e->syndrome);
+	CHECK(e->wqe_counter == idx, "%s: wqe_counter %u, want %u", what, e->wqe_counter,
+	      idx);
+	CHECK(e->qpn == qpn, "%s: qpn 0x%x", what, e->qpn);
+}
+
+static void check_resp(struct conn *c, uint8_t op, uint16_t idx, uint32_t len, __be32 imm,
+                       const uint8_t *data, const char *what)
+{
+	struct msg m;
+
+	CHECK(wait_report(c, &m, 5) && m.type == M_CQE, "%s: responder CQE", what);
+	CHECK(m.opcode == op, "%s: opcode %u, want %u (syndrome 0x%x)", what, m.opcode,
+	      op, m.syndrome);
+	CHECK(m.wqe_counter == idx, "%s: wqe_counter %u, want %u", what, m.wqe_counter,
+	      idx);
+	CHECK(m.byte_len == len, "%s: byte_len %u, want %u", what, m.byte_len, len);
+	CHECK(m.imm == imm, "%s: imm 0x%x", what, be32toh(m.imm));
+	if (data)
+		CHECK(m.hash == fnv(data, len), "%s: received bytes differ", what);
+}
+
+/* Post one 1-SGE WQE on side @q: WRITE, WRITE_IMM, READ, SEND, SEND_IMM. */
+static uint16_t post(struct conn *c, int q, uint8_t opcode, uint32_t loff, uint32_t len,
+                     uint64_t roff, __be32 imm, unsigned flags)
+{
+	struct emu_tb_side *s = &c->tb.s[q];
+	uint32_t pi = s->sq.pi;
+	uint64_t raddr = c->peer.iova[0] + roff;
+	int n;
+
+	if (opcode == MLX5_OPCODE_RDMA_WRITE)
+		n = ssq_prep_rdma_write(&s->sq, pi, s->iova + loff, s->key, len, raddr,
+		                        c->peer.key[0], flags);
+	else if (opcode == MLX5_OPCODE_RDMA_READ)
+		n = ssq_prep_rdma_read(&s->sq, pi, s->iova + loff, s->key, len, raddr,
+		                       c->peer.key[0], flags);
+	else if (opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
+		n = ssq_prep_rdma_write_imm(&s->sq, pi, s->iova + loff, s->key, len,
+		                            raddr, c->peer.key[0], imm, flags);
+	else
+		n = ssq_prep_send(&s->sq, pi, opcode, s->iova + loff, s->key, len, imm,
+		                  flags);
+	CHECK(n == 1, "prep opcode 0x%x: %d", opcode, n);
+	s->sq.pi += (uint32_t)n;
+	emu_tb_ring(&c->tb, q, pi);
+	return (uint16_t)pi;
+}
+
+/* ATOMIC_CS / ATOMIC_FA on side 0 to the child's @roff; old value at @loff. */
+static uint16_t post_atomic(struct conn *c, uint8_t opcode, uint32_t loff, uint64_t roff,
+                            uint64_t compare_add, uint64_t swap)
+{
+	struct emu_tb_side *s = &c->tb.s[0];
+	uint32_t pi = s->sq.pi;
+	int n = ssq_prep_atomic(&s->sq, pi, opcode, s->iova + loff, s->key,
+	                        c->peer.iova[0] + roff, c->peer.key[0], compare_add, swap,
+	                        SSQ_WQE_SIGNALED);
+
+	CHECK(n == 1, "prep atomic 0x%x: %d", opcode, n);
+	s->sq.pi += (uint32_t)n;
+	emu_tb_ring(&c->tb, 0, pi);
+	return (uint16_t)pi;
+}
+
+static uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+/* Clean wire: every opcode, single and multi-packet, both ends checked. */
+static void test_clean(void)
+{
+	struct conn c;
+	struct emu_tb_side *a;
+	struct ssq_cqe e;
+	uint16_t idx;
+	double t0, dt;
+	int ret;
+
+	ret = conn_open(&c, NULL, 0);
+	CHECK(ret == 0, "clean: setup");
+	if (ret) {
+		conn_close(&c, 1);
+		return;
+	}
+	a = &c.tb.s[0];
+	fill(a->mem, 65536, 1);
+
+	/* PSNs start at 0xfffff0: the 10-packet WRITE crosses the wrap. */
+	idx = post(&c, 0, MLX5_OPCODE_RDMA_WRITE, 0, 100, 0x1000, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "WRITE 100: CQE");
+	check_req(&e, idx, a->qpn, "WRITE 100");
+	idx =
+	    post(&c, 0, MLX5_OPCODE_RDMA_WRITE, 200, 10000, 0x2000, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "WRITE 10000: CQE");
+	check_req(&e, idx, a->qpn, "WRITE 10000");
+	CHECK(remote_hash(&c, 0x1000, 100) == fnv(a->mem, 100), "WRITE 100: bytes");
+	CHECK(remote_hash(&c, 0x2000, 10000) == fnv(a->mem + 200, 10000),
+	      "WRITE 10000: bytes");
+
+	/* READs: one response packet, then ten (responses across the wrap). */
+	idx =
+	    post(&c, 0, MLX5_OPCODE_RDMA_READ, 0x30000, 100, 0x1000, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "READ 100: CQE");
+	check_req(&e, idx, a->qpn, "READ 100");
+	CHECK(e.byte_len == 100, "READ 100: byte_len %u", e.byte_len);
+	CHECK(!memcmp(a->mem + 0x30000, a->mem, 100), "READ 100: bytes");
+	idx = post(&c, 0, MLX5_OPCODE_RDMA_READ, 0x40000, 10000, 0x2000, 0,
+	           SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "READ 10000: CQE");
+	check_req(&e, idx, a->qpn, "READ 10000");
+	CHECK(e.byte_len == 10000, "READ 10000: byte_len %u", e.byte_len);
+	CHECK(!memcmp(a->mem + 0x40000, a->mem + 200, 10000), "READ 10000: bytes");
+
+	/* Atomics on the child's (zeroed) 0x7000: +5, then 5 -> 42. */
+	idx = post_atomic(&c, MLX5_OPCODE_ATOMIC_FA, 0x50000, 0x7000, 5, 0);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "FETCH_ADD: CQE");
+	check_req(&e, idx, a->qpn, "FETCH_ADD");
+	CHECK(e.byte_len == 8, "FETCH_ADD: byte_len %u", e.byte_len);
+	CHECK(be64_at(a->mem + 0x50000) == 0, "FETCH_ADD: old value");
+	idx = post_atomic(&c, MLX5_OPCODE_ATOMIC_CS, 0x50008, 0x7000, 5, 42);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "CMP_SWAP: CQE");
+	check_req(&e, idx, a->qpn, "CMP_SWAP");
+	CHECK(be64_at(a->mem + 0x50008) == 5, "CMP_SWAP: old value %llu",
+	      (unsigned long long)be64_at(a->mem + 0x50008));
+	{
+		uint64_t want = 42;
+
+		CHECK(remote_hash(&c, 0x7000, 8) == fnv((uint8_t *)&want, 8),
+		      "CMP_SWAP: target is 42");
+	}
+
+	/* Unsignaled, then signaled: one CQE, the second's index. */
+	post(&c, 0, MLX5_OPCODE_RDMA_WRITE, 300, 2048, 0x5000, 0, 0);
+	idx = post(&c, 0, MLX5_OPCODE_RDMA_WRITE, 400, 1, 0x5800, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "unsignaled + signaled: CQE");
+	check_req(&e, idx, a->qpn, "unsignaled + signaled");
+	CHECK(remote_hash(&c, 0x5000, 2048) == fnv(a->mem + 300, 2048),
+	      "unsignaled WRITE: bytes");
+
+	idx = post(&c, 0, MLX5_OPCODE_RDMA_WRITE_IMM, 500, 3000, 0x6000,
+	           htobe32(0xabcdef01), SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "WRITE_IMM: CQE");
+	check_req(&e, idx, a->qpn, "WRITE_IMM");
+	check_resp(&c, MLX5_CQE_RESP_WR_IMM, 0, 3000, htobe32(0xabcdef01), NULL,
+	           "WRITE_IMM resp");
+	CHECK(remote_hash(&c, 0x6000, 3000) == fnv(a->mem + 500, 3000),
+	      "WRITE_IMM: bytes");
+
+	idx = post(&c, 0, MLX5_OPCODE_SEND, 600, 200, 0, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "SEND 200: CQE");
+	check_req(&e, idx, a->qpn, "SEND 200");
+	check_resp(&c, MLX5_CQE_RESP_SEND, 1, 200, 0, a->mem + 600, "SEND 200 resp");
+
+	idx = post(&c, 0, MLX5_OPCODE_SEND_IMM, 700, 5000, 0, htobe32(0x5eed),
+	           SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "SEND_IMM 5000: CQE");
+	check_req(&e, idx, a->qpn, "SEND_IMM 5000");
+	check_resp(&c, MLX5_CQE_RESP_SEND_IMM, 2, 5000, htobe32(0x5eed), a->mem + 700,
+	           "SEND_IMM 5000 resp");
+
+	/* RNR: the child's QP 1 has no receive posted; rnr_retry 2 means
+	 * three RNR NAKs and two waits of the responder's timer (1.28 ms). */
+	t0 = now_s();
+	idx = post(&c, 1, MLX5_OPCODE_SEND, 0, 64, 0, 0, SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &c.tb.s[1].scq_v, &e, 5), "RNR: CQE");
+	dt = now_s() - t0;
+	CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+	          e.syndrome == MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR,
+	      "RNR: opcode %u syndrome 0x%x", e.opcode, e.syndrome);
+	CHECK(e.wqe_counter == idx, "RNR: wqe_counter %u", e.wqe_counter);
+	CHECK(dt >= 2 * 0.00128, "RNR: failed after %.3f ms, before 2 RNR timers",
+	      dt * 1e3);
+	CHECK(ssq_emu_qp_state(c.tb.s[1].qp) == IBV_QPS_ERR, "RNR: QP in ERR");
+
+	/* A bad R_Key: REMOTE_ACCESS_ERR, the next WQE flushed. */
+	{
+		uint32_t pi = a->sq.pi;
+
+		a->sq.pi += (uint32_t)ssq_prep_rdma_write(
+		    &a->sq, pi, a->iova, a->key, 64, c.peer.iova[0], c.peer.key[0] ^ 0x80,
+		    SSQ_WQE_SIGNALED);
+		a->sq.pi += (uint32_t)ssq_prep_rdma_write(
+		    &a->sq, pi + 1, a->iova, a->key, 64, c.peer.iova[0], c.peer.key[0],
+		    SSQ_WQE_SIGNALED);
+		emu_tb_ring(&c.tb, 0, pi + 1);
+		CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "bad rkey: CQE");
+		CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+		          e.syndrome == MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR &&
+		          e.wqe_counter == (uint16_t)pi,
+		      "bad rkey: opcode %u syndrome 0x%x wqe_counter %u", e.opcode,
+		      e.syndrome, e.wqe_counter);
+		CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "bad rkey: flush CQE");
+		CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+		          e.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR &&
+		          e.wqe_counter == (uint16_t)(pi + 1),
+		      "bad rkey: flush opcode %u syndrome 0x%x wqe_counter %u", e.opcode,
+		      e.syndrome, e.wqe_counter);
+	}
+	ret = conn_close(&c, 0);
+	CHECK(ret == 0, "clean: child exit %d", ret);
+	emu_tb_fini(&c.tb);
+}
+
+/*
+ * Lossy wire both ways: 5% drop, duplicate, reorder and delay. WRITEs into
+ * a log region and SENDs carrying their sequence number; every SEND must
+ * arrive exactly once and in order, every REQ CQE in order, every byte
+ * right. Then the remote host is killed.
+ */
+static void test_lossy_and_kill(void)
+{
+	enum { N = 300, MAXOUT = 24 };
+	struct ssq_emu_wire_fault f;
+	struct conn c;
+	struct emu_tb_side *a;
+	struct ssq_cqe e;
+	struct msg m;
+	uint32_t posted = 0, done = 0, got = 0, k, first_pi;
+	uint64_t h;
+	double t0, dt, bound;
+	int ret, i;
+
+	/* The child's device runs its own thread here. */
+	ret = conn_open(
+	    &c, "drop=0.05,dup=0.05,reorder=0.05,delay=0.05,delay_us=300,seed=7", 1);
+	CHECK(ret == 0, "lossy: setup");
+	if (ret) {
+		conn_close(&c, 1);
+		return;
+	}
+	a = &c.tb.s[0];
+	CHECK(ssq_emu_wire_parse_fault(
+	          "drop=0.05,dup=0.05,reorder=0.05,delay=0.05,seed=11", &f) == 0,
+	      "parse fault");
+	CHECK(ssq_emu_wire_set_fault(c.tb.dev, &f) == 0, "set fault");
+	for (k = 0; k < N; k++) {
+		fill(a->mem + LOG_OFF + (size_t)k * 2048, 1500, k);
+		fill(a->mem + RECV_OFF + (size_t)(k % 64) * 4096, 3000, k + 1000);
+	}
+	first_pi = a->sq.pi;
+	t0 = now_s();
+	/* Four WQEs per k: WRITE k, READ it back (with the gap after it: two
+	 * response packets), FETCH_ADD 1 to the counter (old value must be k:
+	 * executed exactly once, in order), SEND k (3 packets, seq in front). */
+	while (done < 4 * N && now_s() - t0 < 15) {
+		while (posted < 4 * N && posted - done < MAXOUT) {
+			k = posted / 4;
+			if (posted % 4 == 2) {
+				post_atomic(&c, MLX5_OPCODE_ATOMIC_FA, ATOM_OFF + k * 8,
+				            CNT_OFF, 1, 0);
+			} else if (posted % 4 == 0) {
+				post(&c, 0, MLX5_OPCODE_RDMA_WRITE, LOG_OFF + k * 2048,
+				     1500, LOG_OFF + (uint64_t)k * 2048, 0,
+				     SSQ_WQE_SIGNALED);
+			} else if (posted % 4 == 1) {
+				post(&c, 0, MLX5_OPCODE_RDMA_READ, READ_OFF + k * 2048,
+				     2048, LOG_OFF + (uint64_t)k * 2048, 0,
+				     SSQ_WQE_SIGNALED);
+			} else {
+				uint8_t *p = a->mem + RECV_OFF + (size_t)(k % 64) * 4096;
+
+				/* The buffer is reused 64 SENDs later, long after
+				 * this one completed (MAXOUT < 64). */
+				fill(p, 3000, k + 1000);
+				memcpy(p, &k, 4);
+				post(&c, 0, MLX5_OPCODE_SEND, RECV_OFF + (k % 64) * 4096,
+				     3000, 0, 0, SSQ_WQE_SIGNALED);
+			}
+			posted++;
+		}
+		ssq_emu_process(c.tb.dev, 1024);
+		while (ssq_cq_poll(&a->scq_v, &e, 1) == 1) {
+			check_req(&e, (uint16_t)(first_pi + done), a->qpn, "lossy REQ");
+			done++;
+		}
+		while (poll(&(struct pollfd){ c.rep, POLLIN, 0 }, 1, 0) == 1) {
+			uint8_t exp[3000];
+
+			if (xfer(c.rep, &m, 0))
+				break;
+			fill(exp, 3000, got + 1000);
+			memcpy(exp, &got, 4);
+			CHECK(m.opcode == MLX5_CQE_RESP_SEND && m.byte_len == 3000 &&
+			          m.seq == got && m.hash == fnv(exp, 3000),
+			      "lossy SEND %u: opcode %u len %u seq %u", got, m.opcode,
+			      m.byte_len, m.seq);
+			got++;
+		}
+	}
+	CHECK(done == 4 * N, "lossy: %u of %u WQEs completed", done, 4 * N);
+	for (k = 0; k < N; k++)
+		if (be64_at(a->mem + ATOM_OFF + (size_t)k * 8) != k)
+			break;
+	CHECK(k == N, "lossy: FETCH_ADD %u returned %llu", k,
+	      k < N ? (unsigned long long)be64_at(a->mem + ATOM_OFF + (size_t)k * 8)
+	            : 0ull);
+	for (k = 0; k < N; k++)
+		if (memcmp(a->mem + READ_OFF + (size_t)k * 2048,
+		           a->mem + LOG_OFF + (size_t)k * 2048, 2048))
+			break;
+	CHECK(k == N, "lossy: READ %u brought back other bytes", k);
+	/* The last reports may still be in the pipe. */
+	while (got < N && wait_report(&c, &m, 5)) {
+		CHECK(m.seq == got, "lossy SEND %u: seq %u", got, m.seq);
+		got++;
+	}
+	CHECK(got == N, "lossy: %u of %u SENDs received", got, N);
+	{
+		uint64_t want = N;
+
+		CHECK(remote_hash(&c, CNT_OFF, 8) == fnv((uint8_t *)&want, 8),
+		      "lossy: counter is %u", N);
+	}
+	h = fnv(a->mem + LOG_OFF, (size_t)N * 2048 - 548);
+	CHECK(remote_hash(&c, LOG_OFF, (uint64_t)N * 2048 - 548) == h,
+	      "lossy: log bytes");
+	{
+		struct ssq_emu_wire_stats st;
+
+		CHECK(ssq_emu_wire_stats(c.tb.dev, &st) == 0, "stats");
+		printf(
+		    "lossy: %u WQEs in %.2f s; parent sent %llu packets: %llu dropped, "
+		    "%llu duplicated, %llu held, %llu retransmitted, %llu timeouts\n",
+		    4 * N, now_s() - t0, (unsigned long long)st.tx_pkts,
+		    (unsigned long long)st.dropped, (unsigned long long)st.duplicated,
+		    (unsigned long long)st.held, (unsigned long long)st.retransmits,
+		    (unsigned long long)st.timeouts);
+		/* 300 * (2 + 3) request packets at 5% each: the faults did fire
+		 * and the transport recovered from them. */
+		CHECK(st.dropped > 10 && st.duplicated > 10 && st.held > 10,
+		      "lossy: faults fired (%llu dropped, %llu dup, %llu held)",
+		      (unsigned long long)st.dropped, (unsigned long long)st.duplicated,
+		      (unsigned long long)st.held);
+		CHECK(st.retransmits > 0, "lossy: retransmissions happened");
+	}
+
+	/* The remote host dies: retries run out, then flushes. */
+	CHECK(ssq_emu_wire_set_fault(c.tb.dev, NULL) == 0, "clear fault");
+	ret = conn_close(&c, 1);
+	first_pi = a->sq.pi;
+	t0 = now_s();
+	for (i = 0; i < 3; i++)
+		post(&c, 0, MLX5_OPCODE_RDMA_WRITE, 0, 100, 0, 0, SSQ_WQE_SIGNALED);
+	bound = 4.096e-6 * (1 << TIMEOUT) * (RETRY + 1);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, bound + 5), "kill: CQE");
+	dt = now_s() - t0;
+	CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+	          e.syndrome == MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR &&
+	          e.wqe_counter == (uint16_t)first_pi,
+	      "kill: opcode %u syndrome 0x%x wqe_counter %u", e.opcode, e.syndrome,
+	      e.wqe_counter);
+	CHECK(dt >= bound * 0.95 && dt < bound + 2.0,
+	      "kill: error after %.1f ms, bound %.1f", dt * 1e3, bound * 1e3);
+	for (i = 1; i < 3; i++) {
+		CHECK(wait_cqe(&c, &a->scq_v, &e, 1), "kill: flush %d", i);
+		CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+		          e.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR &&
+		          e.wqe_counter == (uint16_t)(first_pi + i),
+		      "kill: flush %d: opcode %u syndrome 0x%x wqe_counter %u", i,
+		      e.opcode, e.syndrome, e.wqe_counter);
+	}
+	CHECK(ssq_emu_qp_state(a->qp) == IBV_QPS_ERR, "kill: QP in ERR");
+	printf("kill: TRANSPORT_RETRY_EXC_ERR after %.1f ms (timeout x (retry_cnt + 1) = "
+	       "%.1f ms)\n",
+	       dt * 1e3, bound * 1e3);
+	emu_tb_fini(&c.tb);
+}
+
+/* The API's argument checks. */
+static void test_api(void)
+{
+	struct ssq_emu_wire_fault f;
+	struct emu_tb tb;
+	char addr[64], small[4];
+
+	CHECK(ssq_emu_wire_parse_fault("drop=2", &f) == -EINVAL, "drop=2 refused");
+	CHECK(ssq_emu_wire_parse_fault("bogus=1", &f) == -EINVAL, "bogus refused");
+	CHECK(ssq_emu_wire_parse_fault("dup=0.5,delay_us=10,seed=3", &f) == 0 &&
+	          f.dup == 0.5 && f.delay_us == 10 && f.seed == 3,
+	      "parse dup/delay_us/seed");
+	if (host_init(&tb)) {
+		CHECK(0, "api: setup");
+		return;
+	}
+	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, "127.0.0.1:1") == -EINVAL,
+	      "set_remote without a wire");
+	CHECK(ssq_emu_wire_set_fault(tb.dev, NULL) == -EINVAL,
+	      "set_fault without a wire");
+	CHECK(ssq_emu_wire_open(tb.dev, "localhost:0", addr, sizeof(addr)) == -EINVAL,
+	      "bad bind address");
+	CHECK(ssq_emu_wire_open(tb.dev, NULL, small, sizeof(small)) == -ENOSPC,
+	      "small output");
+	CHECK(ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == 0, "open");
+	CHECK(!strncmp(addr, "127.0.0.1:", 10) && atoi(addr + 10) > 0, "bound %s", addr);
+	CHECK(ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == -EEXIST,
+	      "open twice");
+	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, "127.0.0.1") == -EINVAL, "no port");
+	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, addr) == 0, "set_remote");
+	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, NULL) == 0, "set_remote back to local");
+	emu_tb_fini(&tb);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	test_api();
+	test_clean();
+	test_lossy_and_kill();
+	return test_exit("test_emu_wire");
+}
