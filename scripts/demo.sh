@@ -3,7 +3,8 @@
 # what is missing, builds, starts ssqd (on the first ConnectX, or on the
 # emulated mlx5 device when there is none), runs several sender processes
 # that share one send queue, checks the data, prints a perftest-style
-# table, and stops ssqd. Its first line says which device it runs on.
+# table, prints one WQE of every opcode decoded field by field, and stops
+# ssqd. Its first line says which device it runs on.
 #
 #   scripts/demo.sh [-P procs] [-n iterations per process] [-s size]
 set -euo pipefail
@@ -38,3 +39,6 @@ for _ in $(seq 100); do
 done
 head -n1 "$run/ssqd.log"
 "$build/tools/ssq_demo" -S "$sock" -P 4 -n 200000 "$@"
+echo
+echo "--- one WQE of every opcode, as ssq builds them into the send queue, field by field ---"
+"$build/tools/ssq_wqe_demo"
