@@ -56,6 +56,18 @@ struct ssq_backend_ops {
 	/* The port's LID and the GID at @gid_index (zeroes where it has none). */
 	int (*query_port)(struct ssq_backend *b, uint8_t port, int gid_index,
 	                  uint16_t *lid, uint8_t gid[16], enum ibv_mtu *active_mtu);
+	/*
+	 * Optional (NULL: nothing to do). Two hosts: get ready to reach a peer
+	 * ssqd - the emulated device opens its UDP wire, and from then on the
+	 * GID query_port reports carries the wire address.
+	 */
+	int (*peer_mode)(struct ssq_backend *b, char *why, size_t whylen);
+	/*
+	 * Optional. Point @q (in RESET) at the peer whose GID, as exchanged,
+	 * is @gid; the emulated device takes the wire address out of it.
+	 */
+	int (*set_remote)(struct ssq_backend *b, struct ssq_bqueue *q,
+	                  const uint8_t gid[16], char *why, size_t whylen);
 	/* How clients map @q's UAR page. */
 	int (*uar_map)(struct ssq_backend *b, struct ssq_bqueue *q,
 	               struct ssq_uar_map *m);

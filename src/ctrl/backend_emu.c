@@ -26,6 +26,8 @@ struct emu_queue {
 };
 
 struct ssq_backend {
+	int wire;             /* peer mode: the device has a UDP wire */
+	uint8_t wire_gid[16]; /* its address as a GID (see wire_gid) */
 	struct ssq_emu_dev *dev;
 	struct ssq_emu_pd *pd;
 	struct ssq_emu_mr *mr;
@@ -164,16 +166,81 @@ static int emu_modify_qp(struct ssq_backend *b, struct ssq_bqueue *q,
 	return ssq_emu_modify_qp(((struct emu_queue *)q->impl)->qp, attr, mask);
 }
 
-/* Each emulated port is a host of its own: LID = port number, no GID. */
+/*
+ * The wire address "a.b.c.d:port" as a GID, RoCE style: an IPv4-mapped
+ * IPv6 address (::ffff:a.b.c.d) in bytes 10..15, and, since a RoCE GID has
+ * no port, the UDP port in bytes 0..1 (zero in a real v4-mapped address).
+ */
+static int wire_gid(const char *addr, uint8_t gid[16])
+{
+	unsigned a, b, c, d, port;
+
+	if (sscanf(addr, "%u.%u.%u.%u:%u", &a, &b, &c, &d, &port) != 5 || a > 255 ||
+	    b > 255 || c > 255 || d > 255 || !port || port > 65535)
+		return -EINVAL;
+	memset(gid, 0, 16);
+	gid[0] = (uint8_t)(port >> 8);
+	gid[1] = (uint8_t)port;
+	gid[10] = gid[11] = 0xff;
+	gid[12] = (uint8_t)a;
+	gid[13] = (uint8_t)b;
+	gid[14] = (uint8_t)c;
+	gid[15] = (uint8_t)d;
+	return 0;
+}
+
+static int emu_peer_mode(struct ssq_backend *b, char *why, size_t whylen)
+{
+	const char *bind = getenv("SSQ_EMU_WIRE_ADDR");
+	char local[64];
+	int rc = ssq_emu_wire_open(b->dev, bind && *bind ? bind : "127.0.0.1:0", local,
+	                           sizeof(local));
+
+	if (!rc)
+		rc = wire_gid(local, b->wire_gid);
+	if (rc) {
+		snprintf(why, whylen, "emulated wire on %s: %s",
+		         bind && *bind ? bind : "127.0.0.1:0", strerror(-rc));
+		return rc;
+	}
+	b->wire = 1;
+	fprintf(stderr, "ssqd: emulated wire on UDP %s\n", local);
+	return 0;
+}
+
+static int emu_set_remote(struct ssq_backend *b, struct ssq_bqueue *q,
+                          const uint8_t gid[16], char *why, size_t whylen)
+{
+	char addr[32];
+	int rc;
+
+	if (!b->wire)
+		return 0; /* loopback: the peer is in this device */
+	if (gid[10] != 0xff || gid[11] != 0xff || !(gid[0] | gid[1])) {
+		snprintf(why, whylen, "the peer's GID carries no emulated-wire address");
+		return -EINVAL;
+	}
+	snprintf(addr, sizeof(addr), "%u.%u.%u.%u:%u", gid[12], gid[13], gid[14], gid[15],
+	         (unsigned)gid[0] << 8 | gid[1]);
+	rc = ssq_emu_qp_set_remote(((struct emu_queue *)q->impl)->qp, addr);
+	if (rc)
+		snprintf(why, whylen, "QP 0x%x to the peer at %s: %s", q->qpn, addr,
+		         strerror(-rc));
+	return rc;
+}
+
+/*
+ * Each emulated port is a host of its own: LID = port number. The GID is
+ * the wire address once the device has one (peer mode), else zero.
+ */
 static int emu_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
                           uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
 {
-	(void)b;
 	(void)gid_index;
 	if (port < 1 || port > SSQ_EMU_PORTS)
 		return -EINVAL;
 	*lid = port;
-	memset(gid, 0, 16);
+	memcpy(gid, b->wire_gid, 16);
 	*mtu = IBV_MTU_4096;
 	return 0;
 }
@@ -216,6 +283,8 @@ const struct ssq_backend_ops ssq_backend_emu = {
 	.create_queue = emu_create_queue,
 	.modify_qp = emu_modify_qp,
 	.query_port = emu_query_port,
+	.peer_mode = emu_peer_mode,
+	.set_remote = emu_set_remote,
 	.uar_map = emu_uar_map,
 	.start = emu_start,
 	.stop = emu_stop,

@@ -146,6 +146,12 @@ static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
 	memcpy(r.gid, peer->gid, 16);
 	r.use_gid = d->opt.gid_index >= 0;
 	d->ops->query_port(d->backend, b->port, d->opt.gid_index, &lid, gid, &mtu);
+	if (d->ops->set_remote) {
+		int rc = d->ops->set_remote(d->backend, b, peer->gid, why, whylen);
+
+		if (rc)
+			return rc;
+	}
 	return ssq_qp_connect(d->ops, d->backend, b, mtu, d->opt.gid_index, my_psn, &r,
 	                      why, whylen);
 }
@@ -221,6 +227,11 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	unsigned i;
 	int rc;
 
+	if ((d->opt.listen_port || d->opt.connect_to) && d->ops->peer_mode) {
+		rc = d->ops->peer_mode(d->backend, why, whylen);
+		if (rc)
+			return rc;
+	}
 	for (i = 0; i < d->opt.nqueues; i++) {
 		rc = make_queue(d, i, why, whylen);
 		if (rc)

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two ssqd on the emulated device, as two hosts: one --listen, one
+ * --connect; the exchanged GID carries each device's wire address, so the
+ * shared queues talk RC over the emulated wire (UDP on loopback), here
+ * under 5 % drop, duplicate and reorder on both sides.
+ *  - A producer attached to the connecting ssqd posts messages (ssq_flow.h:
+ *    a tagged WRITE and a FETCH_ADD each) into the listening ssqd's data
+ *    arena: every payload arrives and every counter is exactly 1, and its
+ *    completions come in order.
+ *  - The listening ssqd is killed: the sender's next request ends in
+ *    TRANSPORT_RETRY_EXC_ERR (the rest flushed), new posts get -EIO, and the
+ *    sending ssqd keeps serving its clients.
+ */
+#include "ssq_flow.h"
+
+#define M 512u
+
+static pid_t start(const char *sock, const char *mode, const char *arg)
+{
+	const char *ssqd = getenv("SSQD");
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		setenv("SSQ_EMU_WIRE_FAULT", "drop=0.05,dup=0.05,reorder=0.05,seed=7", 1);
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
+		      "--data-mib", "8", "--sq-size", "256", mode, arg, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static struct ssq_client *connect_retry(const char *sock)
+{
+	struct ssq_client *c;
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		if (ssq_client_connect(sock, &c) == 0)
+			return c;
+		usleep(50 * 1000);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	char sa[108], sb[108], arg[32];
+	uint16_t port = (uint16_t)(20000 + (getpid() + 7919) % 20000);
+	struct ssq_client *ca = NULL, *cb = NULL;
+	struct ssq_queue *qa = NULL, *qb = NULL;
+	struct ssq_queue_info info[1];
+	struct ssq_buf dst, cnt, src;
+	struct ssq_completion comp[16];
+	struct msg_area a;
+	pid_t la, cb_pid;
+	int i, rc, status, n, flushed = 0, retry_exc = 0;
+	uint64_t pos;
+	double t0;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sa, sizeof(sa), "/tmp/ssq-wire-l-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-wire-c-%d.sock", getpid());
+	snprintf(arg, sizeof(arg), "%u", port);
+	la = start(sa, "--listen", arg);
+	snprintf(arg, sizeof(arg), "127.0.0.1:%u", port);
+	cb_pid = start(sb, "--connect", arg);
+	ca = connect_retry(sa); /* the receiving host */
+	cb = connect_retry(sb); /* the sending host */
+	CHECK(ca && cb, "both daemons serve clients");
+	if (!ca || !cb)
+		goto out;
+	for (i = 0; i < 200; i++) {
+		if (ssq_client_list(ca, info, 1) == 1 && info[0].ready)
+			break;
+		usleep(50 * 1000);
+	}
+	CHECK(i < 200, "the daemons never connected their queue");
+	CHECK(ssq_queue_open(ca, "q0", &qa) == 0 && ssq_queue_open(cb, "q0", &qb) == 0,
+	      "open: %s %s", ssq_client_error(ca), ssq_client_error(cb));
+	CHECK(ssq_queue_peer_qpn(qb) == ssq_queue_qpn(qa), "peer QPN");
+	/* Destination and counters in the receiving host's arena. */
+	CHECK(ssq_buf_alloc(ca, M * CELL, &dst) == 0 &&
+	          ssq_buf_alloc(ca, M * 8, &cnt) == 0 &&
+	          ssq_buf_alloc(cb, 64 * (CELL + 8), &src) == 0,
+	      "buffers");
+	memset(dst.addr, 0, dst.len);
+	memset(cnt.addr, 0, cnt.len);
+	/* Both daemons put their data arena at the same IOVA: dst.iova is valid there. */
+	a.dst_iova = dst.iova;
+	a.cnt_iova = cnt.iova;
+	a.rkey = ssq_queue_peer_rkey(qb);
+	a.per_proc = M;
+	a.nlong = 1;
+	a.short_len = 0;
+	a.dst = dst.addr;
+	a.cnt = cnt.addr;
+
+	t0 = now_s();
+	rc = run_producer(ssq_queue_producer(qb), &a, 0, M, NULL, src.addr, src.iova,
+	                  src.lkey, NULL, NULL);
+	CHECK(rc == 0, "messages over the lossy wire");
+	CHECK(check_msgs(&a, 0, M, 1) == 0,
+	      "every message exactly once at the other host");
+	printf("%u messages (%u WQEs) host to host over the emulated wire with loss in "
+	       "%.2f s\n",
+	       M, 2 * M, now_s() - t0);
+
+	/* The receiving host dies: retry exceeded, then flushes; -EIO after. */
+	kill(la, SIGKILL);
+	waitpid(la, &status, 0);
+	la = 0;
+	t0 = now_s();
+	for (i = 0; i < 3; i++) {
+		rc = ssq_reserve(ssq_queue_producer(qb), 1, &pos);
+		CHECK(rc == 0, "reserve %d after the peer died: %d", i, rc);
+		if (rc)
+			break;
+		ssq_prep_rdma_write(
+		    ssq_producer_sq(ssq_queue_producer(qb)), (uint32_t)pos, src.iova,
+		    src.lkey, 64, dst.iova, a.rkey,
+		    ssq_wqe_flags(ssq_queue_producer(qb), pos, 1, SSQ_WQE_SIGNALED));
+		ssq_publish(ssq_queue_producer(qb), pos, 1, 100 + i, SSQ_WQE_SIGNALED);
+		ssq_submit(ssq_queue_producer(qb));
+	}
+	while ((retry_exc + flushed) < 3 && now_s() - t0 < 10) {
+		n = ssq_poll(ssq_queue_producer(qb), comp, 16);
+		for (i = 0; i < n; i++) {
+			if (comp[i].status == IBV_WC_RETRY_EXC_ERR)
+				retry_exc++;
+			else if (comp[i].status == IBV_WC_WR_FLUSH_ERR)
+				flushed++;
+		}
+	}
+	CHECK(retry_exc == 1 && flushed == 2,
+	      "after the peer died: %d retry-exceeded, %d flushed", retry_exc, flushed);
+	printf("peer killed: retry exceeded after %.2f s\n", now_s() - t0);
+	CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO,
+	      "-EIO after the error");
+	CHECK(ssq_client_list(cb, info, 1) == 1, "the sending ssqd still serves");
+out:
+	ssq_client_close(ca);
+	ssq_client_close(cb);
+	if (la) {
+		kill(la, SIGTERM);
+		waitpid(la, NULL, 0);
+	}
+	kill(cb_pid, SIGTERM);
+	waitpid(cb_pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sending ssqd exit 0x%x",
+	      status);
+	unlink(sa);
+	unlink(sb);
+	return test_exit("ctrl_wire");
+}
