@@ -4,10 +4,12 @@
  * --connect; the exchanged GID carries each device's wire address, so the
  * shared queues talk RC over the emulated wire (UDP on loopback), here
  * under 5 % drop, duplicate and reorder on both sides.
- *  - A producer attached to the connecting ssqd posts messages (ssq_flow.h:
- *    a tagged WRITE and a FETCH_ADD each) into the listening ssqd's data
- *    arena: every payload arrives and every counter is exactly 1, and its
- *    completions come in order.
+ *  - Three producer processes attached to the connecting ssqd post
+ *    messages (ssq_flow.h: a tagged WRITE and a FETCH_ADD each) through its
+ *    one shared queue into the listening ssqd's data arena: every payload
+ *    arrives, every counter is exactly 1 (nothing lost, nothing executed
+ *    twice despite the wire's duplicates and retransmissions), and each
+ *    process gets its completions in order.
  *  - The listening ssqd is killed: the sender's next request ends in
  *    TRANSPORT_RETRY_EXC_ERR (the rest flushed), new posts get -EIO, and the
  *    sending ssqd keeps serving its clients.
@@ -15,6 +17,7 @@
 #include "ssq_flow.h"
 
 #define M 512u
+#define P 3u
 
 static pid_t start(const char *sock, const char *mode, const char *arg)
 {
@@ -53,7 +56,7 @@ int main(void)
 	struct ssq_buf dst, cnt, src;
 	struct ssq_completion comp[16];
 	struct msg_area a;
-	pid_t la, cb_pid;
+	pid_t la, cb_pid, kids[P];
 	int i, rc, status, n, flushed = 0, retry_exc = 0;
 	uint64_t pos;
 	double t0;
@@ -82,8 +85,8 @@ int main(void)
 	      "open: %s %s", ssq_client_error(ca), ssq_client_error(cb));
 	CHECK(ssq_queue_peer_qpn(qb) == ssq_queue_qpn(qa), "peer QPN");
 	/* Destination and counters in the receiving host's arena. */
-	CHECK(ssq_buf_alloc(ca, M * CELL, &dst) == 0 &&
-	          ssq_buf_alloc(ca, M * 8, &cnt) == 0 &&
+	CHECK(ssq_buf_alloc(ca, P * M * CELL, &dst) == 0 &&
+	          ssq_buf_alloc(ca, P * M * 8, &cnt) == 0 &&
 	          ssq_buf_alloc(cb, 64 * (CELL + 8), &src) == 0,
 	      "buffers");
 	memset(dst.addr, 0, dst.len);
@@ -93,20 +96,37 @@ int main(void)
 	a.cnt_iova = cnt.iova;
 	a.rkey = ssq_queue_peer_rkey(qb);
 	a.per_proc = M;
-	a.nlong = 1;
+	a.nlong = P;
 	a.short_len = 0;
 	a.dst = dst.addr;
 	a.cnt = cnt.addr;
 
 	t0 = now_s();
-	rc = run_producer(ssq_queue_producer(qb), &a, 0, M, NULL, src.addr, src.iova,
-	                  src.lkey, NULL, NULL);
-	CHECK(rc == 0, "messages over the lossy wire");
-	CHECK(check_msgs(&a, 0, M, 1) == 0,
-	      "every message exactly once at the other host");
-	printf("%u messages (%u WQEs) host to host over the emulated wire with loss in "
-	       "%.2f s\n",
-	       M, 2 * M, now_s() - t0);
+	for (i = 0; i < (int)P; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			struct ssq_client *c;
+			struct ssq_queue *q;
+			struct ssq_buf b;
+
+			if (ssq_client_connect(sb, &c) || ssq_queue_open(c, "q0", &q) ||
+			    ssq_buf_alloc(c, 64 * (CELL + 8), &b))
+				_exit(1);
+			_exit(run_producer(ssq_queue_producer(q), &a, (uint32_t)i, M,
+			                   NULL, b.addr, b.iova, b.lkey, NULL, NULL));
+		}
+	}
+	for (i = 0; i < (int)P; i++) {
+		waitpid(kids[i], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "producer %d exit 0x%x", i, status);
+		CHECK(check_msgs(&a, (uint32_t)i, M, 1) == 0,
+		      "producer %d: every message exactly once at the other host", i);
+	}
+	printf("%u processes x %u messages (%u WQEs) host to host over the lossy "
+	       "emulated wire "
+	       "in %.2f s\n",
+	       P, M, 2 * P * M, now_s() - t0);
 
 	/* The receiving host dies: retry exceeded, then flushes; -EIO after. */
 	kill(la, SIGKILL);
