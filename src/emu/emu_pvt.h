@@ -168,6 +168,10 @@ int emu_cqe_err(struct ssq_emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t
 /* ---- execute.c ---- */
 /* Run one QP's send queue for up to @budget WQEs; returns how many. */
 unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget);
+
+/* The next receive WQE of @qp's RQ or SRQ (execute.c): 0, or 1 if none. */
+int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe, unsigned *nseg,
+                uint16_t *idx);
 /* Flush one QP in ERR: its SQ WQEs and its RQ's receive WQEs. */
 unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget);
 

@@ -196,6 +196,59 @@ static uint8_t *remote_ptr(struct ssq_emu_qp *peer, uint64_t raddr, uint32_t rke
 }
 
 /*
+ * Take the next receive WQE of @qp's RQ, or of its SRQ (from the free
+ * list): its address (past the SRQ next segment), its data segment count
+ * (at most EMU_MAX_SG) and the wqe_counter its CQE carries. Returns 0, or
+ * 1 when none is posted (receiver not ready). Shared by the in-device
+ * responder and the wire's.
+ */
+int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_out,
+                uint16_t *idx_out)
+{
+	const uint8_t *wqe;
+	unsigned nseg;
+	uint16_t idx;
+
+	if (qp->srq) {
+		struct ssq_emu_srq *srq = qp->srq;
+		/* A1: pairs with ssq_srq_ring's release of the receive WQEs. */
+		uint16_t dbr =
+		    (uint16_t)be32toh(__atomic_load_n(srq->dbrec, __ATOMIC_ACQUIRE));
+
+		if (dbr == (uint16_t)srq->cc)
+			return 1;
+		idx = srq->head;
+		wqe = srq->buf + (size_t)idx * srq->stride;
+		nseg = srq->stride / SSQ_WQE_DS_BYTES - 1;
+		srq->head =
+		    be16toh(((const struct mlx5_wqe_srq_next_seg *)wqe)->next_wqe_index) &
+		    (uint16_t)(srq->wqe_cnt - 1);
+		srq->cc++;
+		wqe += sizeof(struct mlx5_wqe_srq_next_seg);
+	} else {
+		/* A1: pairs with ssq_rq_ring's release of the receive WQEs. */
+		uint16_t dbr = (uint16_t)be32toh(
+		    __atomic_load_n(&qp->dbrec[MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
+
+		if (dbr == (uint16_t)qp->rq_cc)
+			return 1;
+		idx = (uint16_t)qp->rq_cc;
+		wqe = qp->rq_buf +
+		      (size_t)(qp->rq_cc & (qp->rq_wqe_cnt - 1)) * qp->rq_stride;
+		nseg = qp->rq_stride / SSQ_WQE_DS_BYTES;
+		qp->rq_cc++;
+	}
+	if (nseg > EMU_MAX_SG)
+		nseg = EMU_MAX_SG;
+	if (ssq_unlikely(qp->dev->trace != NULL))
+		emu_trace_recv(qp, wqe, nseg * SSQ_WQE_DS_BYTES, idx);
+	*wqe_out = wqe;
+	*nseg_out = nseg;
+	*idx_out = idx;
+	return 0;
+}
+
+/*
  * Take the responder's next receive WQE for a SEND or WRITE_IMM carrying
  * @len bytes from @src (NULL for WRITE_IMM: no data lands in the receive
  * buffers) and complete it. Returns EX_OK, EX_RNR_WAIT or a requester
@@ -212,38 +265,8 @@ static int recv_one(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer,
 	uint16_t idx;
 	int n;
 
-	if (peer->srq) {
-		struct ssq_emu_srq *srq = peer->srq;
-		/* A1: pairs with ssq_srq_ring's release of the receive WQEs. */
-		uint16_t dbr =
-		    (uint16_t)be32toh(__atomic_load_n(srq->dbrec, __ATOMIC_ACQUIRE));
-
-		if (dbr == (uint16_t)srq->cc)
-			return EX_RNR_WAIT;
-		idx = srq->head;
-		wqe = srq->buf + (size_t)idx * srq->stride;
-		nseg = srq->stride / SSQ_WQE_DS_BYTES - 1;
-		srq->head =
-		    be16toh(((const struct mlx5_wqe_srq_next_seg *)wqe)->next_wqe_index) &
-		    (uint16_t)(srq->wqe_cnt - 1);
-		srq->cc++;
-		wqe += sizeof(struct mlx5_wqe_srq_next_seg);
-	} else {
-		uint16_t dbr = (uint16_t)be32toh(
-		    __atomic_load_n(&peer->dbrec[MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
-
-		if (dbr == (uint16_t)peer->rq_cc)
-			return EX_RNR_WAIT;
-		idx = (uint16_t)peer->rq_cc;
-		wqe = peer->rq_buf +
-		      (size_t)(peer->rq_cc & (peer->rq_wqe_cnt - 1)) * peer->rq_stride;
-		nseg = peer->rq_stride / SSQ_WQE_DS_BYTES;
-		peer->rq_cc++;
-	}
-	if (nseg > EMU_MAX_SG)
-		nseg = EMU_MAX_SG;
-	if (ssq_unlikely(dev->trace != NULL))
-		emu_trace_recv(peer, wqe, nseg * SSQ_WQE_DS_BYTES, idx);
+	if (emu_rq_take(peer, &wqe, &nseg, &idx))
+		return EX_RNR_WAIT;
 	if (src) {
 		n = rq_sg(peer, wqe, nseg, dst, &cap);
 		if (n < 0) {

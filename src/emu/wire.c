@@ -421,3 +421,40 @@ void emu_wire_close(struct ssq_emu_dev *dev)
 		dev->wire = NULL;
 	}
 }
+
+/* The one walk of a scatter/gather list: from @off on, @len bytes. */
+static void sg_walk(const struct emu_sg *sg, uint64_t off, uint8_t *out,
+                    const uint8_t *in, uint32_t len)
+{
+	while (off >= sg->len) {
+		off -= sg->len;
+		sg++;
+	}
+	while (len) {
+		uint32_t n = sg->len - (uint32_t)off;
+
+		if (n > len)
+			n = len;
+		if (in) {
+			memcpy(sg->p + off, in, n);
+			in += n;
+		} else {
+			memcpy(out, sg->p + off, n);
+			out += n;
+		}
+		len -= n;
+		off = 0;
+		sg++;
+	}
+}
+
+void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                    uint32_t len)
+{
+	sg_walk(sg, off, NULL, src, len);
+}
+
+void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len)
+{
+	sg_walk(sg, off, dst, NULL, len);
+}

@@ -195,6 +195,16 @@ void emu_wire_req_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len);
 /* ---- wire_resp.c ---- */
 void emu_wire_resp_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len);
 
+/*
+ * Copy @len bytes into (scatter: a received packet's payload) or out of
+ * (gather: a packet being built) the scatter/gather list @sg, starting @off
+ * bytes into it. The caller has checked that [off, off + len) lies within
+ * the list. (wire.c)
+ */
+void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                    uint32_t len);
+void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
+
 /* ---- execute.c, shared with the wire ---- */
 int emu_sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsigned ds,
               int write, struct emu_sg *sg, uint64_t *total);

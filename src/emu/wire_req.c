@@ -194,26 +194,6 @@ static int issue(struct ssq_emu_qp *qp, uint16_t dbr)
 	return 1;
 }
 
-/* Copy [@off, @off + @len) of the gather list @sg into @dst. */
-static void gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len)
-{
-	while (off >= sg->len) {
-		off -= sg->len;
-		sg++;
-	}
-	while (len) {
-		uint32_t n = sg->len - (uint32_t)off;
-
-		if (n > len)
-			n = len;
-		memcpy(dst, sg->p + off, n);
-		dst += n;
-		len -= n;
-		off = 0;
-		sg++;
-	}
-}
-
 /* Send packet @k of entry @e. Returns 0, or a syndrome when the WQE's
  * buffers no longer resolve (an MR went away under it). */
 static int xmit(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t k)
@@ -267,7 +247,7 @@ static int xmit(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t k)
 		h += WIRE_IMMDT;
 	}
 	if (plen)
-		gather(pkt + h, sg, poff, plen);
+		emu_sg_gather(pkt + h, sg, poff, plen);
 	emu_wire_xmit(qp->dev->wire, &wq->peer, pkt, h + plen);
 	return 0;
 }
@@ -470,27 +450,6 @@ static uint32_t clamp_reads(const struct emu_wire_qp *wq, uint32_t upto)
 	return upto;
 }
 
-/* Copy @len bytes to offset @off of the scatter list @sg. */
-static void scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
-                    uint32_t len)
-{
-	while (off >= sg->len) {
-		off -= sg->len;
-		sg++;
-	}
-	while (len) {
-		uint32_t n = sg->len - (uint32_t)off;
-
-		if (n > len)
-			n = len;
-		memcpy(sg->p + off, src, n);
-		src += n;
-		len -= n;
-		off = 0;
-		sg++;
-	}
-}
-
 /* A READ not yet started has its first response PSN at @psn. */
 static int read_starts_at(const struct emu_wire_qp *wq, uint32_t psn)
 {
@@ -581,7 +540,7 @@ static void read_resp(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
 		return;
 	}
 	if (plen && qp->dev->mode == SSQ_EMU_FULL)
-		scatter(sg, poff, pkt + h, plen);
+		emu_sg_scatter(sg, poff, pkt + h, plen);
 	advance(qp, (psn + 1) & PSN_MASK);
 }
 

@@ -26,39 +26,8 @@ static int take_rwqe(struct ssq_emu_qp *qp, int resolve)
 	uint16_t idx;
 	int n;
 
-	if (qp->srq) {
-		struct ssq_emu_srq *srq = qp->srq;
-		/* A1: pairs with ssq_srq_ring's release of the receive WQEs. */
-		uint16_t dbr =
-		    (uint16_t)be32toh(__atomic_load_n(srq->dbrec, __ATOMIC_ACQUIRE));
-
-		if (dbr == (uint16_t)srq->cc)
-			return 1;
-		idx = srq->head;
-		wqe = srq->buf + (size_t)idx * srq->stride;
-		nseg = srq->stride / SSQ_WQE_DS_BYTES - 1;
-		srq->head =
-		    be16toh(((const struct mlx5_wqe_srq_next_seg *)wqe)->next_wqe_index) &
-		    (uint16_t)(srq->wqe_cnt - 1);
-		srq->cc++;
-		wqe += sizeof(struct mlx5_wqe_srq_next_seg);
-	} else {
-		/* A1: pairs with ssq_rq_ring's release of the receive WQEs. */
-		uint16_t dbr = (uint16_t)be32toh(
-		    __atomic_load_n(&qp->dbrec[MLX5_RCV_DBR], __ATOMIC_ACQUIRE));
-
-		if (dbr == (uint16_t)qp->rq_cc)
-			return 1;
-		idx = (uint16_t)qp->rq_cc;
-		wqe = qp->rq_buf +
-		      (size_t)(qp->rq_cc & (qp->rq_wqe_cnt - 1)) * qp->rq_stride;
-		nseg = qp->rq_stride / SSQ_WQE_DS_BYTES;
-		qp->rq_cc++;
-	}
-	if (nseg > EMU_MAX_SG)
-		nseg = EMU_MAX_SG;
-	if (ssq_unlikely(qp->dev->trace != NULL))
-		emu_trace_recv(qp, wqe, nseg * SSQ_WQE_DS_BYTES, idx);
+	if (emu_rq_take(qp, &wqe, &nseg, &idx))
+		return 1;
 	wq->have_rwqe = 1;
 	wq->rwqe_idx = idx;
 	wq->nsg = 0;
@@ -70,29 +39,6 @@ static int take_rwqe(struct ssq_emu_qp *qp, int resolve)
 		wq->nsg = n;
 	}
 	return 0;
-}
-
-/* Copy @len bytes to offset @off of the receive WQE's scatter list. */
-static void scatter(struct emu_wire_qp *wq, uint64_t off, const uint8_t *src,
-                    uint32_t len)
-{
-	const struct emu_sg *sg = wq->sg;
-
-	while (off >= sg->len) {
-		off -= sg->len;
-		sg++;
-	}
-	while (len) {
-		uint32_t n = sg->len - (uint32_t)off;
-
-		if (n > len)
-			n = len;
-		memcpy(sg->p + off, src, n);
-		src += n;
-		len -= n;
-		off = 0;
-		sg++;
-	}
 }
 
 /*
@@ -340,7 +286,7 @@ void emu_wire_resp_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			return;
 		}
 		if (plen && qp->dev->mode == SSQ_EMU_FULL)
-			scatter(wq, wq->off, pkt + h, plen);
+			emu_sg_scatter(wq->sg, wq->off, pkt + h, plen);
 		wq->off += plen;
 		wq->in_send = !last;
 		if (last) {
