@@ -253,6 +253,17 @@ static inline unsigned check_msgs(const struct msg_area *a, uint32_t p, uint32_t
 	return bad;
 }
 
+/* A client of the ssqd at @sock, retrying while it starts (up to 20 s), or NULL. */
+static inline struct ssq_client *ssqd_connect(const char *sock)
+{
+	struct ssq_client *c = NULL;
+	int i;
+
+	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
+		usleep(50 * 1000);
+	return c;
+}
+
 /*
  * Start ssqd (the binary in $SSQD) on the emulated device at @sock, with a
  * data arena of @data_mib MiB and send queues of @sq WQEBBs; @fault, if not
@@ -264,8 +275,7 @@ static inline struct ssq_client *ssqd_start(const char *sock, const char *data_m
                                             const char *sq, const char *fault, pid_t *pid)
 {
 	const char *ssqd = getenv("SSQD");
-	struct ssq_client *c = NULL;
-	int i;
+	struct ssq_client *c;
 
 	*pid = fork();
 	if (*pid == 0) {
@@ -275,8 +285,7 @@ static inline struct ssq_client *ssqd_start(const char *sock, const char *data_m
 		      "--data-mib", data_mib, "--sq-size", sq, (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++)
-		usleep(50 * 1000);
+	c = ssqd_connect(sock);
 	if (!c) {
 		fprintf(stderr, "ssqd at %s: %s\n", sock, ssq_client_strerror_last());
 		kill(*pid, SIGKILL);

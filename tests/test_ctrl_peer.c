@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <ssq/client.h>
 #include "ctrl/peer.h"
-#include "helpers.h"
+#include "ssq_flow.h"
 
 static void expect_bad(const uint8_t *msg, size_t n, const char *needle, const char *what)
 {
@@ -115,19 +115,6 @@ static pid_t start(const char *sock, const char *mode, const char *arg)
 	return pid;
 }
 
-static struct ssq_client *connect_retry(const char *sock)
-{
-	struct ssq_client *c;
-	int i;
-
-	for (i = 0; i < 400; i++) {
-		if (ssq_client_connect(sock, &c) == 0)
-			return c;
-		usleep(50 * 1000);
-	}
-	return NULL;
-}
-
 /* A fake peer: connect to @port, send @n bytes of @msg, close. */
 static void fake_peer(uint16_t port, const void *msg, size_t n)
 {
@@ -162,7 +149,7 @@ static void two_daemons(void)
 	snprintf(sb, sizeof(sb), "/tmp/ssq-peer-b-%d.sock", getpid());
 	snprintf(hp, sizeof(hp), "%u", port);
 	a = start(sa, "--listen", hp);
-	ca = connect_retry(sa);
+	ca = ssqd_connect(sa);
 	CHECK(ca != NULL, "listening ssqd does not serve clients while it waits");
 	if (!ca)
 		goto out;
@@ -183,7 +170,7 @@ static void two_daemons(void)
 
 	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
 	b = start(sb, "--connect", hp);
-	cb = connect_retry(sb);
+	cb = ssqd_connect(sb);
 	CHECK(cb != NULL, "connecting ssqd did not come up");
 	for (i = 0; i < 200; i++) {
 		if (ssq_client_list(ca, info, 2) == 2 && info[0].ready && info[1].ready)

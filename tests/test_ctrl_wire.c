@@ -33,19 +33,6 @@ static pid_t start(const char *sock, const char *mode, const char *arg)
 	return pid;
 }
 
-static struct ssq_client *connect_retry(const char *sock)
-{
-	struct ssq_client *c;
-	int i;
-
-	for (i = 0; i < 400; i++) {
-		if (ssq_client_connect(sock, &c) == 0)
-			return c;
-		usleep(50 * 1000);
-	}
-	return NULL;
-}
-
 int main(void)
 {
 	char sa[108], sb[108], arg[32];
@@ -70,8 +57,8 @@ int main(void)
 	la = start(sa, "--listen", arg);
 	snprintf(arg, sizeof(arg), "127.0.0.1:%u", port);
 	cb_pid = start(sb, "--connect", arg);
-	ca = connect_retry(sa); /* the receiving host */
-	cb = connect_retry(sb); /* the sending host */
+	ca = ssqd_connect(sa); /* the receiving host */
+	cb = ssqd_connect(sb); /* the sending host */
 	CHECK(ca && cb, "both daemons serve clients");
 	if (!ca || !cb)
 		goto out;
