@@ -2,15 +2,29 @@
 //
 // Shared-queue micro-benchmarks: the full producer path of <ssq/queue.h>
 // (reserve, build, publish, submit with the doorbell lease, route, poll)
-// against the emulated device in sink mode, device and producer on one
-// core, so items_per_second is what one core sustains for both.
+// against the emulated device in sink mode.
 //
-//   BM_post_write64_batch32   one producer, 64-byte RDMA WRITEs, one
-//                             reservation and one doorbell per 32 WQEs
-//   BM_post_write64_single    the same with ssq_post_write: a reservation
-//                             and a doorbell per WQE
+//   BM_post_write64_batch32          one producer, 64-byte RDMA WRITEs, one
+//                                    reservation and one doorbell per 32
+//                                    WQEs. Host side only: the clock runs
+//                                    while the producer reserves, builds,
+//                                    publishes, rings and polls, and stops
+//                                    while the emulated device executes (a
+//                                    NIC does that on its own silicon).
+//   BM_post_write64_batch32_device   the same with the device's work on
+//                                    the same core counted in.
+//   BM_post_write64_single           ssq_post_write: a reservation and a
+//                                    doorbell per WQE, device counted in.
+//   BM_reserve_publish/threads:N     N producer threads of one process on
+//                                    one queue, each posting single WQEs;
+//                                    whoever finds the ring full runs the
+//                                    device. Contention on reserve,
+//                                    published and the doorbell lease.
 #include <benchmark/benchmark.h>
+#include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <ssq/ssq.h>
 #include <ssq/emu.h>
 #include "emu/testbed_pvt.h"
@@ -19,14 +33,16 @@ namespace
 {
 
 constexpr uint32_t kRing = 1024;
+constexpr uint32_t kBatch = 32;
+constexpr uint32_t kBatchesPerRound = 8; // 256 WQEs between device runs
 
 struct Shared {
 	struct emu_tb tb;
 	struct ssq_ctl *ctl = nullptr;
-	struct ssq_producer prod;
+	struct ssq_producer prod[SSQ_MAX_PRODUCERS];
 	bool ok = false;
 
-	Shared()
+	explicit Shared(unsigned producers = 1)
 	{
 		struct ssq_emu_dev_attr da = {};
 		struct emu_tb_opts o = {};
@@ -40,58 +56,107 @@ struct Shared {
 			return;
 		ctl = static_cast<struct ssq_ctl *>(
 		    aligned_alloc(64, (ssq_ctl_size(kRing) + 63) & ~size_t(63)));
-		ok =
-		    ssq_ctl_init(ctl, kRing, 64) == 0 &&
-		    ssq_producer_init(&prod, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v, 1) == 0;
+		if (!ctl || ssq_ctl_init(ctl, kRing, 64))
+			return;
+		for (unsigned i = 0; i < producers; i++)
+			if (ssq_producer_init(&prod[i], ctl, i, &tb.s[0].sq,
+			                      &tb.s[0].scq_v, 1))
+				return;
+		ok = true;
 	}
 	~Shared()
 	{
 		emu_tb_fini(&tb);
 		free(ctl);
 	}
-	// Let the device run and take our completions.
-	void drain(uint64_t *reaped)
+	// Let the device run (serialised by its lock), then take our completions.
+	void drain(unsigned i, uint64_t *reaped)
 	{
 		struct ssq_completion comp[16];
 
 		ssq_emu_process(tb.dev, 256);
-		*reaped += (uint64_t)ssq_poll(&prod, comp, 16);
+		*reaped += (uint64_t)ssq_poll(&prod[i], comp, 16);
 	}
 };
 
+// One reservation of kBatch 64-byte WRITEs, the last one signaled, one submit.
+inline bool post_batch(Shared &s, uint64_t *reaped)
+{
+	struct ssq_producer *p = &s.prod[0];
+	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
+	uint64_t pos = 0;
+
+	if (ssq_reserve(p, kBatch, &pos) == -EAGAIN)
+		return false;
+	for (uint32_t k = 0; k < kBatch; k++) {
+		uint64_t off = ((pos + k) & 255) * 64;
+		unsigned f = k == kBatch - 1 ? SSQ_WQE_SIGNALED : 0;
+
+		ssq_prep_rdma_write(&p->sq, (uint32_t)(pos + k), a->iova + off, a->key,
+		                    64, b->iova + off, b->key,
+		                    ssq_wqe_flags(p, pos + k, 1, f));
+		ssq_publish(p, pos + k, 1, pos + k, f);
+	}
+	ssq_submit(p);
+	(void)reaped;
+	return true;
+}
+
 void BM_post_write64_batch32(benchmark::State &state)
 {
+	using clock = std::chrono::steady_clock;
 	Shared s;
-	const uint32_t batch = 32;
+	uint64_t reaped = 0, posted = 0;
+	struct ssq_completion comp[64];
+
+	if (!s.ok) {
+		state.SkipWithError("shared queue setup failed");
+		return;
+	}
+	for (auto _ : state) {
+		clock::duration host{};
+		auto t0 = clock::now();
+
+		for (uint32_t i = 0; i < kBatchesPerRound; i++)
+			if (!post_batch(s, &reaped)) {
+				state.SkipWithError("ring full: the device fell behind");
+				return;
+			}
+		auto t1 = clock::now();
+		ssq_emu_process(s.tb.dev, 4096); /* the NIC's share: not timed */
+		auto t2 = clock::now();
+		for (int n; (n = ssq_poll(&s.prod[0], comp, 64)) > 0;)
+			reaped += (uint64_t)n;
+		host = (t1 - t0) + (clock::now() - t2);
+		state.SetIterationTime(std::chrono::duration<double>(host).count());
+		posted += kBatch * kBatchesPerRound;
+	}
+	state.SetItemsProcessed((int64_t)posted);
+	state.counters["ns_per_wqe"] = benchmark::Counter(
+	    (double)posted, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+	state.counters["completions"] = (double)reaped;
+}
+BENCHMARK(BM_post_write64_batch32)->UseManualTime();
+
+void BM_post_write64_batch32_device(benchmark::State &state)
+{
+	Shared s;
 	uint64_t reaped = 0, posted = 0;
 
 	if (!s.ok) {
 		state.SkipWithError("shared queue setup failed");
 		return;
 	}
-	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
 	for (auto _ : state) {
-		uint64_t pos = 0;
-
-		while (ssq_reserve(&s.prod, batch, &pos) == -EAGAIN)
-			s.drain(&reaped);
-		for (uint32_t k = 0; k < batch; k++) {
-			uint64_t off = ((pos + k) & 255) * 64;
-			unsigned f = k == batch - 1 ? SSQ_WQE_SIGNALED : 0;
-
-			ssq_prep_rdma_write(
-			    &s.prod.sq, (uint32_t)(pos + k), a->iova + off, a->key, 64,
-			    b->iova + off, b->key, ssq_wqe_flags(&s.prod, pos + k, 1, f));
-			ssq_publish(&s.prod, pos + k, 1, pos + k, f);
-		}
-		ssq_submit(&s.prod);
-		posted += batch;
-		s.drain(&reaped);
+		while (!post_batch(s, &reaped))
+			s.drain(0, &reaped);
+		posted += kBatch;
+		s.drain(0, &reaped);
 	}
 	state.SetItemsProcessed((int64_t)posted);
 	state.counters["completions"] = (double)reaped;
 }
-BENCHMARK(BM_post_write64_batch32);
+BENCHMARK(BM_post_write64_batch32_device);
 
 void BM_post_write64_single(benchmark::State &state)
 {
@@ -107,15 +172,62 @@ void BM_post_write64_single(benchmark::State &state)
 		uint64_t off = (posted & 255) * 64;
 		unsigned f = (posted & 31) == 31 ? SSQ_WQE_SIGNALED : 0;
 
-		while (ssq_post_write(&s.prod, a->iova + off, a->key, 64, b->iova + off,
-		                      b->key, posted, f) == -EAGAIN)
-			s.drain(&reaped);
+		while (ssq_post_write(&s.prod[0], a->iova + off, a->key, 64,
+		                      b->iova + off, b->key, posted, f) == -EAGAIN)
+			s.drain(0, &reaped);
 		posted++;
 		if ((posted & 31) == 0)
-			s.drain(&reaped);
+			s.drain(0, &reaped);
 	}
 	state.SetItemsProcessed((int64_t)posted);
 }
 BENCHMARK(BM_post_write64_single);
+
+// One Shared for all threads of a BM_reserve_publish run: the first thread
+// in makes it, the last one out frees it.
+std::mutex g_mu;
+std::shared_ptr<Shared> g_shared;
+
+void BM_reserve_publish(benchmark::State &state)
+{
+	std::shared_ptr<Shared> sp;
+	unsigned me = (unsigned)state.thread_index();
+	uint64_t reaped = 0, posted = 0;
+
+	{
+		std::lock_guard<std::mutex> g(g_mu);
+		if (!g_shared)
+			g_shared = std::make_shared<Shared>((unsigned)state.threads());
+		sp = g_shared;
+	}
+	Shared &s = *sp;
+	if (!s.ok) {
+		state.SkipWithError("shared queue setup failed");
+		return;
+	}
+	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
+	for (auto _ : state) {
+		uint64_t off = ((posted + me * 64) & 255) * 64;
+		unsigned f = (posted & 31) == 31 ? SSQ_WQE_SIGNALED : 0;
+		int rc;
+
+		while ((rc = ssq_post_write(&s.prod[me], a->iova + off, a->key, 64,
+		                            b->iova + off, b->key, posted, f)) == -EAGAIN)
+			s.drain(me, &reaped);
+		if (rc) {
+			state.SkipWithError("post failed");
+			break;
+		}
+		posted++;
+		if ((posted & 31) == 0)
+			s.drain(me, &reaped);
+	}
+	state.SetItemsProcessed((int64_t)posted);
+	std::lock_guard<std::mutex> g(g_mu);
+	sp.reset();
+	if (g_shared.use_count() == 1)
+		g_shared.reset();
+}
+BENCHMARK(BM_reserve_publish)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 } // namespace

@@ -1,29 +1,53 @@
 #!/usr/bin/env bash
-# Count, with callgrind, the instructions ssq spends building one 1-SGE RDMA
-# WRITE WQE in a send queue ring: taking the producer index, writing the
-# ctrl, raddr and data segments, advancing the index (no doorbell). Builds
-# what it needs; prints the count per WQE alone on its last line.
+# Count, with callgrind, the instructions ssq spends per WQE (repeatable,
+# unlike timings on a shared machine). Builds what it needs; prints the
+# count per WQE alone on its last line.
 #
-#   scripts/wqe-insns.sh [BUILD_DIR]
+#   scripts/wqe-insns.sh [BUILD_DIR]          building one 1-SGE RDMA WRITE
+#       WQE in a send queue ring: the producer index, the ctrl, raddr and
+#       data segments, advancing the index (no doorbell; bench/wqe_insns.c)
+#   scripts/wqe-insns.sh --post [BUILD_DIR]   the whole host side of a
+#       shared-queue post, per WQE, in batches of 32 64-byte WRITEs with one
+#       signaled: reserve, build, publish, submit (fence, scan, CAS, lease,
+#       DBR, doorbell), and reaping: CQ lease, routing, completion ring
+#       (bench/post_insns.c; the device's work is not counted)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+what=build
+if [ "${1:-}" = --post ]; then
+	what=post
+	shift
+fi
 build=${1:-$here/build}
-calls=1000
+
+case $what in
+build) prog=wqe_insns calls=1000 per=1
+	toggles=(--toggle-collect=bench_build_write_1sge) ;;
+post) prog=post_insns calls=1000 per=32
+	toggles=(--toggle-collect=bench_post_batch32 --toggle-collect=bench_reap) ;;
+esac
 
 command -v valgrind >/dev/null || "$here/scripts/install-deps.sh"
-if [ ! -x "$build/bench/wqe_insns" ]; then
+if [ ! -x "$build/bench/$prog" ]; then
 	cmake -S "$here" -B "$build" >/dev/null
-	cmake --build "$build" --target wqe_insns -j"$(nproc)" >/dev/null
+	cmake --build "$build" --target "$prog" -j"$(nproc)" >/dev/null
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-valgrind --tool=callgrind --toggle-collect=bench_build_write_1sge \
-	--callgrind-out-file="$out/cg.out" "$build/bench/wqe_insns" "$calls" >/dev/null 2>"$out/log" || {
+valgrind --tool=callgrind "${toggles[@]}" \
+	--callgrind-out-file="$out/cg.out" "$build/bench/$prog" "$calls" >/dev/null 2>"$out/log" || {
 	cat "$out/log" >&2
 	exit 1
 }
 total=$(awk '/^summary:/ {print $2}' "$out/cg.out")
 [ -n "$total" ] || { echo "wqe-insns: no callgrind summary in $out/cg.out" >&2; exit 1; }
-echo "callgrind: $total instructions in $calls calls of bench_build_write_1sge"
-echo "instructions per 1-SGE RDMA WRITE WQE (index, ctrl + raddr + data segments):"
-echo $((total / calls))
+wqes=$((calls * per))
+case $what in
+build)
+	echo "callgrind: $total instructions in $calls calls of bench_build_write_1sge"
+	echo "instructions per 1-SGE RDMA WRITE WQE (index, ctrl + raddr + data segments):" ;;
+post)
+	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per)"
+	echo "host instructions per WQE (reserve, build, publish, submit, route, poll):" ;;
+esac
+echo $((total / wqes))

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The benchmarks run and report: ssq_micro prints BM_build_write_1sge with an
-# items_per_second counter, and scripts/wqe-insns.sh ends with a bare
-# instruction count, which must stay at or under 40 (a repeatable count from
-# callgrind, not a timing; wqe_insns is built -O2 and unsanitized in every
+# items_per_second counter, and BM_post_write64_batch32 a ns_per_wqe counter;
+# scripts/wqe-insns.sh ends with a bare instruction count, which must stay at
+# or under 40 per WQE built, and with --post at or under 150 per WQE posted
+# and reaped on a shared queue (repeatable counts from callgrind, not
+# timings; wqe_insns and post_insns are built -O2 and unsanitized in every
 # build).
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
@@ -13,7 +15,16 @@ out=$("$build/bench/ssq_micro" --benchmark_filter='BM_build_write_1sge$' \
 echo "$out" | grep -E '^BM_build_write_1sge .*items_per_second=' ||
 	{ echo "FAIL: ssq_micro did not report BM_build_write_1sge"; echo "$out"; exit 1; }
 
-count=$("$src/scripts/wqe-insns.sh" "$build" | tail -n1)
-[[ $count =~ ^[0-9]+$ ]] || { echo "FAIL: wqe-insns.sh last line '$count'"; exit 1; }
-echo "instructions per 1-SGE RDMA WRITE WQE: $count"
-[ "$count" -le 40 ] || { echo "FAIL: $count instructions, budget 40"; exit 1; }
+out=$("$build/bench/ssq_micro" --benchmark_filter='BM_post_write64_batch32/' \
+	--benchmark_min_time=0.01 2>&1)
+echo "$out" | grep -E '^BM_post_write64_batch32/manual_time .*ns_per_wqe=' ||
+	{ echo "FAIL: ssq_micro did not report BM_post_write64_batch32"; echo "$out"; exit 1; }
+
+budget() { # what, count, limit
+	[[ $2 =~ ^[0-9]+$ ]] || { echo "FAIL: wqe-insns.sh $1: last line '$2'"; exit 1; }
+	echo "instructions per WQE, $1: $2 (budget $3)"
+	[ "$2" -le "$3" ] || { echo "FAIL: $1: $2 instructions, budget $3"; exit 1; }
+}
+budget "1-SGE RDMA WRITE built" "$("$src/scripts/wqe-insns.sh" "$build" | tail -n1)" 40
+budget "posted and reaped on a shared queue" \
+	"$("$src/scripts/wqe-insns.sh" --post "$build" | tail -n1)" 150

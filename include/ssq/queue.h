@@ -178,8 +178,8 @@ struct ssq_producer {
 	struct ssq_sq sq; /* geometry; sq.pi is unused */
 	struct ssq_cq cq; /* geometry; the consumer index lives in ctl->cq_ci */
 	uint32_t id;
-	uint32_t reserved;
-	uint64_t pub_next; /* where the open reservation's next WQE must start */
+	uint32_t slot_mask; /* ctl->ring - 1, kept here: every slot lookup uses it */
+	uint64_t pub_next;  /* where the open reservation's next WQE must start */
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
@@ -243,7 +243,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms);
 
 SSQ_INLINE struct ssq_ctl_slot *ssq__slot(const struct ssq_producer *p, uint64_t pos)
 {
-	return &p->slots[pos & (p->ctl->ring - 1)];
+	return &p->slots[pos & p->slot_mask];
 }
 
 SSQ_INLINE void ssq__cpu_relax(void)
@@ -392,7 +392,8 @@ SSQ_INLINE unsigned ssq_wqe_flags(const struct ssq_producer *p, uint64_t pos,
 {
 	uint64_t n = p->ctl->signal_every;
 
-	if ((pos + len) / n != pos / n)
+	/* (pos + len) / n != pos / n without a divide: n is a power of two. */
+	if (((pos + len) ^ pos) >= n)
 		user_flags |= SSQ_WQE_SIGNALED;
 	return user_flags;
 }
@@ -467,6 +468,42 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 }
 
 /*
+ * S6a fence: orders this producer's publish stores (S5, release) before
+ * its scan of the other producers' publish words. Two publishers A and B
+ * each store their own word and then scan for the other's; with both
+ * fences seq_cst, one fence comes first in the single total order and the
+ * later one's scan sees the earlier one's store (C11 fence-fence rule), so
+ * at least one of them moves `published` over both WQEs. x86: mfence;
+ * arm64: dmb ish. One per ssq_submit, however many WQEs it covers.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SSQ__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SSQ__TSAN 1
+#endif
+#endif
+#ifdef SSQ__TSAN
+/*
+ * ThreadSanitizer does not support fences (gcc: -Wtsan): under it every
+ * publish store and scan load is seq_cst instead, the fence-free way to the
+ * same order.
+ */
+#define SSQ__PUBLISH_ORDER __ATOMIC_SEQ_CST
+#define SSQ__SCAN_ORDER    __ATOMIC_SEQ_CST
+SSQ_INLINE void ssq__publish_scan_fence(void)
+{
+}
+#else
+#define SSQ__PUBLISH_ORDER __ATOMIC_RELEASE
+#define SSQ__SCAN_ORDER    __ATOMIC_ACQUIRE
+SSQ_INLINE void ssq__publish_scan_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+#endif
+
+/*
  * ssq_publish - hand the WQE of @len WQEBBs built at @pos to the queue. The
  * WQE's completion, if @user_flags has SSQ_WQE_SIGNALED (or it fails), comes
  * back through ssq_poll() with @wr_id. WQEs of a reservation are published
@@ -494,16 +531,15 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
 	 * S5 (tests/model): WQE bytes and slot metadata before the sequence
-	 * word (release half, pairs with A4), and seq_cst, not merely release:
-	 * this store and our later load of `published` in ssq__advance race
-	 * with another producer's CAS of `published` and its load of this word
-	 * (a store-buffer race). With a plain release store x86 may hold the
-	 * store in its buffer while both loads miss: the other producer stops
-	 * before our WQE and we stop before it - a WQE nobody ever rings. The
-	 * model finds that trace under TSO; seq_cst (xchg on x86, stlr on
-	 * arm64) excludes it.
+	 * word (release, pairs with A4). Release is not the whole story: this
+	 * store and our later scan in ssq__advance race with another
+	 * publisher's store and scan (a store-buffer race), and x86 may hold
+	 * this store in its buffer while both scans miss - a WQE nobody ever
+	 * rings. ssq__advance's seq_cst fence (S6a) closes that race once for
+	 * every publish before it, instead of an xchg per WQE here; the
+	 * model's TSO_NO_FENCE variant finds the trace without it.
 	 */
-	__atomic_store_n(&s->seq, pos + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->seq, pos + 1, SSQ__PUBLISH_ORDER);
 	/*
 	 * Counted after publishing: a producer that dies before the store
 	 * leaves posted == done (the healer's NOP is nobody's), so its record
@@ -517,34 +553,42 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 }
 
 /*
- * Move `published` over every contiguous published WQE. Any producer may
- * help: the CAS makes each step happen once. Returns the new head.
+ * Move `published` over every contiguous published WQE: scan the publish
+ * words from the head, then one CAS to the end of the run. Any producer may
+ * help; a failed CAS means another moved the head, and we rescan from
+ * there (lock-free). Returns the new head.
  */
 SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
-	uint64_t h = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
-	uint16_t len;
+	uint64_t h, end;
 
+	ssq__publish_scan_fence();
+	h = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
 	for (;;) {
-		struct ssq_ctl_slot *s = ssq__slot(p, h);
-
 		/*
 		 * S6a / A4: a matching seq means the WQE and its metadata are
-		 * visible; seq_cst, the other half of the store-buffer race above.
+		 * visible (acquire, pairs with S5). A length read after its seq
+		 * may belong to a later pass if the slot was reused meanwhile,
+		 * but reuse needs `completed`, hence `published`, past the slot:
+		 * then the CAS fails (positions are 64-bit, no ABA) and we rescan.
 		 */
-		if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != h + 1)
+		for (end = h;;) {
+			struct ssq_ctl_slot *s = ssq__slot(p, end);
+
+			if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != end + 1)
+				break;
+			end += __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+		}
+		if (end == h)
 			return h;
 		/*
-		 * The length may belong to a later pass if the slot was reused
-		 * meanwhile, but then `published` has moved and the CAS fails.
-		 * seq_cst CAS: the doorbell argument (ssq_submit) needs this store
-		 * ordered before our lease attempt in one total order.
+		 * S6b: seq_cst CAS: the doorbell argument (ssq_submit) needs this
+		 * store ordered before our lease attempt in one total order.
 		 */
-		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
-		if (__atomic_compare_exchange_n(&ctl->published, &h, h + len, 0,
+		if (__atomic_compare_exchange_n(&ctl->published, &h, end, 0,
 		                                __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-			h += len;
+			return end;
 	}
 }
 

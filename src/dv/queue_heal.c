@@ -162,7 +162,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		__atomic_store_n(&s->len, 1, __ATOMIC_RELAXED);
 		s->flags = 0;
 		s->owner = SSQ_OWNER_NONE;
-		/* Published like a producer's S5, seq_cst for the same reason. */
+		/* Published like a producer's S5 (seq_cst is more than the
+		 * ssq_submit below needs, and healing is no fast path). */
 		__atomic_store_n(&s->seq, x + 1, __ATOMIC_SEQ_CST);
 		nops++;
 		x++;

@@ -54,6 +54,7 @@ static void bind_record(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id
 	p->sq = *sq;
 	p->cq = *cq;
 	p->id = id;
+	p->slot_mask = ctl->ring - 1;
 }
 
 static int check_args(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
@@ -62,7 +63,9 @@ static int check_args(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 	if (!p || !ctl || !sq || !cq ||
 	    __atomic_load_n(&ctl->magic, __ATOMIC_ACQUIRE) != SSQ_CTL_MAGIC)
 		return -EINVAL;
-	if (id >= ctl->max_producers || sq->wqe_cnt != ctl->ring)
+	/* The fast path masks and shifts by these: powers of two, as ssqd made them. */
+	if (id >= ctl->max_producers || sq->wqe_cnt != ctl->ring || !is_pow2(ctl->ring) ||
+	    !is_pow2(ctl->signal_every))
 		return -EINVAL;
 	return 0;
 }

@@ -49,9 +49,10 @@
  *                      the race for the last room waits for the device: the
  *                      healer too must wait for room, which may need a hole
  *                      only it can fill (deadlock with two deaths).
- *   TSO_PLAIN_PUBLISH  (with TSO) the S5 publish word is a plain store (a
- *                      release store on x86): a publisher's scan misses
- *                      another's buffered publish and both return.
+ *   TSO_NO_FENCE       (with TSO) no full fence at S6a between a
+ *                      publisher's plain (release) publish store and its
+ *                      scan: the scan misses another's buffered publish
+ *                      and both return.
  *   TSO_PLAIN_RELEASE  (with TSO) the S7d lease release is a plain store:
  *                      the holder's re-read passes its own buffered release
  *                      and a late producer still finds the lease held.
@@ -148,9 +149,12 @@ inline ghost_publish(p, k, q)
  * CAS, and an xchg, which is how a seq_cst store compiles) first waits
  * until the buffer is empty. A load sees the producer's own buffered
  * store (forwarding), else memory. The healer stays sequentially
- * consistent. TSO_PLAIN_PUBLISH (S5) and TSO_PLAIN_RELEASE (S7d) make
- * those two stores plain movs, as a release store would compile: the two
- * store-buffer races, which the test requires Spin to find.
+ * consistent. The S5 publish word is a plain mov (a C11 release store);
+ * S6a starts with a full fence (mfence: wait until the buffer is empty),
+ * so one fence per scan pays for any number of publishes before it.
+ * TSO_NO_FENCE drops that fence and TSO_PLAIN_RELEASE makes the S7d lease
+ * release a plain mov: the two store-buffer races, which the test requires
+ * Spin to find.
  */
 #define SB_MAX 4 /* at most: BUILDING, PUB, IDLE, then the next RESERVING */
 #define SB_RESERVING 1
@@ -238,15 +242,20 @@ end_drain:
  * `published`: rescan (lock-free, never waits).
  * ORDER: the publish store (S5) and these loads are a store-buffer pair with
  * another publisher's (each stores its own slot, then loads the other's):
- * both must be seq_cst or one publisher's WQE can be left out of the
- * prefix by both of them.
+ * a seq_cst fence between each side's store and its loads (S6a's first
+ * step), or one publisher's WQE can be left out of the prefix by both of
+ * them. The C code fences once per ssq_submit, after a batch of publishes.
  */
 inline advance(who, h, n, moved)
 {
 	moved = false;
 adv_retry:
 	atomic {
-		/* S6a load published, scan the publish words from there */
+		/* S6a seq_cst fence (x86: mfence, our stores reach memory), then
+		 * load published and scan the publish words from there */
+#if defined(TSO) && !defined(TSO_NO_FENCE)
+		DRAINED(who);
+#endif
 		h = published;
 		n = h;
 		do
@@ -527,16 +536,17 @@ reserve_cas:
 #else
 	atomic {
 		/* S5 publish: the slot metadata (owner, wr_id, flags), then
-		 * the head slot's publish word: ONE 64-bit seq_cst store of
+		 * the head slot's publish word: ONE 64-bit store of
 		 * (position + 1, length) packed, so a reader gets both from
 		 * one load (the healer walks WQEs by length; a separate length
 		 * could belong to the slot's next pass). One word per WQE:
-		 * the WQE becomes visible whole or not at all. */
-#if defined(TSO) && defined(TSO_PLAIN_PUBLISH)
+		 * the WQE becomes visible whole or not at all. A release
+		 * store (x86: a plain mov): S6a's fence orders it before our
+		 * scan. */
+#ifdef TSO
 		sb_push(me, SB_PUB, pos, k);
 		sbpub[me] = true;
 #else
-		DRAINED(me); /* x86: xchg */
 		wlen[pos % RING] = k;
 		seq[pos % RING] = pos + 1;
 		ghost_publish(pos, k, q);

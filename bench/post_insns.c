@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * post_insns: one producer on a shared queue (<ssq/queue.h>) posting 64-byte
+ * RDMA WRITEs, 32 per reservation and per doorbell, the last one signaled,
+ * and reaping their completions; for callgrind to count the host's
+ * instructions per WQE: reserve, build, publish, submit (scan, CAS, lease,
+ * DBR, 8-byte doorbell) in bench_post_batch32(), CQ lease, routing and the
+ * completion ring in bench_reap(). The device is a stand-in outside both:
+ * after each batch it writes the one success CQE64 a NIC would. Run by
+ * scripts/wqe-insns.sh --post:
+ *
+ *   valgrind --tool=callgrind --toggle-collect=bench_post_batch32 \
+ *       --toggle-collect=bench_reap post_insns BATCHES
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ssq/ssq.h>
+
+#define RING_WQEBBS 1024
+#define CQES        256
+#define BATCH       32
+
+static uint8_t sq_ring[RING_WQEBBS * MLX5_SEND_WQE_BB] __attribute__((aligned(4096)));
+static struct mlx5_cqe64 cq_ring[CQES] __attribute__((aligned(4096)));
+static uint8_t uar[4096]
+    __attribute__((aligned(4096))); /* the doorbell register's stand-in */
+static __be32 qp_dbrec[2], cq_dbrec[2];
+
+__attribute__((noinline)) int bench_post_batch32(struct ssq_producer *p, uint64_t laddr,
+                                                 uint32_t lkey, uint64_t raddr,
+                                                 uint32_t rkey)
+{
+	uint64_t pos;
+	uint32_t k;
+	int rc = ssq_reserve(p, BATCH, &pos);
+
+	if (rc)
+		return rc;
+	for (k = 0; k < BATCH; k++) {
+		unsigned f = k == BATCH - 1 ? SSQ_WQE_SIGNALED : 0;
+		uint64_t off = ((pos + k) & 255) * 64;
+
+		ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)(pos + k), laddr + off,
+		                    lkey, 64, raddr + off, rkey,
+		                    ssq_wqe_flags(p, pos + k, 1, f));
+		ssq_publish(p, pos + k, 1, pos + k, f);
+	}
+	ssq_submit(p);
+	return 0;
+}
+
+__attribute__((noinline)) int bench_reap(struct ssq_producer *p)
+{
+	struct ssq_completion comp[8];
+
+	return ssq_poll(p, comp, 8);
+}
+
+/* The NIC's part: one success CQE64 for the WQE at @wqe_counter. */
+static void device_complete(uint32_t *pi, uint32_t qpn, uint16_t wqe_counter)
+{
+	struct mlx5_cqe64 *cqe = &cq_ring[*pi % CQES];
+	uint8_t owner = (uint8_t)((*pi / CQES) & 1);
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->sop_drop_qpn = htobe32(qpn);
+	cqe->wqe_counter = htobe16(wqe_counter);
+	__atomic_store_n(&cqe->op_own, (uint8_t)(MLX5_CQE_REQ << 4 | owner),
+	                 __ATOMIC_RELEASE);
+	(*pi)++;
+}
+
+int main(int argc, char **argv)
+{
+	static struct ssq_producer prod;
+	struct mlx5dv_qp dq = { 0 };
+	struct mlx5dv_cq dc = { 0 };
+	struct ssq_sq sq;
+	struct ssq_cq cq;
+	struct ssq_ctl *ctl;
+	long batches = argc > 1 ? strtol(argv[1], NULL, 0) : 1000, i;
+	uint32_t cq_pi = 0, qpn = 0x123;
+	uint64_t reaped = 0;
+
+	if (batches <= 0) {
+		fprintf(stderr, "usage: post_insns [BATCHES > 0]\n");
+		return 2;
+	}
+	for (i = 0; i < CQES; i++)
+		cq_ring[i].op_own = MLX5_CQE_INVALID << 4 | 1;
+	dq.dbrec = qp_dbrec;
+	dq.sq.buf = sq_ring;
+	dq.sq.wqe_cnt = RING_WQEBBS;
+	dq.sq.stride = MLX5_SEND_WQE_BB;
+	dq.bf.reg = uar;
+	dq.bf.size = 256;
+	dc.buf = cq_ring;
+	dc.cqe_cnt = CQES;
+	dc.cqe_size = 64;
+	dc.dbrec = cq_dbrec;
+	dc.cqn = 7;
+	ctl = aligned_alloc(64, (ssq_ctl_size(RING_WQEBBS) + 63) & ~(size_t)63);
+	if (!ctl || ssq_sq_init(&sq, &dq, qpn, 64, 4) || ssq_cq_init(&cq, &dc) ||
+	    ssq_ctl_init(ctl, RING_WQEBBS, 64) ||
+	    ssq_producer_init(&prod, ctl, 0, &sq, &cq, 1)) {
+		fprintf(stderr, "post_insns: queue setup failed\n");
+		return 1;
+	}
+	for (i = 0; i < batches; i++) {
+		int rc = bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
+
+		if (rc) {
+			fprintf(stderr, "post_insns: batch %ld: %s\n", i, strerror(-rc));
+			return 1;
+		}
+		device_complete(&cq_pi, qpn, (uint16_t)((i + 1) * BATCH - 1));
+		reaped += (uint64_t)bench_reap(&prod);
+	}
+	if (reaped != (uint64_t)batches) {
+		fprintf(stderr, "post_insns: %llu completions for %ld batches\n",
+		        (unsigned long long)reaped, batches);
+		return 1;
+	}
+	printf("%ld WQEs posted, %llu completions\n", batches * BATCH,
+	       (unsigned long long)reaped);
+	free(ctl);
+	return 0;
+}
