@@ -252,7 +252,9 @@ int main(void)
 	ssq_client_close(cb);
 	cb = NULL;
 	qb = NULL;
-	CHECK(wait_ready(ca2, 0, 5) >= 0, "A' notices B is gone, its queue idle");
+	t = wait_ready(ca2, 0, 5);
+	CHECK(t >= 0, "A' notices B is gone, its queue idle");
+	printf("A' noticed B gone (idle queue, TCP closed) in %.3f s\n", t);
 	pb2 = start(sb2, "--connect", conn, "/dev/null");
 	t0 = now_s();
 	cb2 = ssqd_connect(sb2);
