@@ -11,6 +11,8 @@
  *  - B is killed: A' notices though its queue is idle (the kept TCP
  *    connection closes), a new B' connects to the still-running A', and
  *    traffic flows both ways;
+ *  - a remote access error with both alive: RECOVER, asked on either host,
+ *    re-links them, and both hosts' queues work again;
  *  - a third ssqd connecting while B' is healthy is refused, and both it and
  *    A' say so; A' and B' stay up.
  */
@@ -85,6 +87,23 @@ static int file_has(const char *path, const char *needle)
 	return found;
 }
 
+/*
+ * Wait until @p's queue was brought up again since @epoch (the other host
+ * did it on its own, after the link closed). Returns 1, or 0 after @limit_s.
+ */
+static int wait_rebrought(struct ssq_producer *p, uint32_t epoch, double limit_s)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < limit_s) {
+		if (__atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) != epoch &&
+		    __atomic_load_n(&p->ctl->state, __ATOMIC_ACQUIRE) == SSQ_CTL_READY)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
 /* One signaled WRITE of @len bytes; its completion status, or -1. */
 static int write_once(struct ssq_producer *p, const struct ssq_buf *src, uint64_t raddr,
                       uint32_t rkey, uint32_t len)
@@ -118,6 +137,7 @@ int main(void)
 	pid_t pa = 0, pa2 = 0, pb = 0, pb2 = 0, pc, kid;
 	int i, n, rc, status, flushed = 0, retry_exc = 0;
 	uint64_t pos;
+	uint32_t epoch;
 	double t0, t;
 
 	if (!getenv("SSQD"))
@@ -286,6 +306,46 @@ int main(void)
 	                ssq_queue_peer_rkey(qa2), 256);
 	CHECK(rc == IBV_WC_SUCCESS && !memcmp(srca.addr, dstb.addr, 256),
 	      "A' -> B' WRITE: status %d", rc);
+
+	/*
+	 * A remote access error with both daemons alive moves both QPs to ERR;
+	 * RECOVER (asked on either host) starts the link over, and both hosts'
+	 * queues work again.
+	 */
+	rc = write_once(ssq_queue_producer(qb2), &src2, a.dst_iova, 0xdead, 64);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "B' bad rkey: status %d", rc);
+	epoch = ssq_queue_producer(qa2)->ctl->epoch;
+	t0 = now_s();
+	rc = ssq_queue_recover(qb2);
+	CHECK(rc == 0, "RECOVER on the connecting host: %d %s", rc,
+	      ssq_client_error(cb2));
+	printf("RECOVER on B' (re-link, both hosts) took %.3f s\n", now_s() - t0);
+	memset(src2.addr, 0x5a, 64);
+	memset(dst.addr, 0, 64);
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	CHECK(rc == IBV_WC_SUCCESS && !memcmp(src2.addr, dst.addr, 64),
+	      "B' -> A' after RECOVER: status %d", rc);
+	CHECK(wait_rebrought(ssq_queue_producer(qa2), epoch, 5),
+	      "A' brought its queue up again");
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
+	                ssq_queue_peer_rkey(qa2), 64);
+	CHECK(rc == IBV_WC_SUCCESS, "A' -> B' after B''s RECOVER: status %d", rc);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova, 0xdead, 64);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "A' bad rkey: status %d", rc);
+	epoch = ssq_queue_producer(qb2)->ctl->epoch;
+	t0 = now_s();
+	rc = ssq_queue_recover(qa2);
+	CHECK(rc == 0, "RECOVER on the listening host: %d %s", rc, ssq_client_error(ca2));
+	printf("RECOVER on A' (waits for B' to reconnect) took %.3f s\n", now_s() - t0);
+	memset(dstb.addr, 0, 256);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
+	                ssq_queue_peer_rkey(qa2), 256);
+	CHECK(rc == IBV_WC_SUCCESS && !memcmp(srca.addr, dstb.addr, 256),
+	      "A' -> B' after RECOVER: status %d", rc);
+	CHECK(wait_rebrought(ssq_queue_producer(qb2), epoch, 5),
+	      "B' brought its queue up again");
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	CHECK(rc == IBV_WC_SUCCESS, "B' -> A' after A''s RECOVER: status %d", rc);
 
 	/* A third ssqd while B' is healthy: refused, both sides say so. */
 	pc = start(sc, "--connect", conn, lc);

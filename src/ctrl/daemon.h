@@ -162,6 +162,14 @@ int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen);
 /* Every queue to ERROR (listed, shared state, QP): nothing half-up. */
 void ssqd_peer_fence_all(struct ssqd *d);
 
+/*
+ * RECOVER of queue @qi between two hosts with the peer connected: close the
+ * link and reopen it (see daemon_peer.c), so that both hosts bring their
+ * queues up again with a fresh exchange. Returns 0, -EINVAL (the queue is
+ * not in error), or a negative errno with @why.
+ */
+int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
 /* Nonzero when ssqd has a peer mode and no peer now; @why says so. */
 int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
 

@@ -32,6 +32,7 @@
 #define BACKOFF_MIN_MS   100
 #define BACKOFF_MAX_MS   2000
 #define REFUSE_DRAIN_MS  1000
+#define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 
 static uint64_t now_ns(void)
 {
@@ -116,12 +117,12 @@ void ssqd_peer_lost(struct ssqd *d, const char *reason)
 	d->peer_retry_ns = now_ns() + BACKOFF_MIN_MS * 1000000ull;
 	if (d->opt.connect_to)
 		fprintf(stderr,
-		        "ssqd: peer gone (%s); clients stay attached, reconnecting to %s "
-		        "every %u ms .. %u s\n",
+		        "ssqd: peer link down (%s); clients stay attached, reconnecting "
+		        "to %s every %u ms .. %u s\n",
 		        reason, d->opt.connect_to, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
 	else
 		fprintf(stderr,
-		        "ssqd: peer gone (%s); clients stay attached, waiting for a new "
+		        "ssqd: peer link down (%s); clients stay attached, waiting for a "
 		        "peer on TCP port %u\n",
 		        reason, d->opt.listen_port);
 }
@@ -287,4 +288,70 @@ int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen)
 		return -1;
 	}
 	return s;
+}
+
+/*
+ * RECOVER of queue @qi with the peer alive. Resetting only our QP, as
+ * loopback recovery does, is not enough between two hosts: the error may
+ * have moved the peer's QP to ERR too (a remote access or invalid-request
+ * error does), and even if not, our restarted PSNs would fall in its
+ * duplicate window and be acknowledged without being executed. So both
+ * sides start over: the link is closed, and reopened at once (--connect)
+ * or awaited (--listen: the peer sees the close and reconnects after its
+ * first backoff step); the fresh exchange brings every queue up on both
+ * hosts. Returns 0 once the queues are READY again, -EINVAL (not in
+ * error), or -ENOTCONN etc. with @why (the link then keeps being retried).
+ */
+int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	char reason[96], from[80];
+	uint64_t end = now_ns() + RELINK_MS * 1000000ull;
+	int s, rc;
+
+	if (__atomic_load_n(&d->queues[qi].ctl->state, __ATOMIC_ACQUIRE) !=
+	    SSQ_CTL_ERROR) {
+		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
+		         qi);
+		return -EINVAL;
+	}
+	snprintf(reason, sizeof(reason),
+	         "a client asked to recover q%u: both hosts start over", qi);
+	ssqd_peer_lost(d, reason);
+	if (d->opt.connect_to) {
+		s = ssq_peer_connect(d->opt.connect_to, RELINK_MS, why, whylen);
+		if (s < 0)
+			return -ENOTCONN;
+		d->peer_attempts++;
+		rc = ssqd_peer_rebring(d, s, why, whylen);
+		if (rc) {
+			close(s);
+			return rc;
+		}
+		fprintf(stderr, "ssqd: re-linked with %s, %u queue(s) ready\n",
+		        d->opt.connect_to, d->opt.nqueues);
+		return 0;
+	}
+	for (;;) {
+		struct pollfd p = { d->peer_listen_fd, POLLIN, 0 };
+		uint64_t t = now_ns();
+
+		if (t >= end || poll(&p, 1, (int)((end - t) / 1000000) + 1) <= 0)
+			break;
+		s = ssqd_peer_accept(d, from, sizeof(from));
+		if (s < 0)
+			continue;
+		rc = ssqd_peer_rebring(d, s, why, whylen);
+		if (rc) {
+			close(s);
+			return rc;
+		}
+		fprintf(stderr, "ssqd: re-linked with peer %s, %u queue(s) ready\n", from,
+		        d->opt.nqueues);
+		return 0;
+	}
+	snprintf(why, whylen,
+	         "the peer did not reconnect within %d ms; ssqd keeps waiting for it on "
+	         "TCP port %u",
+	         RELINK_MS, d->opt.listen_port);
+	return -ENOTCONN;
 }

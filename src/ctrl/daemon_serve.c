@@ -265,7 +265,10 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 		if (ssqd_peer_down(d, why, sizeof(why)))
 			return ssq_msg_send_error(c->fd, seq, -ENOTCONN, "queue q%u: %s",
 			                          m->u.detach.queue, why);
-		rc = ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
+		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
+		rc = d->opt.listen_port || d->opt.connect_to
+		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
+		         : ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
 		if (rc)
 			return ssq_msg_send_error(c->fd, seq, rc, "%s", why);
 		return ssq_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL, 0,
