@@ -14,7 +14,9 @@
  *  - a remote access error with both alive: RECOVER, asked on either host,
  *    re-links them, and both hosts' queues work again;
  *  - a third ssqd connecting while B' is healthy is refused, and both it and
- *    A' say so; A' and B' stay up.
+ *    A' say so; A' and B' stay up;
+ *  - A''s queue fails and is left so: a new peer D is taken in B''s place;
+ *    when D dies, B' (retrying all along) is A''s peer again.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -126,15 +128,16 @@ static int write_once(struct ssq_producer *p, const struct ssq_buf *src, uint64_
 
 int main(void)
 {
-	char sa[108], sa2[108], sb[108], sb2[108], sc[108], la2[108], lb[108], lc[108];
+	char sa[108], sa2[108], sb[108], sb2[108], sc[108], sd[108], la2[108], lb[108],
+	    lc[108];
 	char arg[32], conn[32];
 	uint16_t port = (uint16_t)(20000 + (getpid() + 104729) % 20000);
-	struct ssq_client *ca = NULL, *ca2 = NULL, *cb = NULL, *cb2 = NULL;
+	struct ssq_client *ca = NULL, *ca2 = NULL, *cb = NULL, *cb2 = NULL, *cd = NULL;
 	struct ssq_queue *qb = NULL, *qb2 = NULL, *qa2 = NULL;
 	struct ssq_buf dst0, dst, cnt, src, src2, srca, dstb;
 	struct ssq_completion comp[16];
 	struct msg_area a;
-	pid_t pa = 0, pa2 = 0, pb = 0, pb2 = 0, pc, kid;
+	pid_t pa = 0, pa2 = 0, pb = 0, pb2 = 0, pd = 0, pc, kid;
 	int i, n, rc, status, flushed = 0, retry_exc = 0;
 	uint64_t pos;
 	uint32_t epoch;
@@ -148,6 +151,7 @@ int main(void)
 	snprintf(sb, sizeof(sb), "/tmp/ssq-rc-b-%d.sock", getpid());
 	snprintf(sb2, sizeof(sb2), "/tmp/ssq-rc-b2-%d.sock", getpid());
 	snprintf(sc, sizeof(sc), "/tmp/ssq-rc-c-%d.sock", getpid());
+	snprintf(sd, sizeof(sd), "/tmp/ssq-rc-d-%d.sock", getpid());
 	snprintf(la2, sizeof(la2), "/tmp/ssq-rc-a2-%d.log", getpid());
 	snprintf(lb, sizeof(lb), "/tmp/ssq-rc-b-%d.log", getpid());
 	snprintf(lc, sizeof(lc), "/tmp/ssq-rc-c-%d.log", getpid());
@@ -360,11 +364,37 @@ int main(void)
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
 	                ssq_queue_peer_rkey(qa2), 64);
 	CHECK(rc == IBV_WC_SUCCESS, "A' -> B' after the refusal: status %d", rc);
+
+	/*
+	 * A''s queue fails (nobody recovers it): a new peer D is then taken in
+	 * place of B', which keeps serving and retrying (refused while D is
+	 * healthy); D dies, and B' is A''s peer again.
+	 */
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova, 0xdead, 64);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "A' bad rkey: status %d", rc);
+	pd = start(sd, "--connect", conn, "/dev/null");
+	cd = ssqd_connect(sd);
+	CHECK(cd && wait_ready(cd, 1, 10) >= 0, "D replaces B' as A''s peer");
+	CHECK(file_has(la2, "its queues failed and a new peer connected"),
+	      "A' says why it took D");
+	CHECK(wait_ready(cb2, 0, 5) >= 0, "B' lists its queue as down");
+	kill(pd, SIGKILL);
+	waitpid(pd, NULL, 0);
+	pd = 0;
+	t0 = now_s();
+	CHECK(wait_ready(cb2, 1, 10) >= 0 && wait_ready(ca2, 1, 5) >= 0,
+	      "B' is A''s peer again");
+	printf("B' back %.2f s after D died\n", now_s() - t0);
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	CHECK(rc == IBV_WC_SUCCESS, "B' -> A' again: status %d", rc);
 out:
 	ssq_client_close(ca);
 	ssq_client_close(ca2);
 	ssq_client_close(cb);
 	ssq_client_close(cb2);
+	ssq_client_close(cd);
+	if (pd)
+		kill(pd, SIGKILL);
 	if (pa)
 		kill(pa, SIGKILL);
 	if (pb)
@@ -384,6 +414,7 @@ out:
 	unlink(sb);
 	unlink(sb2);
 	unlink(sc);
+	unlink(sd);
 	unlink(la2);
 	unlink(lb);
 	unlink(lc);
