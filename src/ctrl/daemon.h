@@ -97,8 +97,9 @@ struct ssqd {
 	 */
 	int peer_fd;
 	int peer_connecting;
-	int peer_ever;            /* queues were up once: a new peer re-brings them */
-	uint64_t peer_retry_ns;   /* --connect: the next attempt, CLOCK_MONOTONIC */
+	int peer_ever; /* queues were up once: a new peer re-brings them */
+	/* --connect, CLOCK_MONOTONIC: the next attempt; connecting: its deadline */
+	uint64_t peer_retry_ns;
 	unsigned peer_backoff_ms; /* 100, doubling to 2000 */
 	unsigned peer_attempts;   /* since the peer was lost */
 	char peer_last_why[200];  /* last attempt's outcome: logged when it changes */

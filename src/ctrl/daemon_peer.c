@@ -33,6 +33,7 @@
 #define BACKOFF_MAX_MS   2000
 #define REFUSE_DRAIN_MS  1000
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
+#define CONNECT_MS       2000 /* one --connect attempt */
 
 static uint64_t now_ns(void)
 {
@@ -189,7 +190,19 @@ void ssqd_peer_tick(struct ssqd *d)
 	char why[200];
 	int s;
 
-	if (!d->opt.connect_to || d->peer_fd >= 0 || now_ns() < d->peer_retry_ns)
+	if (!d->opt.connect_to || now_ns() < d->peer_retry_ns)
+		return;
+	if (d->peer_connecting) {
+		/* A host that drops our SYNs would hold us for minutes. */
+		close(d->peer_fd);
+		d->peer_fd = -1;
+		d->peer_connecting = 0;
+		snprintf(why, sizeof(why), "no answer from %s within %u ms",
+		         d->opt.connect_to, CONNECT_MS);
+		attempt_failed(d, why);
+		return;
+	}
+	if (d->peer_fd >= 0)
 		return;
 	d->peer_attempts++;
 	s = ssq_peer_connect_start(d->opt.connect_to, why, sizeof(why));
@@ -199,6 +212,7 @@ void ssqd_peer_tick(struct ssqd *d)
 	}
 	d->peer_fd = s;
 	d->peer_connecting = 1;
+	d->peer_retry_ns = now_ns() + CONNECT_MS * 1000000ull; /* its deadline */
 }
 
 void ssqd_peer_events(struct ssqd *d, short revents)
