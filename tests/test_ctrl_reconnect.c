@@ -4,10 +4,12 @@
  * emulated wire with 5 % loss:
  *  - listener A and connector B; A is killed: B's requests end in
  *    TRANSPORT_RETRY_EXC then flushes, B keeps answering its clients (LIST
- *    says not ready, RECOVER says why), a new A' (fresh arena) listens on
- *    the same port, B reconnects within a bound, and both a producer that
- *    stayed attached through the outage and a new one post WRITEs +
- *    FETCH_ADDs into A': every message arrives exactly once;
+ *    says not ready, RECOVER says why); an impostor on A's port answers
+ *    B's retry with a malformed exchange (refused, the queue stays in
+ *    ERROR); a new A' (fresh arena) listens on the same port, B
+ *    reconnects within a bound, and both a producer that stayed attached
+ *    through the outage and a new one post WRITEs + FETCH_ADDs into A':
+ *    every message arrives exactly once;
  *  - B is killed: A' notices though its queue is idle (the kept TCP
  *    connection closes), a new B' connects to the still-running A', and
  *    traffic flows both ways;
@@ -19,8 +21,11 @@
  *    when D dies, B' (retrying all along) is A''s peer again.
  */
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include "ssq_flow.h"
+#include "ctrl/peer.h"
 
 #define M 256u
 
@@ -209,7 +214,42 @@ int main(void)
 	rc = ssq_queue_recover(qb);
 	CHECK(rc == -ENOTCONN && strstr(ssq_client_error(cb), "reconnecting"),
 	      "RECOVER while the peer is gone: %d (%s)", rc, ssq_client_error(cb));
-	usleep(300 * 1000); /* let B's backoff grow: it must still come back */
+
+	/*
+	 * An impostor on A's port answers B's retry with a malformed message:
+	 * B refuses it and its queue stays in ERROR (nothing half-up).
+	 */
+	{
+		char why[200];
+		uint8_t msg[SSQ_PEER_MSG_LEN];
+		int l = ssq_peer_listen(port, why, sizeof(why)), s = -1;
+		struct pollfd p = { l, POLLIN, 0 };
+
+		CHECK(l >= 0, "impostor listens: %s", why);
+		if (l >= 0 && poll(&p, 1, 5000) == 1)
+			s = accept(l, NULL, NULL);
+		CHECK(s >= 0, "B knocks at the impostor");
+		if (s >= 0) {
+			CHECK(recv(s, msg, sizeof(msg), MSG_WAITALL) ==
+			          (ssize_t)sizeof(msg),
+			      "B's address");
+			memcpy(msg, "XXXX", 4);
+			CHECK(send(s, msg, sizeof(msg), MSG_NOSIGNAL) ==
+			          (ssize_t)sizeof(msg),
+			      "impostor answers");
+			/* B closes once it has read and refused it. */
+			CHECK(recv(s, msg, sizeof(msg), 0) == 0,
+			      "B hangs up on the impostor");
+			close(s);
+		}
+		if (l >= 0)
+			close(l);
+		CHECK(file_has(lb, "peer message without the SSQP magic"),
+		      "B says why it refused the impostor");
+		CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO &&
+		          wait_ready(cb, 0, 0.1) >= 0,
+		      "B's queue still in error after the impostor");
+	}
 
 	/* A' on the same port, a fresh arena: B comes back on its own. */
 	pa2 = start(sa2, "--listen", arg, la2);

@@ -137,7 +137,8 @@ void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
  * d->peer_fd (the peer closed: lost; a --connect attempt finished: exchange
  * and re-bring the queues up). ssqd_peer_tick: once per serve loop, start
- * a --connect attempt when one is due. ssqd_peer_lost: forget the peer
+ * a --connect attempt when one is due, or drop one unanswered for 2 s.
+ * ssqd_peer_lost: forget the peer
  * (queues listed as not ready; requests in flight end as the transport
  * decides, retry-exceeded); --connect starts retrying with backoff.
  */
