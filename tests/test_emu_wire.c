@@ -10,6 +10,9 @@
  * exactly once, in order; every READ brings back what the WRITE before it
  * put there; FETCH_ADD k returns k), RNR retry exhaustion, a bad R_Key, and a killed
  * remote host (TRANSPORT_RETRY_EXC_ERR and flushes within timeout * (retry_cnt + 1)).
+ * And a requester whose max_rd_atomic exceeds the responder's
+ * max_dest_rd_atomic: the request beyond the responder's resources gets
+ * REM_INV_REQ_ERR, is not executed, and the rest is flushed.
  */
 #include <poll.h>
 #include <signal.h>
@@ -104,6 +107,12 @@ static int host_init(struct emu_tb *tb)
 	return ret;
 }
 
+/*
+ * The parent's requester depth (max_rd_atomic); the responders' stay at 1.
+ * Set before conn_open; the child inherits it but only responds.
+ */
+static uint8_t req_rd_atomic = 1;
+
 /* RESET -> RTS facing QP @dest at wire address @peer. */
 static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest,
                           uint32_t rq_psn, uint32_t sq_psn, uint8_t rnr_retry)
@@ -142,7 +151,7 @@ static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest
 	a.retry_cnt = RETRY;
 	a.rnr_retry = rnr_retry;
 	a.sq_psn = sq_psn;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = req_rd_atomic;
 	return ssq_emu_modify_qp(qp, &a,
 	                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 	                             IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
@@ -789,11 +798,82 @@ static void test_api(void)
 	emu_tb_fini(&tb);
 }
 
+/*
+ * The requester may have 4 READs/atomics outstanding, the responder holds
+ * 1 (max_dest_rd_atomic): READ, FETCH_ADD, READ, READ posted together. The
+ * first READ is answered; the FETCH_ADD is the second outstanding, beyond
+ * the responder's resources: NAK Invalid Request, REM_INV_REQ_ERR at the
+ * requester, the counter untouched, the READs after it flushed.
+ */
+static void test_rd_atomic_over(void)
+{
+	struct conn c;
+	struct emu_tb_side *a;
+	struct ssq_cqe e;
+	struct msg m;
+	uint64_t before;
+	uint32_t pi;
+	int ret, k;
+
+	req_rd_atomic = 4;
+	ret = conn_open(&c, NULL, 0);
+	req_rd_atomic = 1;
+	CHECK(ret == 0, "rd_atomic: setup");
+	if (ret) {
+		conn_close(&c, 1);
+		return;
+	}
+	a = &c.tb.s[0];
+	before = remote_hash(&c, CNT_OFF, 8);
+	pi = a->sq.pi;
+	post(&c, 0, MLX5_OPCODE_RDMA_READ, READ_OFF, 64, LOG_OFF, 0, SSQ_WQE_SIGNALED);
+	post_atomic(&c, MLX5_OPCODE_ATOMIC_FA, ATOM_OFF, CNT_OFF, 1, 0);
+	post(&c, 0, MLX5_OPCODE_RDMA_READ, READ_OFF + 64, 64, LOG_OFF, 0,
+	     SSQ_WQE_SIGNALED);
+	post(&c, 0, MLX5_OPCODE_RDMA_READ, READ_OFF + 128, 64, LOG_OFF, 0,
+	     SSQ_WQE_SIGNALED);
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "rd_atomic: first READ's CQE");
+	check_req(&e, (uint16_t)pi, a->qpn, "rd_atomic: READ within the resources");
+	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "rd_atomic: FETCH_ADD's CQE");
+	CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+	          e.syndrome == MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR &&
+	          e.status == IBV_WC_REM_INV_REQ_ERR &&
+	          e.wqe_counter == (uint16_t)(pi + 1),
+	      "rd_atomic: beyond max_dest_rd_atomic: opcode %u syndrome 0x%x "
+	      "wqe_counter %u",
+	      e.opcode, e.syndrome, e.wqe_counter);
+	for (k = 2; k < 4; k++) {
+		CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "rd_atomic: flush CQE %d", k);
+		CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
+		          e.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR &&
+		          e.wqe_counter == (uint16_t)(pi + (uint32_t)k),
+		      "rd_atomic: flush %d: opcode %u syndrome 0x%x", k, e.opcode,
+		      e.syndrome);
+	}
+	/* The responder's QP went to ERR: its receives come back flushed first. */
+	memset(&m, 0, sizeof(m));
+	m.type = M_HASH;
+	m.off = CNT_OFF;
+	m.len = 8;
+	CHECK(xfer(c.cmd, &m, 1) == 0, "rd_atomic: ask for the counter");
+	for (k = 0; k < NRECV + 1 && wait_report(&c, &m, 5) && m.type != M_HASH; k++)
+		CHECK(m.opcode == MLX5_CQE_RESP_ERR &&
+		          m.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
+		      "rd_atomic: responder CQE opcode %u syndrome 0x%x", m.opcode,
+		      m.syndrome);
+	CHECK(m.type == M_HASH && before && m.hash == before,
+	      "rd_atomic: the refused FETCH_ADD did not execute");
+	ret = conn_close(&c, 0);
+	CHECK(ret == 0, "rd_atomic: child exit %d", ret);
+	emu_tb_fini(&c.tb);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_api();
 	test_clean();
+	test_rd_atomic_over();
 	test_lossy_and_kill();
 	return test_exit("test_emu_wire");
 }

@@ -158,8 +158,9 @@ static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
 
 /*
  * --connect: exchange addresses with the listening peer now, rc_pingpong
- * style; any failure (unreachable, truncated or malformed reply) ends the
- * setup with the reason.
+ * style; any failure (unreachable, refused, truncated or malformed reply)
+ * ends the setup with the reason. The connection stays open: its close
+ * tells ssqd the peer is gone.
  */
 static int peer_connect(struct ssqd *d, const struct ssq_peer_addr *local,
                         struct ssq_peer_addr *remote, char *why, size_t whylen)
@@ -171,11 +172,16 @@ static int peer_connect(struct ssqd *d, const struct ssq_peer_addr *local,
 		return s;
 	rc = ssq_peer_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
 	                       whylen);
-	close(s);
-	return rc;
+	if (rc) {
+		close(s);
+		return rc;
+	}
+	ssq_peer_keepalive(s);
+	d->peer_fd = s;
+	return 0;
 }
 
-static void publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer)
+void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer)
 {
 	struct ssq_queue_layout *l = &d->hdr->queues[i];
 	struct ssqd_queue *q = &d->queues[i];
@@ -216,7 +222,7 @@ static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char 
 		if (rc)
 			return rc;
 		d->queues[i].remote = remote[i]; /* for recovery */
-		publish_queue(d, i, &remote[i]);
+		ssqd_publish_queue(d, i, &remote[i]);
 	}
 	return 0;
 }
@@ -250,6 +256,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	}
 	if (d->opt.connect_to) {
 		rc = peer_connect(d, d->local_addrs, remote, why, whylen);
+		d->peer_ever = 1;
 		return rc ? rc : connect_all(d, remote, why, whylen);
 	}
 	for (i = 0; i < d->opt.nqueues; i++) {
@@ -270,32 +277,56 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
  * --listen: a peer ssqd connected. Exchange addresses and bring the queues
  * up; a peer that sends a truncated or malformed message is refused with
  * the reason on stderr, and ssqd keeps serving and waiting for a good one.
+ * The listening socket stays open: a second peer while the first is
+ * healthy is refused (both sides say why); one that comes after the first
+ * died, or after the queues failed, replaces it and the queues are
+ * brought up again against it (ssqd_peer_rebring).
  */
 void ssqd_accept_peer(struct ssqd *d)
 {
 	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
-	char why[256];
-	int s = accept4(d->peer_listen_fd, NULL, NULL, SOCK_CLOEXEC), rc;
+	char why[256], from[80];
+	int s = ssqd_peer_accept(d, from, sizeof(from)), rc;
 
 	if (s < 0)
 		return;
+	if (d->peer_ever) {
+		rc = ssqd_peer_rebring(d, s, why, sizeof(why));
+		if (rc) {
+			close(s);
+			fprintf(stderr,
+			        "ssqd: peer %s refused: %s; queues stay in error, still "
+			        "waiting for a peer on port %u\n",
+			        from, why, d->opt.listen_port);
+		} else {
+			fprintf(stderr,
+			        "ssqd: new peer %s connected, %u queue(s) ready again\n",
+			        from, d->opt.nqueues);
+		}
+		return;
+	}
 	rc = ssq_peer_exchange(s, d->local_addrs, remote, d->opt.nqueues,
 	                       PEER_EXCHANGE_MS, why, sizeof(why));
-	close(s);
 	if (rc) {
+		close(s);
 		fprintf(stderr,
 		        "ssqd: peer refused: %s; still waiting for a peer on port %u\n",
 		        why, d->opt.listen_port);
 		return;
 	}
+	d->peer_ever = 1;
 	rc = connect_all(d, remote, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "ssqd: connecting to the peer: %s\n", why);
+		close(s);
+		ssqd_peer_fence_all(d);
+		fprintf(stderr, "ssqd: connecting to the peer: %s; queues in error\n",
+		        why);
 		return;
 	}
-	fprintf(stderr, "ssqd: peer connected, %u queue(s) ready\n", d->opt.nqueues);
-	close(d->peer_listen_fd);
-	d->peer_listen_fd = -1;
+	ssq_peer_keepalive(s);
+	d->peer_fd = s;
+	fprintf(stderr, "ssqd: peer %s connected, %u queue(s) ready\n", from,
+	        d->opt.nqueues);
 }
 
 static int open_socket(struct ssqd *d, char *why, size_t whylen)
@@ -340,6 +371,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
+	d->peer_fd = -1;
 	srand48(getpid() ^ time(NULL));
 	if (!o->device)
 		d->ops = ssq_mlx5_sysfs_count() ? &ssq_backend_mlx5 : &ssq_backend_emu;
@@ -416,6 +448,10 @@ void ssqd_teardown(struct ssqd *d)
 	if (d->peer_listen_fd >= 0) {
 		close(d->peer_listen_fd);
 		d->peer_listen_fd = -1;
+	}
+	if (d->peer_fd >= 0) {
+		close(d->peer_fd);
+		d->peer_fd = -1;
 	}
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);

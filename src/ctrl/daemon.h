@@ -89,7 +89,20 @@ struct ssqd {
 	struct ssq_data_alloc data;
 	uint32_t psn[SSQ_MAX_QUEUES];                     /* our QPs' first PSNs */
 	struct ssq_peer_addr local_addrs[SSQ_MAX_QUEUES]; /* what we tell the peer */
-	int peer_listen_fd; /* --listen: until a peer came */
+	int peer_listen_fd; /* --listen: open for as long as ssqd runs */
+	/*
+	 * The TCP connection of the exchange, kept open: its close (or error)
+	 * is how ssqd learns the peer is gone, idle queues included. -1: no
+	 * peer. With peer_connecting, a --connect attempt under way.
+	 */
+	int peer_fd;
+	int peer_connecting;
+	int peer_ever; /* queues were up once: a new peer re-brings them */
+	/* --connect, CLOCK_MONOTONIC: the next attempt; connecting: its deadline */
+	uint64_t peer_retry_ns;
+	unsigned peer_backoff_ms; /* 100, doubling to 2000 */
+	unsigned peer_attempts;   /* since the peer was lost */
+	char peer_last_why[200];  /* last attempt's outcome: logged when it changes */
 	int listen_fd;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
@@ -115,6 +128,52 @@ void ssqd_teardown(struct ssqd *d);
 
 /* --listen: a peer ssqd is knocking; exchange and bring the queues up. */
 void ssqd_accept_peer(struct ssqd *d);
+
+/* The state a queue's layout entry says clients can use: fields, then READY. */
+struct ssq_peer_addr;
+void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer);
+
+/*
+ * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
+ * d->peer_fd (the peer closed: lost; a --connect attempt finished: exchange
+ * and re-bring the queues up). ssqd_peer_tick: once per serve loop, start
+ * a --connect attempt when one is due, or drop one unanswered for 2 s.
+ * ssqd_peer_lost: forget the peer
+ * (queues listed as not ready; requests in flight end as the transport
+ * decides, retry-exceeded); --connect starts retrying with backoff.
+ */
+void ssqd_peer_events(struct ssqd *d, short revents);
+void ssqd_peer_tick(struct ssqd *d);
+void ssqd_peer_lost(struct ssqd *d, const char *reason);
+
+/*
+ * ssqd_peer_rebring - a new peer on the connected socket @s: fresh PSNs, the
+ * exchange, then every queue fenced (ERROR, QP to ERR), drained and taken
+ * RESET -> INIT -> RTR -> RTS against the new peer (ssqd_recover_queue),
+ * and published READY. On any failure every queue is left in ERROR and @s
+ * is not kept. Returns 0 (d->peer_fd = @s) or a negative errno with @why.
+ */
+int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen);
+
+/*
+ * --listen: accept the knocking peer (its address in @from). Returns the
+ * socket, or -1 when it was refused because the present peer is healthy.
+ */
+int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen);
+
+/* Every queue to ERROR (listed, shared state, QP): nothing half-up. */
+void ssqd_peer_fence_all(struct ssqd *d);
+
+/*
+ * RECOVER of queue @qi between two hosts with the peer connected: close the
+ * link and reopen it (see daemon_peer.c), so that both hosts bring their
+ * queues up again with a fresh exchange. Returns 0, -EINVAL (the queue is
+ * not in error), or a negative errno with @why.
+ */
+int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
+/* Nonzero when ssqd has a peer mode and no peer now; @why says so. */
+int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
 
 /*
  * ssqd_recover_queue - bring queue @qi from ERR back to RTS once every

@@ -262,7 +262,13 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			return ssq_msg_send_error(
 			    c->fd, seq, -ENOENT,
 			    "queue %u is not attached to this client", m->u.detach.queue);
-		rc = ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
+		if (ssqd_peer_down(d, why, sizeof(why)))
+			return ssq_msg_send_error(c->fd, seq, -ENOTCONN, "queue q%u: %s",
+			                          m->u.detach.queue, why);
+		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
+		rc = d->opt.listen_port || d->opt.connect_to
+		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
+		         : ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
 		if (rc)
 			return ssq_msg_send_error(c->fd, seq, rc, "%s", why);
 		return ssq_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL, 0,
@@ -327,8 +333,9 @@ static void progress(struct ssqd *d)
 	for (i = 0; i < d->hdr->nqueues; i++) {
 		struct ssqd_queue *q = &d->queues[i];
 
+		/* Also while the peer is gone: flushes still go to their owners. */
 		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
-		                               __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY)
+		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
 			continue;
 		if (q->heal_pending)
 			q->heal_pending =
@@ -339,8 +346,8 @@ static void progress(struct ssqd *d)
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + 2];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + 2];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + 3];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + 3];
 	int i, n, rc;
 
 	while (!d->stop) {
@@ -348,8 +355,11 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].fd = d->listen_fd;
 		pfd[n].events = POLLIN;
 		who[n++] = NULL;
-		pfd[n].fd = d->peer_listen_fd; /* -1 once connected: poll skips it */
+		pfd[n].fd = d->peer_listen_fd; /* -1 unless --listen: poll skips it */
 		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		pfd[n].fd = d->peer_fd; /* the peer's close, or a connect finishing */
+		pfd[n].events = d->peer_connecting ? POLLOUT : POLLIN;
 		who[n++] = NULL;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 			if (d->clients[i].fd <= 0)
@@ -360,9 +370,12 @@ int ssqd_serve(struct ssqd *d)
 		}
 		rc = poll(pfd, (nfds_t)n, PROGRESS_MS);
 		progress(d);
+		ssqd_peer_tick(d);
 		if (rc <= 0)
 			continue;
-		for (i = 2; i < n; i++) {
+		if (pfd[2].revents && pfd[2].fd == d->peer_fd)
+			ssqd_peer_events(d, pfd[2].revents);
+		for (i = 3; i < n; i++) {
 			if (pfd[i].revents & POLLIN)
 				serve_client(d, who[i]);
 			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))

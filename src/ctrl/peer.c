@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@
 #include "ctrl/peer.h"
 
 static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
+/* In place of the first address: "no", and why (NUL-terminated text). */
+static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
@@ -30,6 +33,7 @@ enum {
 	OFF_IOVA = 36,   /* 8 */
 	OFF_RKEY = 44,   /* 4 */
 	OFF_NAME = 48,   /* 32 */
+	OFF_REASON = 8,  /* a refusal: the reason, to the end */
 };
 _Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_MSG_LEN, "peer message layout");
 
@@ -93,6 +97,25 @@ int ssq_peer_decode(const uint8_t *buf, size_t n, struct ssq_peer_addr *a, char 
 		snprintf(why, whylen, "peer message of %zu bytes, expected %u", n,
 		         SSQ_PEER_MSG_LEN);
 		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {
+		char reason[SSQ_PEER_MSG_LEN - OFF_REASON];
+		size_t i;
+
+		if (!memchr(buf + OFF_REASON, 0, sizeof(reason))) {
+			snprintf(why, whylen,
+			         "peer refused, with an unterminated reason");
+			return -EBADMSG;
+		}
+		/* Shown on a terminal: nothing but printable ASCII. */
+		for (i = 0; buf[OFF_REASON + i]; i++)
+			reason[i] =
+			    buf[OFF_REASON + i] >= 0x20 && buf[OFF_REASON + i] < 0x7f
+			        ? (char)buf[OFF_REASON + i]
+			        : '?';
+		reason[i] = 0;
+		snprintf(why, whylen, "peer refused: %s", reason);
+		return -ECONNREFUSED;
 	}
 	if (memcmp(buf + OFF_MAGIC, peer_magic, 4)) {
 		snprintf(why, whylen, "peer message without the SSQP magic");
@@ -222,13 +245,13 @@ int ssq_peer_listen(uint16_t port, char *why, size_t whylen)
 	return s;
 }
 
-int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t whylen)
+/* Resolve "HOST:PORT" (as --connect names it) into @res. */
+static int resolve(const char *host_port, struct addrinfo **res, char *why, size_t whylen)
 {
 	char host[256], *colon, *end;
-	struct addrinfo hints, *res = NULL, *ai;
-	struct timespec t0, t;
+	struct addrinfo hints;
 	long port;
-	int s = -1, rc;
+	int rc;
 
 	if (!host_port || strlen(host_port) >= sizeof(host)) {
 		snprintf(why, whylen, "--connect wants HOST:PORT");
@@ -249,11 +272,30 @@ int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t wh
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	rc = getaddrinfo(host, colon + 1, &hints, &res);
+	rc = getaddrinfo(host, colon + 1, &hints, res);
 	if (rc) {
 		snprintf(why, whylen, "--connect '%s': %s", host_port, gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
+	return 0;
+}
+
+static void set_nodelay(int s)
+{
+	int one = 1;
+
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t whylen)
+{
+	struct addrinfo *res = NULL, *ai;
+	struct timespec t0, t;
+	int s = -1, rc;
+
+	rc = resolve(host_port, &res, why, whylen);
+	if (rc)
+		return rc;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		for (ai = res; ai; ai = ai->ai_next) {
@@ -278,10 +320,98 @@ int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t wh
 	return -ECONNREFUSED;
 done:
 	freeaddrinfo(res);
-	{
-		int one = 1;
-
-		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	}
+	set_nodelay(s);
 	return s;
+}
+
+int ssq_peer_connect_start(const char *host_port, char *why, size_t whylen)
+{
+	struct addrinfo *res = NULL;
+	int s, rc = resolve(host_port, &res, why, whylen);
+
+	if (rc)
+		return rc;
+	/* The first address only: a retry comes soon, and resolves again. */
+	s = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	           res->ai_protocol);
+	if (s < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "socket: %s", strerror(errno));
+	} else if (connect(s, res->ai_addr, res->ai_addrlen) && errno != EINPROGRESS) {
+		rc = -errno;
+		snprintf(why, whylen, "connecting to %s: %s", host_port, strerror(errno));
+		close(s);
+	} else {
+		rc = s;
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+int ssq_peer_connect_finish(int s, const char *host_port, char *why, size_t whylen)
+{
+	int err = 0, fl;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err) {
+		snprintf(why, whylen, "connecting to %s: %s", host_port, strerror(err));
+		return -err;
+	}
+	fl = fcntl(s, F_GETFL);
+	if (fl < 0 || fcntl(s, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		err = errno;
+		snprintf(why, whylen, "fcntl: %s", strerror(err));
+		return -err;
+	}
+	set_nodelay(s);
+	return 0;
+}
+
+void ssq_peer_keepalive(int s)
+{
+	/*
+	 * A peer process that dies closes the connection at once; a peer host
+	 * that vanishes says nothing: probe after 2 s idle, every 1 s, give up
+	 * after 3 unanswered (about 5 s).
+	 */
+	int one = 1, idle = 2, intvl = 1, cnt = 3;
+
+	setsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(s, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+void ssq_peer_refuse(int s, const char *reason, int drain_ms)
+{
+	uint8_t buf[SSQ_PEER_MSG_LEN];
+	struct timespec t0, t;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf + OFF_MAGIC, refuse_magic, 4);
+	put16(buf + OFF_VERSION, SSQ_PEER_VERSION);
+	memcpy(buf + OFF_REASON, reason,
+	       strnlen(reason, SSQ_PEER_MSG_LEN - OFF_REASON - 1));
+	(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
+	/*
+	 * Read what the peer sent until it closes: closing with its addresses
+	 * unread would make the kernel reset the connection, and the reset can
+	 * overtake the refusal.
+	 */
+	shutdown(s, SHUT_WR);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pfd = { s, POLLIN, 0 };
+		int left;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = drain_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+		                        (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&pfd, 1, left) <= 0 ||
+		    recv(s, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+			break;
+	}
+	close(s);
 }

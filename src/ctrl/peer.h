@@ -35,7 +35,9 @@ void ssq_peer_encode(const struct ssq_peer_addr *a, uint8_t *out);
  * ssq_peer_decode - check and decode one message of @n bytes. Returns 0, or
  * -EBADMSG / -EPROTO (another version) with the reason in @why: wrong
  * length or magic, QPN or PSN over 24 bits, index not below count, a count
- * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated.
+ * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated; or
+ * -ECONNREFUSED when the message is a refusal (ssq_peer_refuse), @why
+ * then saying "peer refused: " and the peer's reason.
  */
 int ssq_peer_decode(const uint8_t *buf, size_t n, struct ssq_peer_addr *a, char *why,
                     size_t whylen);
@@ -55,5 +57,25 @@ int ssq_peer_listen(uint16_t port, char *why, size_t whylen);
 
 /* Connect to "HOST:PORT", retrying for up to @timeout_ms. */
 int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t whylen);
+
+/*
+ * One connection attempt that does not wait: a non-blocking socket whose
+ * connect() is under way (poll it for POLLOUT, then call
+ * ssq_peer_connect_finish), or a negative errno with @why.
+ */
+int ssq_peer_connect_start(const char *host_port, char *why, size_t whylen);
+
+/* The attempt's outcome: 0 (the socket is now blocking), or -errno with @why. */
+int ssq_peer_connect_finish(int s, const char *host_port, char *why, size_t whylen);
+
+/* TCP keepalive on the kept connection, so a silent peer host is noticed too. */
+void ssq_peer_keepalive(int s);
+
+/*
+ * Refuse the peer on @s: send one refusal message carrying @reason (its
+ * exchange reports "peer refused: <reason>"), read and discard what it
+ * sent for up to @drain_ms, close @s.
+ */
+void ssq_peer_refuse(int s, const char *reason, int drain_ms);
 
 #endif /* SSQ_CTRL_PEER_H */

@@ -131,7 +131,18 @@ struct wire_ent {
 	uint8_t opcode; /* MLX5_OPCODE_* */
 	uint8_t signaled;
 	uint8_t syndrome; /* nonzero: completes in error at the head */
+	uint8_t rd_depth; /* READ/atomic: those outstanding, this one included */
 };
+
+/*
+ * BTH byte 4 (IBTA: reserved) carries, in a READ or atomic request, how
+ * many READ/atomic requests its requester had outstanding, this one
+ * included. A ConnectX responder counts its responder resources itself;
+ * two emulated devices in different processes cannot share that count, so
+ * the requester states it, and the responder refuses a request beyond its
+ * max_dest_rd_atomic as the hardware does (NAK Invalid Request).
+ */
+#define WIRE_BTH_RD_DEPTH 4
 
 #define WIRE_MAX_OUT 128  /* outstanding WQEs per QP */
 #define WIRE_WINDOW  1024 /* unacknowledged packets per QP */

@@ -112,6 +112,7 @@ static int issue(struct ssq_emu_qp *qp, uint16_t dbr)
 	struct emu_sg sg[EMU_MAX_SG];
 	struct wire_ent *e;
 	uint64_t total = 0;
+	uint8_t depth = 0;
 	int n;
 
 	if (wq->tail - wq->head == WIRE_MAX_OUT ||
@@ -126,9 +127,11 @@ static int issue(struct ssq_emu_qp *qp, uint16_t dbr)
 			reads += needs_resp(wq->ent[i % WIRE_MAX_OUT].opcode);
 		if (reads >= (qp->max_rd_atomic ? qp->max_rd_atomic : 1u))
 			return 0;
+		depth = reads + 1 > 255 ? 255 : (uint8_t)(reads + 1);
 	}
 	e = &wq->ent[wq->tail % WIRE_MAX_OUT];
 	memset(e, 0, sizeof(*e));
+	e->rd_depth = depth;
 	e->idx = qp->sq_cc;
 	e->opcode = w0 & 0xff;
 	e->signaled = !!(ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE);
@@ -272,6 +275,7 @@ static void xmit_read(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t 
 	uint8_t pkt[WIRE_BTH + WIRE_RETH];
 
 	emu_wire_bth(pkt, WIRE_READ_REQ, qp->dest_qpn, e->first_psn + k, 1);
+	pkt[WIRE_BTH_RD_DEPTH] = e->rd_depth;
 	put_be64(pkt + WIRE_BTH, be64toh(r->raddr) + skip);
 	put_be32(pkt + WIRE_BTH + 8, be32toh(r->rkey));
 	put_be32(pkt + WIRE_BTH + 12, (uint32_t)(e->len - skip));
@@ -295,6 +299,7 @@ static void xmit_atomic(struct ssq_emu_qp *qp, const struct wire_ent *e)
 	emu_wire_bth(pkt,
 	             e->opcode == MLX5_OPCODE_ATOMIC_CS ? WIRE_CMP_SWAP : WIRE_FETCH_ADD,
 	             qp->dest_qpn, e->first_psn, 1);
+	pkt[WIRE_BTH_RD_DEPTH] = e->rd_depth;
 	put_be64(pkt + WIRE_BTH, be64toh(r->raddr));
 	put_be32(pkt + WIRE_BTH + 8, be32toh(r->rkey));
 	memcpy(pkt + WIRE_BTH + 12, &a->swap_add, 8);

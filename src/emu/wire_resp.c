@@ -61,6 +61,19 @@ static void resp_fail(struct ssq_emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
 }
 
 /*
+ * A new READ or atomic request needs one of the responder's
+ * max_dest_rd_atomic resources; a requester that has more outstanding
+ * than that (its max_rd_atomic set above our max_dest_rd_atomic) is
+ * refused with NAK Invalid Request, fatal to both QPs (the requester
+ * completes it with REM_INV_REQ_ERR), as a ConnectX does. Zero resources
+ * refuse every READ and atomic.
+ */
+static int over_rd_atomic(const struct ssq_emu_qp *qp, const uint8_t *pkt)
+{
+	return !qp->max_dest_rd_atomic || pkt[WIRE_BTH_RD_DEPTH] > qp->max_dest_rd_atomic;
+}
+
+/*
  * RDMA READ request (@d: its PSN less the expected one, <= 0). A new one
  * (@d == 0) takes the PSNs of its responses; a duplicate (@d < 0: the
  * requester lost responses) is executed again from the PSN it names, as
@@ -77,7 +90,7 @@ static void resp_read(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len, i
 	uint8_t out[WIRE_MAX_PKT];
 
 	if (len < WIRE_BTH + WIRE_RETH || (d == 0 && (wq->in_send || wq->in_write)) ||
-	    !qp->max_dest_rd_atomic) {
+	    (d == 0 && over_rd_atomic(qp, pkt))) {
 		if (d == 0)
 			resp_fail(qp, AETH_NAK_INVAL, 0);
 		return;
@@ -156,7 +169,7 @@ static void resp_atomic(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len,
 	arg = get_be64(pkt + WIRE_BTH + 12);
 	cmp = get_be64(pkt + WIRE_BTH + 20);
 	/* IB: an atomic needs an aligned target and responder resources. */
-	if ((va & 7) || !qp->max_dest_rd_atomic) {
+	if ((va & 7) || over_rd_atomic(qp, pkt)) {
 		resp_fail(qp, AETH_NAK_INVAL, 0);
 		return;
 	}
