@@ -22,12 +22,13 @@
 
 #define CELLS        256u  /* destination cells per process, reused round-robin */
 #define SIGNAL_EVERY 32u   /* one completion per 32 WRITEs, as perftest's -Q */
-#define WINDOW       4096u /* messages per rate sample */
+#define MARKS        4096u /* at most this many timestamps per sender */
+#define SLICES       10u   /* BW peak: the best tenth of the run */
 
 struct result {
 	uint64_t msgs;
-	double secs;
-	double peak_mps; /* best WINDOW-message rate seen */
+	double t0, secs; /* CLOCK_MONOTONIC start, and seconds to the last completion */
+	uint64_t mark;   /* messages between timestamps */
 	int rc;
 	char why[160];
 };
@@ -47,7 +48,7 @@ static uint64_t tag(uint32_t p, uint64_t i)
 
 /* One sender: N WRITEs of @size bytes, its cells in @dst, a completion per 32. */
 static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
-                   uint64_t dst_off, struct result *res)
+                   uint64_t dst_off, struct result *res, double *marks)
 {
 	struct ssq_client *c;
 	struct ssq_queue *q;
@@ -55,7 +56,7 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 	struct ssq_buf src, dst;
 	struct ssq_completion comp[16];
 	uint64_t i, reaped = 0, posted = 0;
-	double t0, tw;
+	double t0;
 	int rc, k, got;
 
 	res->rc = 1;
@@ -72,7 +73,7 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 	}
 	prod = ssq_queue_producer(q);
 	/* Each source cell holds its tag in its first 8 bytes when sent. */
-	t0 = tw = now_s();
+	t0 = res->t0 = now_s();
 	for (i = 0; i < n; i++) {
 		uint32_t cell = (uint32_t)(i % CELLS);
 		unsigned flags = (i % SIGNAL_EVERY == SIGNAL_EVERY - 1 || i == n - 1)
@@ -105,13 +106,8 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 			return;
 		}
 		posted++;
-		if (posted % WINDOW == 0) {
-			double t = now_s();
-
-			if (WINDOW / (t - tw) > res->peak_mps)
-				res->peak_mps = WINDOW / (t - tw);
-			tw = t;
-		}
+		if (posted % res->mark == 0)
+			marks[posted / res->mark - 1] = now_s();
 	}
 	/* The last WRITE is signaled: its completion means all arrived. */
 	while (reaped < (n + SIGNAL_EVERY - 1) / SIGNAL_EVERY) {
@@ -166,7 +162,7 @@ int main(int argc, char **argv)
 	struct ssq_queue *q;
 	struct ssq_buf dst;
 	struct result *res;
-	double secs = 0, peak = 0;
+	double secs, peak, tb = 0, te = 0, *marks;
 	pid_t kids[SSQ_MAX_PRODUCERS];
 	int opt, status, fail = 0;
 
@@ -205,6 +201,12 @@ int main(int argc, char **argv)
 	memset(dst.addr, 0, dst.len);
 	res = mmap(NULL, sizeof(*res) * procs, PROT_READ | PROT_WRITE,
 	           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	marks = mmap(NULL, sizeof(*marks) * MARKS * procs, PROT_READ | PROT_WRITE,
+	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (res == MAP_FAILED || marks == MAP_FAILED) {
+		perror("ssq_demo: mmap");
+		return 1;
+	}
 	printf("%u sender processes share queue q0 (QPN 0x%x) on device %s: %llu RDMA "
 	       "WRITEs of "
 	       "%u bytes each\n",
@@ -212,9 +214,11 @@ int main(int argc, char **argv)
 	       size);
 	for (p = 0; p < procs; p++) {
 		memset(&res[p], 0, sizeof(res[p]));
+		res[p].mark = (n + MARKS - 1) / MARKS;
 		kids[p] = fork();
 		if (kids[p] == 0) {
-			sender(sock, p, n, size, dst.off, &res[p]);
+			sender(sock, p, n, size, dst.off, &res[p],
+			       marks + (size_t)p * MARKS);
 			_exit(res[p].rc);
 		}
 	}
@@ -227,9 +231,29 @@ int main(int argc, char **argv)
 			continue;
 		}
 		total += res[p].msgs;
-		if (res[p].secs > secs)
-			secs = res[p].secs;
-		peak += res[p].peak_mps;
+		if (!tb || res[p].t0 < tb)
+			tb = res[p].t0;
+		if (res[p].t0 + res[p].secs > te)
+			te = res[p].t0 + res[p].secs;
+	}
+	/*
+	 * The senders together: average over the whole run (first start to
+	 * last completion); peak, the best of its SLICES equal parts, counting
+	 * every sender's timestamped messages in each. Never below average.
+	 */
+	secs = te - tb;
+	peak = total / secs;
+	for (i = 0; i < SLICES && !fail; i++) {
+		double lo = tb + secs * (double)i / SLICES, hi = lo + secs / SLICES;
+		uint64_t in = 0, k;
+
+		for (p = 0; p < procs; p++)
+			for (k = 0; k < res[p].msgs / res[p].mark; k++)
+				if (marks[(size_t)p * MARKS + k] >= lo &&
+				    marks[(size_t)p * MARKS + k] < hi)
+					in += res[p].mark;
+		if (in / (secs / SLICES) > peak)
+			peak = in / (secs / SLICES);
 	}
 	/* The destination holds, in each cell, the tag of the last WRITE sent to it. */
 	for (p = 0; p < procs && !fail; p++)
