@@ -2,8 +2,12 @@
 # The perftest-style tools (bench/perftest): ssq_write_bw in every --mode
 # with 2 sender processes on the emulated device in sink mode prints the
 # perftest table and writes --json with a message rate above 0;
-# ssq_write_lat prints the latency table; ssq_read_bw and ssq_atomic_bw run;
-# in full mode the data arrives in every mode (inline too);
+# BW peak is never below the average; ssq_write_lat (full mode: it polls the
+# destination's last byte) prints the latency table and refuses sink mode;
+# ssq_read_bw and ssq_atomic_bw run; in full mode the data arrives in every
+# mode (inline too), also with -q 2 (two queues round-robin; qp-per-process
+# P x 2); --wire runs write_bw/write_lat/read_bw/atomic_bw over the
+# emulated wire (the data lands in the other ssqd's arena);
 # ssq_send_bw says SEND is not supported yet and fails; bad flags fail with
 # usage text naming the flag; scripts/bench.sh --quick writes one record
 # per run of the matrix.
@@ -29,6 +33,7 @@ check_bw() { # name file json size iterations
 	fi
 	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || bad "$1: MsgRate '$rate'"
 	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && a > 0) }' || bad "$1: BW '$pk' '$av'"
+	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r >= a) }' || bad "$1: BW peak $pk < average $av"
 	grep -q '"msg_rate_mpps": [0-9]' "$3" || bad "$1: no msg_rate_mpps in $3"
 	awk '/"msg_rate_mpps"/ { sub(/.*"msg_rate_mpps": /, ""); sub(/,.*/, ""); if ($0 + 0 > 0) ok = 1 }
 		END { exit !ok }' "$3" || bad "$1: msg_rate_mpps not > 0 in $3"
@@ -53,12 +58,22 @@ for m in lockfree spinlock qp-per-process proxy; do
 done
 
 # Full mode moves the data: the tool checks the destination after the run
-# (every sender's source is 0x5a), inline through the proxy included.
+# (every sender's source is 0x5a), inline through the proxy included; the
+# second run round-robins over 2 queues (-q 2: qp-per-process 2 x 2), with
+# an odd count, a post list and moderation, so each queue's last message
+# must be signaled for the run to end.
 for m in lockfree spinlock qp-per-process proxy; do
 	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 256 -I 128 >"$tmp/full.out" 2>&1 ||
 		{ cat "$tmp/full.out"; bad "full mode, --mode $m: failed"; }
-	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 100 -I 128 >"$tmp/full.out" 2>&1 ||
-		{ cat "$tmp/full.out"; bad "full mode, inline, --mode $m: failed"; }
+	if SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -q 2 -n 501 -l 4 -Q 16 -s 100 -I 128 \
+		--json "$tmp/q2.json" >"$tmp/full.out" 2>&1; then
+		want=$([ "$m" = qp-per-process ] && echo 4 || echo 2)
+		grep -q "mode $m[^,]*, $want QPs" "$tmp/full.out" || bad "-q 2 --mode $m: not $want QPs: $(head -n2 "$tmp/full.out")"
+		grep -q '"qps": 2' "$tmp/q2.json" || bad "-q 2 --mode $m: no \"qps\": 2 in JSON"
+		check_bw "-q 2 $m" "$tmp/full.out" "$tmp/q2.json" 100 1002
+	else
+		cat "$tmp/full.out"; bad "full mode, inline, -q 2, --mode $m: failed"
+	fi
 done
 
 # Post lists, CQ moderation, inline, --report_gbits, -D, and two sizes of -a
@@ -76,7 +91,8 @@ else
 	cat "$tmp/dur.out"; bad "ssq_write_bw -D 1 failed"
 fi
 
-if "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
+"$bin/ssq_write_lat" -h | grep -q 'last byte of its destination' || bad "write_lat -h: does not say what it measures"
+if SSQ_EMU_MODE=full "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
 	cat "$tmp/lat.out"
 	grep -q 't_typical\[usec\].*99.9% percentile' "$tmp/lat.out" || bad "lat: no header"
 	read -r b it tmin tmax ttyp _ <<<"$(grep -A1 '#bytes' "$tmp/lat.out" | tail -n1)"
@@ -87,6 +103,34 @@ if "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1;
 else
 	cat "$tmp/lat.out"; bad "ssq_write_lat failed"
 fi
+if "$bin/ssq_write_lat" -n 10 >"$tmp/lat.out" 2>&1; then
+	bad "ssq_write_lat in sink mode succeeded"
+fi
+grep -q 'sink moves no data' "$tmp/lat.out" || bad "write_lat, sink: $(cat "$tmp/lat.out")"
+
+# Over the emulated wire: two ssqd, the data in the listening one's arena
+# (write_bw checks it there; write_lat polls it there).
+if SSQ_EMU_MODE=full "$bin/ssq_write_bw" --wire -P 2 -n 1000 -s 64 -q 2 \
+	--json "$tmp/wire.json" >"$tmp/wire.out" 2>&1; then
+	cat "$tmp/wire.out"
+	grep -q 'over the emulated wire' "$tmp/wire.out" || bad "--wire: does not say so"
+	check_bw wire "$tmp/wire.out" "$tmp/wire.json" 64 2000
+	grep -q '"transport": "wire"' "$tmp/wire.json" || bad "--wire: no \"transport\": \"wire\""
+else
+	cat "$tmp/wire.out"; bad "ssq_write_bw --wire failed"
+fi
+grep -q '"transport": "local"' "$tmp/lockfree.json" || bad "no \"transport\": \"local\" in JSON"
+if SSQ_EMU_MODE=full "$bin/ssq_write_lat" --wire -n 100 >"$tmp/wlat.out" 2>&1; then
+	read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/wlat.out" | tail -n1)"
+	[ "$it" = 100 ] && awk -v a="$tmin" 'BEGIN { exit !(a > 0) }' || bad "write_lat --wire: row $b $it $tmin"
+else
+	cat "$tmp/wlat.out"; bad "ssq_write_lat --wire failed"
+fi
+for t in read_bw atomic_bw; do
+	SSQ_EMU_MODE=full "$bin/ssq_$t" --wire -n 500 -s 64 --mode proxy --json "$tmp/w$t.json" \
+		>"$tmp/w$t.out" 2>&1 || { cat "$tmp/w$t.out"; bad "ssq_$t --wire failed"; continue; }
+	check_bw "$t --wire" "$tmp/w$t.out" "$tmp/w$t.json" "$([ $t = atomic_bw ] && echo 8 || echo 64)" 500
+done
 for t in read_bw atomic_bw; do
 	"$bin/ssq_$t" -P 2 -n 2000 --mode proxy --json "$tmp/$t.json" >"$tmp/$t.out" 2>&1 ||
 		{ cat "$tmp/$t.out"; bad "ssq_$t failed"; continue; }
@@ -119,13 +163,21 @@ check_flag "-x" -x
 check_flag "--frob" --frob
 check_flag "-n" -n
 check_flag "-s 'abc'" -s abc
+check_flag "-q '0'" -q 0
+check_flag "-q '17'" -q 17
+check_flag "= 20 queues with --mode qp-per-process" -P 4 -q 5 --mode qp-per-process
+check_flag "-S: --wire starts its own" --wire -S /tmp/none.sock
+check_flag "-d mlx5_0: --wire" --wire -d mlx5_0
+check_flag "--wire" --wire=1
+out=$("$bin/ssq_write_bw" --wire 2>&1) && bad "--wire in sink mode: exit 0"
+grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 
 # The matrix: a handful of seconds with --quick (well under 30 s).
 if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
 	[ "$n" = 16 ] || bad "bench.sh --quick: $n records, want 16 (4 modes x P = 1, 2, 4, 8)"
-	for k in mode procs size msg_rate_mpps ns_per_wqe device; do
+	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
 		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 16 ] ||
 			bad "bench.sh: not every record has $k"
 	done
