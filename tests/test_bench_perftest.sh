@@ -10,7 +10,7 @@
 # emulated wire (the data lands in the other ssqd's arena);
 # ssq_send_bw says SEND is not supported yet and fails; bad flags fail with
 # usage text naming the flag; scripts/bench.sh --quick writes one record
-# per run of the matrix.
+# per run of the matrix and of the wire table.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -176,11 +176,14 @@ grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
-	[ "$n" = 16 ] || bad "bench.sh --quick: $n records, want 16 (4 modes x P = 1, 2, 4, 8)"
+	[ "$n" = 24 ] || bad "bench.sh --quick: $n records, want 24 (4 modes x P = 1, 2, 4, 8; 4 tools local and wire)"
 	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
-		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 16 ] ||
+		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 24 ] ||
 			bad "bench.sh: not every record has $k"
 	done
+	n=$(grep -c '"transport": "wire"' "$tmp/bench/bench-results.json" || true)
+	[ "$n" = 4 ] || bad "bench.sh --quick: $n wire records, want 4"
+	grep -q "^ssq_write_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
 	if command -v gnuplot >/dev/null; then
 		[ -s "$tmp/bench/bench-results.png" ] || bad "bench.sh: no PNG"
 	fi
