@@ -107,7 +107,8 @@ for t in $wtools; do
 			key=t_typical_us
 		else
 			len=("${runlen[@]}")
-			[ $quick = 1 ] && len=(-n 5000)
+			# --quick: counts that take tens of ms each way (wire ~0.1 Mpps).
+			[ $quick = 1 ] && len=(-n "$([ $tr = wire ] && echo 5000 || echo 100000)")
 			key=msg_rate_mpps
 		fi
 		if ! SSQ_EMU_MODE=full "$build/bench/perftest/ssq_$t" -s 64 "${len[@]}" \
