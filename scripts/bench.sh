@@ -9,10 +9,11 @@
 #   bench-results.png   messages per second against processes, a line per
 #                       mode (gnuplot; skipped, saying so, without it)
 # and prints the matrix and the lockfree ratios at P = 4. Then what the
-# emulated wire costs: ssq_write_bw, ssq_read_bw, ssq_atomic_bw (64 bytes)
-# and ssq_write_lat, one lockfree sender, in full mode, in-device loopback
-# against --wire (two ssqd, RC over UDP on 127.0.0.1): a small table, and
-# their records in the same JSON ("transport": "local" or "wire").
+# emulated wire costs: ssq_write_bw, ssq_read_bw, ssq_atomic_bw,
+# ssq_send_bw (64 bytes), ssq_write_lat and ssq_send_lat, one lockfree
+# sender, in full mode, in-device loopback against --wire (two ssqd, RC over
+# UDP on 127.0.0.1): a small table, and their records in the same JSON
+# ("transport": "local" or "wire").
 #
 #   scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]
 #
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
 	-s) size=${2:?-s needs a size}; shift ;;
 	-D) duration=${2:?-D needs seconds}; shift ;;
 	--reps) reps=${2:?--reps needs a count}; shift ;;
-	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2
 	   echo "usage: scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]" >&2
 	   exit 1 ;;
@@ -98,11 +99,11 @@ done
 # The wire's cost: each tool once in-device (local) and once over the wire,
 # full mode (sink sends nothing), one sender. A run's value: MsgRate, or
 # write_lat's t_typical.
-wtools="write_bw read_bw atomic_bw write_lat"
+wtools="write_bw read_bw atomic_bw send_bw write_lat send_lat"
 for t in $wtools; do
 	for tr in local wire; do
 		run=$tmp/w-$t-$tr
-		if [ $t = write_lat ]; then
+		if [ "${t#*_}" = lat ]; then
 			len=(-n "$([ $quick = 1 ] && echo 500 || echo 5000)")
 			key=t_typical_us
 		else
@@ -152,7 +153,7 @@ printf '%-16s%-16s%12s%12s%12s\n' tool value local wire wire/local
 for t in $wtools; do
 	l=$(cat "$tmp/w-$t-local.val")
 	w=$(cat "$tmp/w-$t-wire.val")
-	awk -v t="ssq_$t" -v l="$l" -v w="$w" -v u="$([ $t = write_lat ] && echo 't_typical[us]' || echo 'MsgRate[Mpps]')" \
+	awk -v t="ssq_$t" -v l="$l" -v w="$w" -v u="$([ "${t#*_}" = lat ] && echo 't_typical[us]' || echo 'MsgRate[Mpps]')" \
 		'BEGIN { printf "%-16s%-16s%12.3f%12.3f%11.3fx\n", t, u, l, w, (l > 0 ? w / l : 0) }'
 done
 echo "wrote $out/bench-results.json"

@@ -8,7 +8,10 @@
 # mode (inline too), also with -q 2 (two queues round-robin; qp-per-process
 # P x 2); --wire runs write_bw/write_lat/read_bw/atomic_bw over the
 # emulated wire (the data lands in the other ssqd's arena);
-# ssq_send_bw says SEND is not supported yet and fails; bad flags fail with
+# ssq_send_bw SENDs into ssqd's receive pool (full mode: the pool's log
+# holds every payload, checked) in every mode, -q 2 and --wire; ssq_send_lat
+# times each SEND until the log shows it, refuses sink mode and -s 1 with
+# -P 2; an ssqd without a pool is refused by name; bad flags fail with
 # usage text naming the flag; scripts/bench.sh --quick writes one record
 # per run of the matrix and of the wire table.
 set -euo pipefail
@@ -136,13 +139,46 @@ for t in read_bw atomic_bw; do
 		{ cat "$tmp/$t.out"; bad "ssq_$t failed"; continue; }
 	check_bw "$t" "$tmp/$t.out" "$tmp/$t.json" "$([ $t = atomic_bw ] && echo 8 || echo 65536)" 4000
 done
-for t in send_bw send_lat; do
-	if "$bin/ssq_$t" -n 10 >"$tmp/$t.out" 2>&1; then
-		bad "ssq_$t succeeded"
+
+# SEND into the receive pool: the tool sizes it (--recv-depth, --recv-size)
+# and, in full mode, checks the payloads in the pool's log.
+for m in lockfree proxy qp-per-process; do
+	if SSQ_EMU_MODE=full "$bin/ssq_send_bw" --mode "$m" -P 2 -q 2 -n 301 -l 4 -Q 16 -s 100 -I 128 \
+		--json "$tmp/send.json" >"$tmp/send.out" 2>&1; then
+		grep -q 'ssq_send_bw: SEND' "$tmp/send.out" || bad "send_bw: does not say SEND"
+		check_bw "send_bw $m" "$tmp/send.out" "$tmp/send.json" 100 602
+	else
+		cat "$tmp/send.out"; bad "ssq_send_bw --mode $m failed"
 	fi
-	grep -q 'not yet supported: the loopback peer posts no receives' "$tmp/$t.out" ||
-		bad "ssq_$t: $(cat "$tmp/$t.out")"
 done
+"$bin/ssq_send_bw" -P 2 -n 500 -s 64 >"$tmp/send.out" 2>&1 ||
+	{ cat "$tmp/send.out"; bad "ssq_send_bw in sink mode failed"; }
+if SSQ_EMU_MODE=full "$bin/ssq_send_bw" --wire -n 300 -s 64 --json "$tmp/wsend.json" >"$tmp/wsend.out" 2>&1; then
+	check_bw "send_bw --wire" "$tmp/wsend.out" "$tmp/wsend.json" 64 300
+else
+	cat "$tmp/wsend.out"; bad "ssq_send_bw --wire failed"
+fi
+"$bin/ssq_send_lat" -h | grep -q 'receive pool' || bad "send_lat -h: does not say what it measures"
+for w in "" --wire; do
+	if SSQ_EMU_MODE=full "$bin/ssq_send_lat" -P 2 -n 100 $w >"$tmp/slat.out" 2>&1; then
+		read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/slat.out" | tail -n1)"
+		[ "$it" = 200 ] && awk -v a="$tmin" 'BEGIN { exit !(a > 0) }' || bad "send_lat $w: row $b $it $tmin"
+	else
+		cat "$tmp/slat.out"; bad "ssq_send_lat -P 2 $w failed"
+	fi
+done
+"$bin/ssq_send_lat" -n 10 >"$tmp/slat.out" 2>&1 && bad "ssq_send_lat in sink mode succeeded"
+grep -q 'sink moves no data' "$tmp/slat.out" || bad "send_lat, sink: $(cat "$tmp/slat.out")"
+out=$("$bin/ssq_send_lat" -P 2 -s 1 2>&1) && bad "send_lat -P 2 -s 1: exit 0"
+grep -q -- "-s 1 with -P > 1" <<<"$out" || bad "send_lat -P 2 -s 1: $out"
+# An ssqd without a receive pool: SEND is refused, saying why.
+"$SSQD" --device emu --socket "$tmp/nopool.sock" --hugepages=off --data-mib 4 --recv-depth 0 \
+	>"$tmp/nopool.log" 2>&1 &
+nopool=$!
+for _ in $(seq 200); do [ -S "$tmp/nopool.sock" ] && break; sleep 0.05; done
+"$bin/ssq_send_bw" -S "$tmp/nopool.sock" -n 10 >"$tmp/nopool.out" 2>&1 && bad "send_bw without a pool: exit 0"
+grep -q 'no receive pool' "$tmp/nopool.out" || bad "send_bw without a pool: $(cat "$tmp/nopool.out" "$tmp/nopool.log")"
+kill "$nopool"; wait "$nopool" || true
 
 # Bad flags: non-zero exit, the flag named, usage text.
 check_flag() { # expected-word args...
@@ -176,14 +212,14 @@ grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
-	[ "$n" = 24 ] || bad "bench.sh --quick: $n records, want 24 (4 modes x P = 1, 2, 4, 8; 4 tools local and wire)"
+	[ "$n" = 28 ] || bad "bench.sh --quick: $n records, want 28 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire)"
 	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
-		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 24 ] ||
+		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 28 ] ||
 			bad "bench.sh: not every record has $k"
 	done
 	n=$(grep -c '"transport": "wire"' "$tmp/bench/bench-results.json" || true)
-	[ "$n" = 4 ] || bad "bench.sh --quick: $n wire records, want 4"
-	grep -q "^ssq_write_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
+	[ "$n" = 6 ] || bad "bench.sh --quick: $n wire records, want 6"
+	grep -q "^ssq_send_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
 	if command -v gnuplot >/dev/null; then
 		[ -s "$tmp/bench/bench-results.png" ] || bad "bench.sh: no PNG"
 	fi

@@ -61,8 +61,19 @@ static const char *measures(const struct pt_opts *o)
 	case PT_ATOMIC_BW:
 		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
 	case PT_SEND_BW:
+		return "   SEND bandwidth and message rate into ssqd's receive pool "
+		       "(ssqd\n"
+		       "   --recv-depth >= the messages in flight, --recv-size >= -s); "
+		       "in\n"
+		       "   full mode the last pool-full of payloads is checked in its "
+		       "log.\n";
 	case PT_SEND_LAT:
-		return "   SEND: not yet supported (the peer posts no receives).\n";
+		return "   SEND latency, one message outstanding: from posting the SEND "
+		       "until\n"
+		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
+		       "way,\n"
+		       "   not RTT/2). The CQE is reaped after the clock stops. Needs a\n"
+		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
 	default:
 		return "   RDMA WRITE bandwidth and message rate.\n";
 	}
@@ -301,192 +312,14 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
 	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
 		bad_flag(o, "%s%s: READ and atomics cannot be inline", "-I", "");
+	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
+		bad_flag(
+		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
+		    "-s 1", "");
 	if (o->iters > 10000000 && pt_is_lat(o))
 		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
 		         "-n", "");
 	return 0;
-}
-
-/* The first mlx5 device in /sys/class/infiniband, into @out; 0 if none. */
-static int first_mlx5(char *out, size_t len)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d)) != NULL)
-		if (!strncmp(e->d_name, "mlx5", 4))
-			found = snprintf(out, len, "%s", e->d_name) < (int)len;
-	closedir(d);
-	return found;
-}
-
-/* $SSQD, else ssqd in the build tree (the tool is <build>/bench/perftest/x). */
-static void ssqd_path(char *out, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (getenv("SSQD")) {
-		snprintf(out, len, "%s", getenv("SSQD"));
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			if (snprintf(out, len, "%s/../../ssqd", self) < (int)len &&
-			    access(out, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(out, len, "ssqd"); /* $PATH */
-}
-
-/* Copy ssqd's log to stderr: why it did not start. */
-static void show_log(const char *log)
-{
-	char buf[512];
-	size_t n;
-	FILE *f = fopen(log, "r");
-
-	if (!f)
-		return;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stderr);
-	fclose(f);
-}
-
-/* An ssqd this tool started: its process, socket and log. */
-struct daemon {
-	pid_t pid;
-	char sock[108];
-	char log[128];
-};
-
-void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
-                   size_t len)
-{
-	snprintf(out, len, "q%u",
-	         o->mode == PT_QP_PER_PROCESS ? idx * o->qps + lane : lane);
-}
-
-uint32_t pt_queues_needed(const struct pt_opts *o)
-{
-	return o->mode == PT_QP_PER_PROCESS ? o->procs * o->qps : o->qps;
-}
-
-/*
- * Start ssqd for @o as @d ("<tag>" names its socket and log), with
- * @peer_flag @peer_arg (--listen PORT, --connect HOST:PORT) when given,
- * and connect to it. Returns the client or NULL (said why).
- */
-static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
-                                     struct daemon *d, const char *tag,
-                                     const char *peer_flag, const char *peer_arg)
-{
-	char path[PATH_MAX], queues[16], mib[16];
-	struct ssq_client *c = NULL;
-	/* Senders' sources, write_lat's slots and the destination. */
-	uint64_t data =
-	    (uint64_t)(2 * o->procs + 2) * (o->all_sizes ? PT_MAX_SIZE : o->size);
-	int i, st;
-
-	ssqd_path(path, sizeof(path));
-	snprintf(d->sock, sizeof(d->sock), "/tmp/ssq-perftest.%d%s.sock", getpid(), tag);
-	snprintf(d->log, sizeof(d->log), "/tmp/ssq-perftest.%d%s.log", getpid(), tag);
-	snprintf(queues, sizeof(queues), "%u", pt_queues_needed(o));
-	snprintf(mib, sizeof(mib), "%llu", (unsigned long long)(data >> 20) + 16);
-	fflush(stdout); /* not twice: the child's copy of the buffer */
-	d->pid = fork();
-	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		execlp(path, path, "--device", dev, "--socket", d->sock, "--queues",
-		       queues, "--data-mib", mib, "--sq-size", "4096",
-		       strcmp(dev, "emu") ? "--hugepages=auto" : "--hugepages=off",
-		       peer_flag, peer_arg, (char *)NULL);
-		fprintf(stderr, "%s: cannot run %s: %s\n", o->tool, path,
-		        strerror(errno));
-		_exit(127);
-	}
-	if (d->pid < 0) {
-		fprintf(stderr, "%s: fork: %s\n", o->tool, strerror(errno));
-		d->pid = 0;
-		return NULL;
-	}
-	for (i = 0; i < 400 && ssq_client_connect(d->sock, &c); i++) {
-		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
-			fprintf(stderr, "%s: ssqd (%s%s%s) exited at start:\n", o->tool,
-			        path, peer_flag ? " " : "", peer_flag ? peer_flag : "");
-			show_log(d->log);
-			d->pid = 0;
-			return NULL;
-		}
-		usleep(25 * 1000);
-	}
-	if (!c) {
-		fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, d->sock,
-		        ssq_client_strerror_last());
-		show_log(d->log);
-	}
-	return c;
-}
-
-static void ssqd_stop(struct daemon *d)
-{
-	if (d->pid > 0) {
-		kill(d->pid, SIGTERM);
-		waitpid(d->pid, NULL, 0);
-	}
-	if (d->pid)
-		unlink(d->sock);
-	if (d->log[0])
-		unlink(d->log);
-	d->pid = 0;
-}
-
-/* A TCP port on 127.0.0.1 free just now, for --listen; 0 if none. */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-		                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	uint16_t port = 0;
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-/* Until every queue of @c is in RTS (the peers have connected): 0 or -1. */
-static int wait_ready(const struct pt_opts *o, struct ssq_client *c, const char *who)
-{
-	struct ssq_queue_info qi[PT_MAX_LANES];
-	int i, k, n = 0, ok = 0;
-
-	for (i = 0; i < 400 && !ok; i++) {
-		n = ssq_client_list(c, qi, PT_MAX_LANES);
-		for (ok = n > 0, k = 0; k < n; k++)
-			ok &= qi[k].ready != 0;
-		if (!ok)
-			usleep(25 * 1000);
-	}
-	if (!ok)
-		fprintf(stderr, "%s: the %s ssqd's queues never came up (%d listed)\n",
-		        o->tool, who, n);
-	return ok ? 0 : -1;
 }
 
 /* After a run of @size: did the WRITEs land? 0 or 1 (said why). */
@@ -528,6 +361,11 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	int st, fail = 0;
 	size_t lat_bytes =
 	    pt_is_lat(o) ? (size_t)o->procs * o->iters * sizeof(double) : 0;
+	uint64_t base[PT_MAX_LANES];
+
+	/* The receive logs count on across sizes: this run's start from here. */
+	for (i = 0; e->check_recv && i < e->nrq; i++)
+		base[i] = ssq_recv_arrived(e->rq[i]);
 
 	e->sh = mmap(NULL, sizeof(*e->sh), PROT_READ | PROT_WRITE,
 	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -580,6 +418,8 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	}
 	if (!fail && e->check_data)
 		fail = check_dst(o, e, size);
+	if (!fail && e->check_recv)
+		fail = pt_check_recv(o, e, size, base, total);
 	if (!fail) {
 		memset(r, 0, sizeof(*r));
 		r->size = size;
@@ -601,80 +441,63 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 }
 
 /*
- * Start what @o needs: one ssqd (loopback), or with --wire two on the
- * emulated device, the destination's --listen and the senders' --connect.
- * *@c: the senders' ssqd, *@cd: the destination's (the same in loopback).
+ * SEND: every queue's receive log, where its receiver keeps it (loopback
+ * @c's queue itself, @q0 already open; --wire the listening ssqd's queue
+ * of the same name), and a pool that takes what this run sends.
  */
-static int start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
-                         struct daemon *dl, struct daemon *dc, struct ssq_client **c,
-                         struct ssq_client **cd)
+static int open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
+                          struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
 {
-	char port[8], to[32];
-	const char *mode = getenv("SSQ_EMU_MODE");
-	uint16_t pn;
+	uint32_t i, depth, bytes, top = o->all_sizes ? PT_MAX_SIZE : o->size;
+	char name[16];
 
-	if (o->wire) {
-		snprintf(dev, devlen, "emu");
-		if (mode && !strcasecmp(mode, "sink")) {
-			fprintf(
-			    stderr,
-			    "%s: --wire with SSQ_EMU_MODE=sink: the sink device sends "
-			    "nothing over the wire (use full)\n",
-			    o->tool);
+	pt_recv_pool(o, &depth, &bytes);
+	e->nrq = pt_queues_needed(o);
+	for (i = 0; i < e->nrq; i++) {
+		snprintf(name, sizeof(name), "q%u", i);
+		if (i == 0 && cd == c) {
+			e->rq[i] = q0;
+		} else if (ssq_queue_open(cd, name, &e->rq[i])) {
+			fprintf(stderr, "%s: receive log of %s: %s\n", o->tool, name,
+			        ssq_client_error(cd));
 			return -1;
 		}
-		pn = free_port();
-		if (!pn) {
-			fprintf(stderr, "%s: --wire: no free TCP port on 127.0.0.1\n",
-			        o->tool);
-			return -1;
-		}
-		snprintf(port, sizeof(port), "%u", pn);
-		snprintf(to, sizeof(to), "127.0.0.1:%u", pn);
-		printf("--wire: two ssqd on the emulated mlx5 device, RC over the "
-		       "emulated wire (UDP on 127.0.0.1)\n");
-		*cd = ssqd_start(o, dev, dl, "-listen", "--listen", port);
-		if (*cd)
-			*c = ssqd_start(o, dev, dc, "-connect", "--connect", to);
-		if (!*c || wait_ready(o, *cd, "listening") ||
-		    wait_ready(o, *c, "connecting"))
-			return -1;
-		return 0;
 	}
-	if (o->device)
-		snprintf(dev, devlen, "%s", o->device);
-	else if (!first_mlx5(dev, devlen))
-		snprintf(dev, devlen, "emu");
-	if (!strcmp(dev, "emu"))
-		printf("%s: running on the emulated mlx5 device\n",
-		       o->device ? "-d emu" : "no mlx5 device in /sys/class/infiniband");
-	else
-		printf("running on %s\n", dev);
-	*c = *cd = ssqd_start(o, dev, dc, "", NULL, NULL);
-	return *c ? 0 : -1;
+	if (!ssq_recv_depth(e->rq[0])) {
+		fprintf(stderr,
+		        "%s: the receiving ssqd has no receive pool (--recv-depth 0): "
+		        "SEND needs one\n",
+		        o->tool);
+		return -1;
+	}
+	if (ssq_recv_size(e->rq[0]) < top) {
+		fprintf(stderr,
+		        "%s: -s %u: the receiving ssqd's buffers take %u bytes "
+		        "(--recv-size)\n",
+		        o->tool, top, ssq_recv_size(e->rq[0]));
+		return -1;
+	}
+	if (ssq_recv_depth(e->rq[0]) < depth)
+		printf("%s: the receive pool keeps %u posted, fewer than can be in "
+		       "flight (%u): senders may wait out RNR timers\n",
+		       o->tool, ssq_recv_depth(e->rq[0]), depth);
+	return 0;
 }
 
 int pt_main(const struct pt_opts *o)
 {
 	char dev[64] = "emu";
 	const char *emu_mode = "";
-	struct daemon dl = { 0 }, dc = { 0 };
+	struct pt_daemon dl = { 0 }, dc = { 0 };
 	struct ssq_client *c = NULL, *cd = NULL;
 	struct ssq_queue *q;
 	struct ssq_queue_info qi[PT_MAX_LANES];
 	struct ssq_buf dst;
-	struct pt_env e;
+	struct pt_env e = { 0 };
 	struct pt_row rows[24];
 	uint32_t sizes[24], nsizes = 0, s, top, need = pt_queues_needed(o);
 	int rc = 1, n;
 
-	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT) {
-		fprintf(stderr,
-		        "%s: not yet supported: the loopback peer posts no receives "
-		        "(SEND needs a receive WQE at the peer)\n",
-		        o->tool);
-		return 1;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	if (o->socket) {
 		if (ssq_client_connect(o->socket, &c)) {
@@ -685,16 +508,16 @@ int pt_main(const struct pt_opts *o)
 		cd = c;
 		snprintf(dev, sizeof(dev), "%s", ssq_client_device(c));
 		printf("running on device %s (ssqd at %s)\n", dev, o->socket);
-	} else if (start_daemons(o, dev, sizeof(dev), &dl, &dc, &c, &cd)) {
+	} else if (pt_start_daemons(o, dev, sizeof(dev), &dl, &dc, &c, &cd)) {
 		goto out;
 	}
 	if (!strcmp(dev, "emu"))
 		emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
-	if (o->test == PT_WRITE_LAT && !strcasecmp(emu_mode, "sink")) {
+	if (pt_is_lat(o) && !strcasecmp(emu_mode, "sink")) {
 		fprintf(stderr,
-		        "%s: SSQ_EMU_MODE=sink moves no data, and write_lat waits for "
+		        "%s: SSQ_EMU_MODE=sink moves no data, and %s waits for "
 		        "the data to land: use full mode\n",
-		        o->tool);
+		        o->tool, o->tool + 4);
 		goto out;
 	}
 	n = ssq_client_list(c, qi, PT_MAX_LANES);
@@ -715,6 +538,8 @@ int pt_main(const struct pt_opts *o)
 		                             : ssq_client_error(cd));
 		goto out;
 	}
+	if (pt_is_send(o) && open_recv_logs(o, c, cd, q, &e))
+		goto out;
 	if (o->inline_size > ssq_queue_sq(q)->max_inline) {
 		fprintf(stderr, "%s: -I %u: the QP takes at most %u inline bytes\n",
 		        o->tool, o->inline_size, ssq_queue_sq(q)->max_inline);
@@ -737,9 +562,11 @@ int pt_main(const struct pt_opts *o)
 	/* The emulated device's sink mode checks WQEs and moves nothing. */
 	e.check_data = (o->test == PT_WRITE_BW || o->test == PT_WRITE_LAT) &&
 	               strcmp(emu_mode, "sink") != 0;
+	e.check_recv = o->test == PT_SEND_BW && strcmp(emu_mode, "sink") != 0;
 	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s\n", o->tool,
 	       o->test == PT_READ_BW     ? "RDMA READ"
 	       : o->test == PT_ATOMIC_BW ? "ATOMIC fetch-and-add"
+	       : pt_is_send(o)           ? "SEND"
 	                                 : "RDMA WRITE",
 	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
@@ -759,7 +586,7 @@ out:
 	if (c)
 		ssq_client_close(c);
 	/* The sender's side first: the listener would wait for it otherwise. */
-	ssqd_stop(&dc);
-	ssqd_stop(&dl);
+	pt_ssqd_stop(&dc);
+	pt_ssqd_stop(&dl);
 	return rc;
 }

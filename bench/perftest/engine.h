@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <ssq/client.h>
+#include <sys/types.h>
 
 #define PT_MAX_PROCS 32u        /* -P; qp-per-process also needs <= 16 queues */
 #define PT_MAX_SIZE  (1u << 20) /* -s and the top of -a */
@@ -136,6 +138,10 @@ struct pt_env {
 	int check_data; /* WRITEs on a device that moves data: check it came */
 	struct pt_shared *sh;
 	double *lat; /* latency tests: iters samples (ns) per process */
+	/* send_bw in full mode (parent only): each queue's receive log */
+	int check_recv;
+	uint32_t nrq;
+	struct ssq_queue *rq[PT_MAX_LANES];
 };
 
 /* One table row (one size), kept for --json. */
@@ -161,8 +167,34 @@ uint32_t pt_queues_needed(const struct pt_opts *o);
 int pt_is_lat(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
 
+/* daemons.c */
+/* An ssqd this tool started: its process, socket and log. */
+struct pt_daemon {
+	pid_t pid;
+	char sock[108];
+	char log[128];
+};
+
+int pt_is_send(const struct pt_opts *o);
+/* The receive pool SEND tests ask ssqd for: --recv-depth, --recv-size. */
+void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes);
+/*
+ * Start what @o needs: one ssqd (loopback; @dc), or with --wire two on the
+ * emulated device, the destination's --listen (@dl) and the senders'
+ * --connect (@dc). *@c: the senders' ssqd, *@cd: the destination's (the
+ * same in loopback). @dev gets the device. Returns 0 or -1 (said why).
+ */
+int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
+                     struct pt_daemon *dl, struct pt_daemon *dc, struct ssq_client **c,
+                     struct ssq_client **cd);
+/* Stop it (SIGTERM, wait), remove its socket and log. */
+void pt_ssqd_stop(struct pt_daemon *d);
+
 /* report.c: the run's peak rate over every sender's samples (messages/s). */
 double pt_peak_rate(const struct pt_shared *sh, uint32_t nsend);
+/* After a send_bw run: did every SEND reach the pool, intact? 0 or 1 (said why). */
+int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
+                  const uint64_t *base, uint64_t sent);
 /* Sorts @s (n samples, ns) and fills @r's latency columns (usec). */
 void pt_lat_stats(double *s, uint64_t n, struct pt_row *r);
 void pt_print_header(const struct pt_opts *o);

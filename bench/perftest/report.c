@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <ssq/ssq.h>
 #include "engine.h"
 
 /*
@@ -90,6 +92,56 @@ double pt_peak_rate(const struct pt_shared *sh, uint32_t nsend)
 				best = r;
 		}
 	return best;
+}
+
+int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
+                  const uint64_t *base, uint64_t sent)
+{
+	uint64_t got = 0, k, lo, a;
+	struct ssq_recv_msg m;
+	double t0 = pt_now();
+	uint32_t i, j;
+
+	/* The pool's poller logs a message after the sender's CQE: wait for it. */
+	do {
+		for (got = 0, i = 0; i < e->nrq; i++)
+			got += ssq_recv_arrived(e->rq[i]) - base[i];
+	} while (got < sent && pt_now() - t0 < 10 && !usleep(1000));
+	if (got != sent) {
+		fprintf(stderr, "%s: the receive pool logged %llu of %llu SENDs\n",
+		        o->tool, (unsigned long long)got, (unsigned long long)sent);
+		return 1;
+	}
+	/* The newest depth messages of each queue are still there: check them. */
+	for (i = 0; i < e->nrq; i++) {
+		a = ssq_recv_arrived(e->rq[i]);
+		lo = a - base[i] > ssq_recv_depth(e->rq[i]) ? a - ssq_recv_depth(e->rq[i])
+		                                            : base[i];
+		for (k = lo; k < a; k++) {
+			const uint8_t *d;
+			int bad = ssq_recv_peek(e->rq[i], k, &m) ||
+			          m.status != IBV_WC_SUCCESS ||
+			          m.opcode != MLX5_CQE_RESP_SEND || m.byte_len != size ||
+			          !m.data;
+
+			d = m.data;
+			/* Sender s's payload: s + 1 (size >= 2), then 0x5a. */
+			for (j = 0; !bad && j < size; j++)
+				bad = j == 0 && size >= 2 ? d[0] < 1 || d[0] > o->procs
+				                          : d[j] != 0x5a;
+			if (bad || ssq_recv_check(e->rq[i], k)) {
+				fprintf(
+				    stderr,
+				    "%s: queue q%u, received message %llu: status %u, "
+				    "opcode 0x%x, %u bytes (want %u), payload byte %u "
+				    "wrong or overwritten\n",
+				    o->tool, i, (unsigned long long)k, m.status, m.opcode,
+				    m.byte_len, size, j ? j - 1 : 0);
+				return 1;
+			}
+		}
+	}
+	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -84,6 +84,9 @@ static int post_batch(struct ssq_producer *p, const struct pt_req *r, unsigned n
 
 			/* laddr is a local virtual address here: inline copies it. */
 			rc = ssq_wqe_build(sq, (uint32_t)pos, &wr);
+		} else if (r[i].opcode == MLX5_OPCODE_SEND) {
+			rc = ssq_prep_send(sq, (uint32_t)pos, MLX5_OPCODE_SEND,
+			                   r[i].laddr, r[i].lkey, r[i].len, 0, fl);
 		} else if (r[i].opcode == MLX5_OPCODE_ATOMIC_FA) {
 			rc = ssq_prep_atomic(sq, (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
 			                     r[i].laddr, r[i].lkey, r[i].raddr, r[i].rkey,
@@ -246,11 +249,16 @@ static void req_template(const struct pt_opts *o, uint32_t size, struct pt_req *
 		t->len = 8;
 		/* ctrl, raddr, atomic, data: 4 DS of 16 bytes, one WQEBB. */
 	} else {
-		t->opcode = MLX5_OPCODE_RDMA_WRITE;
+		int send = o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
+
+		t->opcode = send ? MLX5_OPCODE_SEND : MLX5_OPCODE_RDMA_WRITE;
 		if (size <= o->inline_size) {
 			t->inl = 1;
-			/* ctrl, raddr, then the 4-byte count + data padded to DS. */
-			t->wqebbs = (uint8_t)((32 + ((4 + size + 15) & ~15u) + 63) / 64);
+			/* ctrl, raddr (not SEND), the 4-byte count + data padded to DS.
+			 */
+			t->wqebbs =
+			    (uint8_t)(((send ? 16 : 32) + ((4 + size + 15) & ~15u) + 63) /
+			              64);
 		}
 	}
 }
@@ -410,6 +418,99 @@ static int lat_loop(const struct pt_opts *o, struct port *pt, const struct pt_re
 	return 0;
 }
 
+/*
+ * Is log entry @k of @rq this sender's SEND carrying @v? 1 yes, 0 another
+ * sender's, -1 gone (-ESTALE: the window moved past it) or not arrived.
+ */
+static int my_send(struct ssq_queue *rq, uint64_t k, uint32_t idx, uint32_t size,
+                   uint8_t v)
+{
+	struct ssq_recv_msg m;
+	const volatile uint8_t *d;
+	int mine;
+
+	if (ssq_recv_peek(rq, k, &m))
+		return -1;
+	d = m.data;
+	mine = m.status == IBV_WC_SUCCESS && d && m.byte_len == size &&
+	       d[size - 1] == v && (size < 2 || d[0] == (uint8_t)(idx + 1));
+	return ssq_recv_check(rq, k) ? -1 : mine;
+}
+
+/*
+ * The loop of ssq_send_lat: one message outstanding, timed from posting the
+ * SEND until the receive pool's log (ssq_recv_peek) shows it. Each SEND's
+ * payload says whose (first byte: sender + 1) and which (last byte, as in
+ * write_lat); other senders' messages on the same queue are skipped. The
+ * CQE is reaped after the clock stops. @rq: each lane's queue as its
+ * receiver sees it, @next: where each lane's log is read from.
+ */
+static int send_lat_loop(const struct pt_opts *o, struct port *pt,
+                         const struct pt_req *tmpl, struct pt_result *res,
+                         double *samples, uint8_t *src, uint32_t idx, uint32_t size,
+                         struct ssq_queue **rq, uint64_t *next)
+{
+	struct pt_req r = *tmpl;
+	unsigned spins;
+	uint64_t i;
+	int mine;
+
+	res->t0 = pt_now();
+	for (i = 0; i < o->iters; i++) {
+		uint32_t li = (uint32_t)(i % pt->nlanes);
+		struct lane *ln = &pt->lane[li];
+		uint8_t v = (uint8_t)(i % 255 + 1);
+		double t0, t1;
+
+		src[size - 1] = v;
+		r.wr_id = ln->posted;
+		r.flags = SSQ_WQE_SIGNALED;
+		t0 = pt_now();
+		if (post_wait(pt, li, &r, 1))
+			return -1;
+		ln->posted++;
+		for (spins = 0, mine = 0; !mine; next[li]++) {
+			while (ssq_recv_arrived(rq[li]) <= next[li]) {
+				ssq__cpu_relax();
+				if ((++spins & 1023) == 0) {
+					if (stopped(pt->sh) || port_poll(pt))
+						return -1;
+					if (pt_now() - t0 > STALL_S) {
+						snprintf(pt->why, pt->why_len,
+						         "SEND %llu never arrived",
+						         (unsigned long long)i);
+						return -1;
+					}
+					sched_yield();
+				}
+			}
+			mine = my_send(rq[li], next[li], idx, size, v);
+			if (mine < 0) {
+				snprintf(
+				    pt->why, pt->why_len,
+				    "receive log entry %llu overwritten before it was "
+				    "read",
+				    (unsigned long long)next[li]);
+				return -1;
+			}
+		}
+		t1 = pt_now();
+		samples[i] = (t1 - t0) * 1e9;
+		for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
+			if (port_poll(pt) || stopped(pt->sh))
+				return -1;
+			if (pt_now() - t1 > STALL_S) {
+				snprintf(pt->why, pt->why_len, "no completion for %llu",
+				         (unsigned long long)i);
+				return -1;
+			}
+		}
+	}
+	res->t1 = pt_now();
+	res->msgs = o->iters;
+	return 0;
+}
+
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
               uint32_t size)
 {
@@ -423,6 +524,8 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		           .why = res->why,
 		           .why_len = sizeof(res->why) };
 	struct ssq_buf src, dst;
+	struct ssq_queue *rq[PT_MAX_LANES] = { NULL };
+	uint64_t next[PT_MAX_LANES];
 	struct pt_req tmpl;
 	char name[16];
 	uint32_t i;
@@ -441,12 +544,15 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		}
 		pt.lane[i].prod = ssq_queue_producer(q);
 		pt.lane[i].lock = &sh->lock[i];
+		rq[i] = q;
 	}
 	if (ssq_buf_alloc(c, size < 8 ? 8 : size, &src)) {
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
 		goto fail;
 	}
 	memset(src.addr, 0x5a, src.len);
+	if ((o->test == PT_SEND_BW || o->test == PT_SEND_LAT) && size >= 2)
+		((uint8_t *)src.addr)[0] = (uint8_t)(idx + 1); /* whose SEND */
 	pt.ring = &sh->rings[idx];
 	pt.smp = &sh->smp[idx];
 	pt.smp->every = 256;
@@ -462,7 +568,9 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	/* The peer's data arena (loopback: this one), this sender's slot in it. */
 	tmpl.raddr = e->dst_iova + (uint64_t)idx * e->slot;
 	tmpl.rkey = e->rkey;
-	if (o->test == PT_WRITE_LAT) {
+	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)
+		tmpl.raddr = tmpl.rkey = 0;
+	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
 		/* Watch the destination: over the wire, in the other ssqd's arena. */
 		if (strcmp(e->dst_socket, e->socket) &&
 		    ssq_client_connect(e->dst_socket, &cd)) {
@@ -476,11 +584,32 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 			goto fail;
 		}
 	}
+	/*
+	 * send_lat reads each queue's receive log where its receiver keeps it:
+	 * loopback, the queue itself (already open unless proxy); over the
+	 * wire, the listening ssqd's queue of the same name.
+	 */
+	for (i = 0; i < o->qps && o->test == PT_SEND_LAT; i++) {
+		pt_queue_name(o, idx, i, name, sizeof(name));
+		if (cd || !rq[i]) {
+			rq[i] = NULL;
+			if (ssq_queue_open(cd ? cd : c, name, &rq[i])) {
+				snprintf(res->why, sizeof(res->why), "%s",
+				         ssq_client_error(cd ? cd : c));
+				goto fail;
+			}
+		}
+		/* Nothing is sent before go: everything after this is this run's. */
+		next[i] = ssq_recv_arrived(rq[i]);
+	}
 	start_line(sh);
 	if (o->test == PT_WRITE_LAT)
 		rc =
 		    lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
 		             src.addr, (uint8_t *)dst.addr + (size_t)idx * e->slot, size);
+	else if (o->test == PT_SEND_LAT)
+		rc = send_lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
+		                   src.addr, idx, size, rq, next);
 	else
 		rc = bw_loop(o, &pt, &tmpl, res);
 	if (o->mode == PT_PROXY)
