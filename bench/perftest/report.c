@@ -98,7 +98,7 @@ int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size
                   const uint64_t *base, uint64_t sent)
 {
 	uint64_t got = 0, k, lo, a;
-	struct ssq_recv_msg m;
+	struct ssq_recv_msg m = { 0 };
 	double t0 = pt_now();
 	uint32_t i, j;
 

@@ -571,7 +571,10 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)
 		tmpl.raddr = tmpl.rkey = 0;
 	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
-		/* Watch the destination: over the wire, in the other ssqd's arena. */
+		/*
+		 * Watch the destination (send_lat: the receive log) where it is:
+		 * over the wire, in the other ssqd.
+		 */
 		if (strcmp(e->dst_socket, e->socket) &&
 		    ssq_client_connect(e->dst_socket, &cd)) {
 			snprintf(res->why, sizeof(res->why), "%s",
