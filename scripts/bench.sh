@@ -8,7 +8,12 @@
 #                       ns_per_wqe, device, ... (ssq_write_bw --json)
 #   bench-results.png   messages per second against processes, a line per
 #                       mode (gnuplot; skipped, saying so, without it)
-# and prints the matrix and the lockfree ratios at P = 4.
+# and prints the matrix and the lockfree ratios at P = 4. Then what the
+# emulated wire costs: ssq_write_bw, ssq_read_bw, ssq_atomic_bw,
+# ssq_send_bw (64 bytes), ssq_write_lat and ssq_send_lat, one lockfree
+# sender, in full mode, in-device loopback against --wire (two ssqd, RC over
+# UDP on 127.0.0.1): a small table, and their records in the same JSON
+# ("transport": "local" or "wire").
 #
 #   scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]
 #
@@ -33,7 +38,7 @@ while [ $# -gt 0 ]; do
 	-s) size=${2:?-s needs a size}; shift ;;
 	-D) duration=${2:?-D needs seconds}; shift ;;
 	--reps) reps=${2:?--reps needs a count}; shift ;;
-	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2
 	   echo "usage: scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]" >&2
 	   exit 1 ;;
@@ -91,6 +96,32 @@ for m in $modes; do
 	done >"$tmp/$m.dat"
 done
 
+# The wire's cost: each tool once in-device (local) and once over the wire,
+# full mode (sink sends nothing), one sender. A run's value: MsgRate, or
+# write_lat's t_typical.
+wtools="write_bw read_bw atomic_bw send_bw write_lat send_lat"
+for t in $wtools; do
+	for tr in local wire; do
+		run=$tmp/w-$t-$tr
+		if [ "${t#*_}" = lat ]; then
+			len=(-n "$([ $quick = 1 ] && echo 500 || echo 5000)")
+			key=t_typical_us
+		else
+			len=("${runlen[@]}")
+			# --quick: counts that take tens of ms each way (wire ~0.1 Mpps).
+			[ $quick = 1 ] && len=(-n "$([ $tr = wire ] && echo 5000 || echo 100000)")
+			key=msg_rate_mpps
+		fi
+		if ! SSQ_EMU_MODE=full "$build/bench/perftest/ssq_$t" -s 64 "${len[@]}" \
+			$([ $tr = wire ] && echo --wire) --json "$run.json" >"$run.out" 2>&1; then
+			echo "bench.sh: ssq_$t ($tr) failed:" >&2
+			cat "$run.out" >&2
+			exit 1
+		fi
+		sed -n "s/.*\"$key\": \([0-9.]*\).*/\1/p" "$run.json" >"$run.val"
+	done
+done
+
 # One JSON array of every run's record (each --json file holds one).
 cat "$tmp"/*-*-*.json | awk '/^  \{/ { rec[n++] = $0 }
 	END { print "["; for (i = 0; i < n; i++) print rec[i] (i + 1 < n ? "," : ""); print "]" }' \
@@ -116,6 +147,15 @@ awk -v lf="$(at4 lockfree)" -v sl="$(at4 spinlock)" -v qp="$(at4 qp-per-process)
 	-v px="$(at4 proxy)" 'BEGIN {
 	printf "P=4: lockfree / spinlock %.2fx, / proxy %.2fx, / qp-per-process %.2fx (1 QP vs 4)\n",
 		lf / sl, lf / px, lf / qp }'
+echo
+echo "The emulated wire's cost: -s 64, 1 sender, lockfree, full mode"
+printf '%-16s%-16s%12s%12s%12s\n' tool value local wire wire/local
+for t in $wtools; do
+	l=$(cat "$tmp/w-$t-local.val")
+	w=$(cat "$tmp/w-$t-wire.val")
+	awk -v t="ssq_$t" -v l="$l" -v w="$w" -v u="$([ "${t#*_}" = lat ] && echo 't_typical[us]' || echo 'MsgRate[Mpps]')" \
+		'BEGIN { printf "%-16s%-16s%12.3f%12.3f%11.3fx\n", t, u, l, w, (l > 0 ? w / l : 0) }'
+done
 echo "wrote $out/bench-results.json"
 
 if command -v gnuplot >/dev/null; then

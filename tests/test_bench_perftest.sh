@@ -2,11 +2,18 @@
 # The perftest-style tools (bench/perftest): ssq_write_bw in every --mode
 # with 2 sender processes on the emulated device in sink mode prints the
 # perftest table and writes --json with a message rate above 0;
-# ssq_write_lat prints the latency table; ssq_read_bw and ssq_atomic_bw run;
-# in full mode the data arrives in every mode (inline too);
-# ssq_send_bw says SEND is not supported yet and fails; bad flags fail with
+# BW peak is never below the average; ssq_write_lat (full mode: it polls the
+# destination's last byte) prints the latency table and refuses sink mode;
+# ssq_read_bw and ssq_atomic_bw run; in full mode the data arrives in every
+# mode (inline too), also with -q 2 (two queues round-robin; qp-per-process
+# P x 2); --wire runs write_bw/write_lat/read_bw/atomic_bw over the
+# emulated wire (the data lands in the other ssqd's arena);
+# ssq_send_bw SENDs into ssqd's receive pool (full mode: the pool's log
+# holds every payload, checked) in every mode, -q 2 and --wire; ssq_send_lat
+# times each SEND until the log shows it, refuses sink mode and -s 1 with
+# -P 2; an ssqd without a pool is refused by name; bad flags fail with
 # usage text naming the flag; scripts/bench.sh --quick writes one record
-# per run of the matrix.
+# per run of the matrix and of the wire table.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -29,6 +36,7 @@ check_bw() { # name file json size iterations
 	fi
 	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || bad "$1: MsgRate '$rate'"
 	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && a > 0) }' || bad "$1: BW '$pk' '$av'"
+	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r >= a) }' || bad "$1: BW peak $pk < average $av"
 	grep -q '"msg_rate_mpps": [0-9]' "$3" || bad "$1: no msg_rate_mpps in $3"
 	awk '/"msg_rate_mpps"/ { sub(/.*"msg_rate_mpps": /, ""); sub(/,.*/, ""); if ($0 + 0 > 0) ok = 1 }
 		END { exit !ok }' "$3" || bad "$1: msg_rate_mpps not > 0 in $3"
@@ -53,12 +61,22 @@ for m in lockfree spinlock qp-per-process proxy; do
 done
 
 # Full mode moves the data: the tool checks the destination after the run
-# (every sender's source is 0x5a), inline through the proxy included.
+# (every sender's source is 0x5a), inline through the proxy included; the
+# second run round-robins over 2 queues (-q 2: qp-per-process 2 x 2), with
+# an odd count, a post list and moderation, so each queue's last message
+# must be signaled for the run to end.
 for m in lockfree spinlock qp-per-process proxy; do
 	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 256 -I 128 >"$tmp/full.out" 2>&1 ||
 		{ cat "$tmp/full.out"; bad "full mode, --mode $m: failed"; }
-	SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -n 500 -s 100 -I 128 >"$tmp/full.out" 2>&1 ||
-		{ cat "$tmp/full.out"; bad "full mode, inline, --mode $m: failed"; }
+	if SSQ_EMU_MODE=full "$bin/ssq_write_bw" --mode "$m" -P 2 -q 2 -n 501 -l 4 -Q 16 -s 100 -I 128 \
+		--json "$tmp/q2.json" >"$tmp/full.out" 2>&1; then
+		want=$([ "$m" = qp-per-process ] && echo 4 || echo 2)
+		grep -q "mode $m[^,]*, $want QPs" "$tmp/full.out" || bad "-q 2 --mode $m: not $want QPs: $(head -n2 "$tmp/full.out")"
+		grep -q '"qps": 2' "$tmp/q2.json" || bad "-q 2 --mode $m: no \"qps\": 2 in JSON"
+		check_bw "-q 2 $m" "$tmp/full.out" "$tmp/q2.json" 100 1002
+	else
+		cat "$tmp/full.out"; bad "full mode, inline, -q 2, --mode $m: failed"
+	fi
 done
 
 # Post lists, CQ moderation, inline, --report_gbits, -D, and two sizes of -a
@@ -76,7 +94,8 @@ else
 	cat "$tmp/dur.out"; bad "ssq_write_bw -D 1 failed"
 fi
 
-if "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
+"$bin/ssq_write_lat" -h | grep -q 'last byte of its destination' || bad "write_lat -h: does not say what it measures"
+if SSQ_EMU_MODE=full "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
 	cat "$tmp/lat.out"
 	grep -q 't_typical\[usec\].*99.9% percentile' "$tmp/lat.out" || bad "lat: no header"
 	read -r b it tmin tmax ttyp _ <<<"$(grep -A1 '#bytes' "$tmp/lat.out" | tail -n1)"
@@ -87,18 +106,79 @@ if "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1;
 else
 	cat "$tmp/lat.out"; bad "ssq_write_lat failed"
 fi
+if "$bin/ssq_write_lat" -n 10 >"$tmp/lat.out" 2>&1; then
+	bad "ssq_write_lat in sink mode succeeded"
+fi
+grep -q 'sink moves no data' "$tmp/lat.out" || bad "write_lat, sink: $(cat "$tmp/lat.out")"
+
+# Over the emulated wire: two ssqd, the data in the listening one's arena
+# (write_bw checks it there; write_lat polls it there).
+if SSQ_EMU_MODE=full "$bin/ssq_write_bw" --wire -P 2 -n 1000 -s 64 -q 2 \
+	--json "$tmp/wire.json" >"$tmp/wire.out" 2>&1; then
+	cat "$tmp/wire.out"
+	grep -q 'over the emulated wire' "$tmp/wire.out" || bad "--wire: does not say so"
+	check_bw wire "$tmp/wire.out" "$tmp/wire.json" 64 2000
+	grep -q '"transport": "wire"' "$tmp/wire.json" || bad "--wire: no \"transport\": \"wire\""
+else
+	cat "$tmp/wire.out"; bad "ssq_write_bw --wire failed"
+fi
+grep -q '"transport": "local"' "$tmp/lockfree.json" || bad "no \"transport\": \"local\" in JSON"
+if SSQ_EMU_MODE=full "$bin/ssq_write_lat" --wire -n 100 >"$tmp/wlat.out" 2>&1; then
+	read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/wlat.out" | tail -n1)"
+	[ "$it" = 100 ] && awk -v a="$tmin" 'BEGIN { exit !(a > 0) }' || bad "write_lat --wire: row $b $it $tmin"
+else
+	cat "$tmp/wlat.out"; bad "ssq_write_lat --wire failed"
+fi
+for t in read_bw atomic_bw; do
+	SSQ_EMU_MODE=full "$bin/ssq_$t" --wire -n 500 -s 64 --mode proxy --json "$tmp/w$t.json" \
+		>"$tmp/w$t.out" 2>&1 || { cat "$tmp/w$t.out"; bad "ssq_$t --wire failed"; continue; }
+	check_bw "$t --wire" "$tmp/w$t.out" "$tmp/w$t.json" "$([ $t = atomic_bw ] && echo 8 || echo 64)" 500
+done
 for t in read_bw atomic_bw; do
 	"$bin/ssq_$t" -P 2 -n 2000 --mode proxy --json "$tmp/$t.json" >"$tmp/$t.out" 2>&1 ||
 		{ cat "$tmp/$t.out"; bad "ssq_$t failed"; continue; }
 	check_bw "$t" "$tmp/$t.out" "$tmp/$t.json" "$([ $t = atomic_bw ] && echo 8 || echo 65536)" 4000
 done
-for t in send_bw send_lat; do
-	if "$bin/ssq_$t" -n 10 >"$tmp/$t.out" 2>&1; then
-		bad "ssq_$t succeeded"
+
+# SEND into the receive pool: the tool sizes it (--recv-depth, --recv-size)
+# and, in full mode, checks the payloads in the pool's log.
+for m in lockfree proxy qp-per-process; do
+	if SSQ_EMU_MODE=full "$bin/ssq_send_bw" --mode "$m" -P 2 -q 2 -n 301 -l 4 -Q 16 -s 100 -I 128 \
+		--json "$tmp/send.json" >"$tmp/send.out" 2>&1; then
+		grep -q 'ssq_send_bw: SEND' "$tmp/send.out" || bad "send_bw: does not say SEND"
+		check_bw "send_bw $m" "$tmp/send.out" "$tmp/send.json" 100 602
+	else
+		cat "$tmp/send.out"; bad "ssq_send_bw --mode $m failed"
 	fi
-	grep -q 'not yet supported: the loopback peer posts no receives' "$tmp/$t.out" ||
-		bad "ssq_$t: $(cat "$tmp/$t.out")"
 done
+"$bin/ssq_send_bw" -P 2 -n 500 -s 64 >"$tmp/send.out" 2>&1 ||
+	{ cat "$tmp/send.out"; bad "ssq_send_bw in sink mode failed"; }
+if SSQ_EMU_MODE=full "$bin/ssq_send_bw" --wire -n 300 -s 64 --json "$tmp/wsend.json" >"$tmp/wsend.out" 2>&1; then
+	check_bw "send_bw --wire" "$tmp/wsend.out" "$tmp/wsend.json" 64 300
+else
+	cat "$tmp/wsend.out"; bad "ssq_send_bw --wire failed"
+fi
+"$bin/ssq_send_lat" -h | grep -q 'receive pool' || bad "send_lat -h: does not say what it measures"
+for w in "" --wire; do
+	if SSQ_EMU_MODE=full "$bin/ssq_send_lat" -P 2 -n 100 $w >"$tmp/slat.out" 2>&1; then
+		read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/slat.out" | tail -n1)"
+		[ "$it" = 200 ] && awk -v a="$tmin" 'BEGIN { exit !(a > 0) }' || bad "send_lat $w: row $b $it $tmin"
+	else
+		cat "$tmp/slat.out"; bad "ssq_send_lat -P 2 $w failed"
+	fi
+done
+"$bin/ssq_send_lat" -n 10 >"$tmp/slat.out" 2>&1 && bad "ssq_send_lat in sink mode succeeded"
+grep -q 'sink moves no data' "$tmp/slat.out" || bad "send_lat, sink: $(cat "$tmp/slat.out")"
+out=$("$bin/ssq_send_lat" -P 2 -s 1 2>&1) && bad "send_lat -P 2 -s 1: exit 0"
+grep -q -- "-s 1 with -P > 1" <<<"$out" || bad "send_lat -P 2 -s 1: $out"
+# An ssqd without a receive pool: SEND is refused, saying why.
+"$SSQD" --device emu --socket "$tmp/nopool.sock" --hugepages=off --data-mib 4 --recv-depth 0 \
+	>"$tmp/nopool.log" 2>&1 &
+nopool=$!
+for _ in $(seq 200); do [ -S "$tmp/nopool.sock" ] && break; sleep 0.05; done
+"$bin/ssq_send_bw" -S "$tmp/nopool.sock" -n 10 >"$tmp/nopool.out" 2>&1 && bad "send_bw without a pool: exit 0"
+grep -q 'no receive pool' "$tmp/nopool.out" || bad "send_bw without a pool: $(cat "$tmp/nopool.out" "$tmp/nopool.log")"
+kill "$nopool"; wait "$nopool" || true
 
 # Bad flags: non-zero exit, the flag named, usage text.
 check_flag() { # expected-word args...
@@ -119,16 +199,27 @@ check_flag "-x" -x
 check_flag "--frob" --frob
 check_flag "-n" -n
 check_flag "-s 'abc'" -s abc
+check_flag "-q '0'" -q 0
+check_flag "-q '17'" -q 17
+check_flag "= 20 queues with --mode qp-per-process" -P 4 -q 5 --mode qp-per-process
+check_flag "-S: --wire starts its own" --wire -S /tmp/none.sock
+check_flag "-d mlx5_0: --wire" --wire -d mlx5_0
+check_flag "--wire" --wire=1
+out=$("$bin/ssq_write_bw" --wire 2>&1) && bad "--wire in sink mode: exit 0"
+grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 
 # The matrix: a handful of seconds with --quick (well under 30 s).
 if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
-	[ "$n" = 16 ] || bad "bench.sh --quick: $n records, want 16 (4 modes x P = 1, 2, 4, 8)"
-	for k in mode procs size msg_rate_mpps ns_per_wqe device; do
-		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 16 ] ||
+	[ "$n" = 28 ] || bad "bench.sh --quick: $n records, want 28 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire)"
+	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
+		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 28 ] ||
 			bad "bench.sh: not every record has $k"
 	done
+	n=$(grep -c '"transport": "wire"' "$tmp/bench/bench-results.json" || true)
+	[ "$n" = 6 ] || bad "bench.sh --quick: $n wire records, want 6"
+	grep -q "^ssq_send_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
 	if command -v gnuplot >/dev/null; then
 		[ -s "$tmp/bench/bench-results.png" ] || bad "bench.sh: no PNG"
 	fi

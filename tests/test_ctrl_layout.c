@@ -41,6 +41,11 @@ static void good_header(void)
 	h->queues[0].cq_dbrec_off = 32832;
 	h->queues[0].ctl_off = 65536;
 	h->queues[0].ctl_len = ssq_ctl_size(64);
+	h->queues[0].recv_depth = 8;
+	h->queues[0].recv_slots = 16;
+	h->queues[0].recv_size = 4096;
+	h->queues[0].recv_buf_off = (2u << 20) + 65536;
+	h->queues[0].recv_log_off = 131072;
 }
 
 static void expect(const char *needle, const char *what)
@@ -92,5 +97,28 @@ int main(void)
 	expect("queue 0", "misaligned control block");
 	memset(h->queues[0].name, 'x', sizeof(h->queues[0].name));
 	expect("queue 0", "unterminated name");
+	h->queues[0].recv_depth = 6;
+	h->queues[0].recv_slots = 12;
+	expect("receive pool", "receive depth not a power of two");
+	h->queues[0].recv_slots = 8;
+	expect("receive pool", "slots not twice the depth");
+	h->queues[0].recv_size = 100;
+	expect("receive pool", "receive buffer size not a multiple of 64");
+	h->queues[0].recv_buf_off = 65536;
+	expect("receive pool", "receive buffers outside the data arena");
+	h->queues[0].recv_buf_off = LEN - 4096;
+	expect("receive pool", "receive buffers past the end");
+	h->queues[0].recv_log_off = LEN - 64;
+	expect("receive pool", "receive log past the end");
+	h->queues[0].recv_log_off = 131072 + 8;
+	expect("receive pool", "misaligned receive log");
+	h->queues[0].recv_depth = 0;
+	expect("receive pool", "fields of a pool that is off");
+	memset(&h->queues[0].recv_depth, 0, 32);
+	p = ssq_arena_map(fd, 0, LEN, why, sizeof(why));
+	CHECK(p != NULL, "a queue without a receive pool refused: %s", why);
+	if (p)
+		munmap(p, LEN);
+	good_header();
 	return test_exit("ctrl_layout");
 }

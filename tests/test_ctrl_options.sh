@@ -35,6 +35,13 @@ expect 2 "--queues '0': want a number from 1 to 16" --queues 0
 expect 2 "--ib-port 'x': want a number" --ib-port x
 expect 2 "unknown or incomplete option '--bogus'" --bogus
 expect 2 "unexpected argument 'extra'" extra
+expect 2 "--recv-depth 100: must be 0 or a power of two" --recv-depth 100
+expect 2 "--recv-depth '65536': want a number from 0 to 32768" --recv-depth 65536
+expect 2 "--recv-depth '-1': want a number" --recv-depth -1
+expect 2 "--recv-size 100: must be a multiple of 64" --recv-size 100
+expect 2 "--recv-size '32': want a number from 64 to 1048576" --recv-size 32
+expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2097152
+expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
 expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
 expect 1 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
 expect 1 "device emu0 not found" --device emu0 --hugepages=off

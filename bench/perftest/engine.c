@@ -1,37 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine.c - options, ssqd start-up, fan-out, results for the perftest-style
- * tools. Shape after perftest (linux-rdma/perftest): the same flags where
- * they apply, the same tables; -P, --mode and --json are ssq's.
+ * engine.c - options, ssqd start-up (one in loopback, two for --wire),
+ * fan-out, results for the perftest-style tools. Shape after perftest
+ * (linux-rdma/perftest): the same flags where they apply, the same tables
+ * (report.c); -P, --mode, --wire and --json are ssq's.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "engine.h"
 
-static const char *const mode_names[] = { "lockfree", "spinlock", "qp-per-process",
-	                                  "proxy" };
-
-/* One table row, kept for --json. */
-struct row {
-	uint32_t size;
-	uint64_t iters;
-	double peak_mbs, avg_mbs, mpps;                 /* bandwidth */
-	double tmin, tmax, ttyp, tavg, tstd, p99, p999; /* latency, usec */
-};
+const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", "proxy" };
 
 double pt_now(void)
 {
@@ -41,17 +36,56 @@ double pt_now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int is_lat(const struct pt_opts *o)
+int pt_is_lat(const struct pt_opts *o)
 {
 	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT;
 }
 
-static void usage(FILE *f, const struct pt_opts *o)
+/* What each tool measures: the first lines of its usage text. */
+static const char *measures(const struct pt_opts *o)
+{
+	switch (o->test) {
+	case PT_WRITE_LAT:
+		return "   RDMA WRITE latency, one message outstanding: from posting the "
+		       "WRITE until\n"
+		       "   the last byte of its destination changes, polled in memory "
+		       "(perftest\n"
+		       "   polls the same byte; loopback has no second host to echo it, "
+		       "so "
+		       "this is\n"
+		       "   one way, not RTT/2). The CQE is reaped after the clock "
+		       "stops.\n"
+		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
+	case PT_READ_BW:
+		return "   RDMA READ bandwidth and message rate.\n";
+	case PT_ATOMIC_BW:
+		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
+	case PT_SEND_BW:
+		return "   SEND bandwidth and message rate into ssqd's receive pool "
+		       "(ssqd\n"
+		       "   --recv-depth >= the messages in flight, --recv-size >= -s); "
+		       "in\n"
+		       "   full mode the last pool-full of payloads is checked in its "
+		       "log.\n";
+	case PT_SEND_LAT:
+		return "   SEND latency, one message outstanding: from posting the SEND "
+		       "until\n"
+		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
+		       "way,\n"
+		       "   not RTT/2). The CQE is reaped after the clock stops. Needs a\n"
+		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
+	default:
+		return "   RDMA WRITE bandwidth and message rate.\n";
+	}
+}
+
+void pt_usage(FILE *f, const struct pt_opts *o)
 {
 	fprintf(
 	    f,
 	    " Usage:\n"
 	    "   %s [options]    run against a running ssqd (-S), else start one\n"
+	    "%s"
 	    "\n"
 	    " Options:\n"
 	    "  -a, --all                  Run sizes from 2 till 2^20\n"
@@ -64,24 +98,35 @@ static void usage(FILE *f, const struct pt_opts *o)
 	    "  -l, --post_list=<n>        Post a list of <n> WQEs at once, one doorbell\n"
 	    "                             (1..64, default 1)\n"
 	    "  -n, --iters=<n>            Number of exchanges per process (default %u)\n"
-	    "  -q, --qp=<n>               Num of QPs per process: 1 (see --mode)\n"
+	    "  -q, --qp=<n>               Num of QPs (1..%u, default 1): every sender\n"
+	    "                             posts round-robin over n shared queues;\n"
+	    "                             qp-per-process: n each, -P x n <= %u\n"
 	    "  -Q, --cqe_poll=<n>         Generate a CQE every <n> messages\n"
 	    "                             (CQ moderation, 1..%u, default 100)\n"
-	    "  -t, --tx-depth=<dep>       Messages a sender keeps in flight\n"
+	    "  -t, --tx-depth=<dep>       Messages a sender keeps in flight per QP\n"
 	    "                             (1..%u, >= -Q, default %u)\n"
 	    "  -s, --size=<size>          Size of message to exchange (1..%u, default "
 	    "%u)\n"
 	    "      --report_gbits         Report max/average BW in Gbit/sec\n"
 	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
 	    "      --mode=<mode>          lockfree (ssq, default), spinlock (one\n"
-	    "                             process-shared lock around the same queue),\n"
-	    "                             qp-per-process (each its own QP, <= 16),\n"
+	    "                             process-shared lock per queue),\n"
+	    "                             qp-per-process (each its own QPs, <= 16),\n"
 	    "                             proxy (one posting process, SPSC rings)\n"
 	    "  -S, --socket=<path>        A running ssqd's socket (default\n"
 	    "                             $SSQ_SOCKET; neither: start ssqd)\n"
-	    "      --json=<file>          Write the results as JSON\n",
-	    o->tool, is_lat(o) ? 1000u : 5000u, PT_MAX_TX, PT_MAX_TX, PT_TX_DEPTH,
-	    PT_MAX_SIZE, is_lat(o) ? 2u : 65536u, PT_MAX_PROCS);
+	    "      --wire                 Start two ssqd on the emulated device, one\n"
+	    "                             --listen, one --connect, and send over the\n"
+	    "                             emulated wire (UDP on 127.0.0.1) into the\n"
+	    "                             listening one's arena (not with -S)\n"
+	    "      --json=<file>          Write the results as JSON\n"
+	    "\n"
+	    " BW peak: the best rate of all senders together over a window a tenth\n"
+	    " of the run long; BW average: all messages over first post to last\n"
+	    " completion.\n",
+	    o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u, PT_MAX_LANES,
+	    PT_MAX_LANES, PT_MAX_TX, PT_MAX_TX, PT_TX_DEPTH, PT_MAX_SIZE,
+	    pt_is_lat(o) ? 2u : 65536u, PT_MAX_PROCS);
 }
 
 static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
@@ -90,7 +135,7 @@ static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
 	fprintf(stderr, "%s: ", o->tool);
 	fprintf(stderr, fmt, flag, val);
 	fputc('\n', stderr);
-	usage(stderr, o);
+	pt_usage(stderr, o);
 	exit(1);
 }
 
@@ -106,7 +151,7 @@ static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, ui
 		snprintf(range, sizeof(range), "%llu..%llu", (unsigned long long)lo,
 		         (unsigned long long)hi);
 		fprintf(stderr, "%s: %s '%s': want %s\n", o->tool, flag, s, range);
-		usage(stderr, o);
+		pt_usage(stderr, o);
 		exit(1);
 	}
 	return v;
@@ -125,7 +170,7 @@ static const char *flag_name(char *buf, const char *word)
 int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
              struct pt_opts *o)
 {
-	enum { OPT_GBITS = 256, OPT_MODE, OPT_JSON };
+	enum { OPT_GBITS = 256, OPT_MODE, OPT_JSON, OPT_WIRE };
 	static const struct option longs[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "ib-dev", required_argument, NULL, 'd' },
@@ -143,17 +188,18 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		{ "report_gbits", no_argument, NULL, OPT_GBITS },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "wire", no_argument, NULL, OPT_WIRE },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt, i, q_given = 0;
+	int opt, i, q_given = 0, s_given = 0;
 	char flag[4] = "-?", val[16];
 
 	memset(o, 0, sizeof(*o));
 	o->test = test;
 	o->tool = tool;
 	o->mode = PT_LOCKFREE;
-	o->size = is_lat(o) ? 2 : 65536;
-	o->iters = is_lat(o) ? 1000 : 5000;
+	o->size = pt_is_lat(o) ? 2 : 65536;
+	o->iters = pt_is_lat(o) ? 1000 : 5000;
 	o->qps = 1;
 	o->post_list = 1;
 	o->cq_mod = 100;
@@ -174,7 +220,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->duration = (double)num(o, "-D", optarg, 1, 3600);
 			break;
 		case 'h':
-			usage(stdout, o);
+			pt_usage(stdout, o);
 			exit(0);
 		case 'I':
 			o->inline_size = (uint32_t)num(o, "-I", optarg, 0, 912);
@@ -186,7 +232,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->iters = num(o, "-n", optarg, 1, 1000000000);
 			break;
 		case 'q':
-			o->qps = (uint32_t)num(o, "-q", optarg, 1, 1);
+			o->qps = (uint32_t)num(o, "-q", optarg, 1, PT_MAX_LANES);
 			break;
 		case 'Q':
 			o->cq_mod = (uint32_t)num(o, "-Q", optarg, 1, PT_MAX_TX);
@@ -203,12 +249,13 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case 'S':
 			o->socket = optarg;
+			s_given = 1;
 			break;
 		case OPT_GBITS:
 			o->gbits = 1;
 			break;
 		case OPT_MODE:
-			for (i = 0; i < 4 && strcmp(optarg, mode_names[i]); i++)
+			for (i = 0; i < 4 && strcmp(optarg, pt_mode_names[i]); i++)
 				;
 			if (i == 4)
 				bad_flag(
@@ -220,6 +267,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_JSON:
 			o->json = optarg;
+			break;
+		case OPT_WIRE:
+			o->wire = 1;
 			break;
 		case ':':
 			bad_flag(o, "%s%s: needs a value",
@@ -233,10 +283,22 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	if (optind < argc)
 		bad_flag(o, "unexpected argument %s%s (no server name: one host)",
 		         argv[optind], "");
-	if (o->mode == PT_QP_PER_PROCESS && o->procs > 16)
+	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
+	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
-		         "%s%s with --mode qp-per-process: at most 16 queues (-P 1..16)",
-		         "-P", "");
+		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
+		         "most 16%s",
+		         val, "");
+	if (o->wire && s_given)
+		bad_flag(o,
+		         "%s%s: --wire starts its own two ssqd; a running one (-S) "
+		         "cannot be used",
+		         "-S", "");
+	if (o->wire && o->device && strcmp(o->device, "emu"))
+		bad_flag(o, "%s %s: --wire runs on the emulated device's wire (-d emu)",
+		         "-d", o->device);
+	if (o->wire)
+		o->socket = NULL; /* not $SSQ_SOCKET either */
 	if (!q_given && o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
 	snprintf(val, sizeof(val), " %u", o->cq_mod);
@@ -250,164 +312,60 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
 	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
 		bad_flag(o, "%s%s: READ and atomics cannot be inline", "-I", "");
-	if (o->iters > 10000000 && is_lat(o))
+	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
+		bad_flag(
+		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
+		    "-s 1", "");
+	if (o->iters > 10000000 && pt_is_lat(o))
 		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
 		         "-n", "");
 	return 0;
 }
 
-/* The first mlx5 device in /sys/class/infiniband, into @out; 0 if none. */
-static int first_mlx5(char *out, size_t len)
+/* After a run of @size: did the WRITEs land? 0 or 1 (said why). */
+static int check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
 {
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int found = 0;
+	uint32_t p, i, np = o->test == PT_WRITE_LAT ? o->procs : 1;
+	/* write_lat: the last WRITE's last byte was (iters - 1) % 255 + 1. */
+	uint8_t last =
+	    o->test == PT_WRITE_LAT ? (uint8_t)((o->iters - 1) % 255 + 1) : 0x5a;
 
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d)) != NULL)
-		if (!strncmp(e->d_name, "mlx5", 4))
-			found = snprintf(out, len, "%s", e->d_name) < (int)len;
-	closedir(d);
-	return found;
-}
+	/* Every sender's source holds 0x5a (write_lat: but its last byte). */
+	for (p = 0; p < np; p++) {
+		const uint8_t *d = e->dst + (size_t)p * e->slot;
 
-/* $SSQD, else ssqd in the build tree (the tool is <build>/bench/perftest/x). */
-static void ssqd_path(char *out, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
+		for (i = 0; i < size; i++) {
+			uint8_t want = i + 1 == size ? last : 0x5a;
 
-	if (getenv("SSQD")) {
-		snprintf(out, len, "%s", getenv("SSQD"));
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			if (snprintf(out, len, "%s/../../ssqd", self) < (int)len &&
-			    access(out, X_OK) == 0)
-				return;
+			if (d[i] != want) {
+				fprintf(stderr,
+				        "%s: destination byte %u%s is 0x%02x after the "
+				        "run, not 0x%02x\n",
+				        o->tool, i, np > 1 ? " of a sender's slot" : "",
+				        d[i], want);
+				return 1;
+			}
 		}
 	}
-	snprintf(out, len, "ssqd"); /* $PATH */
-}
-
-/* Copy ssqd's log to stderr: why it did not start. */
-static void show_log(const char *log)
-{
-	char buf[512];
-	size_t n;
-	FILE *f = fopen(log, "r");
-
-	if (!f)
-		return;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stderr);
-	fclose(f);
-}
-
-/*
- * Start ssqd at @sock for @o, its output in @log, and connect. Returns the
- * client or NULL (ssqd stopped then).
- */
-static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
-                                     const char *sock, const char *log, pid_t *pid)
-{
-	char path[PATH_MAX], queues[16], mib[16];
-	struct ssq_client *c = NULL;
-	uint64_t data = (uint64_t)(o->procs + 2) * (o->all_sizes ? PT_MAX_SIZE : o->size);
-	int i, st;
-
-	ssqd_path(path, sizeof(path));
-	snprintf(queues, sizeof(queues), "%u",
-	         o->mode == PT_QP_PER_PROCESS ? o->procs : 1);
-	snprintf(mib, sizeof(mib), "%llu", (unsigned long long)(data >> 20) + 16);
-	fflush(stdout); /* not twice: the child's copy of the buffer */
-	*pid = fork();
-	if (*pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(127);
-		execlp(path, path, "--device", dev, "--socket", sock, "--queues", queues,
-		       "--data-mib", mib, "--sq-size", "4096",
-		       strcmp(dev, "emu") ? "--hugepages=auto" : "--hugepages=off",
-		       (char *)NULL);
-		fprintf(stderr, "%s: cannot run %s: %s\n", o->tool, path,
-		        strerror(errno));
-		_exit(127);
-	}
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++) {
-		if (waitpid(*pid, &st, WNOHANG) == *pid) {
-			fprintf(stderr, "%s: ssqd (%s) exited at start:\n", o->tool,
-			        path);
-			show_log(log);
-			*pid = 0;
-			return NULL;
-		}
-		usleep(25 * 1000);
-	}
-	if (!c) {
-		fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, sock,
-		        ssq_client_strerror_last());
-		show_log(log);
-	}
-	return c;
-}
-
-static void ssqd_stop(pid_t pid, const char *sock, const char *log)
-{
-	if (pid > 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, NULL, 0);
-	}
-	if (sock)
-		unlink(sock);
-	if (log)
-		unlink(log);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void lat_stats(double *s, uint64_t n, struct row *r)
-{
-	double sum = 0, sq = 0;
-	uint64_t i;
-
-	qsort(s, n, sizeof(*s), cmp_double);
-	for (i = 0; i < n; i++)
-		sum += s[i];
-	r->tavg = sum / n / 1e3;
-	for (i = 0; i < n; i++)
-		sq += (s[i] / 1e3 - r->tavg) * (s[i] / 1e3 - r->tavg);
-	r->tstd = sqrt(sq / n);
-	r->tmin = s[0] / 1e3;
-	r->tmax = s[n - 1] / 1e3;
-	r->ttyp = s[n / 2] / 1e3;
-	r->p99 = s[(uint64_t)((n - 1) * 0.99)] / 1e3;
-	r->p999 = s[(uint64_t)((n - 1) * 0.999)] / 1e3;
+	return 0;
 }
 
 /* One size: fork the senders (and the proxy), start them together, collect. */
 static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
-                    struct row *r)
+                    struct pt_row *r)
 {
 	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
 	pid_t kids[PT_MAX_PROCS + 1];
 	double t0 = 1e300, t1 = 0, peak = 0, start;
 	uint64_t total = 0;
 	int st, fail = 0;
-	size_t lat_bytes = is_lat(o) ? (size_t)o->procs * o->iters * sizeof(double) : 0;
+	size_t lat_bytes =
+	    pt_is_lat(o) ? (size_t)o->procs * o->iters * sizeof(double) : 0;
+	uint64_t base[PT_MAX_LANES];
+
+	/* The receive logs count on across sizes: this run's start from here. */
+	for (i = 0; e->check_recv && i < e->nrq; i++)
+		base[i] = ssq_recv_arrived(e->rq[i]);
 
 	e->sh = mmap(NULL, sizeof(*e->sh), PROT_READ | PROT_WRITE,
 	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -418,9 +376,10 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 		fprintf(stderr, "%s: mmap: %s\n", o->tool, strerror(errno));
 		return 1;
 	}
-	pthread_spin_init(&e->sh->lock, PTHREAD_PROCESS_SHARED);
+	for (i = 0; i < PT_MAX_LANES; i++)
+		pthread_spin_init(&e->sh->lock[i], PTHREAD_PROCESS_SHARED);
 	if (e->check_data)
-		memset(e->dst, 0, size);
+		memset(e->dst, 0, e->dst_len);
 	fflush(stdout);
 	for (i = 0; i < nproc; i++) {
 		kids[i] = fork();
@@ -456,28 +415,24 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 		total += res->msgs;
 		t0 = res->t0 < t0 ? res->t0 : t0;
 		t1 = res->t1 > t1 ? res->t1 : t1;
-		peak += res->peak_mps;
 	}
-	/* Every sender's source holds 0x5a: the last WRITE left that. */
-	for (i = 0; e->check_data && !fail && i < size; i++)
-		if (e->dst[i] != 0x5a) {
-			fprintf(
-			    stderr,
-			    "%s: destination byte %u is 0x%02x after the run, not 0x5a\n",
-			    o->tool, i, e->dst[i]);
-			fail = 1;
-		}
+	if (!fail && e->check_data)
+		fail = check_dst(o, e, size);
+	if (!fail && e->check_recv)
+		fail = pt_check_recv(o, e, size, base, total);
 	if (!fail) {
 		memset(r, 0, sizeof(*r));
 		r->size = size;
 		r->iters = total;
 		r->mpps = total / (t1 - t0) / 1e6;
+		if (!lat_bytes)
+			peak = pt_peak_rate(e->sh, o->procs);
 		if (peak < r->mpps * 1e6)
-			peak = r->mpps * 1e6; /* runs shorter than a window */
+			peak = r->mpps * 1e6; /* rounding; latency runs */
 		r->peak_mbs = peak * size / 1e6;
 		r->avg_mbs = r->mpps * size;
 		if (lat_bytes)
-			lat_stats(e->lat, (uint64_t)o->procs * o->iters, r);
+			pt_lat_stats(e->lat, (uint64_t)o->procs * o->iters, r);
 	}
 	munmap(e->sh, sizeof(*e->sh));
 	if (lat_bytes)
@@ -485,152 +440,110 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	return fail;
 }
 
-static const char *dashes =
-    "---------------------------------------------------------------------------------"
-    "------";
-
-static void print_header(const struct pt_opts *o)
+/*
+ * SEND: every queue's receive log, where its receiver keeps it (loopback
+ * @c's queue itself, @q0 already open; --wire the listening ssqd's queue
+ * of the same name), and a pool that takes what this run sends.
+ */
+static int open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
+                          struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
 {
-	printf("%s\n", dashes);
-	if (is_lat(o))
-		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  "
-		       "t_typical[usec]    "
-		       "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% "
-		       "percentile[usec] \n");
-	else if (o->gbits)
-		printf(
-		    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
-		    "MsgRate[Mpps]\n");
-	else
-		printf(
-		    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   "
-		    "MsgRate[Mpps]\n");
-}
+	uint32_t i, depth, bytes, top = o->all_sizes ? PT_MAX_SIZE : o->size;
+	char name[16];
 
-static void print_row(const struct pt_opts *o, const struct row *r)
-{
-	double k = o->gbits ? 8e6 / 1e9 : 1; /* MB/s to Gb/s */
-
-	if (is_lat(o))
-		printf(
-		    " %-7u %-10llu %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     "
-		    "%-7.2f\t\t%-7.2f   \t\t%-7.2f\n",
-		    r->size, (unsigned long long)r->iters, r->tmin, r->tmax, r->ttyp,
-		    r->tavg, r->tstd, r->p99, r->p999);
-	else
-		printf(" %-10u %-14llu %-18.2f %-20.2f %-.6f\n", r->size,
-		       (unsigned long long)r->iters, r->peak_mbs * k, r->avg_mbs * k,
-		       r->mpps);
-	fflush(stdout);
-}
-
-static int write_json(const struct pt_opts *o, const char *dev, const char *emu_mode,
-                      const struct row *rows, unsigned n)
-{
-	FILE *f = fopen(o->json, "w");
-	unsigned i;
-
-	if (!f) {
-		fprintf(stderr, "%s: --json %s: %s\n", o->tool, o->json, strerror(errno));
-		return 1;
+	pt_recv_pool(o, &depth, &bytes);
+	e->nrq = pt_queues_needed(o);
+	for (i = 0; i < e->nrq; i++) {
+		snprintf(name, sizeof(name), "q%u", i);
+		if (i == 0 && cd == c) {
+			e->rq[i] = q0;
+		} else if (ssq_queue_open(cd, name, &e->rq[i])) {
+			fprintf(stderr, "%s: receive log of %s: %s\n", o->tool, name,
+			        ssq_client_error(cd));
+			return -1;
+		}
 	}
-	fprintf(f, "[\n");
-	for (i = 0; i < n; i++) {
-		const struct row *r = &rows[i];
-
-		fprintf(
-		    f,
-		    "  {\"tool\": \"%s\", \"mode\": \"%s\", \"procs\": %u, \"size\": %u, "
-		    "\"iterations\": %llu, \"device\": \"%s\", \"emu_mode\": \"%s\", "
-		    "\"post_list\": %u, \"cq_mod\": %u, \"tx_depth\": %u, "
-		    "\"inline_size\": %u, "
-		    "\"bw_peak_mb_s\": %.2f, \"bw_avg_mb_s\": %.2f, "
-		    "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
-		    o->tool, mode_names[o->mode], o->procs, r->size,
-		    (unsigned long long)r->iters, dev, emu_mode, o->post_list, o->cq_mod,
-		    o->tx_depth, o->inline_size, r->peak_mbs, r->avg_mbs, r->mpps,
-		    r->mpps > 0 ? 1e3 / r->mpps : 0.0);
-		if (is_lat(o))
-			fprintf(
-			    f,
-			    ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": "
-			    "%.3f, \"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, "
-			    "\"p99_us\": %.3f, \"p999_us\": %.3f",
-			    r->tmin, r->tmax, r->ttyp, r->tavg, r->tstd, r->p99, r->p999);
-		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	if (!ssq_recv_depth(e->rq[0])) {
+		fprintf(stderr,
+		        "%s: the receiving ssqd has no receive pool (--recv-depth 0): "
+		        "SEND needs one\n",
+		        o->tool);
+		return -1;
 	}
-	fprintf(f, "]\n");
-	return fclose(f) ? 1 : 0;
+	if (ssq_recv_size(e->rq[0]) < top) {
+		fprintf(stderr,
+		        "%s: -s %u: the receiving ssqd's buffers take %u bytes "
+		        "(--recv-size)\n",
+		        o->tool, top, ssq_recv_size(e->rq[0]));
+		return -1;
+	}
+	if (ssq_recv_depth(e->rq[0]) < depth)
+		printf("%s: the receive pool keeps %u posted, fewer than can be in "
+		       "flight (%u): senders may wait out RNR timers\n",
+		       o->tool, ssq_recv_depth(e->rq[0]), depth);
+	return 0;
 }
 
 int pt_main(const struct pt_opts *o)
 {
-	char dev[64] = "emu", sockbuf[108], log[128] = "";
-	const char *sock = o->socket, *emu_mode = "";
-	struct ssq_client *c = NULL;
+	char dev[64] = "emu";
+	const char *emu_mode = "";
+	struct pt_daemon dl = { 0 }, dc = { 0 };
+	struct ssq_client *c = NULL, *cd = NULL;
 	struct ssq_queue *q;
-	struct ssq_queue_info qi[16];
+	struct ssq_queue_info qi[PT_MAX_LANES];
 	struct ssq_buf dst;
-	struct pt_env e;
-	struct row rows[24];
-	uint32_t sizes[24], nsizes = 0, s;
-	pid_t d = 0;
+	struct pt_env e = { 0 };
+	struct pt_row rows[24];
+	uint32_t sizes[24], nsizes = 0, s, top, need = pt_queues_needed(o);
 	int rc = 1, n;
 
-	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT) {
-		fprintf(stderr,
-		        "%s: not yet supported: the loopback peer posts no receives "
-		        "(SEND needs a receive WQE at the peer)\n",
-		        o->tool);
-		return 1;
-	}
 	signal(SIGPIPE, SIG_IGN);
-	if (sock) {
-		if (ssq_client_connect(sock, &c)) {
-			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, sock,
+	if (o->socket) {
+		if (ssq_client_connect(o->socket, &c)) {
+			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
 			        ssq_client_strerror_last());
 			return 1;
 		}
+		cd = c;
 		snprintf(dev, sizeof(dev), "%s", ssq_client_device(c));
-		printf("running on device %s (ssqd at %s)\n", dev, sock);
-	} else {
-		if (o->device)
-			snprintf(dev, sizeof(dev), "%s", o->device);
-		else if (!first_mlx5(dev, sizeof(dev)))
-			snprintf(dev, sizeof(dev), "emu");
-		if (!strcmp(dev, "emu"))
-			printf("%s: running on the emulated mlx5 device\n",
-			       o->device ? "-d emu"
-			                 : "no mlx5 device in /sys/class/infiniband");
-		else
-			printf("running on %s\n", dev);
-		snprintf(sockbuf, sizeof(sockbuf), "/tmp/ssq-perftest.%d.sock", getpid());
-		snprintf(log, sizeof(log), "/tmp/ssq-perftest.%d.log", getpid());
-		sock = sockbuf;
-		c = ssqd_start(o, dev, sock, log, &d);
-		if (!c)
-			goto out;
+		printf("running on device %s (ssqd at %s)\n", dev, o->socket);
+	} else if (pt_start_daemons(o, dev, sizeof(dev), &dl, &dc, &c, &cd)) {
+		goto out;
 	}
 	if (!strcmp(dev, "emu"))
 		emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
-	n = ssq_client_list(c, qi, 16);
-	if (o->mode == PT_QP_PER_PROCESS && n < (int)o->procs) {
-		fprintf(
-		    stderr,
-		    "%s: --mode qp-per-process -P %u needs queues q0..q%u; ssqd has %d\n",
-		    o->tool, o->procs, o->procs - 1, n);
+	if (pt_is_lat(o) && !strcasecmp(emu_mode, "sink")) {
+		fprintf(stderr,
+		        "%s: SSQ_EMU_MODE=sink moves no data, and %s waits for "
+		        "the data to land: use full mode\n",
+		        o->tool, o->tool + 4);
 		goto out;
 	}
+	n = ssq_client_list(c, qi, PT_MAX_LANES);
+	if (n < (int)need) {
+		fprintf(stderr,
+		        "%s: -P %u -q %u --mode %s needs queues q0..q%u; ssqd has %d\n",
+		        o->tool, o->procs, o->qps, pt_mode_names[o->mode], need - 1, n);
+		goto out;
+	}
+	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	/* write_lat: a 64-byte aligned slot per sender, each watching its own. */
+	e.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
 	if (ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(c, o->all_sizes ? PT_MAX_SIZE : (o->size < 8 ? 8 : o->size),
+	    ssq_buf_alloc(cd, e.slot ? (uint64_t)e.slot * o->procs : (top < 8 ? 8 : top),
 	                  &dst)) {
-		fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
+		fprintf(stderr, "%s: %s\n", o->tool,
+		        *ssq_client_error(c) ? ssq_client_error(c)
+		                             : ssq_client_error(cd));
 		goto out;
 	}
+	if (pt_is_send(o) && open_recv_logs(o, c, cd, q, &e))
+		goto out;
 	if (o->inline_size > ssq_queue_sq(q)->max_inline) {
 		fprintf(stderr, "%s: -I %u: the QP takes at most %u inline bytes\n",
 		        o->tool, o->inline_size, ssq_queue_sq(q)->max_inline);
-		usage(stderr, o);
+		pt_usage(stderr, o);
 		goto out;
 	}
 	if (o->all_sizes && o->test != PT_ATOMIC_BW)
@@ -638,33 +551,42 @@ int pt_main(const struct pt_opts *o)
 			sizes[nsizes++] = s;
 	else
 		sizes[nsizes++] = o->size;
-	e.socket = sock;
+	e.socket = o->socket ? o->socket : dc.sock;
+	e.dst_socket = o->socket ? o->socket : o->wire ? dl.sock : dc.sock;
 	e.dst_off = dst.off;
 	e.dst_len = dst.len;
+	/* The destination daemon's IOVA; over the wire its peer rkey. */
+	e.dst_iova = dst.iova;
+	e.rkey = ssq_queue_peer_rkey(q);
 	e.dst = dst.addr;
 	/* The emulated device's sink mode checks WQEs and moves nothing. */
 	e.check_data = (o->test == PT_WRITE_BW || o->test == PT_WRITE_LAT) &&
 	               strcmp(emu_mode, "sink") != 0;
-	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s\n", o->tool,
+	e.check_recv = o->test == PT_SEND_BW && strcmp(emu_mode, "sink") != 0;
+	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s\n", o->tool,
 	       o->test == PT_READ_BW     ? "RDMA READ"
 	       : o->test == PT_ATOMIC_BW ? "ATOMIC fetch-and-add"
+	       : pt_is_send(o)           ? "SEND"
 	                                 : "RDMA WRITE",
-	       o->procs, o->procs > 1 ? "es" : "", mode_names[o->mode],
+	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *emu_mode ? (strcmp(emu_mode, "sink") ? "" : ", device in sink mode") : "",
-	       o->mode == PT_QP_PER_PROCESS ? o->procs : 1,
-	       o->mode == PT_QP_PER_PROCESS && o->procs > 1 ? "s" : "");
-	print_header(o);
+	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "");
+	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
 		if (run_size(o, &e, sizes[s], &rows[s]))
 			goto out;
-		print_row(o, &rows[s]);
+		pt_print_row(o, &rows[s]);
 	}
-	printf("%s\n", dashes);
-	rc = o->json ? write_json(o, dev, emu_mode, rows, nsizes) : 0;
+	pt_print_row(o, NULL);
+	rc = o->json ? pt_write_json(o, dev, emu_mode, rows, nsizes) : 0;
 out:
+	if (cd && cd != c)
+		ssq_client_close(cd);
 	if (c)
 		ssq_client_close(c);
-	ssqd_stop(d, d ? sock : NULL, o->socket ? NULL : log);
+	/* The sender's side first: the listener would wait for it otherwise. */
+	pt_ssqd_stop(&dc);
+	pt_ssqd_stop(&dl);
 	return rc;
 }

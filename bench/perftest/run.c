@@ -6,12 +6,15 @@
  * Every mode posts through the same builder, post_batch(): reserve the
  * WQEBBs of n requests with one fetch-add, build and publish each, one
  * submit. The modes differ only in who calls it and around what:
- *   lockfree        each sender, on the shared queue q0
- *   spinlock        each sender, on q0, inside one process-shared spinlock
- *                   (every post and every poll)
- *   qp-per-process  sender i, on its own queue q<i> (it is the only producer)
+ *   lockfree        each sender, on the shared queues q0..q<N-1> (-q N)
+ *   spinlock        each sender, on those, inside the queue's one
+ *                   process-shared spinlock (every post and every poll)
+ *   qp-per-process  sender i, on its own queues q<i*N>..q<i*N+N-1> (it is
+ *                   their only producer)
  *   proxy           senders put requests into their own SPSC ring; one
- *                   proxy process drains the rings and posts them on q0
+ *                   proxy process drains the rings and posts them on q0..
+ * A sender's batches go round-robin over its N queues ("lanes"), each lane
+ * with its own in-flight window and signaling.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,18 +27,26 @@
 #include <ssq/client.h>
 #include "engine.h"
 
-#define WINDOW     4096u /* messages per peak-rate sample */
-#define PROXY_TAKE 16u   /* requests the proxy takes from one ring at a time */
-#define STALL_S    60.0  /* no progress for this long: give up */
+#define PROXY_TAKE 16u  /* requests the proxy takes from one ring at a time */
+#define STALL_S    60.0 /* no progress for this long: give up */
 
-/* How a sender reaches the queue. */
+/* One of the -q queues a sender round-robins over. */
+struct lane {
+	struct ssq_producer *prod; /* NULL in proxy mode */
+	pthread_spinlock_t *lock;  /* spinlock mode: this queue's */
+	uint64_t posted;           /* this sender's messages on it */
+	uint64_t completed; /* known complete (a signaled one covers earlier ones) */
+};
+
+/* How a sender reaches its queues. */
 struct port {
 	enum pt_mode mode;
-	struct ssq_producer *prod; /* NULL in proxy mode */
-	pthread_spinlock_t *lock;  /* spinlock mode */
-	struct pt_ring *ring;      /* proxy mode */
+	uint32_t nlanes;
+	struct lane lane[PT_MAX_LANES];
+	struct pt_ring *ring; /* proxy mode */
 	struct pt_shared *sh;
-	uint64_t completed; /* messages known complete (signaled ones cover earlier) */
+	struct pt_samples *smp; /* bandwidth tests: completion samples */
+	uint64_t completed;     /* over every lane */
 	char *why;
 	size_t why_len;
 };
@@ -73,6 +84,9 @@ static int post_batch(struct ssq_producer *p, const struct pt_req *r, unsigned n
 
 			/* laddr is a local virtual address here: inline copies it. */
 			rc = ssq_wqe_build(sq, (uint32_t)pos, &wr);
+		} else if (r[i].opcode == MLX5_OPCODE_SEND) {
+			rc = ssq_prep_send(sq, (uint32_t)pos, MLX5_OPCODE_SEND,
+			                   r[i].laddr, r[i].lkey, r[i].len, 0, fl);
 		} else if (r[i].opcode == MLX5_OPCODE_ATOMIC_FA) {
 			rc = ssq_prep_atomic(sq, (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
 			                     r[i].laddr, r[i].lkey, r[i].raddr, r[i].rkey,
@@ -94,11 +108,11 @@ static int post_batch(struct ssq_producer *p, const struct pt_req *r, unsigned n
 	return 0;
 }
 
-/* Completions of @p: the newest signaled wr_id + 1 in *@done. Returns 0 or -1. */
-static int reap(struct ssq_producer *p, uint64_t *done, char *why, size_t len)
+/* Completions of @l: the newest signaled wr_id + 1 in l->completed. 0 or -1. */
+static int reap(struct lane *l, char *why, size_t len)
 {
 	struct ssq_completion comp[32];
-	int n = ssq_poll(p, comp, 32), k;
+	int n = ssq_poll(l->prod, comp, 32), k;
 
 	for (k = 0; k < n; k++) {
 		if (comp[k].status != IBV_WC_SUCCESS) {
@@ -108,56 +122,90 @@ static int reap(struct ssq_producer *p, uint64_t *done, char *why, size_t len)
 			         comp[k].syndrome);
 			return -1;
 		}
-		*done = comp[k].wr_id + 1;
+		l->completed = comp[k].wr_id + 1;
 	}
 	return 0;
 }
 
-static int port_poll(struct port *pt)
+/* Take a sample of the completion count if it is due (full: halve them). */
+static void sample(struct pt_samples *s, uint64_t m, double t)
 {
-	int rc;
+	uint32_t i;
 
-	switch (pt->mode) {
-	case PT_SPINLOCK:
-		pthread_spin_lock(pt->lock);
-		rc = reap(pt->prod, &pt->completed, pt->why, pt->why_len);
-		pthread_spin_unlock(pt->lock);
-		return rc;
-	case PT_PROXY:
-		/* A1: pairs with the proxy's release of done (R1). */
-		pt->completed = __atomic_load_n(&pt->ring->done, __ATOMIC_ACQUIRE);
-		return 0;
-	default:
-		return reap(pt->prod, &pt->completed, pt->why, pt->why_len);
+	if (s->n == PT_SAMPLES) {
+		for (i = 0; i < PT_SAMPLES / 2; i++) {
+			s->t[i] = s->t[2 * i];
+			s->m[i] = s->m[2 * i];
+		}
+		s->n = PT_SAMPLES / 2;
+		s->every *= 2;
 	}
+	s->t[s->n] = t;
+	s->m[s->n++] = m;
+	s->next = m + s->every;
 }
 
-/* Hand @n requests to the queue. Returns 0, -EAGAIN (poll and retry), -errno. */
-static int port_post(struct port *pt, const struct pt_req *r, unsigned n)
+/* Collect completions on every lane of @pt. Returns 0 or -1 (why in pt->why). */
+static int port_poll(struct port *pt)
+{
+	uint64_t total = 0;
+	uint32_t i;
+	int rc = 0;
+
+	for (i = 0; i < pt->nlanes && !rc; i++) {
+		struct lane *l = &pt->lane[i];
+
+		switch (pt->mode) {
+		case PT_SPINLOCK:
+			pthread_spin_lock(l->lock);
+			rc = reap(l, pt->why, pt->why_len);
+			pthread_spin_unlock(l->lock);
+			break;
+		case PT_PROXY:
+			/* A1: pairs with the proxy's release of done (R1). */
+			l->completed =
+			    __atomic_load_n(&pt->ring->done[i], __ATOMIC_ACQUIRE);
+			break;
+		default:
+			rc = reap(l, pt->why, pt->why_len);
+		}
+		total += l->completed;
+	}
+	pt->completed = total;
+	if (pt->smp && total >= pt->smp->next)
+		sample(pt->smp, total, pt_now());
+	return rc ? -1 : 0;
+}
+
+/* Hand @n requests to lane @li. Returns 0, -EAGAIN (poll and retry), -errno. */
+static int port_post(struct port *pt, uint32_t li, const struct pt_req *r, unsigned n)
 {
 	struct pt_ring *ring = pt->ring;
+	struct lane *l = &pt->lane[li];
 	uint64_t h;
 	unsigned i;
 	int rc;
 
 	switch (pt->mode) {
 	case PT_SPINLOCK:
-		pthread_spin_lock(pt->lock);
-		rc = post_batch(pt->prod, r, n);
-		pthread_spin_unlock(pt->lock);
+		pthread_spin_lock(l->lock);
+		rc = post_batch(l->prod, r, n);
+		pthread_spin_unlock(l->lock);
 		return rc;
 	case PT_PROXY:
 		h = ring->head;
 		/* A2: pairs with the proxy's release of tail (R2): slots free. */
 		if (h + n - __atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) > PT_RING)
 			return -EAGAIN;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			ring->req[(h + i) % PT_RING] = r[i];
+			ring->req[(h + i) % PT_RING].lane = (uint8_t)li;
+		}
 		/* R3: records before head; pairs with the proxy's acquire (A3). */
 		__atomic_store_n(&ring->head, h + n, __ATOMIC_RELEASE);
 		return 0;
 	default:
-		return post_batch(pt->prod, r, n);
+		return post_batch(l->prod, r, n);
 	}
 }
 
@@ -201,68 +249,93 @@ static void req_template(const struct pt_opts *o, uint32_t size, struct pt_req *
 		t->len = 8;
 		/* ctrl, raddr, atomic, data: 4 DS of 16 bytes, one WQEBB. */
 	} else {
-		t->opcode = MLX5_OPCODE_RDMA_WRITE;
+		int send = o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
+
+		t->opcode = send ? MLX5_OPCODE_SEND : MLX5_OPCODE_RDMA_WRITE;
 		if (size <= o->inline_size) {
 			t->inl = 1;
-			/* ctrl, raddr, then the 4-byte count + data padded to DS. */
-			t->wqebbs = (uint8_t)((32 + ((4 + size + 15) & ~15u) + 63) / 64);
+			/* ctrl, raddr (not SEND), the 4-byte count + data padded to DS.
+			 */
+			t->wqebbs =
+			    (uint8_t)(((send ? 16 : 32) + ((4 + size + 15) & ~15u) + 63) /
+			              64);
 		}
 	}
 }
 
-/* The loop of a bandwidth test. Returns 0 or -1 (why in pt->why). */
+/* Post @k requests from @r on lane @li, polling while there is no room. */
+static int post_wait(struct port *pt, uint32_t li, const struct pt_req *r, unsigned k)
+{
+	unsigned spins;
+	int rc;
+
+	for (spins = 0; (rc = port_post(pt, li, r, k)) == -EAGAIN; backoff(&spins))
+		if (port_poll(pt) || stopped(pt->sh))
+			return -1;
+	if (rc) {
+		snprintf(pt->why, pt->why_len, "post: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The loop of a bandwidth test: batches of -l requests, round-robin over
+ * the lanes, at most -t in flight per lane, every -Q-th of a lane's
+ * messages signaled and its last one too. Returns 0 or -1 (why in pt->why).
+ */
 static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req *tmpl,
                    struct pt_result *res)
 {
-	uint64_t n = o->duration > 0 ? UINT64_MAX : o->iters, posted = 0, win = 0;
-	uint32_t l = o->post_list, q = o->cq_mod, batches = 0;
+	uint64_t n = o->duration > 0 ? UINT64_MAX : o->iters, posted = 0;
+	uint32_t l = o->post_list, q = o->cq_mod, batches = 0, li = 0, nl = pt->nlanes;
 	unsigned spins = 0;
-	double end = 0, tw, last = 0;
+	double end = 0, tw = 0, last = 0;
 	struct pt_req r[64];
 	unsigned j, k;
-	int rc;
+	int last_on_lane;
 
-	res->t0 = tw = pt_now();
+	res->t0 = pt_now();
+	sample(pt->smp, 0, res->t0);
 	if (o->duration > 0)
 		end = res->t0 + o->duration;
 	while (posted < n) {
+		struct lane *ln = &pt->lane[li];
+
 		k = (unsigned)(n - posted < l ? n - posted : l);
-		if (end && (++batches & 63) == 0 && pt_now() >= end)
-			n = posted + k; /* this batch is the last: its end is signaled */
-		for (spins = 0; posted + k - pt->completed > o->tx_depth;
+		if (end && (++batches & 63) == 0 && pt_now() >= end) {
+			/* This batch and one on each other lane are the last. */
+			n = posted + k + (uint64_t)(nl - 1) * l;
+			end = 0;
+		}
+		/* No batch after this one comes back to this lane: signal its end. */
+		last_on_lane = n - posted - k <= (uint64_t)(nl - 1) * l;
+		for (spins = 0; ln->posted + k - ln->completed > o->tx_depth;
 		     backoff(&spins)) {
 			if (port_poll(pt) || stopped(pt->sh))
 				return -1;
-			if (pt_now() - tw > STALL_S) {
+			if (!spins)
+				tw = pt_now(); /* not on the fast path: only when waiting
+				                */
+			else if (pt_now() - tw > STALL_S) {
 				snprintf(pt->why, pt->why_len, "completions stopped");
 				return -1;
 			}
 		}
 		for (j = 0; j < k; j++) {
-			uint64_t i = posted + j;
+			uint64_t i = ln->posted + j;
 
 			r[j] = *tmpl;
 			r[j].wr_id = i;
-			r[j].flags =
-			    ((i + 1) % q == 0 || i + 1 == n) ? SSQ_WQE_SIGNALED : 0;
+			r[j].flags = ((i + 1) % q == 0 || (last_on_lane && j + 1 == k))
+			                 ? SSQ_WQE_SIGNALED
+			                 : 0;
 		}
-		for (spins = 0; (rc = port_post(pt, r, k)) == -EAGAIN; backoff(&spins))
-			if (port_poll(pt) || stopped(pt->sh))
-				return -1;
-		if (rc) {
-			snprintf(pt->why, pt->why_len, "post: %s", strerror(-rc));
+		if (post_wait(pt, li, r, k))
 			return -1;
-		}
+		ln->posted += k;
 		posted += k;
-		win += k;
-		if (win >= WINDOW) {
-			double t = pt_now();
-
-			if (win / (t - tw) > res->peak_mps)
-				res->peak_mps = win / (t - tw);
-			tw = t;
-			win = 0;
-		}
+		li = li + 1 == nl ? 0 : li + 1;
 	}
 	last = pt_now();
 	for (spins = 0; pt->completed < posted; backoff(&spins)) {
@@ -277,41 +350,161 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 	}
 	res->t1 = pt_now();
 	res->msgs = posted;
+	sample(pt->smp, posted, res->t1);
 	return 0;
 }
 
-/* The loop of a latency test: each message signaled, waited for, timed. */
+/*
+ * The loop of ssq_write_lat: one message outstanding. Each WRITE carries a
+ * new last byte (1..255, never the one before); the time is from posting it
+ * until that byte shows in the destination, polled in memory (perftest's
+ * write_lat polls its buffer the same way; loopback has no second host to
+ * bounce it back, so this is one way, not RTT/2). Its CQE is reaped after
+ * the clock stops, before the next post. @dst is this sender's slot.
+ */
 static int lat_loop(const struct pt_opts *o, struct port *pt, const struct pt_req *tmpl,
-                    struct pt_result *res, double *samples)
+                    struct pt_result *res, double *samples, uint8_t *src,
+                    volatile uint8_t *dst, uint32_t size)
 {
 	struct pt_req r = *tmpl;
 	unsigned spins;
 	uint64_t i;
-	int rc;
 
 	res->t0 = pt_now();
 	for (i = 0; i < o->iters; i++) {
-		double t0 = pt_now();
+		uint32_t li = (uint32_t)(i % pt->nlanes);
+		struct lane *ln = &pt->lane[li];
+		uint8_t v = (uint8_t)(i % 255 + 1);
+		double t0, t1;
 
-		r.wr_id = i;
+		src[size - 1] = v; /* inline copies it when built; DMA reads it later */
+		r.wr_id = ln->posted;
 		r.flags = SSQ_WQE_SIGNALED;
-		for (spins = 0; (rc = port_post(pt, &r, 1)) == -EAGAIN; backoff(&spins))
-			if (port_poll(pt) || stopped(pt->sh))
-				return -1;
-		if (rc) {
-			snprintf(pt->why, pt->why_len, "post: %s", strerror(-rc));
+		t0 = pt_now();
+		if (post_wait(pt, li, &r, 1))
 			return -1;
+		ln->posted++;
+		/* A4: the device's write of the byte; nothing after it is read. */
+		for (spins = 0; __atomic_load_n(&dst[size - 1], __ATOMIC_RELAXED) != v;
+		     spins++) {
+			ssq__cpu_relax();
+			if ((spins & 1023) == 1023) {
+				if (stopped(pt->sh) || port_poll(pt))
+					return -1;
+				if (pt_now() - t0 > STALL_S) {
+					snprintf(
+					    pt->why, pt->why_len,
+					    "WRITE %llu never reached the destination",
+					    (unsigned long long)i);
+					return -1;
+				}
+				sched_yield(); /* the device thread may need this core */
+			}
 		}
-		for (spins = 0; pt->completed <= i; backoff(&spins)) {
+		t1 = pt_now();
+		samples[i] = (t1 - t0) * 1e9;
+		for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
 			if (port_poll(pt) || stopped(pt->sh))
 				return -1;
-			if (pt_now() - t0 > STALL_S) {
+			if (pt_now() - t1 > STALL_S) {
 				snprintf(pt->why, pt->why_len, "no completion for %llu",
 				         (unsigned long long)i);
 				return -1;
 			}
 		}
-		samples[i] = (pt_now() - t0) * 1e9;
+	}
+	res->t1 = pt_now();
+	res->msgs = o->iters;
+	return 0;
+}
+
+/*
+ * Is log entry @k of @rq this sender's SEND carrying @v? 1 yes, 0 another
+ * sender's, -1 gone (-ESTALE: the window moved past it) or not arrived.
+ */
+static int my_send(struct ssq_queue *rq, uint64_t k, uint32_t idx, uint32_t size,
+                   uint8_t v)
+{
+	struct ssq_recv_msg m;
+	const volatile uint8_t *d;
+	int mine;
+
+	if (ssq_recv_peek(rq, k, &m))
+		return -1;
+	d = m.data;
+	mine = m.status == IBV_WC_SUCCESS && d && m.byte_len == size &&
+	       d[size - 1] == v && (size < 2 || d[0] == (uint8_t)(idx + 1));
+	return ssq_recv_check(rq, k) ? -1 : mine;
+}
+
+/*
+ * The loop of ssq_send_lat: one message outstanding, timed from posting the
+ * SEND until the receive pool's log (ssq_recv_peek) shows it. Each SEND's
+ * payload says whose (first byte: sender + 1) and which (last byte, as in
+ * write_lat); other senders' messages on the same queue are skipped. The
+ * CQE is reaped after the clock stops. @rq: each lane's queue as its
+ * receiver sees it, @next: where each lane's log is read from.
+ */
+static int send_lat_loop(const struct pt_opts *o, struct port *pt,
+                         const struct pt_req *tmpl, struct pt_result *res,
+                         double *samples, uint8_t *src, uint32_t idx, uint32_t size,
+                         struct ssq_queue **rq, uint64_t *next)
+{
+	struct pt_req r = *tmpl;
+	unsigned spins;
+	uint64_t i;
+	int mine;
+
+	res->t0 = pt_now();
+	for (i = 0; i < o->iters; i++) {
+		uint32_t li = (uint32_t)(i % pt->nlanes);
+		struct lane *ln = &pt->lane[li];
+		uint8_t v = (uint8_t)(i % 255 + 1);
+		double t0, t1;
+
+		src[size - 1] = v;
+		r.wr_id = ln->posted;
+		r.flags = SSQ_WQE_SIGNALED;
+		t0 = pt_now();
+		if (post_wait(pt, li, &r, 1))
+			return -1;
+		ln->posted++;
+		for (spins = 0, mine = 0; !mine; next[li]++) {
+			while (ssq_recv_arrived(rq[li]) <= next[li]) {
+				ssq__cpu_relax();
+				if ((++spins & 1023) == 0) {
+					if (stopped(pt->sh) || port_poll(pt))
+						return -1;
+					if (pt_now() - t0 > STALL_S) {
+						snprintf(pt->why, pt->why_len,
+						         "SEND %llu never arrived",
+						         (unsigned long long)i);
+						return -1;
+					}
+					sched_yield();
+				}
+			}
+			mine = my_send(rq[li], next[li], idx, size, v);
+			if (mine < 0) {
+				snprintf(
+				    pt->why, pt->why_len,
+				    "receive log entry %llu overwritten before it was "
+				    "read",
+				    (unsigned long long)next[li]);
+				return -1;
+			}
+		}
+		t1 = pt_now();
+		samples[i] = (t1 - t0) * 1e9;
+		for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
+			if (port_poll(pt) || stopped(pt->sh))
+				return -1;
+			if (pt_now() - t1 > STALL_S) {
+				snprintf(pt->why, pt->why_len, "no completion for %llu",
+				         (unsigned long long)i);
+				return -1;
+			}
+		}
 	}
 	res->t1 = pt_now();
 	res->msgs = o->iters;
@@ -323,14 +516,19 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 {
 	struct pt_shared *sh = e->sh;
 	struct pt_result *res = &sh->res[idx];
-	struct ssq_client *c = NULL;
-	struct ssq_queue *q = NULL;
-	struct port pt = {
-		.mode = o->mode, .sh = sh, .why = res->why, .why_len = sizeof(res->why)
-	};
+	struct ssq_client *c = NULL, *cd = NULL;
+	struct ssq_queue *q;
+	struct port pt = { .mode = o->mode,
+		           .nlanes = o->qps,
+		           .sh = sh,
+		           .why = res->why,
+		           .why_len = sizeof(res->why) };
 	struct ssq_buf src, dst;
+	struct ssq_queue *rq[PT_MAX_LANES] = { NULL };
+	uint64_t next[PT_MAX_LANES];
 	struct pt_req tmpl;
 	char name[16];
+	uint32_t i;
 	int rc;
 
 	res->rc = 1;
@@ -338,18 +536,26 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_strerror_last());
 		goto fail;
 	}
-	snprintf(name, sizeof(name), "q%u", o->mode == PT_QP_PER_PROCESS ? idx : 0);
-	if ((o->mode != PT_PROXY && ssq_queue_open(c, name, &q)) ||
-	    ssq_buf_alloc(c, size < 8 ? 8 : size, &src) ||
-	    ssq_buf_at(c, e->dst_off, e->dst_len, &dst)) {
+	for (i = 0; i < o->qps && o->mode != PT_PROXY; i++) {
+		pt_queue_name(o, idx, i, name, sizeof(name));
+		if (ssq_queue_open(c, name, &q)) {
+			snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
+			goto fail;
+		}
+		pt.lane[i].prod = ssq_queue_producer(q);
+		pt.lane[i].lock = &sh->lock[i];
+		rq[i] = q;
+	}
+	if (ssq_buf_alloc(c, size < 8 ? 8 : size, &src)) {
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
 		goto fail;
 	}
 	memset(src.addr, 0x5a, src.len);
-	if (q)
-		pt.prod = ssq_queue_producer(q);
-	pt.lock = &sh->lock;
+	if ((o->test == PT_SEND_BW || o->test == PT_SEND_LAT) && size >= 2)
+		((uint8_t *)src.addr)[0] = (uint8_t)(idx + 1); /* whose SEND */
 	pt.ring = &sh->rings[idx];
+	pt.smp = &sh->smp[idx];
+	pt.smp->every = 256;
 	req_template(o, size, &tmpl);
 	/*
 	 * Inline data is copied by whoever builds the WQE, from where it sees
@@ -359,12 +565,54 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	tmpl.laddr =
 	    tmpl.inl && o->mode != PT_PROXY ? (uint64_t)(uintptr_t)src.addr : src.iova;
 	tmpl.lkey = src.lkey;
-	/* Loopback: the peer's data arena is this arena, dst in it. */
-	tmpl.raddr = dst.iova;
-	tmpl.rkey = dst.lkey;
+	/* The peer's data arena (loopback: this one), this sender's slot in it. */
+	tmpl.raddr = e->dst_iova + (uint64_t)idx * e->slot;
+	tmpl.rkey = e->rkey;
+	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)
+		tmpl.raddr = tmpl.rkey = 0;
+	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
+		/*
+		 * Watch the destination (send_lat: the receive log) where it is:
+		 * over the wire, in the other ssqd.
+		 */
+		if (strcmp(e->dst_socket, e->socket) &&
+		    ssq_client_connect(e->dst_socket, &cd)) {
+			snprintf(res->why, sizeof(res->why), "%s",
+			         ssq_client_strerror_last());
+			goto fail;
+		}
+		if (ssq_buf_at(cd ? cd : c, e->dst_off, e->dst_len, &dst)) {
+			snprintf(res->why, sizeof(res->why),
+			         "destination not in the arena");
+			goto fail;
+		}
+	}
+	/*
+	 * send_lat reads each queue's receive log where its receiver keeps it:
+	 * loopback, the queue itself (already open unless proxy); over the
+	 * wire, the listening ssqd's queue of the same name.
+	 */
+	for (i = 0; i < o->qps && o->test == PT_SEND_LAT; i++) {
+		pt_queue_name(o, idx, i, name, sizeof(name));
+		if (cd || !rq[i]) {
+			rq[i] = NULL;
+			if (ssq_queue_open(cd ? cd : c, name, &rq[i])) {
+				snprintf(res->why, sizeof(res->why), "%s",
+				         ssq_client_error(cd ? cd : c));
+				goto fail;
+			}
+		}
+		/* Nothing is sent before go: everything after this is this run's. */
+		next[i] = ssq_recv_arrived(rq[i]);
+	}
 	start_line(sh);
 	if (o->test == PT_WRITE_LAT)
-		rc = lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters);
+		rc =
+		    lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
+		             src.addr, (uint8_t *)dst.addr + (size_t)idx * e->slot, size);
+	else if (o->test == PT_SEND_LAT)
+		rc = send_lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
+		                   src.addr, idx, size, rq, next);
 	else
 		rc = bw_loop(o, &pt, &tmpl, res);
 	if (o->mode == PT_PROXY)
@@ -372,6 +620,8 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	if (rc)
 		goto fail;
 	res->rc = 0;
+	if (cd)
+		ssq_client_close(cd);
 	ssq_client_close(c);
 	return 0;
 fail:
@@ -379,16 +629,38 @@ fail:
 	if (o->mode == PT_PROXY)
 		__atomic_store_n(&sh->rings[idx].fin, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_ACQ_REL); /* don't hold the start */
+	if (cd)
+		ssq_client_close(cd);
 	if (c)
 		ssq_client_close(c);
 	return 1;
 }
 
+/* wr_id of a proxied request: sender (bits 48..), lane (40..47), its index. */
+#define PX_SEQ_MASK 0xffffffffffull
+
+/* Route @n completions back to their senders' rings. Returns 0 or the bad one + 1. */
+static int proxy_route(struct pt_shared *sh, const struct ssq_completion *comp, int n)
+{
+	int k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t w = comp[k].wr_id;
+
+		if (comp[k].status != IBV_WC_SUCCESS)
+			return k + 1;
+		/* R1: pairs with the sender's acquire of done (A1). */
+		__atomic_store_n(&sh->rings[w >> 48].done[(w >> 40) & 0xff],
+		                 (w & PX_SEQ_MASK) + 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
 /*
  * The proxy: drain every sender's ring in turn (up to PROXY_TAKE records a
- * visit, posted as one batch), route completions back through each ring's
- * done counter, until every sender has said fin. wr_id carries the sender
- * (bits 48..) and its message index.
+ * visit, those for one queue, posted as one batch on it), route
+ * completions back through each ring's done counters, until every sender
+ * has said fin.
  */
 int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 {
@@ -396,34 +668,41 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 	struct pt_result *res = &sh->res[o->procs]; /* the slot after the senders */
 	struct ssq_client *c = NULL;
 	struct ssq_queue *q;
-	struct ssq_producer *p;
+	struct ssq_producer *p[PT_MAX_LANES];
 	struct ssq_buf b;
 	uint64_t iova_to_va; /* add to an arena IOVA: our address of it */
 	struct ssq_completion comp[64];
 	struct pt_req r[PROXY_TAKE];
-	uint32_t s, fin = 0;
+	uint32_t s, fin = 0, li;
 	unsigned spins = 0;
 	double idle = 0;
-	int rc, k, n;
+	int rc, bad = 0, n;
+	char name[16];
 
 	res->rc = 1;
-	if (ssq_client_connect(e->socket, &c) || ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(c, 64, &b)) {
+	if (ssq_client_connect(e->socket, &c) || ssq_buf_alloc(c, 64, &b)) {
 		snprintf(res->why, sizeof(res->why), "%s",
 		         c ? ssq_client_error(c) : ssq_client_strerror_last());
 		goto fail;
 	}
-	p = ssq_queue_producer(q);
+	for (li = 0; li < o->qps; li++) {
+		pt_queue_name(o, 0, li, name, sizeof(name));
+		if (ssq_queue_open(c, name, &q)) {
+			snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
+			goto fail;
+		}
+		p[li] = ssq_queue_producer(q);
+	}
 	iova_to_va = (uint64_t)(uintptr_t)b.addr - b.iova;
 	start_line(sh);
 	while (fin < o->procs && !stopped(sh)) {
-		int moved = 0;
+		int moved = 0, got = 0;
 
 		fin = 0;
 		for (s = 0; s < o->procs; s++) {
 			struct pt_ring *ring = &sh->rings[s];
 			uint64_t t = ring->tail, h;
-			unsigned i, take;
+			unsigned take;
 
 			/* A3: pairs with the sender's release of head (R3). */
 			h = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
@@ -431,24 +710,19 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 				fin += __atomic_load_n(&ring->fin, __ATOMIC_ACQUIRE);
 				continue;
 			}
-			take = (unsigned)(h - t < PROXY_TAKE ? h - t : PROXY_TAKE);
-			for (i = 0; i < take; i++) {
-				r[i] = ring->req[(t + i) % PT_RING];
-				r[i].wr_id |= (uint64_t)s << 48;
-				if (r[i].inl)
-					r[i].laddr += iova_to_va;
+			li = ring->req[t % PT_RING].lane;
+			for (take = 0; take < PROXY_TAKE && t + take < h &&
+			               ring->req[(t + take) % PT_RING].lane == li;
+			     take++) {
+				r[take] = ring->req[(t + take) % PT_RING];
+				r[take].wr_id |= (uint64_t)s << 48 | (uint64_t)li << 40;
+				if (r[take].inl)
+					r[take].laddr += iova_to_va;
 			}
-			while ((rc = post_batch(p, r, take)) == -EAGAIN) {
-				n = ssq_poll(p, comp, 64);
-				for (k = 0; k < n; k++)
-					if (comp[k].status != IBV_WC_SUCCESS)
-						goto bad;
-					else
-						__atomic_store_n(
-						    &sh->rings[comp[k].wr_id >> 48].done,
-						    (comp[k].wr_id & 0xffffffffffffull) +
-						        1,
-						    __ATOMIC_RELEASE);
+			while ((rc = post_batch(p[li], r, take)) == -EAGAIN) {
+				n = ssq_poll(p[li], comp, 64);
+				if ((bad = proxy_route(sh, comp, n)) != 0)
+					goto bad;
 			}
 			if (rc) {
 				snprintf(res->why, sizeof(res->why), "proxy post: %s",
@@ -459,16 +733,13 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 			__atomic_store_n(&ring->tail, t + take, __ATOMIC_RELEASE);
 			moved = 1;
 		}
-		n = ssq_poll(p, comp, 64);
-		for (k = 0; k < n; k++) {
-			if (comp[k].status != IBV_WC_SUCCESS)
+		for (li = 0; li < o->qps; li++) {
+			n = ssq_poll(p[li], comp, 64);
+			if ((bad = proxy_route(sh, comp, n)) != 0)
 				goto bad;
-			/* R1: pairs with the sender's acquire of done (A1). */
-			__atomic_store_n(&sh->rings[comp[k].wr_id >> 48].done,
-			                 (comp[k].wr_id & 0xffffffffffffull) + 1,
-			                 __ATOMIC_RELEASE);
+			got += n;
 		}
-		if (moved || n) {
+		if (moved || got) {
 			idle = 0;
 			spins = 0;
 			continue;
@@ -486,9 +757,9 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 	return 0;
 bad:
 	snprintf(res->why, sizeof(res->why), "proxy: request %llu of sender %llu: %s",
-	         (unsigned long long)(comp[k].wr_id & 0xffffffffffffull),
-	         (unsigned long long)(comp[k].wr_id >> 48),
-	         ibv_wc_status_str((enum ibv_wc_status)comp[k].status));
+	         (unsigned long long)(comp[bad - 1].wr_id & PX_SEQ_MASK),
+	         (unsigned long long)(comp[bad - 1].wr_id >> 48),
+	         ibv_wc_status_str((enum ibv_wc_status)comp[bad - 1].status));
 fail:
 	__atomic_store_n(&sh->abort, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&sh->ready, 1, __ATOMIC_ACQ_REL);

@@ -130,6 +130,100 @@ uint64_t ssq_queue_peer_iova(const struct ssq_queue *q);
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
 
 /*
+ * ---- receiving: the queue's receive pool ----
+ *
+ * ssqd keeps receive WQEs posted (ssqd --recv-depth, default 256, each
+ * with a buffer of --recv-size bytes, default 4096) at the QP that receives
+ * what this queue's other end sends - loopback: what this ssqd's clients
+ * send through the queue; with a peer ssqd: what the peer's clients send
+ * through its queue of the same name - and logs every receive completion
+ * (SEND, SEND_IMM, RDMA_WRITE_IMM, or an error) in the arena. Messages are
+ * numbered k = 0, 1, ... in arrival order, which keeps each sender's
+ * posting order (RC delivers in order, and the shared queue hands the
+ * device each producer's WQEs in its order). Any number of processes may
+ * read the log at once; nobody consumes it, and no round trip is involved.
+ *
+ * A window, not a queue: message k's buffer and record are reused by
+ * message k + 2 * depth, whose receive WQE ssqd posts as soon as message
+ * k + depth has arrived. So message k stays readable until depth later
+ * messages have arrived; a reader further behind gets -ESTALE. Readers do
+ * not slow senders down (pace senders, or keep up, to see every message).
+ *
+ * Errors: a SEND longer than the buffer completes at the receiver with
+ * IBV_WC_LOC_LEN_ERR (logged as a record with that status and no payload)
+ * and at the sender with IBV_WC_REM_INV_REQ_ERR; the receiving QP goes to
+ * ERR, as an IB responder does. Receive WQEs flushed by an error are not
+ * logged: they carry no message. After recovery (ssq_queue_recover, which
+ * in loopback resets both ends) ssqd posts the pool again; numbering goes
+ * on from ssq_recv_arrived() without a gap, and messages lost in the error
+ * were never logged. In peer mode a receiving QP in ERR stays there until
+ * both ssqds reconnect.
+ */
+
+/* One logged message, as ssq_recv_peek / ssq_recv_copy describe it. */
+struct ssq_recv_msg {
+	/*
+	 * The payload in this process's mapping of the arena: SEND / SEND_IMM
+	 * that succeeded; NULL for RDMA_WRITE_IMM (the data went to the
+	 * WQE's raddr) and for errors. Valid while the message is (see
+	 * ssq_recv_check).
+	 */
+	const void *data;
+	uint32_t byte_len; /* bytes received (WRITE_IMM: bytes written); 0 on error */
+	__be32 imm;        /* SEND_IMM / WRITE_IMM: as the sender posted it */
+	uint8_t opcode;    /* MLX5_CQE_RESP_SEND, _RESP_SEND_IMM, _RESP_WR_IMM,
+	                      or MLX5_CQE_RESP_ERR */
+	uint8_t status;    /* enum ibv_wc_status: IBV_WC_SUCCESS or the error */
+	uint8_t syndrome;  /* errors: MLX5_CQE_SYNDROME_* */
+	uint8_t vendor_err;
+	uint32_t qpn; /* the QP that received it */
+};
+
+/* Receive WQEs ssqd keeps posted for @q (its --recv-depth); 0: no pool. */
+uint32_t ssq_recv_depth(const struct ssq_queue *q);
+
+/* Bytes of each receive buffer of @q (its --recv-size); 0: no pool. */
+uint32_t ssq_recv_size(const struct ssq_queue *q);
+
+/*
+ * Messages logged for @q so far: numbers 0 .. ssq_recv_arrived() - 1 have
+ * arrived (the newest depth of them are still readable). Lock-free, any
+ * thread; 0 without a pool.
+ */
+uint64_t ssq_recv_arrived(const struct ssq_queue *q);
+
+/*
+ * ssq_recv_peek - message @k of @q, without copying: its record in *@m and
+ * a pointer to its payload in the arena. The payload may be overwritten
+ * once depth more messages arrive: read it, then call ssq_recv_check(q, k)
+ * to know the bytes you read were message @k's (or use ssq_recv_copy).
+ * Returns 0, -EAGAIN (message @k has not arrived yet), -ESTALE (its buffer
+ * was already posted again: depth later messages arrived), -ENOTSUP (ssqd
+ * runs with --recv-depth 0), -EINVAL (NULL @q or @m). Any thread; the
+ * queue itself is not changed.
+ */
+int ssq_recv_peek(struct ssq_queue *q, uint64_t k, struct ssq_recv_msg *m);
+
+/*
+ * ssq_recv_check - 0 while message @k's record and buffer still hold message
+ * @k (no receive WQE that reuses them has been posted), else -ESTALE. After
+ * reading through ssq_recv_peek's pointer it proves what was read was
+ * message @k. -EINVAL / -ENOTSUP as ssq_recv_peek.
+ */
+int ssq_recv_check(struct ssq_queue *q, uint64_t k);
+
+/*
+ * ssq_recv_copy - ssq_recv_peek, then copy min(@len, byte_len) bytes of the
+ * payload to @dst, then check the copy is message @k's (ssq_recv_check).
+ * *@m (may be NULL) gets the record, byte_len the full length; m->data
+ * points into the arena as with peek. Returns 0, -EAGAIN, -ESTALE (the
+ * message was, or was being, overwritten: *@dst holds garbage), -ENOTSUP,
+ * -EINVAL (NULL @q, or NULL @dst with @len > 0).
+ */
+int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
+                  struct ssq_recv_msg *m);
+
+/*
  * ssq_buf_alloc - @len bytes (1..2^40) of the data arena, 64-byte aligned,
  * owned by this client until ssq_buf_free() or the client's end.
  * Returns 0 or -ENOMEM (arena full), -EINVAL, -ENOTCONN.

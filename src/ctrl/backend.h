@@ -20,10 +20,15 @@
 
 struct ssq_backend;
 
-/* One RC QP with its own send/receive CQ, as a backend created it. */
+/*
+ * One RC QP as a backend created it, with two CQs: sends complete into
+ * dv_cq (the shared queue routes it), receives into dv_rcq (ssqd's receive
+ * poller polls it), so neither ever finds the other's CQEs.
+ */
 struct ssq_bqueue {
-	struct mlx5dv_qp dv_qp; /* sq.buf, dbrec, bf.reg inside the arena / UAR */
-	struct mlx5dv_cq dv_cq; /* buf, dbrec inside the arena */
+	struct mlx5dv_qp dv_qp;  /* sq.buf, rq.buf, dbrec, bf.reg in the arena / UAR */
+	struct mlx5dv_cq dv_cq;  /* send CQ: buf, dbrec inside the arena */
+	struct mlx5dv_cq dv_rcq; /* receive CQ: buf, dbrec inside the arena */
 	uint32_t qpn;
 	uint32_t max_inline;
 	uint32_t max_sge;
@@ -47,9 +52,16 @@ struct ssq_backend_ops {
 	/* Register [addr, addr + len) at IOVA @iova for local and remote access. */
 	int (*reg_data)(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
-	/* An RC QP on @port with an SQ of @sq_wqebbs and a CQ of @cqes. */
+	/*
+	 * An RC QP on @port with an SQ of @sq_wqebbs, a send CQ of @cqes, an RQ
+	 * of at least @rq_wqes one-SGE receive WQEs (a power of two; 0: none
+	 * will be posted, the smallest RQ the device allows) and a receive CQ
+	 * of at least max(2 * @rq_wqes, 64) CQEs: each receive WQE gives one
+	 * CQE, so a poller that re-posts only after consuming never overruns.
+	 */
 	int (*create_queue)(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-	                    uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen);
+	                    uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+	                    char *why, size_t whylen);
 	/* ibv_modify_qp semantics: 0 or -EINVAL (-errno of the driver). */
 	int (*modify_qp)(struct ssq_backend *b, struct ssq_bqueue *q,
 	                 struct ibv_qp_attr *attr, int mask);

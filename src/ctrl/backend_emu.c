@@ -16,13 +16,13 @@
 #include "ctrl/backend.h"
 
 #define MAX_QUEUES 64
-#define RQ_WQES    64
 #define RQ_STRIDE  32 /* one data segment and the terminator */
 
 struct emu_queue {
 	struct ssq_emu_qp *qp;
-	struct ssq_emu_cq *cq;
-	unsigned index; /* which UAR page */
+	struct ssq_emu_cq *cq;  /* sends */
+	struct ssq_emu_cq *rcq; /* receives */
+	unsigned index;         /* which UAR page */
 };
 
 struct ssq_backend {
@@ -106,9 +106,11 @@ static int emu_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t 
 }
 
 static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                            uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen)
+                            uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+                            char *why, size_t whylen)
 {
-	struct ssq_emu_cq_attr ca;
+	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = 2 * rq < 64 ? 64 : 2 * rq;
+	struct ssq_emu_cq_attr ca, rca;
 	struct ssq_emu_qp_attr qa;
 	struct emu_queue *eq;
 	int rc;
@@ -123,15 +125,20 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
 	ca.cqe_cnt = cqes;
 	ca.buf = ssq_arena_alloc(b->arena, (size_t)cqes * 64, 4096);
 	ca.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	memset(&rca, 0, sizeof(rca));
+	rca.cqe_cnt = rcqes;
+	rca.buf = ssq_arena_alloc(b->arena, (size_t)rcqes * 64, 4096);
+	rca.dbrec = ssq_arena_alloc(b->arena, 64, 64);
 	memset(&qa, 0, sizeof(qa));
 	qa.sq_wqe_cnt = sq_wqebbs;
 	qa.sq_buf = ssq_arena_alloc(b->arena, (size_t)sq_wqebbs * 64, 4096);
-	qa.rq_wqe_cnt = RQ_WQES;
+	qa.rq_wqe_cnt = rq;
 	qa.rq_stride = RQ_STRIDE;
-	qa.rq_buf = ssq_arena_alloc(b->arena, RQ_WQES * RQ_STRIDE, 4096);
+	qa.rq_buf = ssq_arena_alloc(b->arena, (size_t)rq * RQ_STRIDE, 4096);
 	qa.dbrec = ssq_arena_alloc(b->arena, 64, 64);
 	qa.uar = b->uar + (size_t)b->nqueues * SSQ_EMU_UAR_SIZE;
-	if (!ca.buf || !ca.dbrec || !qa.sq_buf || !qa.rq_buf || !qa.dbrec) {
+	if (!ca.buf || !ca.dbrec || !rca.buf || !rca.dbrec || !qa.sq_buf || !qa.rq_buf ||
+	    !qa.dbrec) {
 		snprintf(why, whylen,
 		         "the arena has no room for another queue (%u so far)",
 		         b->nqueues);
@@ -142,12 +149,20 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
 		snprintf(why, whylen, "emulated CQ of %u CQEs: %s", cqes, strerror(-rc));
 		return rc;
 	}
+	rc = ssq_emu_create_cq(b->dev, &rca, &eq->rcq, &q->dv_rcq);
+	if (rc) {
+		snprintf(why, whylen, "emulated receive CQ of %u CQEs: %s", rcqes,
+		         strerror(-rc));
+		ssq_emu_destroy_cq(eq->cq);
+		return rc;
+	}
 	qa.send_cq = eq->cq;
-	qa.recv_cq = eq->cq;
+	qa.recv_cq = eq->rcq;
 	rc = ssq_emu_create_qp(b->pd, &qa, &eq->qp, &q->dv_qp, &q->qpn);
 	if (rc) {
-		snprintf(why, whylen, "emulated QP of %u WQEBBs: %s", sq_wqebbs,
-		         strerror(-rc));
+		snprintf(why, whylen, "emulated QP of %u WQEBBs, %u receive WQEs: %s",
+		         sq_wqebbs, rq, strerror(-rc));
+		ssq_emu_destroy_cq(eq->rcq);
 		ssq_emu_destroy_cq(eq->cq);
 		return rc;
 	}

@@ -20,7 +20,8 @@
 
 struct mlx5_queue {
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq;  /* sends */
+	struct ibv_cq *rcq; /* receives */
 };
 
 struct ssq_backend {
@@ -146,9 +147,12 @@ static int mlx5_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t
 }
 
 static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                             uint8_t port, struct ssq_bqueue *q, char *why, size_t whylen)
+                             uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+                             char *why, size_t whylen)
 {
+	uint32_t rcqes = 2 * rq_wqes < 64 ? 64 : 2 * rq_wqes;
 	struct ibv_qp_init_attr init;
+	struct ibv_device_attr da;
 	struct mlx5dv_obj obj;
 	struct mlx5_queue *mq;
 	int rc;
@@ -156,6 +160,18 @@ static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t
 	if (b->nqueues == MAX_QUEUES) {
 		snprintf(why, whylen, "at most %d queues per device", MAX_QUEUES);
 		return -ENOSPC;
+	}
+	rc = ibv_query_device(b->ctx, &da);
+	if (rc) {
+		snprintf(why, whylen, "ibv_query_device: %s", strerror(rc));
+		return -rc;
+	}
+	if (rq_wqes > (uint32_t)da.max_qp_wr || rcqes > (uint32_t)da.max_cqe) {
+		snprintf(why, whylen,
+		         "--recv-depth %u: the device takes at most %d receive WQEs per "
+		         "QP and %d CQEs per CQ",
+		         rq_wqes, da.max_qp_wr, da.max_cqe);
+		return -EINVAL;
 	}
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
@@ -165,20 +181,29 @@ static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t
 		snprintf(why, whylen, "ibv_create_cq(%u): %s", cqes, strerror(errno));
 		return rc;
 	}
+	mq->rcq = ibv_create_cq(b->ctx, (int)rcqes - 1, NULL, NULL, 0);
+	if (!mq->rcq) {
+		rc = -errno;
+		snprintf(why, whylen, "ibv_create_cq(%u) for receives: %s", rcqes,
+		         strerror(errno));
+		ibv_destroy_cq(mq->cq);
+		return rc;
+	}
 	memset(&init, 0, sizeof(init));
 	init.send_cq = mq->cq;
-	init.recv_cq = mq->cq;
+	init.recv_cq = mq->rcq;
 	init.qp_type = IBV_QPT_RC;
 	init.cap.max_send_wr = sq_wqebbs;
-	init.cap.max_recv_wr = 64;
+	init.cap.max_recv_wr = rq_wqes ? rq_wqes : 1;
 	init.cap.max_send_sge = 4;
 	init.cap.max_recv_sge = 1;
 	init.cap.max_inline_data = 64;
 	mq->qp = ibv_create_qp(b->pd, &init);
 	if (!mq->qp) {
 		rc = -errno;
-		snprintf(why, whylen, "ibv_create_qp(RC, %u WRs): %s", sq_wqebbs,
-		         strerror(errno));
+		snprintf(why, whylen, "ibv_create_qp(RC, %u WRs, %u receive WRs): %s",
+		         sq_wqebbs, init.cap.max_recv_wr, strerror(errno));
+		ibv_destroy_cq(mq->rcq);
 		ibv_destroy_cq(mq->cq);
 		return rc;
 	}
@@ -189,16 +214,28 @@ static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t
 	obj.cq.in = mq->cq;
 	obj.cq.out = &q->dv_cq;
 	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
+	if (!rc) {
+		/* mlx5dv_obj has one CQ slot: the receive CQ takes a second call. */
+		memset(&obj, 0, sizeof(obj));
+		obj.cq.in = mq->rcq;
+		obj.cq.out = &q->dv_rcq;
+		rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	}
 	if (rc || !(q->dv_qp.comp_mask & MLX5DV_QP_MASK_UAR_MMAP_OFFSET)) {
 		snprintf(why, whylen, "mlx5dv_init_obj: %s",
 		         rc ? strerror(rc) : "no uar_mmap_offset");
 		goto fail;
 	}
 	if (!inside(b->arena, q->dv_qp.sq.buf, (size_t)q->dv_qp.sq.wqe_cnt * 64) ||
+	    !inside(b->arena, q->dv_qp.rq.buf,
+	            (size_t)q->dv_qp.rq.wqe_cnt * q->dv_qp.rq.stride) ||
 	    !inside(b->arena, q->dv_qp.dbrec, 8) ||
 	    !inside(b->arena, q->dv_cq.buf,
 	            (size_t)q->dv_cq.cqe_cnt * q->dv_cq.cqe_size) ||
-	    !inside(b->arena, q->dv_cq.dbrec, 8)) {
+	    !inside(b->arena, q->dv_cq.dbrec, 8) ||
+	    !inside(b->arena, q->dv_rcq.buf,
+	            (size_t)q->dv_rcq.cqe_cnt * q->dv_rcq.cqe_size) ||
+	    !inside(b->arena, q->dv_rcq.dbrec, 8)) {
 		snprintf(why, whylen,
 		         "libmlx5 placed queue buffers outside the shared arena "
 		         "(buffer allocator hook not honoured)");
@@ -214,6 +251,7 @@ static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t
 	return 0;
 fail:
 	ibv_destroy_qp(mq->qp);
+	ibv_destroy_cq(mq->rcq);
 	ibv_destroy_cq(mq->cq);
 	return -(rc ? rc : EINVAL);
 }
@@ -273,6 +311,7 @@ static void mlx5_close(struct ssq_backend *b)
 		return;
 	for (i = 0; i < b->nqueues; i++) {
 		ibv_destroy_qp(b->queues[i].qp);
+		ibv_destroy_cq(b->queues[i].rcq);
 		ibv_destroy_cq(b->queues[i].cq);
 	}
 	if (b->mr)

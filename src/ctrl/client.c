@@ -44,6 +44,9 @@ struct ssq_queue {
 	struct ssq_sq sq;
 	struct ssq_cq cq;
 	struct ssq_producer prod;
+	const struct ssq_recv_log *rlog; /* the receive pool's log; NULL: none */
+	const uint8_t *rbuf;             /* its buffer 0 */
+	uint32_t rslots, rsize;
 	struct ssq_queue *next; /* the client's open queues */
 };
 
@@ -291,6 +294,13 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		rc = -EBADMSG;
 		goto fail;
 	}
+	if (q->l->recv_depth) {
+		/* ssq_layout_check has put the log and the buffers inside the arena. */
+		q->rlog = (const struct ssq_recv_log *)(c->arena + q->l->recv_log_off);
+		q->rbuf = c->arena + q->l->recv_buf_off;
+		q->rslots = q->l->recv_slots;
+		q->rsize = q->l->recv_size;
+	}
 	q->next = c->queues;
 	c->queues = q;
 	*out = q;
@@ -412,4 +422,102 @@ int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b)
 	struct ssq_msg reply;
 
 	return call(c, SSQ_MSG_FREE, &req, sizeof(req), &reply, NULL);
+}
+
+uint32_t ssq_recv_depth(const struct ssq_queue *q)
+{
+	return q->rlog ? q->l->recv_depth : 0;
+}
+
+uint32_t ssq_recv_size(const struct ssq_queue *q)
+{
+	return q->rlog ? q->rsize : 0;
+}
+
+uint64_t ssq_recv_arrived(const struct ssq_queue *q)
+{
+	/* Pairs with the poller's release (W3): records below it are written. */
+	return q->rlog ? __atomic_load_n(&q->rlog->arrived, __ATOMIC_ACQUIRE) : 0;
+}
+
+/*
+ * Did anything reuse message @k's record or buffer before now? Both are
+ * reused only for message k + slots, whose receive WQE is posted - and
+ * `posted` raised past k + slots - before its record is written (W1) and
+ * before the device can see the WQE (W4, recv_pool.c). So a caller that
+ * read the record or the buffer, then fences (R2: acquire, pairing with
+ * W1's release; the device's writes follow the doorbell that follows W4)
+ * and finds posted <= k + slots, read nothing written for a later message.
+ */
+static int recv_intact(const struct ssq_queue *q, uint64_t k)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* R2 */
+	return __atomic_load_n(&q->rlog->posted, __ATOMIC_RELAXED) <= k + q->rslots
+	           ? 0
+	           : -ESTALE;
+}
+
+int ssq_recv_check(struct ssq_queue *q, uint64_t k)
+{
+	if (!q)
+		return -EINVAL;
+	if (!q->rlog)
+		return -ENOTSUP;
+	return recv_intact(q, k);
+}
+
+int ssq_recv_peek(struct ssq_queue *q, uint64_t k, struct ssq_recv_msg *m)
+{
+	const struct ssq_recv_record *r;
+	uint64_t seq;
+
+	if (!q || !m)
+		return -EINVAL;
+	if (!q->rlog)
+		return -ENOTSUP;
+	r = &q->rlog->rec[k & (q->rslots - 1)];
+	/* R1: pairs with the poller's release of seq (W2): the fields are there. */
+	seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);
+	if (seq < k + 1)
+		return -EAGAIN; /* the slot still holds an older message */
+	if (seq > k + 1)
+		return -ESTALE; /* it already holds a later one */
+	/* Relaxed atomics: a later record may be written meanwhile (recv_intact). */
+	m->byte_len = __atomic_load_n(&r->byte_len, __ATOMIC_RELAXED);
+	m->imm = (__be32)__atomic_load_n(&r->imm, __ATOMIC_RELAXED);
+	m->opcode = __atomic_load_n(&r->opcode, __ATOMIC_RELAXED);
+	m->status = __atomic_load_n(&r->status, __ATOMIC_RELAXED);
+	m->syndrome = __atomic_load_n(&r->syndrome, __ATOMIC_RELAXED);
+	m->vendor_err = __atomic_load_n(&r->vendor_err, __ATOMIC_RELAXED);
+	m->qpn = __atomic_load_n(&r->qpn, __ATOMIC_RELAXED);
+	m->data = NULL;
+	if (m->status == IBV_WC_SUCCESS &&
+	    (m->opcode == MLX5_CQE_RESP_SEND || m->opcode == MLX5_CQE_RESP_SEND_IMM))
+		m->data = q->rbuf + (size_t)(k & (q->rslots - 1)) * q->rsize;
+	return recv_intact(q, k);
+}
+
+int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
+                  struct ssq_recv_msg *m)
+{
+	struct ssq_recv_msg own;
+	int rc;
+
+	if (!q || (!dst && len))
+		return -EINVAL;
+	if (!m)
+		m = &own;
+	rc = ssq_recv_peek(q, k, m);
+	if (rc)
+		return rc;
+	if (m->data && len)
+		memcpy(dst, m->data, len < m->byte_len ? len : m->byte_len);
+	/*
+	 * R3: the copy, then the check (recv_intact: acquire fence, then
+	 * `posted`). The device writes buffer k % slots again only for receive
+	 * WQE k + slots, and ssqd raises posted past k + slots before it rings
+	 * that WQE (W4), so posted <= k + slots after the copy proves no byte
+	 * copied came from a later message - even one that was mid-DMA.
+	 */
+	return recv_intact(q, k);
 }

@@ -32,6 +32,8 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->cqes = 1024;
 	o->data_mib = 64;
 	o->signal_every = 64;
+	o->recv_depth = 256;
+	o->recv_size = 4096;
 	o->heal_ms = 50;
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
@@ -48,11 +50,15 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 /* Bytes one shared queue (and its loopback peer) takes in the arena, generously. */
 static uint64_t queue_bytes(const struct ssqd_options *o)
 {
+	uint64_t rq = o->recv_depth ? o->recv_depth : 1;
 	uint64_t one = align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
-	               align_up((uint64_t)o->cqes * 64, 4096) + 4 * 4096 + 64 * 64;
+	               align_up((uint64_t)o->cqes * 64, 4096) + align_up(rq * 64, 4096) +
+	               align_up((2 * rq < 64 ? 64 : 2 * rq) * 64, 4096) + 6 * 4096 +
+	               64 * 64;
 
-	/* libmlx5 also puts the RQ and its own rounding in there: double it. */
-	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096);
+	/* libmlx5 adds its own rounding: double it. */
+	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096) +
+	       ssqd_recv_log_bytes(o);
 }
 
 /* Random 24-bit PSN, as rc_pingpong draws it. */
@@ -92,24 +98,31 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 static int make_queue(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
+	int two_hosts = d->opt.listen_port || d->opt.connect_to;
+	/* The receive pool sits at the QP that receives: ours with a peer ssqd. */
 	int rc = d->ops->create_queue(d->backend, d->opt.sq_wqebbs, d->opt.cqes,
-	                              d->opt.port, &q->local, why, whylen);
+	                              two_hosts ? d->opt.recv_depth : 0, d->opt.port,
+	                              &q->local, why, whylen);
 
 	if (rc)
 		return rc;
 	rc = make_ctl(d, q, why, whylen);
 	if (rc)
 		return rc;
-	if (d->opt.listen_port || d->opt.connect_to)
-		return d->ops->uar_map(d->backend, &q->local, &q->uar);
-	/*
-	 * Loopback: the other end lives in ssqd too, on the emulated device's
-	 * second port (its second host), or on the same port of a ConnectX.
-	 */
-	q->loopback = 1;
-	rc = d->ops->create_queue(d->backend, 64, 64,
-	                          strcmp(d->ops->kind, "emu") ? d->opt.port : 2, &q->peer,
-	                          why, whylen);
+	if (!two_hosts) {
+		/*
+		 * Loopback: the other end lives in ssqd too, on the emulated
+		 * device's second port (its second host), or on the same port of a
+		 * ConnectX; it receives what the queue sends.
+		 */
+		q->loopback = 1;
+		rc = d->ops->create_queue(d->backend, 64, 64, d->opt.recv_depth,
+		                          strcmp(d->ops->kind, "emu") ? d->opt.port : 2,
+		                          &q->peer, why, whylen);
+		if (rc)
+			return rc;
+	}
+	rc = ssqd_recv_alloc(d, i, why, whylen);
 	if (rc)
 		return rc;
 	return d->ops->uar_map(d->backend, &q->local, &q->uar);
@@ -222,6 +235,9 @@ static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char 
 		if (rc)
 			return rc;
 		d->queues[i].remote = remote[i]; /* for recovery */
+		rc = ssqd_recv_arm(d, i, why, whylen);
+		if (rc)
+			return rc;
 		ssqd_publish_queue(d, i, &remote[i]);
 	}
 	return 0;
@@ -364,7 +380,10 @@ static int open_socket(struct ssqd *d, char *why, size_t whylen)
 int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 {
 	const struct ssqd_options *o = &d->opt;
-	uint64_t data_len = o->data_mib << 20, hdr_len = align_up(sizeof(*d->hdr), 4096);
+	/* Clients' part of the data arena, then the receive pools' buffers. */
+	uint64_t data_len =
+	             align_up((o->data_mib << 20) + ssqd_recv_data_bytes(o), 2u << 20),
+	         hdr_len = align_up(sizeof(*d->hdr), 4096);
 	uint64_t total;
 	void *data;
 	int rc;
@@ -372,6 +391,18 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
 	d->peer_fd = -1;
+	/* The data arena's bound (--data-mib's), receive buffers included. */
+	if ((o->data_mib << 20) + ssqd_recv_data_bytes(o) > (64ull << 30)) {
+		snprintf(
+		    why, whylen,
+		    "receive pools of --recv-depth %u x 2 buffers x --recv-size %u x "
+		    "%u queue(s) take %llu MiB: with --data-mib %llu, more than the "
+		    "65536 MiB a data arena may have",
+		    o->recv_depth, o->recv_size, o->nqueues,
+		    (unsigned long long)(ssqd_recv_data_bytes(o) >> 20),
+		    (unsigned long long)o->data_mib);
+		return -E2BIG;
+	}
 	srand48(getpid() ^ time(NULL));
 	if (!o->device)
 		d->ops = ssq_mlx5_sysfs_count() ? &ssq_backend_mlx5 : &ssq_backend_emu;
@@ -414,7 +445,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	                      &d->hdr->data_key, why, whylen);
 	if (rc)
 		goto fail;
-	ssq_data_init(&d->data, d->hdr->data_off, data_len);
+	ssq_data_init(&d->data, d->hdr->data_off, o->data_mib << 20);
 
 	rc = bring_up(d, why, whylen);
 	if (rc)
@@ -427,6 +458,11 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	rc = d->ops->start(d->backend);
 	if (rc) {
 		snprintf(why, whylen, "starting the device: %s", strerror(-rc));
+		goto fail;
+	}
+	rc = ssqd_recv_start(d);
+	if (rc) {
+		snprintf(why, whylen, "starting the receive poller: %s", strerror(-rc));
 		goto fail;
 	}
 	rc = open_socket(d, why, whylen);
@@ -458,6 +494,7 @@ void ssqd_teardown(struct ssqd *d)
 		unlink(d->opt.socket_path);
 		d->listen_fd = -1;
 	}
+	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
 	if (d->backend) {
 		d->ops->stop(d->backend);
 		d->ops->close(d->backend);
@@ -525,6 +562,7 @@ int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		usleep(100);
 	}
 
+	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
 	ssq_qp_attr_reset(&attr, &mask);
 	rc = d->ops->modify_qp(d->backend, &q->local, &attr, mask);
 	if (!rc && q->loopback)
@@ -543,6 +581,10 @@ int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 			return rc;
 	}
 	rc = connect_one(d, &q->local, d->psn[qi], &q->remote, why, whylen);
+	if (rc)
+		return rc;
+	/* The RQ came back empty: post the receive pool again. */
+	rc = ssqd_recv_arm(d, qi, why, whylen);
 	if (rc)
 		return rc;
 

@@ -14,6 +14,7 @@
 #include "ctrl/backend.h"
 #include "ctrl/data_alloc.h"
 #include "ctrl/peer.h"
+#include "ctrl/recv_pool.h"
 #include "shm/arena.h"
 #include "shm/layout.h"
 
@@ -28,6 +29,8 @@ struct ssqd_options {
 	uint32_t cqes;           /* per queue, power of two */
 	uint64_t data_mib;       /* data arena */
 	uint32_t signal_every;   /* forced CQE interval, WQEBBs */
+	uint32_t recv_depth;     /* receive WQEs kept posted per queue; 0: no pool */
+	uint32_t recv_size;      /* bytes per receive buffer */
 	/*
 	 * The healing bound: a death is seen at once (the client's socket
 	 * closes); each heal then waits at most this long for live producers
@@ -57,6 +60,7 @@ struct ssqd_queue {
 	struct ssq_peer_addr remote; /* what local is connected to */
 	uint32_t peer_psn;           /* loopback: the other end's first PSN */
 	int loopback;
+	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -107,6 +111,7 @@ struct ssqd {
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	uint32_t next_client_id;
+	struct ssqd_recv_poller rxp; /* the receive pools' thread */
 	volatile sig_atomic_t stop;
 };
 

@@ -36,6 +36,12 @@ static void usage(FILE *out)
 	    "64..65536\n"
 	    "                           (default 1024)\n"
 	    "      --data-mib N         data arena size in MiB, 1..65536 (default 64)\n"
+	    "      --recv-depth N       receive WQEs kept posted per queue for SEND and\n"
+	    "                           WRITE_WITH_IMM, 0 (none) or a power of two\n"
+	    "                           1..%u (default 256)\n"
+	    "      --recv-size BYTES    bytes per receive buffer, a multiple of 64 from\n"
+	    "                           64 to %u (default 4096); the pool takes\n"
+	    "                           2 x depth x size per queue, besides --data-mib\n"
 	    "      --hugepages=MODE     auto (default), required or off\n"
 	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port; a peer "
 	    "that\n"
@@ -58,7 +64,7 @@ static void usage(FILE *out)
 	    "      --list-devices       list mlx5 devices, ports, GIDs, capabilities; "
 	    "exit\n"
 	    "  -h, --help\n",
-	    SSQ_MAX_QUEUES);
+	    SSQ_MAX_QUEUES, SSQ_RECV_DEPTH_MAX, SSQ_RECV_SIZE_MAX);
 }
 
 static void on_signal(int sig)
@@ -97,7 +103,18 @@ static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-	enum { O_SQ = 256, O_CQ, O_DATA, O_HUGE, O_UID, O_GID, O_LIST, O_HEAL };
+	enum {
+		O_SQ = 256,
+		O_CQ,
+		O_DATA,
+		O_HUGE,
+		O_UID,
+		O_GID,
+		O_LIST,
+		O_HEAL,
+		O_RDEPTH,
+		O_RSIZE
+	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
@@ -105,6 +122,8 @@ int main(int argc, char **argv)
 		{ "sq-size", required_argument, NULL, O_SQ },
 		{ "cq-size", required_argument, NULL, O_CQ },
 		{ "data-mib", required_argument, NULL, O_DATA },
+		{ "recv-depth", required_argument, NULL, O_RDEPTH },
+		{ "recv-size", required_argument, NULL, O_RSIZE },
 		{ "hugepages", required_argument, NULL, O_HUGE },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "connect", required_argument, NULL, 'c' },
@@ -151,6 +170,28 @@ int main(int argc, char **argv)
 			break;
 		case O_DATA:
 			o->data_mib = (uint64_t)parse_num("--data-mib", optarg, 1, 65536);
+			break;
+		case O_RDEPTH:
+			o->recv_depth = (uint32_t)parse_num("--recv-depth", optarg, 0,
+			                                    SSQ_RECV_DEPTH_MAX);
+			if (o->recv_depth & (o->recv_depth - 1)) {
+				fprintf(stderr,
+				        "ssqd: --recv-depth %u: must be 0 or a power of "
+				        "two\n",
+				        o->recv_depth);
+				return 2;
+			}
+			break;
+		case O_RSIZE:
+			o->recv_size = (uint32_t)parse_num("--recv-size", optarg, 64,
+			                                   SSQ_RECV_SIZE_MAX);
+			if (o->recv_size & 63) {
+				fprintf(
+				    stderr,
+				    "ssqd: --recv-size %u: must be a multiple of 64\n",
+				    o->recv_size);
+				return 2;
+			}
 			break;
 		case O_HUGE:
 			if (!strcmp(optarg, "auto"))

@@ -19,6 +19,27 @@ static int in_arena(uint64_t off, uint64_t len, uint64_t total)
 	return off <= total && len <= total - off;
 }
 
+/*
+ * A queue's receive pool: none (every field zero), or a power-of-two depth
+ * with twice as many slots, buffers inside the data arena (the only memory
+ * the data MR covers) and the log inside the arena, 64-byte aligned.
+ */
+static int recv_pool_bad(const struct ssq_arena_header *h,
+                         const struct ssq_queue_layout *q, uint64_t total)
+{
+	if (!q->recv_depth)
+		return q->recv_slots || q->recv_size || q->recv_buf_off ||
+		       q->recv_log_off;
+	return (q->recv_depth & (q->recv_depth - 1)) ||
+	       q->recv_depth > SSQ_RECV_DEPTH_MAX || q->recv_slots != 2 * q->recv_depth ||
+	       !q->recv_size || q->recv_size > SSQ_RECV_SIZE_MAX || (q->recv_size & 63) ||
+	       q->recv_buf_off < h->data_off ||
+	       !in_arena(q->recv_buf_off - h->data_off,
+	                 (uint64_t)q->recv_slots * q->recv_size, h->data_len) ||
+	       (q->recv_log_off & 63) ||
+	       !in_arena(q->recv_log_off, ssq_recv_log_size(q->recv_slots), total);
+}
+
 int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
                      size_t whylen)
 {
@@ -73,6 +94,13 @@ int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
 		    memchr(q->name, 0, sizeof(q->name)) == NULL) {
 			snprintf(why, whylen, "queue %u of the arena is out of bounds",
 			         i);
+			return -EBADMSG;
+		}
+		if (recv_pool_bad(h, q, len)) {
+			snprintf(why, whylen,
+			         "queue %u's receive pool is out of bounds (depth %u, "
+			         "%u slots of %u bytes)",
+			         i, q->recv_depth, q->recv_slots, q->recv_size);
 			return -EBADMSG;
 		}
 	}

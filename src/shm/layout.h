@@ -15,11 +15,15 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <ssq/common.h>
 
 #define SSQ_LAYOUT_MAGIC   0x414e455241515353ull /* "SSQARENA" little-endian */
-#define SSQ_LAYOUT_VERSION 1u
+#define SSQ_LAYOUT_VERSION 2u
 #define SSQ_MAX_QUEUES     16u
 #define SSQ_NAME_MAX       32u
+
+#define SSQ_RECV_DEPTH_MAX 32768u     /* --recv-depth: receive WQEs per queue */
+#define SSQ_RECV_SIZE_MAX  (1u << 20) /* --recv-size: bytes per buffer */
 
 enum ssq_queue_state {
 	SSQ_QUEUE_UNUSED = 0,
@@ -49,7 +53,69 @@ struct ssq_queue_layout {
 	uint32_t reserved;
 	uint64_t ctl_off; /* struct ssq_ctl: the shared queue's control block */
 	uint64_t ctl_len; /* ssq_ctl_size(sq_wqe_cnt) */
+	/*
+	 * The receive pool (ssqd --recv-depth / --recv-size; all zero when
+	 * off): recv_depth receive WQEs kept posted at the QP that receives
+	 * what this queue's peer sends, over recv_slots = 2 * recv_depth
+	 * buffers of recv_size bytes in the data arena (message k in buffer
+	 * k % recv_slots) and as many log records (struct ssq_recv_log).
+	 */
+	uint32_t recv_depth; /* 0: no pool; else a power of two */
+	uint32_t recv_slots; /* 2 * recv_depth */
+	uint32_t recv_size;  /* bytes per buffer, a multiple of 64 */
+	uint32_t reserved2;
+	uint64_t recv_buf_off; /* buffer 0, inside the data arena */
+	uint64_t recv_log_off; /* struct ssq_recv_log, 64-byte aligned */
 };
+
+/*
+ * One log record per message that arrived for a queue: record k (k = 0,
+ * 1, ...) sits at rec[k % recv_slots]. Written by ssqd's receive poller
+ * only: every other field (relaxed atomic stores after a release fence),
+ * then seq = k + 1 with a release store. A reader checks seq, reads the
+ * fields, then proves they were not overwritten by checking recv_posted
+ * (ssq_recv_peek in src/ctrl/client.c).
+ */
+struct ssq_recv_record {
+	uint64_t seq;      /* k + 1 once record k is complete */
+	uint32_t byte_len; /* bytes received (WRITE_IMM: bytes written at raddr) */
+	uint32_t imm;      /* __be32 immediate data, as the CQE carries it */
+	uint8_t opcode;    /* MLX5_CQE_RESP_SEND / _SEND_IMM / _WR_IMM / _RESP_ERR */
+	uint8_t status;    /* enum ibv_wc_status */
+	uint8_t syndrome;  /* error records: MLX5_CQE_SYNDROME_* */
+	uint8_t vendor_err;
+	uint32_t qpn; /* the receiving QP */
+	uint64_t reserved;
+};
+
+/*
+ * The shared log of a queue's receive pool: two counters, each on its own
+ * cache line (both written by the poller; readers only load them), then
+ * recv_slots records.
+ */
+struct ssq_recv_log {
+	uint64_t arrived; /* records written: messages 0 .. arrived - 1 logged */
+	uint8_t pad0[56];
+	/*
+	 * Receive WQEs handed to the RQ, numbered like the messages: WQE j
+	 * scatters into buffer j % recv_slots. Stored (release) before the RQ
+	 * doorbell that hands WQE posted - 1 to the device.
+	 */
+	uint64_t posted;
+	uint8_t pad1[56];
+	struct ssq_recv_record rec[];
+};
+
+SSQ_STATIC_ASSERT(sizeof(struct ssq_recv_record) == 32, "record is 32 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_recv_log, posted) == 64, "posted line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_recv_log, rec) == 128, "records line");
+
+/* Bytes of the log of a pool of @slots records. */
+static inline uint64_t ssq_recv_log_size(uint32_t slots)
+{
+	return sizeof(struct ssq_recv_log) +
+	       (uint64_t)slots * sizeof(struct ssq_recv_record);
+}
 
 struct ssq_arena_header {
 	uint64_t magic;             /* SSQ_LAYOUT_MAGIC */

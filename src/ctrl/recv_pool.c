@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's receive pool (see recv_pool.h): receive WQEs kept posted, the
+ * poller that logs their completions and re-posts, and the ordering that
+ * lets clients in other processes read the log and the buffers without a
+ * lock (the reader's half is ssq_recv_peek / ssq_recv_copy in client.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "ctrl/daemon.h"
+#include "ctrl/recv_pool.h"
+
+#define REAP_BUDGET 64       /* CQEs per pool per pass: no queue starves the rest */
+#define SPIN_NS     200000   /* busy-poll this long after the last CQE, */
+#define NAP_NS      100000   /* then sleep this long between idle passes, */
+#define DOZE_AFTER  50000000 /* and, after this long without a CQE, */
+#define DOZE_NS     1000000  /* this long: an idle ssqd costs next to nothing */
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static uint64_t pool_bytes(const struct ssqd_options *o)
+{
+	return align_up((uint64_t)2 * o->recv_depth * o->recv_size, 4096);
+}
+
+uint64_t ssqd_recv_data_bytes(const struct ssqd_options *o)
+{
+	return o->recv_depth ? o->nqueues * pool_bytes(o) : 0;
+}
+
+uint64_t ssqd_recv_log_bytes(const struct ssqd_options *o)
+{
+	return o->recv_depth ? align_up(ssq_recv_log_size(2 * o->recv_depth), 4096) : 0;
+}
+
+/* The QP that receives what queue @q's other end sends. */
+static struct ssq_bqueue *rx_qp(struct ssqd_queue *q)
+{
+	return q->loopback ? &q->peer : &q->local;
+}
+
+int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	const struct ssqd_options *o = &d->opt;
+	struct ssqd_recv_pool *p = &d->queues[qi].rx;
+	struct ssq_queue_layout *l = &d->hdr->queues[qi];
+	uint64_t off;
+
+	if (!o->recv_depth)
+		return 0;
+	p->depth = o->recv_depth;
+	p->slots = 2 * o->recv_depth;
+	p->size = o->recv_size;
+	p->log = ssq_arena_alloc(&d->arena, ssq_recv_log_size(p->slots), 4096);
+	if (!p->log) {
+		snprintf(why, whylen, "no room in the arena for queue q%u's receive log",
+		         qi);
+		return -ENOSPC;
+	}
+	/* The pools sit after the client part of the data arena (ssqd_setup). */
+	off = d->hdr->data_off + (o->data_mib << 20) + qi * pool_bytes(o);
+	if (off + (uint64_t)p->slots * p->size > d->hdr->data_off + d->hdr->data_len) {
+		snprintf(why, whylen,
+		         "queue q%u's receive buffers overrun the data arena", qi);
+		return -ENOSPC;
+	}
+	p->buf_iova = d->hdr->data_iova + (off - d->hdr->data_off);
+	p->lkey = d->hdr->data_key;
+	pthread_mutex_init(&p->lock, NULL);
+	p->inited = 1;
+	l->recv_depth = p->depth;
+	l->recv_slots = p->slots;
+	l->recv_size = p->size;
+	l->recv_buf_off = off;
+	l->recv_log_off = ssq_arena_off(&d->arena, p->log);
+	return 0;
+}
+
+/*
+ * Log completion @c as record `arrived`. Lock held.
+ *
+ * W1 (pairs with the reader's acquire fence, R2 in client.c): the release
+ * fence puts every earlier store of this thread - in particular the
+ * `posted` store that handed out WQE k + slots, the only one whose
+ * completion can overwrite record k - before the field stores below. A
+ * reader whose field loads see this record's values, and who then fences
+ * and loads `posted`, sees posted > k, i.e. knows the slot moved on. The
+ * fields are relaxed atomics so that this fence-to-fence argument is C11.
+ * W2 (pairs with the reader's acquire of seq, R1): seq last.
+ */
+static void log_one(struct ssqd_recv_pool *p, const struct ssq_cqe *c)
+{
+	uint64_t k = p->arrived;
+	struct ssq_recv_record *r = &p->log->rec[k & (p->slots - 1)];
+	int ok = c->status == IBV_WC_SUCCESS;
+
+	__atomic_thread_fence(__ATOMIC_RELEASE); /* W1 */
+	__atomic_store_n(&r->byte_len, ok ? c->byte_len : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->imm, ok ? (uint32_t)c->imm : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->opcode, c->opcode, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->status, (uint8_t)c->status, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->syndrome, c->syndrome, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->vendor_err, c->vendor_err, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->qpn, c->qpn, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->seq, k + 1, __ATOMIC_RELEASE); /* W2 */
+	p->arrived = k + 1;
+	/* W3: after the record, so arrived never names a record not yet there. */
+	__atomic_store_n(&p->log->arrived, k + 1, __ATOMIC_RELEASE);
+	if (!ok)
+		p->errors++;
+}
+
+/*
+ * Post receive WQEs until depth are outstanding (posted = arrived + depth),
+ * then hand them to the device. Lock held.
+ */
+static void refill(struct ssqd_recv_pool *p)
+{
+	int n = 0;
+
+	while (p->posted < p->arrived + p->depth) {
+		struct ibv_sge sg;
+
+		sg.addr = p->buf_iova + (p->posted & (p->slots - 1)) * (uint64_t)p->size;
+		sg.length = p->size;
+		sg.lkey = p->lkey;
+		(void)ssq_rq_post_recv(&p->rq, &sg, 1); /* one SGE always fits */
+		p->posted++;
+		n++;
+	}
+	if (!n)
+		return;
+	/*
+	 * W4 (the buffer half of the reader's check, R2/R3 in client.c): the
+	 * buffer of message k is written again only for WQE k + slots, which
+	 * the device can see only after this doorbell. `posted` is stored
+	 * before the WQEs are rung (ssq_rq_ring: udma_to_device_barrier, then
+	 * the DBR), so any device write into that buffer follows a visible
+	 * posted > k + slots, and a reader who copied, fenced and then saw
+	 * posted <= k + slots copied bytes no device wrote for a later
+	 * message.
+	 */
+	__atomic_store_n(&p->log->posted, p->posted, __ATOMIC_RELEASE);
+	ssq_rq_ring(&p->rq);
+}
+
+/*
+ * Consume up to @budget CQEs of @p's receive CQ: log each (flushes aside),
+ * then, with @repost, refill. Lock held. Returns CQEs consumed.
+ */
+static int reap(struct ssqd_recv_pool *p, int budget, int repost)
+{
+	struct mlx5_cqe64 *raw;
+	struct ssq_cqe c;
+	int n = 0;
+
+	while (n < budget && (raw = ssq_cq_peek(&p->cq)) != NULL) {
+		ssq_cqe_decode(raw, &c);
+		p->cq.ci++;
+		n++;
+		if (c.status == IBV_WC_WR_FLUSH_ERR) {
+			p->flushed++; /* no message; its WQE is not re-posted */
+			continue;
+		}
+		log_one(p, &c);
+	}
+	if (!n)
+		return 0;
+	/* The slots are free before new receives can complete into them. */
+	ssq_cq_update_ci(&p->cq);
+	if (repost)
+		refill(p);
+	return n;
+}
+
+int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssqd_recv_pool *p = &q->rx;
+	struct ssq_bqueue *b = rx_qp(q);
+	int rc = 0;
+
+	if (!p->inited)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->armed, 0, __ATOMIC_RELAXED);
+	if (!p->cq.buf) {
+		rc = ssq_cq_init(&p->cq, &b->dv_rcq);
+		if (rc) {
+			snprintf(why, whylen, "queue q%u: receive CQ: %s", qi,
+			         strerror(-rc));
+			goto out;
+		}
+	}
+	/* What the CQ still holds is from before the reset: log it, post nothing. */
+	while (reap(p, 1 << 30, 0))
+		;
+	rc = ssq_rq_init(&p->rq, &b->dv_qp); /* head 0, as the reset left the RQ */
+	if (!rc && p->rq.wqe_cnt < p->depth)
+		rc = -EINVAL;
+	if (rc) {
+		snprintf(why, whylen, "queue q%u: an RQ of %u WQEs cannot hold %u", qi,
+		         b->dv_qp.rq.wqe_cnt, p->depth);
+		goto out;
+	}
+	/*
+	 * WQEs arrived .. arrived + depth - 1, in buffers that follow on from
+	 * the last logged message: numbering stays gap-free, and `posted`
+	 * never goes back (before the reset it was at most arrived + depth).
+	 */
+	p->posted = p->arrived;
+	refill(p);
+	__atomic_store_n(&p->armed, 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+void ssqd_recv_pause(struct ssqd *d, unsigned qi)
+{
+	struct ssqd_recv_pool *p = &d->queues[qi].rx;
+
+	if (!p->inited)
+		return;
+	pthread_mutex_lock(&p->lock);
+	__atomic_store_n(&p->armed, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The poller: every armed pool in turn, REAP_BUDGET CQEs at most each. It
+ * keeps up with a sender by never sleeping while CQEs come, and costs
+ * little when idle: after SPIN_NS without one it naps NAP_NS per pass, and
+ * DOZE_NS once idle for DOZE_AFTER (the first message after a long silence
+ * then waits up to a millisecond to be logged; the sender does not wait:
+ * its receive WQE was posted long before).
+ */
+static void *poller_main(void *arg)
+{
+	struct ssqd *d = arg;
+	uint64_t last = now_ns();
+	unsigned i;
+
+	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
+		int n = 0;
+
+		for (i = 0; i < d->opt.nqueues; i++) {
+			struct ssqd_recv_pool *p = &d->queues[i].rx;
+
+			/* Pairs with the release in ssqd_recv_arm: rq, cq and log set. */
+			if (!__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE))
+				continue;
+			pthread_mutex_lock(&p->lock);
+			if (p->armed)
+				n += reap(p, REAP_BUDGET, 1);
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (n) {
+			last = 0;
+			continue;
+		}
+		if (!last)
+			last = now_ns();
+		if (now_ns() - last < SPIN_NS) {
+			ssq__cpu_relax();
+		} else {
+			struct timespec nap = { 0, now_ns() - last < DOZE_AFTER
+				                       ? NAP_NS
+				                       : DOZE_NS };
+
+			nanosleep(&nap, NULL);
+		}
+	}
+	return NULL;
+}
+
+int ssqd_recv_start(struct ssqd *d)
+{
+	int rc;
+
+	if (!d->opt.recv_depth || d->rxp.running)
+		return 0;
+	__atomic_store_n(&d->rxp.stop, 0, __ATOMIC_RELAXED);
+	rc = pthread_create(&d->rxp.thread, NULL, poller_main, d);
+	if (rc)
+		return -rc;
+	d->rxp.running = 1;
+	return 0;
+}
+
+void ssqd_recv_stop(struct ssqd *d)
+{
+	if (!d->rxp.running)
+		return;
+	__atomic_store_n(&d->rxp.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(d->rxp.thread, NULL);
+	d->rxp.running = 0;
+}
