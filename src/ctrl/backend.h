@@ -89,6 +89,15 @@ struct ssq_backend_ops {
 	void (*close)(struct ssq_backend *b);
 };
 
+/*
+ * CQEs of the receive CQ of a QP with @rq_wqes receive WQEs: two per WQE,
+ * at least 64 (create_queue's contract).
+ */
+static inline uint32_t ssq_rcq_cqes(uint32_t rq_wqes)
+{
+	return rq_wqes < 32 ? 64 : 2 * rq_wqes;
+}
+
 extern const struct ssq_backend_ops ssq_backend_mlx5;
 extern const struct ssq_backend_ops ssq_backend_emu;
 

@@ -109,7 +109,7 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
                             uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
                             char *why, size_t whylen)
 {
-	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = 2 * rq < 64 ? 64 : 2 * rq;
+	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = ssq_rcq_cqes(rq);
 	struct ssq_emu_cq_attr ca, rca;
 	struct ssq_emu_qp_attr qa;
 	struct emu_queue *eq;

@@ -150,7 +150,7 @@ static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t
                              uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
                              char *why, size_t whylen)
 {
-	uint32_t rcqes = 2 * rq_wqes < 64 ? 64 : 2 * rq_wqes;
+	uint32_t rcqes = ssq_rcq_cqes(rq_wqes);
 	struct ibv_qp_init_attr init;
 	struct ibv_device_attr da;
 	struct mlx5dv_obj obj;

@@ -53,8 +53,8 @@ static uint64_t queue_bytes(const struct ssqd_options *o)
 	uint64_t rq = o->recv_depth ? o->recv_depth : 1;
 	uint64_t one = align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
 	               align_up((uint64_t)o->cqes * 64, 4096) + align_up(rq * 64, 4096) +
-	               align_up((2 * rq < 64 ? 64 : 2 * rq) * 64, 4096) + 6 * 4096 +
-	               64 * 64;
+	               align_up((uint64_t)ssq_rcq_cqes((uint32_t)rq) * 64, 4096) +
+	               6 * 4096 + 64 * 64;
 
 	/* libmlx5 adds its own rounding: double it. */
 	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096) +

@@ -184,13 +184,13 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssqd_recv_pool *p = &q->rx;
 	struct ssq_bqueue *b = rx_qp(q);
-	int rc = 0;
+	int rc = 0, again = p->cq.buf != NULL;
 
 	if (!p->inited)
 		return 0;
 	pthread_mutex_lock(&p->lock);
 	__atomic_store_n(&p->armed, 0, __ATOMIC_RELAXED);
-	if (!p->cq.buf) {
+	if (!again) {
 		rc = ssq_cq_init(&p->cq, &b->dv_rcq);
 		if (rc) {
 			snprintf(why, whylen, "queue q%u: receive CQ: %s", qi,
@@ -217,6 +217,12 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	p->posted = p->arrived;
 	refill(p);
 	__atomic_store_n(&p->armed, 1, __ATOMIC_RELEASE);
+	if (again)
+		fprintf(stderr,
+		        "ssqd: q%u: receive pool posted again from message %llu (so far "
+		        "%llu error records, %llu flushed receives)\n",
+		        qi, (unsigned long long)p->arrived, (unsigned long long)p->errors,
+		        (unsigned long long)p->flushed);
 out:
 	pthread_mutex_unlock(&p->lock);
 	return rc;
