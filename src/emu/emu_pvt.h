@@ -189,6 +189,8 @@ void emu_wire_qp_state(struct ssq_emu_qp *qp, enum ibv_qp_state cur,
                        enum ibv_qp_state next);
 void emu_wire_qp_free(struct ssq_emu_qp *qp);
 void emu_wire_close(struct ssq_emu_dev *dev);
+/* The wire's UDP socket, or -1 without a wire (lock held). */
+int emu_wire_fd(const struct ssq_emu_dev *dev);
 /* The SQ of a QP with a remote peer (wire_req.c). */
 unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget);
 

@@ -4,6 +4,8 @@
  * that tests and benchmarks call directly, and the device thread that
  * calls the same step in a polling loop (the daemon hosts it).
  */
+#define _GNU_SOURCE /* ppoll */
+#include <poll.h>
 #include <time.h>
 #include "emu/emu_pvt.h"
 
@@ -68,7 +70,10 @@ int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
 /*
  * Busy-poll while work comes, relax the CPU for a while when it stops, then
  * sleep briefly: a doorbell waits at most ~50 us on an idle device, and an
- * idle device does not burn a core the producers need.
+ * idle device does not burn a core the producers need. With a wire the
+ * sleep is a wait on its socket, so a packet from the peer (a request, an
+ * ACK) wakes the device at once instead of after the nap: a doorbell is a
+ * memory write and can only be polled for, a packet can be waited on.
  */
 static void *device_thread(void *arg)
 {
@@ -77,9 +82,11 @@ static void *device_thread(void *arg)
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n;
+		int fd;
 
 		pthread_mutex_lock(&dev->lock);
 		n = process_locked(dev, 1024);
+		fd = emu_wire_fd(dev); /* the wire closes only after this thread stops */
 		pthread_mutex_unlock(&dev->lock);
 		if (n) {
 			idle = 0;
@@ -88,7 +95,13 @@ static void *device_thread(void *arg)
 		} else {
 			struct timespec ts = { 0, 50 * 1000 };
 
-			nanosleep(&ts, NULL);
+			if (fd >= 0) {
+				struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+				(void)ppoll(&pfd, 1, &ts, NULL);
+			} else {
+				nanosleep(&ts, NULL);
+			}
 		}
 	}
 	return NULL;

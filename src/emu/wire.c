@@ -332,6 +332,11 @@ unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget)
 	return n;
 }
 
+int emu_wire_fd(const struct ssq_emu_dev *dev)
+{
+	return dev->wire ? dev->wire->fd : -1;
+}
+
 void emu_wire_tx(struct ssq_emu_dev *dev)
 {
 	struct emu_wire *w = dev->wire;
