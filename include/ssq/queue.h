@@ -437,18 +437,25 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	/*
 	 * Say "reserving" before the add, and record the result after it, so
 	 * that a healer that finds us dead in between knows an unrecorded range
-	 * may be ours (seq_cst: the healer snapshots `reserve` and then reads
-	 * our state; it must not see the add without seeing RESERVING).
+	 * may be ours. Message passing, no store-load race, so release stores
+	 * (plain movs on x86; the model's S2-S4):
+	 *  - the healer snapshots `reserve` (acquire) and then reads our state:
+	 *    a snapshot that includes our add reads from it (or a later add,
+	 *    which continues its release sequence), so it synchronizes with it
+	 *    and sees RESERVING, stored before the add;
+	 *  - the record is a seqlock (resv_gen odd while it changes): every
+	 *    store after the odd generation is a release, so a healer whose
+	 *    acquire load sees any of them sees the odd generation on its
+	 *    re-read, and retries.
 	 */
-	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&me->state, SSQ_PROD_RESERVING, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&me->state, SSQ_PROD_RESERVING, __ATOMIC_RELEASE);
 	at = __atomic_fetch_add(&ctl->reserve, wqebbs, __ATOMIC_SEQ_CST);
 	SSQ__HOOK(SSQ_HOOK_AFTER_ADD);
-	__atomic_store_n(&me->pos, at,
-	                 __ATOMIC_RELAXED); /* published by the next store */
-	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELAXED);
-	__atomic_store_n(&me->state, SSQ_PROD_BUILDING, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&me->pos, at, __ATOMIC_RELEASE);
+	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELEASE);
+	__atomic_store_n(&me->state, SSQ_PROD_BUILDING, __ATOMIC_RELEASE);
+	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_RELEASE);
 	SSQ__HOOK(SSQ_HOOK_AFTER_RECORD);
 	/*
 	 * Producers that passed the room check together may have claimed past
