@@ -264,6 +264,58 @@ static inline struct ssq_client *ssqd_connect(const char *sock)
 	return c;
 }
 
+/* Poll LIST until q0 is ready (@want 1) or not (0); seconds it took, or -1. */
+static inline double wait_q0_ready(struct ssq_client *c, int want, double limit_s)
+{
+	struct ssq_queue_info info[1];
+	double t0 = now_s();
+
+	while (now_s() - t0 < limit_s) {
+		if (ssq_client_list(c, info, 1) == 1 && info[0].ready == want)
+			return now_s() - t0;
+		usleep(10 * 1000);
+	}
+	return -1;
+}
+
+/*
+ * The peer is dead: post @n signaled 64-byte WRITEs from @src to @raddr /
+ * @rkey and wait (up to 10 s) for their @n completions. Counts the
+ * retry-exceeded ones in *@retry_exc and the flushed ones in *@flushed
+ * (1 and n - 1 on a dead peer, as on hardware); returns how many were
+ * posted (fewer than @n if a reservation failed).
+ */
+static inline int post_to_dead_peer(struct ssq_producer *prod, const struct ssq_buf *src,
+                                    uint64_t raddr, uint32_t rkey, int n, int *retry_exc,
+                                    int *flushed)
+{
+	struct ssq_completion comp[16];
+	double t0 = now_s();
+	uint64_t pos;
+	int i, k, got;
+
+	*retry_exc = *flushed = 0;
+	for (i = 0; i < n; i++) {
+		if (ssq_reserve(prod, 1, &pos))
+			break;
+		ssq_prep_rdma_write(ssq_producer_sq(prod), (uint32_t)pos, src->iova,
+		                    src->lkey, 64, raddr, rkey,
+		                    ssq_wqe_flags(prod, pos, 1, SSQ_WQE_SIGNALED));
+		ssq_publish(prod, pos, 1, 100 + (uint64_t)i, SSQ_WQE_SIGNALED);
+		ssq_submit(prod);
+	}
+	while (*retry_exc + *flushed < i && now_s() - t0 < 10) {
+		got = ssq_poll(prod, comp, 16);
+		for (k = 0; k < got; k++) {
+			if (comp[k].status == IBV_WC_RETRY_EXC_ERR)
+				(*retry_exc)++;
+			else if (comp[k].status == IBV_WC_WR_FLUSH_ERR)
+				(*flushed)++;
+		}
+	}
+	return i;
+}
+
 /*
  * Start ssqd (the binary in $SSQD) on the emulated device at @sock, with a
  * data arena of @data_mib MiB and send queues of @sq WQEBBs; @fault, if not

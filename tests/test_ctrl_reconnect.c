@@ -47,20 +47,6 @@ static pid_t start(const char *sock, const char *mode, const char *arg, const ch
 	return pid;
 }
 
-/* Poll LIST until q0 is ready (@want 1) or not (0); seconds it took, or -1. */
-static double wait_ready(struct ssq_client *c, int want, double limit_s)
-{
-	struct ssq_queue_info info[1];
-	double t0 = now_s();
-
-	while (now_s() - t0 < limit_s) {
-		if (ssq_client_list(c, info, 1) == 1 && info[0].ready == want)
-			return now_s() - t0;
-		usleep(10 * 1000);
-	}
-	return -1;
-}
-
 /* Wait up to @limit_s for @pid; its status, or -1 (then killed). */
 static int wait_exit(pid_t pid, double limit_s)
 {
@@ -140,10 +126,9 @@ int main(void)
 	struct ssq_client *ca = NULL, *ca2 = NULL, *cb = NULL, *cb2 = NULL, *cd = NULL;
 	struct ssq_queue *qb = NULL, *qb2 = NULL, *qa2 = NULL;
 	struct ssq_buf dst0, dst, cnt, src, src2, srca, dstb;
-	struct ssq_completion comp[16];
 	struct msg_area a;
 	pid_t pa = 0, pa2 = 0, pb = 0, pb2 = 0, pd = 0, pc, kid;
-	int i, n, rc, status, flushed = 0, retry_exc = 0;
+	int rc, status, flushed = 0, retry_exc = 0;
 	uint64_t pos;
 	uint32_t epoch;
 	double t0, t;
@@ -169,7 +154,7 @@ int main(void)
 	CHECK(ca && cb, "both daemons serve clients");
 	if (!ca || !cb)
 		goto out;
-	CHECK(wait_ready(cb, 1, 10) >= 0, "the daemons never connected their queue");
+	CHECK(wait_q0_ready(cb, 1, 10) >= 0, "the daemons never connected their queue");
 	CHECK(ssq_queue_open(cb, "q0", &qb) == 0, "open: %s", ssq_client_error(cb));
 	CHECK(ssq_buf_alloc(ca, 4096, &dst0) == 0 &&
 	          ssq_buf_alloc(cb, 64 * (CELL + 8), &src) == 0,
@@ -182,33 +167,15 @@ int main(void)
 	waitpid(pa, NULL, 0);
 	pa = 0;
 	t0 = now_s();
-	for (i = 0; i < 3; i++) {
-		rc = ssq_reserve(ssq_queue_producer(qb), 1, &pos);
-		CHECK(rc == 0, "reserve %d after the peer died: %d", i, rc);
-		if (rc)
-			break;
-		ssq_prep_rdma_write(
-		    ssq_producer_sq(ssq_queue_producer(qb)), (uint32_t)pos, src.iova,
-		    src.lkey, 64, dst0.iova, ssq_queue_peer_rkey(qb),
-		    ssq_wqe_flags(ssq_queue_producer(qb), pos, 1, SSQ_WQE_SIGNALED));
-		ssq_publish(ssq_queue_producer(qb), pos, 1, 100 + i, SSQ_WQE_SIGNALED);
-		ssq_submit(ssq_queue_producer(qb));
-	}
-	while (retry_exc + flushed < 3 && now_s() - t0 < 10) {
-		n = ssq_poll(ssq_queue_producer(qb), comp, 16);
-		for (i = 0; i < n; i++) {
-			if (comp[i].status == IBV_WC_RETRY_EXC_ERR)
-				retry_exc++;
-			else if (comp[i].status == IBV_WC_WR_FLUSH_ERR)
-				flushed++;
-		}
-	}
+	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst0.iova,
+	                        ssq_queue_peer_rkey(qb), 3, &retry_exc, &flushed) == 3,
+	      "three reservations after the peer died");
 	CHECK(retry_exc == 1 && flushed == 2,
 	      "after the peer died: %d retry-exceeded, %d flushed", retry_exc, flushed);
 	printf("A killed: retry exceeded after %.2f s\n", now_s() - t0);
 
 	/* The outage: B answers, says the queue is down and why. */
-	CHECK(wait_ready(cb, 0, 5) >= 0, "B lists q0 as not ready while A is gone");
+	CHECK(wait_q0_ready(cb, 0, 5) >= 0, "B lists q0 as not ready while A is gone");
 	CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO,
 	      "-EIO while the peer is gone");
 	rc = ssq_queue_recover(qb);
@@ -247,7 +214,7 @@ int main(void)
 		CHECK(file_has(lb, "peer message without the SSQP magic"),
 		      "B says why it refused the impostor");
 		CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO &&
-		          wait_ready(cb, 0, 0.1) >= 0,
+		          wait_q0_ready(cb, 0, 0.1) >= 0,
 		      "B's queue still in error after the impostor");
 	}
 
@@ -258,8 +225,8 @@ int main(void)
 	CHECK(ca2 != NULL, "A' serves clients");
 	if (!ca2)
 		goto out;
-	t = wait_ready(cb, 1, 10);
-	CHECK(t >= 0 && wait_ready(ca2, 1, 5) >= 0, "B reconnected to A'");
+	t = wait_q0_ready(cb, 1, 10);
+	CHECK(t >= 0 && wait_q0_ready(ca2, 1, 5) >= 0, "B reconnected to A'");
 	printf("B reconnected %.2f s after A' started (backoff at most 2 s)\n",
 	       now_s() - t0);
 	CHECK(ssq_buf_alloc(ca2, 3 * M * CELL, &dst) == 0 &&
@@ -316,13 +283,13 @@ int main(void)
 	ssq_client_close(cb);
 	cb = NULL;
 	qb = NULL;
-	t = wait_ready(ca2, 0, 5);
+	t = wait_q0_ready(ca2, 0, 5);
 	CHECK(t >= 0, "A' notices B is gone, its queue idle");
 	printf("A' noticed B gone (idle queue, TCP closed) in %.3f s\n", t);
 	pb2 = start(sb2, "--connect", conn, "/dev/null");
 	t0 = now_s();
 	cb2 = ssqd_connect(sb2);
-	CHECK(cb2 && wait_ready(cb2, 1, 10) >= 0 && wait_ready(ca2, 1, 5) >= 0,
+	CHECK(cb2 && wait_q0_ready(cb2, 1, 10) >= 0 && wait_q0_ready(ca2, 1, 5) >= 0,
 	      "B' connected to A'");
 	if (!cb2)
 		goto out;
@@ -399,7 +366,7 @@ int main(void)
 	CHECK(file_has(lc, "peer refused: this ssqd already has a healthy peer"),
 	      "the refused ssqd says why");
 	CHECK(file_has(la2, "refused a second peer"), "A' says it refused one");
-	CHECK(wait_ready(cb2, 1, 1) >= 0 && wait_ready(ca2, 1, 1) >= 0,
+	CHECK(wait_q0_ready(cb2, 1, 1) >= 0 && wait_q0_ready(ca2, 1, 1) >= 0,
 	      "A' and B' still up");
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
 	                ssq_queue_peer_rkey(qa2), 64);
@@ -414,15 +381,15 @@ int main(void)
 	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "A' bad rkey: status %d", rc);
 	pd = start(sd, "--connect", conn, "/dev/null");
 	cd = ssqd_connect(sd);
-	CHECK(cd && wait_ready(cd, 1, 10) >= 0, "D replaces B' as A''s peer");
+	CHECK(cd && wait_q0_ready(cd, 1, 10) >= 0, "D replaces B' as A''s peer");
 	CHECK(file_has(la2, "its queues failed and a new peer connected"),
 	      "A' says why it took D");
-	CHECK(wait_ready(cb2, 0, 5) >= 0, "B' lists its queue as down");
+	CHECK(wait_q0_ready(cb2, 0, 5) >= 0, "B' lists its queue as down");
 	kill(pd, SIGKILL);
 	waitpid(pd, NULL, 0);
 	pd = 0;
 	t0 = now_s();
-	CHECK(wait_ready(cb2, 1, 10) >= 0 && wait_ready(ca2, 1, 5) >= 0,
+	CHECK(wait_q0_ready(cb2, 1, 10) >= 0 && wait_q0_ready(ca2, 1, 5) >= 0,
 	      "B' is A''s peer again");
 	printf("B' back %.2f s after D died\n", now_s() - t0);
 	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);

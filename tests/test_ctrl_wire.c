@@ -41,10 +41,9 @@ int main(void)
 	struct ssq_queue *qa = NULL, *qb = NULL;
 	struct ssq_queue_info info[1];
 	struct ssq_buf dst, cnt, src;
-	struct ssq_completion comp[16];
 	struct msg_area a;
 	pid_t la, cb_pid, kids[P];
-	int i, rc, status, n, flushed = 0, retry_exc = 0;
+	int i, status, flushed = 0, retry_exc = 0;
 	uint64_t pos;
 	double t0;
 
@@ -62,12 +61,7 @@ int main(void)
 	CHECK(ca && cb, "both daemons serve clients");
 	if (!ca || !cb)
 		goto out;
-	for (i = 0; i < 200; i++) {
-		if (ssq_client_list(ca, info, 1) == 1 && info[0].ready)
-			break;
-		usleep(50 * 1000);
-	}
-	CHECK(i < 200, "the daemons never connected their queue");
+	CHECK(wait_q0_ready(ca, 1, 10) >= 0, "the daemons never connected their queue");
 	CHECK(ssq_queue_open(ca, "q0", &qa) == 0 && ssq_queue_open(cb, "q0", &qb) == 0,
 	      "open: %s %s", ssq_client_error(ca), ssq_client_error(cb));
 	CHECK(ssq_queue_peer_qpn(qb) == ssq_queue_qpn(qa), "peer QPN");
@@ -120,27 +114,9 @@ int main(void)
 	waitpid(la, &status, 0);
 	la = 0;
 	t0 = now_s();
-	for (i = 0; i < 3; i++) {
-		rc = ssq_reserve(ssq_queue_producer(qb), 1, &pos);
-		CHECK(rc == 0, "reserve %d after the peer died: %d", i, rc);
-		if (rc)
-			break;
-		ssq_prep_rdma_write(
-		    ssq_producer_sq(ssq_queue_producer(qb)), (uint32_t)pos, src.iova,
-		    src.lkey, 64, dst.iova, a.rkey,
-		    ssq_wqe_flags(ssq_queue_producer(qb), pos, 1, SSQ_WQE_SIGNALED));
-		ssq_publish(ssq_queue_producer(qb), pos, 1, 100 + i, SSQ_WQE_SIGNALED);
-		ssq_submit(ssq_queue_producer(qb));
-	}
-	while ((retry_exc + flushed) < 3 && now_s() - t0 < 10) {
-		n = ssq_poll(ssq_queue_producer(qb), comp, 16);
-		for (i = 0; i < n; i++) {
-			if (comp[i].status == IBV_WC_RETRY_EXC_ERR)
-				retry_exc++;
-			else if (comp[i].status == IBV_WC_WR_FLUSH_ERR)
-				flushed++;
-		}
-	}
+	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst.iova, a.rkey, 3,
+	                        &retry_exc, &flushed) == 3,
+	      "three reservations after the peer died");
 	CHECK(retry_exc == 1 && flushed == 2,
 	      "after the peer died: %d retry-exceeded, %d flushed", retry_exc, flushed);
 	printf("peer killed: retry exceeded after %.2f s\n", now_s() - t0);

@@ -163,7 +163,6 @@ static void run(const char *fault, const char *what)
 	char carg[32];
 	struct ssq_client *ca = NULL, *cb = NULL;
 	struct ssq_queue *qa = NULL, *qb = NULL;
-	struct ssq_queue_info info[1];
 	struct ssq_buf wr = { 0 }, cnt = { 0 }, cas = { 0 }, imm = { 0 };
 	struct areas a;
 	struct rlog r;
@@ -187,12 +186,8 @@ static void run(const char *fault, const char *what)
 	CHECK(ca && cb, "%s: both daemons serve clients", what);
 	if (!ca || !cb)
 		goto out;
-	for (i = 0; i < 200; i++) {
-		if (ssq_client_list(ca, info, 1) == 1 && info[0].ready)
-			break;
-		usleep(50 * 1000);
-	}
-	CHECK(i < 200, "%s: the daemons never connected their queue", what);
+	CHECK(wait_q0_ready(ca, 1, 10) >= 0,
+	      "%s: the daemons never connected their queue", what);
 	CHECK(ssq_queue_open(ca, "q0", &qa) == 0 && ssq_queue_open(cb, "q0", &qb) == 0,
 	      "%s: open: %s %s", what, ssq_client_error(ca), ssq_client_error(cb));
 	CHECK(ssq_buf_alloc(ca, P * M * CELL, &wr) == 0 &&
