@@ -291,8 +291,30 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
 }
 
 /*
+ * Count @n WQEs of @owner, the last at @last, as done: done_pos keeps it
+ * idempotent (a run re-routed after a router died counts only its WQEs past
+ * what was counted). The run's WQEs are in position order, so those not yet
+ * counted are its last ones: all of them, or none when the run ends at or
+ * before done_pos. A run that straddles done_pos cannot happen: done_pos is
+ * only moved to the end of a run, and a re-route starts at a CQE boundary,
+ * which a run never crosses.
+ */
+SSQ_INLINE void ssq__count_done(struct ssq_ctl *ctl, uint32_t owner, uint64_t last,
+                                uint64_t n)
+{
+	struct ssq_ctl_producer *o = &ctl->producers[owner];
+
+	if (n && last + 1 > o->done_pos) {
+		o->done_pos = last + 1;
+		__atomic_store_n(&o->done, o->done + n, __ATOMIC_RELEASE);
+	}
+}
+
+/*
  * Route what the CQ holds: called with the CQ lease. A CQE with wqe_counter
  * w completes every WQE from `completed` through the one whose index is w.
+ * Unsignaled WQEs only count towards their owner's `done`, one store per
+ * run of the same owner; signaled (or failed) ones are delivered.
  * Returns the CQEs consumed.
  */
 SSQ_INLINE int ssq__route(struct ssq_producer *p)
@@ -302,6 +324,8 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 	struct mlx5_cqe64 *raw;
 	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
 	uint64_t end = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+	uint64_t run_last = 0, run_n;
+	uint32_t run_owner;
 	int n = 0;
 
 	p->cq.ci = __atomic_load_n(&ctl->cq_ci, __ATOMIC_ACQUIRE);
@@ -311,31 +335,41 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 		ssq_cqe_decode(raw, &cqe);
 		failed = cqe.status != IBV_WC_SUCCESS;
 		end = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+		run_owner = SSQ_OWNER_NONE;
+		run_n = 0;
 		while (c < end) {
 			struct ssq_ctl_slot *s = ssq__slot(p, c);
 			int target = (uint16_t)c == cqe.wqe_counter;
 			uint32_t owner = s->owner;
 
 			if (owner != SSQ_OWNER_NONE && owner < ctl->max_producers) {
-				struct ssq_ctl_producer *o = &ctl->producers[owner];
-
-				/* A dead owner's completions go nowhere. */
-				if (__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) !=
-				        SSQ_PROD_DEAD &&
-				    ((s->flags & SSQ_SLOT_USER_SIGNALED) ||
-				     (target && failed)))
+				/*
+				 * A dead owner's completions go nowhere. Delivered
+				 * before done is counted: the owner's flow control
+				 * must not see room its completion ring lacks.
+				 */
+				if (((s->flags & SSQ_SLOT_USER_SIGNALED) ||
+				     (target && failed)) &&
+				    __atomic_load_n(&ctl->producers[owner].state,
+				                    __ATOMIC_ACQUIRE) != SSQ_PROD_DEAD)
 					ssq__deliver(p, owner, c, s->wr_id, &cqe,
 					             target && failed);
-				if (c + 1 > o->done_pos) {
-					o->done_pos = c + 1;
-					__atomic_store_n(&o->done, o->done + 1,
-					                 __ATOMIC_RELEASE);
+				if (owner != run_owner) {
+					if (run_owner != SSQ_OWNER_NONE)
+						ssq__count_done(ctl, run_owner, run_last,
+						                run_n);
+					run_owner = owner;
+					run_n = 0;
 				}
+				run_last = c;
+				run_n++;
 			}
 			c += s->len ? s->len : 1;
 			if (target)
 				break;
 		}
+		if (run_owner != SSQ_OWNER_NONE)
+			ssq__count_done(ctl, run_owner, run_last, run_n);
 		if (failed)
 			__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
 		p->cq.ci++;
