@@ -63,18 +63,27 @@ static int wait_exit(pid_t pid, double limit_s)
 	return -1;
 }
 
+/*
+ * Whether ssqd's log at @path says @needle, waiting up to 5 s for it: a
+ * daemon may act (close a socket, answer a client) a moment before it logs.
+ */
 static int file_has(const char *path, const char *needle)
 {
-	char buf[16384];
-	int fd = open(path, O_RDONLY), found;
-	ssize_t n;
+	static char buf[1 << 18];
+	double t0 = now_s();
+	int found;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	found = strstr(buf, needle) != NULL;
+	do {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : 0;
+
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		found = strstr(buf, needle) != NULL;
+		if (!found)
+			usleep(10 * 1000);
+	} while (!found && now_s() - t0 < 5);
 	if (!found)
 		fprintf(stderr, "--- %s (no \"%s\"):\n%s---\n", path, needle, buf);
 	return found;
