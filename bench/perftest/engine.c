@@ -669,7 +669,9 @@ int pt_main(const struct pt_opts *o)
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *emu_mode ? (strcmp(emu_mode, "sink") ? "" : ", device in sink mode") : "",
 	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
-	       o->peer_host ? ", to the server's arena through the peer ssqd" : "");
+	       !o->peer_host   ? ""
+	       : pt_is_send(o) ? ", into the server's receive pool through the peer ssqd"
+	                       : ", to the server's arena through the peer ssqd");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
 		if (e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s]))
