@@ -6,11 +6,12 @@
 # client prints perftest's table and the server's verdict, the server says
 # what it checked: write_bw's data landed in B's arena (qp-per-process with
 # -q 2 too), every SEND of send_bw is in B's receive pool log, atomic_bw's
-# counter equals the messages completed, read_bw runs (proxy mode). Refused,
-# by name, non-zero: -S to a peer-mode ssqd with no role; a different -s or
-# a different tool on the two sides (both sides fail); a latency tool in
-# two-host mode; a role against a loopback ssqd; a server with --timeout
-# and no client.
+# counter equals the messages completed, read_bw runs (proxy mode),
+# write_lat ping-pongs (the server echoes every WRITE back into the client's
+# arena; the client's latency table, RTT/2). Refused, by name, non-zero: -S
+# to a peer-mode ssqd with no role; a different -s or a different tool on
+# the two sides (both sides fail); send_lat in two-host mode; a role against
+# a loopback ssqd; a server with --timeout and no client.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 ssqd=${SSQD:-$build/ssqd}
@@ -166,11 +167,24 @@ wait "$spid" || src=$?
 [ "$crc" != 0 ] && [ "$src" != 0 ] || bad "a different tool ran (client $crc, server $src)"
 grep -q 'run the same tool' "$tmp/cli.out" || { cat "$tmp/cli.out"; bad "tool mismatch not named"; }
 
-# Latency tools: not across two hosts (yet), said so.
-if "$bin/ssq_write_lat" -S "$tmp/a.sock" 127.0.0.1 >"$tmp/lat.out" 2>&1; then
-	bad "ssq_write_lat ran in two-host mode"
+# write_lat: perftest's ping-pong, the server WRITEs each slot back.
+pair ssq_write_lat "-s 64" -s 64 -P 2 -n 300
+if both_ok "write_lat"; then
+	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
+	read -r b it tmin tmax ttyp rest <<<"$row" || true
+	[ "$b" = 64 ] && [ "$it" = 600 ] || bad "write_lat: row '$row', want 64 bytes, 600 iterations"
+	awk -v a="$tmin" -v t="$ttyp" -v m="$tmax" 'BEGIN { exit !(a > 0 && a <= t && t <= m) }' ||
+		bad "write_lat: row '$row': 0 < t_min <= t_typical <= t_max"
+	grep -q '600 WRITEs echoed back (600 completed), 600 sent' "$tmp/srv.out" ||
+		bad "write_lat: the server's echo count"
+	grep -q 'RTT/2' "$tmp/cli.out" || bad "write_lat: does not say it reports RTT/2"
 fi
-grep -q 'latency tools do not run across two hosts' "$tmp/lat.out" || bad "write_lat refusal: $(head -n1 "$tmp/lat.out")"
+
+# send_lat: not across two hosts (yet), said so.
+if "$bin/ssq_send_lat" -S "$tmp/a.sock" 127.0.0.1 >"$tmp/lat.out" 2>&1; then
+	bad "ssq_send_lat ran in two-host mode"
+fi
+grep -q 'does not run across two hosts' "$tmp/lat.out" || bad "send_lat refusal: $(head -n1 "$tmp/lat.out")"
 
 # A server that no client comes to ends after --timeout, non-zero.
 sp=$(port)

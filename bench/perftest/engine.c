@@ -315,11 +315,11 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		         "%s%s: --wire is two ssqd on this host; two hosts need no "
 		         "--wire",
 		         o->server ? "--server" : o->peer_host, "");
-	if ((o->server || o->peer_host) && pt_is_lat(o))
+	if ((o->server || o->peer_host) && o->test == PT_SEND_LAT)
 		bad_flag(o,
-		         "%s%s: the latency tools do not run across two hosts yet (a "
-		         "ping-pong needs the server to post back through its own "
-		         "ssqd); use them on one host, or --wire",
+		         "%s%s: ssq_send_lat does not run across two hosts yet (a "
+		         "ping-pong needs the server to SEND back through its own "
+		         "ssqd); use it on one host, or --wire; ssq_write_lat runs",
 		         o->server ? "--server" : o->peer_host, "");
 	if ((o->server || o->peer_host) && !o->socket)
 		bad_flag(o,
@@ -398,6 +398,7 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
                     struct pt_row *r)
 {
 	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
+	uint64_t k;
 	pid_t kids[PT_MAX_PROCS + 1];
 	double t0 = 1e300, t1 = 0, peak = 0, start;
 	uint64_t total = 0;
@@ -474,6 +475,10 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 			peak = r->mpps * 1e6; /* rounding; latency runs */
 		r->peak_mbs = peak * size / 1e6;
 		r->avg_mbs = r->mpps * size;
+		/* Two hosts: a round trip per sample; perftest reports RTT/2. */
+		for (k = 0;
+		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
+			e->lat[k] /= 2;
 		if (lat_bytes)
 			pt_lat_stats(e->lat, (uint64_t)o->procs * o->iters, r);
 	}
@@ -621,11 +626,20 @@ int pt_main(const struct pt_opts *o)
 			fprintf(stderr, "%s: q0: %s\n", o->tool, ssq_client_error(c));
 			goto out;
 		}
-		if (pt_th_client_open(o, q, top, moves, &e))
-			goto out;
 		memset(&dst, 0, sizeof(dst));
-		dst.iova = e.dst_iova;
-		dst.len = e.dst_len;
+		/*
+		 * write_lat: the server WRITEs each sender's slot back into
+		 * its slot of this buffer here, where the sender waits for it.
+		 */
+		if (e.slot && ssq_buf_alloc(c, (uint64_t)e.slot * o->procs, &dst)) {
+			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
+			goto out;
+		}
+		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
+			goto out;
+		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
+		if (!e.slot)
+			dst.len = e.dst_len;
 	} else if (ssq_queue_open(c, "q0", &q) ||
 	           ssq_buf_alloc(
 	               cd, e.slot ? (uint64_t)e.slot * o->procs : (top < 8 ? 8 : top),
@@ -654,11 +668,15 @@ int pt_main(const struct pt_opts *o)
 	e.dst_len = dst.len;
 	/* The destination daemon's IOVA; over the wire its peer rkey. */
 	e.dst_iova = dst.iova;
-	e.rkey = ssq_queue_peer_rkey(q);
+	e.rkey = ssq_queue_peer_rkey(q); /* two hosts: checked against the server's */
 	e.dst = dst.addr;
-	/* Two hosts: the server checks, after each size (pt_th_client_done). */
+	/*
+	 * Two hosts: the server checks, after each size (pt_th_client_done);
+	 * write_lat checks its pong slots here, which hold the server's echo.
+	 */
 	e.check_data =
-	    (o->test == PT_WRITE_BW || o->test == PT_WRITE_LAT) && moves && !o->peer_host;
+	    (o->test == PT_WRITE_LAT || (o->test == PT_WRITE_BW && !o->peer_host)) &&
+	    moves;
 	e.check_recv = o->test == PT_SEND_BW && moves && !o->peer_host;
 	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s%s\n", o->tool,
 	       o->test == PT_READ_BW     ? "RDMA READ"
@@ -671,7 +689,10 @@ int pt_main(const struct pt_opts *o)
 	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
 	       !o->peer_host   ? ""
 	       : pt_is_send(o) ? ", into the server's receive pool through the peer ssqd"
-	                       : ", to the server's arena through the peer ssqd");
+	       : pt_is_lat(o)
+	           ? ", ping-pong: the server WRITEs each back (times are RTT/2, as "
+	             "perftest's)"
+	           : ", to the server's arena through the peer ssqd");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
 		if (e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s]))

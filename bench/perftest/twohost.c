@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -368,6 +369,110 @@ static int server_check(const struct pt_opts *o, struct pt_env *e, uint32_t size
 	return bad;
 }
 
+/*
+ * write_lat's other half, perftest's ping-pong: the server watches the last
+ * byte of each sender's slot of the destination and, when it changes,
+ * WRITEs the slot back through its own ssqd's q0 into the client's pong
+ * slot (in the client's arena), where the client's sender waits for it.
+ */
+struct echo {
+	struct ssq_producer *prod;
+	uint64_t laddr; /* the destination's IOVA here */
+	uint32_t lkey;
+	uint64_t raddr; /* the client's pong slots */
+	uint32_t rkey;
+	uint32_t slot, procs, size;
+	uint8_t *dst;
+	uint8_t last[PT_MAX_PROCS];
+	uint64_t posted, completed;
+	char why[TH_TEXT];
+};
+
+/* Reap the echoes' completions. 0, or -1 (why in @x->why). */
+static int echo_reap(struct echo *x)
+{
+	struct ssq_completion comp[32];
+	int n = ssq_poll(x->prod, comp, 32), k;
+
+	for (k = 0; k < n; k++) {
+		if (comp[k].status != IBV_WC_SUCCESS) {
+			snprintf(x->why, sizeof(x->why), "echo %llu: %s",
+			         (unsigned long long)comp[k].wr_id,
+			         ibv_wc_status_str((enum ibv_wc_status)comp[k].status));
+			return -1;
+		}
+		x->completed = comp[k].wr_id + 1;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+/* Echo until the client says something on @fd. 0, or -1 (said why). */
+static int echo_run(const struct pt_opts *o, struct echo *x, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned spins = 0;
+	uint32_t i;
+	int rc, moved;
+
+	memset(x->last, 0, sizeof(x->last));
+	for (;;) {
+		moved = 0;
+		for (i = 0; i < x->procs; i++) {
+			size_t at = (size_t)i * x->slot;
+			uint8_t v =
+			    __atomic_load_n(&x->dst[at + x->size - 1], __ATOMIC_ACQUIRE);
+
+			if (v == x->last[i])
+				continue;
+			x->last[i] = v;
+			while ((rc = ssq_post_write(x->prod, x->laddr + at, x->lkey,
+			                            x->size, x->raddr + at, x->rkey,
+			                            x->posted, SSQ_WQE_SIGNALED)) ==
+			       -EAGAIN)
+				if (echo_reap(x))
+					goto fail;
+			if (rc) {
+				snprintf(x->why, sizeof(x->why), "echo post: %s",
+				         strerror(-rc));
+				goto fail;
+			}
+			x->posted++;
+			moved = 1;
+		}
+		if (echo_reap(x))
+			goto fail;
+		if (moved) {
+			spins = 0;
+			continue;
+		}
+		ssq__cpu_relax();
+		/* The client's next frame ends the size; a core for the device. */
+		if ((++spins & 1023) == 0) {
+			if (poll(&p, 1, 0) > 0)
+				return 0;
+			sched_yield();
+		}
+	}
+fail:
+	fprintf(stderr, "%s --server: %s\n", o->tool, x->why);
+	return -1;
+}
+
+/* write_lat: every WRITE echoed, every echo completed? Said in @v. */
+static int echo_check(struct echo *x, uint64_t msgs, struct th_msg *v)
+{
+	double end = pt_now() + 10;
+
+	while (x->completed < x->posted && pt_now() < end && !echo_reap(x))
+		sched_yield();
+	v->status = x->posted != msgs || x->completed != x->posted;
+	snprintf(v->text, TH_TEXT,
+	         "%u bytes: %llu WRITEs echoed back (%llu completed), %llu sent%s",
+	         x->size, (unsigned long long)x->posted, (unsigned long long)x->completed,
+	         (unsigned long long)msgs, v->status ? ": they differ" : "");
+	return (int)v->status;
+}
+
 int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 {
 	struct ssq_queue *q0;
@@ -375,6 +480,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	struct pt_env e = { 0 };
 	struct pt_opts eff;
 	struct th_msg h, m, r;
+	struct echo x = { 0 };
 	uint64_t base[PT_MAX_LANES];
 	uint32_t top, i, started = 0;
 	int fd, rc = 1, fails = 0, check;
@@ -400,7 +506,20 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	}
 	check = h.check != 0;
 	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
-	if (ssq_buf_alloc(c, top < 8 ? 8 : top, &dst)) {
+	/* write_lat: a 64-byte aligned slot per client sender, as on one host. */
+	x.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
+	if (x.slot && h.len < (uint64_t)x.slot * eff.procs) {
+		snprintf(r.text, sizeof(r.text),
+		         "the client's pong buffer (%llu bytes) is shorter than %u "
+		         "slots of %u",
+		         (unsigned long long)h.len, eff.procs, x.slot);
+		goto refuse;
+	}
+	if (ssq_buf_alloc(c,
+	                  x.slot    ? (uint64_t)x.slot * eff.procs
+	                  : top < 8 ? 8
+	                            : top,
+	                  &dst)) {
 		snprintf(r.text, sizeof(r.text),
 		         "the server's destination (%u bytes): %s", top,
 		         ssq_client_error(c));
@@ -408,6 +527,13 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	}
 	e.dst = dst.addr;
 	e.dst_len = dst.len;
+	x.prod = ssq_queue_producer(q0);
+	x.laddr = dst.iova;
+	x.lkey = dst.lkey;
+	x.raddr = h.iova;
+	x.rkey = ssq_queue_peer_rkey(q0);
+	x.procs = eff.procs;
+	x.dst = dst.addr;
 	if (o->test == PT_SEND_BW && check && pt_open_recv_logs(&eff, c, c, q0, &e)) {
 		snprintf(r.text, sizeof(r.text),
 		         "the server's ssqd cannot take the SENDs (see the server)");
@@ -448,6 +574,13 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			for (i = 0; i < e.nrq; i++)
 				base[i] = ssq_recv_arrived(e.rq[i]);
 			started = m.size;
+			x.size = m.size;
+			x.posted = x.completed = 0;
+			if (th_send(o, fd, &r))
+				goto out;
+			if (x.slot && echo_run(o, &x, fd))
+				goto out;
+			continue;
 		} else if (m.kind == TH_DONE) {
 			r.kind = TH_VERDICT;
 			if (m.size != started) {
@@ -463,7 +596,11 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 				        o->tool, m.size);
 				goto out;
 			}
-			fails += server_check(&eff, &e, m.size, base, m.msgs, check, &r);
+			if (x.slot)
+				fails += echo_check(&x, m.msgs, &r);
+			else
+				fails += server_check(&eff, &e, m.size, base, m.msgs,
+				                      check, &r);
 			printf("%s --server: %s\n", o->tool, r.text);
 			fflush(stdout);
 		} else {
@@ -529,7 +666,7 @@ static int dial(const struct pt_opts *o)
 }
 
 int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t top,
-                      int check, struct pt_env *e)
+                      int check, const struct ssq_buf *pong, struct pt_env *e)
 {
 	struct th_msg h = { 0 }, w;
 	int fd = dial(o);
@@ -548,13 +685,18 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 	h.check = (uint32_t)check;
 	h.qpn = ssq_queue_qpn(q0);
 	h.peer_qpn = ssq_queue_peer_qpn(q0);
+	if (pong) {
+		h.iova = pong->iova;
+		h.len = pong->len;
+	}
 	if (th_send(o, fd, &h) || th_recv(o, fd, TH_WELCOME, TH_REPLY_S, &w))
 		goto fail;
 	if (w.status) {
 		fprintf(stderr, "%s: the server refused: %s\n", o->tool, w.text);
 		goto fail;
 	}
-	if (w.test != (uint32_t)o->test || w.len < top || w.len > PT_MAX_SIZE + 64ull) {
+	if (w.test != (uint32_t)o->test || w.len < top ||
+	    w.len > (uint64_t)(PT_MAX_SIZE + 64) * o->procs) {
 		fprintf(stderr,
 		        "%s: the server's destination (%s, %llu bytes) does not fit this "
 		        "run (%s, %u bytes)\n",
