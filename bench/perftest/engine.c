@@ -53,8 +53,10 @@ static const char *measures(const struct pt_opts *o)
 		       "   polls the same byte; loopback has no second host to echo it, "
 		       "so "
 		       "this is\n"
-		       "   one way, not RTT/2). The CQE is reaped after the clock "
-		       "stops.\n"
+		       "   one way, not RTT/2; two hosts: the server WRITEs it back "
+		       "and this\n"
+		       "   is RTT/2, as perftest's). The CQE is reaped after the "
+		       "clock stops.\n"
 		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
 	case PT_READ_BW:
 		return "   RDMA READ bandwidth and message rate.\n";
