@@ -10,8 +10,9 @@
 # write_lat ping-pongs (the server echoes every WRITE back into the client's
 # arena; the client's latency table, RTT/2). Refused, by name, non-zero: -S
 # to a peer-mode ssqd with no role; a different -s or a different tool on
-# the two sides (both sides fail); send_lat in two-host mode; a role against
-# a loopback ssqd; a server with --timeout and no client.
+# the two sides (both sides fail); a frame without the magic; send_lat in
+# two-host mode; a role against a loopback ssqd; a server with --timeout and
+# no client.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 ssqd=${SSQD:-$build/ssqd}
@@ -185,6 +186,21 @@ if "$bin/ssq_send_lat" -S "$tmp/a.sock" 127.0.0.1 >"$tmp/lat.out" 2>&1; then
 	bad "ssq_send_lat ran in two-host mode"
 fi
 grep -q 'does not run across two hosts' "$tmp/lat.out" || bad "send_lat refusal: $(head -n1 "$tmp/lat.out")"
+
+# Something else on the side channel: refused by its magic.
+sp=$(port)
+"$bin/ssq_write_bw" -S "$tmp/b.sock" --server -p "$sp" --timeout 60 >"$tmp/srv.out" 2>&1 &
+spid=$!
+pids+=($spid)
+for _ in $(seq 200); do
+	grep -q 'waiting for a client' "$tmp/srv.out" && break
+	sleep 0.05
+done
+head -c 252 /dev/zero >"/dev/tcp/127.0.0.1/$sp" || bad "could not reach the server's port"
+src=0
+wait "$spid" || src=$?
+[ "$src" != 0 ] && grep -q 'not an ssq perftest peer' "$tmp/srv.out" ||
+	{ cat "$tmp/srv.out"; bad "a stray frame was not refused by its magic"; }
 
 # A server that no client comes to ends after --timeout, non-zero.
 sp=$(port)

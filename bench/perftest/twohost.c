@@ -13,9 +13,11 @@
  * on one host against A's ssqd, and after each size the server checks what
  * it can (write_bw: the data landed; send_bw: B's receive pool logged every
  * SEND; atomic_bw: the counter is the number of messages) and answers with
- * its verdict, which the client prints.
+ * its verdict, which the client prints. write_lat is perftest's ping-pong:
+ * the server WRITEs each message back through its own ssqd into a pong
+ * buffer in the client's arena, and the client reports RTT/2.
  *
- * The side channel: fixed 248-byte frames, big-endian, each with a magic
+ * The side channel: fixed 252-byte frames, big-endian, each with a magic
  * and version; the client drives (HELLO / WELCOME, then per size START /
  * READY and DONE / VERDICT, then BYE). Either side refuses a frame it does
  * not expect, and the server refuses a client whose tool, -s or -a differ
