@@ -7,12 +7,12 @@
 # what it checked: write_bw's data landed in B's arena (qp-per-process with
 # -q 2 too), every SEND of send_bw is in B's receive pool log, atomic_bw's
 # counter equals the messages completed, read_bw runs (proxy mode),
-# write_lat ping-pongs (the server echoes every WRITE back into the client's
-# arena; the client's latency table, RTT/2). Refused, by name, non-zero: -S
-# to a peer-mode ssqd with no role; a different -s or a different tool on
-# the two sides (both sides fail); a frame without the magic; send_lat in
-# two-host mode; a role against a loopback ssqd; a server with --timeout and
-# no client.
+# write_lat and send_lat ping-pong (the server echoes every WRITE back into
+# the client's arena, every SEND into the client's ssqd's receive log; the
+# client's latency table, RTT/2). Refused, by name, non-zero: -S to a
+# peer-mode ssqd with no role; a different -s or a different tool on the two
+# sides (both sides fail); a frame without the magic; a role against a
+# loopback ssqd; a server with --timeout and no client.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 ssqd=${SSQD:-$build/ssqd}
@@ -55,7 +55,10 @@ start_pair() {
 		pids+=($!)
 		apid=$!
 		for _ in $(seq 200); do
-			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null && return 0
+			# Paired, and both serving clients (A may pair first).
+			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
+				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
+				return 0
 			kill -0 "$bpid" 2>/dev/null || break
 			sleep 0.05
 		done
@@ -181,11 +184,17 @@ if both_ok "write_lat"; then
 	grep -q 'RTT/2' "$tmp/cli.out" || bad "write_lat: does not say it reports RTT/2"
 fi
 
-# send_lat: not across two hosts (yet), said so.
-if "$bin/ssq_send_lat" -S "$tmp/a.sock" 127.0.0.1 >"$tmp/lat.out" 2>&1; then
-	bad "ssq_send_lat ran in two-host mode"
+# send_lat: the server SENDs every message back through the same queue.
+pair ssq_send_lat "-s 64" -s 64 -P 2 -q 2 -n 200
+if both_ok "send_lat"; then
+	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
+	read -r b it tmin tmax ttyp rest <<<"$row" || true
+	[ "$b" = 64 ] && [ "$it" = 400 ] || bad "send_lat: row '$row', want 64 bytes, 400 iterations"
+	awk -v a="$tmin" -v t="$ttyp" -v m="$tmax" 'BEGIN { exit !(a > 0 && a <= t && t <= m) }' ||
+		bad "send_lat: row '$row': 0 < t_min <= t_typical <= t_max"
+	grep -q '400 SENDs echoed back (400 completed), 400 sent' "$tmp/srv.out" ||
+		bad "send_lat: the server's echo count"
 fi
-grep -q 'does not run across two hosts' "$tmp/lat.out" || bad "send_lat refusal: $(head -n1 "$tmp/lat.out")"
 
 # Something else on the side channel: refused by its magic.
 sp=$(port)

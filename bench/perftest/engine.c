@@ -74,7 +74,9 @@ static const char *measures(const struct pt_opts *o)
 		       "until\n"
 		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
 		       "way,\n"
-		       "   not RTT/2). The CQE is reaped after the clock stops. Needs a\n"
+		       "   not RTT/2; two hosts: the server SENDs it back and this is "
+		       "RTT/2).\n"
+		       "   The CQE is reaped after the clock stops. Needs a\n"
 		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
 	default:
 		return "   RDMA WRITE bandwidth and message rate.\n";
@@ -316,12 +318,6 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		bad_flag(o,
 		         "%s%s: --wire is two ssqd on this host; two hosts need no "
 		         "--wire",
-		         o->server ? "--server" : o->peer_host, "");
-	if ((o->server || o->peer_host) && o->test == PT_SEND_LAT)
-		bad_flag(o,
-		         "%s%s: ssq_send_lat does not run across two hosts yet (a "
-		         "ping-pong needs the server to SEND back through its own "
-		         "ssqd); use it on one host, or --wire; ssq_write_lat runs",
 		         o->server ? "--server" : o->peer_host, "");
 	if ((o->server || o->peer_host) && !o->socket)
 		bad_flag(o,
@@ -632,15 +628,18 @@ int pt_main(const struct pt_opts *o)
 		/*
 		 * write_lat: the server WRITEs each sender's slot back into
 		 * its slot of this buffer here, where the sender waits for it.
+		 * send_lat: its echoes come to this ssqd's receive logs; the
+		 * senders map a destination all the same (a small one here).
 		 */
-		if (e.slot && ssq_buf_alloc(c, (uint64_t)e.slot * o->procs, &dst)) {
+		if ((e.slot || o->test == PT_SEND_LAT) &&
+		    ssq_buf_alloc(c, e.slot ? (uint64_t)e.slot * o->procs : 64, &dst)) {
 			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
 			goto out;
 		}
 		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
 			goto out;
 		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
-		if (!e.slot)
+		if (!e.slot && o->test != PT_SEND_LAT)
 			dst.len = e.dst_len;
 	} else if (ssq_queue_open(c, "q0", &q) ||
 	           ssq_buf_alloc(
@@ -651,7 +650,9 @@ int pt_main(const struct pt_opts *o)
 		                             : ssq_client_error(cd));
 		goto out;
 	}
-	if (pt_is_send(o) && !o->peer_host && pt_open_recv_logs(o, c, cd, q, &e))
+	/* Two hosts: send_bw's SENDs are logged at the server; send_lat's echoes here. */
+	if (pt_is_send(o) && (!o->peer_host || o->test == PT_SEND_LAT) &&
+	    pt_open_recv_logs(o, c, cd, q, &e))
 		goto out;
 	if (o->inline_size > ssq_queue_sq(q)->max_inline) {
 		fprintf(stderr, "%s: -I %u: the QP takes at most %u inline bytes\n",
@@ -689,11 +690,15 @@ int pt_main(const struct pt_opts *o)
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *emu_mode ? (strcmp(emu_mode, "sink") ? "" : ", device in sink mode") : "",
 	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
-	       !o->peer_host   ? ""
-	       : pt_is_send(o) ? ", into the server's receive pool through the peer ssqd"
+	       !o->peer_host ? ""
+	       : o->test == PT_SEND_BW
+	           ? ", into the server's receive pool through the peer ssqd"
 	       : pt_is_lat(o)
-	           ? ", ping-pong: the server WRITEs each back (times are RTT/2, as "
-	             "perftest's)"
+	           ? (o->test == PT_SEND_LAT
+	                  ? ", ping-pong: the server SENDs each back (times are "
+	                    "RTT/2, as perftest's)"
+	                  : ", ping-pong: the server WRITEs each back (times are "
+	                    "RTT/2, as perftest's)")
 	           : ", to the server's arena through the peer ssqd");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {

@@ -372,40 +372,122 @@ static int server_check(const struct pt_opts *o, struct pt_env *e, uint32_t size
 }
 
 /*
- * write_lat's other half, perftest's ping-pong: the server watches the last
- * byte of each sender's slot of the destination and, when it changes,
- * WRITEs the slot back through its own ssqd's q0 into the client's pong
- * slot (in the client's arena), where the client's sender waits for it.
+ * The latency tools' other half, perftest's ping-pong. write_lat: the
+ * server watches the last byte of each sender's slot of the destination
+ * and, when it changes, WRITEs the slot back through its own ssqd's q0 into
+ * the client's pong slot (in the client's arena), where the client's
+ * sender waits for it. send_lat: the server reads each queue's receive log
+ * and SENDs every message back, from its receive buffer, through the same
+ * queue, into the client's ssqd's log of that queue, where the sender looks
+ * for it (its payload says whose and which).
  */
 struct echo {
-	struct ssq_producer *prod;
-	uint64_t laddr; /* the destination's IOVA here */
+	int send;
+	uint32_t nprod;
+	struct ssq_producer *prod[PT_MAX_LANES]; /* write: q0; send: each queue */
+	uint64_t laddr;                          /* the destination's IOVA here */
 	uint32_t lkey;
 	uint64_t raddr; /* the client's pong slots */
 	uint32_t rkey;
 	uint32_t slot, procs, size;
 	uint8_t *dst;
 	uint8_t last[PT_MAX_PROCS];
+	/* send: the queues' logs, the next message of each to echo */
+	struct ssq_queue **rq;
+	uint64_t next[PT_MAX_LANES];
 	uint64_t posted, completed;
 	char why[TH_TEXT];
 };
 
-/* Reap the echoes' completions. 0, or -1 (why in @x->why). */
+/* Reap the echoes' completions (every echo is signaled). 0, or -1 (why). */
 static int echo_reap(struct echo *x)
 {
 	struct ssq_completion comp[32];
-	int n = ssq_poll(x->prod, comp, 32), k;
+	uint32_t q;
+	int n, k;
 
-	for (k = 0; k < n; k++) {
-		if (comp[k].status != IBV_WC_SUCCESS) {
-			snprintf(x->why, sizeof(x->why), "echo %llu: %s",
-			         (unsigned long long)comp[k].wr_id,
-			         ibv_wc_status_str((enum ibv_wc_status)comp[k].status));
+	for (q = 0; q < x->nprod; q++) {
+		n = ssq_poll(x->prod[q], comp, 32);
+		for (k = 0; k < n; k++) {
+			if (comp[k].status != IBV_WC_SUCCESS) {
+				snprintf(x->why, sizeof(x->why), "echo %llu: %s",
+				         (unsigned long long)comp[k].wr_id,
+				         ibv_wc_status_str(
+				             (enum ibv_wc_status)comp[k].status));
+				return -1;
+			}
+			x->completed++;
+		}
+		if (n < 0) {
+			snprintf(x->why, sizeof(x->why), "echo poll: %s", strerror(-n));
 			return -1;
 		}
-		x->completed = comp[k].wr_id + 1;
 	}
-	return n < 0 ? -1 : 0;
+	return 0;
+}
+
+/* Post one echo on @q, polling while there is no room. 0, or -1 (why). */
+static int echo_post(struct echo *x, uint32_t q, uint64_t laddr, uint32_t len,
+                     uint64_t raddr)
+{
+	int rc;
+
+	for (;;) {
+		rc = x->send ? ssq_post_send(x->prod[q], MLX5_OPCODE_SEND, laddr, x->lkey,
+		                             len, 0, x->posted, SSQ_WQE_SIGNALED)
+		             : ssq_post_write(x->prod[q], laddr, x->lkey, len, raddr,
+		                              x->rkey, x->posted, SSQ_WQE_SIGNALED);
+		if (rc != -EAGAIN)
+			break;
+		if (echo_reap(x))
+			return -1;
+	}
+	if (rc) {
+		snprintf(x->why, sizeof(x->why), "echo post: %s", strerror(-rc));
+		return -1;
+	}
+	x->posted++;
+	return 0;
+}
+
+/* Echo what arrived since the last call. 1 if anything, 0, -1 (why). */
+static int echo_some(struct echo *x)
+{
+	struct ssq_recv_msg m;
+	uint32_t i;
+	int moved = 0;
+
+	for (i = 0; !x->send && i < x->procs; i++) {
+		size_t at = (size_t)i * x->slot;
+		uint8_t v = __atomic_load_n(&x->dst[at + x->size - 1], __ATOMIC_ACQUIRE);
+
+		if (v == x->last[i])
+			continue;
+		x->last[i] = v;
+		if (echo_post(x, 0, x->laddr + at, x->size, x->raddr + at))
+			return -1;
+		moved = 1;
+	}
+	for (i = 0; x->send && i < x->nprod; i++) {
+		while (ssq_recv_arrived(x->rq[i]) > x->next[i]) {
+			/* Back from where it was received: the buffer is in the arena. */
+			if (ssq_recv_peek(x->rq[i], x->next[i], &m) ||
+			    m.status != IBV_WC_SUCCESS || !m.data) {
+				snprintf(x->why, sizeof(x->why),
+				         "queue q%u, received message %llu: status %u", i,
+				         (unsigned long long)x->next[i], m.status);
+				return -1;
+			}
+			if (echo_post(x, i,
+			              x->laddr +
+			                  (uint64_t)((const uint8_t *)m.data - x->dst),
+			              m.byte_len, 0))
+				return -1;
+			x->next[i]++;
+			moved = 1;
+		}
+	}
+	return moved;
 }
 
 /* Echo until the client says something on @fd. 0, or -1 (said why). */
@@ -413,35 +495,12 @@ static int echo_run(const struct pt_opts *o, struct echo *x, int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	unsigned spins = 0;
-	uint32_t i;
-	int rc, moved;
+	int moved;
 
 	memset(x->last, 0, sizeof(x->last));
 	for (;;) {
-		moved = 0;
-		for (i = 0; i < x->procs; i++) {
-			size_t at = (size_t)i * x->slot;
-			uint8_t v =
-			    __atomic_load_n(&x->dst[at + x->size - 1], __ATOMIC_ACQUIRE);
-
-			if (v == x->last[i])
-				continue;
-			x->last[i] = v;
-			while ((rc = ssq_post_write(x->prod, x->laddr + at, x->lkey,
-			                            x->size, x->raddr + at, x->rkey,
-			                            x->posted, SSQ_WQE_SIGNALED)) ==
-			       -EAGAIN)
-				if (echo_reap(x))
-					goto fail;
-			if (rc) {
-				snprintf(x->why, sizeof(x->why), "echo post: %s",
-				         strerror(-rc));
-				goto fail;
-			}
-			x->posted++;
-			moved = 1;
-		}
-		if (echo_reap(x))
+		moved = echo_some(x);
+		if (moved < 0 || echo_reap(x))
 			goto fail;
 		if (moved) {
 			spins = 0;
@@ -460,7 +519,7 @@ fail:
 	return -1;
 }
 
-/* write_lat: every WRITE echoed, every echo completed? Said in @v. */
+/* Every message echoed, every echo completed? Said in @v. */
 static int echo_check(struct echo *x, uint64_t msgs, struct th_msg *v)
 {
 	double end = pt_now() + 10;
@@ -469,9 +528,10 @@ static int echo_check(struct echo *x, uint64_t msgs, struct th_msg *v)
 		sched_yield();
 	v->status = x->posted != msgs || x->completed != x->posted;
 	snprintf(v->text, TH_TEXT,
-	         "%u bytes: %llu WRITEs echoed back (%llu completed), %llu sent%s",
-	         x->size, (unsigned long long)x->posted, (unsigned long long)x->completed,
-	         (unsigned long long)msgs, v->status ? ": they differ" : "");
+	         "%u bytes: %llu %ss echoed back (%llu completed), %llu sent%s", x->size,
+	         (unsigned long long)x->posted, x->send ? "SEND" : "WRITE",
+	         (unsigned long long)x->completed, (unsigned long long)msgs,
+	         v->status ? ": they differ" : "");
 	return (int)v->status;
 }
 
@@ -483,7 +543,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	struct pt_opts eff;
 	struct th_msg h, m, r;
 	struct echo x = { 0 };
-	uint64_t base[PT_MAX_LANES];
+	uint64_t base[PT_MAX_LANES] = { 0 };
 	uint32_t top, i, started = 0;
 	int fd, rc = 1, fails = 0, check;
 
@@ -529,17 +589,27 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	}
 	e.dst = dst.addr;
 	e.dst_len = dst.len;
-	x.prod = ssq_queue_producer(q0);
+	x.prod[0] = ssq_queue_producer(q0);
+	x.nprod = 1;
 	x.laddr = dst.iova;
 	x.lkey = dst.lkey;
 	x.raddr = h.iova;
 	x.rkey = ssq_queue_peer_rkey(q0);
 	x.procs = eff.procs;
 	x.dst = dst.addr;
-	if (o->test == PT_SEND_BW && check && pt_open_recv_logs(&eff, c, c, q0, &e)) {
+	if (((o->test == PT_SEND_BW && check) || o->test == PT_SEND_LAT) &&
+	    pt_open_recv_logs(&eff, c, c, q0, &e)) {
 		snprintf(r.text, sizeof(r.text),
 		         "the server's ssqd cannot take the SENDs (see the server)");
 		goto refuse;
+	}
+	if (o->test == PT_SEND_LAT) {
+		/* Each queue's echoes go back through it: the client reads that log. */
+		x.send = 1;
+		x.rq = e.rq;
+		x.nprod = e.nrq;
+		for (i = 0; i < e.nrq; i++)
+			x.prod[i] = ssq_queue_producer(e.rq[i]);
 	}
 	r.iova = dst.iova;
 	r.len = dst.len;
@@ -580,7 +650,8 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			x.posted = x.completed = 0;
 			if (th_send(o, fd, &r))
 				goto out;
-			if (x.slot && echo_run(o, &x, fd))
+			memcpy(x.next, base, sizeof(x.next));
+			if ((x.slot || x.send) && echo_run(o, &x, fd))
 				goto out;
 			continue;
 		} else if (m.kind == TH_DONE) {
@@ -598,7 +669,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 				        o->tool, m.size);
 				goto out;
 			}
-			if (x.slot)
+			if (x.slot || x.send)
 				fails += echo_check(&x, m.msgs, &r);
 			else
 				fails += server_check(&eff, &e, m.size, base, m.msgs,
