@@ -53,8 +53,10 @@ static const char *measures(const struct pt_opts *o)
 		       "   polls the same byte; loopback has no second host to echo it, "
 		       "so "
 		       "this is\n"
-		       "   one way, not RTT/2). The CQE is reaped after the clock "
-		       "stops.\n"
+		       "   one way, not RTT/2; two hosts: the server WRITEs it back "
+		       "and this\n"
+		       "   is RTT/2, as perftest's). The CQE is reaped after the "
+		       "clock stops.\n"
 		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
 	case PT_READ_BW:
 		return "   RDMA READ bandwidth and message rate.\n";
@@ -72,7 +74,9 @@ static const char *measures(const struct pt_opts *o)
 		       "until\n"
 		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
 		       "way,\n"
-		       "   not RTT/2). The CQE is reaped after the clock stops. Needs a\n"
+		       "   not RTT/2; two hosts: the server SENDs it back and this is "
+		       "RTT/2).\n"
+		       "   The CQE is reaped after the clock stops. Needs a\n"
 		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
 	default:
 		return "   RDMA WRITE bandwidth and message rate.\n";
@@ -85,6 +89,8 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    f,
 	    " Usage:\n"
 	    "   %s [options]    run against a running ssqd (-S), else start one\n"
+	    "   %s -S SOCK --server [-p PORT] [options]     two hosts: the server\n"
+	    "   %s -S SOCK [-p PORT] [options] SERVER       two hosts: the client\n"
 	    "%s"
 	    "\n"
 	    " Options:\n"
@@ -120,13 +126,20 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "                             emulated wire (UDP on 127.0.0.1) into the\n"
 	    "                             listening one's arena (not with -S)\n"
 	    "      --json=<file>          Write the results as JSON\n"
+	    "      --server               Two hosts (ssqd -S with --listen/--connect):\n"
+	    "                             hold the destination in this host's arena\n"
+	    "                             for a client on -p, check what arrives\n"
+	    "  -p, --port=<port>          The side channel's TCP port (default %u)\n"
+	    "      --timeout=<sec>        Two hosts: the server waits this long for a\n"
+	    "                             client (default: for ever), the client\n"
+	    "                             retries connecting this long (default 10)\n"
 	    "\n"
 	    " BW peak: the best rate of all senders together over a window a tenth\n"
 	    " of the run long; BW average: all messages over first post to last\n"
 	    " completion.\n",
-	    o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u, PT_MAX_LANES,
-	    PT_MAX_LANES, PT_MAX_TX, PT_MAX_TX, PT_TX_DEPTH, PT_MAX_SIZE,
-	    pt_is_lat(o) ? 2u : 65536u, PT_MAX_PROCS);
+	    o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
+	    PT_MAX_LANES, PT_MAX_LANES, PT_MAX_TX, PT_MAX_TX, PT_TX_DEPTH, PT_MAX_SIZE,
+	    pt_is_lat(o) ? 2u : 65536u, PT_MAX_PROCS, PT_PORT);
 }
 
 static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
@@ -170,7 +183,7 @@ static const char *flag_name(char *buf, const char *word)
 int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
              struct pt_opts *o)
 {
-	enum { OPT_GBITS = 256, OPT_MODE, OPT_JSON, OPT_WIRE };
+	enum { OPT_GBITS = 256, OPT_MODE, OPT_JSON, OPT_WIRE, OPT_SERVER, OPT_TIMEOUT };
 	static const struct option longs[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "ib-dev", required_argument, NULL, 'd' },
@@ -189,6 +202,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "wire", no_argument, NULL, OPT_WIRE },
+		{ "server", no_argument, NULL, OPT_SERVER },
+		{ "port", required_argument, NULL, 'p' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, i, q_given = 0, s_given = 0;
@@ -206,8 +222,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	o->tx_depth = PT_TX_DEPTH;
 	o->procs = 1;
 	o->socket = getenv("SSQ_SOCKET");
+	o->port = PT_PORT;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ad:D:hI:l:n:q:Q:s:t:P:S:", longs,
+	while ((opt = getopt_long(argc, argv, ":ad:D:hI:l:n:p:q:Q:s:t:P:S:", longs,
 	                          NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -271,6 +288,15 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		case OPT_WIRE:
 			o->wire = 1;
 			break;
+		case OPT_SERVER:
+			o->server = 1;
+			break;
+		case 'p':
+			o->port = (uint16_t)num(o, "-p", optarg, 1, 65535);
+			break;
+		case OPT_TIMEOUT:
+			o->timeout = (double)num(o, "--timeout", optarg, 1, 86400);
+			break;
 		case ':':
 			bad_flag(o, "%s%s: needs a value",
 			         flag_name(flag, argv[optind - 1]), "");
@@ -281,8 +307,23 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		}
 	}
 	if (optind < argc)
-		bad_flag(o, "unexpected argument %s%s (no server name: one host)",
+		o->peer_host = argv[optind++]; /* perftest: the server to run against */
+	if (optind < argc)
+		bad_flag(o, "unexpected argument %s%s (one server name at most)",
 		         argv[optind], "");
+	if (o->server && o->peer_host)
+		bad_flag(o, "--server with a server name (%s%s): one role per side",
+		         o->peer_host, "");
+	if ((o->server || o->peer_host) && o->wire)
+		bad_flag(o,
+		         "%s%s: --wire is two ssqd on this host; two hosts need no "
+		         "--wire",
+		         o->server ? "--server" : o->peer_host, "");
+	if ((o->server || o->peer_host) && !o->socket)
+		bad_flag(o,
+		         "%s%s: two hosts need -S (or $SSQ_SOCKET): this host's ssqd, "
+		         "started with --listen or --connect",
+		         o->server ? "--server" : o->peer_host, "");
 	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
@@ -323,7 +364,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 }
 
 /* After a run of @size: did the WRITEs land? 0 or 1 (said why). */
-static int check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
+int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
 {
 	uint32_t p, i, np = o->test == PT_WRITE_LAT ? o->procs : 1;
 	/* write_lat: the last WRITE's last byte was (iters - 1) % 255 + 1. */
@@ -355,6 +396,7 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
                     struct pt_row *r)
 {
 	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
+	uint64_t k;
 	pid_t kids[PT_MAX_PROCS + 1];
 	double t0 = 1e300, t1 = 0, peak = 0, start;
 	uint64_t total = 0;
@@ -417,7 +459,7 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 		t1 = res->t1 > t1 ? res->t1 : t1;
 	}
 	if (!fail && e->check_data)
-		fail = check_dst(o, e, size);
+		fail = pt_check_dst(o, e, size);
 	if (!fail && e->check_recv)
 		fail = pt_check_recv(o, e, size, base, total);
 	if (!fail) {
@@ -431,6 +473,10 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 			peak = r->mpps * 1e6; /* rounding; latency runs */
 		r->peak_mbs = peak * size / 1e6;
 		r->avg_mbs = r->mpps * size;
+		/* Two hosts: a round trip per sample; perftest reports RTT/2. */
+		for (k = 0;
+		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
+			e->lat[k] /= 2;
 		if (lat_bytes)
 			pt_lat_stats(e->lat, (uint64_t)o->procs * o->iters, r);
 	}
@@ -445,8 +491,8 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
  * @c's queue itself, @q0 already open; --wire the listening ssqd's queue
  * of the same name), and a pool that takes what this run sends.
  */
-static int open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
-                          struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
+int pt_open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
+                      struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
 {
 	uint32_t i, depth, bytes, top = o->all_sizes ? PT_MAX_SIZE : o->size;
 	char name[16];
@@ -484,6 +530,38 @@ static int open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
 	return 0;
 }
 
+/*
+ * An ssqd with a peer (--listen / --connect) sends its queues' RDMA into
+ * the peer's arena: only a two-host run (--server, or a server name) may
+ * use it, and a two-host run needs one. 0, or -1 (said why).
+ */
+static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
+{
+	int peer = ssq_client_peer_mode(c), role = o->server || o->peer_host;
+
+	if (peer && !role) {
+		fprintf(stderr,
+		        "%s: ssqd at %s has a peer ssqd (--listen/--connect): its queues "
+		        "write into the peer host's arena, where this run has nothing "
+		        "allocated. Run two hosts like perftest: on the peer's host\n"
+		        "  %s -S <its ssqd socket> --server [-p PORT] [flags]\n"
+		        "and here\n"
+		        "  %s -S %s [-p PORT] [flags] <peer host>\n"
+		        "(or, on one host, no -S: the tool starts its own ssqd)\n",
+		        o->tool, o->socket, o->tool, o->tool, o->socket);
+		return -1;
+	}
+	if (!peer && role) {
+		fprintf(stderr,
+		        "%s: %s: ssqd at %s has no peer ssqd (it runs loopback): two "
+		        "hosts need ssqd --listen PORT on one and --connect HOST:PORT "
+		        "on the other\n",
+		        o->tool, o->server ? "--server" : o->peer_host, o->socket);
+		return -1;
+	}
+	return 0;
+}
+
 int pt_main(const struct pt_opts *o)
 {
 	char dev[64] = "emu";
@@ -495,10 +573,12 @@ int pt_main(const struct pt_opts *o)
 	struct ssq_buf dst;
 	struct pt_env e = { 0 };
 	struct pt_row rows[24];
+	char verdicts[24][200];
 	uint32_t sizes[24], nsizes = 0, s, top, need = pt_queues_needed(o);
-	int rc = 1, n;
+	int rc = 1, n, fail, moves;
 
 	signal(SIGPIPE, SIG_IGN);
+	e.th_fd = -1;
 	if (o->socket) {
 		if (ssq_client_connect(o->socket, &c)) {
 			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
@@ -506,6 +586,12 @@ int pt_main(const struct pt_opts *o)
 			return 1;
 		}
 		cd = c;
+		if (two_host_role(o, c))
+			goto out;
+		if (o->server) {
+			rc = pt_th_server(o, c);
+			goto out;
+		}
 		snprintf(dev, sizeof(dev), "%s", ssq_client_device(c));
 		printf("running on device %s (ssqd at %s)\n", dev, o->socket);
 	} else if (pt_start_daemons(o, dev, sizeof(dev), &dl, &dc, &c, &cd)) {
@@ -528,17 +614,45 @@ int pt_main(const struct pt_opts *o)
 		goto out;
 	}
 	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	/* The emulated device's sink mode checks WQEs and moves nothing. */
+	moves = strcmp(emu_mode, "sink") != 0;
 	/* write_lat: a 64-byte aligned slot per sender, each watching its own. */
 	e.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
-	if (ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(cd, e.slot ? (uint64_t)e.slot * o->procs : (top < 8 ? 8 : top),
-	                  &dst)) {
+	if (o->peer_host) {
+		/* Two hosts: the destination is the server's, in its ssqd's arena. */
+		if (ssq_queue_open(c, "q0", &q)) {
+			fprintf(stderr, "%s: q0: %s\n", o->tool, ssq_client_error(c));
+			goto out;
+		}
+		memset(&dst, 0, sizeof(dst));
+		/*
+		 * write_lat: the server WRITEs each sender's slot back into
+		 * its slot of this buffer here, where the sender waits for it.
+		 * send_lat: its echoes come to this ssqd's receive logs; the
+		 * senders map a destination all the same (a small one here).
+		 */
+		if ((e.slot || o->test == PT_SEND_LAT) &&
+		    ssq_buf_alloc(c, e.slot ? (uint64_t)e.slot * o->procs : 64, &dst)) {
+			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
+			goto out;
+		}
+		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
+			goto out;
+		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
+		if (!e.slot && o->test != PT_SEND_LAT)
+			dst.len = e.dst_len;
+	} else if (ssq_queue_open(c, "q0", &q) ||
+	           ssq_buf_alloc(
+	               cd, e.slot ? (uint64_t)e.slot * o->procs : (top < 8 ? 8 : top),
+	               &dst)) {
 		fprintf(stderr, "%s: %s\n", o->tool,
 		        *ssq_client_error(c) ? ssq_client_error(c)
 		                             : ssq_client_error(cd));
 		goto out;
 	}
-	if (pt_is_send(o) && open_recv_logs(o, c, cd, q, &e))
+	/* Two hosts: send_bw's SENDs are logged at the server; send_lat's echoes here. */
+	if (pt_is_send(o) && (!o->peer_host || o->test == PT_SEND_LAT) &&
+	    pt_open_recv_logs(o, c, cd, q, &e))
 		goto out;
 	if (o->inline_size > ssq_queue_sq(q)->max_inline) {
 		fprintf(stderr, "%s: -I %u: the QP takes at most %u inline bytes\n",
@@ -557,13 +671,17 @@ int pt_main(const struct pt_opts *o)
 	e.dst_len = dst.len;
 	/* The destination daemon's IOVA; over the wire its peer rkey. */
 	e.dst_iova = dst.iova;
-	e.rkey = ssq_queue_peer_rkey(q);
+	e.rkey = ssq_queue_peer_rkey(q); /* two hosts: checked against the server's */
 	e.dst = dst.addr;
-	/* The emulated device's sink mode checks WQEs and moves nothing. */
-	e.check_data = (o->test == PT_WRITE_BW || o->test == PT_WRITE_LAT) &&
-	               strcmp(emu_mode, "sink") != 0;
-	e.check_recv = o->test == PT_SEND_BW && strcmp(emu_mode, "sink") != 0;
-	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s\n", o->tool,
+	/*
+	 * Two hosts: the server checks, after each size (pt_th_client_done);
+	 * write_lat checks its pong slots here, which hold the server's echo.
+	 */
+	e.check_data =
+	    (o->test == PT_WRITE_LAT || (o->test == PT_WRITE_BW && !o->peer_host)) &&
+	    moves;
+	e.check_recv = o->test == PT_SEND_BW && moves && !o->peer_host;
+	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s%s\n", o->tool,
 	       o->test == PT_READ_BW     ? "RDMA READ"
 	       : o->test == PT_ATOMIC_BW ? "ATOMIC fetch-and-add"
 	       : pt_is_send(o)           ? "SEND"
@@ -571,16 +689,43 @@ int pt_main(const struct pt_opts *o)
 	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *emu_mode ? (strcmp(emu_mode, "sink") ? "" : ", device in sink mode") : "",
-	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "");
+	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
+	       !o->peer_host ? ""
+	       : o->test == PT_SEND_BW
+	           ? ", into the server's receive pool through the peer ssqd"
+	       : pt_is_lat(o)
+	           ? (o->test == PT_SEND_LAT
+	                  ? ", ping-pong: the server SENDs each back (times are "
+	                    "RTT/2, as perftest's)"
+	                  : ", ping-pong: the server WRITEs each back (times are "
+	                    "RTT/2, as perftest's)")
+	           : ", to the server's arena through the peer ssqd");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
-		if (run_size(o, &e, sizes[s], &rows[s]))
+		if (e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s]))
 			goto out;
-		pt_print_row(o, &rows[s]);
+		fail = run_size(o, &e, sizes[s], &rows[s]);
+		if (!fail)
+			pt_print_row(o, &rows[s]);
+		if (e.th_fd >= 0 &&
+		    pt_th_client_done(o, &e, sizes[s], fail ? 0 : rows[s].iters, !fail,
+		                      verdicts[s], sizeof(verdicts[s]))) {
+			if (!fail)
+				fprintf(stderr, "%s\n", verdicts[s]);
+			goto out;
+		}
+		if (fail)
+			goto out;
 	}
 	pt_print_row(o, NULL);
+	/* The server's verdicts after the table, which stays perftest's. */
+	for (s = 0; e.th_fd >= 0 && s < nsizes; s++)
+		printf("%s\n", verdicts[s]);
 	rc = o->json ? pt_write_json(o, dev, emu_mode, rows, nsizes) : 0;
+	pt_th_client_close(o, &e);
 out:
+	if (e.th_fd >= 0)
+		close(e.th_fd); /* no BYE: the server must not take this for success */
 	if (cd && cd != c)
 		ssq_client_close(cd);
 	if (c)

@@ -55,7 +55,14 @@ struct pt_opts {
 	uint32_t tx_depth;    /* -t */
 	int gbits;            /* --report_gbits */
 	uint32_t procs;       /* -P */
+	/* Two hosts (twohost.c), perftest style: a server and a client. */
+	int server;            /* --server: serve a client on -p (this host's ssqd) */
+	const char *peer_host; /* the host argument: be the client of its server */
+	uint16_t port;         /* -p: the side channel's TCP port (18515) */
+	double timeout;        /* --timeout: wait for the other side; 0: default */
 };
+
+#define PT_PORT 18515 /* perftest's default side-channel port */
 
 /* One message in flight: what a sender asks for (proxy records carry it too). */
 struct pt_req {
@@ -142,6 +149,7 @@ struct pt_env {
 	int check_recv;
 	uint32_t nrq;
 	struct ssq_queue *rq[PT_MAX_LANES];
+	int th_fd; /* two hosts, the client: the side channel to the server; -1 */
 };
 
 /* One table row (one size), kept for --json. */
@@ -202,6 +210,33 @@ void pt_print_row(const struct pt_opts *o, const struct pt_row *r);
 /* --json: one record per row. Returns 0 or 1 (said why). */
 int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode,
                   const struct pt_row *rows, unsigned n);
+
+/* engine.c, shared with twohost.c */
+/* After a run of @size: did the WRITEs land in e->dst? 0 or 1 (said why). */
+int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
+/* SEND: open every queue's receive log of @cd into @e and check its pool. */
+int pt_open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
+                      struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e);
+
+/*
+ * twohost.c: the side channel of a two-host run (TCP, -p). The server
+ * (--server) holds the destination in its ssqd's arena and checks what
+ * arrived; the client runs the senders against its own ssqd, whose peer
+ * is the server's. pt_th_server runs the whole server side (0 or 1).
+ * The client: open (connect, agree on the run, get the destination into
+ * @e), then per size start (the server clears the destination) and done
+ * (the server checks; its verdict into @verdict; @ok 0: the client failed),
+ * then close. Each returns 0 or -1 (said why). write_lat: @pong, the
+ * client's buffer the server WRITEs each sender's slot back into (perftest's
+ * ping-pong); the client times until the echo lands and reports RTT/2.
+ */
+int pt_th_server(const struct pt_opts *o, struct ssq_client *c);
+int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t top,
+                      int check, const struct ssq_buf *pong, struct pt_env *e);
+int pt_th_client_start(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
+int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
+                      uint64_t msgs, int ok, char *verdict, size_t len);
+void pt_th_client_close(const struct pt_opts *o, struct pt_env *e);
 
 /* run.c: one process's part of a run of @size bytes; returns its exit code. */
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,

@@ -238,9 +238,11 @@ int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode
 		    "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
 		    o->tool, pt_mode_names[o->mode], o->procs, r->size,
 		    (unsigned long long)r->iters, dev, emu_mode,
-		    o->wire ? "wire" : "local", o->qps, o->post_list, o->cq_mod,
-		    o->tx_depth, o->inline_size, r->peak_mbs, r->avg_mbs, r->mpps,
-		    r->mpps > 0 ? 1e3 / r->mpps : 0.0);
+		    o->peer_host ? "two-host"
+		    : o->wire    ? "wire"
+		                 : "local",
+		    o->qps, o->post_list, o->cq_mod, o->tx_depth, o->inline_size,
+		    r->peak_mbs, r->avg_mbs, r->mpps, r->mpps > 0 ? 1e3 / r->mpps : 0.0);
 		if (pt_is_lat(o))
 			fprintf(
 			    f,

@@ -78,6 +78,13 @@ int ssq_client_alive(struct ssq_client *c);
 /* The device ssqd runs on: "emu" or an mlx5 device name. */
 const char *ssq_client_device(const struct ssq_client *c);
 
+/*
+ * 1 when ssqd runs with a peer ssqd (--listen / --connect): RDMA through
+ * its queues (ssq_queue_peer_iova) lands in the peer's arena, where only
+ * the peer's clients allocate; 0 in loopback.
+ */
+int ssq_client_peer_mode(const struct ssq_client *c);
+
 /* Fill up to @max entries; returns how many queues ssqd has, or -errno. */
 int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 

@@ -67,6 +67,11 @@ const char *ssq_client_device(const struct ssq_client *c)
 	return c->device;
 }
 
+int ssq_client_peer_mode(const struct ssq_client *c)
+{
+	return (c->hdr->flags & SSQ_ARENA_PEER) != 0;
+}
+
 int ssq_client_alive(struct ssq_client *c)
 {
 	struct pollfd pfd = { c->sock, POLLRDHUP, 0 };

@@ -421,6 +421,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->hdr->queue_layout_size = sizeof(struct ssq_queue_layout);
 	d->hdr->arena_len = d->arena.len;
 	d->hdr->hugepages = (uint32_t)d->arena.hugepages;
+	/* Clients (the benchmark tools) must know their RDMA goes to a peer. */
+	if (o->listen_port || o->connect_to)
+		d->hdr->flags |= SSQ_ARENA_PEER;
 
 	rc = d->ops->open(&d->backend, o->device, &d->arena, why, whylen);
 	if (rc)

@@ -18,7 +18,7 @@
 #include <ssq/common.h>
 
 #define SSQ_LAYOUT_MAGIC   0x414e455241515353ull /* "SSQARENA" little-endian */
-#define SSQ_LAYOUT_VERSION 2u
+#define SSQ_LAYOUT_VERSION 3u                    /* 3: flags (SSQ_ARENA_PEER) */
 #define SSQ_MAX_QUEUES     16u
 #define SSQ_NAME_MAX       32u
 
@@ -117,6 +117,13 @@ static inline uint64_t ssq_recv_log_size(uint32_t slots)
 	       (uint64_t)slots * sizeof(struct ssq_recv_record);
 }
 
+/*
+ * ssq_arena_header.flags: SSQ_ARENA_PEER - ssqd runs with --listen or
+ * --connect, so RDMA through its queues lands in another ssqd's arena (a
+ * buffer allocated here is not where the peer IOVA of the same offset goes).
+ */
+#define SSQ_ARENA_PEER 1u
+
 struct ssq_arena_header {
 	uint64_t magic;             /* SSQ_LAYOUT_MAGIC */
 	uint32_t version;           /* SSQ_LAYOUT_VERSION */
@@ -127,8 +134,10 @@ struct ssq_arena_header {
 	uint64_t data_off;          /* data arena: offset, length, fixed IOVA */
 	uint64_t data_len;
 	uint64_t data_iova;
-	uint32_t data_key;         /* lkey (and rkey) of the data arena MR */
-	uint32_t hugepages;        /* 1: 2 MiB hugepages, 0: 4 KiB memfd pages */
+	uint32_t data_key;  /* lkey (and rkey) of the data arena MR */
+	uint32_t hugepages; /* 1: 2 MiB hugepages, 0: 4 KiB memfd pages */
+	uint32_t flags;     /* SSQ_ARENA_* */
+	uint32_t reserved;
 	char device[SSQ_NAME_MAX]; /* "emu" or an mlx5 device name */
 	struct ssq_queue_layout queues[SSQ_MAX_QUEUES];
 };
