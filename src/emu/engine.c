@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* ppoll */
 #include <poll.h>
+#include <sched.h>
 #include <time.h>
 #include "emu/emu_pvt.h"
 
@@ -68,9 +69,9 @@ int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
 }
 
 /*
- * Busy-poll while work comes, relax the CPU for a while when it stops, then
- * sleep briefly: a doorbell waits at most ~50 us on an idle device, and an
- * idle device does not burn a core the producers need. With a wire the
+ * Busy-poll while work comes, relax the CPU (yielding it now and then) for
+ * a while when it stops, then sleep briefly: a doorbell waits at most ~50 us on an idle
+ * device, and an idle device does not burn a core the producers need. With a wire the
  * sleep is a wait on its socket, so a packet from the peer (a request, an
  * ACK) wakes the device at once instead of after the nap: a doorbell is a
  * memory write and can only be polled for, a packet can be waited on.
@@ -91,7 +92,17 @@ static void *device_thread(void *arg)
 		if (n) {
 			idle = 0;
 		} else if (++idle < 2048) {
-			cpu_relax();
+			/*
+			 * Poll on, but let a runnable thread have the core now
+			 * and then: on a machine with fewer cores than busy
+			 * threads the one this device waits for (a sender, a
+			 * proxy) may be queued behind it, and a NIC never takes
+			 * a host core from the processes it serves.
+			 */
+			if ((idle & 63) == 0)
+				sched_yield();
+			else
+				cpu_relax();
 		} else {
 			struct timespec ts = { 0, 50 * 1000 };
 
