@@ -333,7 +333,8 @@ int main(void)
 	 * queues work again.
 	 */
 	rc = write_once(ssq_queue_producer(qb2), &src2, a.dst_iova, 0xdead, 64);
-	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "B' bad rkey: status %d", rc);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR, /* NAK lost */
+	      "B' bad rkey: status %d", rc);
 	epoch = ssq_queue_producer(qa2)->ctl->epoch;
 	t0 = now_s();
 	rc = ssq_queue_recover(qb2);
@@ -350,8 +351,14 @@ int main(void)
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
 	                ssq_queue_peer_rkey(qa2), 64);
 	CHECK(rc == IBV_WC_SUCCESS, "A' -> B' after B''s RECOVER: status %d", rc);
+	/*
+	 * 5 % of packets are dropped: when the NAK is lost the responder, in
+	 * ERR since the access error, drops the retries, and the requester
+	 * ends with retry exceeded instead, as on hardware.
+	 */
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova, 0xdead, 64);
-	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "A' bad rkey: status %d", rc);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR,
+	      "A' bad rkey: status %d", rc);
 	epoch = ssq_queue_producer(qb2)->ctl->epoch;
 	t0 = now_s();
 	rc = ssq_queue_recover(qa2);
@@ -387,7 +394,8 @@ int main(void)
 	 * healthy); D dies, and B' is A''s peer again.
 	 */
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova, 0xdead, 64);
-	CHECK(rc == IBV_WC_REM_ACCESS_ERR, "A' bad rkey: status %d", rc);
+	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR, /* NAK lost */
+	      "A' bad rkey: status %d", rc);
 	pd = start(sd, "--connect", conn, "/dev/null");
 	cd = ssqd_connect(sd);
 	CHECK(cd && wait_q0_ready(cd, 1, 10) >= 0, "D replaces B' as A''s peer");
