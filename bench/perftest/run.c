@@ -355,6 +355,27 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 }
 
 /*
+ * A latency loop's message @i on lane @ln, timed already (the clock stopped
+ * at @t1): wait for its completion, so that the next one starts alone.
+ * Returns 0 or -1 (why in pt->why).
+ */
+static int reap_lane(struct port *pt, struct lane *ln, uint64_t i, double t1)
+{
+	unsigned spins;
+
+	for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
+		if (port_poll(pt) || stopped(pt->sh))
+			return -1;
+		if (pt_now() - t1 > STALL_S) {
+			snprintf(pt->why, pt->why_len, "no completion for %llu",
+			         (unsigned long long)i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The loop of ssq_write_lat: one message outstanding. Each WRITE carries a
  * new last byte (1..255, never the one before); the time is from posting it
  * until that byte shows in the destination, polled in memory (perftest's
@@ -403,15 +424,8 @@ static int lat_loop(const struct pt_opts *o, struct port *pt, const struct pt_re
 		}
 		t1 = pt_now();
 		samples[i] = (t1 - t0) * 1e9;
-		for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
-			if (port_poll(pt) || stopped(pt->sh))
-				return -1;
-			if (pt_now() - t1 > STALL_S) {
-				snprintf(pt->why, pt->why_len, "no completion for %llu",
-				         (unsigned long long)i);
-				return -1;
-			}
-		}
+		if (reap_lane(pt, ln, i, t1))
+			return -1;
 	}
 	res->t1 = pt_now();
 	res->msgs = o->iters;
@@ -496,15 +510,8 @@ static int send_lat_loop(const struct pt_opts *o, struct port *pt,
 		}
 		t1 = pt_now();
 		samples[i] = (t1 - t0) * 1e9;
-		for (spins = 0; ln->completed < ln->posted; backoff(&spins)) {
-			if (port_poll(pt) || stopped(pt->sh))
-				return -1;
-			if (pt_now() - t1 > STALL_S) {
-				snprintf(pt->why, pt->why_len, "no completion for %llu",
-				         (unsigned long long)i);
-				return -1;
-			}
-		}
+		if (reap_lane(pt, ln, i, t1))
+			return -1;
 	}
 	res->t1 = pt_now();
 	res->msgs = o->iters;
