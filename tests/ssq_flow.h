@@ -42,6 +42,22 @@ struct msg_area {
 	uint64_t *cnt;
 };
 
+/*
+ * Put @a's destination cells in @dst and its counters in @cnt, both reached
+ * through @rkey (the peer's data arena: in loopback this arena, between two
+ * daemons the other host's, at the same IOVA). The geometry (per_proc,
+ * nlong, short_len) is the caller's.
+ */
+static inline void msg_area_place(struct msg_area *a, const struct ssq_buf *dst,
+                                  const struct ssq_buf *cnt, uint32_t rkey)
+{
+	a->dst_iova = dst->iova;
+	a->cnt_iova = cnt->iova;
+	a->rkey = rkey;
+	a->dst = dst->addr;
+	a->cnt = cnt->addr;
+}
+
 /* Message (p, i)'s cell: its destination and counter index. */
 static inline uint64_t msg_cell(const struct msg_area *a, uint32_t p, uint32_t i)
 {

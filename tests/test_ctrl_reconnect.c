@@ -243,14 +243,10 @@ int main(void)
 	      "buffers in A'");
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
-	a.dst_iova = dst.iova;
-	a.cnt_iova = cnt.iova;
-	a.rkey = ssq_queue_peer_rkey(qb);
+	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(qb));
 	a.per_proc = M;
 	a.nlong = 3;
 	a.short_len = 0;
-	a.dst = dst.addr;
-	a.cnt = cnt.addr;
 	{
 		struct ssq_queue_info info[1];
 

@@ -73,14 +73,10 @@ int main(void)
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
 	/* Both daemons put their data arena at the same IOVA: dst.iova is valid there. */
-	a.dst_iova = dst.iova;
-	a.cnt_iova = cnt.iova;
-	a.rkey = ssq_queue_peer_rkey(qb);
+	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(qb));
 	a.per_proc = M;
 	a.nlong = P;
 	a.short_len = 0;
-	a.dst = dst.addr;
-	a.cnt = cnt.addr;
 
 	t0 = now_s();
 	for (i = 0; i < (int)P; i++) {

@@ -136,11 +136,7 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	a.dst_iova = dst.iova;
-	a.cnt_iova = cnt.iova;
-	a.rkey = ssq_queue_peer_rkey(q);
-	a.dst = dst.addr;
-	a.cnt = cnt.addr;
+	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
 
 	for (i = 0; i < P; i++) {
 		if (pipe(report[i]) || pipe(go[i]))

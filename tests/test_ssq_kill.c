@@ -117,11 +117,7 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	a.dst_iova = dst.iova;
-	a.cnt_iova = cnt.iova;
-	a.rkey = ssq_queue_peer_rkey(q);
-	a.dst = dst.addr;
-	a.cnt = cnt.addr;
+	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
 	stop =

@@ -55,14 +55,10 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	a.dst_iova = dst.iova; /* loopback: the peer's arena is this arena */
-	a.cnt_iova = cnt.iova;
-	a.rkey = ssq_queue_peer_rkey(q);
+	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
 	a.per_proc = M;
 	a.nlong = PMAX;
 	a.short_len = 0;
-	a.dst = dst.addr;
-	a.cnt = cnt.addr;
 
 	for (r = 0; r < sizeof(procs) / sizeof(procs[0]); r++) {
 		uint32_t P = procs[r];
