@@ -245,6 +245,10 @@ static void test_bad_env(void)
 	bad_env("SSQ_EMU_FAULT", "err_at=1,bogus=3");
 	bad_env("SSQ_EMU_FAULT", "stall");
 	bad_env("SSQ_EMU_FAULT", "delay=-1");
+	bad_env("SSQ_EMU_POLL_NS", "fast");
+	bad_env("SSQ_EMU_POLL_NS", "-1");
+	bad_env("SSQ_EMU_POLL_NS", "100001");
+	bad_env("SSQ_EMU_POLL_NS", "");
 	CHECK(ssq_emu_parse_fault("err_at=5,syndrome=4,vendor=0x10,delay=2,stall=0",
 	                          &f) == 0 &&
 	          f.err_at == 5 && f.syndrome == 4 && f.vendor_err == 0x10 &&

@@ -90,6 +90,7 @@
  *	    stall=0|1        1: the device executes nothing until released
  *	SSQ_EMU_TRACE=path   append every WQE consumed and CQE written, decoded
  *	                     and in hex, to path
+ *	SSQ_EMU_POLL_NS=N    stream_poll_ns (0..SSQ_EMU_STREAM_POLL_NS_MAX)
  *
  * Concurrency: one mutex per device serialises ssq_emu_process() (a whole
  * call, never a single WQE) with every object and mode call, so objects may
@@ -143,17 +144,34 @@ struct ssq_emu_fault {
 	uint8_t stall;      /* nonzero: execute nothing */
 };
 
+/*
+ * How long the device thread waits before it looks at the doorbells again
+ * while WQEs stream in, by default. A ConnectX costs the host nothing for
+ * looking: a doorbell is a posted MMIO write and WQEs come by DMA. This
+ * device polls host memory instead, and each look at a doorbell record,
+ * UAR or WQE a producer has just written takes that cache line away from
+ * the producer's core, whose next doorbell must then fetch it back: one
+ * round trip between cores per doorbell, each way. Waiting this long after
+ * a pass that found work, when the pass before it found work too (a
+ * stream, never one message after an idle spell: latency tests see no
+ * wait), lets doorbells gather, and the device reads each line once per
+ * gathering instead. ssq_write_bw -P 4 on 2 cores: see the README.
+ */
+#define SSQ_EMU_STREAM_POLL_NS_DEFAULT 500u
+#define SSQ_EMU_STREAM_POLL_NS_MAX     100000u
+
 struct ssq_emu_dev_attr {
 	enum ssq_emu_mode mode;
 	struct ssq_emu_fault fault;
-	const char *trace_path; /* NULL: no trace */
-	int ignore_env;         /* nonzero: do not read SSQ_EMU_* */
+	const char *trace_path;  /* NULL: no trace */
+	int ignore_env;          /* nonzero: do not read SSQ_EMU_* */
+	uint32_t stream_poll_ns; /* device thread, see above; 0: look again at once */
 };
 
 /*
  * ssq_emu_open - create a device. @attr may be NULL (full mode, no fault,
- * no trace); the SSQ_EMU_* environment variables then override it unless
- * attr->ignore_env.
+ * no trace, stream_poll_ns SSQ_EMU_STREAM_POLL_NS_DEFAULT); the SSQ_EMU_*
+ * environment variables then override it unless attr->ignore_env.
  * Returns 0 and *@devp, or -EINVAL (NULL @devp, a bad environment value:
  * message on stderr), -ENOMEM, or the negative errno of fopen(trace).
  */

@@ -22,6 +22,10 @@ int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr)
 		return -EINVAL;
 	if (attr)
 		a = *attr;
+	else
+		a.stream_poll_ns = SSQ_EMU_STREAM_POLL_NS_DEFAULT;
+	if (a.stream_poll_ns > SSQ_EMU_STREAM_POLL_NS_MAX)
+		return -EINVAL;
 	if (a.mode != SSQ_EMU_FULL && a.mode != SSQ_EMU_SINK)
 		return -EINVAL;
 	if (!a.ignore_env) {
@@ -45,6 +49,7 @@ int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->mode = a.mode;
 	dev->fault = a.fault;
+	dev->stream_poll_ns = a.stream_poll_ns;
 	dev->mr_tag = 1;
 	*devp = dev;
 	return 0;

@@ -88,10 +88,11 @@ struct ssq_emu_dev {
 	pthread_mutex_t lock; /* one process() call, or one object/mode call */
 	enum ssq_emu_mode mode;
 	struct ssq_emu_fault fault;
-	uint64_t wqe_seq; /* WQEs executed since the fault was set */
-	int fault_hit;    /* the WQE failing now is the injected one */
-	unsigned rr;      /* QP slot process() starts at, for fairness */
-	uint64_t pass;    /* process() calls */
+	uint32_t stream_poll_ns; /* the device thread's wait while streaming */
+	uint64_t wqe_seq;        /* WQEs executed since the fault was set */
+	int fault_hit;           /* the WQE failing now is the injected one */
+	unsigned rr;             /* QP slot process() starts at, for fairness */
+	uint64_t pass;           /* process() calls */
 	unsigned dev_errors;
 	FILE *trace;
 

@@ -21,6 +21,30 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* A pass that finds this many WQEs is behind the producers: no wait after it. */
+#define STREAM_BATCH 16u
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * The wait of a streaming device (SSQ_EMU_STREAM_POLL_NS_DEFAULT in
+ * <ssq/emu.h>): spin without touching any line a producer writes. A spin,
+ * not a sleep: the shortest sleep the kernel gives is tens of microseconds.
+ */
+static void stream_wait(uint32_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		cpu_relax();
+}
+
 /* One step; lock held. QPs are visited round-robin from dev->rr so a busy
  * low-numbered QP cannot starve the others under a small budget. */
 static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
@@ -69,7 +93,8 @@ int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
 }
 
 /*
- * Busy-poll while work comes, relax the CPU (yielding it now and then) for
+ * Busy-poll while work comes (pausing stream_poll_ns between looks while
+ * it streams), relax the CPU (yielding it now and then) for
  * a while when it stops, then sleep briefly: a doorbell waits at most ~50 us on an idle
  * device, and an idle device does not burn a core the producers need. With a wire the
  * sleep is a wait on its socket, so a packet from the peer (a request, an
@@ -79,7 +104,7 @@ int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
 static void *device_thread(void *arg)
 {
 	struct ssq_emu_dev *dev = arg;
-	unsigned idle = 0;
+	unsigned idle = 0, streak = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n;
@@ -91,7 +116,13 @@ static void *device_thread(void *arg)
 		pthread_mutex_unlock(&dev->lock);
 		if (n) {
 			idle = 0;
-		} else if (++idle < 2048) {
+			/* The second busy pass in a row, and not a backlog: a stream. */
+			if (streak++ && n < STREAM_BATCH && dev->stream_poll_ns)
+				stream_wait(dev->stream_poll_ns);
+			continue;
+		}
+		streak = 0;
+		if (++idle < 2048) {
 			/*
 			 * Poll on, but let a runnable thread have the core now
 			 * and then: on a machine with fewer cores than busy

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Modes and fault injection from the environment (SSQ_EMU_MODE,
- * SSQ_EMU_FAULT, SSQ_EMU_TRACE; syntax in <ssq/emu.h>), so a test or a
+ * SSQ_EMU_FAULT, SSQ_EMU_TRACE, SSQ_EMU_POLL_NS; syntax in <ssq/emu.h>), so a test or a
  * daemon run can drive every error path without code changes. A bad value
  * is refused with a message naming it: a typo must not silently run the
  * healthy device.
@@ -99,6 +99,7 @@ int emu_env_apply(struct ssq_emu_dev_attr *attr)
 	const char *mode = getenv("SSQ_EMU_MODE");
 	const char *fault = getenv("SSQ_EMU_FAULT");
 	const char *trace = getenv("SSQ_EMU_TRACE");
+	const char *poll = getenv("SSQ_EMU_POLL_NS");
 	int ret;
 
 	if (mode) {
@@ -119,6 +120,14 @@ int emu_env_apply(struct ssq_emu_dev_attr *attr)
 		if (!*trace)
 			return bad("SSQ_EMU_TRACE", trace, "empty path", trace, 0);
 		attr->trace_path = trace;
+	}
+	if (poll) {
+		uint64_t v;
+
+		if (parse_num(poll, poll + strlen(poll), SSQ_EMU_STREAM_POLL_NS_MAX, &v))
+			return bad("SSQ_EMU_POLL_NS", poll,
+			           "want nanoseconds 0..100000, got", poll, strlen(poll));
+		attr->stream_poll_ns = (uint32_t)v;
 	}
 	return 0;
 }
