@@ -8,7 +8,12 @@
 #                       ns_per_wqe, device, ... (ssq_write_bw --json)
 #   bench-results.png   messages per second against processes, a line per
 #                       mode (gnuplot; skipped, saying so, without it)
-# and prints the matrix and the lockfree ratios at P = 4. Then what the
+# and prints the matrix and the lockfree ratios at P = 4. Before each run
+# ssq_line_ns measures what one cache line costs to move between two cores
+# (the run's record keeps it as "line_ns"): on a shared virtual machine it
+# moves several fold with the host's placement of the vCPUs, and
+# single-message posting moves with it, so the matrix says the range it ran
+# in. Then what the
 # emulated wire costs: ssq_write_bw, ssq_read_bw, ssq_atomic_bw,
 # ssq_send_bw (64 bytes), ssq_write_lat and ssq_send_lat, one lockfree
 # sender, in full mode, in-device loopback against --wire (two ssqd, RC over
@@ -53,6 +58,7 @@ else
 	"$here/scripts/build.sh" "$build" >/dev/null
 fi
 tool=$build/bench/perftest/ssq_write_bw
+line_ns=$build/bench/ssq_line_ns
 export SSQD=${SSQD:-$build/ssqd}
 export SSQ_EMU_MODE=${SSQ_EMU_MODE:-sink}
 unset SSQ_SOCKET # each run starts its own ssqd, with the queues its mode needs
@@ -76,6 +82,8 @@ for r in $(seq "$reps"); do
 	for m in $modes; do
 		for p in $procs; do
 			run=$tmp/$m-$p-$r
+			# (one CPU: no figure, "line_ns": null)
+			if ln=$("$line_ns" 20000); then echo "$ln" >>"$tmp/line_ns"; else ln=null; fi
 			if ! "$tool" --mode "$m" -P "$p" -s "$size" "${runlen[@]}" \
 				--json "$run.json" >"$run.out" 2>&1; then
 				echo "bench.sh: ssq_write_bw --mode $m -P $p failed:" >&2
@@ -83,7 +91,7 @@ for r in $(seq "$reps"); do
 				exit 1
 			fi
 			[ $first = 1 ] && head -n1 "$run.out" && first=0
-			sed -i "s/}\$/, \"rep\": $r}/" "$run.json"
+			sed -i "s/}\$/, \"rep\": $r, \"line_ns\": $ln}/" "$run.json"
 			sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$run.json" >>"$tmp/$m-$p.rates"
 		done
 	done
@@ -147,6 +155,17 @@ awk -v lf="$(at4 lockfree)" -v sl="$(at4 spinlock)" -v qp="$(at4 qp-per-process)
 	-v px="$(at4 proxy)" 'BEGIN {
 	printf "P=4: lockfree / spinlock %.2fx, / proxy %.2fx, / qp-per-process %.2fx (1 QP vs 4)\n",
 		lf / sl, lf / px, lf / qp }'
+# The same ratios rep by rep (one rep's P = 4 runs are close in time).
+if [ "$reps" -gt 1 ]; then
+	for r in $(seq "$reps"); do
+		rate() { sed -n "${r}p" "$tmp/$1-4.rates"; }
+		echo "$(rate lockfree) $(rate spinlock) $(rate proxy) $(rate qp-per-process)"
+	done | awk '{ printf "%s %.2fx / %.2fx / %.2fx", (NR == 1 ? "P=4, each rep: spinlock / proxy / qp-per-process" : ";"),
+		$1 / $2, $1 / $3, $1 / $4 } END { print "" }'
+fi
+[ -s "$tmp/line_ns" ] && sort -g "$tmp/line_ns" | awk '{ v[NR] = $1 } END {
+	printf "cross-core cache-line transfer before the runs (ssq_line_ns): %.0f to %.0f ns, median %.0f\n",
+		v[1], v[NR], (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 echo
 echo "The emulated wire's cost: -s 64, 1 sender, lockfree, full mode"
 printf '%-16s%-16s%12s%12s%12s\n' tool value local wire wire/local

@@ -217,6 +217,11 @@ if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") 
 		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 28 ] ||
 			bad "bench.sh: not every record has $k"
 	done
+	# The matrix's 16 runs each keep the cross-core line cost measured before them.
+	n=$(grep -cE '"line_ns": [0-9]+\.[0-9]' "$tmp/bench/bench-results.json" || true)
+	[ "$n" = 16 ] || bad "bench.sh --quick: $n matrix records with line_ns, want 16"
+	grep -qE "^cross-core cache-line transfer .*: [0-9]+ to [0-9]+ ns" "$tmp/bench.out" ||
+		bad "bench.sh: no cross-core line figure"
 	n=$(grep -c '"transport": "wire"' "$tmp/bench/bench-results.json" || true)
 	[ "$n" = 6 ] || bad "bench.sh --quick: $n wire records, want 6"
 	grep -q "^ssq_send_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
