@@ -616,10 +616,13 @@ bad:
 	return -1;
 }
 
+/* WQEBBs the device asks for ahead of the one it executes. */
+#define PREFETCH_WQEBBS 8u
+
 unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 {
 	struct ssq_emu_dev *dev = qp->dev;
-	unsigned n = 0, wqebbs;
+	unsigned n = 0, wqebbs, i;
 	uint32_t byte_cnt;
 	uint16_t dbr;
 	int r;
@@ -639,7 +642,18 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 		if (dev->pass - qp->db_seen < dev->fault.delay)
 			return 0;
 	}
+	/*
+	 * Ask for the lines of the WQEs the doorbell posted before reading the
+	 * first: each was written on a producer's core, and the next WQE's
+	 * address depends on this one's DS count, so without this their misses
+	 * come one after another (a ConnectX fetches WQEs in bursts too).
+	 */
+	for (i = 0; i < PREFETCH_WQEBBS && (uint16_t)(dbr - qp->sq_cc) > i; i++)
+		__builtin_prefetch(ssq_sq_wqebb(&qp->sq, qp->sq_cc + i));
 	while (n < budget && dbr != (uint16_t)qp->sq_cc) {
+		if ((uint16_t)(dbr - qp->sq_cc) > PREFETCH_WQEBBS)
+			__builtin_prefetch(
+			    ssq_sq_wqebb(&qp->sq, qp->sq_cc + PREFETCH_WQEBBS));
 		if (ssq_unlikely(qp->rnr_until_ns) && now_ns() < qp->rnr_until_ns)
 			break; /* the responder's RNR NAK said: not before then */
 		const struct mlx5_wqe_ctrl_seg *ctrl =
