@@ -617,9 +617,18 @@ SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 		for (end = h;;) {
 			struct ssq_ctl_slot *s = ssq__slot(p, end);
 
+			uint16_t len;
+
 			if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != end + 1)
 				break;
-			end += __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+			/*
+			 * Never 0 for a WQE published in this pass; a 0 (a slot
+			 * cleared by recovery under a late publisher) must not
+			 * stop the scan forever - the router and the healer step
+			 * over it the same way.
+			 */
+			len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+			end += len ? len : 1;
 		}
 		if (end == h)
 			return h;

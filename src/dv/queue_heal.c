@@ -17,12 +17,19 @@
  *  H3. Walk x from `published` to r0, in order. x is skipped if a live
  *      BUILDING record holds it (its claim read whole, see live_claim), or
  *      if the WQE starting at x is published; a slot already holding a
- *      later pass means x completed meanwhile: restart from `published`.
- *      Anything else was reserved by a dead producer - recorded or not, the
- *      "hard case" - and is published here as a one-WQEBB NOP, once the
- *      device has freed that WQEBB. Going in order means the room a hole
- *      needs never depends on a later hole.
+ *      later pass means x completed meanwhile: resume from `published`
+ *      (and x below `published` always does). Anything else was reserved
+ *      by a dead producer - recorded or not, the "hard case" - and is
+ *      published here as a one-WQEBB NOP, once the device has freed that
+ *      WQEBB. Going in order means the room a hole needs never depends on
+ *      a later hole - but it may depend on an earlier one this heal has
+ *      just filled (a producer can die waiting for room past the ring,
+ *      behind another's hole), so the NOPs so far are submitted before
+ *      waiting for room.
  *  H4. Submit like any producer.
+ * Every wait and every step of the walk is bounded by the deadline: the
+ * caller is ssqd's only thread, and -ETIMEDOUT (retried later) must be
+ * all a queue in an unexpected state can cost it.
  */
 #define _GNU_SOURCE
 #include <time.h>
@@ -37,12 +44,15 @@ static uint64_t now_ms(void)
 }
 
 /*
- * Is x inside a live producer's open reservation? Returns its end, or 0.
+ * Is x inside a live producer's open reservation? Returns its end, 0 for
+ * no, or UINT64_MAX once @deadline has passed (a record whose generation
+ * keeps moving under us must not hold the daemon's thread).
  * (state, pos, len) is read as one claim under the record's resv_gen, as a
  * seqlock: a producer that closes a reservation and opens the next one
  * meanwhile must not hand us its new pos with its old len.
  */
-static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x)
+static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
+                           uint64_t deadline)
 {
 	uint32_t i;
 
@@ -53,22 +63,42 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x)
 
 		if (i == self)
 			continue;
-		do {
+		for (;;) {
 			gen = __atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST);
 			state = __atomic_load_n(&r->state, __ATOMIC_SEQ_CST);
 			pos = __atomic_load_n(&r->pos, __ATOMIC_SEQ_CST);
 			len = __atomic_load_n(&r->len, __ATOMIC_SEQ_CST);
-		} while (__atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) != gen);
+			if (__atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) == gen)
+				break;
+			if (now_ms() > deadline)
+				return UINT64_MAX;
+			ssq__cpu_relax();
+		}
 		if (state == SSQ_PROD_BUILDING && pos <= x && x < pos + len)
 			return pos + len;
 	}
 	return 0;
 }
 
+/*
+ * Wait until the WQEBB at x is free (the device completed its last pass).
+ * The room may depend on NOPs this heal wrote below x and has not
+ * submitted yet - a hole a dead producer left before the range of one that
+ * died waiting for room past the ring (ssq_reserve's wait after its
+ * fetch-add): nobody else advances `published` over them once the live
+ * producers are idle, so submit them first, or the device never sees them
+ * and we wait for nothing until the deadline, every time ssqd retries.
+ */
 static int wait_room(struct ssq_producer *h, uint64_t x, uint64_t deadline)
 {
+	int submitted = 0;
+
 	while (x + 1 - __atomic_load_n(&h->ctl->completed, __ATOMIC_ACQUIRE) >
 	       h->ctl->ring) {
+		if (!submitted) {
+			ssq_submit(h);
+			submitted = 1;
+		}
 		if (now_ms() > deadline)
 			return -ETIMEDOUT;
 		if (!ssq__try_route(h))
@@ -126,8 +156,26 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
 	while (x < r0) {
 		struct ssq_ctl_slot *s = ssq__slot(h, x);
+		uint64_t p;
 
-		end = live_claim(ctl, h->id, x);
+		/*
+		 * Every step is bounded by the deadline: a walk that cannot move
+		 * (a slot whose sequence word is ahead of a `published` that
+		 * stays below it, which flow control rules out but a reset
+		 * queue or a torn-down producer can leave) must hand the thread
+		 * back to ssqd, not spin in it.
+		 */
+		if (now_ms() > deadline)
+			goto timeout;
+		/* Below `published` everything is published: nothing to heal. */
+		p = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
+		if (x < p) {
+			x = p;
+			continue;
+		}
+		end = live_claim(ctl, h->id, x, deadline);
+		if (end == UINT64_MAX)
+			goto timeout;
 		if (end) {
 			x = end;
 			continue;
@@ -139,24 +187,27 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 			/*
 			 * The length is a separate word: if the slot's WQE completed
 			 * and the slot was reused between the two loads, len may be
-			 * the next pass's. The sequence word tells: re-read it, and
-			 * restart from `published` if it moved (the model packs both
-			 * in one word for the same reason).
+			 * the next pass's - its producer stores the length before
+			 * the sequence word, so a re-read of the sequence word alone
+			 * can miss it. Reuse needs `completed`, hence `published`,
+			 * past x: if either moved, go round, which resumes from
+			 * `published` (the model packs both in one word instead).
 			 */
-			if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != seq) {
-				x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
+			if (__atomic_load_n(&s->seq, __ATOMIC_SEQ_CST) != seq ||
+			    __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST) > x)
 				continue;
-			}
 			x += len ? len : 1;
 			continue;
 		}
 		if (seq > x + 1) {
-			x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
+			/* A later pass: x completed meanwhile, so `published`
+			 * passed it; the loop's top resumes there. */
+			ssq__cpu_relax();
 			continue;
 		}
 		rc = wait_room(h, x, deadline);
 		if (rc)
-			return rc;
+			goto timeout;
 		ssq_prep_nop(&h->sq, (uint32_t)x, ssq_wqe_flags(h, x, 1, 0));
 		s->wr_id = 0;
 		__atomic_store_n(&s->len, 1, __ATOMIC_RELAXED);
@@ -171,4 +222,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	/* H4 */
 	ssq_submit(h);
 	return nops;
+timeout:
+	/* The NOPs written so far are published: let the device have them. */
+	ssq_submit(h);
+	return -ETIMEDOUT;
 }
