@@ -616,7 +616,6 @@ SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
 		 */
 		for (end = h;;) {
 			struct ssq_ctl_slot *s = ssq__slot(p, end);
-
 			uint16_t len;
 
 			if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != end + 1)
