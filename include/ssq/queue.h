@@ -27,9 +27,11 @@
  *    producer that lost a race for the last room waits for the device.
  *  - publish: slot metadata, then a release store of the slot's sequence
  *    word = position + 1 (absolute: no ABA across passes of the ring).
- *  - submit: advance `published` over contiguous published WQEs (CAS),
- *    then ring under the doorbell lease, which is only ever tried, never
- *    waited for; its holder re-reads `published` after letting go.
+ *  - submit: try the doorbell lease, never waiting for it. Its holder
+ *    alone moves `published` over the contiguous published WQEs (a plain
+ *    store) and rings; after letting go it looks at the publish word at
+ *    the new head, and goes round again if one appeared. A producer that
+ *    finds the lease held leaves its WQEs to that look.
  *  - completions: whoever holds the CQ lease routes each CQE: every WQE
  *    from `completed` up to the CQE's wqe_counter completes; those the
  *    user signaled (and every error or flush) go to their owner's
@@ -509,13 +511,18 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 }
 
 /*
- * S6a fence: orders this producer's publish stores (S5, release) before
- * its scan of the other producers' publish words. Two publishers A and B
- * each store their own word and then scan for the other's; with both
- * fences seq_cst, one fence comes first in the single total order and the
- * later one's scan sees the earlier one's store (C11 fence-fence rule), so
- * at least one of them moves `published` over both WQEs. x86: mfence;
- * arm64: dmb ish. One per ssq_submit, however many WQEs it covers.
+ * S6b fence, on the path where the doorbell lease was held: orders this
+ * producer's publish stores (S5, release) before its re-read of the lease
+ * (S6c). The holder H releases the lease with a seq_cst store (S7d) and
+ * then reads the publish word at its new head (S7e, seq_cst). If our S6c
+ * read sees the lease still held, that read comes before H's release in
+ * the lease's modification order, so our fence precedes H's release, and
+ * so H's S7e load, in the single total order (C11 fence rules): H's look
+ * sees our WQE, and H goes round again for it. In C11 a failed CAS is only
+ * a load, hence the fence; on x86 the failed lock cmpxchg already drained
+ * the store buffer, and the fence (mfence) costs little after it. It is
+ * off the uncontended path entirely: one locked instruction per side of
+ * the lease there. x86: mfence; arm64: dmb ish.
  */
 #if defined(__SANITIZE_THREAD__)
 #define SSQ__TSAN 1
@@ -572,13 +579,9 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
 	 * S5 (tests/model): WQE bytes and slot metadata before the sequence
-	 * word (release, pairs with A4). Release is not the whole story: this
-	 * store and our later scan in ssq__advance race with another
-	 * publisher's store and scan (a store-buffer race), and x86 may hold
-	 * this store in its buffer while both scans miss - a WQE nobody ever
-	 * rings. ssq__advance's seq_cst fence (S6a) closes that race once for
-	 * every publish before it, instead of an xchg per WQE here; the
-	 * model's TSO_NO_FENCE variant finds the trace without it.
+	 * word (release, pairs with the lease holder's scan, A4). That the
+	 * holder scans late enough to see it is ssq_submit's argument: our
+	 * lease CAS, or the S6b fence when the lease is held.
 	 */
 	__atomic_store_n(&s->seq, pos + 1, SSQ__PUBLISH_ORDER);
 	/*
@@ -594,50 +597,46 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 }
 
 /*
- * Move `published` over every contiguous published WQE: scan the publish
- * words from the head, then one CAS to the end of the run. Any producer may
- * help; a failed CAS means another moved the head, and we rescan from
- * there (lock-free). Returns the new head.
+ * S7b: the end of the run of contiguous published WQEs from @h (the lease
+ * holder's scan). A4: a matching seq means the WQE and its metadata are
+ * visible (acquire, pairs with S5). A length read after its seq belongs to
+ * this pass: the slot is reused only after `completed`, hence `published`,
+ * passed it, and only the lease holder - we - moves `published`. A length
+ * of 0 (a slot cleared by recovery under a late publisher) is stepped over
+ * as one WQEBB, as the router and the healer do.
  */
-SSQ_INLINE uint64_t ssq__advance(struct ssq_producer *p)
+SSQ_INLINE uint64_t ssq__scan(struct ssq_producer *p, uint64_t h)
+{
+	for (;;) {
+		struct ssq_ctl_slot *s = ssq__slot(p, h);
+		uint16_t len;
+
+		if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != h + 1)
+			return h;
+		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+		h += len ? len : 1;
+	}
+}
+
+/*
+ * S6: take the doorbell lease, or make sure its holder will see our WQEs.
+ * S6a: one CAS; S6b/S6c when it fails: fence, then re-read the lease - free
+ * again: try again; held: return 0, its holder's S7e look covers us (see
+ * ssq__publish_scan_fence). Never waits for a holder. Returns 1 holding it.
+ */
+SSQ_INLINE int ssq__lease_try(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
-	uint64_t h, end;
 
-	ssq__publish_scan_fence();
-	h = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
 	for (;;) {
-		/*
-		 * S6a / A4: a matching seq means the WQE and its metadata are
-		 * visible (acquire, pairs with S5). A length read after its seq
-		 * may belong to a later pass if the slot was reused meanwhile,
-		 * but reuse needs `completed`, hence `published`, past the slot:
-		 * then the CAS fails (positions are 64-bit, no ABA) and we rescan.
-		 */
-		for (end = h;;) {
-			struct ssq_ctl_slot *s = ssq__slot(p, end);
-			uint16_t len;
+		uint32_t zero = 0;
 
-			if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != end + 1)
-				break;
-			/*
-			 * Never 0 for a WQE published in this pass; a 0 (a slot
-			 * cleared by recovery under a late publisher) must not
-			 * stop the scan forever - the router and the healer step
-			 * over it the same way.
-			 */
-			len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
-			end += len ? len : 1;
-		}
-		if (end == h)
-			return h;
-		/*
-		 * S6b: seq_cst CAS: the doorbell argument (ssq_submit) needs this
-		 * store ordered before our lease attempt in one total order.
-		 */
-		if (__atomic_compare_exchange_n(&ctl->published, &h, end, 0,
-		                                __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
-			return end;
+		if (__atomic_compare_exchange_n(&ctl->db_lease, &zero, p->id + 1, 0,
+		                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return 1;
+		ssq__publish_scan_fence();
+		if (__atomic_load_n(&ctl->db_lease, __ATOMIC_SEQ_CST) != 0)
+			return 0;
 	}
 }
 
@@ -679,39 +678,46 @@ SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
 }
 
 /*
- * ssq_submit - make every published WQE reach the device: advance the
- * published head, and ring the doorbell if nobody else is ringing. Never
- * waits for another producer.
+ * ssq_submit - make every published WQE reach the device: move the
+ * published head and ring the doorbell, or leave both to the producer
+ * doing it now. Never waits for another producer.
  *
- * Why no doorbell is lost (the model's "lost doorbell" case): a producer P
- * that advanced `published` to v and then failed to take the lease did
- * both before the holder H released it (the lease CAS failed while H held
- * it). H releases with a seq_cst store and then re-reads `published`
- * seq_cst: in the single total order P's advance precedes H's release,
- * which precedes H's re-read, so H sees v and rings again. Only the lease
- * holder writes the DBR, and it writes a value it read from `published`
- * under the lease, never lower than db_value: DBR writes are non-decreasing
- * and never pass what is published.
+ * Only the doorbell lease holder writes `published` (a plain release
+ * store: readers are the router and the healer, with acquire loads) and
+ * the DBR, each with a value it scanned under the lease, so both only
+ * grow and the DBR never passes what is published. Why no WQE is left
+ * unrung (the model's "lost doorbell" case): a producer P that published
+ * and then found the lease held returned only after its S6b fence and an
+ * S6c read that still saw the lease held; the holder H releases with a
+ * seq_cst store (S7d) and then loads the publish word at its new head
+ * (S7e, seq_cst). P's fence precedes H's release in the single total
+ * order, so H's S7e load sees P's publish (or a later pass): if P's WQE is
+ * at the head, H goes round again, scans it and rings it; if it is behind
+ * an unpublished WQE, that WQE's producer submits after publishing it,
+ * and its scan (S7b, under the lease) passes over P's, by the same
+ * argument one lease later. A holder that dies holding the lease is
+ * ssqd's to heal: ssq_ctl_heal breaks the lease and submits.
+ * Locked instructions: the lease CAS and its release xchg (x86) when the
+ * lease is free, one CAS and a fence when it is held.
  */
 SSQ_INLINE void ssq_submit(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
-	uint64_t v = ssq__advance(p);
 
-	for (;;) {
-		uint32_t zero = 0;
+	while (ssq__lease_try(p)) {
+		/* S7b: only holders write it, and the last one released it (A2). */
+		uint64_t h = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
+		uint64_t v = ssq__scan(p, h);
 
-		if (v <= __atomic_load_n(&ctl->db_value, __ATOMIC_ACQUIRE))
-			return; /* already rung (db_value only grows) */
-		if (!__atomic_compare_exchange_n(&ctl->db_lease, &zero, p->id + 1, 0,
-		                                 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-			return; /* the holder's re-read covers v */
-		v = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
+		/* S7c */
+		if (v > h)
+			__atomic_store_n(&ctl->published, v, __ATOMIC_RELEASE);
 		if (v > ctl->db_value)
 			ssq__ring(p, v);
+		/* S7d: seq_cst (x86: xchg), see above. */
 		__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
-		v = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
-		if (v <= __atomic_load_n(&ctl->db_value, __ATOMIC_ACQUIRE))
+		/* S7e: anything published at the head since our scan? */
+		if (__atomic_load_n(&ssq__slot(p, v)->seq, __ATOMIC_SEQ_CST) != v + 1)
 			return;
 	}
 }
