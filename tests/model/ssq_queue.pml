@@ -16,8 +16,8 @@
  * therefore give the seq_cst order that Promela assumes wherever the model's
  * correctness rests on it: see the "ORDER" notes, and the summary in
  * tests/model/README.md. With -DTSO the producers run on x86-TSO instead
- * (store buffers, see below), which checks the two places that need
- * seq_cst stores.
+ * (store buffers, see below), which checks the seq_cst lease release
+ * (S7d) the lost-doorbell race needs; the S6b fence it cannot check.
  *
  * Death. A producer may stop forever after any step: MAYDIE at the end of
  * each step is a nondeterministic "die here" (bounded by MAXDEAD deaths in a
@@ -31,8 +31,11 @@
  * are position % RING, so a small RING makes the ring wrap.
  *
  * Variants that must FAIL (the test script requires Spin to find an error):
- *   BROKEN_NO_REREAD   the lease holder does not re-read `published` after
- *                      releasing the lease: a lost doorbell (stall).
+ *   BROKEN_NO_REREAD   the lease holder skips S7e (no look at the head slot
+ *                      after releasing the lease): a producer that published
+ *                      the head after the holder's scan and found the lease
+ *                      held is never advanced nor rung (stall: `published`
+ *                      stops below `reserve`).
  *   BROKEN_NO_HARDCASE the healer ignores a producer that died between the
  *                      reserve and recording its claim: the hole is never
  *                      filled, `published` stops below `reserve` (stall).
@@ -40,8 +43,9 @@
  *                      claims instead of before: it NOPs over a live
  *                      producer's fresh reservation (WQEBB published twice).
  *   BROKEN_PER_WQEBB   every WQEBB gets its own publish word, published in
- *                      ascending order and scanned one by one: `published`
- *                      and so the doorbell can stop inside a multi-WQEBB WQE.
+ *                      ascending order and scanned one by one (S7b):
+ *                      `published` and so the doorbell can stop inside a
+ *                      multi-WQEBB WQE.
  *   BROKEN_FA_EAGAIN   design.md's first draft: fetch-add, then flow control
  *                      with -EAGAIN: the given-up range is a hole nobody
  *                      fills (stall).
@@ -49,17 +53,19 @@
  *                      the race for the last room waits for the device: the
  *                      healer too must wait for room, which may need a hole
  *                      only it can fill (deadlock with two deaths).
- *   TSO_NO_FENCE       (with TSO) no full fence at S6a between a
- *                      publisher's plain (release) publish store and its
- *                      scan: the scan misses another's buffered publish
- *                      and both return.
  *   TSO_PLAIN_RELEASE  (with TSO) the S7d lease release is a plain store:
- *                      the holder's re-read passes its own buffered release
- *                      and a late producer still finds the lease held.
- *   BROKEN_WAIT_LEASE  a producer that finds the lease held spins until it
- *                      is free (NVSHMEM's post_send_lock): with -DNP Spin
- *                      finds the cycle where it waits on a preempted or dead
- *                      holder (invariant 5).
+ *                      the holder's S7e load passes its own buffered release
+ *                      and a late producer's S6a/S6c still finds the lease
+ *                      held and returns: a lost doorbell (stall).
+ *   BROKEN_WAIT_LEASE  a producer that finds the lease held at S6a spins
+ *                      until it is free (NVSHMEM's post_send_lock): with -DNP
+ *                      Spin finds the cycle where it waits on a preempted or
+ *                      dead holder (invariant 5).
+ * No longer variants: TSO_NO_FENCE (the S6a lease CAS, a lock cmpxchg,
+ * drains the store buffer whether it succeeds or fails, so x86-TSO cannot
+ * show the S6b fence is needed: it is there for C11/Arm, where a failed
+ * CAS is only a load), and BROKEN_NO_RECHECK (return at once on a failed
+ * S6a CAS, no S6b/S6c) is not one: Spin verifies it (see submit below).
  */
 
 #ifndef NPROD
@@ -123,8 +129,7 @@ bool healer_done;
 	if \
 	:: (who) < NPROD && ndead < MAXDEAD -> \
 		dead[who] = true; ndead++; \
-		k = 0; r = 0; pos = 0; h = 0; n = 0; d = 0; posts = 0; \
-		moved = false; \
+		k = 0; r = 0; pos = 0; h = 0; n = 0; posts = 0; \
 		goto died \
 	:: true \
 	fi
@@ -147,14 +152,15 @@ inline ghost_publish(p, k, q)
  * its own FIFO store buffer, which a Drainer process empties into memory
  * at any time, also after the producer died; a locked instruction (every
  * CAS, and an xchg, which is how a seq_cst store compiles) first waits
- * until the buffer is empty. A load sees the producer's own buffered
- * store (forwarding), else memory. The healer stays sequentially
+ * until the buffer is empty. A load reads memory: no producer load can
+ * hit its own buffered store (the scan and S7e run with the buffer
+ * drained by the lease CAS), so no forwarding is modelled. The healer stays sequentially
  * consistent. The S5 publish word is a plain mov (a C11 release store);
- * S6a starts with a full fence (mfence: wait until the buffer is empty),
- * so one fence per scan pays for any number of publishes before it.
- * TSO_NO_FENCE drops that fence and TSO_PLAIN_RELEASE makes the S7d lease
- * release a plain mov: the two store-buffer races, which the test requires
- * Spin to find.
+ * the S6a lease CAS drains the buffer (succeeding or failing), so the
+ * common path has no fence at all; the S6b fence after a failed CAS is a
+ * no-op here (see submit). TSO_PLAIN_RELEASE makes the S7d lease release a
+ * plain mov: the store-buffer race the test requires Spin to find. The
+ * holder's S7c store of `published` is not buffered (see S7c).
  */
 #define SB_MAX 4 /* at most: BUILDING, PUB, IDLE, then the next RESERVING */
 #define SB_RESERVING 1
@@ -166,7 +172,6 @@ byte sbk[NPROD * SB_MAX]; /* kind of each buffered store, oldest first */
 byte sbp[NPROD * SB_MAX]; /* its position */
 byte sbl[NPROD * SB_MAX]; /* its length */
 byte sbn[NPROD + 1];      /* stores buffered (+1: the healer's, always 0) */
-bool sbpub[NPROD + 1];    /* one of them is our own publish word */
 byte sbtotal;
 #define DRAINED(who) (sbn[who] == 0)
 
@@ -200,8 +205,7 @@ end_drain:
 			assert(sbp[b] + sbl[b] <= completed + RING);
 			wlen[sbp[b] % RING] = sbl[b];
 			seq[sbp[b] % RING] = sbp[b] + 1;
-			ghost_publish(sbp[b], sbl[b], q);
-			sbpub[i] = false
+			ghost_publish(sbp[b], sbl[b], q)
 		:: sbk[b] == SB_IDLE -> pst[i] = IDLE
 		:: sbk[b] == SB_LEASE_FREE -> lease = 0
 		fi;
@@ -232,30 +236,81 @@ end_drain:
 #endif
 
 /*
- * S6/H4: advance `published` across the contiguous published prefix.
- * One step reads `published` and scans the publish words; one step is the
- * CAS. Merging the scan into one step loses nothing: publish words only go
- * from unpublished to published while the scan can see them (a slot is
- * reused only after `completed`, hence `published`, passed it, and then the
- * CAS below fails), so a scan that reads slot after slot returns what one
- * snapshot at its last read would. A failed CAS means somebody else moved
- * `published`: rescan (lock-free, never waits).
- * ORDER: the publish store (S5) and these loads are a store-buffer pair with
- * another publisher's (each stores its own slot, then loads the other's):
- * a seq_cst fence between each side's store and its loads (S6a's first
- * step), or one publisher's WQE can be left out of the prefix by both of
- * them. The C code fences once per ssq_submit, after a batch of publishes.
+ * S6/S7 and H4/H5: submit. `published` (the head of the contiguous published
+ * prefix) is written ONLY by the holder of the doorbell lease, with a plain
+ * store: no CAS on it, and no fence on the common path. Every submitter
+ * tries the lease (never waits for it); the holder scans the publish words
+ * from `published`, moves `published`, rings, releases the lease, then looks
+ * once more at the head slot: a producer that found the lease held returned,
+ * counting on that last look (or on a later holder's scan).
+ *
+ * ORDER (the lost-doorbell race, store-buffer pattern): a late producer
+ * stores its publish word (S5, release) and then reads the lease (its S6a
+ * CAS fails, and S6c loads it again); the holder stores the lease (S7d,
+ * seq_cst) and then reads the head slot's publish word (S7e, seq_cst). Each
+ * side needs a full barrier between its store and its load, or both miss
+ * and the WQE is never rung. The holder's is the seq_cst release (x86 xchg;
+ * TSO_PLAIN_RELEASE shows the plain mov fails). The late producer's is the
+ * S6b seq_cst fence after a FAILED CAS: in C11 a failed CAS is only a load,
+ * so nothing orders our release publish store before it, and on Arm the
+ * publish can still be in flight when the holder's S7e looks. On x86 the
+ * lock cmpxchg drains the store buffer whether it succeeds or fails, so
+ * the fence costs nothing there and x86-TSO (-DTSO) cannot show it is
+ * needed: the model keeps it (a no-op wait on an already empty buffer) to
+ * match the C code, and the test has no TSO_NO_FENCE variant any more.
+ * Returning at once on a failed CAS (no S6b/S6c; `goto sub_done` for
+ * `goto sub_recheck`) is not a broken variant either: Spin verifies it,
+ * sequentially consistent and on TSO alike (the failed CAS read a lease
+ * value the holder's seq_cst release later overwrote, so our publish, before
+ * the CAS, is visible to the holder's S7e after its release). S6c is there
+ * for what the model cannot show: in C11 the S6b fence, not the failed
+ * CAS, is what orders our publish, and a holder may release between the
+ * CAS's load and the fence; the S6c load after the fence is the one the
+ * Dekker argument pairs with the holder's S7d/S7e, so a free lease there
+ * means we must try again.
  */
-inline advance(who, h, n, moved)
+inline submit(who, h, n)
 {
-	moved = false;
-adv_retry:
+	n = 0; /* (already 0: Spin wants a statement before the label) */
+sub_try:
 	atomic {
-		/* S6a seq_cst fence (x86: mfence, our stores reach memory), then
-		 * load published and scan the publish words from there */
-#if defined(TSO) && !defined(TSO_NO_FENCE)
+		/* S6a CAS lease 0 -> who + 1 (seq_cst RMW; x86 lock cmpxchg:
+		 * drains the store buffer, also when it fails). */
 		DRAINED(who);
+		if
+		:: lease == 0 -> lease = who + 1
+#if defined(BROKEN_WAIT_LEASE)
+		:: else -> goto sub_try /* spin until free (NVSHMEM's lock) */
+#else
+		:: else -> goto sub_recheck
 #endif
+		fi;
+		MAYDIE(who)
+	}
+	goto sub_hold;
+sub_recheck:
+	atomic {
+		/* S6b seq_cst fence (a failed CAS is only a load in C11: the
+		 * fence orders our publish store before the load below; a no-op
+		 * on x86, whose cmpxchg already drained the buffer), then S6c
+		 * load the lease (seq_cst): free -> try again; held -> return,
+		 * the holder's S7e (or a later holder's scan) covers us. */
+		DRAINED(who);
+		if
+		:: lease == 0 -> goto sub_try
+		:: else -> goto sub_done
+		fi
+	}
+sub_hold:
+	atomic {
+		/* S7b (lease held) load `published` (only holders write it, so
+		 * it is what the last holder left) and scan the publish words
+		 * from there, jumping by length. One step: while we hold the
+		 * lease `published` does not move, so no slot at or past it is
+		 * reused (reuse needs `completed`, hence `published`, past it),
+		 * and publish words there only go from unpublished to
+		 * published: a scan reading slot after slot returns what one
+		 * snapshot at its last read would. */
 		h = published;
 		n = h;
 		do
@@ -264,86 +319,52 @@ adv_retry:
 #else
 		:: seq[n % RING] == n + 1 -> n = n + wlen[n % RING]
 #endif
-#ifdef TSO
-		:: seq[n % RING] != n + 1 && sbpub[who] && n == pos ->
-			n = n + k /* our own publish word, still buffered */
-#endif
 		:: else -> break
 		od;
-		MAYDIE(who);
-		if
-		:: n == h -> /* nothing new: whoever moved it past us rings */
-			h = 0;
-			goto adv_done
-		:: else -> skip
-		fi
+		MAYDIE(who)
 	}
 	atomic {
-		/* S6b CAS published h -> n */
-		DRAINED(who);
+		/* S7c (1) if the scan found anything, published := n: a plain
+		 * (release) store, only the holder writes it (release: the
+		 * WQE contents, for the router and the next holder).
+		 * TSO: done in memory at once, not buffered. Equivalent:
+		 * our buffer is empty here (the S6a CAS drained it), TSO
+		 * keeps our later stores (DBR, bell) after this one, we make
+		 * no load of another's data before the S7d xchg drains it,
+		 * and a dying process's stores drain before ssqd learns of
+		 * the death (H0). */
 		if
-		:: published == h -> published = n; moved = true
-		:: else -> goto adv_retry
+		:: n > h -> published = n
+		:: else -> skip
 		fi;
 		h = 0;
-		n = 0;
 		MAYDIE(who)
 	}
-adv_done:
-	n = 0
-}
-
-/*
- * S7/H5: ring, one ringer at a time, under a lease nobody waits on.
- * ORDER (the lost-doorbell race): a late producer does CAS(published) then
- * tries the lease and fails; the holder does release(lease) then re-reads
- * `published`. Store-buffer pattern again: the lease CAS (also when it
- * fails), the lease release store and the re-read load must all be seq_cst
- * (x86: the release is an xchg, not a plain mov), else the holder may miss
- * the late producer's WQE and nobody rings it.
- */
-inline doorbell(who, d)
-{
-	d = 0;
-ring_try:
 	atomic {
-		/* S7a try-acquire (CAS 0 -> id); if held, return: the
-		 * holder's re-read covers us */
-		DRAINED(who);
+		/* S7c (2) if `published` (n, what we left it) is past the
+		 * last MMIO doorbell, write the DBR record (after the
+		 * udma_to_device barrier). `bell`, not `dbr`, decides: a
+		 * holder that died between (2) and (3) left dbr ahead of
+		 * bell, and the device may not have looked. A holder that
+		 * died between (1) and (2) left `published` ahead of bell:
+		 * the next holder rings it though its own scan finds nothing
+		 * new. */
 		if
-		:: lease == 0 -> lease = who + 1
-#ifdef BROKEN_WAIT_LEASE
-		:: else -> goto ring_try /* spin until free (NVSHMEM's lock) */
-#else
-		:: else -> goto ring_done
-#endif
+		:: n > bell -> assert(n >= dbr); dbr = n /* Invariant 2: never decreases */
+		:: else -> goto sub_release
 		fi;
 		MAYDIE(who)
 	}
 	atomic {
-		/* S7b read published; if it is past the last doorbell, write
-		 * the DBR record (after the udma_to_device barrier). `bell`,
-		 * not `dbr`, decides: a holder that died between S7b and S7c
-		 * left dbr ahead of bell, and the device may not have looked.
-		 * Load and store in one step: `published` only grows, and a
-		 * value that grew after our load is caught by S7e. */
-		d = published;
-		if
-		:: d > bell -> assert(d >= dbr); dbr = d /* Invariant 2: never decreases */
-		:: else -> goto ring_release
-		fi;
+		/* S7c (3) the 8-byte MMIO doorbell (the first 8 bytes of the
+		 * control segment of the WQE that ends at n),
+		 * mmio_flush_writes, then the ctl copy `bell`. If a holder
+		 * dies between the MMIO and the ctl copy, the next rings the
+		 * same value again: nothing new for the device. */
+		bell = n;
 		MAYDIE(who)
 	}
-	atomic {
-		/* S7c the 8-byte MMIO doorbell (the first 8 bytes of the control
-		 * segment of the WQE that ends at d), mmio_flush_writes, then the
-		 * ctl copy `bell`. If a holder dies between the MMIO and the ctl
-		 * copy, the next rings the same value again: nothing new for the
-		 * device. */
-		bell = d;
-		MAYDIE(who)
-	}
-ring_release:
+sub_release:
 	atomic {
 		/* S7d release the lease: seq_cst store (after the flush) */
 #if defined(TSO) && defined(TSO_PLAIN_RELEASE)
@@ -353,30 +374,33 @@ ring_release:
 		lease = 0;
 #endif
 #ifdef BROKEN_NO_REREAD
-		d = 0;
+		n = 0;
 #endif
 		MAYDIE(who)
 	}
 #ifndef BROKEN_NO_REREAD
 	atomic {
-		/* S7e re-read published (seq_cst, after the release): if it
-		 * passed what we read at S7b, a producer may have failed S7a
-		 * while we held the lease; its WQE is ours to ring. */
+		/* S7e load the publish word of the slot at `published` as we
+		 * left it (n; seq_cst, after the release): published there
+		 * means a producer may have published at the head after our
+		 * scan and found the lease held: submit again. (If a later
+		 * holder has moved `published` past n since, the word is n + 1
+		 * or the slot's next pass, and that holder's scan covered
+		 * whatever was published before our release.) */
 		if
-		:: published > d -> goto ring_try
-		:: else -> d = 0
+		:: seq[n % RING] == n + 1 -> goto sub_try
+		:: else -> n = 0
 		fi
 	}
 #endif
-ring_done:
-	skip
+sub_done:
+	n = 0
 }
 
 /* ---------------------------------------------------------------- producer */
 proctype Producer(byte me)
 {
-	byte k, r, pos, h, n, d, posts, q;
-	bool moved;
+	byte k, r, pos, h, n, posts, q;
 
 next_post:
 	if
@@ -541,11 +565,10 @@ reserve_cas:
 		 * one load (the healer walks WQEs by length; a separate length
 		 * could belong to the slot's next pass). One word per WQE:
 		 * the WQE becomes visible whole or not at all. A release
-		 * store (x86: a plain mov): S6a's fence orders it before our
-		 * scan. */
+		 * store (x86: a plain mov): the S6a CAS (or, if it fails,
+		 * the S6b fence) orders it before our loads of the lease. */
 #ifdef TSO
 		sb_push(me, SB_PUB, pos, k);
-		sbpub[me] = true;
 #else
 		wlen[pos % RING] = k;
 		seq[pos % RING] = pos + 1;
@@ -560,11 +583,9 @@ reserve_cas:
 		CLAIM(me, SB_IDLE, IDLE, 0, 0);
 		MAYDIE(me)
 	}
-	advance(me, h, n, moved);
-	if
-	:: moved -> doorbell(me, d)
-	:: else -> skip /* whoever moved `published` over our WQE rings it */
-	fi;
+	/* S6, S7: submit (take the lease and ring, or leave it to the
+	 * holder) */
+	submit(me, h, n);
 	posts++;
 	goto next_post;
 
@@ -590,8 +611,8 @@ inline publish_nop(p, q)
 
 proctype Healer()
 {
-	byte i, j, p, R, h, n, d, q;
-	bool moved, claimed;
+	byte i, j, p, R, h, n, q;
+	bool claimed;
 	byte k, r, pos, posts; /* never used: named by MAYDIE, which never fires here */
 	byte cst[NPROD], cpos[NPROD], clen[NPROD]; /* the claims as read */
 
@@ -721,11 +742,13 @@ hard_case:
 			}
 			q = 0
 		};
-		/* H4, H5: advance and ring like a producer, always: the dead
-		 * may have moved `published` and died before ringing, or held
-		 * the lease we just broke. */
-		advance(HEALER, h, n, moved);
-		doorbell(HEALER, d)
+		/* H4, H5: submit like a producer, always: the dead may have
+		 * published and died before its submit, moved `published`
+		 * and died before ringing, or held the lease we just broke
+		 * while others returned at S6c counting on its S7e. Our
+		 * submit takes the lease like anyone's (or finds a live
+		 * holder, whose S7e covers us) and scans from `published`. */
+		submit(HEALER, h, n)
 	:: atomic { nfinished + ndead == NPROD && nhealed == ndead -> break }
 	od;
 	healer_done = true;
