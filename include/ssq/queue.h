@@ -746,6 +746,17 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 }
 
 /*
+ * The one-call posts' last half, after building their one-WQEBB WQE at
+ * @pos: publish it and submit.
+ */
+SSQ_INLINE void ssq__post_one_done(struct ssq_producer *p, uint64_t pos, uint64_t wr_id,
+                                   unsigned flags)
+{
+	(void)ssq_publish(p, pos, 1, wr_id, flags); /* cannot fail: pos is ours */
+	ssq_submit(p);
+}
+
+/*
  * ssq_post_write - one RDMA WRITE of @len bytes from @laddr (@lkey) to @raddr
  * (@rkey): reserve, build, publish, submit. @flags: SSQ_WQE_SIGNALED for a
  * completion with @wr_id (plus fence / solicited bits).
@@ -766,8 +777,7 @@ SSQ_INLINE int ssq_post_write(struct ssq_producer *p, uint64_t laddr, uint32_t l
 		return rc;
 	ssq_prep_rdma_write(&p->sq, (uint32_t)pos, laddr, lkey, len, raddr, rkey,
 	                    ssq_wqe_flags(p, pos, 1, flags));
-	(void)ssq_publish(p, pos, 1, wr_id, flags); /* cannot fail: pos is ours */
-	ssq_submit(p);
+	ssq__post_one_done(p, pos, wr_id, flags);
 	return 0;
 }
 
@@ -787,8 +797,7 @@ SSQ_INLINE int ssq_post_send(struct ssq_producer *p, uint8_t opcode, uint64_t la
 		return rc;
 	ssq_prep_send(&p->sq, (uint32_t)pos, opcode, laddr, lkey, len, imm,
 	              ssq_wqe_flags(p, pos, 1, flags));
-	(void)ssq_publish(p, pos, 1, wr_id, flags); /* cannot fail: pos is ours */
-	ssq_submit(p);
+	ssq__post_one_done(p, pos, wr_id, flags);
 	return 0;
 }
 
