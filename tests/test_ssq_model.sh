@@ -7,9 +7,10 @@
 # configuration: states stored and the result. Exit 0 pass, 1 fail.
 # Env: SSQ_SOURCE_DIR (the repo root; default this script's ..), CC (the C
 # compiler for Spin's verifier; default cc), SSQ_MODEL_JOBS (verifiers run at
-# once; default 2), SSQ_MODEL_DEEP=1 (add two bigger runs: 3 producers with
-# deaths and 2-WQEBB WQEs, about 32 million states and 1.7 GB, a minute or
-# more; and the TSO model with 2 posts each and a death).
+# once; default 2), SSQ_MODEL_DEEP=1 (add three bigger runs, each with a
+# spurious heal timeout: 2 producers x 2 posts with a death, 3 producers
+# with a death, and the TSO model with 2 posts each and a death; tens of
+# millions of states and several GB, minutes).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,7 +60,7 @@ check() {
 		cat "$dir/spin.log" "$dir/cc.log" 2>/dev/null >>"$dir/result"; return 0; }
 	local t0 t1 rc=0
 	t0=$(date +%s.%N)
-	# -m: depth bound (the deepest run is under 500 steps); -n: no
+	# -m: depth bound (the deepest run is about 500 steps); -n: no
 	# unreached-code listing.
 	# shellcheck disable=SC2086
 	(cd "$dir" && ./pan $args -m20000 -n >pan.log 2>&1) || rc=$?
@@ -94,42 +95,56 @@ check() {
 
 # name | expected | spin -D flags | mode
 configs=(
-	# The correct model. MAXDEAD is a bound: a run with MAXDEAD=2 also
-	# covers every run with one death or none (the live one is kept apart
-	# as the quick first check). Two producers, two posts each, WQEs of 1
-	# or 2 WQEBBs, a 3-WQEBB ring (it wraps; full rings give -EAGAIN).
+	# The correct model (fetch-add reserve with the S4b wait for room,
+	# the position-order healer that submits before it waits). MAXDEAD
+	# and MAXGIVEUP are bounds: a run with MAXDEAD=2 also covers every
+	# run with one death or none, MAXGIVEUP=1 every run where the heal
+	# never times out for no reason (it may always time out while a
+	# death waits to be noticed). Two producers, two posts each, WQEs of
+	# 1 or 2 WQEBBs, a 3-WQEBB ring (it wraps; producers that pass the
+	# room check together take positions past it and wait).
 	"live_2p2x_r3|pass|-DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=0|safety"
-	"die2_2p2x_r3|pass|-DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=2|safety"
+	"die2_2p2x_r3_g0|pass|-DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=2 -DMAXGIVEUP=0|safety"
+	"die2_2p1x_r3_g1|pass|-DNPROD=2 -DPOSTS=1 -DRING=3 -DMAXDEAD=2 -DMAXGIVEUP=1|safety"
+	"die2_2p2x_r2_k1_g1|pass|-DNPROD=2 -DPOSTS=2 -DRING=2 -DKMAX=1 -DMAXDEAD=2 -DMAXGIVEUP=1|safety"
 	# Three producers, one post each (one death: one-WQEBB WQEs and a
-	# 2-WQEBB ring keep it small).
+	# 2-WQEBB ring keep it small; three can pass the room check at once).
 	"live_3p1x_r4|pass|-DNPROD=3 -DPOSTS=1 -DRING=4 -DMAXDEAD=0|safety"
-	"die1_3p1x_r2_k1|pass|-DNPROD=3 -DPOSTS=1 -DRING=2 -DKMAX=1 -DMAXDEAD=1|safety"
+	"die1_3p1x_r2_k1_g0|pass|-DNPROD=3 -DPOSTS=1 -DRING=2 -DKMAX=1 -DMAXDEAD=1 -DMAXGIVEUP=0|safety"
 	# No execution loops without end (-DNP: no cycle at all, as there is
-	# no progress label): nobody spins on another's progress.
-	"np_die1_2p2x_r2_k1|pass|-DNPROD=2 -DPOSTS=2 -DRING=2 -DKMAX=1 -DMAXDEAD=1|np"
+	# no progress label): nobody spins on another's progress, and the
+	# heal's timeouts and retries cannot go round for ever.
+	"np_die1_2p2x_r2_k1_g1|pass|-DNPROD=2 -DPOSTS=2 -DRING=2 -DKMAX=1 -DMAXDEAD=1 -DMAXGIVEUP=1|np"
+	"np_die2_2p1x_r3_g1|pass|-DNPROD=2 -DPOSTS=1 -DRING=3 -DMAXDEAD=2 -DMAXGIVEUP=1|np"
 	# The producers on x86-TSO (store buffers): a plain (release) store
-	# for the publish word, drained by the lease CAS (lock cmpxchg, also
-	# when it fails), an xchg (seq_cst store) for the lease release.
+	# for the publish word and the claims, drained by the lease CAS and
+	# the reserve fetch-add (lock cmpxchg, lock xadd), an xchg (seq_cst
+	# store) for the lease release.
 	"tso_live_2p2x_r3|pass|-DTSO -DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=0|safety"
-	"tso_die1_2p1x_r2|pass|-DTSO -DNPROD=2 -DPOSTS=1 -DRING=2 -DMAXDEAD=1|safety"
+	"tso_die1_2p1x_r2_g1|pass|-DTSO -DNPROD=2 -DPOSTS=1 -DRING=2 -DMAXDEAD=1 -DMAXGIVEUP=1|safety"
 	# Broken variants: each must fail, for its own reason (the header of
 	# the model and tests/model/README.md say which). There is no
 	# TSO_NO_FENCE any more: the S6a lease CAS drains the store buffer on
 	# x86 whether it succeeds or fails, so TSO cannot show the S6b fence
 	# (there for C11/Arm: a failed CAS is only a load). Nor a
 	# BROKEN_NO_RECHECK (no S6b/S6c): Spin verifies it (README.md).
+	# BROKEN_HEAL_NO_SUBMIT (was BROKEN_FA_WAIT) runs with MAXGIVEUP=0:
+	# with a spurious timeout to spend, the timeout's own submit would
+	# rescue the heal, 10 ms later in C; the model requires that no wait
+	# relies on the deadline.
 	"broken_no_reread|assertion violated (published==reserve)|-DBROKEN_NO_REREAD -DMAXDEAD=0|safety"
 	"broken_no_hardcase|assertion violated (published==reserve)|-DBROKEN_NO_HARDCASE -DMAXDEAD=1|safety"
 	"broken_heal_late_r|assertion violated (cover[q]==1)|-DBROKEN_HEAL_LATE_R -DMAXDEAD=1|safety"
 	"broken_per_wqebb|assertion violated ((l>=1)&&((consumed+l)<=dbr))|-DBROKEN_PER_WQEBB -DMAXDEAD=0|safety"
 	"broken_fa_eagain|assertion violated (published==reserve)|-DBROKEN_FA_EAGAIN -DMAXDEAD=0|safety"
-	"broken_fa_wait|invalid end state|-DBROKEN_FA_WAIT -DMAXDEAD=2|safety"
+	"broken_heal_no_submit|invalid end state|-DBROKEN_HEAL_NO_SUBMIT -DPOSTS=1 -DMAXDEAD=2 -DMAXGIVEUP=0|safety"
 	"broken_wait_lease|non-progress cycle|-DBROKEN_WAIT_LEASE -DMAXDEAD=0|np"
 	"tso_plain_release|assertion violated (published==reserve)|-DTSO -DTSO_PLAIN_RELEASE -DPOSTS=1 -DMAXDEAD=0|safety"
 )
 if [ "${SSQ_MODEL_DEEP:-0}" = 1 ]; then
-	configs+=("deep_die1_3p1x_r4|pass|-DNPROD=3 -DPOSTS=1 -DRING=4 -DMAXDEAD=1|safety|4096"
-		"deep_tso_die1_2p2x_r3|pass|-DTSO -DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=1|safety|4096")
+	configs+=("deep_die1_2p2x_r3_g1|pass|-DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096"
+		"deep_die1_3p1x_r2_k1_g1|pass|-DNPROD=3 -DPOSTS=1 -DRING=2 -DKMAX=1 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096"
+		"deep_tso_die1_2p2x_r3_g1|pass|-DTSO -DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096")
 fi
 
 start=$(date +%s)

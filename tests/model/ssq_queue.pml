@@ -3,10 +3,11 @@
  * protocol (design.md, "One queue in the arena", "A post, step by step",
  * "Deaths", "Invariants"), checked with Spin by tests/test_ssq_model.sh. The
  * C implementation follows this model step for step: each step below is
- * labelled S<n> (producer), H<n> (healer, ssqd) or D<n> (device), and the C
- * comment for the same step should carry the same label. Invariants are
- * numbered as in design.md: 1, 2, 3 and 5 are checked; 4 (completion
- * routing to owners) is not modelled.
+ * labelled S<n> (producer: include/ssq/queue.h), H<n> (healer, ssqd:
+ * src/dv/queue_heal.c) or D<n> (device), and the C comment for the same
+ * step should carry the same label. Invariants are numbered as in
+ * design.md: 1, 2, 3 and 5 are checked; 4 (completion routing to owners)
+ * is not modelled.
  *
  * What a step is. Promela is sequentially consistent and a process is
  * interleaved with the others only between statements, so every
@@ -19,16 +20,43 @@
  * (store buffers, see below), which checks the seq_cst lease release
  * (S7d) the lost-doorbell race needs; the S6b fence it cannot check.
  *
+ * Reserve (as ssq_reserve): check for room (S1a load `reserve`, S1b load
+ * `completed`; no room -> -EAGAIN owning nothing), say RESERVING (S2),
+ * FETCH-ADD `reserve` (S3: positions taken, cannot be given back), record
+ * the claim (S4), and then, if producers that passed the check together
+ * took positions past the ring, WAIT without a bound for the device to
+ * complete what the slots still hold (S4b). So a reservation may wait on
+ * a hole a dead producer left below it, which only the healer fills.
+ *
+ * Heal (as ssq_ctl_heal, called by ssqd after each death and again every
+ * 10 ms while it returns -ETIMEDOUT): H1 break the leases the dead hold;
+ * H2 snapshot r0 = `reserve`, then every claim's generation, and wait out
+ * the live producers that were mid-reservation; H3 walk x from `published`
+ * to r0 in position order: skip what a live claim holds and what is
+ * published, and publish every other WQEBB as a one-WQEBB NOP, but before
+ * WAITING for the room a NOP at x needs, SUBMIT the NOPs written so far
+ * (the room may need exactly those: a producer died waiting for room past
+ * the ring behind another dead producer's hole); H4 submit. Every wait and
+ * every walk step may pass the deadline: the heal then submits what it
+ * wrote and gives up (-ETIMEDOUT), and ssqd runs it again later. The model
+ * lets the healer give up at each wait and each walk step at most
+ * MAXGIVEUP times in a run for no reason (a preempted producer, a slow
+ * device), and at any of them while a death is waiting to be noticed (ssqd
+ * then processes the death notice and heals again: bounded by MAXDEAD).
+ * Past that budget a wait must end by itself, or Spin reports an invalid
+ * end state: the model requires that no wait relies on the deadline.
+ *
  * Death. A producer may stop forever after any step: MAYDIE at the end of
  * each step is a nondeterministic "die here" (bounded by MAXDEAD deaths in a
- * run). A dead process's stores done so far stay; it does nothing more. One
- * healer (ssqd) notices each death some time after it, and heals the dead
- * one at a time while the live producers go on.
+ * run). A dead process's stores done so far stay; it does nothing more.
+ * ssqd notices each death some time after it (H0: the record becomes DEAD)
+ * and heals, while the live producers go on.
  *
  * Bounds (set with spin -D...): NPROD producers, POSTS posts each, WQEs of 1
- * or KMAX WQEBBs, RING WQEBBs in the ring, MAXDEAD deaths. Positions are
- * absolute (never wrapped in the model: at most NPROD * POSTS * KMAX); slots
- * are position % RING, so a small RING makes the ring wrap.
+ * or KMAX WQEBBs, RING WQEBBs in the ring, MAXDEAD deaths, MAXGIVEUP
+ * spontaneous heal timeouts. Positions are absolute (never wrapped in the
+ * model: at most NPROD * POSTS * KMAX); slots are position % RING, so a
+ * small RING makes the ring wrap.
  *
  * Variants that must FAIL (the test script requires Spin to find an error):
  *   BROKEN_NO_REREAD   the lease holder skips S7e (no look at the head slot
@@ -36,9 +64,9 @@
  *                      the head after the holder's scan and found the lease
  *                      held is never advanced nor rung (stall: `published`
  *                      stops below `reserve`).
- *   BROKEN_NO_HARDCASE the healer ignores a producer that died between the
- *                      reserve and recording its claim: the hole is never
- *                      filled, `published` stops below `reserve` (stall).
+ *   BROKEN_NO_HARDCASE the healer NOPs only the ranges the dead recorded:
+ *                      a producer that died between its fetch-add and its
+ *                      record leaves a hole nobody fills (stall).
  *   BROKEN_HEAL_LATE_R the healer snapshots `reserve` after reading the
  *                      claims instead of before: it NOPs over a live
  *                      producer's fresh reservation (WQEBB published twice).
@@ -46,13 +74,14 @@
  *                      ascending order and scanned one by one (S7b):
  *                      `published` and so the doorbell can stop inside a
  *                      multi-WQEBB WQE.
- *   BROKEN_FA_EAGAIN   design.md's first draft: fetch-add, then flow control
- *                      with -EAGAIN: the given-up range is a hole nobody
- *                      fills (stall).
- *   BROKEN_FA_WAIT     check for room, fetch-add, and a producer that lost
- *                      the race for the last room waits for the device: the
- *                      healer too must wait for room, which may need a hole
- *                      only it can fill (deadlock with two deaths).
+ *   BROKEN_FA_EAGAIN   design.md's first draft: after the fetch-add, no
+ *                      room -> -EAGAIN instead of the S4b wait: the given-up
+ *                      range is a hole nobody fills (stall).
+ *   BROKEN_HEAL_NO_SUBMIT (was BROKEN_FA_WAIT) the healer waits for room
+ *                      for a NOP WITHOUT submitting the NOPs it wrote
+ *                      before: with two deaths (one dead in a hole, one
+ *                      dead waiting for room past the ring behind it) the
+ *                      room needs those very NOPs: deadlock.
  *   TSO_PLAIN_RELEASE  (with TSO) the S7d lease release is a plain store:
  *                      the holder's S7e load passes its own buffered release
  *                      and a late producer's S6a/S6c still finds the lease
@@ -66,6 +95,9 @@
  * show the S6b fence is needed: it is there for C11/Arm, where a failed
  * CAS is only a load), and BROKEN_NO_RECHECK (return at once on a failed
  * S6a CAS, no S6b/S6c) is not one: Spin verifies it (see submit below).
+ * The model used to reserve by CAS (flow control before any position is
+ * taken, so nobody ever waits for room); the C code reserves by fetch-add
+ * and waits (S4b), and so does the model now: the CAS reserve is gone.
  */
 
 #ifndef NPROD
@@ -83,11 +115,15 @@
 #ifndef MAXDEAD
 #define MAXDEAD 1
 #endif
+#ifndef MAXGIVEUP
+#define MAXGIVEUP 1
+#endif
 
 #define MAXPOS (NPROD * POSTS * KMAX)
 #define HEALER NPROD /* the healer's id; lease owner ids are id + 1 */
 
-/* producers[].state (design: idle / reserving / building) */
+/* producers[].state (design: idle / reserving / building); DEAD is
+ * `noticed[]` below, so that the dead's last claim stays readable */
 #define IDLE 0
 #define RESERVING 1
 #define BUILDING 2
@@ -107,16 +143,17 @@ byte consumed; /* device-internal: WQEBBs below it have been executed */
 byte seq[RING]; /* absolute position + 1 once published: no ABA across passes */
 byte wlen[RING]; /* the WQE's length in WQEBBs (metadata, written before seq) */
 
-/* ---- producers[]: one 64-bit word each in C (state | pos | len) ---- */
+/* ---- producers[]: the claim, read whole (C: a seqlock on resv_gen) ---- */
 byte pst[NPROD];  /* IDLE / RESERVING / BUILDING */
 byte ppos[NPROD]; /* position of the reservation (valid when BUILDING) */
 byte plen[NPROD]; /* its length (valid when BUILDING) */
+byte pgen[NPROD]; /* resv_gen: odd from S2 to S4 (mid-reservation) */
+bool noticed[NPROD]; /* state DEAD: ssqd's retire() marked it (H0) */
 
 /* ---- ghosts: the checker's bookkeeping, not protocol state ---- */
 byte cover[MAXPOS]; /* number of published WQEs covering each WQEBB */
-bool dead[NPROD];   /* what ssqd learns from the socket / pidfd */
-bool healed[NPROD];
-byte ndead, nhealed, nfinished;
+bool dead[NPROD];   /* it died (ssqd learns it later, from the socket) */
+byte ndead, nnoticed, nfinished;
 bool healer_done;
 
 /*
@@ -196,11 +233,12 @@ end_drain:
 	:: atomic {
 		sbn[i] > 0 ->
 		if
-		:: sbk[b] == SB_RESERVING -> pst[i] = RESERVING
+		:: sbk[b] == SB_RESERVING -> pst[i] = RESERVING; pgen[i]++
 		:: sbk[b] == SB_BUILDING ->
 			ppos[i] = sbp[b];
 			plen[i] = sbl[b];
-			pst[i] = BUILDING
+			pst[i] = BUILDING;
+			pgen[i]++
 		:: sbk[b] == SB_PUB ->
 			assert(sbp[b] + sbl[b] <= completed + RING);
 			wlen[sbp[b] % RING] = sbl[b];
@@ -231,12 +269,14 @@ end_drain:
 #define CLAIM(who, kind, state, p, l) sb_push(who, kind, p, l)
 #else
 #define DRAINED(who) true
+/* a claim store; RESERVING and BUILDING also step resv_gen (odd, even) */
 #define CLAIM(who, kind, state, p, l) \
-	ppos[who] = p; plen[who] = l; pst[who] = state
+	ppos[who] = p; plen[who] = l; pst[who] = state; \
+	pgen[who] = pgen[who] + ((state) == IDLE -> 0 : 1)
 #endif
 
 /*
- * S6/S7 and H4/H5: submit. `published` (the head of the contiguous published
+ * S6/S7 and H4: submit. `published` (the head of the contiguous published
  * prefix) is written ONLY by the holder of the doorbell lease, with a plain
  * store: no CAS on it, and no fence on the common path. Every submitter
  * tries the lease (never waits for it); the holder scans the publish words
@@ -398,6 +438,8 @@ sub_done:
 }
 
 /* ---------------------------------------------------------------- producer */
+
+/* ---------------------------------------------------------------- producer */
 proctype Producer(byte me)
 {
 	byte k, r, pos, h, n, posts, q;
@@ -407,74 +449,64 @@ next_post:
 	:: posts == POSTS -> goto finished
 	:: else -> skip
 	fi;
-
-#if defined(BROKEN_FA_WAIT)
-	/* Check for room, then fetch-add; a producer that lost the race for
-	 * the last room waits for the device, without a bound (a bound
-	 * would be BROKEN_FA_EAGAIN's hole). Safe with no death, but the
-	 * healer must then wait for room before writing a NOP, and room may
-	 * need a hole only it can fill: a deadlock (invalid end state). */
 	atomic {
+		/* S1a load `reserve` (relaxed); the WQE size k is the caller's */
 		if
 		:: k = 1
 		:: k = KMAX
 		fi;
-		pst[me] = RESERVING;
-		r = reserve;
+		r = reserve
+	}
+	atomic {
+		/* S1b load `completed` (acquire) and check for room. A
+		 * separate step: `reserve` may have moved and `completed`
+		 * advanced since S1a, so the pair can pass where no single
+		 * snapshot would (more producers past the ring, S4b). No
+		 * room: -EAGAIN owning nothing (C: after a bounded wait
+		 * polling the CQ; not modelled, the device completes on its
+		 * own). */
 		if
 		:: r + k > completed + RING ->
-			pst[me] = IDLE;
 			k = 0;
 			r = 0;
 			posts++;
 			goto next_post /* -EAGAIN */
 		:: else -> r = 0
-		fi;
+		fi
+	}
+	atomic {
+		/* S2 resv_gen odd, state RESERVING (release stores; TSO:
+		 * buffered, drained by S3's lock xadd), BEFORE the add: a
+		 * healer that finds us dead between S3 and S4 knows an
+		 * unrecorded range may be ours; a live one it waits out. */
+		CLAIM(me, SB_RESERVING, RESERVING, 0, 0);
 		MAYDIE(me)
 	}
 	atomic {
-		pos = reserve; /* fetch-add */
-		reserve = reserve + k;
-		MAYDIE(me)
-	}
-	atomic {
-		ppos[me] = pos;
-		plen[me] = k;
-		pst[me] = BUILDING;
-		MAYDIE(me)
-	}
-	atomic {
-		(pos + k <= completed + RING); /* wait for room */
-		MAYDIE(me)
-	}
-#elif defined(BROKEN_FA_EAGAIN)
-	/* design.md's first draft: fetch-add, record, then flow control
-	 * with -EAGAIN. The positions are taken before the check, so giving
-	 * up leaves a hole no live producer claims and nobody fills:
-	 * `published` stops there for everyone. */
-	atomic {
-		if
-		:: k = 1
-		:: k = KMAX
-		fi;
-		pst[me] = RESERVING;
-		MAYDIE(me)
-	}
-	atomic {
+		/* S3 fetch-add `reserve` (seq_cst; x86 lock xadd: drains the
+		 * store buffer). The positions are ours from here on: they
+		 * cannot be given back, only published (by us or the
+		 * healer). Dying right after it is the hard case: positions
+		 * taken, no claim recorded. */
+		DRAINED(me);
 		pos = reserve;
 		reserve = reserve + k;
 		MAYDIE(me)
 	}
 	atomic {
-		ppos[me] = pos;
-		plen[me] = k;
-		pst[me] = BUILDING;
+		/* S4 record the claim (pos, k), BUILDING, resv_gen even: one
+		 * claim, read whole by the healer (C: seqlock). */
+		CLAIM(me, SB_BUILDING, BUILDING, pos, k);
 		MAYDIE(me)
 	}
+#ifdef BROKEN_FA_EAGAIN
 	atomic {
+		/* (broken) no room after the add: give up with -EAGAIN. The
+		 * positions are taken: a hole nobody claims and, with no
+		 * death to heal, nobody fills. */
 		if
-		:: pos + k > completed + RING -> /* bounded wait ran out */
-			pst[me] = IDLE;
+		:: pos + k > completed + RING ->
+			CLAIM(me, SB_IDLE, IDLE, 0, 0);
 			k = 0;
 			pos = 0;
 			posts++;
@@ -485,63 +517,16 @@ next_post:
 	}
 #else
 	atomic {
-		/* S1 load reserve, then completed, and check flow control
-		 * BEFORE taking any position: a full ring returns -EAGAIN
-		 * owning nothing (after a bounded wait polling the CQ; not
-		 * modelled, the device completes on its own). S2 if there is
-		 * room, mark self RESERVING (the WQE size k is the caller's).
-		 * One step: a stale `reserve` fails the CAS in S3 and is
-		 * re-read there, `completed` only grows, so an early read is
-		 * only more cautious, and the healer needs RESERVING visible
-		 * before the CAS, not before these loads. */
-		if
-		:: k = 1
-		:: k = KMAX
-		fi;
-		r = reserve;
-		if
-		:: r + k > completed + RING ->
-			k = 0; /* RESERVING then IDLE: nothing to see */
-			r = 0;
-			posts++;
-			goto next_post /* -EAGAIN */
-		:: else -> CLAIM(me, SB_RESERVING, RESERVING, 0, 0)
-		fi;
-		MAYDIE(me)
-	}
-reserve_cas:
-	atomic {
-		/* S3 CAS reserve r -> r + k. A failure returns the current
-		 * value (as C's compare_exchange does): check flow control
-		 * again with it and retry; only another reservation can make
-		 * it fail. Dying right after a success is the hard case:
-		 * positions taken, no claim recorded. */
-		DRAINED(me);
-		if
-		:: reserve == r -> reserve = r + k; pos = r; r = 0
-		:: else ->
-			r = reserve;
-			if
-			:: r + k > completed + RING ->
-				CLAIM(me, SB_IDLE, IDLE, 0, 0);
-				k = 0;
-				r = 0;
-				posts++;
-				goto next_post /* -EAGAIN */
-			:: else -> goto reserve_cas
-			fi
-		fi;
-		MAYDIE(me)
-	}
-	atomic {
-		/* S4 record the claim (state, pos, len in one 64-bit store), then
-		 * build the WQE in its slots (abstract). Invariant 3: the slots'
-		 * previous occupants have completed. */
-		CLAIM(me, SB_BUILDING, BUILDING, pos, k);
-		assert(pos + k <= completed + RING);
+		/* S4b producers that passed S1b together may have taken
+		 * positions past the ring: wait, without a bound, until the
+		 * device has completed what our slots still hold (everyone
+		 * below us publishes or is healed, so this ends). Dying while
+		 * waiting is dying after S4 (the wait changes nothing). */
+		pos + k <= completed + RING;
 		MAYDIE(me)
 	}
 #endif
+	/* build the WQE in its slots (abstract); invariant 3 at S5 */
 #ifdef BROKEN_PER_WQEBB
 	/* S5 (broken) each WQEBB published on its own, in ascending order */
 	wlen[pos % RING] = k;
@@ -549,6 +534,7 @@ reserve_cas:
 	do
 	:: q < pos + k ->
 		atomic {
+			assert(q < completed + RING);
 			seq[q % RING] = q + 1;
 			cover[q]++;
 			assert(cover[q] == 1);
@@ -567,6 +553,7 @@ reserve_cas:
 		 * the WQE becomes visible whole or not at all. A release
 		 * store (x86: a plain mov): the S6a CAS (or, if it fails,
 		 * the S6b fence) orders it before our loads of the lease. */
+		assert(pos + k <= completed + RING); /* invariant 3 */
 #ifdef TSO
 		sb_push(me, SB_PUB, pos, k);
 #else
@@ -595,167 +582,228 @@ died:
 	skip
 }
 
+
 /* -------------------------------------------------------------- healer */
-inline publish_nop(p, q)
-{
-	/* H3 a one-WQEBB NOP at p, published like any WQE. Invariant 3:
-	 * p < reserve, and every reservation passed flow control. */
-#ifdef BROKEN_FA_WAIT
-	(p < completed + RING); /* a fetch-add reservation may not have room yet */
-#endif
-	assert(p < completed + RING);
-	wlen[p % RING] = 1;
-	seq[p % RING] = p + 1;
-	ghost_publish(p, 1, q)
-}
+/* Where the healer's one submit (H4, also before a wait and on a timeout)
+ * returns to: Promela inlines are textual, so submit's labels may appear
+ * once per proctype. */
+#define RET_WAIT 1    /* wait_room: the NOPs so far are submitted, now wait */
+#define RET_TIMEOUT 2 /* -ETIMEDOUT: ssqd retries later (heal_pending) */
+#define RET_NOTICE 3  /* -ETIMEDOUT, then ssqd processes a death notice */
+#define RET_DONE 4    /* H4: healed up to r0 */
+
+/*
+ * The deadline. At any wait and any walk step the heal may find its
+ * deadline past: it submits what it wrote and returns -ETIMEDOUT. For no
+ * reason the model allows it MAXGIVEUP times in a run (a preempted
+ * producer, a slow device: the retry then finds things moved on); while a
+ * death is waiting to be noticed, at any time (ssqd's loop then takes the
+ * death notice: retire() marks the record DEAD and heals again; at most
+ * MAXDEAD times). Past that a wait must end by itself: no invariant may
+ * rest on the deadline.
+ */
+#define DEADLINE \
+	:: atomic { giveups < MAXGIVEUP -> giveups++; sret = RET_TIMEOUT }; \
+		goto hsubmit \
+	:: atomic { ndead > nnoticed -> sret = RET_NOTICE }; \
+		goto hsubmit
+
+/* x lies in a live (not DEAD) producer's recorded claim */
+#define LIVE_CLAIM(j, x) \
+	(pst[j] == BUILDING && !noticed[j] && ppos[j] <= (x) && (x) < ppos[j] + plen[j])
 
 proctype Healer()
 {
-	byte i, j, p, R, h, n, q;
-	bool claimed;
+	byte i, j, x, R, h, n, q, sret, giveups;
+	bool pending;
+	byte g[NPROD]; /* resv_gen of every claim, read after the r0 snapshot */
 	byte k, r, pos, posts; /* never used: named by MAYDIE, which never fires here */
-	byte cst[NPROD], cpos[NPROD], clen[NPROD]; /* the claims as read */
 
+main:
 	do
-	:: atomic {
-		/* H0 ssqd learns of a death (socket closed, pidfd) */
-		ndead > nhealed ->
-		i = 0;
-		do
-		:: dead[i] && !healed[i] -> break
-		:: else -> i++
-		od
-	   };
-		/* the death notice comes after the dead's last store landed */
-		DRAINED(i);
-		/* H1 break the lease the dead held (CAS owner -> 0) */
-		atomic {
-			if
-			:: lease == i + 1 -> lease = 0
-			:: else -> skip
-			fi
-		}
-		/* H2 its reserved, unpublished WQEBBs become NOPs. The dead
-		 * producer's record is frozen, so reading it races nothing. */
-		if
-		:: pst[i] == BUILDING ->
-			if
-			:: seq[ppos[i] % RING] < ppos[i] + 1 ->
-				/* `<`, not `!=`: it may have published and
-				 * died before S5b, and the slot since been
-				 * completed and reused by a later pass (seq
-				 * is then larger). Spin found this. */
-				p = ppos[i];
-				do
-				:: p < ppos[i] + plen[i] -> atomic { publish_nop(p, q) }; p++
-				:: else -> break
-				od
-			:: else -> skip /* published before it died */
-			fi
-		:: pst[i] == RESERVING ->
-#ifndef BROKEN_NO_HARDCASE
-			/* H2' the hard case: it may have died between the CAS on
-			 * reserve and recording its claim. Ranges tile [0,
-			 * reserve), so walk them from `published`: an unpublished
-			 * range no claim covers, while no live producer is
-			 * reserving, belongs to the dead (this one or another
-			 * hard-case death): NOP it WQEBB by WQEBB.
-			 * ORDER: snapshot reserve (acquire) BEFORE reading the
-			 * claims (acquire), and read a slot's publish word after
-			 * the claims: a live producer's range below the
-			 * snapshot is then either claimed or already published
-			 * when we look (its RESERVING store precedes its CAS,
-			 * release; its IDLE store follows its publish). */
-hard_case:
-#ifndef BROKEN_HEAL_LATE_R
-			atomic { R = reserve };
-#endif
-			j = 0;
-			do
-			:: j < NPROD ->
-				atomic {
-					cst[j] = pst[j];
-					cpos[j] = ppos[j];
-					clen[j] = plen[j]
-				}
-				if
-				:: cst[j] == RESERVING && !dead[j] ->
-					/* a live producer between S1 and S4: its
-					 * range may be unclaimed yet. Wait for it
-					 * to move on (only the healer waits), then
-					 * start over. */
-					(pst[j] != RESERVING || dead[j]);
-					goto hard_case
-				:: else -> j++
-				fi
-			:: else -> break
-			od;
-#ifdef BROKEN_HEAL_LATE_R
-			atomic { R = reserve };
-#endif
-			atomic { p = published };
-			do
-			:: p >= R -> break
-			:: else ->
-				atomic {
-					/* one load of the packed publish word
-					 * (seq, len): see S5. Load and NOP store
-					 * in one step: nobody else can publish an
-					 * unclaimed position, and its slot is not
-					 * reused before it is published. */
-					if
-					:: seq[p % RING] == p + 1 -> p = p + wlen[p % RING]
-					:: seq[p % RING] > p + 1 ->
-						/* the slot was reused: p has long
-						 * completed (our `published` read is
-						 * stale). Spin found this; restart at
-						 * the prefix head, past p by now. */
-						p = published
-					:: seq[p % RING] < p + 1 ->
-						claimed = false;
-						j = 0;
-						do
-						:: j < NPROD && cst[j] == BUILDING && cpos[j] == p ->
-							claimed = true; break
-						:: j < NPROD && !(cst[j] == BUILDING && cpos[j] == p) -> j++
-						:: j == NPROD -> break
-						od;
-						if
-						:: claimed -> p = p + clen[j] /* its owner (or its heal) publishes it */
-						:: else -> publish_nop(p, q); p++
-						fi
-					fi
-				}
-			od
-#else
-			skip
-#endif
-		:: pst[i] == IDLE -> skip
-		fi;
-		atomic {
-			pst[i] = IDLE;
-			healed[i] = true;
-			nhealed++;
-			i = 0; j = 0; p = 0; R = 0; claimed = false;
-			for (q : 0 .. NPROD - 1) {
-				cst[q] = 0; cpos[q] = 0; clen[q] = 0
-			}
-			q = 0
-		};
-		/* H4, H5: submit like a producer, always: the dead may have
-		 * published and died before its submit, moved `published`
-		 * and died before ringing, or held the lease we just broke
-		 * while others returned at S6c counting on its S7e. Our
-		 * submit takes the lease like anyone's (or finds a live
-		 * holder, whose S7e covers us) and scans from `published`. */
-		submit(HEALER, h, n)
-	:: atomic { nfinished + ndead == NPROD && nhealed == ndead -> break }
+	:: ndead > nnoticed -> goto pick /* a death notice (socket, pidfd) */
+	:: pending -> goto heal          /* progress(): retry every 10 ms */
+	:: atomic { nfinished + ndead == NPROD && nnoticed == ndead && !pending -> break }
 	od;
 	healer_done = true;
+	goto died;
+
+pick:
+	atomic {
+		i = 0;
+		do
+		:: dead[i] && !noticed[i] -> break
+		:: else -> i++
+		od
+	};
+	/* H0 retire(): the death notice comes after the dead's last store
+	 * landed (its store buffer drained); the record becomes DEAD. */
+	atomic {
+		DRAINED(i);
+		noticed[i] = true;
+		nnoticed++;
+		i = 0
+	};
+heal:
+	/* H1 break a lease a DEAD record holds (one CAS per DEAD record in
+	 * C; the lease has one holder, so at most one succeeds) */
+	atomic {
+		if
+		:: lease > 0 && lease <= NPROD && noticed[lease - 1] -> lease = 0
+		:: else -> skip
+		fi
+	};
+	/* H2 snapshot r0, then every claim's generation. ORDER: r0
+	 * (acquire) BEFORE the claims: a range below r0 was handed out by
+	 * a fetch-add already done, whose producer said RESERVING (odd
+	 * generation) before it. */
+#ifndef BROKEN_HEAL_LATE_R
+	atomic { R = reserve };
+#endif
+	j = 0;
+	do
+	:: j < NPROD -> atomic { g[j] = pgen[j]; j++ }
+	:: else -> break
+	od;
+	/* wait out every live producer that was mid-reservation (odd
+	 * generation): it may own a range below r0 not recorded yet. One
+	 * that enters RESERVING later takes positions >= r0. */
+	j = 0;
+	do
+	:: j == NPROD -> break
+	:: j < NPROD ->
+		if
+		:: atomic { (g[j] % 2 == 0 || noticed[j] || pgen[j] != g[j]) -> j++ }
+		DEADLINE
+		fi
+	od;
+	atomic {
+		j = 0;
+		for (q : 0 .. NPROD - 1) {
+			g[q] = 0 /* done with: fewer states */
+		}
+		q = 0
+	};
+#ifdef BROKEN_HEAL_LATE_R
+	atomic { R = reserve };
+#endif
+	/* H3 walk x from `published` to r0 in position order */
+	atomic { x = published };
+walk:
+	if
+	:: x >= R -> goto walk_done
+	:: else -> skip
+	fi;
+	if
+	:: skip
+	DEADLINE
+	fi;
+	atomic {
+		/* load `published`: below it all is published; then the
+		 * claims (C's live_claim: each read whole, as a seqlock).
+		 * One step: a live range below r0 stays claimed until its
+		 * publish word is stored (S5 before S5b), so a claim that
+		 * no longer covers x means x is already published, whatever
+		 * order the loads take. */
+		if
+		:: x < published -> x = published; goto walk
+		:: else -> skip
+		fi;
+		j = 0;
+		do
+		:: j == NPROD -> break
+		:: j < NPROD && LIVE_CLAIM(j, x) -> x = ppos[j] + plen[j]; j = 0; goto walk
+		:: j < NPROD && !LIVE_CLAIM(j, x) -> j++
+		od;
+		j = 0
+	};
+	atomic {
+		/* load the publish word at x (position + 1 and length, one
+		 * word in the model; C re-checks a separate length) */
+		if
+		:: seq[x % RING] == x + 1 -> x = x + wlen[x % RING]; goto walk
+		:: seq[x % RING] > x + 1 ->
+			/* a later pass: x completed meanwhile, so
+			 * `published` passed it; the top resumes there */
+			assert(published > x);
+			goto walk
+		:: seq[x % RING] < x + 1 -> skip /* a dead producer's */
+		fi
+	};
+#ifdef BROKEN_NO_HARDCASE
+	atomic {
+		/* (broken) only a range a DEAD record recorded is healed */
+		j = 0;
+		do
+		:: j == NPROD -> x++; j = 0; goto walk /* unrecorded: left */
+		:: j < NPROD && noticed[j] && pst[j] == BUILDING &&
+		   ppos[j] <= x && x < ppos[j] + plen[j] -> j = 0; break
+		:: j < NPROD && !(noticed[j] && pst[j] == BUILDING &&
+		   ppos[j] <= x && x < ppos[j] + plen[j]) -> j++
+		od
+	};
+#endif
+	/* H3 wait_room: the NOP at x overwrites slot x % RING: its last
+	 * pass must have completed (invariant 3). */
+	atomic {
+		if
+		:: x + 1 <= completed + RING -> goto nop
+		:: else -> skip
+		fi
+	};
+#ifndef BROKEN_HEAL_NO_SUBMIT
+	/* No room: SUBMIT the NOPs written so far first. The room may
+	 * need exactly them: a producer that died waiting for room past
+	 * the ring (S4b) behind another dead producer's hole, which this
+	 * walk has just filled; once the live producers are idle nobody
+	 * else moves `published` over them. */
+	sret = RET_WAIT;
+	goto hsubmit;
+#endif
+wait_room:
+	if
+	:: atomic { x + 1 <= completed + RING }
+	DEADLINE
+	fi;
+nop:
+	atomic {
+		/* H3 a one-WQEBB NOP at x, published like any WQE (S5):
+		 * nobody else publishes x (below r0, no live claim, and the
+		 * dead do nothing), and its slot is not reused before it is. */
+		assert(x + 1 <= completed + RING); /* invariant 3 */
+		wlen[x % RING] = 1;
+		seq[x % RING] = x + 1;
+		ghost_publish(x, 1, q);
+		x++
+	};
+	goto walk;
+walk_done:
+	sret = RET_DONE;
+hsubmit:
+	/* H4 submit like a producer (also before a wait and on a timeout):
+	 * the dead may have published and died before its submit, moved
+	 * `published` and died before ringing, or held the lease H1 broke
+	 * while others returned at S6c counting on its S7e. */
+	submit(HEALER, h, n);
+	if
+	:: sret == RET_WAIT -> sret = 0; goto wait_room
+	:: sret == RET_TIMEOUT || sret == RET_NOTICE || sret == RET_DONE ->
+		atomic {
+			pending = (sret != RET_DONE); /* heal_pending */
+			x = 0; R = 0; j = 0;
+			for (q : 0 .. NPROD - 1) {
+				g[q] = 0
+			}
+			q = 0;
+			if
+			:: sret == RET_NOTICE -> sret = 0; goto pick
+			:: else -> sret = 0; goto main
+			fi
+		}
+	fi;
 died:
 	skip
 }
-
 /* -------------------------------------------------------------- device */
 active proctype Device()
 {
@@ -815,7 +863,7 @@ init
 #endif
 		q = 0
 	}
-	/* Every live producer finished, every dead one healed. */
+	/* Every live producer finished, every death noticed and healed. */
 	healer_done;
 #ifdef TSO
 	sbtotal == 0;
