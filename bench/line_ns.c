@@ -70,11 +70,21 @@ int main(int argc, char **argv)
 	char *end;
 
 	b.trips = 100000;
-	if (argc > 2 || (argc == 2 && (b.trips = strtoull(argv[1], &end, 10),
-	                               *end || !*argv[1] || argv[1][0] == '-' ||
-	                                   b.trips < 1 || b.trips > 100000000))) {
+	if (argc > 2) {
 		fprintf(stderr, "usage: ssq_line_ns [round-trips 1..100000000]\n");
 		return 2;
+	}
+	if (argc == 2) {
+		errno = 0;
+		b.trips = strtoull(argv[1], &end, 10);
+		if (*end || !*argv[1] || argv[1][0] == '-' || errno || b.trips < 1 ||
+		    b.trips > 100000000) {
+			fprintf(stderr,
+			        "ssq_line_ns: round-trips '%s': want 1..100000000\n"
+			        "usage: ssq_line_ns [round-trips 1..100000000]\n",
+			        argv[1]);
+			return 2;
+		}
 	}
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		perror("ssq_line_ns: sched_getaffinity");

@@ -208,6 +208,13 @@ check_flag "--wire" --wire=1
 out=$("$bin/ssq_write_bw" --wire 2>&1) && bad "--wire in sink mode: exit 0"
 grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 
+# ssq_line_ns: a figure, or a bad count named.
+ln=$("$bin/../ssq_line_ns" 1000) && [[ $ln =~ ^[0-9]+\.[0-9]$ ]] || bad "ssq_line_ns 1000: '$ln'"
+for a in x -5 0 100000001 ""; do
+	out=$("$bin/../ssq_line_ns" "$a" 2>&1) && bad "ssq_line_ns '$a': exit 0"
+	grep -q "round-trips '$a': want 1..100000000" <<<"$out" || bad "ssq_line_ns '$a': $out"
+done
+
 # The matrix: a handful of seconds with --quick (well under 30 s).
 if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
