@@ -376,6 +376,49 @@ static int reap_lane(struct port *pt, struct lane *ln, uint64_t i, double t1)
 }
 
 /*
+ * A latency loop's message @i: its last source byte set to @v (1..255,
+ * never the one before), posted signaled on its lane, *@t0 taken just
+ * before the post. Returns the lane, or NULL (why in pt->why).
+ */
+static struct lane *lat_post(struct port *pt, struct pt_req *r, uint64_t i, uint8_t *src,
+                             uint32_t size, uint8_t v, double *t0)
+{
+	uint32_t li = (uint32_t)(i % pt->nlanes);
+	struct lane *ln = &pt->lane[li];
+
+	src[size - 1] = v; /* inline copies it when built; DMA reads it later */
+	r->wr_id = ln->posted;
+	r->flags = SSQ_WQE_SIGNALED;
+	*t0 = pt_now();
+	if (post_wait(pt, li, r, 1))
+		return NULL;
+	ln->posted++;
+	return ln;
+}
+
+/*
+ * One spin of a latency loop's wait for message @i, posted at @t0; every
+ * 1024th: give up if the run stopped or a completion failed, or with
+ * @never ("%llu": the message) after STALL_S, else yield the core (the
+ * device thread may need it). Returns 0 or -1 (why in pt->why).
+ */
+static int lat_spin(struct port *pt, unsigned *spins, double t0, uint64_t i,
+                    const char *never)
+{
+	ssq__cpu_relax();
+	if ((++*spins & 1023) != 0)
+		return 0;
+	if (stopped(pt->sh) || port_poll(pt))
+		return -1;
+	if (pt_now() - t0 > STALL_S) {
+		snprintf(pt->why, pt->why_len, never, (unsigned long long)i);
+		return -1;
+	}
+	sched_yield();
+	return 0;
+}
+
+/*
  * The loop of ssq_write_lat: one message outstanding. Each WRITE carries a
  * new last byte (1..255, never the one before); the time is from posting it
  * until that byte shows in the destination, polled in memory (perftest's
@@ -393,35 +436,18 @@ static int lat_loop(const struct pt_opts *o, struct port *pt, const struct pt_re
 
 	res->t0 = pt_now();
 	for (i = 0; i < o->iters; i++) {
-		uint32_t li = (uint32_t)(i % pt->nlanes);
-		struct lane *ln = &pt->lane[li];
 		uint8_t v = (uint8_t)(i % 255 + 1);
+		struct lane *ln;
 		double t0, t1;
 
-		src[size - 1] = v; /* inline copies it when built; DMA reads it later */
-		r.wr_id = ln->posted;
-		r.flags = SSQ_WQE_SIGNALED;
-		t0 = pt_now();
-		if (post_wait(pt, li, &r, 1))
+		ln = lat_post(pt, &r, i, src, size, v, &t0);
+		if (!ln)
 			return -1;
-		ln->posted++;
 		/* A4: the device's write of the byte; nothing after it is read. */
-		for (spins = 0; __atomic_load_n(&dst[size - 1], __ATOMIC_RELAXED) != v;
-		     spins++) {
-			ssq__cpu_relax();
-			if ((spins & 1023) == 1023) {
-				if (stopped(pt->sh) || port_poll(pt))
-					return -1;
-				if (pt_now() - t0 > STALL_S) {
-					snprintf(
-					    pt->why, pt->why_len,
-					    "WRITE %llu never reached the destination",
-					    (unsigned long long)i);
-					return -1;
-				}
-				sched_yield(); /* the device thread may need this core */
-			}
-		}
+		for (spins = 0; __atomic_load_n(&dst[size - 1], __ATOMIC_RELAXED) != v;)
+			if (lat_spin(pt, &spins, t0, i,
+			             "WRITE %llu never reached the destination"))
+				return -1;
 		t1 = pt_now();
 		samples[i] = (t1 - t0) * 1e9;
 		if (reap_lane(pt, ln, i, t1))
@@ -472,32 +498,18 @@ static int send_lat_loop(const struct pt_opts *o, struct port *pt,
 	res->t0 = pt_now();
 	for (i = 0; i < o->iters; i++) {
 		uint32_t li = (uint32_t)(i % pt->nlanes);
-		struct lane *ln = &pt->lane[li];
 		uint8_t v = (uint8_t)(i % 255 + 1);
+		struct lane *ln;
 		double t0, t1;
 
-		src[size - 1] = v;
-		r.wr_id = ln->posted;
-		r.flags = SSQ_WQE_SIGNALED;
-		t0 = pt_now();
-		if (post_wait(pt, li, &r, 1))
+		ln = lat_post(pt, &r, i, src, size, v, &t0);
+		if (!ln)
 			return -1;
-		ln->posted++;
 		for (spins = 0, mine = 0; !mine; next[li]++) {
-			while (ssq_recv_arrived(rq[li]) <= next[li]) {
-				ssq__cpu_relax();
-				if ((++spins & 1023) == 0) {
-					if (stopped(pt->sh) || port_poll(pt))
-						return -1;
-					if (pt_now() - t0 > STALL_S) {
-						snprintf(pt->why, pt->why_len,
-						         "SEND %llu never arrived",
-						         (unsigned long long)i);
-						return -1;
-					}
-					sched_yield();
-				}
-			}
+			while (ssq_recv_arrived(rq[li]) <= next[li])
+				if (lat_spin(pt, &spins, t0, i,
+				             "SEND %llu never arrived"))
+					return -1;
 			mine = my_send(rq[li], next[li], idx, size, v);
 			if (mine < 0) {
 				snprintf(
