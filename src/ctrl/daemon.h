@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <ssq/queue.h>
 #include "ctrl/backend.h"
 #include "ctrl/data_alloc.h"
@@ -194,5 +195,14 @@ int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  */
 struct ssq_msg;
 int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m);
+
+/* CLOCK_MONOTONIC in ns: the daemon's deadlines (reconnect backoff, poller naps). */
+static inline uint64_t ssqd_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 #endif /* SSQ_CTRL_DAEMON_H */

@@ -35,14 +35,6 @@
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 #define CONNECT_MS       2000 /* one --connect attempt */
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Random 24-bit PSN, as rc_pingpong draws it. */
 static uint32_t new_psn(void)
 {
@@ -115,7 +107,7 @@ void ssqd_peer_lost(struct ssqd *d, const char *reason)
 	d->peer_attempts = 0;
 	d->peer_last_why[0] = 0;
 	d->peer_backoff_ms = BACKOFF_MIN_MS;
-	d->peer_retry_ns = now_ns() + BACKOFF_MIN_MS * 1000000ull;
+	d->peer_retry_ns = ssqd_now_ns() + BACKOFF_MIN_MS * 1000000ull;
 	if (d->opt.connect_to)
 		fprintf(stderr,
 		        "ssqd: peer link down (%s); clients stay attached, reconnecting "
@@ -179,7 +171,7 @@ static void attempt_failed(struct ssqd *d, const char *why)
 		        d->opt.connect_to, d->peer_attempts, why, BACKOFF_MAX_MS / 1000);
 		snprintf(d->peer_last_why, sizeof(d->peer_last_why), "%s", why);
 	}
-	d->peer_retry_ns = now_ns() + (uint64_t)d->peer_backoff_ms * 1000000ull;
+	d->peer_retry_ns = ssqd_now_ns() + (uint64_t)d->peer_backoff_ms * 1000000ull;
 	d->peer_backoff_ms = d->peer_backoff_ms * 2 > BACKOFF_MAX_MS
 	                         ? BACKOFF_MAX_MS
 	                         : d->peer_backoff_ms * 2;
@@ -190,7 +182,7 @@ void ssqd_peer_tick(struct ssqd *d)
 	char why[200];
 	int s;
 
-	if (!d->opt.connect_to || now_ns() < d->peer_retry_ns)
+	if (!d->opt.connect_to || ssqd_now_ns() < d->peer_retry_ns)
 		return;
 	if (d->peer_connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
@@ -212,7 +204,7 @@ void ssqd_peer_tick(struct ssqd *d)
 	}
 	d->peer_fd = s;
 	d->peer_connecting = 1;
-	d->peer_retry_ns = now_ns() + CONNECT_MS * 1000000ull; /* its deadline */
+	d->peer_retry_ns = ssqd_now_ns() + CONNECT_MS * 1000000ull; /* its deadline */
 }
 
 void ssqd_peer_events(struct ssqd *d, short revents)
@@ -319,7 +311,7 @@ int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen)
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	char reason[96], from[80];
-	uint64_t end = now_ns() + RELINK_MS * 1000000ull;
+	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
 	int s, rc;
 
 	if (__atomic_load_n(&d->queues[qi].ctl->state, __ATOMIC_ACQUIRE) !=
@@ -347,7 +339,7 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	}
 	for (;;) {
 		struct pollfd p = { d->peer_listen_fd, POLLIN, 0 };
-		uint64_t t = now_ns();
+		uint64_t t = ssqd_now_ns();
 
 		if (t >= end || poll(&p, 1, (int)((end - t) / 1000000) + 1) <= 0)
 			break;

@@ -239,14 +239,6 @@ void ssqd_recv_pause(struct ssqd *d, unsigned qi)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /*
  * The poller: every armed pool in turn, REAP_BUDGET CQEs at most each. It
  * keeps up with a sender by never sleeping while CQEs come, and costs
@@ -258,7 +250,7 @@ static uint64_t now_ns(void)
 static void *poller_main(void *arg)
 {
 	struct ssqd *d = arg;
-	uint64_t last = now_ns();
+	uint64_t last = ssqd_now_ns();
 	unsigned i;
 
 	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
@@ -280,11 +272,11 @@ static void *poller_main(void *arg)
 			continue;
 		}
 		if (!last)
-			last = now_ns();
-		if (now_ns() - last < SPIN_NS) {
+			last = ssqd_now_ns();
+		if (ssqd_now_ns() - last < SPIN_NS) {
 			ssq__cpu_relax();
 		} else {
-			struct timespec nap = { 0, now_ns() - last < DOZE_AFTER
+			struct timespec nap = { 0, ssqd_now_ns() - last < DOZE_AFTER
 				                       ? NAP_NS
 				                       : DOZE_NS };
 

@@ -7,6 +7,7 @@
 #define SSQ_EMU_PVT_H
 
 #include <stdio.h>
+#include <time.h>
 #include <pthread.h>
 #include <ssq/ssq.h>
 #include <ssq/emu.h>
@@ -142,6 +143,15 @@ static inline struct ssq_emu_mr *emu_mr_get(struct ssq_emu_dev *dev,
 }
 
 /* Host pointer of [@iova, @iova + @len) inside @mr, or NULL. */
+/* CLOCK_MONOTONIC in ns: the device's timers (RNR, wire retries, stream wait). */
+static inline uint64_t emu_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static inline uint8_t *emu_mr_ptr(const struct ssq_emu_mr *mr, uint64_t iova,
                                   uint64_t len)
 {

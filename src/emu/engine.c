@@ -24,14 +24,6 @@ static inline void cpu_relax(void)
 /* A pass that finds this many WQEs is behind the producers: no wait after it. */
 #define STREAM_BATCH 16u
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /*
  * The wait of a streaming device (SSQ_EMU_STREAM_POLL_NS_DEFAULT in
  * <ssq/emu.h>): spin without touching any line a producer writes. A spin,
@@ -39,9 +31,9 @@ static uint64_t now_ns(void)
  */
 static void stream_wait(uint32_t ns)
 {
-	uint64_t end = now_ns() + ns;
+	uint64_t end = emu_now_ns() + ns;
 
-	while (now_ns() < end)
+	while (emu_now_ns() < end)
 		cpu_relax();
 }
 

@@ -534,14 +534,6 @@ static int sq_uar(struct ssq_emu_qp *qp, uint16_t *idx_out, int *rung)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /*
  * The RNR NAK timer the responder advertises, from its min_rnr_timer code
  * (IB spec table 45, in units of 10 us; code 0 means 655.36 ms).
@@ -654,7 +646,7 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 		if ((uint16_t)(dbr - qp->sq_cc) > PREFETCH_WQEBBS)
 			__builtin_prefetch(
 			    ssq_sq_wqebb(&qp->sq, qp->sq_cc + PREFETCH_WQEBBS));
-		if (ssq_unlikely(qp->rnr_until_ns) && now_ns() < qp->rnr_until_ns)
+		if (ssq_unlikely(qp->rnr_until_ns) && emu_now_ns() < qp->rnr_until_ns)
 			break; /* the responder's RNR NAK said: not before then */
 		const struct mlx5_wqe_ctrl_seg *ctrl =
 		    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, qp->sq_cc);
@@ -669,7 +661,7 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 			 * waits the RNR NAK timer, the responder's min_rnr_timer.
 			 */
 			if (qp->rnr_retry == 7 || qp->rnr_tries++ < qp->rnr_retry) {
-				qp->rnr_until_ns = now_ns() + rnr_timer_ns(qp);
+				qp->rnr_until_ns = emu_now_ns() + rnr_timer_ns(qp);
 				break;
 			}
 			r = MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR;

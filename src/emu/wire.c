@@ -14,14 +14,6 @@
 #include <unistd.h>
 #include "emu/wire_pvt.h"
 
-uint64_t emu_wire_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* "a.b.c.d:port" into @sa. Returns 0 or -EINVAL. */
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
@@ -271,7 +263,7 @@ void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8
 			hold(w, to, pkt, len, 0);
 		else if (f->delay && rnd(w) < f->delay)
 			hold(w, to, pkt, len,
-			     emu_wire_now_ns() +
+			     emu_now_ns() +
 			         (uint64_t)(f->delay_us ? f->delay_us : 100) * 1000);
 		else
 			raw_send(w, to, pkt, len);
@@ -357,7 +349,7 @@ void emu_wire_tx(struct ssq_emu_dev *dev)
 	}
 	if (!w->nheld)
 		return;
-	now = emu_wire_now_ns();
+	now = emu_now_ns();
 	for (i = 0, k = 0; i < w->nheld; i++) {
 		if (w->held[i].due_ns <= now)
 			raw_send(w, &w->held[i].to, w->held[i].data, w->held[i].len);

@@ -190,7 +190,6 @@ struct emu_wire_qp {
 };
 
 /* ---- wire.c ---- */
-uint64_t emu_wire_now_ns(void);
 /* Send one packet to @to, through the fault injector. */
 void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8_t *pkt,
                    uint32_t len);

@@ -24,7 +24,7 @@ static uint64_t deadline(const struct ssq_emu_qp *qp)
 {
 	uint64_t to = timeout_ns(qp);
 
-	return to ? emu_wire_now_ns() + to : 0;
+	return to ? emu_now_ns() + to : 0;
 }
 
 /* The RNR NAK timer code (IB spec table 45, 10 us units; 0: 655.36 ms). */
@@ -367,7 +367,7 @@ static unsigned transmit(struct ssq_emu_qp *qp, unsigned max)
 unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget)
 {
 	struct emu_wire_qp *wq = qp->wire;
-	uint64_t now = emu_wire_now_ns(), to = timeout_ns(qp);
+	uint64_t now = emu_now_ns(), to = timeout_ns(qp);
 	unsigned n = 0, sent;
 
 	if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn) {
@@ -587,7 +587,7 @@ void emu_wire_req_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			fail_head(qp, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		wq->rnr_until_ns = emu_wire_now_ns() + rnr_ns(synd & 31);
+		wq->rnr_until_ns = emu_now_ns() + rnr_ns(synd & 31);
 		wq->snd_psn = una;
 		wq->timer_ns = 0;
 		return;
