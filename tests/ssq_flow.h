@@ -234,6 +234,28 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 }
 
 /*
+ * A producer process's whole run against the ssqd at @sock: connect, open
+ * q0, a source area of 64 slots, then run_producer() for @n messages as
+ * producer @p. Returns its exit code (1 after printing why).
+ */
+static inline int producer_process(const char *sock, const struct msg_area *a, uint32_t p,
+                                   uint32_t n)
+{
+	struct ssq_client *c = NULL;
+	struct ssq_queue *q;
+	struct ssq_buf src;
+
+	if (ssq_client_connect(sock, &c) || ssq_queue_open(c, "q0", &q) ||
+	    ssq_buf_alloc(c, 64 * (CELL + 8), &src)) {
+		fprintf(stderr, "producer %u: %s%s\n", p, ssq_client_strerror_last(),
+		        c ? ssq_client_error(c) : "");
+		return 1;
+	}
+	return run_producer(ssq_queue_producer(q), a, p, n, NULL, src.addr, src.iova,
+	                    src.lkey, NULL, NULL);
+}
+
+/*
  * Check messages (p, 0 .. n-1): counter exactly 1 (or, unless
  * @exactly_once, 0 or 1), and the payload wherever the counter is 1.
  * Returns the number wrong.

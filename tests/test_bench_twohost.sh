@@ -107,6 +107,16 @@ row_ok() { # name size iterations
 		bad "$1: row '$row': rate, peak >= average > 0"
 }
 
+# A latency table's row: #bytes #iterations t_min t_max t_typical ...
+lat_row() { # name size iterations
+	local row b it tmin tmax ttyp rest
+	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
+	read -r b it tmin tmax ttyp rest <<<"$row" || true
+	[ "$b" = "$2" ] && [ "$it" = "$3" ] || bad "$1: row '$row', want $2 bytes, $3 iterations"
+	awk -v a="$tmin" -v t="$ttyp" -v m="$tmax" 'BEGIN { exit !(a > 0 && a <= t && t <= m) }' ||
+		bad "$1: row '$row': 0 < t_min <= t_typical <= t_max"
+}
+
 both_ok() { # name
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
 		echo "--- client"; cat "$tmp/cli.out"; echo "--- server"; cat "$tmp/srv.out"
@@ -174,11 +184,7 @@ grep -q 'run the same tool' "$tmp/cli.out" || { cat "$tmp/cli.out"; bad "tool mi
 # write_lat: perftest's ping-pong, the server WRITEs each slot back.
 pair ssq_write_lat "-s 64" -s 64 -P 2 -n 300
 if both_ok "write_lat"; then
-	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
-	read -r b it tmin tmax ttyp rest <<<"$row" || true
-	[ "$b" = 64 ] && [ "$it" = 600 ] || bad "write_lat: row '$row', want 64 bytes, 600 iterations"
-	awk -v a="$tmin" -v t="$ttyp" -v m="$tmax" 'BEGIN { exit !(a > 0 && a <= t && t <= m) }' ||
-		bad "write_lat: row '$row': 0 < t_min <= t_typical <= t_max"
+	lat_row write_lat 64 600
 	grep -q '600 WRITEs echoed back (600 completed), 600 sent' "$tmp/srv.out" ||
 		bad "write_lat: the server's echo count"
 	grep -q 'RTT/2' "$tmp/cli.out" || bad "write_lat: does not say it reports RTT/2"
@@ -187,11 +193,7 @@ fi
 # send_lat: the server SENDs every message back through the same queue.
 pair ssq_send_lat "-s 64" -s 64 -P 2 -q 2 -n 200
 if both_ok "send_lat"; then
-	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
-	read -r b it tmin tmax ttyp rest <<<"$row" || true
-	[ "$b" = 64 ] && [ "$it" = 400 ] || bad "send_lat: row '$row', want 64 bytes, 400 iterations"
-	awk -v a="$tmin" -v t="$ttyp" -v m="$tmax" 'BEGIN { exit !(a > 0 && a <= t && t <= m) }' ||
-		bad "send_lat: row '$row': 0 < t_min <= t_typical <= t_max"
+	lat_row send_lat 64 400
 	grep -q '400 SENDs echoed back (400 completed), 400 sent' "$tmp/srv.out" ||
 		bad "send_lat: the server's echo count"
 fi

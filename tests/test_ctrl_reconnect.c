@@ -257,17 +257,8 @@ int main(void)
 
 	/* The producer that stayed attached, and a new process. */
 	kid = fork();
-	if (kid == 0) {
-		struct ssq_client *c;
-		struct ssq_queue *q;
-		struct ssq_buf b;
-
-		if (ssq_client_connect(sb, &c) || ssq_queue_open(c, "q0", &q) ||
-		    ssq_buf_alloc(c, 64 * (CELL + 8), &b))
-			_exit(1);
-		_exit(run_producer(ssq_queue_producer(q), &a, 1, M, NULL, b.addr, b.iova,
-		                   b.lkey, NULL, NULL));
-	}
+	if (kid == 0)
+		_exit(producer_process(sb, &a, 1, M));
 	t0 = now_s();
 	rc = run_producer(ssq_queue_producer(qb), &a, 0, M, NULL, src.addr, src.iova,
 	                  src.lkey, NULL, NULL);

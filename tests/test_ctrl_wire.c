@@ -81,17 +81,8 @@ int main(void)
 	t0 = now_s();
 	for (i = 0; i < (int)P; i++) {
 		kids[i] = fork();
-		if (kids[i] == 0) {
-			struct ssq_client *c;
-			struct ssq_queue *q;
-			struct ssq_buf b;
-
-			if (ssq_client_connect(sb, &c) || ssq_queue_open(c, "q0", &q) ||
-			    ssq_buf_alloc(c, 64 * (CELL + 8), &b))
-				_exit(1);
-			_exit(run_producer(ssq_queue_producer(q), &a, (uint32_t)i, M,
-			                   NULL, b.addr, b.iova, b.lkey, NULL, NULL));
-		}
+		if (kids[i] == 0)
+			_exit(producer_process(sb, &a, (uint32_t)i, M));
 	}
 	for (i = 0; i < (int)P; i++) {
 		waitpid(kids[i], &status, 0);

@@ -242,6 +242,32 @@ static void *watchdog(void *arg)
 static double max_heal_s;
 static unsigned heals, timeouts;
 
+/*
+ * A testbed whose QP 0 sends on a shared queue of @ring WQEBBs forcing a
+ * CQE every @signal_every, the healer's record attached, and the device
+ * thread running. Returns the control block (free() it after
+ * emu_tb_fini), or NULL after failing a check.
+ */
+static struct ssq_ctl *heal_bed(struct emu_tb *tb, struct emu_tb_opts *o, uint32_t ring,
+                                uint32_t signal_every)
+{
+	struct ssq_ctl *ctl;
+	int rc;
+
+	o->sq_cnt = ring;
+	rc = emu_tb_init(tb, o);
+	CHECK(rc == 0, "testbed: %d", rc);
+	if (rc)
+		return NULL;
+	ctl = aligned_alloc(64, (ssq_ctl_size(ring) + 63) & ~(size_t)63);
+	CHECK(ssq_ctl_init(ctl, ring, signal_every) == 0, "ssq_ctl_init");
+	CHECK(ssq_producer_init(&healer, ctl, HEALER_ID, &tb->s[0].sq, &tb->s[0].scq_v,
+	                        (uint32_t)getpid()) == 0,
+	      "healer record");
+	CHECK(ssq_emu_start(tb->dev) == 0, "device thread");
+	return ctl;
+}
+
 static int heal(void)
 {
 	double t = now_s();
@@ -273,19 +299,11 @@ static void stress(void)
 	    getenv("SSQ_HEAL_SEED") ? (unsigned)atoi(getenv("SSQ_HEAL_SEED")) : 12345u;
 	uint64_t deaths = 0, detaches = 0, batches = 0;
 
-	o.sq_cnt = RING;
 	o.cq_cnt = 256;
 	o.mem_len = NWORK * 4096 + 4096;
-	rc = emu_tb_init(&tb, &o);
-	CHECK(rc == 0, "testbed: %d", rc);
-	if (rc)
+	ctl = heal_bed(&tb, &o, RING, 16);
+	if (!ctl)
 		return;
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ssq_ctl_init(ctl, RING, 16) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&healer, ctl, HEALER_ID, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "healer record");
-	CHECK(ssq_emu_start(tb.dev) == 0, "device thread");
 	pthread_create(&wd, NULL, watchdog, NULL);
 	for (i = 0; i < NWORK; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
@@ -414,18 +432,10 @@ static void states(void)
 	double t;
 	int rc;
 
-	o.sq_cnt = SRING;
 	o.cq_cnt = 64;
-	rc = emu_tb_init(&tb, &o);
-	CHECK(rc == 0, "testbed: %d", rc);
-	if (rc)
+	ctl = heal_bed(&tb, &o, SRING, 4);
+	if (!ctl)
 		return;
-	ctl = aligned_alloc(64, (ssq_ctl_size(SRING) + 63) & ~(size_t)63);
-	CHECK(ssq_ctl_init(ctl, SRING, 4) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&healer, ctl, HEALER_ID, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "healer record");
-	CHECK(ssq_emu_start(tb.dev) == 0, "device thread");
 	signal(SIGALRM, on_alarm);
 	alarm(60);
 

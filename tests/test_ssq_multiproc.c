@@ -14,22 +14,6 @@
 
 static char sock[108];
 
-static int child(uint32_t p, const struct msg_area *a)
-{
-	struct ssq_client *c;
-	struct ssq_queue *q;
-	struct ssq_buf src;
-
-	if (ssq_client_connect(sock, &c) || ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(c, 64 * (CELL + 8), &src)) {
-		fprintf(stderr, "producer %u: %s%s\n", p, ssq_client_strerror_last(),
-		        c ? ssq_client_error(c) : "");
-		return 1;
-	}
-	return run_producer(ssq_queue_producer(q), a, p, M, NULL, src.addr, src.iova,
-	                    src.lkey, NULL, NULL);
-}
-
 int main(void)
 {
 	static const uint32_t procs[] = { 1, 2, 4, 8 };
@@ -70,7 +54,7 @@ int main(void)
 		for (i = 0; i < P; i++) {
 			kids[i] = fork();
 			if (kids[i] == 0)
-				_exit(child(i, &a));
+				_exit(producer_process(sock, &a, i, M));
 		}
 		for (i = 0; i < P; i++) {
 			waitpid(kids[i], &status, 0);
