@@ -97,10 +97,13 @@ for r in $(seq "$reps"); do
 	done
 done
 # The median of each point, "procs rate" per line for the plot.
+# The median of the numbers in file $1, one per line.
+median() {
+	sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 for m in $modes; do
 	for p in $procs; do
-		printf '%s\t%s\n' "$p" "$(sort -g "$tmp/$m-$p.rates" |
-			awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+		printf '%s\t%s\n' "$p" "$(median "$tmp/$m-$p.rates")"
 	done >"$tmp/$m.dat"
 done
 
@@ -157,15 +160,13 @@ awk -v lf="$(at4 lockfree)" -v sl="$(at4 spinlock)" -v qp="$(at4 qp-per-process)
 		lf / sl, lf / px, lf / qp }'
 # The same ratios rep by rep (one rep's P = 4 runs are close in time).
 if [ "$reps" -gt 1 ]; then
-	for r in $(seq "$reps"); do
-		rate() { sed -n "${r}p" "$tmp/$1-4.rates"; }
-		echo "$(rate lockfree) $(rate spinlock) $(rate proxy) $(rate qp-per-process)"
-	done | awk '{ printf "%s %.2fx / %.2fx / %.2fx", (NR == 1 ? "P=4, each rep: spinlock / proxy / qp-per-process" : ";"),
+	paste "$tmp/lockfree-4.rates" "$tmp/spinlock-4.rates" "$tmp/proxy-4.rates" \
+		"$tmp/qp-per-process-4.rates" | awk '{ printf "%s %.2fx / %.2fx / %.2fx", (NR == 1 ? "P=4, each rep: spinlock / proxy / qp-per-process" : ";"),
 		$1 / $2, $1 / $3, $1 / $4 } END { print "" }'
 fi
-[ -s "$tmp/line_ns" ] && sort -g "$tmp/line_ns" | awk '{ v[NR] = $1 } END {
+[ -s "$tmp/line_ns" ] && sort -g "$tmp/line_ns" | awk -v med="$(median "$tmp/line_ns")" '{ v[NR] = $1 } END {
 	printf "cross-core cache-line transfer before the runs (ssq_line_ns): %.0f to %.0f ns, median %.0f\n",
-		v[1], v[NR], (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		v[1], v[NR], med }'
 echo
 echo "The emulated wire's cost: -s 64, 1 sender, lockfree, full mode"
 printf '%-16s%-16s%12s%12s%12s\n' tool value local wire wire/local
