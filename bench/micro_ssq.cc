@@ -15,6 +15,11 @@
 //                                    the same core counted in.
 //   BM_post_write64_single           ssq_post_write: a reservation and a
 //                                    doorbell per WQE, device counted in.
+//   BM_post_write64_single_host/spinlock:L
+//                                    the same, host side only; L = 1 takes
+//                                    a process-shared spinlock around each
+//                                    post and poll (--mode spinlock), once
+//                                    per WQE: what the lock alone costs.
 //   BM_reserve_publish/threads:N     N producer threads of one process on
 //                                    one queue, each posting single WQEs;
 //                                    whoever finds the ring full runs the
@@ -25,6 +30,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <pthread.h>
 #include <ssq/ssq.h>
 #include <ssq/emu.h>
 #include "emu/testbed_pvt.h"
@@ -182,6 +188,74 @@ void BM_post_write64_single(benchmark::State &state)
 	state.SetItemsProcessed((int64_t)posted);
 }
 BENCHMARK(BM_post_write64_single);
+
+// Single posts, host side only (the device's share untimed, as in
+// BM_post_write64_batch32); with arg 1 every post and every poll inside one
+// process-shared spinlock, as ssq_write_bw --mode spinlock does. One thread,
+// so the lock is never contended: the ratio of the two is what the lock
+// alone adds to a post when the senders only time-slice one core.
+void BM_post_write64_single_host(benchmark::State &state)
+{
+	using clock = std::chrono::steady_clock;
+	Shared s;
+	uint64_t reaped = 0, posted = 0;
+	struct ssq_completion comp[64];
+	const bool locked = state.range(0) != 0;
+	pthread_spinlock_t lock;
+
+	if (!s.ok || pthread_spin_init(&lock, PTHREAD_PROCESS_SHARED)) {
+		state.SkipWithError("shared queue setup failed");
+		return;
+	}
+	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
+	for (auto _ : state) {
+		auto t0 = clock::now();
+
+		for (uint32_t k = 0; k < kBatch; k++, posted++) {
+			uint64_t off = (posted & 255) * 64;
+			unsigned f = k == kBatch - 1 ? SSQ_WQE_SIGNALED : 0;
+			int rc;
+
+			if (locked)
+				pthread_spin_lock(&lock);
+			rc = ssq_post_write(&s.prod[0], a->iova + off, a->key, 64,
+			                    b->iova + off, b->key, posted, f);
+			if (locked)
+				pthread_spin_unlock(&lock);
+			if (rc) {
+				state.SkipWithError(
+				    "post failed: the device fell behind");
+				return;
+			}
+		}
+		auto t1 = clock::now();
+		ssq_emu_process(s.tb.dev, 4096); /* the NIC's share: not timed */
+		auto t2 = clock::now();
+		for (int n;;) {
+			if (locked)
+				pthread_spin_lock(&lock);
+			n = ssq_poll(&s.prod[0], comp, 64);
+			if (locked)
+				pthread_spin_unlock(&lock);
+			if (n <= 0)
+				break;
+			reaped += (uint64_t)n;
+		}
+		state.SetIterationTime(
+		    std::chrono::duration<double>((t1 - t0) + (clock::now() - t2))
+		        .count());
+	}
+	pthread_spin_destroy(&lock);
+	state.SetItemsProcessed((int64_t)posted);
+	state.counters["ns_per_wqe"] = benchmark::Counter(
+	    (double)posted, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+	state.counters["completions"] = (double)reaped;
+}
+BENCHMARK(BM_post_write64_single_host)
+    ->ArgName("spinlock")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime();
 
 // One Shared for all threads of a BM_reserve_publish run: the first thread
 // in makes it, the last one out frees it.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmarks run and report: ssq_micro prints BM_build_write_1sge with an
-# items_per_second counter, and BM_post_write64_batch32 a ns_per_wqe counter;
+# items_per_second counter, BM_post_write64_batch32 and both
+# BM_post_write64_single_host (with and without the spinlock) ns_per_wqe;
 # scripts/wqe-insns.sh ends with a bare instruction count, which must stay at
 # or under 40 per WQE built, and with --post at or under 150 per WQE posted
 # and reaped on a shared queue (repeatable counts from callgrind, not
@@ -19,6 +20,15 @@ out=$("$build/bench/ssq_micro" --benchmark_filter='BM_post_write64_batch32/' \
 	--benchmark_min_time=0.01 2>&1)
 echo "$out" | grep -E '^BM_post_write64_batch32/manual_time .*ns_per_wqe=' ||
 	{ echo "FAIL: ssq_micro did not report BM_post_write64_batch32"; echo "$out"; exit 1; }
+
+# The single-post pair, without and with the spinlock: both report, and
+# their signaled WQEs came back (a SkipWithError line has no counters).
+out=$("$build/bench/ssq_micro" --benchmark_filter='BM_post_write64_single_host' \
+	--benchmark_min_time=0.01 2>&1)
+for l in 0 1; do
+	echo "$out" | grep -E "^BM_post_write64_single_host/spinlock:$l/manual_time .*completions=[1-9].*ns_per_wqe=" ||
+		{ echo "FAIL: ssq_micro did not report BM_post_write64_single_host/spinlock:$l"; echo "$out"; exit 1; }
+done
 
 budget() { # what, count, limit
 	[[ $2 =~ ^[0-9]+$ ]] || { echo "FAIL: wqe-insns.sh $1: last line '$2'"; exit 1; }
