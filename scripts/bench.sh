@@ -21,12 +21,19 @@
 # ("transport": "local" or "wire").
 #
 #   scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]
+#                    [--cpus SENDERS:DEVICE]
 #
 # Each point is the median of --reps runs (default 3; 1 with --quick); the
 # reps go round the whole matrix in turn, so a noisy moment of a shared
 # machine spreads over the modes instead of landing on one.
 # --quick: a fixed count per run (-n 200000 per process) instead of -D 3
 # seconds each: the matrix in seconds rather than a minute.
+# --cpus SENDERS:DEVICE (CPU lists as taskset -c takes them, e.g. 0,1:2):
+# every tool and its sender processes run on SENDERS, every ssqd (and so
+# the emulated device's thread) on DEVICE. Without it the device competes
+# with the senders for the same cores; with a DEVICE core of its own the
+# matrix measures what "P senders on these cores" costs the host alone, as
+# on a ConnectX. Each record keeps the setting ("cpus").
 # Uses $SSQ_BINARY_DIR's tools when set (ctest), else builds build/ with
 # scripts/build.sh.
 set -euo pipefail
@@ -36,6 +43,7 @@ size=64
 quick=0
 duration=3
 reps=
+cpus=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -43,9 +51,10 @@ while [ $# -gt 0 ]; do
 	-s) size=${2:?-s needs a size}; shift ;;
 	-D) duration=${2:?-D needs seconds}; shift ;;
 	--reps) reps=${2:?--reps needs a count}; shift ;;
-	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--cpus) cpus=${2:?--cpus needs SENDERS:DEVICE}; shift ;;
+	-h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1" >&2
-	   echo "usage: scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]" >&2
+	   echo "usage: scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N] [--cpus SENDERS:DEVICE]" >&2
 	   exit 1 ;;
 	esac
 	shift
@@ -73,9 +82,30 @@ else
 	reps=${reps:-3}
 fi
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --reps '$reps': want 1 or more" >&2; exit 1; }
+pin=()
+if [ -n "$cpus" ]; then
+	senders=${cpus%%:*}
+	device=${cpus#*:}
+	if [[ $cpus != *:* || -z $senders || -z $device || $device == *:* ]]; then
+		echo "bench.sh: --cpus '$cpus': want SENDERS:DEVICE, CPU lists as taskset -c takes them (e.g. 0,1:2)" >&2
+		exit 1
+	fi
+	command -v taskset >/dev/null || { echo "bench.sh: --cpus needs taskset (util-linux)" >&2; exit 1; }
+	for l in "$senders" "$device"; do
+		taskset -c "$l" true 2>/dev/null ||
+			{ echo "bench.sh: --cpus '$cpus': '$l' is not a CPU list this machine lets us run on" >&2; exit 1; }
+	done
+	pin=(taskset -c "$senders")
+fi
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "$cpus" ]; then
+	# Each tool starts its ssqd through $SSQD: pin it (exec keeps the pid).
+	printf '#!/bin/sh\nexec taskset -c %q %q "$@"\n' "$device" "$SSQD" >"$tmp/ssqd-pinned"
+	chmod +x "$tmp/ssqd-pinned"
+	export SSQD=$tmp/ssqd-pinned
+fi
 
 first=1
 for r in $(seq "$reps"); do
@@ -84,14 +114,14 @@ for r in $(seq "$reps"); do
 			run=$tmp/$m-$p-$r
 			# (one CPU: no figure, "line_ns": null)
 			if ln=$("$line_ns" 20000); then echo "$ln" >>"$tmp/line_ns"; else ln=null; fi
-			if ! "$tool" --mode "$m" -P "$p" -s "$size" "${runlen[@]}" \
+			if ! "${pin[@]}" "$tool" --mode "$m" -P "$p" -s "$size" "${runlen[@]}" \
 				--json "$run.json" >"$run.out" 2>&1; then
 				echo "bench.sh: ssq_write_bw --mode $m -P $p failed:" >&2
 				cat "$run.out" >&2
 				exit 1
 			fi
 			[ $first = 1 ] && head -n1 "$run.out" && first=0
-			sed -i "s/}\$/, \"rep\": $r, \"line_ns\": $ln}/" "$run.json"
+			sed -i "s/}\$/, \"rep\": $r, \"line_ns\": $ln, \"cpus\": \"${cpus:-any}\"}/" "$run.json"
 			sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$run.json" >>"$tmp/$m-$p.rates"
 		done
 	done
@@ -123,7 +153,7 @@ for t in $wtools; do
 			[ $quick = 1 ] && len=(-n "$([ $tr = wire ] && echo 5000 || echo 100000)")
 			key=msg_rate_mpps
 		fi
-		if ! SSQ_EMU_MODE=full "$build/bench/perftest/ssq_$t" -s 64 "${len[@]}" \
+		if ! SSQ_EMU_MODE=full "${pin[@]}" "$build/bench/perftest/ssq_$t" -s 64 "${len[@]}" \
 			$([ $tr = wire ] && echo --wire) --json "$run.json" >"$run.out" 2>&1; then
 			echo "bench.sh: ssq_$t ($tr) failed:" >&2
 			cat "$run.out" >&2
@@ -144,6 +174,7 @@ if [ "$dev" = emu ]; then
 else
 	dev_label="device $dev"
 fi
+[ -n "$cpus" ] && dev_label="$dev_label; senders on CPUs $senders, ssqd on $device"
 echo "ssq_write_bw -s $size ${runlen[*]}: MsgRate [Mpps], median of $reps ($dev_label)"
 printf '%-16s' mode
 for p in $procs; do printf '%10s' "P=$p"; done

@@ -13,7 +13,8 @@
 # times each SEND until the log shows it, refuses sink mode and -s 1 with
 # -P 2; an ssqd without a pool is refused by name; bad flags fail with
 # usage text naming the flag; scripts/bench.sh --quick writes one record
-# per run of the matrix and of the wire table.
+# per run of the matrix and of the wire table, pinned with --cpus (a bad
+# --cpus is named and runs nothing).
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -215,9 +216,27 @@ for a in x -5 0 100000001 ""; do
 	grep -q "round-trips '$a': want 1..100000000" <<<"$out" || bad "ssq_line_ns '$a': $out"
 done
 
-# The matrix: a handful of seconds with --quick (well under 30 s).
-if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench") >"$tmp/bench.out" 2>&1; then
+# bench.sh --cpus: a bad setting is named, and nothing runs.
+for c in 0,1 :1 0: 0:1:2 x:1 0:99999; do
+	out=$("$src/scripts/bench.sh" --quick --cpus "$c" --out "$tmp/nothing" 2>&1) &&
+		bad "bench.sh --cpus '$c': exit 0"
+	grep -q "^bench.sh: --cpus '$c': " <<<"$out" || bad "bench.sh --cpus '$c': $out"
+done
+[ -e "$tmp/nothing" ] && bad "bench.sh with a bad --cpus wrote $tmp/nothing"
+
+# The matrix: a handful of seconds with --quick (well under 30 s), the
+# senders pinned to the first CPU we may use and every ssqd to the second.
+cpus=$(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' |
+	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n2 | paste -sd:)
+[[ $cpus == *:* ]] || cpus= # one CPU: not pinned
+if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench" ${cpus:+--cpus "$cpus"}) >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
+	if [ -n "$cpus" ]; then
+		n=$(grep -c "\"cpus\": \"$cpus\"" "$tmp/bench/bench-results.json" || true)
+		[ "$n" = 16 ] || bad "bench.sh --cpus $cpus: $n matrix records say so, want 16"
+		grep -q "senders on CPUs ${cpus%:*}, ssqd on ${cpus#*:})" "$tmp/bench.out" ||
+			bad "bench.sh --cpus $cpus: the table does not say where it ran"
+	fi
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
 	[ "$n" = 28 ] || bad "bench.sh --quick: $n records, want 28 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire)"
 	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
