@@ -25,6 +25,11 @@
 //                                    whoever finds the ring full runs the
 //                                    device. Contention on reserve,
 //                                    published and the doorbell lease.
+//                                    With more threads than cores this
+//                                    measures the scheduler: a thread that
+//                                    waits in ssq_reserve for the device
+//                                    cannot run it, so both cores can wait
+//                                    for a preempted one.
 #include <benchmark/benchmark.h>
 #include <chrono>
 #include <cstdlib>
@@ -47,8 +52,13 @@ struct Shared {
 	struct ssq_ctl *ctl = nullptr;
 	struct ssq_producer prod[SSQ_MAX_PRODUCERS];
 	bool ok = false;
+	// ssq_write_bw --mode spinlock: one process-shared lock taken around
+	// every post and every poll (not around the device: that is the NIC).
+	bool locked;
+	pthread_spinlock_t lock;
 
-	explicit Shared(unsigned producers = 1)
+	explicit Shared(unsigned producers = 1, bool with_lock = false)
+	    : locked(with_lock)
 	{
 		struct ssq_emu_dev_attr da = {};
 		struct emu_tb_opts o = {};
@@ -68,12 +78,43 @@ struct Shared {
 			if (ssq_producer_init(&prod[i], ctl, i, &tb.s[0].sq,
 			                      &tb.s[0].scq_v, 1))
 				return;
-		ok = true;
+		ok = pthread_spin_init(&lock, PTHREAD_PROCESS_SHARED) == 0;
 	}
 	~Shared()
 	{
 		emu_tb_fini(&tb);
 		free(ctl);
+		pthread_spin_destroy(&lock);
+	}
+	void enter()
+	{
+		if (locked)
+			pthread_spin_lock(&lock);
+	}
+	void leave()
+	{
+		if (locked)
+			pthread_spin_unlock(&lock);
+	}
+	// Producer @i's completions, inside the lock when there is one.
+	int poll(unsigned i, struct ssq_completion *comp, int max)
+	{
+		enter();
+		int n = ssq_poll(&prod[i], comp, max);
+		leave();
+		return n;
+	}
+	// One 64-byte WRITE by producer @i (ssq_post_write), inside the lock
+	// when there is one: 0, -EAGAIN (ring full) or another -errno.
+	int post_write64(unsigned i, uint64_t off, uint64_t wr_id, unsigned flags)
+	{
+		struct emu_tb_side *a = &tb.s[0], *b = &tb.s[1];
+
+		enter();
+		int rc = ssq_post_write(&prod[i], a->iova + off, a->key, 64,
+		                        b->iova + off, b->key, wr_id, flags);
+		leave();
+		return rc;
 	}
 	// Let the device run (serialised by its lock), then take our completions.
 	void drain(unsigned i, uint64_t *reaped)
@@ -81,7 +122,7 @@ struct Shared {
 		struct ssq_completion comp[16];
 
 		ssq_emu_process(tb.dev, 256);
-		*reaped += (uint64_t)ssq_poll(&prod[i], comp, 16);
+		*reaped += (uint64_t)poll(i, comp, 16);
 	}
 };
 
@@ -173,13 +214,10 @@ void BM_post_write64_single(benchmark::State &state)
 		state.SkipWithError("shared queue setup failed");
 		return;
 	}
-	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
 	for (auto _ : state) {
-		uint64_t off = (posted & 255) * 64;
 		unsigned f = (posted & 31) == 31 ? SSQ_WQE_SIGNALED : 0;
 
-		while (ssq_post_write(&s.prod[0], a->iova + off, a->key, 64,
-		                      b->iova + off, b->key, posted, f) == -EAGAIN)
+		while (s.post_write64(0, (posted & 255) * 64, posted, f) == -EAGAIN)
 			s.drain(0, &reaped);
 		posted++;
 		if ((posted & 31) == 0)
@@ -197,55 +235,33 @@ BENCHMARK(BM_post_write64_single);
 void BM_post_write64_single_host(benchmark::State &state)
 {
 	using clock = std::chrono::steady_clock;
-	Shared s;
+	Shared s(1, state.range(0) != 0);
 	uint64_t reaped = 0, posted = 0;
 	struct ssq_completion comp[64];
-	const bool locked = state.range(0) != 0;
-	pthread_spinlock_t lock;
 
-	if (!s.ok || pthread_spin_init(&lock, PTHREAD_PROCESS_SHARED)) {
+	if (!s.ok) {
 		state.SkipWithError("shared queue setup failed");
 		return;
 	}
-	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
 	for (auto _ : state) {
 		auto t0 = clock::now();
 
-		for (uint32_t k = 0; k < kBatch; k++, posted++) {
-			uint64_t off = (posted & 255) * 64;
-			unsigned f = k == kBatch - 1 ? SSQ_WQE_SIGNALED : 0;
-			int rc;
-
-			if (locked)
-				pthread_spin_lock(&lock);
-			rc = ssq_post_write(&s.prod[0], a->iova + off, a->key, 64,
-			                    b->iova + off, b->key, posted, f);
-			if (locked)
-				pthread_spin_unlock(&lock);
-			if (rc) {
+		for (uint32_t k = 0; k < kBatch; k++, posted++)
+			if (s.post_write64(0, (posted & 255) * 64, posted,
+			                   k == kBatch - 1 ? SSQ_WQE_SIGNALED : 0)) {
 				state.SkipWithError(
 				    "post failed: the device fell behind");
 				return;
 			}
-		}
 		auto t1 = clock::now();
 		ssq_emu_process(s.tb.dev, 4096); /* the NIC's share: not timed */
 		auto t2 = clock::now();
-		for (int n;;) {
-			if (locked)
-				pthread_spin_lock(&lock);
-			n = ssq_poll(&s.prod[0], comp, 64);
-			if (locked)
-				pthread_spin_unlock(&lock);
-			if (n <= 0)
-				break;
+		for (int n; (n = s.poll(0, comp, 64)) > 0;)
 			reaped += (uint64_t)n;
-		}
 		state.SetIterationTime(
 		    std::chrono::duration<double>((t1 - t0) + (clock::now() - t2))
 		        .count());
 	}
-	pthread_spin_destroy(&lock);
 	state.SetItemsProcessed((int64_t)posted);
 	state.counters["ns_per_wqe"] = benchmark::Counter(
 	    (double)posted, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -279,14 +295,12 @@ void BM_reserve_publish(benchmark::State &state)
 		state.SkipWithError("shared queue setup failed");
 		return;
 	}
-	struct emu_tb_side *a = &s.tb.s[0], *b = &s.tb.s[1];
 	for (auto _ : state) {
-		uint64_t off = ((posted + me * 64) & 255) * 64;
 		unsigned f = (posted & 31) == 31 ? SSQ_WQE_SIGNALED : 0;
 		int rc;
 
-		while ((rc = ssq_post_write(&s.prod[me], a->iova + off, a->key, 64,
-		                            b->iova + off, b->key, posted, f)) == -EAGAIN)
+		while ((rc = s.post_write64(me, ((posted + me * 64) & 255) * 64, posted,
+		                            f)) == -EAGAIN)
 			s.drain(me, &reaped);
 		if (rc) {
 			state.SkipWithError("post failed");
