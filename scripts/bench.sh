@@ -82,6 +82,8 @@ else
 	reps=${reps:-3}
 fi
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --reps '$reps': want 1 or more" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 pin=()
 if [ -n "$cpus" ]; then
 	senders=${cpus%%:*}
@@ -96,16 +98,13 @@ if [ -n "$cpus" ]; then
 			{ echo "bench.sh: --cpus '$cpus': '$l' is not a CPU list this machine lets us run on" >&2; exit 1; }
 	done
 	pin=(taskset -c "$senders")
-fi
-mkdir -p "$out"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if [ -n "$cpus" ]; then
-	# Each tool starts its ssqd through $SSQD: pin it (exec keeps the pid).
-	printf '#!/bin/sh\nexec taskset -c %q %q "$@"\n' "$device" "$SSQD" >"$tmp/ssqd-pinned"
+	# Each tool starts its ssqd through $SSQD: pin it (exec keeps the pid;
+	# bash, as %q quotes for bash).
+	printf '#!/usr/bin/env bash\nexec taskset -c %q %q "$@"\n' "$device" "$SSQD" >"$tmp/ssqd-pinned"
 	chmod +x "$tmp/ssqd-pinned"
 	export SSQD=$tmp/ssqd-pinned
 fi
+mkdir -p "$out"
 
 first=1
 for r in $(seq "$reps"); do
