@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Emulated-device micro-benchmarks: the host side (build, doorbell, poll)
-// and the device (ssq_emu_process) on the same core, so items_per_second is
+// and the device (emu_process) on the same core, so items_per_second is
 // the WQE rate one core sustains for both. BENCHMARK_MAIN lives in
 // micro_dv.cc.
 //
@@ -17,7 +17,7 @@
 // batch: the pattern the shared queue uses.
 #include <benchmark/benchmark.h>
 #include <ssq/ssq.h>
-#include <ssq/emu.h>
+#include "emu/emu.h"
 #include "emu/testbed_pvt.h"
 
 namespace
@@ -25,9 +25,9 @@ namespace
 
 constexpr uint32_t kBatch = 32;
 
-void run_writes(benchmark::State &state, enum ssq_emu_mode mode, uint32_t len, bool db8)
+void run_writes(benchmark::State &state, enum emu_mode mode, uint32_t len, bool db8)
 {
-	struct ssq_emu_dev_attr da = {};
+	struct emu_dev_attr da = {};
 	struct emu_tb_opts o = {};
 	struct emu_tb tb;
 
@@ -61,7 +61,7 @@ void run_writes(benchmark::State &state, enum ssq_emu_mode mode, uint32_t len, b
 			                   &a->sq, pi + kBatch - 1));
 		else
 			ssq_sq_update_dbr(&a->sq, a->sq.pi);
-		ssq_emu_process(tb.dev, kBatch);
+		emu_process(tb.dev, kBatch);
 		int n = ssq_cq_poll(&a->scq_v, cqe, 4);
 		if (n != 1 || cqe[0].status != IBV_WC_SUCCESS)
 			bad++;

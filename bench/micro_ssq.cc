@@ -37,7 +37,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <ssq/ssq.h>
-#include <ssq/emu.h>
+#include "emu/emu.h"
 #include "emu/testbed_pvt.h"
 
 namespace
@@ -60,7 +60,7 @@ struct Shared {
 	explicit Shared(unsigned producers = 1, bool with_lock = false)
 	    : locked(with_lock)
 	{
-		struct ssq_emu_dev_attr da = {};
+		struct emu_dev_attr da = {};
 		struct emu_tb_opts o = {};
 
 		da.mode = SSQ_EMU_SINK;
@@ -121,7 +121,7 @@ struct Shared {
 	{
 		struct ssq_completion comp[16];
 
-		ssq_emu_process(tb.dev, 256);
+		emu_process(tb.dev, 256);
 		*reaped += (uint64_t)poll(i, comp, 16);
 	}
 };
@@ -165,7 +165,7 @@ void host_run(benchmark::State &state, Shared &s, const uint64_t &posted, Post p
 		if (!post())
 			return;
 		auto t1 = clock::now();
-		ssq_emu_process(s.tb.dev, 4096); /* the NIC's share: not timed */
+		emu_process(s.tb.dev, 4096); /* the NIC's share: not timed */
 		auto t2 = clock::now();
 		for (int n; (n = s.poll(0, comp, 64)) > 0;)
 			reaped += (uint64_t)n;

@@ -7,22 +7,22 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ctrl/peer.h"
+#include "ctrl/daemon/peer_link.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ssq_peer_addr a, b;
+	struct proto_peer_addr a, b;
 	uint8_t again[SSQ_PEER_MSG_LEN];
 	char why[200];
 
-	if (ssq_peer_decode(data, size, &a, why, sizeof(why)) != 0)
+	if (proto_peer_decode(data, size, &a, why, sizeof(why)) != 0)
 		return 0;
 	if (a.qpn > 0xffffff || a.psn > 0xffffff || !a.count ||
 	    a.count > SSQ_MAX_QUEUES || a.index >= a.count || !a.name[0] ||
 	    strnlen(a.name, SSQ_NAME_MAX) == SSQ_NAME_MAX)
 		abort();
-	ssq_peer_encode(&a, again);
-	if (ssq_peer_decode(again, sizeof(again), &b, why, sizeof(why)) != 0 ||
+	proto_peer_encode(&a, again);
+	if (proto_peer_decode(again, sizeof(again), &b, why, sizeof(why)) != 0 ||
 	    memcmp(&a, &b, sizeof(a)))
 		abort();
 	return 0;

@@ -8,15 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ctrl/proto.h"
+#include "ctrl/proto/msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ssq_msg m;
+	struct proto_msg m;
 	char why[200];
 	uint32_t i;
 
-	if (ssq_msg_decode(data, size, &m, why, sizeof(why)) != 0) {
+	if (proto_msg_decode(data, size, &m, why, sizeof(why)) != 0) {
 		if (!memchr(why, 0, sizeof(why)))
 			abort();
 		return 0;

@@ -17,8 +17,8 @@ build() { # NAME SOURCES...
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I"$src/include" -I"$src/src" "$@" -o "$work/$name"
 }
-build fuzz_proto "$src/fuzz/fuzz_proto.c" "$src/src/ctrl/proto.c"
-build fuzz_peer "$src/fuzz/fuzz_peer.c" "$src/src/ctrl/peer.c"
+build fuzz_proto "$src/fuzz/fuzz_proto.c" "$src/src/ctrl/proto/msg.c"
+build fuzz_peer "$src/fuzz/fuzz_peer.c" "$src/src/ctrl/proto/peer_msg.c"
 
 fail=0
 for f in fuzz_proto fuzz_peer; do

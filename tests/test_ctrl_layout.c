@@ -11,14 +11,15 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <ssq/queue.h>
-#include "shm/arena.h"
+#include "shm/create/arena.h"
+#include "shm/map/arena_map.h"
 #include "shm/layout.h"
 #include "helpers.h"
 
 #define LEN (4u << 20)
 
 static int fd;
-static struct ssq_arena_header *h;
+static struct shm_arena_header *h;
 
 static void good_header(void)
 {
@@ -26,7 +27,7 @@ static void good_header(void)
 	h->magic = SSQ_LAYOUT_MAGIC;
 	h->version = SSQ_LAYOUT_VERSION;
 	h->header_size = sizeof(*h);
-	h->queue_layout_size = sizeof(struct ssq_queue_layout);
+	h->queue_layout_size = sizeof(struct shm_queue_layout);
 	h->nqueues = 1;
 	h->arena_len = LEN;
 	h->data_off = 2u << 20;
@@ -51,7 +52,7 @@ static void good_header(void)
 static void expect(const char *needle, const char *what)
 {
 	char why[256] = "";
-	void *p = ssq_arena_map(fd, 0, LEN, why, sizeof(why));
+	void *p = shm_arena_map(fd, 0, LEN, why, sizeof(why));
 
 	CHECK(p == NULL, "%s: mapped", what);
 	CHECK(strstr(why, needle) != NULL, "%s: \"%s\" lacks \"%s\"", what, why, needle);
@@ -70,7 +71,7 @@ int main(void)
 		SKIP("memfd_create failed");
 	h = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	good_header();
-	p = ssq_arena_map(fd, 0, LEN, why, sizeof(why));
+	p = shm_arena_map(fd, 0, LEN, why, sizeof(why));
 	CHECK(p != NULL, "a good arena refused: %s", why);
 	if (p)
 		munmap(p, LEN);
@@ -115,7 +116,7 @@ int main(void)
 	h->queues[0].recv_depth = 0;
 	expect("receive pool", "fields of a pool that is off");
 	memset(&h->queues[0].recv_depth, 0, 32);
-	p = ssq_arena_map(fd, 0, LEN, why, sizeof(why));
+	p = shm_arena_map(fd, 0, LEN, why, sizeof(why));
 	CHECK(p != NULL, "a queue without a receive pool refused: %s", why);
 	if (p)
 		munmap(p, LEN);

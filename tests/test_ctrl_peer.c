@@ -17,14 +17,14 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <ssq/client.h>
-#include "ctrl/peer.h"
+#include "ctrl/daemon/peer_link.h"
 #include "ssq_flow.h"
 
 static void expect_bad(const uint8_t *msg, size_t n, const char *needle, const char *what)
 {
-	struct ssq_peer_addr a;
+	struct proto_peer_addr a;
 	char why[200] = "";
-	int rc = ssq_peer_decode(msg, n, &a, why, sizeof(why));
+	int rc = proto_peer_decode(msg, n, &a, why, sizeof(why));
 
 	CHECK(rc == -EBADMSG || rc == -EPROTO, "%s accepted (%d)", what, rc);
 	CHECK(strstr(why, needle) != NULL, "%s: reason \"%s\" lacks \"%s\"", what, why,
@@ -33,7 +33,7 @@ static void expect_bad(const uint8_t *msg, size_t n, const char *needle, const c
 
 static void codec(void)
 {
-	struct ssq_peer_addr a = { 0 }, b;
+	struct proto_peer_addr a = { 0 }, b;
 	uint8_t m[SSQ_PEER_MSG_LEN], bad[SSQ_PEER_MSG_LEN + 1];
 	char why[200];
 	int i;
@@ -48,8 +48,8 @@ static void codec(void)
 	a.data_iova = 0x550000000000ull;
 	a.data_rkey = 0xdeadbeef;
 	strcpy(a.name, "q2");
-	ssq_peer_encode(&a, m);
-	CHECK(ssq_peer_decode(m, sizeof(m), &b, why, sizeof(why)) == 0, "roundtrip: %s",
+	proto_peer_encode(&a, m);
+	CHECK(proto_peer_decode(m, sizeof(m), &b, why, sizeof(why)) == 0, "roundtrip: %s",
 	      why);
 	CHECK(b.index == 2 && b.count == 3 && b.lid == 0x1234 && b.qpn == 0xabcdef &&
 	          b.psn == 0x123456 && !memcmp(b.gid, a.gid, 16) &&
@@ -62,7 +62,7 @@ static void codec(void)
 	/* Bytes after the name's NUL are not part of it (found by fuzz_peer). */
 	memcpy(bad, m, sizeof(m));
 	memset(bad + 48 + 3, 'z', SSQ_NAME_MAX - 4);
-	CHECK(ssq_peer_decode(bad, sizeof(m), &b, why, sizeof(why)) == 0 &&
+	CHECK(proto_peer_decode(bad, sizeof(m), &b, why, sizeof(why)) == 0 &&
 	          !strcmp(b.name, "q2") && b.name[3] == 0 &&
 	          b.name[SSQ_NAME_MAX - 2] == 0,
 	      "name after NUL kept");
@@ -78,26 +78,26 @@ static void codec(void)
 	bad[5] = 2;
 	expect_bad(bad, sizeof(m), "version 2", "version 2");
 	a.qpn = 0x1000000;
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "QPN 0x1000000", "25-bit QPN");
 	a.qpn = 1;
 	a.psn = 0xffffffff;
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "PSN 0xffffffff", "32-bit PSN");
 	a.psn = 1;
 	a.index = 3;
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "queue 3 of 3", "index past count");
 	a.index = 0;
 	a.count = 17;
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "of 17", "17 queues");
 	a.count = 1;
 	a.name[0] = 0;
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "name", "empty name");
 	strcpy(a.name, "q0");
-	ssq_peer_encode(&a, bad);
+	proto_peer_encode(&a, bad);
 	memset(bad + 48, 'x', SSQ_NAME_MAX);
 	expect_bad(bad, sizeof(m), "name", "unterminated name");
 }

@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <ssq/client.h>
-#include "ctrl/proto.h"
+#include "ctrl/proto/msg.h"
 #include "helpers.h"
 
 static uint8_t buf[2048];
@@ -28,7 +28,7 @@ static uint8_t buf[2048];
 static size_t raw(uint32_t magic, uint16_t version, uint16_t type, uint32_t hdr_len,
                   size_t len, uint8_t fill)
 {
-	struct ssq_msg_hdr h = { magic, version, type, hdr_len, 77 };
+	struct proto_msg_hdr h = { magic, version, type, hdr_len, 77 };
 
 	memcpy(buf, &h, sizeof(h));
 	memset(buf + sizeof(h), fill, len);
@@ -37,45 +37,45 @@ static size_t raw(uint32_t magic, uint16_t version, uint16_t type, uint32_t hdr_
 
 static void decoder(void)
 {
-	struct ssq_msg m;
-	struct ssq_msg_alloc al;
+	struct proto_msg m;
+	struct proto_msg_alloc al;
 	char why[200];
 	size_t n;
 
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_LIST, 0, 0, 0);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == 0, "LIST: %s", why);
-	CHECK(ssq_msg_decode(buf, 7, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == 0, "LIST: %s", why);
+	CHECK(proto_msg_decode(buf, 7, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "shorter"),
 	      "7 bytes: %s", why);
 	n = raw(0x12345678, SSQ_PROTO_VERSION, SSQ_MSG_LIST, 0, 0, 0);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "magic"),
 	      "magic: %s", why);
 	n = raw(SSQ_PROTO_MAGIC, 9, SSQ_MSG_LIST, 0, 0, 0);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EPROTO &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EPROTO &&
 	          strstr(why, "version 9"),
 	      "version: %s", why);
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, 0x77, 0, 0, 0);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "0x77"),
 	      "type: %s", why);
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 31, 'a');
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "short ATTACH");
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "short ATTACH");
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 33, 33, 'a');
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "long ATTACH");
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG, "long ATTACH");
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 'a');
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "NUL-terminated"),
 	      "unterminated name: %s", why);
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 0);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "empty"),
 	      "empty name: %s", why);
-	al = (struct ssq_msg_alloc){ 4096, 48 };
+	al = (struct proto_msg_alloc){ 4096, 48 };
 	n = raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ALLOC, sizeof(al), 0, 0);
-	memcpy(buf + sizeof(struct ssq_msg_hdr), &al, sizeof(al));
+	memcpy(buf + sizeof(struct proto_msg_hdr), &al, sizeof(al));
 	n += sizeof(al);
-	CHECK(ssq_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
+	CHECK(proto_msg_decode(buf, n, &m, why, sizeof(why)) == -EBADMSG &&
 	          strstr(why, "aligned"),
 	      "alignment 48: %s", why);
 }
@@ -92,12 +92,12 @@ static int raw_socket(const char *path)
 /* Send @n bytes raw; expect an SSQ_MSG_ERROR reply whose text has @needle. */
 static void expect_error(int s, size_t n, const char *needle, const char *what)
 {
-	struct ssq_msg m;
+	struct proto_msg m;
 	char why[200];
 	int rc;
 
 	CHECK(send(s, buf, n, 0) == (ssize_t)n, "%s: send", what);
-	rc = ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why));
+	rc = proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why));
 	CHECK(rc == 0 && m.hdr.type == SSQ_MSG_ERROR, "%s: reply rc %d type 0x%x (%s)",
 	      what, rc, rc ? 0 : m.hdr.type, why);
 	if (!rc && m.hdr.type == SSQ_MSG_ERROR)
@@ -111,8 +111,8 @@ static void live_daemon(void)
 	char path[108];
 	struct ssq_client *c = NULL;
 	struct ssq_queue_info info[2];
-	struct ssq_msg m;
-	struct ssq_msg_hello hello = { 1, 0 };
+	struct proto_msg m;
+	struct proto_msg_hello hello = { 1, 0 };
 	char why[200];
 	int s, fds[2], nfds, i, status;
 	pid_t d;
@@ -148,9 +148,9 @@ static void live_daemon(void)
 	             "payload", "header length lies");
 
 	/* Now a proper hello: the connection is still good. */
-	CHECK(ssq_msg_send(s, SSQ_MSG_HELLO, 1, &hello, sizeof(hello), NULL, 0) == 0,
+	CHECK(proto_msg_send(s, SSQ_MSG_HELLO, 1, &hello, sizeof(hello), NULL, 0) == 0,
 	      "hello");
-	CHECK(ssq_msg_recv(s, &m, fds, 2, &nfds, 2000, why, sizeof(why)) == 0 &&
+	CHECK(proto_msg_recv(s, &m, fds, 2, &nfds, 2000, why, sizeof(why)) == 0 &&
 	          m.hdr.type == (SSQ_MSG_HELLO | SSQ_MSG_REPLY) && nfds == 1,
 	      "hello after garbage: %s", why);
 	if (nfds == 1)
@@ -158,29 +158,29 @@ static void live_daemon(void)
 	expect_error(s,
 	             raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_ATTACH, 32, 32, 'z'),
 	             "NUL-terminated", "unterminated queue name");
-	memset(buf + sizeof(struct ssq_msg_hdr), 0, 32);
-	memcpy(buf + sizeof(struct ssq_msg_hdr), "q9", 2);
-	expect_error(s, sizeof(struct ssq_msg_hdr) + 32, "q9", "unknown queue");
+	memset(buf + sizeof(struct proto_msg_hdr), 0, 32);
+	memcpy(buf + sizeof(struct proto_msg_hdr), "q9", 2);
+	expect_error(s, sizeof(struct proto_msg_hdr) + 32, "q9", "unknown queue");
 	expect_error(s,
 	             raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_LIST | SSQ_MSG_REPLY,
-	                 sizeof(struct ssq_msg_list_reply),
-	                 sizeof(struct ssq_msg_list_reply), 0),
+	                 sizeof(struct proto_msg_list_reply),
+	                 sizeof(struct proto_msg_list_reply), 0),
 	             "not a request", "a reply sent as a request");
 	{
-		struct ssq_msg_alloc al = { 1ull << 41, 64 };
+		struct proto_msg_alloc al = { 1ull << 41, 64 };
 
-		CHECK(ssq_msg_send(s, SSQ_MSG_ALLOC, 9, &al, sizeof(al), NULL, 0) == 0,
+		CHECK(proto_msg_send(s, SSQ_MSG_ALLOC, 9, &al, sizeof(al), NULL, 0) == 0,
 		      "alloc");
-		CHECK(ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
 		          m.hdr.type == SSQ_MSG_ERROR && strstr(m.u.error.msg, "2^40"),
 		      "2^41-byte alloc: %s", m.u.error.msg);
 	}
 	{
-		struct ssq_msg_free fr = { 12345 };
+		struct proto_msg_free fr = { 12345 };
 
-		CHECK(ssq_msg_send(s, SSQ_MSG_FREE, 10, &fr, sizeof(fr), NULL, 0) == 0,
+		CHECK(proto_msg_send(s, SSQ_MSG_FREE, 10, &fr, sizeof(fr), NULL, 0) == 0,
 		      "free");
-		CHECK(ssq_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
 		          m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -ENOENT,
 		      "freeing a buffer we do not own");
 	}

@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "ssq_flow.h"
-#include "ctrl/peer.h"
+#include "ctrl/daemon/peer_link.h"
 
 #define M 256u
 
@@ -198,7 +198,7 @@ int main(void)
 	{
 		char why[200];
 		uint8_t msg[SSQ_PEER_MSG_LEN];
-		int l = ssq_peer_listen(port, why, sizeof(why)), s = -1;
+		int l = ssqd_link_listen(port, why, sizeof(why)), s = -1;
 		struct pollfd p = { l, POLLIN, 0 };
 
 		CHECK(l >= 0, "impostor listens: %s", why);

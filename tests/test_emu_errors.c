@@ -41,7 +41,7 @@ static int cq_empty(struct emu_tb *tb, struct ssq_cq *cq)
 {
 	struct ssq_cqe c;
 
-	ssq_emu_process(tb->dev, 1024);
+	emu_process(tb->dev, 1024);
 	return ssq_cq_poll(cq, &c, 1) == 0;
 }
 
@@ -69,8 +69,8 @@ static void fail_and_flush(struct emu_tb *tb, uint32_t bad_pi, uint8_t bad_op,
 	snprintf(buf, sizeof(buf), "%s: flush 2", what);
 	expect_err(tb, &a->scq_v, MLX5_CQE_REQ_ERR, MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
 	           (uint16_t)p2, MLX5_OPCODE_RDMA_WRITE, a->qpn, buf);
-	CHECK(ssq_emu_qp_state(a->qp) == IBV_QPS_ERR, "%s: QP state %d", what,
-	      ssq_emu_qp_state(a->qp));
+	CHECK(emu_qp_state(a->qp) == IBV_QPS_ERR, "%s: QP state %d", what,
+	      emu_qp_state(a->qp));
 	/* Posted in ERR: flushed too. */
 	p1 = a->sq.pi;
 	a->sq.pi += ssq_prep_nop(&a->sq, p1, 0);
@@ -161,7 +161,7 @@ static void test_keys(void)
 		struct emu_tb_opts o = { 0 };
 		uint8_t op = MLX5_OPCODE_RDMA_WRITE,
 		        synd = MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
-		struct ssq_emu_mr *mr2;
+		struct emu_mr *mr2;
 		uint32_t key2 = 0, pi;
 		int remote = 1;
 
@@ -186,8 +186,8 @@ static void test_keys(void)
 			remote = 0;
 			break;
 		case 2:
-			CHECK(ssq_emu_reg_mr(tb.pd, a->mem, 4096, 0x7000000, 0, &mr2,
-			                     &key2) == 0,
+			CHECK(emu_reg_mr(tb.pd, a->mem, 4096, 0x7000000, 0, &mr2,
+			                 &key2) == 0,
 			      "read-only MR");
 			op = MLX5_OPCODE_RDMA_READ;
 			ssq_prep_rdma_read(&a->sq, pi, 0x7000000, key2, 8, b->iova,
@@ -204,10 +204,9 @@ static void test_keys(void)
 			                    b->iova + tb.o.mem_len - 63, b->key, 0);
 			break;
 		case 5:
-			CHECK(ssq_emu_reg_mr(tb.pd, b->mem, 4096, 0x8000000,
-			                     IBV_ACCESS_LOCAL_WRITE |
-			                         IBV_ACCESS_REMOTE_READ,
-			                     &mr2, &key2) == 0,
+			CHECK(emu_reg_mr(tb.pd, b->mem, 4096, 0x8000000,
+			                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ,
+			                 &mr2, &key2) == 0,
 			      "no-remote-write MR");
 			ssq_prep_rdma_write(&a->sq, pi, a->iova, a->key, 8, 0x8000000,
 			                    key2, 0);
@@ -232,10 +231,9 @@ static void test_keys(void)
 			break;
 		}
 		case 8:
-			CHECK(ssq_emu_reg_mr(tb.pd, b->mem, 4096, 0x9000000,
-			                     IBV_ACCESS_LOCAL_WRITE |
-			                         IBV_ACCESS_REMOTE_WRITE,
-			                     &mr2, &key2) == 0,
+			CHECK(emu_reg_mr(tb.pd, b->mem, 4096, 0x9000000,
+			                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			                 &mr2, &key2) == 0,
 			      "no-atomic MR");
 			op = MLX5_OPCODE_ATOMIC_CS;
 			ssq_prep_atomic(&a->sq, pi, op, a->iova, a->key, 0x9000000, key2,
@@ -245,8 +243,8 @@ static void test_keys(void)
 		a->sq.pi++;
 		fail_and_flush(&tb, pi, op, synd, names[which]);
 		/* A remote error moves the responder to ERR as well. */
-		CHECK(ssq_emu_qp_state(b->qp) == (remote ? IBV_QPS_ERR : IBV_QPS_RTS),
-		      "%s: responder state %d", names[which], ssq_emu_qp_state(b->qp));
+		CHECK(emu_qp_state(b->qp) == (remote ? IBV_QPS_ERR : IBV_QPS_RTS),
+		      "%s: responder state %d", names[which], emu_qp_state(b->qp));
 		emu_tb_fini(&tb);
 	}
 }
@@ -277,13 +275,13 @@ static void test_rnr(void)
 		a->sq.pi += ssq_prep_send(&a->sq, pi, MLX5_OPCODE_SEND, a->iova, a->key,
 		                          16, 0, SSQ_WQE_SIGNALED);
 		emu_tb_ring(&tb, 0, pi);
-		ssq_emu_process(tb.dev, 16); /* the first attempt: RNR NAK */
+		emu_process(tb.dev, 16); /* the first attempt: RNR NAK */
 		if (retries[t] > 0 && retries[t] < 7) {
 			int fast;
 
 			/* Inside the 0.64 ms timer: no retry is spent, no CQE. */
 			for (fast = 0; fast < 50; fast++)
-				ssq_emu_process(tb.dev, 16);
+				emu_process(tb.dev, 16);
 			CHECK(ssq_cq_poll(&a->scq_v, &c, 1) == 0,
 			      "rnr_retry %u: retries spent inside the RNR timer",
 			      retries[t]);
@@ -292,7 +290,7 @@ static void test_rnr(void)
 			got = 1;
 		for (pass = 2; pass <= 20 && got < 0; pass++) {
 			usleep(1000); /* past the RNR NAK timer */
-			ssq_emu_process(tb.dev, 16);
+			emu_process(tb.dev, 16);
 			if (ssq_cq_poll(&a->scq_v, &c, 1) == 1)
 				got = pass;
 		}
@@ -317,7 +315,7 @@ static void test_rnr(void)
 			          c.wqe_counter == (uint16_t)pi &&
 			          c.status == IBV_WC_RNR_RETRY_EXC_ERR,
 			      "rnr_retry %u: syndrome 0x%x", retries[t], c.syndrome);
-			CHECK(ssq_emu_qp_state(b->qp) == IBV_QPS_RTS,
+			CHECK(emu_qp_state(b->qp) == IBV_QPS_RTS,
 			      "RNR leaves the responder be");
 		}
 		emu_tb_fini(&tb);
@@ -356,7 +354,7 @@ static void test_recv_too_small(void)
 	expect_err(&tb, &a->scq_v, MLX5_CQE_REQ_ERR,
 	           MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR, (uint16_t)pi, MLX5_OPCODE_SEND,
 	           a->qpn, "recv too small: requester");
-	CHECK(ssq_emu_qp_state(b->qp) == IBV_QPS_ERR, "responder in ERR");
+	CHECK(emu_qp_state(b->qp) == IBV_QPS_ERR, "responder in ERR");
 	CHECK(cq_empty(&tb, &b->rcq_v), "no more receive CQEs");
 	emu_tb_fini(&tb);
 }
@@ -386,7 +384,7 @@ static void test_bad_dbr(void)
 		for (k = 0; k < 4; k++)
 			a->sq.pi += ssq_prep_nop(&a->sq, a->sq.pi, 0);
 		emu_tb_ring(&tb, 0, a->sq.pi - 1);
-		CHECK(ssq_emu_process(tb.dev, 64) == 4, "4 NOPs executed");
+		CHECK(emu_process(tb.dev, 64) == 4, "4 NOPs executed");
 		a->sq.pi += ssq_prep_nop(&a->sq, a->sq.pi, SSQ_WQE_SIGNALED);
 		fd = mkstemp(path);
 		saved = dup(2);
@@ -407,7 +405,7 @@ static void test_bad_dbr(void)
 			ssq_sq_ring_db(&a->sq, a->sq.pi, &fake);
 			break;
 		}
-		ssq_emu_process(tb.dev, 64);
+		emu_process(tb.dev, 64);
 		fflush(stderr);
 		dup2(saved, 2);
 		close(saved);
@@ -419,9 +417,9 @@ static void test_bad_dbr(void)
 		      want[which], log);
 		CHECK(strstr(log, "ctrl") != NULL && strstr(log, "wqe_index=4") != NULL,
 		      "the WQE at the consumer is dumped: %s", log);
-		CHECK(ssq_emu_dev_errors(tb.dev) == 1, "one device error, not %u",
-		      ssq_emu_dev_errors(tb.dev));
-		CHECK(ssq_emu_qp_state(a->qp) == IBV_QPS_ERR, "QP in ERR");
+		CHECK(emu_dev_errors(tb.dev) == 1, "one device error, not %u",
+		      emu_dev_errors(tb.dev));
+		CHECK(emu_qp_state(a->qp) == IBV_QPS_ERR, "QP in ERR");
 		CHECK(cq_empty(&tb, &a->scq_v), "no CQE from a bad doorbell");
 		emu_tb_fini(&tb);
 	}
@@ -439,20 +437,20 @@ static void test_cq_overrun(void)
 	if (setup(&tb, &o))
 		return;
 	a = &tb.s[0];
-	CHECK(ssq_emu_cq_error(a->scq) == 0, "fresh CQ sound");
+	CHECK(emu_cq_error(a->scq) == 0, "fresh CQ sound");
 	for (k = 0; k < 6; k++)
 		a->sq.pi += ssq_prep_nop(&a->sq, a->sq.pi, SSQ_WQE_SIGNALED);
 	emu_tb_ring(&tb, 0, a->sq.pi - 1);
-	ssq_emu_process(tb.dev, 64);
-	CHECK(ssq_emu_cq_error(a->scq) == -EOVERFLOW, "overrun reported: %d",
-	      ssq_emu_cq_error(a->scq));
-	CHECK(ssq_emu_qp_state(a->qp) == IBV_QPS_ERR, "QP of the CQ in ERR");
+	emu_process(tb.dev, 64);
+	CHECK(emu_cq_error(a->scq) == -EOVERFLOW, "overrun reported: %d",
+	      emu_cq_error(a->scq));
+	CHECK(emu_qp_state(a->qp) == IBV_QPS_ERR, "QP of the CQ in ERR");
 	n = ssq_cq_poll(&a->scq_v, c, 8);
 	CHECK(n == 4, "the 4 CQEs before the overrun, got %d", n);
 	for (k = 0; k < n; k++)
 		CHECK(c[k].opcode == MLX5_CQE_REQ && c[k].wqe_counter == k, "CQE %d", k);
 	/* Room again does not revive an overrun CQ. */
-	ssq_emu_process(tb.dev, 64);
+	emu_process(tb.dev, 64);
 	CHECK(ssq_cq_poll(&a->scq_v, c, 8) == 0, "nothing after the overrun");
 
 	/* Polled in time, the same ring never overruns. */
@@ -465,8 +463,8 @@ static void test_cq_overrun(void)
 		emu_tb_ring(&tb, 0, a->sq.pi - 1);
 		n += emu_tb_poll(&tb, &a->scq_v, c, 1);
 	}
-	CHECK(n == 40 && ssq_emu_cq_error(a->scq) == 0,
-	      "40 CQEs through a 4-CQE ring: %d", n);
+	CHECK(n == 40 && emu_cq_error(a->scq) == 0, "40 CQEs through a 4-CQE ring: %d",
+	      n);
 	emu_tb_fini(&tb);
 }
 
@@ -488,7 +486,7 @@ static void test_recover(void)
 	CHECK(emu_tb_poll(&tb, &a->scq_v, &c, 1) == 1 &&
 	          c.syndrome == MLX5_CQE_SYNDROME_LOCAL_PROT_ERR,
 	      "error first");
-	CHECK(ssq_emu_modify_qp(a->qp, &at, IBV_QP_STATE) == 0, "to RESET");
+	CHECK(emu_modify_qp(a->qp, &at, IBV_QP_STATE) == 0, "to RESET");
 	CHECK(a->sq.dbrec[0] == 0, "RESET zeroes the send DBR");
 	CHECK(emu_tb_connect_qp(a->qp, 1, b->qpn, tb.o.qp_access, 0) == 0, "back to RTS");
 	a->sq.pi = 0;

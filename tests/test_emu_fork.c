@@ -79,7 +79,7 @@ int main(void)
 	CHECK(ret == 0, "shared testbed: %d", ret);
 	if (ret)
 		return test_exit("emu_fork");
-	CHECK(ssq_emu_start(tb.dev) == 0, "device thread");
+	CHECK(emu_start(tb.dev) == 0, "device thread");
 	fflush(NULL);
 	for (i = 0; i < 2; i++) {
 		pid[i] = fork();
@@ -94,14 +94,14 @@ int main(void)
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d status 0x%x", i,
 		      st);
 	}
-	CHECK(ssq_emu_stop(tb.dev) == 0, "stop");
+	CHECK(emu_stop(tb.dev) == 0, "stop");
 	for (i = 0; i < 2; i++)
 		for (k = 0; k < 1024; k++) {
 			memcpy(&v, tb.s[i].mem + 0x4000 + 4 * k, 4);
 			wrong += v != k;
 		}
 	CHECK(wrong == 0, "%d target words wrong", wrong);
-	CHECK(ssq_emu_dev_errors(tb.dev) == 0, "no device errors");
+	CHECK(emu_dev_errors(tb.dev) == 0, "no device errors");
 	emu_tb_fini(&tb);
 	return test_exit("emu_fork");
 }

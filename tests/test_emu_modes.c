@@ -27,7 +27,7 @@ static uint32_t post_writes(struct emu_tb *tb, int n)
 
 static void test_sink(void)
 {
-	struct ssq_emu_dev_attr da = { .mode = SSQ_EMU_SINK, .ignore_env = 1 };
+	struct emu_dev_attr da = { .mode = SSQ_EMU_SINK, .ignore_env = 1 };
 	struct emu_tb_opts o = { .dev_attr = &da };
 	struct emu_tb tb;
 	struct emu_tb_side *a, *b;
@@ -75,16 +75,16 @@ static void test_sink(void)
 
 	/* Switching modes at run time. */
 	CHECK(emu_tb_init(&tb, NULL) == 0, "full testbed");
-	CHECK(ssq_emu_set_mode(tb.dev, SSQ_EMU_SINK) == 0, "to sink");
+	CHECK(emu_set_mode(tb.dev, SSQ_EMU_SINK) == 0, "to sink");
 	memset(tb.s[0].mem, 0x5a, 64);
 	post_writes(&tb, 1);
 	CHECK(emu_tb_poll(&tb, &tb.s[0].scq_v, c, 1) == 1, "CQE");
 	CHECK(tb.s[1].mem[0x8000] == 0, "sink: no data");
-	CHECK(ssq_emu_set_mode(tb.dev, SSQ_EMU_FULL) == 0, "to full");
+	CHECK(emu_set_mode(tb.dev, SSQ_EMU_FULL) == 0, "to full");
 	post_writes(&tb, 1);
 	CHECK(emu_tb_poll(&tb, &tb.s[0].scq_v, c, 1) == 1, "CQE");
 	CHECK(tb.s[1].mem[0x8000] == 0x5a, "full: data");
-	CHECK(ssq_emu_set_mode(tb.dev, (enum ssq_emu_mode)7) == -EINVAL, "bad mode");
+	CHECK(emu_set_mode(tb.dev, (enum emu_mode)7) == -EINVAL, "bad mode");
 	emu_tb_fini(&tb);
 }
 
@@ -114,21 +114,21 @@ static void check_err_at(struct emu_tb *tb, int total, int n, uint8_t synd,
 
 static void test_fault_api(void)
 {
-	struct ssq_emu_fault f = { .err_at = 3, .syndrome = 0x13, .vendor_err = 0x42 };
+	struct emu_fault f = { .err_at = 3, .syndrome = 0x13, .vendor_err = 0x42 };
 	struct emu_tb tb;
 
 	CHECK(emu_tb_init(&tb, NULL) == 0, "testbed");
-	CHECK(ssq_emu_set_fault(tb.dev, &f) == 0, "set fault");
+	CHECK(emu_set_fault(tb.dev, &f) == 0, "set fault");
 	check_err_at(&tb, 6, 3, 0x13, 0x42, "api err_at=3");
 	emu_tb_fini(&tb);
 
-	/* The count restarts with each ssq_emu_set_fault. */
+	/* The count restarts with each emu_set_fault. */
 	CHECK(emu_tb_init(&tb, NULL) == 0, "testbed");
 	post_writes(&tb, 2);
-	ssq_emu_process(tb.dev, 64);
-	f = (struct ssq_emu_fault){ .err_at = 1,
-		                    .syndrome = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR };
-	CHECK(ssq_emu_set_fault(tb.dev, &f) == 0, "set fault");
+	emu_process(tb.dev, 64);
+	f = (struct emu_fault){ .err_at = 1,
+		                .syndrome = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR };
+	CHECK(emu_set_fault(tb.dev, &f) == 0, "set fault");
 	{
 		struct ssq_cqe c[2];
 
@@ -143,7 +143,7 @@ static void test_fault_api(void)
 
 static void test_fault_env(void)
 {
-	struct ssq_emu_dev_attr da = { .ignore_env = 0 };
+	struct emu_dev_attr da = { .ignore_env = 0 };
 	struct emu_tb_opts o = { .dev_attr = &da };
 	struct emu_tb tb;
 	struct ssq_cqe c;
@@ -165,14 +165,14 @@ static void test_fault_env(void)
 	if (!ret) {
 		post_writes(&tb, 2);
 		for (k = 0; k < 10; k++)
-			CHECK(ssq_emu_process(tb.dev, 64) == 0, "stalled pass %d", k);
+			CHECK(emu_process(tb.dev, 64) == 0, "stalled pass %d", k);
 		CHECK(ssq_cq_poll(&tb.s[0].scq_v, &c, 1) == 0, "stalled: no CQE");
-		CHECK(ssq_emu_stall(tb.dev, 0) == 0, "release");
-		CHECK(ssq_emu_process(tb.dev, 64) == 2, "released: both run");
+		CHECK(emu_stall(tb.dev, 0) == 0, "release");
+		CHECK(emu_process(tb.dev, 64) == 2, "released: both run");
 		CHECK(ssq_cq_poll(&tb.s[0].scq_v, &c, 1) == 1, "released: CQE");
-		CHECK(ssq_emu_stall(tb.dev, 1) == 0, "stall again");
+		CHECK(emu_stall(tb.dev, 1) == 0, "stall again");
 		post_writes(&tb, 1);
-		CHECK(ssq_emu_process(tb.dev, 64) == 0, "stalled by API");
+		CHECK(emu_process(tb.dev, 64) == 0, "stalled by API");
 		emu_tb_fini(&tb);
 	}
 
@@ -183,11 +183,11 @@ static void test_fault_env(void)
 	if (!ret) {
 		post_writes(&tb, 1);
 		for (k = 0; k < 3; k++) {
-			CHECK(ssq_emu_process(tb.dev, 64) == 0, "delay pass %d", k);
+			CHECK(emu_process(tb.dev, 64) == 0, "delay pass %d", k);
 			CHECK(ssq_cq_poll(&tb.s[0].scq_v, &c, 1) == 0,
 			      "no CQE on pass %d", k);
 		}
-		CHECK(ssq_emu_process(tb.dev, 64) == 1, "pass 3 runs it");
+		CHECK(emu_process(tb.dev, 64) == 1, "pass 3 runs it");
 		CHECK(ssq_cq_poll(&tb.s[0].scq_v, &c, 1) == 1 &&
 		          c.status == IBV_WC_SUCCESS,
 		      "delayed CQE");
@@ -212,13 +212,13 @@ static void test_fault_env(void)
 static void bad_env(const char *var, const char *val)
 {
 	char path[] = "/tmp/ssq_emu_envXXXXXX", log[1024];
-	struct ssq_emu_dev *dev = NULL;
+	struct emu_dev *dev = NULL;
 	int fd = mkstemp(path), saved = dup(2), ret;
 	ssize_t len;
 
 	setenv(var, val, 1);
 	dup2(fd, 2);
-	ret = ssq_emu_open(&dev, NULL);
+	ret = emu_open(&dev, NULL);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -231,12 +231,12 @@ static void bad_env(const char *var, const char *val)
 	CHECK(strstr(log, var) && strstr(log, val), "%s=%s: message names it: '%s'", var,
 	      val, log);
 	if (!ret)
-		ssq_emu_close(dev);
+		emu_close(dev);
 }
 
 static void test_bad_env(void)
 {
-	struct ssq_emu_fault f;
+	struct emu_fault f;
 
 	bad_env("SSQ_EMU_MODE", "fast");
 	bad_env("SSQ_EMU_FAULT", "err_at=abc");
@@ -249,12 +249,12 @@ static void test_bad_env(void)
 	bad_env("SSQ_EMU_POLL_NS", "-1");
 	bad_env("SSQ_EMU_POLL_NS", "100001");
 	bad_env("SSQ_EMU_POLL_NS", "");
-	CHECK(ssq_emu_parse_fault("err_at=5,syndrome=4,vendor=0x10,delay=2,stall=0",
-	                          &f) == 0 &&
+	CHECK(emu_parse_fault("err_at=5,syndrome=4,vendor=0x10,delay=2,stall=0", &f) ==
+	              0 &&
 	          f.err_at == 5 && f.syndrome == 4 && f.vendor_err == 0x10 &&
 	          f.delay == 2 && !f.stall,
 	      "parse a good fault string");
-	CHECK(ssq_emu_parse_fault("", &f) == 0 && !f.err_at,
+	CHECK(emu_parse_fault("", &f) == 0 && !f.err_at,
 	      "empty fault string is no fault");
 }
 
@@ -266,7 +266,7 @@ static int file_has(const char *text, const char *needle)
 static void test_trace(void)
 {
 	char path[] = "/tmp/ssq_emu_traceXXXXXX";
-	struct ssq_emu_dev_attr da = { .ignore_env = 0 };
+	struct emu_dev_attr da = { .ignore_env = 0 };
 	struct emu_tb_opts o = { .dev_attr = &da };
 	struct emu_tb tb;
 	struct ssq_cqe c[2];

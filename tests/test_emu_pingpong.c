@@ -17,7 +17,7 @@ static int cq_empty(struct emu_tb *tb, struct ssq_cq *cq)
 {
 	struct ssq_cqe c;
 
-	ssq_emu_process(tb->dev, 1024);
+	emu_process(tb->dev, 1024);
 	return ssq_cq_poll(cq, &c, 1) == 0;
 }
 

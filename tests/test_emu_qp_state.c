@@ -73,7 +73,7 @@ static void good_attr(struct ibv_qp_attr *a, enum ibv_qp_state next,
 }
 
 /* Drive @qp to @s through legal transitions. */
-static int walk(struct ssq_emu_qp *qp, enum ibv_qp_state s)
+static int walk(struct emu_qp *qp, enum ibv_qp_state s)
 {
 	static const enum ibv_qp_state path[] = { IBV_QPS_INIT, IBV_QPS_RTR,
 		                                  IBV_QPS_RTS };
@@ -82,19 +82,19 @@ static int walk(struct ssq_emu_qp *qp, enum ibv_qp_state s)
 	unsigned i;
 
 	good_attr(&a, IBV_QPS_RESET, cur);
-	if (ssq_emu_modify_qp(qp, &a, IBV_QP_STATE))
+	if (emu_modify_qp(qp, &a, IBV_QP_STATE))
 		return -1;
 	if (s == IBV_QPS_ERR) {
 		a.qp_state = IBV_QPS_ERR;
-		return ssq_emu_modify_qp(qp, &a, IBV_QP_STATE);
+		return emu_modify_qp(qp, &a, IBV_QP_STATE);
 	}
 	for (i = 0; i < 3 && cur != s; i++) {
 		good_attr(&a, path[i], cur);
-		if (ssq_emu_modify_qp(qp, &a, IBV_QP_STATE | rules[cur][path[i]].req))
+		if (emu_modify_qp(qp, &a, IBV_QP_STATE | rules[cur][path[i]].req))
 			return -1;
 		cur = path[i];
 	}
-	return ssq_emu_qp_state(qp) == s ? 0 : -1;
+	return emu_qp_state(qp) == s ? 0 : -1;
 }
 
 static const char *sname(int s)
@@ -105,7 +105,7 @@ static const char *sname(int s)
 	return s >= 0 && s < NST ? n[s] : "?";
 }
 
-static void test_table(struct ssq_emu_qp *qp)
+static void test_table(struct emu_qp *qp)
 {
 	static const int reachable[] = { IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR,
 		                         IBV_QPS_RTS, IBV_QPS_ERR };
@@ -122,16 +122,15 @@ static void test_table(struct ssq_emu_qp *qp)
 			/* The required mask exactly. */
 			CHECK(walk(qp, cur) == 0, "walk to %s", sname(cur));
 			good_attr(&a, next, cur);
-			ret = ssq_emu_modify_qp(qp, &a, IBV_QP_STATE | r->req);
+			ret = emu_modify_qp(qp, &a, IBV_QP_STATE | r->req);
 			CHECK(ret == (r->valid ? 0 : -EINVAL),
 			      "%s -> %s with req mask: %d", sname(cur), sname(next), ret);
 			if (r->valid) {
 				legal++;
-				CHECK((int)ssq_emu_qp_state(qp) == next,
-				      "%s -> %s: now %s", sname(cur), sname(next),
-				      sname(ssq_emu_qp_state(qp)));
+				CHECK((int)emu_qp_state(qp) == next, "%s -> %s: now %s",
+				      sname(cur), sname(next), sname(emu_qp_state(qp)));
 			} else {
-				CHECK((int)ssq_emu_qp_state(qp) == cur,
+				CHECK((int)emu_qp_state(qp) == cur,
 				      "%s -> %s refused: state kept", sname(cur),
 				      sname(next));
 				continue;
@@ -149,13 +148,13 @@ static void test_table(struct ssq_emu_qp *qp)
 					mask = IBV_QP_STATE | r->req | b, want = -EINVAL;
 				CHECK(walk(qp, cur) == 0, "walk to %s", sname(cur));
 				good_attr(&a, next, cur);
-				ret = ssq_emu_modify_qp(qp, &a, mask);
+				ret = emu_modify_qp(qp, &a, mask);
 				CHECK(ret == want,
 				      "%s -> %s mask 0x%x (bit %u): %d, want %d",
 				      sname(cur), sname(next), mask, bit, ret, want);
-				CHECK((int)ssq_emu_qp_state(qp) == (ret ? cur : next),
+				CHECK((int)emu_qp_state(qp) == (ret ? cur : next),
 				      "%s -> %s bit %u: state %s", sname(cur),
-				      sname(next), bit, sname(ssq_emu_qp_state(qp)));
+				      sname(next), bit, sname(emu_qp_state(qp)));
 			}
 		}
 	}
@@ -164,35 +163,33 @@ static void test_table(struct ssq_emu_qp *qp)
 }
 
 /* Without IBV_QP_STATE the target is the current state. */
-static void test_no_state(struct ssq_emu_qp *qp)
+static void test_no_state(struct emu_qp *qp)
 {
 	struct ibv_qp_attr a;
 
 	CHECK(walk(qp, IBV_QPS_INIT) == 0, "to INIT");
 	good_attr(&a, IBV_QPS_RTS, IBV_QPS_INIT);
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == 0,
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == 0,
 	      "INIT: access flags alone");
-	CHECK(ssq_emu_qp_state(qp) == IBV_QPS_INIT, "still INIT");
+	CHECK(emu_qp_state(qp) == IBV_QPS_INIT, "still INIT");
 	CHECK(walk(qp, IBV_QPS_RTR) == 0, "to RTR");
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == -EINVAL,
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS) == -EINVAL,
 	      "RTR -> RTR refused");
 	CHECK(walk(qp, IBV_QPS_RTS) == 0, "to RTS");
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER) == 0,
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_MIN_RNR_TIMER) == 0,
 	      "RTS: min_rnr_timer alone");
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_TIMEOUT) == -EINVAL,
-	      "RTS: timeout refused");
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_TIMEOUT) == -EINVAL, "RTS: timeout refused");
 	/* CUR_STATE must be the truth. */
 	a.cur_qp_state = IBV_QPS_RTR;
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) ==
-	          -EINVAL,
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) == -EINVAL,
 	      "wrong cur_qp_state refused");
 	a.cur_qp_state = IBV_QPS_RTS;
-	CHECK(ssq_emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) == 0,
+	CHECK(emu_modify_qp(qp, &a, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS) == 0,
 	      "right cur_qp_state accepted");
 }
 
 /* Values out of range are refused even with the right mask. */
-static void test_values(struct ssq_emu_qp *qp)
+static void test_values(struct emu_qp *qp)
 {
 	const int to_init =
 	    IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
@@ -215,9 +212,8 @@ static void test_values(struct ssq_emu_qp *qp)
 			a.pkey_index = 1;
 		else
 			a.qp_access_flags = IBV_ACCESS_MW_BIND << 4;
-		CHECK(ssq_emu_modify_qp(qp, &a, to_init) == -EINVAL, "bad INIT value %d",
-		      k);
-		CHECK(ssq_emu_qp_state(qp) == IBV_QPS_RESET, "stays RESET");
+		CHECK(emu_modify_qp(qp, &a, to_init) == -EINVAL, "bad INIT value %d", k);
+		CHECK(emu_qp_state(qp) == IBV_QPS_RESET, "stays RESET");
 	}
 	for (k = 0; k < 4; k++) {
 		CHECK(walk(qp, IBV_QPS_INIT) == 0, "init");
@@ -230,8 +226,7 @@ static void test_values(struct ssq_emu_qp *qp)
 			a.min_rnr_timer = 32;
 		else
 			a.ah_attr.port_num = 3;
-		CHECK(ssq_emu_modify_qp(qp, &a, to_rtr) == -EINVAL, "bad RTR value %d",
-		      k);
+		CHECK(emu_modify_qp(qp, &a, to_rtr) == -EINVAL, "bad RTR value %d", k);
 	}
 	for (k = 0; k < 3; k++) {
 		CHECK(walk(qp, IBV_QPS_RTR) == 0, "rtr");
@@ -242,11 +237,10 @@ static void test_values(struct ssq_emu_qp *qp)
 			a.retry_cnt = 8;
 		else
 			a.timeout = 32;
-		CHECK(ssq_emu_modify_qp(qp, &a, to_rts) == -EINVAL, "bad RTS value %d",
-		      k);
+		CHECK(emu_modify_qp(qp, &a, to_rts) == -EINVAL, "bad RTS value %d", k);
 	}
-	CHECK(ssq_emu_modify_qp(NULL, &a, IBV_QP_STATE) == -EINVAL, "NULL qp");
-	CHECK(ssq_emu_modify_qp(qp, NULL, IBV_QP_STATE) == -EINVAL, "NULL attr");
+	CHECK(emu_modify_qp(NULL, &a, IBV_QP_STATE) == -EINVAL, "NULL qp");
+	CHECK(emu_modify_qp(qp, NULL, IBV_QP_STATE) == -EINVAL, "NULL attr");
 }
 
 int main(void)

@@ -69,8 +69,8 @@ static void stream(struct emu_tb *tb, uint32_t batch, uint32_t window, const cha
 
 int main(void)
 {
-	struct ssq_emu_dev_attr slow = { .ignore_env = 1,
-		                         .stream_poll_ns = SSQ_EMU_STREAM_POLL_NS_MAX };
+	struct emu_dev_attr slow = { .ignore_env = 1,
+		                     .stream_poll_ns = SSQ_EMU_STREAM_POLL_NS_MAX };
 	struct emu_tb_opts o = { .sq_cnt = 64, .cq_cnt = 64 };
 	struct emu_tb tb;
 	struct emu_tb_side *a;
@@ -83,19 +83,19 @@ int main(void)
 	if (ret)
 		return test_exit("emu_thread");
 	a = &tb.s[0];
-	CHECK(ssq_emu_stop(tb.dev) == -EINVAL, "stop before start");
-	CHECK(ssq_emu_start(tb.dev) == 0, "start");
-	CHECK(ssq_emu_start(tb.dev) == -EBUSY, "second start refused");
-	CHECK(ssq_emu_process(tb.dev, 1) == -EBUSY, "process while the thread runs");
+	CHECK(emu_stop(tb.dev) == -EINVAL, "stop before start");
+	CHECK(emu_start(tb.dev) == 0, "start");
+	CHECK(emu_start(tb.dev) == -EBUSY, "second start refused");
+	CHECK(emu_process(tb.dev, 1) == -EBUSY, "process while the thread runs");
 	stream(&tb, 16, 48, "no stream wait");
-	CHECK(ssq_emu_stop(tb.dev) == 0, "stop");
-	CHECK(ssq_emu_stop(tb.dev) == -EINVAL, "second stop refused");
+	CHECK(emu_stop(tb.dev) == 0, "stop");
+	CHECK(emu_stop(tb.dev) == -EINVAL, "second stop refused");
 
 	/* Stopped: nothing moves until process() or a new thread. */
 	a->sq.pi += ssq_prep_nop(&a->sq, a->sq.pi, SSQ_WQE_SIGNALED);
 	emu_tb_ring(&tb, 0, a->sq.pi - 1);
 	CHECK(ssq_cq_poll(&a->scq_v, c, 1) == 0, "no CQE while stopped");
-	CHECK(ssq_emu_start(tb.dev) == 0, "restart");
+	CHECK(emu_start(tb.dev) == 0, "restart");
 	deadline = now() + 5;
 	while ((n = ssq_cq_poll(&a->scq_v, c, 1)) == 0 && now() < deadline)
 		;
@@ -109,7 +109,7 @@ int main(void)
 	CHECK(ret == 0, "testbed with stream_poll_ns %u: %d", slow.stream_poll_ns, ret);
 	if (ret)
 		return test_exit("emu_thread");
-	CHECK(ssq_emu_start(tb.dev) == 0, "start, waiting while streaming");
+	CHECK(emu_start(tb.dev) == 0, "start, waiting while streaming");
 	stream(&tb, 4, 8, "100 us stream wait");
 	emu_tb_fini(&tb);
 	return test_exit("emu_thread");

@@ -85,7 +85,7 @@ static int xfer(int fd, struct msg *m, int wr)
 
 static int host_init(struct emu_tb *tb)
 {
-	struct ssq_emu_dev_attr da;
+	struct emu_dev_attr da;
 	int ret;
 
 	memset(&da, 0, sizeof(da));
@@ -97,9 +97,9 @@ static int host_init(struct emu_tb *tb)
 	tb->o.mem_len = MEM_LEN;
 	tb->o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = ssq_emu_open(&tb->dev, &da);
+	ret = emu_open(&tb->dev, &da);
 	if (!ret)
-		ret = ssq_emu_alloc_pd(tb->dev, &tb->pd);
+		ret = emu_alloc_pd(tb->dev, &tb->pd);
 	if (!ret)
 		ret = emu_tb_side_init(tb, 0);
 	if (!ret)
@@ -114,7 +114,7 @@ static int host_init(struct emu_tb *tb)
 static uint8_t req_rd_atomic = 1;
 
 /* RESET -> RTS facing QP @dest at wire address @peer. */
-static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest,
+static int connect_remote(struct emu_qp *qp, const char *peer, uint32_t dest,
                           uint32_t rq_psn, uint32_t sq_psn, uint8_t rnr_retry)
 {
 	struct ibv_qp_attr a;
@@ -125,10 +125,10 @@ static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest
 	a.port_num = 1;
 	a.qp_access_flags =
 	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = ssq_emu_modify_qp(
+	ret = emu_modify_qp(
 	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (!ret)
-		ret = ssq_emu_qp_set_remote(qp, peer);
+		ret = emu_qp_set_remote(qp, peer);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -139,10 +139,10 @@ static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = MIN_RNR;
 	a.ah_attr.port_num = 1;
-	ret = ssq_emu_modify_qp(qp, &a,
-	                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-	                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-	                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	ret = emu_modify_qp(qp, &a,
+	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+	                        IBV_QP_MIN_RNR_TIMER);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -152,10 +152,10 @@ static int connect_remote(struct ssq_emu_qp *qp, const char *peer, uint32_t dest
 	a.rnr_retry = rnr_retry;
 	a.sq_psn = sq_psn;
 	a.max_rd_atomic = req_rd_atomic;
-	return ssq_emu_modify_qp(qp, &a,
-	                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                             IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                             IBV_QP_MAX_QP_RD_ATOMIC);
+	return emu_modify_qp(qp, &a,
+	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+	                         IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static void post_recv(struct emu_tb_side *s, uint32_t slot)
@@ -186,7 +186,7 @@ static void hello(struct emu_tb *tb, struct msg *m, const char *addr)
  * The remote host: QP 0 with NRECV receive buffers reposted as they
  * complete, QP 1 with none (every SEND to it is RNR NAKed). @fault: its
  * SSQ_EMU_WIRE_FAULT. @thread: the device thread drives its device (its
- * ssq_emu_process() calls then return -EBUSY), else this loop does.
+ * emu_process() calls then return -EBUSY), else this loop does.
  * Exits 0 on M_EXIT, 2 on a setup or pipe failure.
  */
 static int child(int cmd, int rep, const char *fault, int thread)
@@ -200,7 +200,7 @@ static int child(int cmd, int rep, const char *fault, int thread)
 
 	if (fault)
 		setenv("SSQ_EMU_WIRE_FAULT", fault, 1);
-	if (host_init(&tb) || ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)))
+	if (host_init(&tb) || emu_wire_open(tb.dev, NULL, addr, sizeof(addr)))
 		return 2;
 	hello(&tb, &m, addr);
 	if (xfer(rep, &m, 1) || xfer(cmd, &peer, 0))
@@ -211,12 +211,12 @@ static int child(int cmd, int rep, const char *fault, int thread)
 			return 2;
 	for (; posted < NRECV; posted++)
 		post_recv(&tb.s[0], posted % NRECV);
-	if (thread && ssq_emu_start(tb.dev))
+	if (thread && emu_start(tb.dev))
 		return 2;
 	for (;;) {
 		struct pollfd pfd = { cmd, POLLIN, 0 };
 		struct ssq_cqe c;
-		int busy = ssq_emu_process(tb.dev, 1024) > 0;
+		int busy = emu_process(tb.dev, 1024) > 0;
 
 		while (ssq_cq_poll(&tb.s[0].rcq_v, &c, 1) == 1) {
 			const uint8_t *buf = tb.s[0].mem + RECV_OFF +
@@ -302,7 +302,7 @@ static int conn_open(struct conn *c, const char *child_fault, int child_thread)
 	c->cmd = to_child[1];
 	c->rep = to_parent[0];
 	if (host_init(&c->tb) ||
-	    ssq_emu_wire_open(c->tb.dev, "127.0.0.1:0", addr, sizeof(addr)))
+	    emu_wire_open(c->tb.dev, "127.0.0.1:0", addr, sizeof(addr)))
 		return -1;
 	if (xfer(c->rep, &c->peer, 0) || c->peer.type != M_HELLO)
 		return -1;
@@ -345,7 +345,7 @@ static int wait_cqe(struct conn *c, struct ssq_cq *cq, struct ssq_cqe *e, double
 	do {
 		if (ssq_cq_poll(cq, e, 1) == 1)
 			return 1;
-		ssq_emu_process(c->tb.dev, 1024);
+		emu_process(c->tb.dev, 1024);
 	} while (now_s() < end);
 	return 0;
 }
@@ -360,7 +360,7 @@ static int wait_report(struct conn *c, struct msg *m, double secs)
 
 		if (poll(&pfd, 1, 0) == 1)
 			return xfer(c->rep, m, 0) == 0;
-		ssq_emu_process(c->tb.dev, 1024);
+		emu_process(c->tb.dev, 1024);
 	} while (now_s() < end);
 	return 0;
 }
@@ -568,7 +568,7 @@ static void test_clean(void)
 	CHECK(e.wqe_counter == idx, "RNR: wqe_counter %u", e.wqe_counter);
 	CHECK(dt >= 2 * 0.00128, "RNR: failed after %.3f ms, before 2 RNR timers",
 	      dt * 1e3);
-	CHECK(ssq_emu_qp_state(c.tb.s[1].qp) == IBV_QPS_ERR, "RNR: QP in ERR");
+	CHECK(emu_qp_state(c.tb.s[1].qp) == IBV_QPS_ERR, "RNR: QP in ERR");
 
 	/* A bad R_Key: REMOTE_ACCESS_ERR, the next WQE flushed. */
 	{
@@ -608,7 +608,7 @@ static void test_clean(void)
 static void test_lossy_and_kill(void)
 {
 	enum { N = 300, MAXOUT = 24 };
-	struct ssq_emu_wire_fault f;
+	struct emu_wire_fault f;
 	struct conn c;
 	struct emu_tb_side *a;
 	struct ssq_cqe e;
@@ -627,10 +627,10 @@ static void test_lossy_and_kill(void)
 		return;
 	}
 	a = &c.tb.s[0];
-	CHECK(ssq_emu_wire_parse_fault(
-	          "drop=0.05,dup=0.05,reorder=0.05,delay=0.05,seed=11", &f) == 0,
+	CHECK(emu_wire_parse_fault("drop=0.05,dup=0.05,reorder=0.05,delay=0.05,seed=11",
+	                           &f) == 0,
 	      "parse fault");
-	CHECK(ssq_emu_wire_set_fault(c.tb.dev, &f) == 0, "set fault");
+	CHECK(emu_wire_set_fault(c.tb.dev, &f) == 0, "set fault");
 	for (k = 0; k < N; k++) {
 		fill(a->mem + LOG_OFF + (size_t)k * 2048, 1500, k);
 		fill(a->mem + RECV_OFF + (size_t)(k % 64) * 4096, 3000, k + 1000);
@@ -666,7 +666,7 @@ static void test_lossy_and_kill(void)
 			}
 			posted++;
 		}
-		ssq_emu_process(c.tb.dev, 1024);
+		emu_process(c.tb.dev, 1024);
 		while (ssq_cq_poll(&a->scq_v, &e, 1) == 1) {
 			check_req(&e, (uint16_t)(first_pi + done), a->qpn, "lossy REQ");
 			done++;
@@ -713,9 +713,9 @@ static void test_lossy_and_kill(void)
 	CHECK(remote_hash(&c, LOG_OFF, (uint64_t)N * 2048 - 548) == h,
 	      "lossy: log bytes");
 	{
-		struct ssq_emu_wire_stats st;
+		struct emu_wire_stats st;
 
-		CHECK(ssq_emu_wire_stats(c.tb.dev, &st) == 0, "stats");
+		CHECK(emu_wire_stats(c.tb.dev, &st) == 0, "stats");
 		printf(
 		    "lossy: %u WQEs in %.2f s; parent sent %llu packets: %llu dropped, "
 		    "%llu duplicated, %llu held, %llu retransmitted, %llu timeouts\n",
@@ -733,7 +733,7 @@ static void test_lossy_and_kill(void)
 	}
 
 	/* The remote host dies: retries run out, then flushes. */
-	CHECK(ssq_emu_wire_set_fault(c.tb.dev, NULL) == 0, "clear fault");
+	CHECK(emu_wire_set_fault(c.tb.dev, NULL) == 0, "clear fault");
 	ret = conn_close(&c, 1);
 	first_pi = a->sq.pi;
 	t0 = now_s();
@@ -757,7 +757,7 @@ static void test_lossy_and_kill(void)
 		      "kill: flush %d: opcode %u syndrome 0x%x wqe_counter %u", i,
 		      e.opcode, e.syndrome, e.wqe_counter);
 	}
-	CHECK(ssq_emu_qp_state(a->qp) == IBV_QPS_ERR, "kill: QP in ERR");
+	CHECK(emu_qp_state(a->qp) == IBV_QPS_ERR, "kill: QP in ERR");
 	printf("kill: TRANSPORT_RETRY_EXC_ERR after %.1f ms (timeout x (retry_cnt + 1) = "
 	       "%.1f ms)\n",
 	       dt * 1e3, bound * 1e3);
@@ -767,34 +767,32 @@ static void test_lossy_and_kill(void)
 /* The API's argument checks. */
 static void test_api(void)
 {
-	struct ssq_emu_wire_fault f;
+	struct emu_wire_fault f;
 	struct emu_tb tb;
 	char addr[64], small[4];
 
-	CHECK(ssq_emu_wire_parse_fault("drop=2", &f) == -EINVAL, "drop=2 refused");
-	CHECK(ssq_emu_wire_parse_fault("bogus=1", &f) == -EINVAL, "bogus refused");
-	CHECK(ssq_emu_wire_parse_fault("dup=0.5,delay_us=10,seed=3", &f) == 0 &&
+	CHECK(emu_wire_parse_fault("drop=2", &f) == -EINVAL, "drop=2 refused");
+	CHECK(emu_wire_parse_fault("bogus=1", &f) == -EINVAL, "bogus refused");
+	CHECK(emu_wire_parse_fault("dup=0.5,delay_us=10,seed=3", &f) == 0 &&
 	          f.dup == 0.5 && f.delay_us == 10 && f.seed == 3,
 	      "parse dup/delay_us/seed");
 	if (host_init(&tb)) {
 		CHECK(0, "api: setup");
 		return;
 	}
-	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, "127.0.0.1:1") == -EINVAL,
+	CHECK(emu_qp_set_remote(tb.s[0].qp, "127.0.0.1:1") == -EINVAL,
 	      "set_remote without a wire");
-	CHECK(ssq_emu_wire_set_fault(tb.dev, NULL) == -EINVAL,
-	      "set_fault without a wire");
-	CHECK(ssq_emu_wire_open(tb.dev, "localhost:0", addr, sizeof(addr)) == -EINVAL,
+	CHECK(emu_wire_set_fault(tb.dev, NULL) == -EINVAL, "set_fault without a wire");
+	CHECK(emu_wire_open(tb.dev, "localhost:0", addr, sizeof(addr)) == -EINVAL,
 	      "bad bind address");
-	CHECK(ssq_emu_wire_open(tb.dev, NULL, small, sizeof(small)) == -ENOSPC,
+	CHECK(emu_wire_open(tb.dev, NULL, small, sizeof(small)) == -ENOSPC,
 	      "small output");
-	CHECK(ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == 0, "open");
+	CHECK(emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == 0, "open");
 	CHECK(!strncmp(addr, "127.0.0.1:", 10) && atoi(addr + 10) > 0, "bound %s", addr);
-	CHECK(ssq_emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == -EEXIST,
-	      "open twice");
-	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, "127.0.0.1") == -EINVAL, "no port");
-	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, addr) == 0, "set_remote");
-	CHECK(ssq_emu_qp_set_remote(tb.s[0].qp, NULL) == 0, "set_remote back to local");
+	CHECK(emu_wire_open(tb.dev, NULL, addr, sizeof(addr)) == -EEXIST, "open twice");
+	CHECK(emu_qp_set_remote(tb.s[0].qp, "127.0.0.1") == -EINVAL, "no port");
+	CHECK(emu_qp_set_remote(tb.s[0].qp, addr) == 0, "set_remote");
+	CHECK(emu_qp_set_remote(tb.s[0].qp, NULL) == 0, "set_remote back to local");
 	emu_tb_fini(&tb);
 }
 

@@ -264,7 +264,7 @@ static struct ssq_ctl *heal_bed(struct emu_tb *tb, struct emu_tb_opts *o, uint32
 	CHECK(ssq_producer_init(&healer, ctl, HEALER_ID, &tb->s[0].sq, &tb->s[0].scq_v,
 	                        (uint32_t)getpid()) == 0,
 	      "healer record");
-	CHECK(ssq_emu_start(tb->dev) == 0, "device thread");
+	CHECK(emu_start(tb->dev) == 0, "device thread");
 	return ctl;
 }
 
@@ -369,7 +369,7 @@ static void stress(void)
 	       (unsigned long long)ctl->reserve);
 	__atomic_store_n(&stop, 2, __ATOMIC_RELEASE); /* the watchdog too */
 	pthread_join(wd, NULL);
-	ssq_emu_stop(tb.dev);
+	emu_stop(tb.dev);
 	emu_tb_fini(&tb);
 	free(ctl);
 }
@@ -508,7 +508,7 @@ static void states(void)
 	      rc, (unsigned long long)ctl->published);
 
 	alarm(0);
-	ssq_emu_stop(tb.dev);
+	emu_stop(tb.dev);
 	emu_tb_fini(&tb);
 	free(ctl);
 	memset(&healer, 0, sizeof(healer));

@@ -64,7 +64,7 @@ int main(void)
 	a.short_len = 0;
 	a.dst = tb.s[1].mem;
 	a.cnt = (uint64_t *)(tb.s[1].mem + (size_t)MAXT * M * CELL);
-	CHECK(ssq_emu_start(tb.dev) == 0, "device thread");
+	CHECK(emu_start(tb.dev) == 0, "device thread");
 
 	for (r = 0; r < sizeof(threads) / sizeof(threads[0]); r++) {
 		uint32_t T = threads[r];
@@ -98,7 +98,7 @@ int main(void)
 			ssq_producer_fini(&w[t].prod);
 		printf("T=%u: %u messages, all exactly once\n", T, T * M);
 	}
-	ssq_emu_stop(tb.dev);
+	emu_stop(tb.dev);
 	emu_tb_fini(&tb);
 	free(ctl);
 	return test_exit("ssq_threads");

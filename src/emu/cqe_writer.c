@@ -12,9 +12,9 @@
  * cannot write, so the QPs that complete into it cannot make progress and
  * go to ERR. Lock held.
  */
-static void cq_overrun(struct ssq_emu_cq *cq)
+static void cq_overrun(struct emu_cq *cq)
 {
-	struct ssq_emu_dev *dev = cq->dev;
+	struct emu_dev *dev = cq->dev;
 	unsigned i;
 
 	__atomic_store_n(&cq->overrun, 1, __ATOMIC_RELAXED);
@@ -25,7 +25,7 @@ static void cq_overrun(struct ssq_emu_cq *cq)
 	if (dev->trace)
 		fprintf(dev->trace, "CQ 0x%x overrun at pi %u\n", cq->cqn, cq->pi);
 	for (i = 0; i < dev->nqp; i++) {
-		struct ssq_emu_qp *qp = dev->qps[i];
+		struct emu_qp *qp = dev->qps[i];
 
 		if (qp && (qp->send_cq == cq || qp->recv_cq == cq) &&
 		    qp->state != IBV_QPS_RESET)
@@ -34,7 +34,7 @@ static void cq_overrun(struct ssq_emu_cq *cq)
 }
 
 /* The slot for the next CQE, or NULL after an overrun. */
-static struct mlx5_cqe64 *cq_slot(struct ssq_emu_cq *cq)
+static struct mlx5_cqe64 *cq_slot(struct emu_cq *cq)
 {
 	uint32_t ci;
 
@@ -54,7 +54,7 @@ static struct mlx5_cqe64 *cq_slot(struct ssq_emu_cq *cq)
 	                             ((size_t)(cq->pi & (cq->cqe_cnt - 1)) << 6));
 }
 
-static void cq_publish(struct ssq_emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode)
+static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode)
 {
 	uint8_t op_own = (uint8_t)(opcode << 4) | ((cq->pi / cq->cqe_cnt) & 1);
 
@@ -65,7 +65,7 @@ static void cq_publish(struct ssq_emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t op
 		emu_trace_cqe(cq, cqe);
 }
 
-int emu_cqe_ok(struct ssq_emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
+int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
                uint32_t byte_cnt, __be32 imm)
 {
 	struct mlx5_cqe64 *cqe = cq_slot(cq);
@@ -82,7 +82,7 @@ int emu_cqe_ok(struct ssq_emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe
 	return 0;
 }
 
-int emu_cqe_err(struct ssq_emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
+int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
                 uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter)
 {
 	struct mlx5_cqe64 *cqe = cq_slot(cq);

@@ -12,10 +12,10 @@ static int is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
-int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr)
+int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 {
-	struct ssq_emu_dev_attr a = { 0 };
-	struct ssq_emu_dev *dev;
+	struct emu_dev_attr a = { 0 };
+	struct emu_dev *dev;
 	int ret;
 
 	if (!devp)
@@ -55,16 +55,16 @@ int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr)
 	return 0;
 }
 
-void ssq_emu_close(struct ssq_emu_dev *dev)
+void emu_close(struct emu_dev *dev)
 {
 	unsigned i;
 
 	if (!dev)
 		return;
 	if (dev->thread_running)
-		ssq_emu_stop(dev);
+		emu_stop(dev);
 	while (dev->pds) {
-		struct ssq_emu_pd *pd = dev->pds;
+		struct emu_pd *pd = dev->pds;
 
 		dev->pds = pd->next;
 		free(pd);
@@ -84,7 +84,7 @@ void ssq_emu_close(struct ssq_emu_dev *dev)
 	free(dev);
 }
 
-int ssq_emu_set_mode(struct ssq_emu_dev *dev, enum ssq_emu_mode mode)
+int emu_set_mode(struct emu_dev *dev, enum emu_mode mode)
 {
 	if (!dev || (mode != SSQ_EMU_FULL && mode != SSQ_EMU_SINK))
 		return -EINVAL;
@@ -94,7 +94,7 @@ int ssq_emu_set_mode(struct ssq_emu_dev *dev, enum ssq_emu_mode mode)
 	return 0;
 }
 
-int ssq_emu_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_fault *f)
+int emu_set_fault(struct emu_dev *dev, const struct emu_fault *f)
 {
 	if (!dev)
 		return -EINVAL;
@@ -108,7 +108,7 @@ int ssq_emu_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_fault *f)
 	return 0;
 }
 
-int ssq_emu_stall(struct ssq_emu_dev *dev, int on)
+int emu_stall(struct emu_dev *dev, int on)
 {
 	if (!dev)
 		return -EINVAL;
@@ -118,7 +118,7 @@ int ssq_emu_stall(struct ssq_emu_dev *dev, int on)
 	return 0;
 }
 
-unsigned ssq_emu_dev_errors(struct ssq_emu_dev *dev)
+unsigned emu_dev_errors(struct emu_dev *dev)
 {
 	unsigned n;
 
@@ -132,9 +132,9 @@ unsigned ssq_emu_dev_errors(struct ssq_emu_dev *dev)
 
 /* ---- PDs and MRs ---- */
 
-int ssq_emu_alloc_pd(struct ssq_emu_dev *dev, struct ssq_emu_pd **pdp)
+int emu_alloc_pd(struct emu_dev *dev, struct emu_pd **pdp)
 {
-	struct ssq_emu_pd *pd;
+	struct emu_pd *pd;
 
 	if (!dev || !pdp)
 		return -EINVAL;
@@ -152,9 +152,9 @@ int ssq_emu_alloc_pd(struct ssq_emu_dev *dev, struct ssq_emu_pd **pdp)
 	return 0;
 }
 
-int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd)
+int emu_dealloc_pd(struct emu_pd *pd)
 {
-	struct ssq_emu_dev *dev;
+	struct emu_dev *dev;
 
 	if (!pd)
 		return -EINVAL;
@@ -179,11 +179,11 @@ int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd)
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
-int ssq_emu_reg_mr(struct ssq_emu_pd *pd, void *addr, size_t len, uint64_t iova,
-                   int access, struct ssq_emu_mr **mrp, uint32_t *key)
+int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+               struct emu_mr **mrp, uint32_t *key)
 {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_mr *mr;
+	struct emu_dev *dev;
+	struct emu_mr *mr;
 	unsigned i;
 
 	if (!pd || !addr || !len || !mrp || !key || iova + len - 1 < iova)
@@ -226,9 +226,9 @@ int ssq_emu_reg_mr(struct ssq_emu_pd *pd, void *addr, size_t len, uint64_t iova,
 	return 0;
 }
 
-int ssq_emu_dereg_mr(struct ssq_emu_mr *mr)
+int emu_dereg_mr(struct emu_mr *mr)
 {
-	struct ssq_emu_dev *dev;
+	struct emu_dev *dev;
 
 	if (!mr)
 		return -EINVAL;
@@ -243,10 +243,10 @@ int ssq_emu_dereg_mr(struct ssq_emu_mr *mr)
 
 /* ---- CQs ---- */
 
-int ssq_emu_create_cq(struct ssq_emu_dev *dev, const struct ssq_emu_cq_attr *attr,
-                      struct ssq_emu_cq **cqp, struct mlx5dv_cq *dv)
+int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
+                  struct emu_cq **cqp, struct mlx5dv_cq *dv)
 {
-	struct ssq_emu_cq *cq;
+	struct emu_cq *cq;
 	uint32_t i;
 
 	if (!dev || !attr || !cqp || !dv || !attr->buf || !attr->dbrec)
@@ -290,9 +290,9 @@ int ssq_emu_create_cq(struct ssq_emu_dev *dev, const struct ssq_emu_cq_attr *att
 	return 0;
 }
 
-int ssq_emu_destroy_cq(struct ssq_emu_cq *cq)
+int emu_destroy_cq(struct emu_cq *cq)
 {
-	struct ssq_emu_dev *dev;
+	struct emu_dev *dev;
 
 	if (!cq)
 		return -EINVAL;
@@ -308,7 +308,7 @@ int ssq_emu_destroy_cq(struct ssq_emu_cq *cq)
 	return 0;
 }
 
-int ssq_emu_cq_error(struct ssq_emu_cq *cq)
+int emu_cq_error(struct emu_cq *cq)
 {
 	if (!cq)
 		return -EINVAL;
@@ -317,11 +317,11 @@ int ssq_emu_cq_error(struct ssq_emu_cq *cq)
 
 /* ---- SRQs ---- */
 
-int ssq_emu_create_srq(struct ssq_emu_pd *pd, const struct ssq_emu_srq_attr *attr,
-                       struct ssq_emu_srq **srqp, struct mlx5dv_srq *dv)
+int emu_create_srq(struct emu_pd *pd, const struct emu_srq_attr *attr,
+                   struct emu_srq **srqp, struct mlx5dv_srq *dv)
 {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_srq *srq;
+	struct emu_dev *dev;
+	struct emu_srq *srq;
 	struct ssq_srq link;
 	uint32_t i;
 
@@ -370,9 +370,9 @@ int ssq_emu_create_srq(struct ssq_emu_pd *pd, const struct ssq_emu_srq_attr *att
 	return 0;
 }
 
-int ssq_emu_destroy_srq(struct ssq_emu_srq *srq)
+int emu_destroy_srq(struct emu_srq *srq)
 {
-	struct ssq_emu_dev *dev;
+	struct emu_dev *dev;
 
 	if (!srq)
 		return -EINVAL;
@@ -391,16 +391,16 @@ int ssq_emu_destroy_srq(struct ssq_emu_srq *srq)
 
 /* ---- QPs ---- */
 
-struct ssq_emu_qp *emu_qp_by_qpn(struct ssq_emu_dev *dev, uint32_t qpn)
+struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
 {
 	uint32_t i = qpn - SSQ_EMU_QPN_BASE;
 
 	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
 }
 
-static int qp_attr_ok(const struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *a)
+static int qp_attr_ok(const struct emu_pd *pd, const struct emu_qp_attr *a)
 {
-	struct ssq_emu_dev *dev = pd->dev;
+	struct emu_dev *dev = pd->dev;
 
 	if (!a->send_cq || !a->recv_cq || !a->sq_buf || !a->dbrec)
 		return 0;
@@ -415,11 +415,11 @@ static int qp_attr_ok(const struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr 
 	       a->rq_stride <= EMU_MAX_RECV_STRIDE;
 }
 
-int ssq_emu_create_qp(struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *attr,
-                      struct ssq_emu_qp **qpp, struct mlx5dv_qp *dv, uint32_t *qpn)
+int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_qp **qpp,
+                  struct mlx5dv_qp *dv, uint32_t *qpn)
 {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_qp *qp;
+	struct emu_dev *dev;
+	struct emu_qp *qp;
 	struct mlx5dv_qp d;
 	unsigned i;
 
@@ -487,9 +487,9 @@ int ssq_emu_create_qp(struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *attr,
 	return 0;
 }
 
-int ssq_emu_destroy_qp(struct ssq_emu_qp *qp)
+int emu_destroy_qp(struct emu_qp *qp)
 {
-	struct ssq_emu_dev *dev;
+	struct emu_dev *dev;
 
 	if (!qp)
 		return -EINVAL;
@@ -509,7 +509,7 @@ int ssq_emu_destroy_qp(struct ssq_emu_qp *qp)
 	return 0;
 }
 
-enum ibv_qp_state ssq_emu_qp_state(struct ssq_emu_qp *qp)
+enum ibv_qp_state emu_qp_state(struct emu_qp *qp)
 {
 	enum ibv_qp_state s;
 

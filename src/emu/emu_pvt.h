@@ -10,16 +10,16 @@
 #include <time.h>
 #include <pthread.h>
 #include <ssq/ssq.h>
-#include <ssq/emu.h>
+#include "emu/emu.h"
 
-struct ssq_emu_pd {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_pd *next, *prev; /* the device's list, freed at close */
-	unsigned users;                 /* MRs, QPs, SRQs */
+struct emu_pd {
+	struct emu_dev *dev;
+	struct emu_pd *next, *prev; /* the device's list, freed at close */
+	unsigned users;             /* MRs, QPs, SRQs */
 };
 
-struct ssq_emu_mr {
-	struct ssq_emu_pd *pd;
+struct emu_mr {
+	struct emu_pd *pd;
 	uint8_t *addr; /* host address of iova */
 	uint64_t iova;
 	uint64_t len;
@@ -27,19 +27,19 @@ struct ssq_emu_mr {
 	int access;
 };
 
-struct ssq_emu_cq {
-	struct ssq_emu_dev *dev;
+struct emu_cq {
+	struct emu_dev *dev;
 	uint8_t *buf;
 	__be32 *dbrec;
 	uint32_t cqe_cnt;
 	uint32_t cqn;
 	uint32_t pi;    /* CQEs written, free-running */
 	unsigned users; /* QPs */
-	int overrun;    /* sticky; read by ssq_emu_cq_error() */
+	int overrun;    /* sticky; read by emu_cq_error() */
 };
 
-struct ssq_emu_srq {
-	struct ssq_emu_pd *pd;
+struct emu_srq {
+	struct emu_pd *pd;
 	uint8_t *buf;
 	__be32 *dbrec;
 	uint32_t wqe_cnt;
@@ -50,11 +50,11 @@ struct ssq_emu_srq {
 	unsigned users; /* QPs */
 };
 
-struct ssq_emu_qp {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_pd *pd;
-	struct ssq_emu_cq *send_cq, *recv_cq;
-	struct ssq_emu_srq *srq;
+struct emu_qp {
+	struct emu_dev *dev;
+	struct emu_pd *pd;
+	struct emu_cq *send_cq, *recv_cq;
+	struct emu_srq *srq;
 	struct ssq_sq sq; /* the device's view: buf, buf_end, wqe_cnt, qpn */
 	__be32 *dbrec;
 	uint8_t *rq_buf;
@@ -85,10 +85,10 @@ struct ssq_emu_qp {
 	struct emu_wire_qp *wire; /* the peer is remote (wire_pvt.h); NULL: here */
 };
 
-struct ssq_emu_dev {
+struct emu_dev {
 	pthread_mutex_t lock; /* one process() call, or one object/mode call */
-	enum ssq_emu_mode mode;
-	struct ssq_emu_fault fault;
+	enum emu_mode mode;
+	struct emu_fault fault;
 	uint32_t stream_poll_ns; /* the device thread's wait while streaming */
 	uint64_t wqe_seq;        /* WQEs executed since the fault was set */
 	int fault_hit;           /* the WQE failing now is the injected one */
@@ -101,14 +101,14 @@ struct ssq_emu_dev {
 	int thread_running;
 	int stop; /* __atomic: the thread's stop request */
 
-	unsigned nqp;                              /* highest QP slot used + 1 */
-	struct ssq_emu_qp *qps[SSQ_EMU_MAX_QP];    /* by QPN - base */
-	struct ssq_emu_cq *cqs[SSQ_EMU_MAX_CQ];    /* by CQN */
-	struct ssq_emu_srq *srqs[SSQ_EMU_MAX_SRQ]; /* by SRQN */
-	struct ssq_emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
+	unsigned nqp;                          /* highest QP slot used + 1 */
+	struct emu_qp *qps[SSQ_EMU_MAX_QP];    /* by QPN - base */
+	struct emu_cq *cqs[SSQ_EMU_MAX_CQ];    /* by CQN */
+	struct emu_srq *srqs[SSQ_EMU_MAX_SRQ]; /* by SRQN */
+	struct emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
 	uint8_t mr_tag;
-	struct ssq_emu_pd *pds; /* list head */
-	struct emu_wire *wire;  /* the UDP wire (wire_pvt.h); NULL: none */
+	struct emu_pd *pds;    /* list head */
+	struct emu_wire *wire; /* the UDP wire (wire_pvt.h); NULL: none */
 };
 
 /* A gather or scatter list resolved to host memory. */
@@ -126,13 +126,13 @@ struct emu_sg {
 #define EMU_MAX_RECV_STRIDE (EMU_MAX_SG * 16)
 
 /* ---- device.c ---- */
-struct ssq_emu_qp *emu_qp_by_qpn(struct ssq_emu_dev *dev, uint32_t qpn);
+struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn);
 
 /* MR lookup by key index; NULL unless @key names a live MR of @pd. */
-static inline struct ssq_emu_mr *emu_mr_get(struct ssq_emu_dev *dev,
-                                            const struct ssq_emu_pd *pd, uint32_t key)
+static inline struct emu_mr *emu_mr_get(struct emu_dev *dev, const struct emu_pd *pd,
+                                        uint32_t key)
 {
-	struct ssq_emu_mr *mr;
+	struct emu_mr *mr;
 
 	if (ssq_unlikely((key >> 8) >= SSQ_EMU_MAX_MR))
 		return NULL;
@@ -152,8 +152,7 @@ static inline uint64_t emu_now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static inline uint8_t *emu_mr_ptr(const struct ssq_emu_mr *mr, uint64_t iova,
-                                  uint64_t len)
+static inline uint8_t *emu_mr_ptr(const struct emu_mr *mr, uint64_t iova, uint64_t len)
 {
 	if (ssq_unlikely(iova < mr->iova || len > mr->len ||
 	                 iova - mr->iova > mr->len - len))
@@ -163,55 +162,53 @@ static inline uint8_t *emu_mr_ptr(const struct ssq_emu_mr *mr, uint64_t iova,
 
 /* ---- qp_state.c ---- */
 /* Move to ERR (flushing starts on the next process()); lock held. */
-void emu_qp_to_err(struct ssq_emu_qp *qp);
+void emu_qp_to_err(struct emu_qp *qp);
 
 /* ---- cqe_writer.c ---- */
 /*
  * Write one successful CQE. Returns 0, or -EOVERFLOW when @cq overran (the
  * CQE is dropped and the CQ's QPs moved to ERR).
  */
-int emu_cqe_ok(struct ssq_emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
+int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
                uint32_t byte_cnt, __be32 imm);
 /* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_ok(). */
-int emu_cqe_err(struct ssq_emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
+int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
                 uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter);
 
 /* ---- execute.c ---- */
 /* Run one QP's send queue for up to @budget WQEs; returns how many. */
-unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget);
+unsigned emu_sq_run(struct emu_qp *qp, unsigned budget);
 
 /* The next receive WQE of @qp's RQ or SRQ (execute.c): 0, or 1 if none. */
-int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe, unsigned *nseg,
-                uint16_t *idx);
+int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe, unsigned *nseg, uint16_t *idx);
 /* Flush one QP in ERR: its SQ WQEs and its RQ's receive WQEs. */
-unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget);
+unsigned emu_qp_flush(struct emu_qp *qp, unsigned budget);
 
 /* ---- fault.c ---- */
 /* Read SSQ_EMU_* into @attr. Returns 0 or -EINVAL with a message. */
-int emu_env_apply(struct ssq_emu_dev_attr *attr);
+int emu_env_apply(struct emu_dev_attr *attr);
 
 /* ---- wire.c: hooks, each a no-op without a wire; lock held ---- */
 /* Receive and dispatch the datagrams waiting; returns packets handled. */
-unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget);
+unsigned emu_wire_rx(struct emu_dev *dev, unsigned budget);
 /* Send due held packets and pending ACKs. */
-void emu_wire_tx(struct ssq_emu_dev *dev);
+void emu_wire_tx(struct emu_dev *dev);
 /* QP @qp moved from @cur to @next (modify_qp or to ERR). */
-void emu_wire_qp_state(struct ssq_emu_qp *qp, enum ibv_qp_state cur,
-                       enum ibv_qp_state next);
-void emu_wire_qp_free(struct ssq_emu_qp *qp);
-void emu_wire_close(struct ssq_emu_dev *dev);
+void emu_wire_qp_state(struct emu_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state next);
+void emu_wire_qp_free(struct emu_qp *qp);
+void emu_wire_close(struct emu_dev *dev);
 /* The wire's UDP socket, or -1 without a wire (lock held). */
-int emu_wire_fd(const struct ssq_emu_dev *dev);
+int emu_wire_fd(const struct emu_dev *dev);
 /* The SQ of a QP with a remote peer (wire_req.c). */
-unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget);
+unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget);
 
 /* ---- trace.c ---- */
-void emu_trace_wqe(struct ssq_emu_qp *qp, uint32_t pi, const char *what);
-void emu_trace_cqe(struct ssq_emu_cq *cq, const struct mlx5_cqe64 *cqe);
-void emu_trace_recv(struct ssq_emu_qp *qp, const void *wqe, uint32_t len, uint32_t idx);
+void emu_trace_wqe(struct emu_qp *qp, uint32_t pi, const char *what);
+void emu_trace_cqe(struct emu_cq *cq, const struct mlx5_cqe64 *cqe);
+void emu_trace_recv(struct emu_qp *qp, const void *wqe, uint32_t len, uint32_t idx);
 /* A device error: a line and a dump of the WQE at the consumer, on stderr
  * and in the trace. */
-void emu_dev_error(struct ssq_emu_qp *qp, const char *fmt, ...)
+void emu_dev_error(struct emu_qp *qp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif /* SSQ_EMU_PVT_H */

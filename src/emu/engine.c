@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device's progress: ssq_emu_process(), one bounded step over all QPs
+ * The device's progress: emu_process(), one bounded step over all QPs
  * that tests and benchmarks call directly, and the device thread that
  * calls the same step in a polling loop (the daemon hosts it).
  */
@@ -39,7 +39,7 @@ static void stream_wait(uint32_t ns)
 
 /* One step; lock held. QPs are visited round-robin from dev->rr so a busy
  * low-numbered QP cannot starve the others under a small budget. */
-static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
+static unsigned process_locked(struct emu_dev *dev, unsigned budget)
 {
 	unsigned n = 0, k, nqp = dev->nqp, start, rx;
 
@@ -52,7 +52,7 @@ static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
 	start = dev->rr < nqp ? dev->rr : 0;
 	for (k = 0; k < nqp && n < budget; k++) {
 		unsigned i = start + k < nqp ? start + k : start + k - nqp;
-		struct ssq_emu_qp *qp = dev->qps[i];
+		struct emu_qp *qp = dev->qps[i];
 
 		if (!qp)
 			continue;
@@ -68,7 +68,7 @@ static unsigned process_locked(struct ssq_emu_dev *dev, unsigned budget)
 	return n + rx;
 }
 
-int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
+int emu_process(struct emu_dev *dev, unsigned budget)
 {
 	int n;
 
@@ -95,7 +95,7 @@ int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget)
  */
 static void *device_thread(void *arg)
 {
-	struct ssq_emu_dev *dev = arg;
+	struct emu_dev *dev = arg;
 	unsigned idle = 0, streak = 0;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
@@ -141,7 +141,7 @@ static void *device_thread(void *arg)
 	return NULL;
 }
 
-int ssq_emu_start(struct ssq_emu_dev *dev)
+int emu_start(struct emu_dev *dev)
 {
 	int ret;
 
@@ -160,7 +160,7 @@ int ssq_emu_start(struct ssq_emu_dev *dev)
 	return -ret;
 }
 
-int ssq_emu_stop(struct ssq_emu_dev *dev)
+int emu_stop(struct emu_dev *dev)
 {
 	if (!dev)
 		return -EINVAL;

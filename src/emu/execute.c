@@ -17,7 +17,7 @@ enum {
 
 /* The 16-byte segment @i units after the control segment at ring offset
  * @off; a WQE near the ring end continues at WQEBB 0, as the NIC reads it. */
-static inline uint8_t *wqe_seg(const struct ssq_emu_qp *qp, size_t off, unsigned i)
+static inline uint8_t *wqe_seg(const struct emu_qp *qp, size_t off, unsigned i)
 {
 	size_t ring = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
 
@@ -31,10 +31,10 @@ static inline uint8_t *wqe_seg(const struct ssq_emu_qp *qp, size_t off, unsigned
  * (READ and atomic results) and needs IBV_ACCESS_LOCAL_WRITE.
  * Returns the piece count, or -syndrome.
  */
-static int sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsigned ds,
+static int sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds,
                  int write, struct emu_sg *sg, uint64_t *total)
 {
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	size_t ring = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
 	unsigned i = first;
 	int n = 0;
@@ -76,7 +76,7 @@ static int sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsign
 			/* PRM: a byte_count of 0 in a send data segment means 2 GiB
 			 * (libmlx5 never posts one: it skips empty SGEs). */
 			uint64_t len = bc ? bc : 1ull << 31;
-			struct ssq_emu_mr *mr = emu_mr_get(dev, qp->pd, lkey);
+			struct emu_mr *mr = emu_mr_get(dev, qp->pd, lkey);
 
 			if (!mr || (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
 				return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
@@ -101,7 +101,7 @@ static int sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsign
  * MLX5_INVALID_LKEY ends the list early. Returns the piece count or
  * -syndrome (LOCAL_PROT_ERR) for the responder.
  */
-static int rq_sg(const struct ssq_emu_qp *peer, const uint8_t *wqe, unsigned nseg,
+static int rq_sg(const struct emu_qp *peer, const uint8_t *wqe, unsigned nseg,
                  struct emu_sg *sg, uint64_t *cap)
 {
 	const struct mlx5_wqe_data_seg *d = (const struct mlx5_wqe_data_seg *)wqe;
@@ -111,7 +111,7 @@ static int rq_sg(const struct ssq_emu_qp *peer, const uint8_t *wqe, unsigned nse
 	*cap = 0;
 	for (i = 0; i < nseg; i++) {
 		uint32_t lkey = be32toh(d[i].lkey), len = be32toh(d[i].byte_count);
-		struct ssq_emu_mr *mr;
+		struct emu_mr *mr;
 
 		if (lkey == MLX5_INVALID_LKEY)
 			break;
@@ -159,9 +159,9 @@ static void sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t
 
 /* The responder QP at the other end, or NULL when no packet would reach
  * one that accepts it (the requester then runs out of transport retries). */
-static struct ssq_emu_qp *peer_of(const struct ssq_emu_qp *qp)
+static struct emu_qp *peer_of(const struct emu_qp *qp)
 {
-	struct ssq_emu_qp *peer = emu_qp_by_qpn(qp->dev, qp->dest_qpn);
+	struct emu_qp *peer = emu_qp_by_qpn(qp->dev, qp->dest_qpn);
 
 	if (!peer || peer->dest_qpn != qp->qpn)
 		return NULL;
@@ -175,7 +175,7 @@ static struct ssq_emu_qp *peer_of(const struct ssq_emu_qp *qp)
  * receive WQE it consumed (if any) with @syndrome, and its QP goes to ERR,
  * as the IB responder does on an invalid request or access violation.
  */
-static void responder_fail(struct ssq_emu_qp *peer, int have_wqe, uint8_t syndrome,
+static void responder_fail(struct emu_qp *peer, int have_wqe, uint8_t syndrome,
                            uint16_t idx)
 {
 	if (have_wqe)
@@ -185,10 +185,10 @@ static void responder_fail(struct ssq_emu_qp *peer, int have_wqe, uint8_t syndro
 }
 
 /* The remote range [@raddr, +@len) under @rkey at @peer with @need access. */
-static uint8_t *remote_ptr(struct ssq_emu_qp *peer, uint64_t raddr, uint32_t rkey,
+static uint8_t *remote_ptr(struct emu_qp *peer, uint64_t raddr, uint32_t rkey,
                            uint64_t len, int need)
 {
-	struct ssq_emu_mr *mr = emu_mr_get(peer->dev, peer->pd, rkey);
+	struct emu_mr *mr = emu_mr_get(peer->dev, peer->pd, rkey);
 
 	if (!mr || (mr->access & need) != need || (peer->access & need) != need)
 		return NULL;
@@ -202,7 +202,7 @@ static uint8_t *remote_ptr(struct ssq_emu_qp *peer, uint64_t raddr, uint32_t rke
  * 1 when none is posted (receiver not ready). Shared by the in-device
  * responder and the wire's.
  */
-int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_out,
+int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_out,
                 uint16_t *idx_out)
 {
 	const uint8_t *wqe;
@@ -210,7 +210,7 @@ int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_o
 	uint16_t idx;
 
 	if (qp->srq) {
-		struct ssq_emu_srq *srq = qp->srq;
+		struct emu_srq *srq = qp->srq;
 		/* A1: pairs with ssq_srq_ring's release of the receive WQEs. */
 		uint16_t dbr =
 		    (uint16_t)be32toh(__atomic_load_n(srq->dbrec, __ATOMIC_ACQUIRE));
@@ -254,10 +254,10 @@ int emu_rq_take(struct ssq_emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_o
  * buffers) and complete it. Returns EX_OK, EX_RNR_WAIT or a requester
  * syndrome.
  */
-static int recv_one(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer,
-                    const struct emu_sg *src, uint64_t len, uint8_t cqe_op, __be32 imm)
+static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg *src,
+                    uint64_t len, uint8_t cqe_op, __be32 imm)
 {
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	struct emu_sg dst[EMU_MAX_SG];
 	const uint8_t *wqe;
 	unsigned nseg;
@@ -285,8 +285,8 @@ static int recv_one(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer,
 }
 
 /* RDMA WRITE (with or without immediate) to the peer's memory. */
-static int do_write(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
-                    unsigned ds, int with_imm, __be32 imm)
+static int do_write(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned ds,
+                    int with_imm, __be32 imm)
 {
 	const struct mlx5_wqe_raddr_seg *r =
 	    (const struct mlx5_wqe_raddr_seg *)wqe_seg(qp, off, 1);
@@ -299,7 +299,7 @@ static int do_write(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
 		return -n;
 	if (with_imm) {
 		/* The responder must have a receive WQE before data may land. */
-		struct ssq_emu_srq *srq = peer->srq;
+		struct emu_srq *srq = peer->srq;
 		uint16_t dbr, cc;
 
 		if (srq) {
@@ -331,8 +331,8 @@ static int do_write(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
 }
 
 /* RDMA READ from the peer's memory into the local scatter list. */
-static int do_read(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
-                   unsigned ds, uint32_t *byte_cnt)
+static int do_read(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned ds,
+                   uint32_t *byte_cnt)
 {
 	const struct mlx5_wqe_raddr_seg *r =
 	    (const struct mlx5_wqe_raddr_seg *)wqe_seg(qp, off, 1);
@@ -362,8 +362,8 @@ static int do_read(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
 }
 
 /* ATOMIC_CS / ATOMIC_FA: ctrl, raddr, atomic, one 8-byte data segment. */
-static int do_atomic(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
-                     uint8_t opcode, uint32_t *byte_cnt)
+static int do_atomic(struct emu_qp *qp, struct emu_qp *peer, size_t off, uint8_t opcode,
+                     uint32_t *byte_cnt)
 {
 	const struct mlx5_wqe_raddr_seg *r =
 	    (const struct mlx5_wqe_raddr_seg *)wqe_seg(qp, off, 1);
@@ -419,17 +419,17 @@ static int do_atomic(struct ssq_emu_qp *qp, struct ssq_emu_qp *peer, size_t off,
  * EX_RNR_WAIT or a syndrome; *@wqebbs gets the WQE's size and *@byte_cnt the
  * requester CQE's byte count.
  */
-static int exec_wqe(struct ssq_emu_qp *qp, uint32_t avail, unsigned *wqebbs,
+static int exec_wqe(struct emu_qp *qp, uint32_t avail, unsigned *wqebbs,
                     uint32_t *byte_cnt)
 {
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	const struct mlx5_wqe_ctrl_seg *ctrl =
 	    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, qp->sq_cc);
 	uint32_t w0 = be32toh(ctrl->opmod_idx_opcode), w1 = be32toh(ctrl->qpn_ds);
 	size_t off = (size_t)((const uint8_t *)ctrl - qp->sq.buf);
 	unsigned ds = w1 & 0x3f;
 	uint8_t opcode = w0 & 0xff;
-	struct ssq_emu_qp *peer;
+	struct emu_qp *peer;
 	struct emu_sg src[EMU_MAX_SG];
 	uint64_t total;
 	int n;
@@ -505,7 +505,7 @@ static int exec_wqe(struct ssq_emu_qp *qp, uint32_t avail, unsigned *wqebbs,
  * carry this QP's number and name a WQE the DBR has posted.
  * Returns 0, or -1 for a doorbell of another QP.
  */
-static int sq_uar(struct ssq_emu_qp *qp, uint16_t *idx_out, int *rung)
+static int sq_uar(struct emu_qp *qp, uint16_t *idx_out, int *rung)
 {
 	unsigned h;
 
@@ -538,14 +538,14 @@ static int sq_uar(struct ssq_emu_qp *qp, uint16_t *idx_out, int *rung)
  * The RNR NAK timer the responder advertises, from its min_rnr_timer code
  * (IB spec table 45, in units of 10 us; code 0 means 655.36 ms).
  */
-static uint64_t rnr_timer_ns(const struct ssq_emu_qp *qp)
+static uint64_t rnr_timer_ns(const struct emu_qp *qp)
 {
 	static const uint16_t ten_us[32] = { 65535, 1,     2,     3,    4,    6,    8,
 		                             12,    16,    24,    32,   48,   64,   96,
 		                             128,   192,   256,   384,  512,  768,  1024,
 		                             1536,  2048,  3072,  4096, 6144, 8192, 12288,
 		                             16384, 24576, 32768, 49152 };
-	const struct ssq_emu_qp *peer = peer_of(qp);
+	const struct emu_qp *peer = peer_of(qp);
 	uint8_t code = peer ? peer->min_rnr_timer : qp->min_rnr_timer;
 
 	return (uint64_t)(code & 31 ? ten_us[code & 31] : 65536) * 10000;
@@ -555,7 +555,7 @@ static uint64_t rnr_timer_ns(const struct ssq_emu_qp *qp)
  * The send doorbell record, checked: returns 0 and the DBR, or -1 after a
  * device error (QP to ERR, SQ frozen until RESET).
  */
-static int sq_dbr(struct ssq_emu_qp *qp, uint16_t *out)
+static int sq_dbr(struct emu_qp *qp, uint16_t *out)
 {
 	uint16_t dbr, cc = (uint16_t)qp->sq_cc, db_idx = 0;
 	int rung = 0;
@@ -611,9 +611,9 @@ bad:
 /* WQEBBs the device asks for ahead of the one it executes. */
 #define PREFETCH_WQEBBS 8u
 
-unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
+unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 {
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	unsigned n = 0, wqebbs, i;
 	uint32_t byte_cnt;
 	uint16_t dbr;
@@ -691,9 +691,9 @@ unsigned emu_sq_run(struct ssq_emu_qp *qp, unsigned budget)
 	return n;
 }
 
-unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget)
+unsigned emu_qp_flush(struct emu_qp *qp, unsigned budget)
 {
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	unsigned n = 0;
 	uint16_t dbr;
 
@@ -733,20 +733,20 @@ unsigned emu_qp_flush(struct ssq_emu_qp *qp, unsigned budget)
 }
 
 /* The resolvers above, for the wire (wire_req.c, wire_resp.c). */
-int emu_sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsigned ds,
-              int write, struct emu_sg *sg, uint64_t *total)
+int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
+              struct emu_sg *sg, uint64_t *total)
 {
 	return sq_sg(qp, off, first, ds, write, sg, total);
 }
 
-int emu_rq_sg(const struct ssq_emu_qp *qp, const uint8_t *wqe, unsigned nseg,
+int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
               struct emu_sg *sg, uint64_t *cap)
 {
 	return rq_sg(qp, wqe, nseg, sg, cap);
 }
 
-uint8_t *emu_remote_ptr(struct ssq_emu_qp *qp, uint64_t raddr, uint32_t rkey,
-                        uint64_t len, int need)
+uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                        int need)
 {
 	return remote_ptr(qp, raddr, rkey, len, need);
 }

@@ -41,7 +41,7 @@ static int bad(const char *var, const char *full, const char *why, const char *i
 	return -EINVAL;
 }
 
-int ssq_emu_parse_fault(const char *s, struct ssq_emu_fault *f)
+int emu_parse_fault(const char *s, struct emu_fault *f)
 {
 	const char *p = s;
 
@@ -94,7 +94,7 @@ int ssq_emu_parse_fault(const char *s, struct ssq_emu_fault *f)
 	return 0;
 }
 
-int emu_env_apply(struct ssq_emu_dev_attr *attr)
+int emu_env_apply(struct emu_dev_attr *attr)
 {
 	const char *mode = getenv("SSQ_EMU_MODE");
 	const char *fault = getenv("SSQ_EMU_FAULT");
@@ -112,7 +112,7 @@ int emu_env_apply(struct ssq_emu_dev_attr *attr)
 			           mode, strlen(mode));
 	}
 	if (fault) {
-		ret = ssq_emu_parse_fault(fault, &attr->fault);
+		ret = emu_parse_fault(fault, &attr->fault);
 		if (ret)
 			return ret;
 	}

@@ -113,7 +113,7 @@ static int values_ok(const struct ibv_qp_attr *a, int mask)
 	return 1;
 }
 
-void emu_qp_to_err(struct ssq_emu_qp *qp)
+void emu_qp_to_err(struct emu_qp *qp)
 {
 	emu_wire_qp_state(qp, qp->state, IBV_QPS_ERR);
 	qp->state = IBV_QPS_ERR;
@@ -126,7 +126,7 @@ void emu_qp_to_err(struct ssq_emu_qp *qp)
  * 0 when a QP goes to RESET; the device forgets its consumers too, so both
  * sides start again at WQE index 0.
  */
-static void qp_reset(struct ssq_emu_qp *qp)
+static void qp_reset(struct emu_qp *qp)
 {
 	__atomic_store_n(&qp->dbrec[MLX5_RCV_DBR], 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&qp->dbrec[MLX5_SND_DBR], 0, __ATOMIC_RELAXED);
@@ -139,8 +139,7 @@ static void qp_reset(struct ssq_emu_qp *qp)
 	qp->db_pending = 0;
 }
 
-int ssq_emu_modify_qp(struct ssq_emu_qp *qp, const struct ibv_qp_attr *attr,
-                      int attr_mask)
+int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask)
 {
 	enum ibv_qp_state cur, next;
 	int ret = -EINVAL;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <ssq/ssq.h>
-#include <ssq/emu.h>
+#include "emu/emu.h"
 
 struct emu_tb_opts {
 	uint32_t sq_cnt;   /* WQEBBs per SQ (default 256) */
@@ -24,17 +24,17 @@ struct emu_tb_opts {
 	uint8_t rnr_retry; /* default 0 */
 	int srq;           /* side 1 receives through an SRQ */
 	int shared;        /* every buffer MAP_SHARED: a fork()ed child may post */
-	const struct ssq_emu_dev_attr *dev_attr; /* NULL: ignore the env, full */
+	const struct emu_dev_attr *dev_attr; /* NULL: ignore the env, full */
 };
 
 struct emu_tb_side {
-	struct ssq_emu_qp *qp;
+	struct emu_qp *qp;
 	uint32_t qpn;
-	struct ssq_emu_cq *scq, *rcq;
+	struct emu_cq *scq, *rcq;
 	struct ssq_sq sq;
 	struct ssq_cq scq_v, rcq_v;
 	struct ssq_rq rq;
-	struct ssq_emu_mr *mr;
+	struct emu_mr *mr;
 	uint32_t key;
 	uint64_t iova; /* of mem[0] */
 	uint8_t *mem;
@@ -45,10 +45,10 @@ struct emu_tb_side {
 };
 
 struct emu_tb {
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_pd *pd;
+	struct emu_dev *dev;
+	struct emu_pd *pd;
 	struct emu_tb_side s[2];
-	struct ssq_emu_srq *srq;
+	struct emu_srq *srq;
 	struct ssq_srq srq_v;
 	void *srq_buf;
 	__be32 *srq_db;
@@ -79,8 +79,8 @@ static inline void *emu_tb_alloc(struct emu_tb_side *s, size_t len)
 static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 {
 	struct emu_tb_side *s = &tb->s[i];
-	struct ssq_emu_cq_attr ca;
-	struct ssq_emu_qp_attr qa;
+	struct emu_cq_attr ca;
+	struct emu_qp_attr qa;
 	struct mlx5dv_cq dcq;
 	struct mlx5dv_qp dqp;
 	__be32 *dbs;
@@ -93,8 +93,8 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 	if (!dbs || !s->mem)
 		return -ENOMEM;
 	s->iova = 0x10000000ull * (uint64_t)(i + 1);
-	ret = ssq_emu_reg_mr(tb->pd, s->mem, tb->o.mem_len, s->iova, tb->o.access, &s->mr,
-	                     &s->key);
+	ret = emu_reg_mr(tb->pd, s->mem, tb->o.mem_len, s->iova, tb->o.access, &s->mr,
+	                 &s->key);
 	if (ret)
 		return ret;
 	ca.cqe_cnt = tb->o.cq_cnt;
@@ -102,14 +102,14 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 	ca.dbrec = dbs + 2;
 	if (!ca.buf)
 		return -ENOMEM;
-	ret = ssq_emu_create_cq(tb->dev, &ca, &s->scq, &dcq);
+	ret = emu_create_cq(tb->dev, &ca, &s->scq, &dcq);
 	if (ret || (ret = ssq_cq_init(&s->scq_v, &dcq)))
 		return ret;
 	ca.buf = emu_tb_alloc(s, (size_t)ca.cqe_cnt * 64);
 	ca.dbrec = dbs + 4;
 	if (!ca.buf)
 		return -ENOMEM;
-	ret = ssq_emu_create_cq(tb->dev, &ca, &s->rcq, &dcq);
+	ret = emu_create_cq(tb->dev, &ca, &s->rcq, &dcq);
 	if (ret || (ret = ssq_cq_init(&s->rcq_v, &dcq)))
 		return ret;
 	qa.send_cq = s->scq;
@@ -127,7 +127,7 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 	}
 	if (!qa.sq_buf || !qa.uar)
 		return -ENOMEM;
-	ret = ssq_emu_create_qp(tb->pd, &qa, &s->qp, &dqp, &s->qpn);
+	ret = emu_create_qp(tb->pd, &qa, &s->qp, &dqp, &s->qpn);
 	if (ret)
 		return ret;
 	ret = ssq_sq_init(&s->sq, &dqp, s->qpn, 256, 8);
@@ -139,7 +139,7 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 }
 
 /* Move @qp to RTS facing @dest on @port, as rc_pingpong does. */
-static inline int emu_tb_connect_qp(struct ssq_emu_qp *qp, uint8_t port, uint32_t dest,
+static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t dest,
                                     int qp_access, uint8_t rnr_retry)
 {
 	struct ibv_qp_attr a;
@@ -149,7 +149,7 @@ static inline int emu_tb_connect_qp(struct ssq_emu_qp *qp, uint8_t port, uint32_
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = port;
 	a.qp_access_flags = qp_access;
-	ret = ssq_emu_modify_qp(
+	ret = emu_modify_qp(
 	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
@@ -160,10 +160,10 @@ static inline int emu_tb_connect_qp(struct ssq_emu_qp *qp, uint8_t port, uint32_
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.port_num = port == 1 ? 2 : 1;
-	ret = ssq_emu_modify_qp(qp, &a,
-	                        IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-	                            IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-	                            IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	ret = emu_modify_qp(qp, &a,
+	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+	                        IBV_QP_MIN_RNR_TIMER);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -172,10 +172,10 @@ static inline int emu_tb_connect_qp(struct ssq_emu_qp *qp, uint8_t port, uint32_
 	a.retry_cnt = 7;
 	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = 1;
-	return ssq_emu_modify_qp(qp, &a,
-	                         IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                             IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                             IBV_QP_MAX_QP_RD_ATOMIC);
+	return emu_modify_qp(qp, &a,
+	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+	                         IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static inline int emu_tb_connect(struct emu_tb *tb)
@@ -193,7 +193,7 @@ static inline void emu_tb_fini(struct emu_tb *tb)
 	int i;
 	unsigned k;
 
-	ssq_emu_close(tb->dev);
+	emu_close(tb->dev);
 	for (i = 0; i < 2; i++) {
 		for (k = 0; k < tb->s[i].nbufs; k++) {
 			if (tb->s[i].shared)
@@ -208,7 +208,7 @@ static inline void emu_tb_fini(struct emu_tb *tb)
 /* Open a device and build both sides, connected and in RTS. */
 static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
 {
-	struct ssq_emu_dev_attr da;
+	struct emu_dev_attr da;
 	int ret;
 
 	memset(&da, 0, sizeof(da));
@@ -231,14 +231,14 @@ static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
 		tb->o.qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		                  IBV_ACCESS_REMOTE_ATOMIC;
 	tb->s[0].shared = tb->s[1].shared = tb->o.shared;
-	ret = ssq_emu_open(&tb->dev, tb->o.dev_attr ? tb->o.dev_attr : &da);
+	ret = emu_open(&tb->dev, tb->o.dev_attr ? tb->o.dev_attr : &da);
 	if (ret)
 		return ret;
-	ret = ssq_emu_alloc_pd(tb->dev, &tb->pd);
+	ret = emu_alloc_pd(tb->dev, &tb->pd);
 	if (ret)
 		goto fail;
 	if (tb->o.srq) {
-		struct ssq_emu_srq_attr sa;
+		struct emu_srq_attr sa;
 		struct mlx5dv_srq dsrq;
 
 		memset(&sa, 0, sizeof(sa));
@@ -251,7 +251,7 @@ static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
 		sa.wqe_cnt = 64;
 		sa.stride = 64;
 		sa.dbrec = tb->srq_db;
-		ret = ssq_emu_create_srq(tb->pd, &sa, &tb->srq, &dsrq);
+		ret = emu_create_srq(tb->pd, &sa, &tb->srq, &dsrq);
 		if (ret || (ret = ssq_srq_init(&tb->srq_v, &dsrq, 64)))
 			goto fail;
 	}
@@ -285,7 +285,7 @@ static inline int emu_tb_poll(struct emu_tb *tb, struct ssq_cq *cq, struct ssq_c
 	for (tries = 0; tries < 64 && n < max; tries++) {
 		n += ssq_cq_poll(cq, out + n, max - n);
 		if (n < max)
-			ssq_emu_process(tb->dev, 1024);
+			emu_process(tb->dev, 1024);
 	}
 	return n;
 }

@@ -8,7 +8,7 @@
 #include "emu/emu_pvt.h"
 
 /* The WQE at @pi in hex, WQEBB by WQEBB (following the ring wrap). */
-static void hex_wqe(FILE *out, const struct ssq_emu_qp *qp, uint32_t pi)
+static void hex_wqe(FILE *out, const struct emu_qp *qp, uint32_t pi)
 {
 	const struct mlx5_wqe_ctrl_seg *ctrl =
 	    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, pi);
@@ -21,7 +21,7 @@ static void hex_wqe(FILE *out, const struct ssq_emu_qp *qp, uint32_t pi)
 		ssq_hexdump(out, ssq_sq_wqebb(&qp->sq, pi + i), MLX5_SEND_WQE_BB);
 }
 
-void emu_trace_wqe(struct ssq_emu_qp *qp, uint32_t pi, const char *what)
+void emu_trace_wqe(struct emu_qp *qp, uint32_t pi, const char *what)
 {
 	FILE *t = qp->dev->trace;
 
@@ -30,7 +30,7 @@ void emu_trace_wqe(struct ssq_emu_qp *qp, uint32_t pi, const char *what)
 	hex_wqe(t, qp, pi);
 }
 
-void emu_trace_cqe(struct ssq_emu_cq *cq, const struct mlx5_cqe64 *cqe)
+void emu_trace_cqe(struct emu_cq *cq, const struct mlx5_cqe64 *cqe)
 {
 	FILE *t = cq->dev->trace;
 
@@ -39,7 +39,7 @@ void emu_trace_cqe(struct ssq_emu_cq *cq, const struct mlx5_cqe64 *cqe)
 	ssq_hexdump(t, cqe, sizeof(*cqe));
 }
 
-void emu_trace_recv(struct ssq_emu_qp *qp, const void *wqe, uint32_t len, uint32_t idx)
+void emu_trace_recv(struct emu_qp *qp, const void *wqe, uint32_t len, uint32_t idx)
 {
 	FILE *t = qp->dev->trace;
 
@@ -47,7 +47,7 @@ void emu_trace_recv(struct ssq_emu_qp *qp, const void *wqe, uint32_t len, uint32
 	ssq_hexdump(t, wqe, len);
 }
 
-void emu_dev_error(struct ssq_emu_qp *qp, const char *fmt, ...)
+void emu_dev_error(struct emu_qp *qp, const char *fmt, ...)
 {
 	FILE *outs[2] = { stderr, qp->dev->trace };
 	unsigned i;

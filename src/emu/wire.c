@@ -46,13 +46,13 @@ static double rnd(struct emu_wire *w)
 	return (double)((w->rng * 0x2545f4914f6cdd1dull) >> 11) / 9007199254740992.0;
 }
 
-static int fault_ok(const struct ssq_emu_wire_fault *f)
+static int fault_ok(const struct emu_wire_fault *f)
 {
 	return f->drop >= 0 && f->drop <= 1 && f->dup >= 0 && f->dup <= 1 &&
 	       f->reorder >= 0 && f->reorder <= 1 && f->delay >= 0 && f->delay <= 1;
 }
 
-int ssq_emu_wire_parse_fault(const char *s, struct ssq_emu_wire_fault *f)
+int emu_wire_parse_fault(const char *s, struct emu_wire_fault *f)
 {
 	char buf[256], *item, *save = NULL, *eq = NULL;
 
@@ -108,7 +108,7 @@ bad:
 	return -EINVAL;
 }
 
-static void set_fault_locked(struct emu_wire *w, const struct ssq_emu_wire_fault *f)
+static void set_fault_locked(struct emu_wire *w, const struct emu_wire_fault *f)
 {
 	memset(&w->fault, 0, sizeof(w->fault));
 	if (f)
@@ -116,7 +116,7 @@ static void set_fault_locked(struct emu_wire *w, const struct ssq_emu_wire_fault
 	w->rng = w->fault.seed ? w->fault.seed : 1;
 }
 
-int ssq_emu_wire_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_wire_fault *f)
+int emu_wire_set_fault(struct emu_dev *dev, const struct emu_wire_fault *f)
 {
 	int ret = 0;
 
@@ -131,10 +131,9 @@ int ssq_emu_wire_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_wire_fa
 	return ret;
 }
 
-int ssq_emu_wire_open(struct ssq_emu_dev *dev, const char *bind_addr, char *local_out,
-                      size_t len)
+int emu_wire_open(struct emu_dev *dev, const char *bind_addr, char *local_out, size_t len)
 {
-	struct ssq_emu_wire_fault f;
+	struct emu_wire_fault f;
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
 	const char *env = getenv("SSQ_EMU_WIRE_FAULT");
@@ -145,7 +144,7 @@ int ssq_emu_wire_open(struct ssq_emu_dev *dev, const char *bind_addr, char *loca
 	if (!dev || parse_addr(bind_addr ? bind_addr : "127.0.0.1:0", &sa))
 		return -EINVAL;
 	memset(&f, 0, sizeof(f));
-	if (env && *env && ssq_emu_wire_parse_fault(env, &f))
+	if (env && *env && emu_wire_parse_fault(env, &f))
 		return -EINVAL;
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -186,7 +185,7 @@ int ssq_emu_wire_open(struct ssq_emu_dev *dev, const char *bind_addr, char *loca
 	return 0;
 }
 
-int ssq_emu_qp_set_remote(struct ssq_emu_qp *qp, const char *addr)
+int emu_qp_set_remote(struct emu_qp *qp, const char *addr)
 {
 	struct sockaddr_in sa;
 	struct emu_wire_qp *wq = NULL;
@@ -240,7 +239,7 @@ static void hold(struct emu_wire *w, const struct sockaddr_in *to, const uint8_t
 void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8_t *pkt,
                    uint32_t len)
 {
-	const struct ssq_emu_wire_fault *f = &w->fault;
+	const struct emu_wire_fault *f = &w->fault;
 	int copies = 1, i;
 
 	w->st.tx_pkts++;
@@ -280,7 +279,7 @@ void emu_wire_bth(uint8_t *p, uint8_t opcode, uint32_t dqpn, uint32_t psn, int a
 	put_be32(p + 8, (psn & PSN_MASK) | (ackreq ? WIRE_BTH_ACKREQ : 0));
 }
 
-void emu_wire_send_aeth(struct ssq_emu_qp *qp, uint8_t synd, uint32_t psn)
+void emu_wire_send_aeth(struct emu_qp *qp, uint8_t synd, uint32_t psn)
 {
 	uint8_t pkt[WIRE_BTH + WIRE_AETH];
 
@@ -289,7 +288,7 @@ void emu_wire_send_aeth(struct ssq_emu_qp *qp, uint8_t synd, uint32_t psn)
 	emu_wire_xmit(qp->dev->wire, &qp->wire->peer, pkt, sizeof(pkt));
 }
 
-unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget)
+unsigned emu_wire_rx(struct emu_dev *dev, unsigned budget)
 {
 	struct emu_wire *w = dev->wire;
 	unsigned n = 0;
@@ -298,7 +297,7 @@ unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget)
 		return 0;
 	while (n < budget) {
 		ssize_t len = recv(w->fd, w->rx, sizeof(w->rx), 0);
-		struct ssq_emu_qp *qp;
+		struct emu_qp *qp;
 		uint8_t op;
 
 		if (len < 0)
@@ -324,12 +323,12 @@ unsigned emu_wire_rx(struct ssq_emu_dev *dev, unsigned budget)
 	return n;
 }
 
-int emu_wire_fd(const struct ssq_emu_dev *dev)
+int emu_wire_fd(const struct emu_dev *dev)
 {
 	return dev->wire ? dev->wire->fd : -1;
 }
 
-void emu_wire_tx(struct ssq_emu_dev *dev)
+void emu_wire_tx(struct emu_dev *dev)
 {
 	struct emu_wire *w = dev->wire;
 	uint64_t now;
@@ -339,7 +338,7 @@ void emu_wire_tx(struct ssq_emu_dev *dev)
 		return;
 	/* Cumulative ACKs: one per QP and pass, for the last in-order PSN. */
 	for (i = 0; i < dev->nqp; i++) {
-		struct ssq_emu_qp *qp = dev->qps[i];
+		struct emu_qp *qp = dev->qps[i];
 
 		if (qp && qp->wire && qp->wire->ack_pending) {
 			qp->wire->ack_pending = 0;
@@ -359,8 +358,7 @@ void emu_wire_tx(struct ssq_emu_dev *dev)
 	w->nheld = k;
 }
 
-void emu_wire_qp_state(struct ssq_emu_qp *qp, enum ibv_qp_state cur,
-                       enum ibv_qp_state next)
+void emu_wire_qp_state(struct emu_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state next)
 {
 	struct emu_wire_qp *wq = qp->wire;
 
@@ -384,7 +382,7 @@ void emu_wire_qp_state(struct ssq_emu_qp *qp, enum ibv_qp_state cur,
 	}
 }
 
-int ssq_emu_wire_stats(struct ssq_emu_dev *dev, struct ssq_emu_wire_stats *st)
+int emu_wire_stats(struct emu_dev *dev, struct emu_wire_stats *st)
 {
 	int ret = -EINVAL;
 
@@ -399,13 +397,13 @@ int ssq_emu_wire_stats(struct ssq_emu_dev *dev, struct ssq_emu_wire_stats *st)
 	return ret;
 }
 
-void emu_wire_qp_free(struct ssq_emu_qp *qp)
+void emu_wire_qp_free(struct emu_qp *qp)
 {
 	free(qp->wire);
 	qp->wire = NULL;
 }
 
-void emu_wire_close(struct ssq_emu_dev *dev)
+void emu_wire_close(struct emu_dev *dev)
 {
 	unsigned i;
 

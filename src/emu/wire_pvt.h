@@ -113,8 +113,8 @@ struct wire_held {
 
 struct emu_wire {
 	int fd;
-	struct ssq_emu_wire_fault fault;
-	struct ssq_emu_wire_stats st;
+	struct emu_wire_fault fault;
+	struct emu_wire_stats st;
 	uint64_t rng;
 	uint8_t rx[WIRE_MAX_PKT + 64];
 	unsigned nheld;
@@ -196,14 +196,14 @@ void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8
 /* BTH at @p. */
 void emu_wire_bth(uint8_t *p, uint8_t opcode, uint32_t dqpn, uint32_t psn, int ackreq);
 /* Send an ACK/NAK (AETH @synd, PSN @psn) from @qp to its peer. */
-void emu_wire_send_aeth(struct ssq_emu_qp *qp, uint8_t synd, uint32_t psn);
+void emu_wire_send_aeth(struct emu_qp *qp, uint8_t synd, uint32_t psn);
 
 /* ---- wire_req.c ---- */
-unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget);
-void emu_wire_req_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len);
+unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget);
+void emu_wire_req_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len);
 
 /* ---- wire_resp.c ---- */
-void emu_wire_resp_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len);
+void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len);
 
 /*
  * Copy @len bytes into (scatter: a received packet's payload) or out of
@@ -216,11 +216,11 @@ void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
 void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
 
 /* ---- execute.c, shared with the wire ---- */
-int emu_sq_sg(const struct ssq_emu_qp *qp, size_t off, unsigned first, unsigned ds,
-              int write, struct emu_sg *sg, uint64_t *total);
-int emu_rq_sg(const struct ssq_emu_qp *qp, const uint8_t *wqe, unsigned nseg,
+int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
+              struct emu_sg *sg, uint64_t *total);
+int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
               struct emu_sg *sg, uint64_t *cap);
-uint8_t *emu_remote_ptr(struct ssq_emu_qp *qp, uint64_t raddr, uint32_t rkey,
-                        uint64_t len, int need);
+uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                        int need);
 
 #endif /* SSQ_EMU_WIRE_PVT_H */

@@ -10,7 +10,7 @@
 #include "emu/wire_pvt.h"
 
 /* The local ACK timeout: 4.096 us * 2^timeout (IB), at least 1 ms; 0: none. */
-static uint64_t timeout_ns(const struct ssq_emu_qp *qp)
+static uint64_t timeout_ns(const struct emu_qp *qp)
 {
 	uint64_t ns = 4096ull << qp->timeout;
 
@@ -20,7 +20,7 @@ static uint64_t timeout_ns(const struct ssq_emu_qp *qp)
 }
 
 /* When the ACK timer set now expires; 0: never. */
-static uint64_t deadline(const struct ssq_emu_qp *qp)
+static uint64_t deadline(const struct emu_qp *qp)
 {
 	uint64_t to = timeout_ns(qp);
 
@@ -46,7 +46,7 @@ static int needs_resp(uint8_t opcode)
 	       opcode == MLX5_OPCODE_ATOMIC_FA;
 }
 
-static uint32_t mtu_bytes(const struct ssq_emu_qp *qp)
+static uint32_t mtu_bytes(const struct emu_qp *qp)
 {
 	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
 }
@@ -58,11 +58,11 @@ static struct wire_ent *head_ent(struct emu_wire_qp *wq)
 
 /* The WQE at the head completes with @syndrome; the QP goes to ERR and the
  * WQEs after it are flushed (emu_wire_qp_state rewinds sq_cc to them). */
-static void fail_head(struct ssq_emu_qp *qp, uint8_t syndrome)
+static void fail_head(struct emu_qp *qp, uint8_t syndrome)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	struct wire_ent *e = head_ent(wq);
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	uint8_t vendor = 0;
 
 	if (dev->fault_hit && syndrome == e->syndrome) {
@@ -77,7 +77,7 @@ static void fail_head(struct ssq_emu_qp *qp, uint8_t syndrome)
 
 /* Complete, in order, the WQEs at the head that are done: all packets
  * acknowledged, or none to send (NOP, local error). */
-static void complete_head(struct ssq_emu_qp *qp)
+static void complete_head(struct emu_qp *qp)
 {
 	struct emu_wire_qp *wq = qp->wire;
 
@@ -99,10 +99,10 @@ static void complete_head(struct ssq_emu_qp *qp)
 
 /* Parse the WQE at sq_cc into a ring entry. Returns 1, or 0 when the ring
  * or the PSN space in flight is full. */
-static int issue(struct ssq_emu_qp *qp, uint16_t dbr)
+static int issue(struct emu_qp *qp, uint16_t dbr)
 {
 	struct emu_wire_qp *wq = qp->wire;
-	struct ssq_emu_dev *dev = qp->dev;
+	struct emu_dev *dev = qp->dev;
 	const struct mlx5_wqe_ctrl_seg *ctrl =
 	    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, qp->sq_cc);
 	uint32_t w0 = be32toh(ctrl->opmod_idx_opcode), w1 = be32toh(ctrl->qpn_ds);
@@ -199,7 +199,7 @@ static int issue(struct ssq_emu_qp *qp, uint16_t dbr)
 
 /* Send packet @k of entry @e. Returns 0, or a syndrome when the WQE's
  * buffers no longer resolve (an MR went away under it). */
-static int xmit(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t k)
+static int xmit(struct emu_qp *qp, const struct wire_ent *e, uint32_t k)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	const struct mlx5_wqe_ctrl_seg *ctrl =
@@ -256,7 +256,7 @@ static int xmit(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t k)
 }
 
 /* The raddr segment of the WQE at ring offset @off. */
-static const struct mlx5_wqe_raddr_seg *raddr_seg(const struct ssq_emu_qp *qp, size_t off)
+static const struct mlx5_wqe_raddr_seg *raddr_seg(const struct emu_qp *qp, size_t off)
 {
 	size_t ring = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
 
@@ -267,7 +267,7 @@ static const struct mlx5_wqe_raddr_seg *raddr_seg(const struct ssq_emu_qp *qp, s
 
 /* Request the READ of entry @e from its response packet @k on: a retry
  * asks only for what has not arrived. */
-static void xmit_read(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t k)
+static void xmit_read(struct emu_qp *qp, const struct wire_ent *e, uint32_t k)
 {
 	const uint8_t *ctrl = ssq_sq_wqebb(&qp->sq, e->idx);
 	const struct mlx5_wqe_raddr_seg *r = raddr_seg(qp, (size_t)(ctrl - qp->sq.buf));
@@ -284,7 +284,7 @@ static void xmit_read(struct ssq_emu_qp *qp, const struct wire_ent *e, uint32_t 
 
 /* Send the atomic of entry @e: AtomicETH from the raddr and atomic
  * segments (swap_add and compare are big-endian in both). */
-static void xmit_atomic(struct ssq_emu_qp *qp, const struct wire_ent *e)
+static void xmit_atomic(struct emu_qp *qp, const struct wire_ent *e)
 {
 	const uint8_t *ctrl = ssq_sq_wqebb(&qp->sq, e->idx);
 	size_t off = (size_t)(ctrl - qp->sq.buf);
@@ -308,7 +308,7 @@ static void xmit_atomic(struct ssq_emu_qp *qp, const struct wire_ent *e)
 }
 
 /* Transmit from snd_psn, within the window; returns packets sent. */
-static unsigned transmit(struct ssq_emu_qp *qp, unsigned max)
+static unsigned transmit(struct emu_qp *qp, unsigned max)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	unsigned sent = 0;
@@ -364,7 +364,7 @@ static unsigned transmit(struct ssq_emu_qp *qp, unsigned max)
 	return sent;
 }
 
-unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget)
+unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint64_t now = emu_now_ns(), to = timeout_ns(qp);
@@ -400,7 +400,7 @@ unsigned emu_wire_sq_run(struct ssq_emu_qp *qp, uint16_t dbr, unsigned budget)
 
 /* Go back to una, once per una (a sequence NAK names a PSN once; later
  * copies, or a gap seen again, would only resend what is on its way). */
-static void go_back(struct ssq_emu_qp *qp)
+static void go_back(struct emu_qp *qp)
 {
 	struct emu_wire_qp *wq = qp->wire;
 
@@ -413,7 +413,7 @@ static void go_back(struct ssq_emu_qp *qp)
 }
 
 /* Everything before @una is acknowledged: complete what that finishes. */
-static void advance(struct ssq_emu_qp *qp, uint32_t una)
+static void advance(struct emu_qp *qp, uint32_t una)
 {
 	struct emu_wire_qp *wq = qp->wire;
 
@@ -470,7 +470,7 @@ static int read_starts_at(const struct emu_wire_qp *wq, uint32_t psn)
 }
 
 /* A READ response or atomic ACK: accepted only at una, in order. */
-static void read_resp(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
+static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = mtu_bytes(qp), h = WIRE_BTH;
@@ -549,7 +549,7 @@ static void read_resp(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	advance(qp, (psn + 1) & PSN_MASK);
 }
 
-void emu_wire_req_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
+void emu_wire_req_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn, aeth, una, upto;

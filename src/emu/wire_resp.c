@@ -8,7 +8,7 @@
  */
 #include "emu/wire_pvt.h"
 
-static uint32_t mtu_bytes(const struct ssq_emu_qp *qp)
+static uint32_t mtu_bytes(const struct emu_qp *qp)
 {
 	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
 }
@@ -18,7 +18,7 @@ static uint32_t mtu_bytes(const struct ssq_emu_qp *qp)
  * when @resolve. Returns 0, 1 (none posted: receiver not ready), or
  * -syndrome for a scatter list the responder cannot use.
  */
-static int take_rwqe(struct ssq_emu_qp *qp, int resolve)
+static int take_rwqe(struct emu_qp *qp, int resolve)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	const uint8_t *wqe;
@@ -47,7 +47,7 @@ static int take_rwqe(struct ssq_emu_qp *qp, int resolve)
  * and access errors are fatal to the responder), and the requester gets the
  * NAK @aeth.
  */
-static void resp_fail(struct ssq_emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
+static void resp_fail(struct emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
 {
 	struct emu_wire_qp *wq = qp->wire;
 
@@ -68,7 +68,7 @@ static void resp_fail(struct ssq_emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
  * completes it with REM_INV_REQ_ERR), as a ConnectX does. Zero resources
  * refuse every READ and atomic.
  */
-static int over_rd_atomic(const struct ssq_emu_qp *qp, const uint8_t *pkt)
+static int over_rd_atomic(const struct emu_qp *qp, const uint8_t *pkt)
 {
 	return !qp->max_dest_rd_atomic || pkt[WIRE_BTH_RD_DEPTH] > qp->max_dest_rd_atomic;
 }
@@ -80,7 +80,7 @@ static int over_rd_atomic(const struct ssq_emu_qp *qp, const uint8_t *pkt)
  * IB responders do (reading is idempotent). Responses: FIRST, MIDDLE...,
  * LAST or ONLY, AETH (ACK, MSN) on all but MIDDLE.
  */
-static void resp_read(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len, int32_t d)
+static void resp_read(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32_t d)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = mtu_bytes(qp), rkey, dlen, k,
@@ -129,7 +129,7 @@ static void resp_read(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len, i
 	}
 }
 
-static void send_atomic_ack(struct ssq_emu_qp *qp, uint32_t psn, const uint8_t *orig)
+static void send_atomic_ack(struct emu_qp *qp, uint32_t psn, const uint8_t *orig)
 {
 	uint8_t out[WIRE_BTH + WIRE_AETH + WIRE_ATOMIC_ACK_ETH];
 
@@ -145,8 +145,7 @@ static void send_atomic_ack(struct ssq_emu_qp *qp, uint32_t psn, const uint8_t *
  * do_atomic does for a local peer, and its original value is kept by PSN;
  * a duplicate gets the kept value again and changes nothing.
  */
-static void resp_atomic(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len,
-                        int32_t d)
+static void resp_atomic(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32_t d)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, rkey;
@@ -206,7 +205,7 @@ static void resp_atomic(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len,
 	send_atomic_ack(qp, psn, orig);
 }
 
-void emu_wire_resp_rx(struct ssq_emu_qp *qp, const uint8_t *pkt, uint32_t len)
+void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint8_t op = pkt[0];

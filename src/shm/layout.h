@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The arena layout: what sits where in the shared segment ssqd creates and
- * every client maps. Offset 0 holds struct ssq_arena_header; each queue's
+ * every client maps. Offset 0 holds struct shm_arena_header; each queue's
  * pieces (SQ ring, CQ ring, doorbell records, control block) and the data
  * arena are described by offsets from the arena start, never by pointers,
  * because every process maps the arena at its own address.
@@ -25,15 +25,15 @@
 #define SSQ_RECV_DEPTH_MAX 32768u     /* --recv-depth: receive WQEs per queue */
 #define SSQ_RECV_SIZE_MAX  (1u << 20) /* --recv-size: bytes per buffer */
 
-enum ssq_queue_state {
+enum shm_queue_state {
 	SSQ_QUEUE_UNUSED = 0,
 	SSQ_QUEUE_READY = 1, /* QP in RTS, every field below valid */
 	SSQ_QUEUE_ERROR = 2, /* QP in ERR until the daemon recovers it */
 };
 
-struct ssq_queue_layout {
+struct shm_queue_layout {
 	char name[SSQ_NAME_MAX]; /* NUL-terminated */
-	uint32_t state;          /* enum ssq_queue_state; release-stored last */
+	uint32_t state;          /* enum shm_queue_state; release-stored last */
 	uint32_t qpn;
 	uint32_t peer_qpn;
 	uint32_t cqn;
@@ -58,14 +58,14 @@ struct ssq_queue_layout {
 	 * off): recv_depth receive WQEs kept posted at the QP that receives
 	 * what this queue's peer sends, over recv_slots = 2 * recv_depth
 	 * buffers of recv_size bytes in the data arena (message k in buffer
-	 * k % recv_slots) and as many log records (struct ssq_recv_log).
+	 * k % recv_slots) and as many log records (struct shm_recv_log).
 	 */
 	uint32_t recv_depth; /* 0: no pool; else a power of two */
 	uint32_t recv_slots; /* 2 * recv_depth */
 	uint32_t recv_size;  /* bytes per buffer, a multiple of 64 */
 	uint32_t reserved2;
 	uint64_t recv_buf_off; /* buffer 0, inside the data arena */
-	uint64_t recv_log_off; /* struct ssq_recv_log, 64-byte aligned */
+	uint64_t recv_log_off; /* struct shm_recv_log, 64-byte aligned */
 };
 
 /*
@@ -76,7 +76,7 @@ struct ssq_queue_layout {
  * fields, then proves they were not overwritten by checking recv_posted
  * (ssq_recv_peek in src/ctrl/client.c).
  */
-struct ssq_recv_record {
+struct shm_recv_record {
 	uint64_t seq;      /* k + 1 once record k is complete */
 	uint32_t byte_len; /* bytes received (WRITE_IMM: bytes written at raddr) */
 	uint32_t imm;      /* __be32 immediate data, as the CQE carries it */
@@ -93,7 +93,7 @@ struct ssq_recv_record {
  * cache line (both written by the poller; readers only load them), then
  * recv_slots records.
  */
-struct ssq_recv_log {
+struct shm_recv_log {
 	uint64_t arrived; /* records written: messages 0 .. arrived - 1 logged */
 	uint8_t pad0[56];
 	/*
@@ -103,32 +103,32 @@ struct ssq_recv_log {
 	 */
 	uint64_t posted;
 	uint8_t pad1[56];
-	struct ssq_recv_record rec[];
+	struct shm_recv_record rec[];
 };
 
-SSQ_STATIC_ASSERT(sizeof(struct ssq_recv_record) == 32, "record is 32 bytes");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_recv_log, posted) == 64, "posted line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_recv_log, rec) == 128, "records line");
+SSQ_STATIC_ASSERT(sizeof(struct shm_recv_record) == 32, "record is 32 bytes");
+SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, posted) == 64, "posted line");
+SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, rec) == 128, "records line");
 
 /* Bytes of the log of a pool of @slots records. */
-static inline uint64_t ssq_recv_log_size(uint32_t slots)
+static inline uint64_t shm_recv_log_size(uint32_t slots)
 {
-	return sizeof(struct ssq_recv_log) +
-	       (uint64_t)slots * sizeof(struct ssq_recv_record);
+	return sizeof(struct shm_recv_log) +
+	       (uint64_t)slots * sizeof(struct shm_recv_record);
 }
 
 /*
- * ssq_arena_header.flags: SSQ_ARENA_PEER - ssqd runs with --listen or
+ * shm_arena_header.flags: SSQ_ARENA_PEER - ssqd runs with --listen or
  * --connect, so RDMA through its queues lands in another ssqd's arena (a
  * buffer allocated here is not where the peer IOVA of the same offset goes).
  */
 #define SSQ_ARENA_PEER 1u
 
-struct ssq_arena_header {
+struct shm_arena_header {
 	uint64_t magic;             /* SSQ_LAYOUT_MAGIC */
 	uint32_t version;           /* SSQ_LAYOUT_VERSION */
-	uint32_t header_size;       /* sizeof(struct ssq_arena_header) */
-	uint32_t queue_layout_size; /* sizeof(struct ssq_queue_layout) */
+	uint32_t header_size;       /* sizeof(struct shm_arena_header) */
+	uint32_t queue_layout_size; /* sizeof(struct shm_queue_layout) */
 	uint32_t nqueues;           /* entries of queues[] in use */
 	uint64_t arena_len;         /* bytes the arena fd maps */
 	uint64_t data_off;          /* data arena: offset, length, fixed IOVA */
@@ -139,16 +139,16 @@ struct ssq_arena_header {
 	uint32_t flags;     /* SSQ_ARENA_* */
 	uint32_t reserved;
 	char device[SSQ_NAME_MAX]; /* "emu" or an mlx5 device name */
-	struct ssq_queue_layout queues[SSQ_MAX_QUEUES];
+	struct shm_queue_layout queues[SSQ_MAX_QUEUES];
 };
 
 /*
- * ssq_layout_check - validate a mapped header of an arena @len bytes long:
+ * shm_layout_check - validate a mapped header of an arena @len bytes long:
  * magic, version, struct sizes, queue count and every offset + length
  * inside the arena. Returns 0, or -EPROTO (not an ssq arena, or another
  * version: @why says which), -EBADMSG (a field out of bounds).
  */
-int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
+int shm_layout_check(const struct shm_arena_header *h, size_t len, char *why,
                      size_t whylen);
 
 #endif /* SSQ_SHM_LAYOUT_H */

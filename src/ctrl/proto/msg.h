@@ -3,7 +3,7 @@
  * The client protocol between libssq and ssqd, over a SOCK_SEQPACKET unix
  * socket (one datagram is one message, so no framing to get wrong).
  *
- * Every message: struct ssq_msg_hdr, then exactly the payload its type
+ * Every message: struct proto_msg_hdr, then exactly the payload its type
  * defines (sizes fixed, so a decoder checks one length). Requests carry a
  * sequence number the reply echoes. Replies: the request type | REPLY, or
  * SSQ_MSG_ERROR with a negative errno and a sentence. HELLO's reply carries
@@ -23,7 +23,7 @@
 #define SSQ_ERRMSG_MAX    160u
 #define SSQ_ALLOC_MAX     (1ull << 40)
 
-enum ssq_msg_type {
+enum proto_msg_type {
 	SSQ_MSG_HELLO = 1,   /* client: pid; reply: version, device, arena fd */
 	SSQ_MSG_LIST = 2,    /* reply: the queues */
 	SSQ_MSG_ATTACH = 3,  /* name; reply: queue index, UAR fd */
@@ -36,7 +36,7 @@ enum ssq_msg_type {
 	SSQ_MSG_ERROR = 0x200,
 };
 
-struct ssq_msg_hdr {
+struct proto_msg_hdr {
 	uint32_t magic;
 	uint16_t version;
 	uint16_t type;
@@ -44,18 +44,18 @@ struct ssq_msg_hdr {
 	uint32_t seq;
 };
 
-struct ssq_msg_hello {
+struct proto_msg_hello {
 	uint32_t pid;
 	uint32_t reserved;
 };
-struct ssq_msg_hello_reply {
+struct proto_msg_hello_reply {
 	uint32_t version;
 	uint32_t max_queues;
 	char device[SSQ_NAME_MAX];
 	uint64_t arena_len;
 	int64_t arena_offset; /* in the passed fd */
 };
-struct ssq_msg_list_reply {
+struct proto_msg_list_reply {
 	uint32_t nqueues;
 	uint32_t reserved;
 	struct {
@@ -64,10 +64,10 @@ struct ssq_msg_list_reply {
 		uint32_t state;
 	} queues[SSQ_MAX_QUEUES];
 };
-struct ssq_msg_attach {
+struct proto_msg_attach {
 	char name[SSQ_NAME_MAX];
 };
-struct ssq_msg_attach_reply {
+struct proto_msg_attach_reply {
 	uint32_t queue;
 	uint32_t producer;    /* this client's producer record in the queue */
 	uint32_t uar_reg_off; /* bf.reg's offset within the mapping */
@@ -75,79 +75,79 @@ struct ssq_msg_attach_reply {
 	uint64_t uar_len;
 	int64_t uar_offset; /* in the passed fd, page-aligned */
 };
-struct ssq_msg_alloc {
+struct proto_msg_alloc {
 	uint64_t len;
 	uint64_t align; /* a power of two, 64 .. 2 MiB */
 };
-struct ssq_msg_alloc_reply {
+struct proto_msg_alloc_reply {
 	uint64_t off; /* from the arena start; IOVA = data_iova + off - data_off */
 	uint64_t len;
 };
-struct ssq_msg_free {
+struct proto_msg_free {
 	uint64_t off;
 };
-struct ssq_msg_detach {
+struct proto_msg_detach {
 	uint32_t queue;
 	uint32_t reserved;
 };
-struct ssq_msg_error {
+struct proto_msg_error {
 	int32_t err; /* negative errno */
 	char msg[SSQ_ERRMSG_MAX];
 };
 
 /* A decoded message: the header and the payload, by type. */
-struct ssq_msg {
-	struct ssq_msg_hdr hdr;
+struct proto_msg {
+	struct proto_msg_hdr hdr;
 	union {
-		struct ssq_msg_hello hello;
-		struct ssq_msg_hello_reply hello_reply;
-		struct ssq_msg_list_reply list_reply;
-		struct ssq_msg_attach attach;
-		struct ssq_msg_attach_reply attach_reply;
-		struct ssq_msg_alloc alloc;
-		struct ssq_msg_alloc_reply alloc_reply;
-		struct ssq_msg_free free;
-		struct ssq_msg_detach detach;
-		struct ssq_msg_error error;
+		struct proto_msg_hello hello;
+		struct proto_msg_hello_reply hello_reply;
+		struct proto_msg_list_reply list_reply;
+		struct proto_msg_attach attach;
+		struct proto_msg_attach_reply attach_reply;
+		struct proto_msg_alloc alloc;
+		struct proto_msg_alloc_reply alloc_reply;
+		struct proto_msg_free free;
+		struct proto_msg_detach detach;
+		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;
 };
 
 /*
- * ssq_msg_payload_len - the payload size @type must have, or -1 for a
+ * proto_msg_payload_len - the payload size @type must have, or -1 for a
  * type that does not exist.
  */
-int ssq_msg_payload_len(uint32_t type);
+int proto_msg_payload_len(uint32_t type);
 
 /*
- * ssq_msg_decode - check and copy one received datagram of @n bytes:
+ * proto_msg_decode - check and copy one received datagram of @n bytes:
  * magic, version, a known type, the exact payload length, NUL-terminated
  * strings, and each field in range. Returns 0, or -EBADMSG / -EPROTO
  * (version) with the reason in @why; @out is then undefined.
  */
-int ssq_msg_decode(const void *buf, size_t n, struct ssq_msg *out, char *why,
-                   size_t whylen);
+int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why,
+                     size_t whylen);
 
 /*
- * ssq_msg_send - send header + @payload (@len bytes, which must match the
+ * proto_msg_send - send header + @payload (@len bytes, which must match the
  * type) and, if @nfds, the descriptors in @fds. Returns 0 or a negative
  * errno (-EPIPE when the peer is gone).
  */
-int ssq_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len,
-                 const int *fds, int nfds);
+int proto_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload,
+                   uint32_t len, const int *fds, int nfds);
 
 /*
- * ssq_msg_recv - wait up to @timeout_ms (-1: forever) for one message,
+ * proto_msg_recv - wait up to @timeout_ms (-1: forever) for one message,
  * decode it into @out and take up to @maxfds descriptors into @fds (*@nfds
  * says how many; extra ones are closed). Returns 0, -ETIMEDOUT, -ENOTCONN
  * (peer closed), -EBADMSG / -EPROTO (bad message, @why says why), or the
  * negative errno of recvmsg.
  */
-int ssq_msg_recv(int sock, struct ssq_msg *out, int *fds, int maxfds, int *nfds,
-                 int timeout_ms, char *why, size_t whylen);
+int proto_msg_recv(int sock, struct proto_msg *out, int *fds, int maxfds, int *nfds,
+                   int timeout_ms, char *why, size_t whylen);
 
-/* ssq_msg_send_error - an SSQ_MSG_ERROR reply with printf-style text. */
-int ssq_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
+/* proto_msg_send_error - an SSQ_MSG_ERROR reply with printf-style text. */
+int proto_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif /* SSQ_CTRL_PROTO_H */

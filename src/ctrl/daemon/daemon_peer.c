@@ -26,7 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include "ctrl/daemon.h"
+#include "ctrl/daemon/daemon.h"
 
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
 #define BACKOFF_MIN_MS   100
@@ -122,7 +122,7 @@ void ssqd_peer_lost(struct ssqd *d, const char *reason)
 
 int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 {
-	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 	unsigned i;
 	int rc;
 
@@ -136,12 +136,12 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 		d->psn[i] = new_psn();
 		d->local_addrs[i].psn = d->psn[i];
 	}
-	rc = ssq_peer_exchange(s, d->local_addrs, remote, d->opt.nqueues,
-	                       PEER_EXCHANGE_MS, why, whylen);
+	rc = ssqd_link_exchange(s, d->local_addrs, remote, d->opt.nqueues,
+	                        PEER_EXCHANGE_MS, why, whylen);
 	if (rc)
 		return rc;
 	for (i = 0; i < d->opt.nqueues; i++) {
-		struct ssq_queue_layout *l = &d->hdr->queues[i];
+		struct shm_queue_layout *l = &d->hdr->queues[i];
 
 		d->queues[i].remote = remote[i];
 		/* The new peer's arena, before anyone may post again. */
@@ -155,7 +155,7 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 		}
 		ssqd_publish_queue(d, i, &remote[i]);
 	}
-	ssq_peer_keepalive(s);
+	ssqd_link_keepalive(s);
 	d->peer_fd = s;
 	d->peer_connecting = 0;
 	return 0;
@@ -197,7 +197,7 @@ void ssqd_peer_tick(struct ssqd *d)
 	if (d->peer_fd >= 0)
 		return;
 	d->peer_attempts++;
-	s = ssq_peer_connect_start(d->opt.connect_to, why, sizeof(why));
+	s = ssqd_link_connect_start(d->opt.connect_to, why, sizeof(why));
 	if (s < 0) {
 		attempt_failed(d, why);
 		return;
@@ -221,7 +221,7 @@ void ssqd_peer_events(struct ssqd *d, short revents)
 			return;
 		d->peer_fd = -1;
 		d->peer_connecting = 0;
-		rc = ssq_peer_connect_finish(s, d->opt.connect_to, why, sizeof(why));
+		rc = ssqd_link_connect_finish(s, d->opt.connect_to, why, sizeof(why));
 		if (!rc)
 			rc = ssqd_peer_rebring(d, s, why, sizeof(why));
 		if (rc) {
@@ -287,10 +287,10 @@ int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen)
 		        "ssqd: refused a second peer %s: the connected peer is healthy "
 		        "(one peer at a time)\n",
 		        from);
-		ssq_peer_refuse(s,
-		                "this ssqd already has a healthy peer (one peer at a "
-		                "time)",
-		                REFUSE_DRAIN_MS);
+		ssqd_link_refuse(s,
+		                 "this ssqd already has a healthy peer (one peer at a "
+		                 "time)",
+		                 REFUSE_DRAIN_MS);
 		return -1;
 	}
 	return s;
@@ -324,7 +324,7 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	         "a client asked to recover q%u: both hosts start over", qi);
 	ssqd_peer_lost(d, reason);
 	if (d->opt.connect_to) {
-		s = ssq_peer_connect(d->opt.connect_to, RELINK_MS, why, whylen);
+		s = ssqd_link_connect(d->opt.connect_to, RELINK_MS, why, whylen);
 		if (s < 0)
 			return -ENOTCONN;
 		d->peer_attempts++;

@@ -6,16 +6,16 @@
 #include <stdio.h>
 
 /*
- * ssq_mlx5_sysfs_count - mlx5 devices under /sys/class/infiniband (names
+ * ssqd_mlx5_sysfs_count - mlx5 devices under /sys/class/infiniband (names
  * starting "mlx5"), without opening anything. 0 when the class is absent.
  */
-int ssq_mlx5_sysfs_count(void);
+int ssqd_mlx5_sysfs_count(void);
 
 /*
- * ssq_mlx5_list_devices - print each mlx5 device with its ports (state,
+ * ssqd_mlx5_list_devices - print each mlx5 device with its ports (state,
  * LID, active MTU), GIDs and mlx5dv capabilities to @out. Returns how many
  * were printed; 0 prints nothing.
  */
-int ssq_mlx5_list_devices(FILE *out);
+int ssqd_mlx5_list_devices(FILE *out);
 
 #endif

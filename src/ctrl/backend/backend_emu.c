@@ -12,37 +12,37 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <ssq/emu.h>
-#include "ctrl/backend.h"
+#include "emu/emu.h"
+#include "ctrl/backend/backend.h"
 
 #define MAX_QUEUES 64
 #define RQ_STRIDE  32 /* one data segment and the terminator */
 
 struct emu_queue {
-	struct ssq_emu_qp *qp;
-	struct ssq_emu_cq *cq;  /* sends */
-	struct ssq_emu_cq *rcq; /* receives */
-	unsigned index;         /* which UAR page */
+	struct emu_qp *qp;
+	struct emu_cq *cq;  /* sends */
+	struct emu_cq *rcq; /* receives */
+	unsigned index;     /* which UAR page */
 };
 
-struct ssq_backend {
+struct ssqd_backend {
 	int wire;             /* peer mode: the device has a UDP wire */
 	uint8_t wire_gid[16]; /* its address as a GID (see wire_gid) */
-	struct ssq_emu_dev *dev;
-	struct ssq_emu_pd *pd;
-	struct ssq_emu_mr *mr;
-	struct ssq_arena *arena;
+	struct emu_dev *dev;
+	struct emu_pd *pd;
+	struct emu_mr *mr;
+	struct shm_arena *arena;
 	int uar_fd;
 	uint8_t *uar;
 	struct emu_queue queues[MAX_QUEUES];
 	unsigned nqueues;
 };
 
-static int emu_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *arena,
-                    char *why, size_t whylen)
+static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
+                            struct shm_arena *arena, char *why, size_t whylen)
 {
 	size_t uar_len = (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE;
-	struct ssq_backend *b;
+	struct ssqd_backend *b;
 	int rc;
 
 	if (dev && strcmp(dev, "emu")) {
@@ -68,13 +68,13 @@ static int emu_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *
 		goto fail;
 	}
 	/* NULL attributes: full mode unless SSQ_EMU_MODE / SSQ_EMU_FAULT say else. */
-	rc = ssq_emu_open(&b->dev, NULL);
+	rc = emu_open(&b->dev, NULL);
 	if (rc) {
 		snprintf(why, whylen, "emulated device: %s (check SSQ_EMU_* variables)",
 		         strerror(-rc));
 		goto fail;
 	}
-	rc = ssq_emu_alloc_pd(b->dev, &b->pd);
+	rc = emu_alloc_pd(b->dev, &b->pd);
 	if (rc) {
 		snprintf(why, whylen, "emulated PD: %s", strerror(-rc));
 		goto fail;
@@ -83,7 +83,7 @@ static int emu_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *
 	return 0;
 fail:
 	if (b->dev)
-		ssq_emu_close(b->dev);
+		emu_close(b->dev);
 	if (b->uar)
 		munmap(b->uar, uar_len);
 	if (b->uar_fd >= 0)
@@ -92,12 +92,12 @@ fail:
 	return rc;
 }
 
-static int emu_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                         uint32_t *key, char *why, size_t whylen)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	int rc = ssq_emu_reg_mr(b->pd, addr, len, iova, access, &b->mr, key);
+	int rc = emu_reg_mr(b->pd, addr, len, iova, access, &b->mr, key);
 
 	if (rc)
 		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
@@ -105,13 +105,13 @@ static int emu_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t 
 	return rc;
 }
 
-static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                            uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+static int emu_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+                            uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
                             char *why, size_t whylen)
 {
-	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = ssq_rcq_cqes(rq);
-	struct ssq_emu_cq_attr ca, rca;
-	struct ssq_emu_qp_attr qa;
+	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = shm_rcq_cqes(rq);
+	struct emu_cq_attr ca, rca;
+	struct emu_qp_attr qa;
 	struct emu_queue *eq;
 	int rc;
 
@@ -123,19 +123,19 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
 	memset(q, 0, sizeof(*q));
 	memset(&ca, 0, sizeof(ca));
 	ca.cqe_cnt = cqes;
-	ca.buf = ssq_arena_alloc(b->arena, (size_t)cqes * 64, 4096);
-	ca.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	ca.buf = shm_arena_alloc(b->arena, (size_t)cqes * 64, 4096);
+	ca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&rca, 0, sizeof(rca));
 	rca.cqe_cnt = rcqes;
-	rca.buf = ssq_arena_alloc(b->arena, (size_t)rcqes * 64, 4096);
-	rca.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	rca.buf = shm_arena_alloc(b->arena, (size_t)rcqes * 64, 4096);
+	rca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&qa, 0, sizeof(qa));
 	qa.sq_wqe_cnt = sq_wqebbs;
-	qa.sq_buf = ssq_arena_alloc(b->arena, (size_t)sq_wqebbs * 64, 4096);
+	qa.sq_buf = shm_arena_alloc(b->arena, (size_t)sq_wqebbs * 64, 4096);
 	qa.rq_wqe_cnt = rq;
 	qa.rq_stride = RQ_STRIDE;
-	qa.rq_buf = ssq_arena_alloc(b->arena, (size_t)rq * RQ_STRIDE, 4096);
-	qa.dbrec = ssq_arena_alloc(b->arena, 64, 64);
+	qa.rq_buf = shm_arena_alloc(b->arena, (size_t)rq * RQ_STRIDE, 4096);
+	qa.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	qa.uar = b->uar + (size_t)b->nqueues * SSQ_EMU_UAR_SIZE;
 	if (!ca.buf || !ca.dbrec || !rca.buf || !rca.dbrec || !qa.sq_buf || !qa.rq_buf ||
 	    !qa.dbrec) {
@@ -144,26 +144,26 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
 		         b->nqueues);
 		return -ENOSPC;
 	}
-	rc = ssq_emu_create_cq(b->dev, &ca, &eq->cq, &q->dv_cq);
+	rc = emu_create_cq(b->dev, &ca, &eq->cq, &q->dv_cq);
 	if (rc) {
 		snprintf(why, whylen, "emulated CQ of %u CQEs: %s", cqes, strerror(-rc));
 		return rc;
 	}
-	rc = ssq_emu_create_cq(b->dev, &rca, &eq->rcq, &q->dv_rcq);
+	rc = emu_create_cq(b->dev, &rca, &eq->rcq, &q->dv_rcq);
 	if (rc) {
 		snprintf(why, whylen, "emulated receive CQ of %u CQEs: %s", rcqes,
 		         strerror(-rc));
-		ssq_emu_destroy_cq(eq->cq);
+		emu_destroy_cq(eq->cq);
 		return rc;
 	}
 	qa.send_cq = eq->cq;
 	qa.recv_cq = eq->rcq;
-	rc = ssq_emu_create_qp(b->pd, &qa, &eq->qp, &q->dv_qp, &q->qpn);
+	rc = emu_create_qp(b->pd, &qa, &eq->qp, &q->dv_qp, &q->qpn);
 	if (rc) {
 		snprintf(why, whylen, "emulated QP of %u WQEBBs, %u receive WQEs: %s",
 		         sq_wqebbs, rq, strerror(-rc));
-		ssq_emu_destroy_cq(eq->rcq);
-		ssq_emu_destroy_cq(eq->cq);
+		emu_destroy_cq(eq->rcq);
+		emu_destroy_cq(eq->cq);
 		return rc;
 	}
 	eq->index = b->nqueues++;
@@ -174,11 +174,11 @@ static int emu_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t 
 	return 0;
 }
 
-static int emu_modify_qp(struct ssq_backend *b, struct ssq_bqueue *q,
-                         struct ibv_qp_attr *attr, int mask)
+static int backend_emu_modify_qp(struct ssqd_backend *b, struct ssqd_bqueue *q,
+                                 struct ibv_qp_attr *attr, int mask)
 {
 	(void)b;
-	return ssq_emu_modify_qp(((struct emu_queue *)q->impl)->qp, attr, mask);
+	return emu_modify_qp(((struct emu_queue *)q->impl)->qp, attr, mask);
 }
 
 /*
@@ -204,12 +204,12 @@ static int wire_gid(const char *addr, uint8_t gid[16])
 	return 0;
 }
 
-static int emu_peer_mode(struct ssq_backend *b, char *why, size_t whylen)
+static int emu_peer_mode(struct ssqd_backend *b, char *why, size_t whylen)
 {
 	const char *bind = getenv("SSQ_EMU_WIRE_ADDR");
 	char local[64];
-	int rc = ssq_emu_wire_open(b->dev, bind && *bind ? bind : "127.0.0.1:0", local,
-	                           sizeof(local));
+	int rc = emu_wire_open(b->dev, bind && *bind ? bind : "127.0.0.1:0", local,
+	                       sizeof(local));
 
 	if (!rc)
 		rc = wire_gid(local, b->wire_gid);
@@ -223,7 +223,7 @@ static int emu_peer_mode(struct ssq_backend *b, char *why, size_t whylen)
 	return 0;
 }
 
-static int emu_set_remote(struct ssq_backend *b, struct ssq_bqueue *q,
+static int emu_set_remote(struct ssqd_backend *b, struct ssqd_bqueue *q,
                           const uint8_t gid[16], char *why, size_t whylen)
 {
 	char addr[32];
@@ -237,7 +237,7 @@ static int emu_set_remote(struct ssq_backend *b, struct ssq_bqueue *q,
 	}
 	snprintf(addr, sizeof(addr), "%u.%u.%u.%u:%u", gid[12], gid[13], gid[14], gid[15],
 	         (unsigned)gid[0] << 8 | gid[1]);
-	rc = ssq_emu_qp_set_remote(((struct emu_queue *)q->impl)->qp, addr);
+	rc = emu_qp_set_remote(((struct emu_queue *)q->impl)->qp, addr);
 	if (rc)
 		snprintf(why, whylen, "QP 0x%x to the peer at %s: %s", q->qpn, addr,
 		         strerror(-rc));
@@ -248,7 +248,7 @@ static int emu_set_remote(struct ssq_backend *b, struct ssq_bqueue *q,
  * Each emulated port is a host of its own: LID = port number. The GID is
  * the wire address once the device has one (peer mode), else zero.
  */
-static int emu_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
+static int emu_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
                           uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
 {
 	(void)gid_index;
@@ -260,7 +260,8 @@ static int emu_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
 	return 0;
 }
 
-static int emu_uar_map(struct ssq_backend *b, struct ssq_bqueue *q, struct ssq_uar_map *m)
+static int emu_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
+                       struct shm_uar_map *m)
 {
 	struct emu_queue *eq = (struct emu_queue *)q->impl;
 
@@ -271,37 +272,37 @@ static int emu_uar_map(struct ssq_backend *b, struct ssq_bqueue *q, struct ssq_u
 	return 0;
 }
 
-static int emu_start(struct ssq_backend *b)
+static int backend_emu_start(struct ssqd_backend *b)
 {
-	return ssq_emu_start(b->dev);
+	return emu_start(b->dev);
 }
 
-static void emu_stop(struct ssq_backend *b)
+static void backend_emu_stop(struct ssqd_backend *b)
 {
-	ssq_emu_stop(b->dev);
+	emu_stop(b->dev);
 }
 
-static void emu_close(struct ssq_backend *b)
+static void backend_emu_close(struct ssqd_backend *b)
 {
 	if (!b)
 		return;
-	ssq_emu_close(b->dev); /* stops the thread, frees every object */
+	emu_close(b->dev); /* stops the thread, frees every object */
 	munmap(b->uar, (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE);
 	close(b->uar_fd);
 	free(b);
 }
 
-const struct ssq_backend_ops ssq_backend_emu = {
+const struct ssqd_backend_ops ssqd_backend_emu = {
 	.kind = "emu",
-	.open = emu_open,
+	.open = backend_emu_open,
 	.reg_data = emu_reg_data,
 	.create_queue = emu_create_queue,
-	.modify_qp = emu_modify_qp,
+	.modify_qp = backend_emu_modify_qp,
 	.query_port = emu_query_port,
 	.peer_mode = emu_peer_mode,
 	.set_remote = emu_set_remote,
 	.uar_map = emu_uar_map,
-	.start = emu_start,
-	.stop = emu_stop,
-	.close = emu_close,
+	.start = backend_emu_start,
+	.stop = backend_emu_stop,
+	.close = backend_emu_close,
 };

@@ -16,16 +16,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <infiniband/mlx5dv.h>
-#include "shm/arena.h"
+#include "shm/create/arena.h"
 
-struct ssq_backend;
+struct ssqd_backend;
 
 /*
  * One RC QP as a backend created it, with two CQs: sends complete into
  * dv_cq (the shared queue routes it), receives into dv_rcq (ssqd's receive
  * poller polls it), so neither ever finds the other's CQEs.
  */
-struct ssq_bqueue {
+struct ssqd_bqueue {
 	struct mlx5dv_qp dv_qp;  /* sq.buf, rq.buf, dbrec, bf.reg in the arena / UAR */
 	struct mlx5dv_cq dv_cq;  /* send CQ: buf, dbrec inside the arena */
 	struct mlx5dv_cq dv_rcq; /* receive CQ: buf, dbrec inside the arena */
@@ -37,20 +37,20 @@ struct ssq_bqueue {
 };
 
 /* Where a client maps the UAR page of a queue from. */
-struct ssq_uar_map {
+struct shm_uar_map {
 	int fd;           /* device command fd (mlx5) or the UAR memfd (emu) */
 	off_t offset;     /* page-aligned offset to mmap at */
 	size_t len;       /* bytes to map */
 	uint32_t reg_off; /* bf.reg - start of that mapping */
 };
 
-struct ssq_backend_ops {
+struct ssqd_backend_ops {
 	const char *kind; /* "mlx5" or "emu" */
 	/* Open device @dev, placing every queue buffer in @arena. */
-	int (*open)(struct ssq_backend **b, const char *dev, struct ssq_arena *arena,
+	int (*open)(struct ssqd_backend **b, const char *dev, struct shm_arena *arena,
 	            char *why, size_t whylen);
 	/* Register [addr, addr + len) at IOVA @iova for local and remote access. */
-	int (*reg_data)(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
 	/*
 	 * An RC QP on @port with an SQ of @sq_wqebbs, a send CQ of @cqes, an RQ
@@ -59,54 +59,54 @@ struct ssq_backend_ops {
 	 * of at least max(2 * @rq_wqes, 64) CQEs: each receive WQE gives one
 	 * CQE, so a poller that re-posts only after consuming never overruns.
 	 */
-	int (*create_queue)(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-	                    uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+	int (*create_queue)(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+	                    uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
 	                    char *why, size_t whylen);
 	/* ibv_modify_qp semantics: 0 or -EINVAL (-errno of the driver). */
-	int (*modify_qp)(struct ssq_backend *b, struct ssq_bqueue *q,
+	int (*modify_qp)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	                 struct ibv_qp_attr *attr, int mask);
 	/* The port's LID and the GID at @gid_index (zeroes where it has none). */
-	int (*query_port)(struct ssq_backend *b, uint8_t port, int gid_index,
+	int (*query_port)(struct ssqd_backend *b, uint8_t port, int gid_index,
 	                  uint16_t *lid, uint8_t gid[16], enum ibv_mtu *active_mtu);
 	/*
 	 * Optional (NULL: nothing to do). Two hosts: get ready to reach a peer
 	 * ssqd - the emulated device opens its UDP wire, and from then on the
 	 * GID query_port reports carries the wire address.
 	 */
-	int (*peer_mode)(struct ssq_backend *b, char *why, size_t whylen);
+	int (*peer_mode)(struct ssqd_backend *b, char *why, size_t whylen);
 	/*
 	 * Optional. Point @q (in RESET) at the peer whose GID, as exchanged,
 	 * is @gid; the emulated device takes the wire address out of it.
 	 */
-	int (*set_remote)(struct ssq_backend *b, struct ssq_bqueue *q,
+	int (*set_remote)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	                  const uint8_t gid[16], char *why, size_t whylen);
 	/* How clients map @q's UAR page. */
-	int (*uar_map)(struct ssq_backend *b, struct ssq_bqueue *q,
-	               struct ssq_uar_map *m);
+	int (*uar_map)(struct ssqd_backend *b, struct ssqd_bqueue *q,
+	               struct shm_uar_map *m);
 	/* Start / stop whatever makes progress without clients (emu: its thread). */
-	int (*start)(struct ssq_backend *b);
-	void (*stop)(struct ssq_backend *b);
-	void (*close)(struct ssq_backend *b);
+	int (*start)(struct ssqd_backend *b);
+	void (*stop)(struct ssqd_backend *b);
+	void (*close)(struct ssqd_backend *b);
 };
 
 /*
  * CQEs of the receive CQ of a QP with @rq_wqes receive WQEs: two per WQE,
  * at least 64 (create_queue's contract).
  */
-static inline uint32_t ssq_rcq_cqes(uint32_t rq_wqes)
+static inline uint32_t shm_rcq_cqes(uint32_t rq_wqes)
 {
 	return rq_wqes < 32 ? 64 : 2 * rq_wqes;
 }
 
-extern const struct ssq_backend_ops ssq_backend_mlx5;
-extern const struct ssq_backend_ops ssq_backend_emu;
+extern const struct ssqd_backend_ops ssqd_backend_mlx5;
+extern const struct ssqd_backend_ops ssqd_backend_emu;
 
 /*
  * The QP transitions, once for both backends: each fills an ibv_qp_attr and
  * the mask the kernel requires for that RC transition (and nothing it
  * forbids), as rc_pingpong does.
  */
-struct ssq_qp_remote {
+struct ssqd_qp_remote {
 	uint32_t qpn;
 	uint32_t psn;
 	uint16_t lid;
@@ -114,18 +114,19 @@ struct ssq_qp_remote {
 	int use_gid; /* RoCE, or IB across subnets: a GRH */
 };
 
-void ssq_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port);
-void ssq_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
-                     int gid_index, const struct ssq_qp_remote *remote);
-void ssq_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn);
-void ssq_qp_attr_reset(struct ibv_qp_attr *attr, int *mask);
+void ssqd_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port);
+void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
+                      int gid_index, const struct ssqd_qp_remote *remote);
+void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn);
+void ssqd_qp_attr_reset(struct ibv_qp_attr *attr, int *mask);
 
 /*
- * ssq_qp_connect - RESET -> INIT -> RTR -> RTS through @ops, or stop at the
+ * ssqd_qp_connect - RESET -> INIT -> RTR -> RTS through @ops, or stop at the
  * first refusal, naming the transition in @why.
  */
-int ssq_qp_connect(const struct ssq_backend_ops *ops, struct ssq_backend *b,
-                   struct ssq_bqueue *q, enum ibv_mtu mtu, int gid_index, uint32_t sq_psn,
-                   const struct ssq_qp_remote *remote, char *why, size_t whylen);
+int ssqd_qp_connect(const struct ssqd_backend_ops *ops, struct ssqd_backend *b,
+                    struct ssqd_bqueue *q, enum ibv_mtu mtu, int gid_index,
+                    uint32_t sq_psn, const struct ssqd_qp_remote *remote, char *why,
+                    size_t whylen);
 
 #endif /* SSQ_CTRL_BACKEND_H */

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "ctrl/daemon.h"
-#include "ctrl/recv_pool.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/recv_pool.h"
 
 #define REAP_BUDGET 64       /* CQEs per pool per pass: no queue starves the rest */
 #define SPIN_NS     200000   /* busy-poll this long after the last CQE, */
@@ -36,11 +36,11 @@ uint64_t ssqd_recv_data_bytes(const struct ssqd_options *o)
 
 uint64_t ssqd_recv_log_bytes(const struct ssqd_options *o)
 {
-	return o->recv_depth ? align_up(ssq_recv_log_size(2 * o->recv_depth), 4096) : 0;
+	return o->recv_depth ? align_up(shm_recv_log_size(2 * o->recv_depth), 4096) : 0;
 }
 
 /* The QP that receives what queue @q's other end sends. */
-static struct ssq_bqueue *rx_qp(struct ssqd_queue *q)
+static struct ssqd_bqueue *rx_qp(struct ssqd_queue *q)
 {
 	return q->loopback ? &q->peer : &q->local;
 }
@@ -49,7 +49,7 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	const struct ssqd_options *o = &d->opt;
 	struct ssqd_recv_pool *p = &d->queues[qi].rx;
-	struct ssq_queue_layout *l = &d->hdr->queues[qi];
+	struct shm_queue_layout *l = &d->hdr->queues[qi];
 	uint64_t off;
 
 	if (!o->recv_depth)
@@ -57,7 +57,7 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	p->depth = o->recv_depth;
 	p->slots = 2 * o->recv_depth;
 	p->size = o->recv_size;
-	p->log = ssq_arena_alloc(&d->arena, ssq_recv_log_size(p->slots), 4096);
+	p->log = shm_arena_alloc(&d->arena, shm_recv_log_size(p->slots), 4096);
 	if (!p->log) {
 		snprintf(why, whylen, "no room in the arena for queue q%u's receive log",
 		         qi);
@@ -78,7 +78,7 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	l->recv_slots = p->slots;
 	l->recv_size = p->size;
 	l->recv_buf_off = off;
-	l->recv_log_off = ssq_arena_off(&d->arena, p->log);
+	l->recv_log_off = shm_arena_off(&d->arena, p->log);
 	return 0;
 }
 
@@ -97,7 +97,7 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 static void log_one(struct ssqd_recv_pool *p, const struct ssq_cqe *c)
 {
 	uint64_t k = p->arrived;
-	struct ssq_recv_record *r = &p->log->rec[k & (p->slots - 1)];
+	struct shm_recv_record *r = &p->log->rec[k & (p->slots - 1)];
 	int ok = c->status == IBV_WC_SUCCESS;
 
 	__atomic_thread_fence(__ATOMIC_RELEASE); /* W1 */
@@ -183,7 +183,7 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssqd_recv_pool *p = &q->rx;
-	struct ssq_bqueue *b = rx_qp(q);
+	struct ssqd_bqueue *b = rx_qp(q);
 	int rc = 0, again = p->cq.buf != NULL;
 
 	if (!p->inited)

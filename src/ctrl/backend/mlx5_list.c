@@ -4,9 +4,9 @@
 #include <dirent.h>
 #include <string.h>
 #include <infiniband/mlx5dv.h>
-#include "ctrl/mlx5_list.h"
+#include "ctrl/backend/mlx5_list.h"
 
-int ssq_mlx5_sysfs_count(void)
+int ssqd_mlx5_sysfs_count(void)
 {
 	DIR *d = opendir("/sys/class/infiniband");
 	struct dirent *e;
@@ -78,7 +78,7 @@ static void print_device(FILE *out, struct ibv_device *dev)
 	ibv_close_device(ctx);
 }
 
-int ssq_mlx5_list_devices(FILE *out)
+int ssqd_mlx5_list_devices(FILE *out)
 {
 	struct ibv_device **list;
 	int n = 0, i, shown = 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Client protocol: encode, send, receive and, above all, check. Everything
- * that arrives on the socket goes through ssq_msg_decode() before any field
+ * that arrives on the socket goes through proto_msg_decode() before any field
  * is used, on both sides: a hostile or broken peer gets an error, never a
  * crash (tests/fuzz covers this decoder).
  */
@@ -14,38 +14,38 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <ssq/queue.h>
-#include "ctrl/proto.h"
+#include "ctrl/proto/msg.h"
 
-int ssq_msg_payload_len(uint32_t type)
+int proto_msg_payload_len(uint32_t type)
 {
 	switch (type) {
 	case SSQ_MSG_HELLO:
-		return sizeof(struct ssq_msg_hello);
+		return sizeof(struct proto_msg_hello);
 	case SSQ_MSG_HELLO | SSQ_MSG_REPLY:
-		return sizeof(struct ssq_msg_hello_reply);
+		return sizeof(struct proto_msg_hello_reply);
 	case SSQ_MSG_LIST:
 		return 0;
 	case SSQ_MSG_LIST | SSQ_MSG_REPLY:
-		return sizeof(struct ssq_msg_list_reply);
+		return sizeof(struct proto_msg_list_reply);
 	case SSQ_MSG_ATTACH:
-		return sizeof(struct ssq_msg_attach);
+		return sizeof(struct proto_msg_attach);
 	case SSQ_MSG_ATTACH | SSQ_MSG_REPLY:
-		return sizeof(struct ssq_msg_attach_reply);
+		return sizeof(struct proto_msg_attach_reply);
 	case SSQ_MSG_ALLOC:
-		return sizeof(struct ssq_msg_alloc);
+		return sizeof(struct proto_msg_alloc);
 	case SSQ_MSG_ALLOC | SSQ_MSG_REPLY:
-		return sizeof(struct ssq_msg_alloc_reply);
+		return sizeof(struct proto_msg_alloc_reply);
 	case SSQ_MSG_FREE:
-		return sizeof(struct ssq_msg_free);
+		return sizeof(struct proto_msg_free);
 	case SSQ_MSG_DETACH:
 	case SSQ_MSG_RECOVER:
-		return sizeof(struct ssq_msg_detach);
+		return sizeof(struct proto_msg_detach);
 	case SSQ_MSG_FREE | SSQ_MSG_REPLY:
 	case SSQ_MSG_DETACH | SSQ_MSG_REPLY:
 	case SSQ_MSG_RECOVER | SSQ_MSG_REPLY:
 		return 0;
 	case SSQ_MSG_ERROR:
-		return sizeof(struct ssq_msg_error);
+		return sizeof(struct proto_msg_error);
 	default:
 		return -1;
 	}
@@ -56,11 +56,11 @@ static int has_nul(const char *s, size_t n)
 	return memchr(s, 0, n) != NULL;
 }
 
-int ssq_msg_decode(const void *buf, size_t n, struct ssq_msg *out, char *why,
-                   size_t whylen)
+int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why,
+                     size_t whylen)
 {
-	const struct ssq_msg_hdr *h = (const struct ssq_msg_hdr *)buf;
-	struct ssq_msg_hdr hdr;
+	const struct proto_msg_hdr *h = (const struct proto_msg_hdr *)buf;
+	struct proto_msg_hdr hdr;
 	int want;
 	uint32_t i;
 
@@ -80,7 +80,7 @@ int ssq_msg_decode(const void *buf, size_t n, struct ssq_msg *out, char *why,
 		         hdr.version, SSQ_PROTO_VERSION);
 		return -EPROTO;
 	}
-	want = ssq_msg_payload_len(hdr.type);
+	want = proto_msg_payload_len(hdr.type);
 	if (want < 0) {
 		snprintf(why, whylen, "unknown message type 0x%x", hdr.type);
 		return -EBADMSG;
@@ -174,11 +174,11 @@ unterminated:
 	return -EBADMSG;
 }
 
-int ssq_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload, uint32_t len,
-                 const int *fds, int nfds)
+int proto_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload,
+                   uint32_t len, const int *fds, int nfds)
 {
-	uint8_t buf[sizeof(struct ssq_msg_hdr) + SSQ_MSG_MAX];
-	struct ssq_msg_hdr h = { SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, type, len, seq };
+	uint8_t buf[sizeof(struct proto_msg_hdr) + SSQ_MSG_MAX];
+	struct proto_msg_hdr h = { SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, type, len, seq };
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
 		struct cmsghdr align;
@@ -217,10 +217,10 @@ int ssq_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload, uin
 	return 0;
 }
 
-int ssq_msg_recv(int sock, struct ssq_msg *out, int *fds, int maxfds, int *nfds,
-                 int timeout_ms, char *why, size_t whylen)
+int proto_msg_recv(int sock, struct proto_msg *out, int *fds, int maxfds, int *nfds,
+                   int timeout_ms, char *why, size_t whylen)
 {
-	uint8_t buf[sizeof(struct ssq_msg_hdr) + SSQ_MSG_MAX + 1];
+	uint8_t buf[sizeof(struct proto_msg_hdr) + SSQ_MSG_MAX + 1];
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
@@ -277,7 +277,7 @@ int ssq_msg_recv(int sock, struct ssq_msg *out, int *fds, int maxfds, int *nfds,
 		snprintf(why, whylen, "message or its descriptors truncated");
 		rc = -EBADMSG;
 	} else {
-		rc = ssq_msg_decode(buf, (size_t)n, out, why, whylen);
+		rc = proto_msg_decode(buf, (size_t)n, out, why, whylen);
 	}
 	if (rc) {
 		while (got)
@@ -289,9 +289,9 @@ int ssq_msg_recv(int sock, struct ssq_msg *out, int *fds, int maxfds, int *nfds,
 	return 0;
 }
 
-int ssq_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
+int proto_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 {
-	struct ssq_msg_error e;
+	struct proto_msg_error e;
 	va_list ap;
 
 	memset(&e, 0, sizeof(e));
@@ -299,5 +299,5 @@ int ssq_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
 	va_end(ap);
-	return ssq_msg_send(sock, SSQ_MSG_ERROR, seq, &e, sizeof(e), NULL, 0);
+	return proto_msg_send(sock, SSQ_MSG_ERROR, seq, &e, sizeof(e), NULL, 0);
 }

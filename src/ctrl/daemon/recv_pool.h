@@ -48,7 +48,7 @@ struct ssqd_recv_pool {
 	int armed;            /* the poller may poll (atomic; changed under lock) */
 	struct ssq_rq rq;     /* the receiving QP's RQ */
 	struct ssq_cq cq;     /* its receive CQ */
-	struct ssq_recv_log *log;
+	struct shm_recv_log *log;
 	uint64_t buf_iova; /* buffer 0 */
 	uint32_t lkey;     /* the data arena's */
 	uint32_t depth, slots, size;

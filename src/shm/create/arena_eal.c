@@ -15,7 +15,7 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 #include <rte_memzone.h>
-#include "shm/arena.h"
+#include "shm/create/arena.h"
 
 #define HUGEPAGE (2u << 20)
 
@@ -50,7 +50,7 @@ static int eal_init(const char *tag, char *why, size_t whylen)
 	return 0;
 }
 
-int ssq_arena_create_eal(struct ssq_arena *a, size_t len, const char *tag, char *why,
+int shm_arena_create_eal(struct shm_arena *a, size_t len, const char *tag, char *why,
                          size_t whylen)
 {
 	const struct rte_memzone *mz;

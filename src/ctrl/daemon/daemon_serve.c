@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "ctrl/daemon.h"
-#include "ctrl/proto.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/proto/msg.h"
 
 #define SEND_TIMEOUT_MS 1000
 #define PROGRESS_MS     10 /* how often ssqd routes completions nobody polls */
@@ -58,8 +58,8 @@ static void accept_client(struct ssqd *d)
 			return;
 		}
 	}
-	ssq_msg_send_error(fd, 0, -EUSERS, "ssqd serves at most %d clients",
-	                   SSQD_MAX_CLIENTS);
+	proto_msg_send_error(fd, 0, -EUSERS, "ssqd serves at most %d clients",
+	                     SSQD_MAX_CLIENTS);
 	close(fd);
 }
 
@@ -137,7 +137,7 @@ static void reap_graves(struct ssqd *d)
 				done = 0;
 		if (!done)
 			continue;
-		freed = ssq_data_free_owner(&d->data, g->owner);
+		freed = ssqd_data_free_owner(&d->data, g->owner);
 		if (freed)
 			fprintf(stderr,
 			        "ssqd: client pid %d gone, %u data buffers returned\n",
@@ -156,18 +156,18 @@ static int find_queue(const struct ssqd *d, const char *name)
 	return -1;
 }
 
-int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
 {
 	uint32_t seq = m->hdr.seq;
 	unsigned i;
 	int q, rc;
 
 	if (m->hdr.type != SSQ_MSG_HELLO && !c->said_hello)
-		return ssq_msg_send_error(c->fd, seq, -EPROTO,
-		                          "say hello first (type 0x%x)", m->hdr.type);
+		return proto_msg_send_error(c->fd, seq, -EPROTO,
+		                            "say hello first (type 0x%x)", m->hdr.type);
 	switch (m->hdr.type) {
 	case SSQ_MSG_HELLO: {
-		struct ssq_msg_hello_reply r;
+		struct proto_msg_hello_reply r;
 
 		memset(&r, 0, sizeof(r));
 		r.version = SSQ_PROTO_VERSION;
@@ -177,11 +177,11 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 		r.arena_offset = d->arena.fd_offset;
 		c->said_hello =
 		    1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
-		return ssq_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
-		                    sizeof(r), &d->arena.fd, 1);
+		return proto_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
+		                      sizeof(r), &d->arena.fd, 1);
 	}
 	case SSQ_MSG_LIST: {
-		struct ssq_msg_list_reply r;
+		struct proto_msg_list_reply r;
 
 		memset(&r, 0, sizeof(r));
 		r.nqueues = d->hdr->nqueues;
@@ -190,34 +190,34 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 			r.queues[i].qpn = d->hdr->queues[i].qpn;
 			r.queues[i].state = d->hdr->queues[i].state;
 		}
-		return ssq_msg_send(c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
-		                    sizeof(r), NULL, 0);
+		return proto_msg_send(c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
+		                      sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_ATTACH: {
-		struct ssq_msg_attach_reply r;
+		struct proto_msg_attach_reply r;
 		struct ssqd_queue *sq;
 
 		q = find_queue(d, m->u.attach.name);
 		if (q < 0)
-			return ssq_msg_send_error(c->fd, seq, -ENOENT,
-			                          "no queue named \"%s\"",
-			                          m->u.attach.name);
+			return proto_msg_send_error(c->fd, seq, -ENOENT,
+			                            "no queue named \"%s\"",
+			                            m->u.attach.name);
 		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
 		    SSQ_QUEUE_READY)
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, -EAGAIN,
 			    "queue \"%s\" is not connected yet (waiting for "
 			    "the peer ssqd)",
 			    m->u.attach.name);
 		sq = &d->queues[q];
 		if (c->attached & (1u << q))
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, -EALREADY,
 			    "queue \"%s\" is already attached to this client",
 			    m->u.attach.name);
 		rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 		if (rc < 0)
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, rc,
 			    "queue \"%s\" has all %u producer records in use",
 			    m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
@@ -229,80 +229,81 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m)
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
 		c->attached |= 1u << q;
-		return ssq_msg_send(c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
-		                    sizeof(r), &sq->uar.fd, 1);
+		return proto_msg_send(c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
+		                      sizeof(r), &sq->uar.fd, 1);
 	}
 	case SSQ_MSG_ALLOC: {
-		struct ssq_msg_alloc_reply r;
+		struct proto_msg_alloc_reply r;
 
-		rc = ssq_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
-		                    &r.off);
+		rc = ssqd_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
+		                     &r.off);
 		if (rc)
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, rc,
 			    "no room for %llu bytes in the %llu MiB data arena",
 			    (unsigned long long)m->u.alloc.len,
 			    (unsigned long long)d->opt.data_mib);
 		r.len = m->u.alloc.len;
-		return ssq_msg_send(c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
-		                    sizeof(r), NULL, 0);
+		return proto_msg_send(c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
+		                      sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_FREE:
-		rc = ssq_data_free(&d->data, m->u.free.off, c->id);
+		rc = ssqd_data_free(&d->data, m->u.free.off, c->id);
 		if (rc)
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, rc, "no buffer of this client at offset %llu",
 			    (unsigned long long)m->u.free.off);
-		return ssq_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
-		                    NULL, 0);
+		return proto_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
+		                      NULL, 0);
 	case SSQ_MSG_RECOVER: {
 		char why[200];
 
 		if (!(c->attached & (1u << m->u.detach.queue)))
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, -ENOENT,
 			    "queue %u is not attached to this client", m->u.detach.queue);
 		if (ssqd_peer_down(d, why, sizeof(why)))
-			return ssq_msg_send_error(c->fd, seq, -ENOTCONN, "queue q%u: %s",
-			                          m->u.detach.queue, why);
+			return proto_msg_send_error(c->fd, seq, -ENOTCONN,
+			                            "queue q%u: %s", m->u.detach.queue,
+			                            why);
 		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
 		rc = d->opt.listen_port || d->opt.connect_to
 		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
 		         : ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
 		if (rc)
-			return ssq_msg_send_error(c->fd, seq, rc, "%s", why);
-		return ssq_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL, 0,
-		                    NULL, 0);
+			return proto_msg_send_error(c->fd, seq, rc, "%s", why);
+		return proto_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL,
+		                      0, NULL, 0);
 	}
 	case SSQ_MSG_DETACH:
 		if (!(c->attached & (1u << m->u.detach.queue)))
-			return ssq_msg_send_error(
+			return proto_msg_send_error(
 			    c->fd, seq, -ENOENT,
 			    "queue %u is not attached to this client", m->u.detach.queue);
 		c->attached &= ~(1u << m->u.detach.queue);
 		retire(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
-		return ssq_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
-		                    NULL, 0);
+		return proto_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
+		                      NULL, 0);
 	default:
 		/* Replies and errors are not requests. */
-		return ssq_msg_send_error(c->fd, seq, -EBADMSG,
-		                          "message type 0x%x is not a request",
-		                          m->hdr.type);
+		return proto_msg_send_error(c->fd, seq, -EBADMSG,
+		                            "message type 0x%x is not a request",
+		                            m->hdr.type);
 	}
 }
 
 static void serve_client(struct ssqd *d, struct ssqd_client *c)
 {
-	struct ssq_msg m;
+	struct proto_msg m;
 	char why[160];
-	int rc = ssq_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
+	int rc = proto_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
 
 	if (c->refused) {
 		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
-			ssq_msg_send_error(c->fd, rc ? 0 : m.hdr.seq, -EACCES,
-			                   "uid %u / gid %u may not use this ssqd (see "
-			                   "--allow-uid, --allow-gid)",
-			                   (unsigned)c->uid, (unsigned)c->gid);
+			proto_msg_send_error(c->fd, rc ? 0 : m.hdr.seq, -EACCES,
+			                     "uid %u / gid %u may not use this ssqd (see "
+			                     "--allow-uid, --allow-gid)",
+			                     (unsigned)c->uid, (unsigned)c->gid);
 			drop_client(d, c);
 		}
 		return;
@@ -311,7 +312,7 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 	if (rc == -EBADMSG || rc == -EPROTO) {
 		/* Bad input gets an answer and the connection stays usable. */
 		fprintf(stderr, "ssqd: client pid %d: %s\n", (int)c->pid, why);
-		if (ssq_msg_send_error(c->fd, 0, rc, "%s", why) == 0)
+		if (proto_msg_send_error(c->fd, 0, rc, "%s", why) == 0)
 			return;
 	}
 	if (rc == -ETIMEDOUT || rc == -EAGAIN)

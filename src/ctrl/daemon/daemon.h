@@ -12,11 +12,11 @@
 #include <sys/types.h>
 #include <time.h>
 #include <ssq/queue.h>
-#include "ctrl/backend.h"
-#include "ctrl/data_alloc.h"
-#include "ctrl/peer.h"
-#include "ctrl/recv_pool.h"
-#include "shm/arena.h"
+#include "ctrl/backend/backend.h"
+#include "ctrl/daemon/data_alloc.h"
+#include "ctrl/daemon/peer_link.h"
+#include "ctrl/daemon/recv_pool.h"
+#include "shm/create/arena.h"
 #include "shm/layout.h"
 
 #define SSQD_MAX_CLIENTS 256
@@ -39,7 +39,7 @@ struct ssqd_options {
 	 * PROGRESS_MS until done.
 	 */
 	unsigned heal_ms;
-	enum ssq_hugepages hugepages;
+	enum shm_hugepages hugepages;
 	uint16_t listen_port;   /* 0: not listening for a peer */
 	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
 	uint8_t port;           /* device port */
@@ -55,11 +55,11 @@ struct ssqd_queue {
 	struct ssq_ctl *ctl;
 	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
 	int heal_pending;         /* a heal timed out: run it again */
-	struct ssq_bqueue local;
-	struct ssq_bqueue peer; /* loopback only: the other end, inside ssqd */
-	struct ssq_uar_map uar;
-	struct ssq_peer_addr remote; /* what local is connected to */
-	uint32_t peer_psn;           /* loopback: the other end's first PSN */
+	struct ssqd_bqueue local;
+	struct ssqd_bqueue peer; /* loopback only: the other end, inside ssqd */
+	struct shm_uar_map uar;
+	struct proto_peer_addr remote; /* what local is connected to */
+	uint32_t peer_psn;             /* loopback: the other end's first PSN */
 	int loopback;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 };
@@ -86,14 +86,14 @@ struct ssqd_client {
 
 struct ssqd {
 	struct ssqd_options opt;
-	struct ssq_arena arena;
-	const struct ssq_backend_ops *ops;
-	struct ssq_backend *backend;
-	struct ssq_arena_header *hdr;
+	struct shm_arena arena;
+	const struct ssqd_backend_ops *ops;
+	struct ssqd_backend *backend;
+	struct shm_arena_header *hdr;
 	struct ssqd_queue queues[SSQ_MAX_QUEUES];
-	struct ssq_data_alloc data;
-	uint32_t psn[SSQ_MAX_QUEUES];                     /* our QPs' first PSNs */
-	struct ssq_peer_addr local_addrs[SSQ_MAX_QUEUES]; /* what we tell the peer */
+	struct ssqd_data_alloc data;
+	uint32_t psn[SSQ_MAX_QUEUES];                       /* our QPs' first PSNs */
+	struct proto_peer_addr local_addrs[SSQ_MAX_QUEUES]; /* what we tell the peer */
 	int peer_listen_fd; /* --listen: open for as long as ssqd runs */
 	/*
 	 * The TCP connection of the exchange, kept open: its close (or error)
@@ -136,8 +136,8 @@ void ssqd_teardown(struct ssqd *d);
 void ssqd_accept_peer(struct ssqd *d);
 
 /* The state a queue's layout entry says clients can use: fields, then READY. */
-struct ssq_peer_addr;
-void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer);
+struct proto_peer_addr;
+void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
@@ -193,8 +193,8 @@ int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  * protocol tests and the fuzzer). Returns 0, or a negative errno when the
  * reply could not be sent.
  */
-struct ssq_msg;
-int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct ssq_msg *m);
+struct proto_msg;
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
 
 /* CLOCK_MONOTONIC in ns: the daemon's deadlines (reconnect backoff, poller naps). */
 static inline uint64_t ssqd_now_ns(void)

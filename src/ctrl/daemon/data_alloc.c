@@ -2,17 +2,17 @@
 /* First-fit allocation of client buffers in the data arena. */
 #include <errno.h>
 #include <string.h>
-#include "ctrl/data_alloc.h"
+#include "ctrl/daemon/data_alloc.h"
 
-void ssq_data_init(struct ssq_data_alloc *d, uint64_t start, uint64_t len)
+void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len)
 {
 	memset(d, 0, sizeof(*d));
 	d->start = start;
 	d->end = start + len;
 }
 
-int ssq_data_alloc(struct ssq_data_alloc *d, uint64_t len, uint64_t align, uint32_t owner,
-                   uint64_t *off)
+int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
+                    uint32_t owner, uint64_t *off)
 {
 	uint64_t at = d->start;
 	uint32_t i;
@@ -26,7 +26,7 @@ int ssq_data_alloc(struct ssq_data_alloc *d, uint64_t len, uint64_t align, uint3
 		if (a >= at && a <= gap_end && gap_end - a >= len) {
 			memmove(&d->bufs[i + 1], &d->bufs[i],
 			        (d->n - i) * sizeof(d->bufs[0]));
-			d->bufs[i] = (struct ssq_data_buf){ a, len, owner };
+			d->bufs[i] = (struct ssqd_data_buf){ a, len, owner };
 			d->n++;
 			*off = a;
 			return 0;
@@ -37,7 +37,7 @@ int ssq_data_alloc(struct ssq_data_alloc *d, uint64_t len, uint64_t align, uint3
 	return -ENOMEM;
 }
 
-int ssq_data_free(struct ssq_data_alloc *d, uint64_t off, uint32_t owner)
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner)
 {
 	uint32_t i;
 
@@ -54,7 +54,7 @@ int ssq_data_free(struct ssq_data_alloc *d, uint64_t off, uint32_t owner)
 	return -ENOENT;
 }
 
-unsigned ssq_data_free_owner(struct ssq_data_alloc *d, uint32_t owner)
+unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner)
 {
 	uint32_t i, j = 0;
 	unsigned freed = 0;

@@ -11,30 +11,30 @@
 
 #define SSQ_DATA_MAX_BUFS 4096
 
-struct ssq_data_buf {
+struct ssqd_data_buf {
 	uint64_t off, len;
 	uint32_t owner;
 };
 
-struct ssq_data_alloc {
+struct ssqd_data_alloc {
 	uint64_t start, end; /* arena offsets of the data arena */
 	uint32_t n;
-	struct ssq_data_buf bufs[SSQ_DATA_MAX_BUFS]; /* sorted by off */
+	struct ssqd_data_buf bufs[SSQ_DATA_MAX_BUFS]; /* sorted by off */
 };
 
-void ssq_data_init(struct ssq_data_alloc *d, uint64_t start, uint64_t len);
+void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len);
 
 /*
  * Carve @len bytes aligned to @align for @owner. Returns 0 and *@off, or
  * -ENOMEM (no gap fits, or the table is full).
  */
-int ssq_data_alloc(struct ssq_data_alloc *d, uint64_t len, uint64_t align, uint32_t owner,
-                   uint64_t *off);
+int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
+                    uint32_t owner, uint64_t *off);
 
 /* Free the buffer at @off if @owner has it. Returns 0 or -ENOENT. */
-int ssq_data_free(struct ssq_data_alloc *d, uint64_t off, uint32_t owner);
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner);
 
 /* Free every buffer of @owner; returns how many. */
-unsigned ssq_data_free_owner(struct ssq_data_alloc *d, uint32_t owner);
+unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ssq/queue.h>
-#include "shm/arena.h"
+#include "shm/map/arena_map.h"
 #include "shm/layout.h"
 
 /* [off, off + len) inside [0, total), without overflow. */
@@ -24,8 +24,8 @@ static int in_arena(uint64_t off, uint64_t len, uint64_t total)
  * with twice as many slots, buffers inside the data arena (the only memory
  * the data MR covers) and the log inside the arena, 64-byte aligned.
  */
-static int recv_pool_bad(const struct ssq_arena_header *h,
-                         const struct ssq_queue_layout *q, uint64_t total)
+static int recv_pool_bad(const struct shm_arena_header *h,
+                         const struct shm_queue_layout *q, uint64_t total)
 {
 	if (!q->recv_depth)
 		return q->recv_slots || q->recv_size || q->recv_buf_off ||
@@ -37,10 +37,10 @@ static int recv_pool_bad(const struct ssq_arena_header *h,
 	       !in_arena(q->recv_buf_off - h->data_off,
 	                 (uint64_t)q->recv_slots * q->recv_size, h->data_len) ||
 	       (q->recv_log_off & 63) ||
-	       !in_arena(q->recv_log_off, ssq_recv_log_size(q->recv_slots), total);
+	       !in_arena(q->recv_log_off, shm_recv_log_size(q->recv_slots), total);
 }
 
-int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
+int shm_layout_check(const struct shm_arena_header *h, size_t len, char *why,
                      size_t whylen)
 {
 	uint32_t i;
@@ -57,13 +57,13 @@ int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
 		return -EPROTO;
 	}
 	if (h->version != SSQ_LAYOUT_VERSION || h->header_size != sizeof(*h) ||
-	    h->queue_layout_size != sizeof(struct ssq_queue_layout)) {
+	    h->queue_layout_size != sizeof(struct shm_queue_layout)) {
 		snprintf(
 		    why, whylen,
 		    "arena layout version %u (header %u, queue %u bytes); this library "
 		    "speaks version %u (%zu, %zu)",
 		    h->version, h->header_size, h->queue_layout_size, SSQ_LAYOUT_VERSION,
-		    sizeof(*h), sizeof(struct ssq_queue_layout));
+		    sizeof(*h), sizeof(struct shm_queue_layout));
 		return -EPROTO;
 	}
 	if (h->arena_len != len) {
@@ -79,7 +79,7 @@ int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
 		return -EBADMSG;
 	}
 	for (i = 0; i < h->nqueues; i++) {
-		const struct ssq_queue_layout *q = &h->queues[i];
+		const struct shm_queue_layout *q = &h->queues[i];
 
 		if (q->state == SSQ_QUEUE_UNUSED)
 			continue;
@@ -107,7 +107,7 @@ int ssq_layout_check(const struct ssq_arena_header *h, size_t len, char *why,
 	return 0;
 }
 
-void *ssq_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
+void *shm_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
 
@@ -116,7 +116,7 @@ void *ssq_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
 		         len, (long long)offset, strerror(errno));
 		return NULL;
 	}
-	if (ssq_layout_check((const struct ssq_arena_header *)p, len, why, whylen)) {
+	if (shm_layout_check((const struct shm_arena_header *)p, len, why, whylen)) {
 		munmap(p, len);
 		return NULL;
 	}

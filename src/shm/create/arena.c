@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <rte_memzone.h>
-#include "shm/arena.h"
+#include "shm/create/arena.h"
 
 /* 2 MiB pages the kernel has free now, from /proc/meminfo. */
 static long free_hugepages(void)
@@ -25,16 +25,16 @@ static long free_hugepages(void)
 	return n;
 }
 
-int ssq_arena_create(struct ssq_arena *a, size_t len, enum ssq_hugepages mode,
+int shm_arena_create(struct shm_arena *a, size_t len, enum shm_hugepages mode,
                      const char *tag, char *why, size_t whylen)
 {
 	size_t need = (len + (2u << 20) - 1) >> 21;
 	int rc;
 
 	if (mode == SSQ_HUGEPAGES_OFF)
-		return ssq_arena_create_memfd(a, len, tag, why, whylen);
+		return shm_arena_create_memfd(a, len, tag, why, whylen);
 	if ((size_t)free_hugepages() >= need) {
-		rc = ssq_arena_create_eal(a, len, tag, why, whylen);
+		rc = shm_arena_create_eal(a, len, tag, why, whylen);
 		if (!rc || mode == SSQ_HUGEPAGES_REQUIRED)
 			return rc;
 	} else if (mode == SSQ_HUGEPAGES_REQUIRED) {
@@ -53,10 +53,10 @@ int ssq_arena_create(struct ssq_arena *a, size_t len, enum ssq_hugepages mode,
 	    "ssqd: warning: %s; using 4 KiB memfd pages for the arena (reserve hugepages "
 	    "with: echo %zu > /proc/sys/vm/nr_hugepages)\n",
 	    why, need + 16);
-	return ssq_arena_create_memfd(a, len, tag, why, whylen);
+	return shm_arena_create_memfd(a, len, tag, why, whylen);
 }
 
-void *ssq_arena_alloc(struct ssq_arena *a, size_t len, size_t align)
+void *shm_arena_alloc(struct shm_arena *a, size_t len, size_t align)
 {
 	size_t start = (a->used + align - 1) & ~(align - 1);
 
@@ -66,7 +66,7 @@ void *ssq_arena_alloc(struct ssq_arena *a, size_t len, size_t align)
 	return a->base + start;
 }
 
-void ssq_arena_destroy(struct ssq_arena *a)
+void shm_arena_destroy(struct shm_arena *a)
 {
 	if (!a->base)
 		return;

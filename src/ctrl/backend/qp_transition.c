@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * RC QP bring-up, shared by the mlx5 and the emulated backend: the same
- * attributes and masks go to ibv_modify_qp and to ssq_emu_modify_qp, so the
+ * attributes and masks go to ibv_modify_qp and to emu_modify_qp, so the
  * emulator's mask checks test exactly what a ConnectX will be sent.
  */
 #include <stdio.h>
 #include <string.h>
-#include "ctrl/backend.h"
+#include "ctrl/backend/backend.h"
 
 /* All the remote access a shared queue's peers use (WRITE, READ, atomics). */
 #define SSQ_QP_ACCESS                                                                    \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
-void ssq_qp_attr_reset(struct ibv_qp_attr *attr, int *mask)
+void ssqd_qp_attr_reset(struct ibv_qp_attr *attr, int *mask)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = IBV_QPS_RESET;
@@ -21,7 +21,7 @@ void ssq_qp_attr_reset(struct ibv_qp_attr *attr, int *mask)
 }
 
 /* RESET -> INIT: the kernel requires PKEY_INDEX, PORT and ACCESS_FLAGS. */
-void ssq_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port)
+void ssqd_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = IBV_QPS_INIT;
@@ -36,8 +36,8 @@ void ssq_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port)
  * PSN, how many READs/atomics the peer may have outstanding here, and the
  * RNR NAK timer.
  */
-void ssq_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
-                     int gid_index, const struct ssq_qp_remote *remote)
+void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
+                      int gid_index, const struct ssqd_qp_remote *remote)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = IBV_QPS_RTR;
@@ -65,7 +65,7 @@ void ssq_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv
  * RTR -> RTS: ACK timeout (14: 4.096 us * 2^14 = 67 ms), retry counts (7 for
  * RNR means forever), our first PSN, outstanding READs/atomics we issue.
  */
-void ssq_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn)
+void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = IBV_QPS_RTS;
@@ -78,27 +78,28 @@ void ssq_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn)
 	        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
 }
 
-int ssq_qp_connect(const struct ssq_backend_ops *ops, struct ssq_backend *b,
-                   struct ssq_bqueue *q, enum ibv_mtu mtu, int gid_index, uint32_t sq_psn,
-                   const struct ssq_qp_remote *remote, char *why, size_t whylen)
+int ssqd_qp_connect(const struct ssqd_backend_ops *ops, struct ssqd_backend *b,
+                    struct ssqd_bqueue *q, enum ibv_mtu mtu, int gid_index,
+                    uint32_t sq_psn, const struct ssqd_qp_remote *remote, char *why,
+                    size_t whylen)
 {
 	struct ibv_qp_attr attr;
 	int mask, rc;
 
-	ssq_qp_attr_init(&attr, &mask, q->port);
+	ssqd_qp_attr_init(&attr, &mask, q->port);
 	rc = ops->modify_qp(b, q, &attr, mask);
 	if (rc) {
 		snprintf(why, whylen, "QP 0x%x RESET->INIT: %s", q->qpn, strerror(-rc));
 		return rc;
 	}
-	ssq_qp_attr_rtr(&attr, &mask, q->port, mtu, gid_index, remote);
+	ssqd_qp_attr_rtr(&attr, &mask, q->port, mtu, gid_index, remote);
 	rc = ops->modify_qp(b, q, &attr, mask);
 	if (rc) {
 		snprintf(why, whylen, "QP 0x%x INIT->RTR (to QPN 0x%x): %s", q->qpn,
 		         remote->qpn, strerror(-rc));
 		return rc;
 	}
-	ssq_qp_attr_rts(&attr, &mask, sq_psn);
+	ssqd_qp_attr_rts(&attr, &mask, sq_psn);
 	rc = ops->modify_qp(b, q, &attr, mask);
 	if (rc) {
 		snprintf(why, whylen, "QP 0x%x RTR->RTS: %s", q->qpn, strerror(-rc));

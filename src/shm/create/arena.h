@@ -5,71 +5,64 @@
  * (fd, offset, length) so clients map it with one mmap.
  *
  * ssqd creates it (arena_eal.c: DPDK EAL hugepages; arena_memfd.c: 4 KiB
- * memfd pages when there are none) and carves it with ssq_arena_alloc().
- * Clients map what they are sent (arena_map.c) and never run EAL.
+ * memfd pages when there are none) and carves it with shm_arena_alloc().
+ * Clients map what they are sent (src/shm/map/) and never run EAL.
  */
-#ifndef SSQ_SHM_ARENA_H
-#define SSQ_SHM_ARENA_H
+#ifndef SSQ_SHM_CREATE_ARENA_H
+#define SSQ_SHM_CREATE_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-enum ssq_hugepages {
+enum shm_hugepages {
 	SSQ_HUGEPAGES_AUTO = 0,     /* hugepages if any, else memfd + a warning */
 	SSQ_HUGEPAGES_REQUIRED = 1, /* hugepages or fail */
 	SSQ_HUGEPAGES_OFF = 2,      /* memfd pages */
 };
 
-struct ssq_arena {
+struct shm_arena {
 	uint8_t *base;   /* mapped here in this process */
 	size_t len;      /* bytes, a multiple of page_size */
 	int fd;          /* what clients mmap: memfd or EAL's segment fd */
 	off_t fd_offset; /* where the arena starts in @fd */
 	size_t page_size;
 	int hugepages; /* 1: backed by 2 MiB hugepages through EAL */
-	size_t used;   /* bump pointer for ssq_arena_alloc */
+	size_t used;   /* bump pointer for shm_arena_alloc */
 	void *eal_memzone;
 };
 
 /*
- * ssq_arena_create - a zeroed arena of at least @len bytes. @mode picks the
- * backing (see enum ssq_hugepages); @tag names the memfd / EAL file prefix.
+ * shm_arena_create - a zeroed arena of at least @len bytes. @mode picks the
+ * backing (see enum shm_hugepages); @tag names the memfd / EAL file prefix.
  * Returns 0, or a negative errno with a sentence in @why: -ENOMEM (no
  * hugepages with SSQ_HUGEPAGES_REQUIRED: the sentence says how to reserve
  * them), or the errno of memfd_create / ftruncate / mmap.
  */
-int ssq_arena_create(struct ssq_arena *a, size_t len, enum ssq_hugepages mode,
+int shm_arena_create(struct shm_arena *a, size_t len, enum shm_hugepages mode,
                      const char *tag, char *why, size_t whylen);
 
 /* Hugepage backing through DPDK's EAL (arena_eal.c); same contract. */
-int ssq_arena_create_eal(struct ssq_arena *a, size_t len, const char *tag, char *why,
+int shm_arena_create_eal(struct shm_arena *a, size_t len, const char *tag, char *why,
                          size_t whylen);
 
 /* memfd backing (arena_memfd.c); same contract. */
-int ssq_arena_create_memfd(struct ssq_arena *a, size_t len, const char *tag, char *why,
+int shm_arena_create_memfd(struct shm_arena *a, size_t len, const char *tag, char *why,
                            size_t whylen);
 
 /*
- * ssq_arena_alloc - carve @len bytes aligned to @align (a power of two) from
+ * shm_arena_alloc - carve @len bytes aligned to @align (a power of two) from
  * the arena. Returns the address or NULL when it does not fit. Also the
  * mlx5dv buffer-allocator hook's backend. Single-threaded (ssqd's setup).
  */
-void *ssq_arena_alloc(struct ssq_arena *a, size_t len, size_t align);
+void *shm_arena_alloc(struct shm_arena *a, size_t len, size_t align);
 
 /* Offset of @p in the arena (p must lie inside it). */
-static inline uint64_t ssq_arena_off(const struct ssq_arena *a, const void *p)
+static inline uint64_t shm_arena_off(const struct shm_arena *a, const void *p)
 {
 	return (uint64_t)((const uint8_t *)p - a->base);
 }
 
-void ssq_arena_destroy(struct ssq_arena *a);
+void shm_arena_destroy(struct shm_arena *a);
 
-/*
- * ssq_arena_map - a client's mapping of an arena it was sent: mmap @len
- * bytes of @fd at @offset, shared, read-write, then ssq_layout_check().
- * Returns the address, or NULL with a sentence in @why.
- */
-void *ssq_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen);
-
-#endif /* SSQ_SHM_ARENA_H */
+#endif /* SSQ_SHM_CREATE_ARENA_H */

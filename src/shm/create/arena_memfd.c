@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include "shm/arena.h"
+#include "shm/create/arena.h"
 
-int ssq_arena_create_memfd(struct ssq_arena *a, size_t len, const char *tag, char *why,
+int shm_arena_create_memfd(struct shm_arena *a, size_t len, const char *tag, char *why,
                            size_t whylen)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -13,14 +13,14 @@
  * device keeps only its own counters and bookkeeping.
  *
  * Recipe:
- *	ssq_emu_open(&dev, NULL);
- *	ssq_emu_alloc_pd(dev, &pd);
- *	ssq_emu_reg_mr(pd, buf, len, iova, IBV_ACCESS_*, &mr, &key);
- *	ssq_emu_create_cq(dev, &cq_attr, &cq, &dv_cq);   then ssq_cq_init()
- *	ssq_emu_create_qp(pd, &qp_attr, &qp, &dv_qp, &qpn); then ssq_sq_init()
- *	ssq_emu_modify_qp(qp, &attr, mask) x 3: RESET -> INIT -> RTR -> RTS
+ *	emu_open(&dev, NULL);
+ *	emu_alloc_pd(dev, &pd);
+ *	emu_reg_mr(pd, buf, len, iova, IBV_ACCESS_*, &mr, &key);
+ *	emu_create_cq(dev, &cq_attr, &cq, &dv_cq);   then ssq_cq_init()
+ *	emu_create_qp(pd, &qp_attr, &qp, &dv_qp, &qpn); then ssq_sq_init()
+ *	emu_modify_qp(qp, &attr, mask) x 3: RESET -> INIT -> RTR -> RTS
  *	post WQEs, ring the doorbell (ssq/doorbell.h)
- *	ssq_emu_process(dev, budget) -- or ssq_emu_start(dev) for a thread
+ *	emu_process(dev, budget) -- or emu_start(dev) for a thread
  *	ssq_cq_poll()
  *
  * What the device does per send WQE, in order, as a ConnectX does it:
@@ -29,7 +29,7 @@
  *    consumer counter and executes while (u16)(dbr - cc) != 0. A DBR that
  *    moved backwards, or more than wqe_cnt ahead of the consumer, is a device
  *    error: logged on stderr with a dump of the WQE at the consumer, counted
- *    (ssq_emu_dev_errors()), and the QP goes to ERR without flushing its SQ
+ *    (emu_dev_errors()), and the QP goes to ERR without flushing its SQ
  *    (its producer counter cannot be trusted) until it is reset.
  *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
  *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
@@ -44,7 +44,7 @@
  *    does on an access violation).
  *  - SEND / SEND_IMM / RDMA_WRITE_IMM consume the peer's next receive WQE
  *    (its RQ, or its SRQ when it has one). None posted: receiver not ready;
- *    the WQE is retried on each later ssq_emu_process() call, rnr_retry
+ *    the WQE is retried on each later emu_process() call, rnr_retry
  *    times (7: forever), then RNR_RETRY_EXC_ERR. A receive WQE too small:
  *    the responder gets a RESP_ERR CQE with LOCAL_LENGTH_ERR and goes to
  *    ERR, the requester REMOTE_INVAL_REQ_ERR.
@@ -67,32 +67,32 @@
  * = (pi / cqe_cnt) & 1. Before each CQE the device checks the room left by
  * the consumer index in dbrec[SSQ_CQ_SET_CI] (24 bits, big-endian, acquire
  * load); a full CQ is a CQ overrun: the CQ is marked in error
- * (ssq_emu_cq_error()), a line goes to stderr, the CQE is dropped and every
+ * (emu_cq_error()), a line goes to stderr, the CQE is dropped and every
  * QP using the CQ goes to ERR. An overrun CQ writes nothing more.
  *
  * Modes: SSQ_EMU_FULL moves data; SSQ_EMU_SINK parses and checks every WQE
  * (keys and bounds included) and completes it without touching data, to
  * measure the host side's cost.
  *
- * Environment, read by ssq_emu_open() unless attr->ignore_env is set; a bad
+ * Environment, read by emu_open() unless attr->ignore_env is set; a bad
  * value prints "ssq_emu: <VAR>: <why> '<value>'" on stderr and the open
  * returns -EINVAL:
  *	SSQ_EMU_MODE=full|sink
  *	SSQ_EMU_FAULT=item[,item...], items:
  *	    err_at=N         the Nth WQE the device executes (1-based, counted
  *	                     over all QPs from the open or the last
- *	                     ssq_emu_set_fault) completes in error
+ *	                     emu_set_fault) completes in error
  *	    syndrome=S       its syndrome (decimal or 0x hex, 1..255; default
  *	                     0x13 REMOTE_ACCESS_ERR)
  *	    vendor=V         its vendor_err_synd (default 0)
- *	    delay=N          a WQE executes only on the Nth ssq_emu_process()
+ *	    delay=N          a WQE executes only on the Nth emu_process()
  *	                     call after the one that first saw its doorbell
  *	    stall=0|1        1: the device executes nothing until released
  *	SSQ_EMU_TRACE=path   append every WQE consumed and CQE written, decoded
  *	                     and in hex, to path
  *	SSQ_EMU_POLL_NS=N    stream_poll_ns (0..SSQ_EMU_STREAM_POLL_NS_MAX)
  *
- * Concurrency: one mutex per device serialises ssq_emu_process() (a whole
+ * Concurrency: one mutex per device serialises emu_process() (a whole
  * call, never a single WQE) with every object and mode call, so objects may
  * be created, modified and destroyed while the device thread runs. Producers
  * and pollers never take it: they share only the rings, doorbell records and
@@ -110,14 +110,14 @@
 extern "C" {
 #endif
 
-struct ssq_emu_dev;
-struct ssq_emu_pd;
-struct ssq_emu_mr;
-struct ssq_emu_cq;
-struct ssq_emu_qp;
-struct ssq_emu_srq;
+struct emu_dev;
+struct emu_pd;
+struct emu_mr;
+struct emu_cq;
+struct emu_qp;
+struct emu_srq;
 
-enum ssq_emu_mode {
+enum emu_mode {
 	SSQ_EMU_FULL = 0, /* data moves */
 	SSQ_EMU_SINK = 1, /* WQEs checked and completed, no data touched */
 };
@@ -136,7 +136,7 @@ enum {
 };
 
 /* Fault injection; all zero: none. */
-struct ssq_emu_fault {
+struct emu_fault {
 	uint64_t err_at;    /* 1-based WQE number to fail; 0: none */
 	uint8_t syndrome;   /* MLX5_CQE_SYNDROME_*; 0 means 0x13 */
 	uint8_t vendor_err; /* vendor_err_synd of that CQE */
@@ -160,61 +160,61 @@ struct ssq_emu_fault {
 #define SSQ_EMU_STREAM_POLL_NS_DEFAULT 500u
 #define SSQ_EMU_STREAM_POLL_NS_MAX     100000u
 
-struct ssq_emu_dev_attr {
-	enum ssq_emu_mode mode;
-	struct ssq_emu_fault fault;
+struct emu_dev_attr {
+	enum emu_mode mode;
+	struct emu_fault fault;
 	const char *trace_path;  /* NULL: no trace */
 	int ignore_env;          /* nonzero: do not read SSQ_EMU_* */
 	uint32_t stream_poll_ns; /* device thread, see above; 0: look again at once */
 };
 
 /*
- * ssq_emu_open - create a device. @attr may be NULL (full mode, no fault,
+ * emu_open - create a device. @attr may be NULL (full mode, no fault,
  * no trace, stream_poll_ns SSQ_EMU_STREAM_POLL_NS_DEFAULT); the SSQ_EMU_*
  * environment variables then override it unless attr->ignore_env.
  * Returns 0 and *@devp, or -EINVAL (NULL @devp, a bad environment value:
  * message on stderr), -ENOMEM, or the negative errno of fopen(trace).
  */
-int ssq_emu_open(struct ssq_emu_dev **devp, const struct ssq_emu_dev_attr *attr);
+int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr);
 
 /*
- * ssq_emu_close - stop the device thread if running, free the device and
+ * emu_close - stop the device thread if running, free the device and
  * every object still in it, PDs included (caller buffers are not touched):
  * no handle of the device may be used afterwards. NULL is a no-op.
  */
-void ssq_emu_close(struct ssq_emu_dev *dev);
+void emu_close(struct emu_dev *dev);
 
 /*
- * ssq_emu_parse_fault - parse an SSQ_EMU_FAULT string into @f (zeroed
+ * emu_parse_fault - parse an SSQ_EMU_FAULT string into @f (zeroed
  * first). Returns 0, or -EINVAL naming the bad item on stderr.
  */
-int ssq_emu_parse_fault(const char *s, struct ssq_emu_fault *f);
+int emu_parse_fault(const char *s, struct emu_fault *f);
 
 /* Change the mode. Returns 0 or -EINVAL (unknown mode). Any thread. */
-int ssq_emu_set_mode(struct ssq_emu_dev *dev, enum ssq_emu_mode mode);
+int emu_set_mode(struct emu_dev *dev, enum emu_mode mode);
 
 /*
  * Replace the fault settings and restart the err_at count. @f NULL clears
  * them. Returns 0 or -EINVAL (NULL @dev). Any thread.
  */
-int ssq_emu_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_fault *f);
+int emu_set_fault(struct emu_dev *dev, const struct emu_fault *f);
 
 /* Stall (@on nonzero) or release the device. Returns 0. Any thread. */
-int ssq_emu_stall(struct ssq_emu_dev *dev, int on);
+int emu_stall(struct emu_dev *dev, int on);
 
 /* Device errors (bad doorbells) logged since the open; 0 for NULL. */
-unsigned ssq_emu_dev_errors(struct ssq_emu_dev *dev);
+unsigned emu_dev_errors(struct emu_dev *dev);
 
 /* ---- protection domains and memory regions ---- */
 
 /* Returns 0 and *@pdp, -EINVAL or -ENOMEM. */
-int ssq_emu_alloc_pd(struct ssq_emu_dev *dev, struct ssq_emu_pd **pdp);
+int emu_alloc_pd(struct emu_dev *dev, struct emu_pd **pdp);
 
 /* Returns 0, or -EBUSY while MRs, QPs or SRQs still use @pd. */
-int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd);
+int emu_dealloc_pd(struct emu_pd *pd);
 
 /*
- * ssq_emu_reg_mr - register @len bytes at host address @addr (in the
+ * emu_reg_mr - register @len bytes at host address @addr (in the
  * process running the device) as IOVAs @iova .. @iova + @len - 1 with
  * IBV_ACCESS_* @access. The one key it returns in *@key serves as lkey and
  * rkey (as on mlx5).
@@ -223,43 +223,43 @@ int ssq_emu_dealloc_pd(struct ssq_emu_pd *pd);
  * REMOTE_ATOMIC, or REMOTE_WRITE / REMOTE_ATOMIC without LOCAL_WRITE, as the
  * kernel refuses), -ENOMEM when the MR table is full.
  */
-int ssq_emu_reg_mr(struct ssq_emu_pd *pd, void *addr, size_t len, uint64_t iova,
-                   int access, struct ssq_emu_mr **mrp, uint32_t *key);
+int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+               struct emu_mr **mrp, uint32_t *key);
 
 /* Returns 0 or -EINVAL. The key is invalid from now on. */
-int ssq_emu_dereg_mr(struct ssq_emu_mr *mr);
+int emu_dereg_mr(struct emu_mr *mr);
 
 /* ---- completion queues ---- */
 
-struct ssq_emu_cq_attr {
+struct emu_cq_attr {
 	void *buf;        /* cqe_cnt * 64 bytes, 64-byte aligned */
 	uint32_t cqe_cnt; /* a power of two, 2 .. 2^22 */
 	__be32 *dbrec;    /* 2 words: consumer index, arm */
 };
 
 /*
- * ssq_emu_create_cq - make a CQ of the caller's buffer. Like libmlx5 it
+ * emu_create_cq - make a CQ of the caller's buffer. Like libmlx5 it
  * fills every CQE with op_own = MLX5_CQE_INVALID << 4 and zeroes the
  * doorbell record, so a fresh CQ reads as empty. Fills @dv (buf, dbrec,
  * cqe_cnt, cqe_size 64, cqn; cq_uar NULL).
  * Returns 0, -EINVAL (NULL argument, misaligned buffer, bad count), -ENOMEM.
  */
-int ssq_emu_create_cq(struct ssq_emu_dev *dev, const struct ssq_emu_cq_attr *attr,
-                      struct ssq_emu_cq **cqp, struct mlx5dv_cq *dv);
+int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
+                  struct emu_cq **cqp, struct mlx5dv_cq *dv);
 
 /* Returns 0, or -EBUSY while a QP uses @cq. */
-int ssq_emu_destroy_cq(struct ssq_emu_cq *cq);
+int emu_destroy_cq(struct emu_cq *cq);
 
 /*
- * ssq_emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran
+ * emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran
  * (the device found no room for a CQE; sticky until the CQ is destroyed),
  * -EINVAL for NULL. Any thread, lock-free.
  */
-int ssq_emu_cq_error(struct ssq_emu_cq *cq);
+int emu_cq_error(struct emu_cq *cq);
 
 /* ---- shared receive queues ---- */
 
-struct ssq_emu_srq_attr {
+struct emu_srq_attr {
 	void *buf;        /* wqe_cnt * stride bytes */
 	uint32_t wqe_cnt; /* a power of two, 2 .. 65536 */
 	uint32_t stride;  /* a power of two, 32 .. 1024: next seg + data x n */
@@ -267,34 +267,34 @@ struct ssq_emu_srq_attr {
 };
 
 /*
- * ssq_emu_create_srq - make an SRQ of the caller's buffer, linking every
+ * emu_create_srq - make an SRQ of the caller's buffer, linking every
  * WQE into the free list (i -> i + 1) and zeroing the doorbell record.
  * Fills @dv (buf, dbrec, stride, head 0, tail wqe_cnt - 1, srqn).
  * Returns 0, -EINVAL, -ENOMEM.
  */
-int ssq_emu_create_srq(struct ssq_emu_pd *pd, const struct ssq_emu_srq_attr *attr,
-                       struct ssq_emu_srq **srqp, struct mlx5dv_srq *dv);
+int emu_create_srq(struct emu_pd *pd, const struct emu_srq_attr *attr,
+                   struct emu_srq **srqp, struct mlx5dv_srq *dv);
 
 /* Returns 0, or -EBUSY while a QP uses @srq. */
-int ssq_emu_destroy_srq(struct ssq_emu_srq *srq);
+int emu_destroy_srq(struct emu_srq *srq);
 
 /* ---- queue pairs ---- */
 
-struct ssq_emu_qp_attr {
-	struct ssq_emu_cq *send_cq;
-	struct ssq_emu_cq *recv_cq;
-	struct ssq_emu_srq *srq; /* NULL: the QP has its own RQ */
-	void *sq_buf;            /* sq_wqe_cnt * 64 bytes */
-	uint32_t sq_wqe_cnt;     /* WQEBBs, a power of two, 1 .. 65536 */
-	void *rq_buf;            /* rq_wqe_cnt * rq_stride; NULL with an SRQ */
-	uint32_t rq_wqe_cnt;     /* a power of two, 1 .. 65536; 0 with SRQ */
-	uint32_t rq_stride;      /* a power of two, 16 .. 1024 */
-	__be32 *dbrec;           /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
-	void *uar;               /* SSQ_EMU_UAR_SIZE bytes, or NULL: no UAR */
+struct emu_qp_attr {
+	struct emu_cq *send_cq;
+	struct emu_cq *recv_cq;
+	struct emu_srq *srq; /* NULL: the QP has its own RQ */
+	void *sq_buf;        /* sq_wqe_cnt * 64 bytes */
+	uint32_t sq_wqe_cnt; /* WQEBBs, a power of two, 1 .. 65536 */
+	void *rq_buf;        /* rq_wqe_cnt * rq_stride; NULL with an SRQ */
+	uint32_t rq_wqe_cnt; /* a power of two, 1 .. 65536; 0 with SRQ */
+	uint32_t rq_stride;  /* a power of two, 16 .. 1024 */
+	__be32 *dbrec;       /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
+	void *uar;           /* SSQ_EMU_UAR_SIZE bytes, or NULL: no UAR */
 };
 
 /*
- * ssq_emu_create_qp - make an RC QP in RESET. Zeroes the doorbell record.
+ * emu_create_qp - make an RC QP in RESET. Zeroes the doorbell record.
  * Fills @dv as mlx5dv_init_obj does: dbrec, sq {buf, wqe_cnt, stride 64},
  * rq {buf, wqe_cnt, stride}, bf {reg = uar + SSQ_EMU_BF_OFFSET, size
  * SSQ_EMU_BF_SIZE} (reg NULL without a UAR), uar_mmap_offset 0; *@qpn
@@ -302,14 +302,14 @@ struct ssq_emu_qp_attr {
  * Returns 0, -EINVAL (NULL or mis-sized argument, CQ of another device, SRQ
  * of another PD), -ENOMEM (no QP number left).
  */
-int ssq_emu_create_qp(struct ssq_emu_pd *pd, const struct ssq_emu_qp_attr *attr,
-                      struct ssq_emu_qp **qpp, struct mlx5dv_qp *dv, uint32_t *qpn);
+int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_qp **qpp,
+                  struct mlx5dv_qp *dv, uint32_t *qpn);
 
 /* Returns 0 or -EINVAL. A peer QP sending to it later gets retry errors. */
-int ssq_emu_destroy_qp(struct ssq_emu_qp *qp);
+int emu_destroy_qp(struct emu_qp *qp);
 
 /*
- * ssq_emu_modify_qp - move @qp as ibv_modify_qp would, with the kernel's RC
+ * emu_modify_qp - move @qp as ibv_modify_qp would, with the kernel's RC
  * rules (drivers/infiniband/core/verbs.c, qp_state_table):
  *   RESET -> INIT  needs PKEY_INDEX | PORT | ACCESS_FLAGS
  *   INIT  -> INIT  may have PKEY_INDEX | PORT | ACCESS_FLAGS
@@ -333,16 +333,15 @@ int ssq_emu_destroy_qp(struct ssq_emu_qp *qp);
  * producer starts again at 0, as after libmlx5's reset); to ERR it flushes.
  * Returns 0 or -EINVAL (nothing changed then).
  */
-int ssq_emu_modify_qp(struct ssq_emu_qp *qp, const struct ibv_qp_attr *attr,
-                      int attr_mask);
+int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask);
 
 /* The QP's state (IBV_QPS_*), as the device sees it now. @qp not NULL. */
-enum ibv_qp_state ssq_emu_qp_state(struct ssq_emu_qp *qp);
+enum ibv_qp_state emu_qp_state(struct emu_qp *qp);
 
 /* ---- execution ---- */
 
 /*
- * ssq_emu_process - run the device once: visit every QP (round-robin,
+ * emu_process - run the device once: visit every QP (round-robin,
  * starting one QP further each call so a busy QP cannot starve the rest),
  * executing the WQEs of QPs in RTS and flushing those of QPs in ERR, up to
  * @budget WQEs in all, and write their CQEs. Each call is also one "pass"
@@ -352,20 +351,20 @@ enum ibv_qp_state ssq_emu_qp_state(struct ssq_emu_qp *qp);
  * on RNR / delay), -EINVAL for a NULL @dev, -EBUSY while the device thread
  * runs. Any thread; calls are serialised by the device lock.
  */
-int ssq_emu_process(struct ssq_emu_dev *dev, unsigned budget);
+int emu_process(struct emu_dev *dev, unsigned budget);
 
 /*
- * ssq_emu_start - run ssq_emu_process() in a device thread that polls,
+ * emu_start - run emu_process() in a device thread that polls,
  * pausing (cpu relax, then 50 us sleeps) while idle. Returns 0, -EBUSY if
  * running, or the negative errno of pthread_create.
  */
-int ssq_emu_start(struct ssq_emu_dev *dev);
+int emu_start(struct emu_dev *dev);
 
 /*
- * ssq_emu_stop - stop and join the device thread. Returns 0, or -EINVAL
+ * emu_stop - stop and join the device thread. Returns 0, or -EINVAL
  * when none runs. One caller at a time (it joins the thread).
  */
-int ssq_emu_stop(struct ssq_emu_dev *dev);
+int emu_stop(struct emu_dev *dev);
 
 /* ---- the wire: RC between devices in different processes ---- */
 
@@ -384,10 +383,10 @@ int ssq_emu_stop(struct ssq_emu_dev *dev);
  * packet.
  *
  * Recipe, per process:
- *	ssq_emu_wire_open(dev, "127.0.0.1:0", addr, sizeof(addr));
+ *	emu_wire_open(dev, "127.0.0.1:0", addr, sizeof(addr));
  *	exchange addr, QPN and PSNs with the other process (out of band)
- *	ssq_emu_qp_set_remote(qp, peer_addr);   in RESET or INIT
- *	ssq_emu_modify_qp() to RTR (dest_qp_num, rq_psn), RTS (sq_psn, ...)
+ *	emu_qp_set_remote(qp, peer_addr);   in RESET or INIT
+ *	emu_modify_qp() to RTR (dest_qp_num, rq_psn), RTS (sq_psn, ...)
  *
  * Reliable connection as the QP attributes say:
  *  - PSNs start at sq_psn (requester) and rq_psn (responder); the
@@ -424,13 +423,13 @@ int ssq_emu_stop(struct ssq_emu_dev *dev);
  * Over the wire: SEND, SEND_IMM, RDMA_WRITE, RDMA_WRITE_IMM, RDMA_READ,
  * ATOMIC_CS, ATOMIC_FA and NOP; other opcodes complete with
  * LOCAL_QP_OP_ERR. Packets to an unknown QPN, or to a QP not in RTR /
- * RTS, are dropped, as a lost packet. With a wire, ssq_emu_process() also
+ * RTS, are dropped, as a lost packet. With a wire, emu_process() also
  * receives the datagrams waiting and sends ACKs and retransmissions; its
  * return value then counts packets received and sent as work done too.
  */
 
 /* Wire fault injection, applied to every packet the device sends. */
-struct ssq_emu_wire_fault {
+struct emu_wire_fault {
 	double drop;       /* fraction of packets dropped, 0 .. 1 */
 	double dup;        /* fraction sent twice */
 	double reorder;    /* fraction held back until after later packets */
@@ -440,45 +439,45 @@ struct ssq_emu_wire_fault {
 };
 
 /*
- * ssq_emu_wire_open - give @dev its wire: a non-blocking UDP socket bound to
+ * emu_wire_open - give @dev its wire: a non-blocking UDP socket bound to
  * @bind_addr ("a.b.c.d:port", IPv4; port 0 picks one; NULL means
  * "127.0.0.1:0"). Writes the bound "a.b.c.d:port" to @local_out (@len bytes
  * incl. NUL; may be NULL). Reads SSQ_EMU_WIRE_FAULT (same items as
- * ssq_emu_wire_parse_fault; a bad value prints a line on stderr and fails).
- * Datagrams are received and packets sent by ssq_emu_process() (or the
+ * emu_wire_parse_fault; a bad value prints a line on stderr and fails).
+ * Datagrams are received and packets sent by emu_process() (or the
  * device thread); nothing blocks.
  * Returns 0, -EINVAL (bad address or environment value, NULL @dev),
  * -EEXIST (already open), -ENOSPC (@local_out too small), -ENOMEM, or the
  * negative errno of socket / bind.
  */
-int ssq_emu_wire_open(struct ssq_emu_dev *dev, const char *bind_addr, char *local_out,
-                      size_t len);
+int emu_wire_open(struct emu_dev *dev, const char *bind_addr, char *local_out,
+                  size_t len);
 
 /*
- * ssq_emu_qp_set_remote - make @qp's peer the QP dest_qp_num at the wire
- * address @addr ("a.b.c.d:port", as ssq_emu_wire_open reported it there),
+ * emu_qp_set_remote - make @qp's peer the QP dest_qp_num at the wire
+ * address @addr ("a.b.c.d:port", as emu_wire_open reported it there),
  * or, @addr NULL, a QP of this device again (the default). Only in RESET or
  * INIT, and only on a device with a wire.
  * Returns 0, -EINVAL (bad address, NULL @qp, no wire, other state), -ENOMEM.
  */
-int ssq_emu_qp_set_remote(struct ssq_emu_qp *qp, const char *addr);
+int emu_qp_set_remote(struct emu_qp *qp, const char *addr);
 
 /*
- * ssq_emu_wire_parse_fault - parse "item[,item...]" into @f (zeroed first):
+ * emu_wire_parse_fault - parse "item[,item...]" into @f (zeroed first):
  * drop=P, dup=P, reorder=P, delay=P (fractions 0..1), delay_us=N, seed=S.
  * Returns 0, or -EINVAL naming the bad item on stderr.
  */
-int ssq_emu_wire_parse_fault(const char *s, struct ssq_emu_wire_fault *f);
+int emu_wire_parse_fault(const char *s, struct emu_wire_fault *f);
 
 /*
- * ssq_emu_wire_set_fault - replace the wire faults of @dev (NULL @f: none)
+ * emu_wire_set_fault - replace the wire faults of @dev (NULL @f: none)
  * and reseed. Returns 0, or -EINVAL (NULL @dev, no wire, a fraction out
  * of 0..1). Any thread.
  */
-int ssq_emu_wire_set_fault(struct ssq_emu_dev *dev, const struct ssq_emu_wire_fault *f);
+int emu_wire_set_fault(struct emu_dev *dev, const struct emu_wire_fault *f);
 
-/* Wire counters since ssq_emu_wire_open, free-running. */
-struct ssq_emu_wire_stats {
+/* Wire counters since emu_wire_open, free-running. */
+struct emu_wire_stats {
 	uint64_t tx_pkts;     /* packets handed to the wire (before faults) */
 	uint64_t rx_pkts;     /* datagrams received */
 	uint64_t dropped;     /* by the drop fault */
@@ -492,7 +491,7 @@ struct ssq_emu_wire_stats {
 };
 
 /* Copy @dev's wire counters to @st. Returns 0, or -EINVAL (NULL, no wire). */
-int ssq_emu_wire_stats(struct ssq_emu_dev *dev, struct ssq_emu_wire_stats *st);
+int emu_wire_stats(struct emu_dev *dev, struct emu_wire_stats *st);
 
 #ifdef __cplusplus
 }

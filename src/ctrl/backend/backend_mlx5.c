@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ctrl/backend.h"
-#include "ctrl/mlx5_list.h"
+#include "ctrl/backend/backend.h"
+#include "ctrl/backend/mlx5_list.h"
 
 #define MAX_QUEUES 64
 
@@ -24,11 +24,11 @@ struct mlx5_queue {
 	struct ibv_cq *rcq; /* receives */
 };
 
-struct ssq_backend {
+struct ssqd_backend {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
-	struct ssq_arena *arena;
+	struct shm_arena *arena;
 	struct mlx5_queue queues[MAX_QUEUES];
 	unsigned nqueues;
 };
@@ -36,7 +36,7 @@ struct ssq_backend {
 /* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
 static void *arena_buf_alloc(size_t size, void *data)
 {
-	return ssq_arena_alloc((struct ssq_arena *)data, size,
+	return shm_arena_alloc((struct shm_arena *)data, size,
 	                       (size_t)sysconf(_SC_PAGESIZE));
 }
 
@@ -47,19 +47,19 @@ static void arena_buf_free(void *ptr, void *data)
 	(void)data;
 }
 
-static int inside(const struct ssq_arena *a, const void *p, size_t len)
+static int inside(const struct shm_arena *a, const void *p, size_t len)
 {
 	const uint8_t *b = (const uint8_t *)p;
 
 	return b >= a->base && b + len <= a->base + a->len;
 }
 
-static int mlx5_open(struct ssq_backend **bp, const char *dev, struct ssq_arena *arena,
+static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena *arena,
                      char *why, size_t whylen)
 {
 	struct mlx5dv_ctx_allocators al = { arena_buf_alloc, arena_buf_free, arena };
 	struct ibv_device **list, *found = NULL;
-	struct ssq_backend *b;
+	struct ssqd_backend *b;
 	int n = 0, i, rc;
 
 	list = ibv_get_device_list(&n);
@@ -124,7 +124,7 @@ static int mlx5_open(struct ssq_backend **bp, const char *dev, struct ssq_arena 
 	return 0;
 }
 
-static int mlx5_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t iova,
+static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                          uint32_t *key, char *why, size_t whylen)
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -146,11 +146,11 @@ static int mlx5_reg_data(struct ssq_backend *b, void *addr, size_t len, uint64_t
 	return 0;
 }
 
-static int mlx5_create_queue(struct ssq_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                             uint32_t rq_wqes, uint8_t port, struct ssq_bqueue *q,
+static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
+                             uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
                              char *why, size_t whylen)
 {
-	uint32_t rcqes = ssq_rcq_cqes(rq_wqes);
+	uint32_t rcqes = shm_rcq_cqes(rq_wqes);
 	struct ibv_qp_init_attr init;
 	struct ibv_device_attr da;
 	struct mlx5dv_obj obj;
@@ -256,14 +256,14 @@ fail:
 	return -(rc ? rc : EINVAL);
 }
 
-static int mlx5_modify_qp(struct ssq_backend *b, struct ssq_bqueue *q,
+static int mlx5_modify_qp(struct ssqd_backend *b, struct ssqd_bqueue *q,
                           struct ibv_qp_attr *attr, int mask)
 {
 	(void)b;
 	return -ibv_modify_qp(((struct mlx5_queue *)q->impl)->qp, attr, mask);
 }
 
-static int mlx5_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
+static int mlx5_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
                            uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
 {
 	struct ibv_port_attr pa;
@@ -280,8 +280,8 @@ static int mlx5_query_port(struct ssq_backend *b, uint8_t port, int gid_index,
 	return 0;
 }
 
-static int mlx5_uar_map(struct ssq_backend *b, struct ssq_bqueue *q,
-                        struct ssq_uar_map *m)
+static int mlx5_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
+                        struct shm_uar_map *m)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
@@ -292,18 +292,18 @@ static int mlx5_uar_map(struct ssq_backend *b, struct ssq_bqueue *q,
 	return 0;
 }
 
-static int mlx5_start(struct ssq_backend *b)
+static int mlx5_start(struct ssqd_backend *b)
 {
 	(void)b; /* the NIC needs no progress thread */
 	return 0;
 }
 
-static void mlx5_stop(struct ssq_backend *b)
+static void mlx5_stop(struct ssqd_backend *b)
 {
 	(void)b;
 }
 
-static void mlx5_close(struct ssq_backend *b)
+static void mlx5_close(struct ssqd_backend *b)
 {
 	unsigned i;
 
@@ -321,7 +321,7 @@ static void mlx5_close(struct ssq_backend *b)
 	free(b);
 }
 
-const struct ssq_backend_ops ssq_backend_mlx5 = {
+const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.kind = "mlx5",
 	.open = mlx5_open,
 	.reg_data = mlx5_reg_data,

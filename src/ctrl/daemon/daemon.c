@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
-#include "ctrl/daemon.h"
-#include "ctrl/mlx5_list.h"
-#include "ctrl/proto.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/backend/mlx5_list.h"
+#include "ctrl/proto/msg.h"
 
 #define PEER_TIMEOUT_MS  30000
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
@@ -53,7 +53,7 @@ static uint64_t queue_bytes(const struct ssqd_options *o)
 	uint64_t rq = o->recv_depth ? o->recv_depth : 1;
 	uint64_t one = align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
 	               align_up((uint64_t)o->cqes * 64, 4096) + align_up(rq * 64, 4096) +
-	               align_up((uint64_t)ssq_rcq_cqes((uint32_t)rq) * 64, 4096) +
+	               align_up((uint64_t)shm_rcq_cqes((uint32_t)rq) * 64, 4096) +
 	               6 * 4096 + 64 * 64;
 
 	/* libmlx5 adds its own rounding: double it. */
@@ -76,7 +76,7 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 	uint32_t every = d->opt.signal_every < ring / 2 ? d->opt.signal_every : ring / 2;
 	int rc;
 
-	q->ctl = ssq_arena_alloc(&d->arena, ssq_ctl_size(ring), 4096);
+	q->ctl = shm_arena_alloc(&d->arena, ssq_ctl_size(ring), 4096);
 	if (!q->ctl) {
 		snprintf(why, whylen, "no room in the arena for a queue control block");
 		return -ENOSPC;
@@ -128,8 +128,8 @@ static int make_queue(struct ssqd *d, unsigned i, char *why, size_t whylen)
 	return d->ops->uar_map(d->backend, &q->local, &q->uar);
 }
 
-static void local_addr(struct ssqd *d, const struct ssq_bqueue *b, unsigned i,
-                       uint32_t psn, struct ssq_peer_addr *a)
+static void local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
+                       uint32_t psn, struct proto_peer_addr *a)
 {
 	enum ibv_mtu mtu;
 
@@ -144,10 +144,10 @@ static void local_addr(struct ssqd *d, const struct ssq_bqueue *b, unsigned i,
 	snprintf(a->name, sizeof(a->name), "q%u", i);
 }
 
-static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
-                       const struct ssq_peer_addr *peer, char *why, size_t whylen)
+static int connect_one(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
+                       const struct proto_peer_addr *peer, char *why, size_t whylen)
 {
-	struct ssq_qp_remote r;
+	struct ssqd_qp_remote r;
 	enum ibv_mtu mtu = IBV_MTU_1024;
 	uint16_t lid;
 	uint8_t gid[16];
@@ -165,8 +165,8 @@ static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
 		if (rc)
 			return rc;
 	}
-	return ssq_qp_connect(d->ops, d->backend, b, mtu, d->opt.gid_index, my_psn, &r,
-	                      why, whylen);
+	return ssqd_qp_connect(d->ops, d->backend, b, mtu, d->opt.gid_index, my_psn, &r,
+	                       why, whylen);
 }
 
 /*
@@ -175,28 +175,28 @@ static int connect_one(struct ssqd *d, struct ssq_bqueue *b, uint32_t my_psn,
  * ends the setup with the reason. The connection stays open: its close
  * tells ssqd the peer is gone.
  */
-static int peer_connect(struct ssqd *d, const struct ssq_peer_addr *local,
-                        struct ssq_peer_addr *remote, char *why, size_t whylen)
+static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
+                        struct proto_peer_addr *remote, char *why, size_t whylen)
 {
 	int s, rc;
 
-	s = ssq_peer_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
+	s = ssqd_link_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
 	if (s < 0)
 		return s;
-	rc = ssq_peer_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
-	                       whylen);
+	rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
+	                        whylen);
 	if (rc) {
 		close(s);
 		return rc;
 	}
-	ssq_peer_keepalive(s);
+	ssqd_link_keepalive(s);
 	d->peer_fd = s;
 	return 0;
 }
 
-void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *peer)
+void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer)
 {
-	struct ssq_queue_layout *l = &d->hdr->queues[i];
+	struct shm_queue_layout *l = &d->hdr->queues[i];
 	struct ssqd_queue *q = &d->queues[i];
 
 	snprintf(l->name, sizeof(l->name), "q%u", i);
@@ -207,23 +207,23 @@ void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct ssq_peer_addr *
 	l->cqe_cnt = q->local.dv_cq.cqe_cnt;
 	l->max_inline = q->local.max_inline;
 	l->max_sge = q->local.max_sge;
-	l->sq_off = ssq_arena_off(&d->arena, q->local.dv_qp.sq.buf);
-	l->qp_dbrec_off = ssq_arena_off(&d->arena, q->local.dv_qp.dbrec);
-	l->cq_off = ssq_arena_off(&d->arena, q->local.dv_cq.buf);
-	l->cq_dbrec_off = ssq_arena_off(&d->arena, q->local.dv_cq.dbrec);
+	l->sq_off = shm_arena_off(&d->arena, q->local.dv_qp.sq.buf);
+	l->qp_dbrec_off = shm_arena_off(&d->arena, q->local.dv_qp.dbrec);
+	l->cq_off = shm_arena_off(&d->arena, q->local.dv_cq.buf);
+	l->cq_dbrec_off = shm_arena_off(&d->arena, q->local.dv_cq.dbrec);
 	l->uar_off = (uint64_t)q->uar.offset;
 	l->bf_reg_off = q->uar.reg_off;
 	l->bf_size = q->local.dv_qp.bf.size;
 	l->peer_data_iova = peer->data_iova;
 	l->peer_key = peer->data_rkey;
-	l->ctl_off = ssq_arena_off(&d->arena, q->ctl);
+	l->ctl_off = shm_arena_off(&d->arena, q->ctl);
 	l->ctl_len = ssq_ctl_size(l->sq_wqe_cnt);
 	/* Readers load state with acquire: everything above is visible first. */
 	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
 }
 
 /* Connect every local QP to its remote address and publish the queues. */
-static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char *why,
+static int connect_all(struct ssqd *d, const struct proto_peer_addr *remote, char *why,
                        size_t whylen)
 {
 	unsigned i;
@@ -245,7 +245,7 @@ static int connect_all(struct ssqd *d, const struct ssq_peer_addr *remote, char 
 
 static int bring_up(struct ssqd *d, char *why, size_t whylen)
 {
-	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 	unsigned i;
 	int rc;
 
@@ -267,7 +267,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	if (d->opt.listen_port) {
 		/* Queues come up when a peer has connected: ssqd_serve() waits for one.
 		 */
-		d->peer_listen_fd = ssq_peer_listen(d->opt.listen_port, why, whylen);
+		d->peer_listen_fd = ssqd_link_listen(d->opt.listen_port, why, whylen);
 		return d->peer_listen_fd < 0 ? d->peer_listen_fd : 0;
 	}
 	if (d->opt.connect_to) {
@@ -300,7 +300,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
  */
 void ssqd_accept_peer(struct ssqd *d)
 {
-	struct ssq_peer_addr remote[SSQ_MAX_QUEUES];
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 	char why[256], from[80];
 	int s = ssqd_peer_accept(d, from, sizeof(from)), rc;
 
@@ -321,8 +321,8 @@ void ssqd_accept_peer(struct ssqd *d)
 		}
 		return;
 	}
-	rc = ssq_peer_exchange(s, d->local_addrs, remote, d->opt.nqueues,
-	                       PEER_EXCHANGE_MS, why, sizeof(why));
+	rc = ssqd_link_exchange(s, d->local_addrs, remote, d->opt.nqueues,
+	                        PEER_EXCHANGE_MS, why, sizeof(why));
 	if (rc) {
 		close(s);
 		fprintf(stderr,
@@ -339,7 +339,7 @@ void ssqd_accept_peer(struct ssqd *d)
 		        why);
 		return;
 	}
-	ssq_peer_keepalive(s);
+	ssqd_link_keepalive(s);
 	d->peer_fd = s;
 	fprintf(stderr, "ssqd: peer %s connected, %u queue(s) ready\n", from,
 	        d->opt.nqueues);
@@ -405,20 +405,21 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	}
 	srand48(getpid() ^ time(NULL));
 	if (!o->device)
-		d->ops = ssq_mlx5_sysfs_count() ? &ssq_backend_mlx5 : &ssq_backend_emu;
+		d->ops = ssqd_mlx5_sysfs_count() ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
 	else
-		d->ops = strcmp(o->device, "emu") ? &ssq_backend_mlx5 : &ssq_backend_emu;
+		d->ops =
+		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
 
 	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
 	        data_len;
-	rc = ssq_arena_create(&d->arena, total, o->hugepages, "ssqd", why, whylen);
+	rc = shm_arena_create(&d->arena, total, o->hugepages, "ssqd", why, whylen);
 	if (rc)
 		return rc;
-	d->hdr = ssq_arena_alloc(&d->arena, hdr_len, 4096);
+	d->hdr = shm_arena_alloc(&d->arena, hdr_len, 4096);
 	d->hdr->magic = SSQ_LAYOUT_MAGIC;
 	d->hdr->version = SSQ_LAYOUT_VERSION;
 	d->hdr->header_size = sizeof(*d->hdr);
-	d->hdr->queue_layout_size = sizeof(struct ssq_queue_layout);
+	d->hdr->queue_layout_size = sizeof(struct shm_queue_layout);
 	d->hdr->arena_len = d->arena.len;
 	d->hdr->hugepages = (uint32_t)d->arena.hugepages;
 	/* Clients (the benchmark tools) must know their RDMA goes to a peer. */
@@ -433,7 +434,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 
 	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
 	d->arena.used = d->arena.len - data_len;
-	data = ssq_arena_alloc(&d->arena, data_len, 2u << 20);
+	data = shm_arena_alloc(&d->arena, data_len, 2u << 20);
 	if (!data) {
 		snprintf(why, whylen, "the arena has no room for the %llu MiB data arena",
 		         (unsigned long long)o->data_mib);
@@ -441,14 +442,14 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		goto fail;
 	}
 	d->arena.used = hdr_len; /* queues go between the header and the data arena */
-	d->hdr->data_off = ssq_arena_off(&d->arena, data);
+	d->hdr->data_off = shm_arena_off(&d->arena, data);
 	d->hdr->data_len = data_len;
 	d->hdr->data_iova = SSQD_DATA_IOVA;
 	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA,
 	                      &d->hdr->data_key, why, whylen);
 	if (rc)
 		goto fail;
-	ssq_data_init(&d->data, d->hdr->data_off, o->data_mib << 20);
+	ssqd_data_init(&d->data, d->hdr->data_off, o->data_mib << 20);
 
 	rc = bring_up(d, why, whylen);
 	if (rc)
@@ -503,7 +504,7 @@ void ssqd_teardown(struct ssqd *d)
 		d->ops->close(d->backend);
 		d->backend = NULL;
 	}
-	ssq_arena_destroy(&d->arena);
+	shm_arena_destroy(&d->arena);
 }
 
 /*
@@ -566,7 +567,7 @@ int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	}
 
 	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
-	ssq_qp_attr_reset(&attr, &mask);
+	ssqd_qp_attr_reset(&attr, &mask);
 	rc = d->ops->modify_qp(d->backend, &q->local, &attr, mask);
 	if (!rc && q->loopback)
 		rc = d->ops->modify_qp(d->backend, &q->peer, &attr, mask);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ctrl/daemon.h"
-#include "ctrl/mlx5_list.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/backend/mlx5_list.h"
 
 static struct ssqd daemon_state;
 
@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 			o->allow_gid = parse_num("--allow-gid", optarg, 0, INT_MAX);
 			break;
 		case O_LIST:
-			if (ssq_mlx5_list_devices(stdout) == 0)
+			if (ssqd_mlx5_list_devices(stdout) == 0)
 				printf("no mlx5 device in /sys/class/infiniband: only "
 				       "the emulated "
 				       "device (--device emu) is available\n");

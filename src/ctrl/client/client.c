@@ -17,8 +17,8 @@
 #include <sys/un.h>
 #include <ssq/client.h>
 #include <ssq/queue.h>
-#include "ctrl/proto.h"
-#include "shm/arena.h"
+#include "ctrl/proto/msg.h"
+#include "shm/map/arena_map.h"
 #include "shm/layout.h"
 
 /* A live ssqd answers at once; one that is gone must not hang the caller. */
@@ -29,7 +29,7 @@ struct ssq_client {
 	uint32_t seq;
 	uint8_t *arena;
 	size_t arena_len;
-	const struct ssq_arena_header *hdr;
+	const struct shm_arena_header *hdr;
 	char device[SSQ_NAME_MAX];
 	char err[256];
 	struct ssq_queue *queues; /* open ones, closed with the client */
@@ -40,11 +40,11 @@ struct ssq_queue {
 	uint32_t index;
 	void *uar;
 	size_t uar_len;
-	const struct ssq_queue_layout *l;
+	const struct shm_queue_layout *l;
 	struct ssq_sq sq;
 	struct ssq_cq cq;
 	struct ssq_producer prod;
-	const struct ssq_recv_log *rlog; /* the receive pool's log; NULL: none */
+	const struct shm_recv_log *rlog; /* the receive pool's log; NULL: none */
 	const uint8_t *rbuf;             /* its buffer 0 */
 	uint32_t rslots, rsize;
 	struct ssq_queue *next; /* the client's open queues */
@@ -86,19 +86,19 @@ int ssq_client_alive(struct ssq_client *c)
  * number; an SSQ_MSG_ERROR reply becomes its errno and sentence.
  */
 static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
-                struct ssq_msg *reply, int *fd)
+                struct proto_msg *reply, int *fd)
 {
 	uint32_t seq = ++c->seq;
 	int nfds = 0, rc;
 
-	rc = ssq_msg_send(c->sock, type, seq, req, len, NULL, 0);
+	rc = proto_msg_send(c->sock, type, seq, req, len, NULL, 0);
 	if (rc) {
 		/*
 		 * ssqd may have said why before closing (a refused uid): a
 		 * parting error message still waits in the socket.
 		 */
-		if (ssq_msg_recv(c->sock, reply, NULL, 0, NULL, 0, c->err,
-		                 sizeof(c->err)) == 0 &&
+		if (proto_msg_recv(c->sock, reply, NULL, 0, NULL, 0, c->err,
+		                   sizeof(c->err)) == 0 &&
 		    reply->hdr.type == SSQ_MSG_ERROR) {
 			snprintf(c->err, sizeof(c->err), "ssqd: %s", reply->u.error.msg);
 			return reply->u.error.err;
@@ -106,8 +106,8 @@ static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t l
 		snprintf(c->err, sizeof(c->err), "ssqd is gone: %s", strerror(-rc));
 		return rc == -EPIPE ? -ENOTCONN : rc;
 	}
-	rc = ssq_msg_recv(c->sock, reply, fd, fd ? 1 : 0, &nfds, REPLY_TIMEOUT_MS, c->err,
-	                  sizeof(c->err));
+	rc = proto_msg_recv(c->sock, reply, fd, fd ? 1 : 0, &nfds, REPLY_TIMEOUT_MS,
+	                    c->err, sizeof(c->err));
 	if (rc == -ETIMEDOUT && !ssq_client_alive(c))
 		rc = -ENOTCONN;
 	if (rc) {
@@ -140,8 +140,8 @@ static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t l
 int ssq_client_connect(const char *path, struct ssq_client **out)
 {
 	struct sockaddr_un sa;
-	struct ssq_msg_hello hello = { (uint32_t)getpid(), 0 };
-	struct ssq_msg reply;
+	struct proto_msg_hello hello = { (uint32_t)getpid(), 0 };
+	struct proto_msg reply;
 	struct ssq_client *c;
 	char def[108];
 	int fd = -1, rc;
@@ -177,14 +177,14 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 		goto fail;
 	}
 	c->arena_len = reply.u.hello_reply.arena_len;
-	c->arena = ssq_arena_map(fd, (off_t)reply.u.hello_reply.arena_offset,
+	c->arena = shm_arena_map(fd, (off_t)reply.u.hello_reply.arena_offset,
 	                         c->arena_len, connect_err, sizeof(connect_err));
 	close(fd);
 	if (!c->arena) {
 		rc = -EPROTO;
 		goto fail;
 	}
-	c->hdr = (const struct ssq_arena_header *)c->arena;
+	c->hdr = (const struct shm_arena_header *)c->arena;
 	memcpy(c->device, reply.u.hello_reply.device, sizeof(c->device));
 	*out = c;
 	return 0;
@@ -209,7 +209,7 @@ void ssq_client_close(struct ssq_client *c)
 
 int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 {
-	struct ssq_msg reply;
+	struct proto_msg reply;
 	uint32_t i;
 	int rc = call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
 
@@ -226,8 +226,8 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
 {
-	struct ssq_msg_attach req;
-	struct ssq_msg reply;
+	struct proto_msg_attach req;
+	struct proto_msg reply;
 	struct mlx5dv_qp dv_qp;
 	struct mlx5dv_cq dv_cq;
 	struct ssq_queue *q;
@@ -257,7 +257,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		rc = -EAGAIN;
 		goto fail;
 	}
-	if (ssq_layout_check(c->hdr, c->arena_len, c->err, sizeof(c->err))) {
+	if (shm_layout_check(c->hdr, c->arena_len, c->err, sizeof(c->err))) {
 		rc = -EBADMSG;
 		goto fail;
 	}
@@ -300,8 +300,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		goto fail;
 	}
 	if (q->l->recv_depth) {
-		/* ssq_layout_check has put the log and the buffers inside the arena. */
-		q->rlog = (const struct ssq_recv_log *)(c->arena + q->l->recv_log_off);
+		/* shm_layout_check has put the log and the buffers inside the arena. */
+		q->rlog = (const struct shm_recv_log *)(c->arena + q->l->recv_log_off);
 		q->rbuf = c->arena + q->l->recv_buf_off;
 		q->rslots = q->l->recv_slots;
 		q->rsize = q->l->recv_size;
@@ -321,9 +321,9 @@ fail:
 
 int ssq_queue_close(struct ssq_queue *q)
 {
-	struct ssq_msg_detach req = { 0, 0 };
+	struct proto_msg_detach req = { 0, 0 };
 	struct ssq_queue **pp;
-	struct ssq_msg reply;
+	struct proto_msg reply;
 	int rc;
 
 	if (!q)
@@ -342,8 +342,8 @@ int ssq_queue_close(struct ssq_queue *q)
 
 int ssq_queue_recover(struct ssq_queue *q)
 {
-	struct ssq_msg_detach req = { q->index, 0 };
-	struct ssq_msg reply;
+	struct proto_msg_detach req = { q->index, 0 };
+	struct proto_msg reply;
 
 	return call(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), &reply, NULL);
 }
@@ -386,7 +386,7 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q)
 int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
                struct ssq_buf *out)
 {
-	const struct ssq_arena_header *h = c->hdr;
+	const struct shm_arena_header *h = c->hdr;
 
 	if (off < h->data_off || len > h->data_len ||
 	    off - h->data_off > h->data_len - len)
@@ -401,8 +401,8 @@ int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
 
 int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out)
 {
-	struct ssq_msg_alloc req = { len, 64 };
-	struct ssq_msg reply;
+	struct proto_msg_alloc req = { len, 64 };
+	struct proto_msg reply;
 	int rc;
 
 	if (!len || len > SSQ_ALLOC_MAX) {
@@ -423,8 +423,8 @@ int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out)
 
 int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b)
 {
-	struct ssq_msg_free req = { b->off };
-	struct ssq_msg reply;
+	struct proto_msg_free req = { b->off };
+	struct proto_msg reply;
 
 	return call(c, SSQ_MSG_FREE, &req, sizeof(req), &reply, NULL);
 }
@@ -473,7 +473,7 @@ int ssq_recv_check(struct ssq_queue *q, uint64_t k)
 
 int ssq_recv_peek(struct ssq_queue *q, uint64_t k, struct ssq_recv_msg *m)
 {
-	const struct ssq_recv_record *r;
+	const struct shm_recv_record *r;
 	uint64_t seq;
 
 	if (!q || !m)

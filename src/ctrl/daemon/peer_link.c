@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The rc_pingpong-style address exchange between two ssqd over TCP. */
+/*
+ * The TCP side of the peer exchange between two ssqd, as rc_pingpong does it:
+ * listen, connect (blocking or not), swap one peer message per queue, refuse.
+ */
 #define _GNU_SOURCE
 #include <endian.h>
 #include <errno.h>
@@ -14,145 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include "ctrl/peer.h"
-
-static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
-/* In place of the first address: "no", and why (NUL-terminated text). */
-static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
-
-/* Wire layout, offsets in bytes; every integer big-endian. */
-enum {
-	OFF_MAGIC = 0,   /* 4 */
-	OFF_VERSION = 4, /* 2 */
-	OFF_COUNT = 6,   /* 2 */
-	OFF_INDEX = 8,   /* 2 */
-	OFF_LID = 10,    /* 2 */
-	OFF_QPN = 12,    /* 4 */
-	OFF_PSN = 16,    /* 4 */
-	OFF_GID = 20,    /* 16 */
-	OFF_IOVA = 36,   /* 8 */
-	OFF_RKEY = 44,   /* 4 */
-	OFF_NAME = 48,   /* 32 */
-	OFF_REASON = 8,  /* a refusal: the reason, to the end */
-};
-_Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_MSG_LEN, "peer message layout");
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htobe16(v);
-	memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return be16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
-
-void ssq_peer_encode(const struct ssq_peer_addr *a, uint8_t *out)
-{
-	memset(out, 0, SSQ_PEER_MSG_LEN);
-	memcpy(out + OFF_MAGIC, peer_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
-	put16(out + OFF_COUNT, a->count);
-	put16(out + OFF_INDEX, a->index);
-	put16(out + OFF_LID, a->lid);
-	put32(out + OFF_QPN, a->qpn);
-	put32(out + OFF_PSN, a->psn);
-	memcpy(out + OFF_GID, a->gid, 16);
-	put64(out + OFF_IOVA, a->data_iova);
-	put32(out + OFF_RKEY, a->data_rkey);
-	memcpy(out + OFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
-}
-
-int ssq_peer_decode(const uint8_t *buf, size_t n, struct ssq_peer_addr *a, char *why,
-                    size_t whylen)
-{
-	if (n != SSQ_PEER_MSG_LEN) {
-		snprintf(why, whylen, "peer message of %zu bytes, expected %u", n,
-		         SSQ_PEER_MSG_LEN);
-		return -EBADMSG;
-	}
-	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {
-		char reason[SSQ_PEER_MSG_LEN - OFF_REASON];
-		size_t i;
-
-		if (!memchr(buf + OFF_REASON, 0, sizeof(reason))) {
-			snprintf(why, whylen,
-			         "peer refused, with an unterminated reason");
-			return -EBADMSG;
-		}
-		/* Shown on a terminal: nothing but printable ASCII. */
-		for (i = 0; buf[OFF_REASON + i]; i++)
-			reason[i] =
-			    buf[OFF_REASON + i] >= 0x20 && buf[OFF_REASON + i] < 0x7f
-			        ? (char)buf[OFF_REASON + i]
-			        : '?';
-		reason[i] = 0;
-		snprintf(why, whylen, "peer refused: %s", reason);
-		return -ECONNREFUSED;
-	}
-	if (memcmp(buf + OFF_MAGIC, peer_magic, 4)) {
-		snprintf(why, whylen, "peer message without the SSQP magic");
-		return -EBADMSG;
-	}
-	if (get16(buf + OFF_VERSION) != SSQ_PEER_VERSION) {
-		snprintf(why, whylen, "peer speaks exchange version %u, this ssqd %u",
-		         get16(buf + OFF_VERSION), SSQ_PEER_VERSION);
-		return -EPROTO;
-	}
-	memset(a, 0, sizeof(*a));
-	a->count = get16(buf + OFF_COUNT);
-	a->index = get16(buf + OFF_INDEX);
-	a->lid = get16(buf + OFF_LID);
-	a->qpn = get32(buf + OFF_QPN);
-	a->psn = get32(buf + OFF_PSN);
-	memcpy(a->gid, buf + OFF_GID, 16);
-	a->data_iova = get64(buf + OFF_IOVA);
-	a->data_rkey = get32(buf + OFF_RKEY);
-	if (!a->count || a->count > SSQ_MAX_QUEUES || a->index >= a->count) {
-		snprintf(why, whylen, "peer queue %u of %u (at most %u queues)", a->index,
-		         a->count, SSQ_MAX_QUEUES);
-		return -EBADMSG;
-	}
-	if (a->qpn > 0xffffff || a->psn > 0xffffff) {
-		snprintf(why, whylen, "peer QPN 0x%x or PSN 0x%x is wider than 24 bits",
-		         a->qpn, a->psn);
-		return -EBADMSG;
-	}
-	if (!memchr(buf + OFF_NAME, 0, SSQ_NAME_MAX) || !buf[OFF_NAME]) {
-		snprintf(why, whylen, "peer queue name empty or not NUL-terminated");
-		return -EBADMSG;
-	}
-	/* Only the string: bytes after its NUL are not part of the message. */
-	memcpy(a->name, buf + OFF_NAME, strlen((const char *)buf + OFF_NAME));
-	return 0;
-}
+#include "ctrl/daemon/peer_link.h"
 
 /* Exactly @n bytes, each wait bounded by @timeout_ms. */
 static int read_full(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why,
@@ -186,16 +51,16 @@ static int read_full(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why
 	return 0;
 }
 
-int ssq_peer_exchange(int sock, const struct ssq_peer_addr *local,
-                      struct ssq_peer_addr *remote, unsigned n, int timeout_ms, char *why,
-                      size_t whylen)
+int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
+                       struct proto_peer_addr *remote, unsigned n, int timeout_ms,
+                       char *why, size_t whylen)
 {
 	uint8_t buf[SSQ_PEER_MSG_LEN];
 	unsigned i;
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		ssq_peer_encode(&local[i], buf);
+		proto_peer_encode(&local[i], buf);
 		if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
 			rc = -errno;
 			snprintf(why, whylen, "sending queue %u to the peer: %s", i,
@@ -207,7 +72,7 @@ int ssq_peer_exchange(int sock, const struct ssq_peer_addr *local,
 		rc = read_full(sock, buf, sizeof(buf), timeout_ms, why, whylen);
 		if (rc)
 			return rc;
-		rc = ssq_peer_decode(buf, sizeof(buf), &remote[i], why, whylen);
+		rc = proto_peer_decode(buf, sizeof(buf), &remote[i], why, whylen);
 		if (rc)
 			return rc;
 		if (remote[i].count != n || remote[i].index != i) {
@@ -220,7 +85,7 @@ int ssq_peer_exchange(int sock, const struct ssq_peer_addr *local,
 	return 0;
 }
 
-int ssq_peer_listen(uint16_t port, char *why, size_t whylen)
+int ssqd_link_listen(uint16_t port, char *why, size_t whylen)
 {
 	struct sockaddr_in6 sa;
 	int one = 1, s = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
@@ -287,7 +152,7 @@ static void set_nodelay(int s)
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-int ssq_peer_connect(const char *host_port, int timeout_ms, char *why, size_t whylen)
+int ssqd_link_connect(const char *host_port, int timeout_ms, char *why, size_t whylen)
 {
 	struct addrinfo *res = NULL, *ai;
 	struct timespec t0, t;
@@ -324,7 +189,7 @@ done:
 	return s;
 }
 
-int ssq_peer_connect_start(const char *host_port, char *why, size_t whylen)
+int ssqd_link_connect_start(const char *host_port, char *why, size_t whylen)
 {
 	struct addrinfo *res = NULL;
 	int s, rc = resolve(host_port, &res, why, whylen);
@@ -348,7 +213,7 @@ int ssq_peer_connect_start(const char *host_port, char *why, size_t whylen)
 	return rc;
 }
 
-int ssq_peer_connect_finish(int s, const char *host_port, char *why, size_t whylen)
+int ssqd_link_connect_finish(int s, const char *host_port, char *why, size_t whylen)
 {
 	int err = 0, fl;
 	socklen_t len = sizeof(err);
@@ -369,7 +234,7 @@ int ssq_peer_connect_finish(int s, const char *host_port, char *why, size_t whyl
 	return 0;
 }
 
-void ssq_peer_keepalive(int s)
+void ssqd_link_keepalive(int s)
 {
 	/*
 	 * A peer process that dies closes the connection at once; a peer host
@@ -384,16 +249,12 @@ void ssq_peer_keepalive(int s)
 	setsockopt(s, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }
 
-void ssq_peer_refuse(int s, const char *reason, int drain_ms)
+void ssqd_link_refuse(int s, const char *reason, int drain_ms)
 {
 	uint8_t buf[SSQ_PEER_MSG_LEN];
 	struct timespec t0, t;
 
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf + OFF_MAGIC, refuse_magic, 4);
-	put16(buf + OFF_VERSION, SSQ_PEER_VERSION);
-	memcpy(buf + OFF_REASON, reason,
-	       strnlen(reason, SSQ_PEER_MSG_LEN - OFF_REASON - 1));
+	proto_peer_encode_refusal(reason, buf);
 	(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
 	/*
 	 * Read what the peer sent until it closes: closing with its addresses

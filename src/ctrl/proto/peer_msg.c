@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The peer message of the rc_pingpong-style exchange between two ssqd: its
+ * fixed binary layout, encoded and checked here; the TCP side is
+ * src/ctrl/daemon/peer_link.c.
+ */
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/proto/peer_msg.h"
+
+static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
+/* In place of the first address: "no", and why (NUL-terminated text). */
+static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
+
+/* Wire layout, offsets in bytes; every integer big-endian. */
+enum {
+	OFF_MAGIC = 0,   /* 4 */
+	OFF_VERSION = 4, /* 2 */
+	OFF_COUNT = 6,   /* 2 */
+	OFF_INDEX = 8,   /* 2 */
+	OFF_LID = 10,    /* 2 */
+	OFF_QPN = 12,    /* 4 */
+	OFF_PSN = 16,    /* 4 */
+	OFF_GID = 20,    /* 16 */
+	OFF_IOVA = 36,   /* 8 */
+	OFF_RKEY = 44,   /* 4 */
+	OFF_NAME = 48,   /* 32 */
+	OFF_REASON = 8,  /* a refusal: the reason, to the end */
+};
+_Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_MSG_LEN, "peer message layout");
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	v = htobe16(v);
+	memcpy(p, &v, 2);
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htobe32(v);
+	memcpy(p, &v, 4);
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htobe64(v);
+	memcpy(p, &v, 8);
+}
+static uint16_t get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return be16toh(v);
+}
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out)
+{
+	memset(out, 0, SSQ_PEER_MSG_LEN);
+	memcpy(out + OFF_MAGIC, peer_magic, 4);
+	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	put16(out + OFF_COUNT, a->count);
+	put16(out + OFF_INDEX, a->index);
+	put16(out + OFF_LID, a->lid);
+	put32(out + OFF_QPN, a->qpn);
+	put32(out + OFF_PSN, a->psn);
+	memcpy(out + OFF_GID, a->gid, 16);
+	put64(out + OFF_IOVA, a->data_iova);
+	put32(out + OFF_RKEY, a->data_rkey);
+	memcpy(out + OFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
+}
+
+int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, char *why,
+                      size_t whylen)
+{
+	if (n != SSQ_PEER_MSG_LEN) {
+		snprintf(why, whylen, "peer message of %zu bytes, expected %u", n,
+		         SSQ_PEER_MSG_LEN);
+		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {
+		char reason[SSQ_PEER_MSG_LEN - OFF_REASON];
+		size_t i;
+
+		if (!memchr(buf + OFF_REASON, 0, sizeof(reason))) {
+			snprintf(why, whylen,
+			         "peer refused, with an unterminated reason");
+			return -EBADMSG;
+		}
+		/* Shown on a terminal: nothing but printable ASCII. */
+		for (i = 0; buf[OFF_REASON + i]; i++)
+			reason[i] =
+			    buf[OFF_REASON + i] >= 0x20 && buf[OFF_REASON + i] < 0x7f
+			        ? (char)buf[OFF_REASON + i]
+			        : '?';
+		reason[i] = 0;
+		snprintf(why, whylen, "peer refused: %s", reason);
+		return -ECONNREFUSED;
+	}
+	if (memcmp(buf + OFF_MAGIC, peer_magic, 4)) {
+		snprintf(why, whylen, "peer message without the SSQP magic");
+		return -EBADMSG;
+	}
+	if (get16(buf + OFF_VERSION) != SSQ_PEER_VERSION) {
+		snprintf(why, whylen, "peer speaks exchange version %u, this ssqd %u",
+		         get16(buf + OFF_VERSION), SSQ_PEER_VERSION);
+		return -EPROTO;
+	}
+	memset(a, 0, sizeof(*a));
+	a->count = get16(buf + OFF_COUNT);
+	a->index = get16(buf + OFF_INDEX);
+	a->lid = get16(buf + OFF_LID);
+	a->qpn = get32(buf + OFF_QPN);
+	a->psn = get32(buf + OFF_PSN);
+	memcpy(a->gid, buf + OFF_GID, 16);
+	a->data_iova = get64(buf + OFF_IOVA);
+	a->data_rkey = get32(buf + OFF_RKEY);
+	if (!a->count || a->count > SSQ_MAX_QUEUES || a->index >= a->count) {
+		snprintf(why, whylen, "peer queue %u of %u (at most %u queues)", a->index,
+		         a->count, SSQ_MAX_QUEUES);
+		return -EBADMSG;
+	}
+	if (a->qpn > 0xffffff || a->psn > 0xffffff) {
+		snprintf(why, whylen, "peer QPN 0x%x or PSN 0x%x is wider than 24 bits",
+		         a->qpn, a->psn);
+		return -EBADMSG;
+	}
+	if (!memchr(buf + OFF_NAME, 0, SSQ_NAME_MAX) || !buf[OFF_NAME]) {
+		snprintf(why, whylen, "peer queue name empty or not NUL-terminated");
+		return -EBADMSG;
+	}
+	/* Only the string: bytes after its NUL are not part of the message. */
+	memcpy(a->name, buf + OFF_NAME, strlen((const char *)buf + OFF_NAME));
+	return 0;
+}
+
+void proto_peer_encode_refusal(const char *reason, uint8_t *out)
+{
+	memset(out, 0, SSQ_PEER_MSG_LEN);
+	memcpy(out + OFF_MAGIC, refuse_magic, 4);
+	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	memcpy(out + OFF_REASON, reason,
+	       strnlen(reason, SSQ_PEER_MSG_LEN - OFF_REASON - 1));
+}
