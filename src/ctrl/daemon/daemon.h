@@ -135,9 +135,28 @@ void ssqd_teardown(struct ssqd *d);
 /* --listen: a peer ssqd is knocking; exchange and bring the queues up. */
 void ssqd_accept_peer(struct ssqd *d);
 
-/* The state a queue's layout entry says clients can use: fields, then READY. */
-struct proto_peer_addr;
-void ssqd_publish_queue(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer);
+/*
+ * One queue's life (queue_unit.c), called by the bring-up and the peer link:
+ * ssqd_queue_make - the queue's QP (and, loopback, its other end), control
+ *   block, receive pool and UAR mapping;
+ * ssqd_queue_local_addr - what the peer is told of the QP @b of queue @i;
+ * ssqd_queue_connect - RESET/INIT -> RTR -> RTS against @peer;
+ * ssqd_queue_connect_all - every queue connected, its receives posted, published;
+ * ssqd_queue_publish - the layout entry clients read: fields, then READY;
+ * ssqd_queue_recover - bring queue @qi from ERR back to RTS once every
+ *   request in flight has been flushed and routed.
+ * The int ones return 0 or a negative errno with the reason in @why.
+ */
+uint32_t ssqd_queue_new_psn(void);
+int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
+void ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
+                           uint32_t psn, struct proto_peer_addr *a);
+int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
+                       const struct proto_peer_addr *peer, char *why, size_t whylen);
+int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
+                           char *why, size_t whylen);
+void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer);
+int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
@@ -155,7 +174,7 @@ void ssqd_peer_lost(struct ssqd *d, const char *reason);
 /*
  * ssqd_peer_rebring - a new peer on the connected socket @s: fresh PSNs, the
  * exchange, then every queue fenced (ERROR, QP to ERR), drained and taken
- * RESET -> INIT -> RTR -> RTS against the new peer (ssqd_recover_queue),
+ * RESET -> INIT -> RTR -> RTS against the new peer (ssqd_queue_recover),
  * and published READY. On any failure every queue is left in ERROR and @s
  * is not kept. Returns 0 (d->peer_fd = @s) or a negative errno with @why.
  */
@@ -180,13 +199,6 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /* Nonzero when ssqd has a peer mode and no peer now; @why says so. */
 int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
-
-/*
- * ssqd_recover_queue - bring queue @qi from ERR back to RTS once every
- * request in flight has been flushed and routed (see daemon.c). Returns 0
- * or a negative errno with the reason in @why.
- */
-int ssqd_recover_queue(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the

@@ -11,7 +11,7 @@
  *    --listen keeps accepting; whoever answers gets a fresh exchange (new
  *    PSNs, its new QPNs and wire address), and every queue is fenced,
  *    drained and taken RESET -> INIT -> RTR -> RTS against it
- *    (ssqd_recover_queue), then published READY again.
+ *    (ssqd_queue_recover), then published READY again.
  * One peer at a time: a second one while the first is healthy is refused
  * with a reason both sides print.
  */
@@ -34,12 +34,6 @@
 #define REFUSE_DRAIN_MS  1000
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 #define CONNECT_MS       2000 /* one --connect attempt */
-
-/* Random 24-bit PSN, as rc_pingpong draws it. */
-static uint32_t new_psn(void)
-{
-	return (uint32_t)lrand48() & 0xffffff;
-}
 
 /*
  * Queue @i to ERROR: listed so (if it was ever published), the shared
@@ -133,7 +127,7 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 	 */
 	ssqd_peer_fence_all(d);
 	for (i = 0; i < d->opt.nqueues; i++) {
-		d->psn[i] = new_psn();
+		d->psn[i] = ssqd_queue_new_psn();
 		d->local_addrs[i].psn = d->psn[i];
 	}
 	rc = ssqd_link_exchange(s, d->local_addrs, remote, d->opt.nqueues,
@@ -148,12 +142,12 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 		l->peer_qpn = remote[i].qpn;
 		l->peer_data_iova = remote[i].data_iova;
 		l->peer_key = remote[i].data_rkey;
-		rc = ssqd_recover_queue(d, i, why, whylen);
+		rc = ssqd_queue_recover(d, i, why, whylen);
 		if (rc) {
 			ssqd_peer_fence_all(d);
 			return rc;
 		}
-		ssqd_publish_queue(d, i, &remote[i]);
+		ssqd_queue_publish(d, i, &remote[i]);
 	}
 	ssqd_link_keepalive(s);
 	d->peer_fd = s;

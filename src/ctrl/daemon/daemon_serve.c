@@ -269,7 +269,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
 		rc = d->opt.listen_port || d->opt.connect_to
 		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
-		         : ssqd_recover_queue(d, m->u.detach.queue, why, sizeof(why));
+		         : ssqd_queue_recover(d, m->u.detach.queue, why, sizeof(why));
 		if (rc)
 			return proto_msg_send_error(c->fd, seq, rc, "%s", why);
 		return proto_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL,
