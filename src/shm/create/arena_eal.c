@@ -7,8 +7,11 @@
  * a hugetlbfs mount once pages are reserved in /proc/sys/vm/nr_hugepages.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <rte_eal.h>
@@ -21,23 +24,74 @@
 
 static int eal_up;
 
+/*
+ * Give every thread of this process the CPU set @set. rte_eal_init() pins
+ * the calling thread to its main lcore and EAL's own threads (interrupt,
+ * multi-process) to its control-thread set; ssqd uses EAL for memory only,
+ * so it puts back the affinity it was started with (taskset, systemd's
+ * CPUAffinity=, bench.sh --cpus), for the threads that exist now and, since
+ * threads inherit their creator's set, for those it starts later.
+ */
+static int restore_affinity(const cpu_set_t *set, char *why, size_t whylen)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int err = 0;
+
+	if (!dir) {
+		err = errno;
+		snprintf(why, whylen, "after DPDK EAL init: /proc/self/task: %s",
+		         strerror(err));
+		return -err;
+	}
+	while ((e = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		/* A thread that exited since readdir saw it is not an error. */
+		if (tid > 0 && sched_setaffinity(tid, sizeof(*set), set) &&
+		    errno != ESRCH) {
+			err = errno;
+			snprintf(
+			    why, whylen,
+			    "after DPDK EAL init: restoring thread %d's CPU affinity: %s",
+			    (int)tid, strerror(err));
+			break;
+		}
+	}
+	closedir(dir);
+	return -err;
+}
+
 static int eal_init(const char *tag, char *why, size_t whylen)
 {
-	char prefix[64];
+	char prefix[64], lcore[32];
 	char *argv[] = { "ssqd",
 		         "--no-pci",
 		         "--no-telemetry",
 		         "--in-memory",
 		         "--single-file-segments",
 		         "-l",
-		         "0",
+		         lcore,
 		         "--log-level=lib.eal:error",
 		         prefix,
 		         NULL };
-	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
+	int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1, cpu, err;
+	cpu_set_t started;
 
 	if (eal_up)
 		return 0;
+	if (sched_getaffinity(0, sizeof(started), &started)) {
+		err = errno;
+		snprintf(why, whylen, "sched_getaffinity: %s", strerror(err));
+		return -err;
+	}
+	/*
+	 * EAL needs one lcore; name a CPU this process may run on (under a
+	 * cgroup cpuset, CPU 0 may not be one), and restore the whole set after.
+	 */
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &started); cpu++)
+		;
+	snprintf(lcore, sizeof(lcore), "%d", cpu < CPU_SETSIZE ? cpu : 0);
 	/* Its own prefix, so two daemons (or a daemon and a DPDK app) never meet. */
 	snprintf(prefix, sizeof(prefix), "--file-prefix=ssq-%s-%d", tag ? tag : "d",
 	         getpid());
@@ -47,7 +101,7 @@ static int eal_init(const char *tag, char *why, size_t whylen)
 		return -ENOMEM;
 	}
 	eal_up = 1;
-	return 0;
+	return restore_affinity(&started, why, whylen);
 }
 
 int shm_arena_create_eal(struct shm_arena *a, size_t len, const char *tag, char *why,
