@@ -33,7 +33,7 @@
 static char sock_path[108];
 static const char *flow_device = "emu";
 
-static double now_s(void)
+static inline double now_s(void)
 {
 	struct timespec t;
 
@@ -41,7 +41,7 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static pid_t start_ssqd(const char *hugepages)
+static inline pid_t start_ssqd(const char *hugepages)
 {
 	const char *ssqd = getenv("SSQD");
 	char hp[64];
@@ -59,7 +59,7 @@ static pid_t start_ssqd(const char *hugepages)
 }
 
 /* Connect, retrying while ssqd starts (up to 20 s on a loaded machine). */
-static struct ssq_client *connect_retry(pid_t daemon)
+static inline struct ssq_client *connect_retry(pid_t daemon)
 {
 	struct ssq_client *c = NULL;
 	int i, status;
@@ -78,8 +78,8 @@ static struct ssq_client *connect_retry(pid_t daemon)
 }
 
 /* One signaled RDMA WRITE of @len bytes from @src to @dst through the shared queue. */
-static int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
-                          const struct ssq_buf *dst, uint32_t len)
+static inline int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
+                                 const struct ssq_buf *dst, uint32_t len)
 {
 	struct ssq_producer *p = ssq_queue_producer(q);
 	struct ssq_completion comp;
@@ -112,7 +112,7 @@ static int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
  * offset, then check every other client's buffer holds theirs. Client 0
  * then WRITEs its pattern into client 1's second half, which client 1 checks.
  */
-static int client_main(int id, int report_fd, int go_fd)
+static inline int client_main(int id, int report_fd, int go_fd)
 {
 	struct ssq_client *c;
 	struct ssq_queue *q;
@@ -170,7 +170,7 @@ static int client_main(int id, int report_fd, int go_fd)
 	return rc ? 1 : 0;
 }
 
-static void run_config(const char *hugepages)
+static inline void run_config(const char *hugepages)
 {
 	int report[2], go[NCLIENTS][2], i, status, rc;
 	pid_t daemon, kids[NCLIENTS], victim;

@@ -22,7 +22,10 @@
  * returns 0 (or a count) or a negative errno; the sentence for the last
  * error is ssq_client_error(). When ssqd dies, calls return -ENOTCONN
  * within a second rather than block (ssq_client_alive() checks without a
- * round trip).
+ * round trip). A call ssqd does not answer within 1 s (6 s for
+ * ssq_queue_recover) returns -ETIMEDOUT; its answer, should it come later,
+ * is recognised by its sequence number and discarded, never taken for a
+ * later call's, and what it granted (a buffer, an attachment) is given back.
  */
 #ifndef SSQ_CLIENT_H
 #define SSQ_CLIENT_H
@@ -105,8 +108,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
  * ask; concurrent requests are served one after the other (the second finds
  * nothing to do: -EINVAL).
  * Returns 0, -EINVAL (the queue is not in error), -EBUSY (requests still in
- * flight: reap completions and retry), -ENOTCONN, or the QP transition's
- * error; ssq_client_error() says which.
+ * flight: reap completions and retry), -ENOTCONN, -ETIMEDOUT (no answer
+ * within 6 s), or the QP transition's error; ssq_client_error() says which.
  */
 int ssq_queue_recover(struct ssq_queue *q);
 
