@@ -13,6 +13,7 @@
 #include <time.h>
 #include <ssq/queue.h>
 #include "ctrl/backend/backend.h"
+#include "ctrl/daemon/client_out.h"
 #include "ctrl/daemon/data_alloc.h"
 #include "ctrl/daemon/peer_link.h"
 #include "ctrl/daemon/recv_pool.h"
@@ -82,6 +83,7 @@ struct ssqd_client {
 	int refused;       /* not allowed: answered with EACCES, then dropped */
 	uint32_t attached; /* bit per queue */
 	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
+	struct ssqd_out out;               /* replies its socket did not take yet */
 };
 
 struct ssqd {

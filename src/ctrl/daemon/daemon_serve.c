@@ -16,8 +16,7 @@
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
 
-#define SEND_TIMEOUT_MS 1000
-#define PROGRESS_MS     10 /* how often ssqd routes completions nobody polls */
+#define PROGRESS_MS 10 /* how often ssqd routes completions nobody polls */
 
 static int client_allowed(const struct ssqd *d, const struct ucred *cr)
 {
@@ -30,13 +29,12 @@ static void accept_client(struct ssqd *d)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	struct timeval tv = { SEND_TIMEOUT_MS / 1000, 0 };
-	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC), i;
+	/* Non-blocking: a client that stops reading must not stall ssqd (client_out.h).
+	 */
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
 
 	if (fd < 0)
 		return;
-	/* A client that stops reading must not stall ssqd: bounded sends. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		if (d->clients[i].fd <= 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
@@ -116,6 +114,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        (int)c->pid);
 	}
 	close(c->fd);
+	ssqd_out_free(&c->out);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -163,8 +162,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 	int q, rc;
 
 	if (m->hdr.type != SSQ_MSG_HELLO && !c->said_hello)
-		return proto_msg_send_error(c->fd, seq, -EPROTO,
-		                            "say hello first (type 0x%x)", m->hdr.type);
+		return ssqd_out_error(&c->out, c->fd, seq, -EPROTO,
+		                      "say hello first (type 0x%x)", m->hdr.type);
 	switch (m->hdr.type) {
 	case SSQ_MSG_HELLO: {
 		struct proto_msg_hello_reply r;
@@ -177,8 +176,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		r.arena_offset = d->arena.fd_offset;
 		c->said_hello =
 		    1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
-		return proto_msg_send(c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
-		                      sizeof(r), &d->arena.fd, 1);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), &d->arena.fd, 1);
 	}
 	case SSQ_MSG_LIST: {
 		struct proto_msg_list_reply r;
@@ -190,8 +189,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 			r.queues[i].qpn = d->hdr->queues[i].qpn;
 			r.queues[i].state = d->hdr->queues[i].state;
 		}
-		return proto_msg_send(c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
-		                      sizeof(r), NULL, 0);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_ATTACH: {
 		struct proto_msg_attach_reply r;
@@ -199,26 +198,25 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 
 		q = find_queue(d, m->u.attach.name);
 		if (q < 0)
-			return proto_msg_send_error(c->fd, seq, -ENOENT,
-			                            "no queue named \"%s\"",
-			                            m->u.attach.name);
+			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+			                      "no queue named \"%s\"", m->u.attach.name);
 		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
 		    SSQ_QUEUE_READY)
-			return proto_msg_send_error(
-			    c->fd, seq, -EAGAIN,
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EAGAIN,
 			    "queue \"%s\" is not connected yet (waiting for "
 			    "the peer ssqd)",
 			    m->u.attach.name);
 		sq = &d->queues[q];
 		if (c->attached & (1u << q))
-			return proto_msg_send_error(
-			    c->fd, seq, -EALREADY,
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EALREADY,
 			    "queue \"%s\" is already attached to this client",
 			    m->u.attach.name);
 		rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 		if (rc < 0)
-			return proto_msg_send_error(
-			    c->fd, seq, rc,
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, rc,
 			    "queue \"%s\" has all %u producer records in use",
 			    m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
 		c->producer[q] = (uint32_t)rc;
@@ -229,8 +227,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
 		c->attached |= 1u << q;
-		return proto_msg_send(c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
-		                      sizeof(r), &sq->uar.fd, 1);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), &sq->uar.fd, 1);
 	}
 	case SSQ_MSG_ALLOC: {
 		struct proto_msg_alloc_reply r;
@@ -238,57 +236,55 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		rc = ssqd_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
 		                     &r.off);
 		if (rc)
-			return proto_msg_send_error(
-			    c->fd, seq, rc,
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, rc,
 			    "no room for %llu bytes in the %llu MiB data arena",
 			    (unsigned long long)m->u.alloc.len,
 			    (unsigned long long)d->opt.data_mib);
 		r.len = m->u.alloc.len;
-		return proto_msg_send(c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
-		                      sizeof(r), NULL, 0);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_FREE:
 		rc = ssqd_data_free(&d->data, m->u.free.off, c->id);
 		if (rc)
-			return proto_msg_send_error(
-			    c->fd, seq, rc, "no buffer of this client at offset %llu",
-			    (unsigned long long)m->u.free.off);
-		return proto_msg_send(c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
-		                      NULL, 0);
+			return ssqd_out_error(&c->out, c->fd, seq, rc,
+			                      "no buffer of this client at offset %llu",
+			                      (unsigned long long)m->u.free.off);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
+		                     NULL, 0, NULL, 0);
 	case SSQ_MSG_RECOVER: {
 		char why[200];
 
 		if (!(c->attached & (1u << m->u.detach.queue)))
-			return proto_msg_send_error(
-			    c->fd, seq, -ENOENT,
-			    "queue %u is not attached to this client", m->u.detach.queue);
+			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+			                      "queue %u is not attached to this client",
+			                      m->u.detach.queue);
 		if (ssqd_peer_down(d, why, sizeof(why)))
-			return proto_msg_send_error(c->fd, seq, -ENOTCONN,
-			                            "queue q%u: %s", m->u.detach.queue,
-			                            why);
+			return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN,
+			                      "queue q%u: %s", m->u.detach.queue, why);
 		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
 		rc = d->opt.listen_port || d->opt.connect_to
 		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
 		         : ssqd_queue_recover(d, m->u.detach.queue, why, sizeof(why));
 		if (rc)
-			return proto_msg_send_error(c->fd, seq, rc, "%s", why);
-		return proto_msg_send(c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL,
-		                      0, NULL, 0);
+			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq,
+		                     NULL, 0, NULL, 0);
 	}
 	case SSQ_MSG_DETACH:
 		if (!(c->attached & (1u << m->u.detach.queue)))
-			return proto_msg_send_error(
-			    c->fd, seq, -ENOENT,
-			    "queue %u is not attached to this client", m->u.detach.queue);
+			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+			                      "queue %u is not attached to this client",
+			                      m->u.detach.queue);
 		c->attached &= ~(1u << m->u.detach.queue);
 		retire(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
-		return proto_msg_send(c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
-		                      NULL, 0);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq,
+		                     NULL, 0, NULL, 0);
 	default:
 		/* Replies and errors are not requests. */
-		return proto_msg_send_error(c->fd, seq, -EBADMSG,
-		                            "message type 0x%x is not a request",
-		                            m->hdr.type);
+		return ssqd_out_error(&c->out, c->fd, seq, -EBADMSG,
+		                      "message type 0x%x is not a request", m->hdr.type);
 	}
 }
 
@@ -300,10 +296,10 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 
 	if (c->refused) {
 		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
-			proto_msg_send_error(c->fd, rc ? 0 : m.hdr.seq, -EACCES,
-			                     "uid %u / gid %u may not use this ssqd (see "
-			                     "--allow-uid, --allow-gid)",
-			                     (unsigned)c->uid, (unsigned)c->gid);
+			ssqd_out_error(&c->out, c->fd, rc ? 0 : m.hdr.seq, -EACCES,
+			               "uid %u / gid %u may not use this ssqd (see "
+			               "--allow-uid, --allow-gid)",
+			               (unsigned)c->uid, (unsigned)c->gid);
 			drop_client(d, c);
 		}
 		return;
@@ -312,12 +308,19 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 	if (rc == -EBADMSG || rc == -EPROTO) {
 		/* Bad input gets an answer and the connection stays usable. */
 		fprintf(stderr, "ssqd: client pid %d: %s\n", (int)c->pid, why);
-		if (proto_msg_send_error(c->fd, 0, rc, "%s", why) == 0)
+		if (ssqd_out_error(&c->out, c->fd, 0, rc, "%s", why) == 0)
 			return;
 	}
 	if (rc == -ETIMEDOUT || rc == -EAGAIN)
 		return;
-	if (rc || ssqd_handle(d, c, &m) < 0)
+	if (!rc)
+		rc = ssqd_handle(d, c, &m);
+	if (rc == -ENOBUFS)
+		fprintf(stderr,
+		        "ssqd: client pid %d does not read its replies (%u waiting): "
+		        "dropped\n",
+		        (int)c->pid, c->out.n);
+	if (rc)
 		drop_client(d, c);
 }
 
@@ -366,7 +369,7 @@ int ssqd_serve(struct ssqd *d)
 			if (d->clients[i].fd <= 0)
 				continue;
 			pfd[n].fd = d->clients[i].fd;
-			pfd[n].events = POLLIN;
+			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
 			who[n++] = &d->clients[i];
 		}
 		rc = poll(pfd, (nfds_t)n, PROGRESS_MS);
@@ -377,7 +380,10 @@ int ssqd_serve(struct ssqd *d)
 		if (pfd[2].revents && pfd[2].fd == d->peer_fd)
 			ssqd_peer_events(d, pfd[2].revents);
 		for (i = 3; i < n; i++) {
-			if (pfd[i].revents & POLLIN)
+			if ((pfd[i].revents & POLLOUT) &&
+			    ssqd_out_flush(&who[i]->out, who[i]->fd))
+				drop_client(d, who[i]);
+			else if (pfd[i].revents & POLLIN)
 				serve_client(d, who[i]);
 			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 				drop_client(d, who[i]);

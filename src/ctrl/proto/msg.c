@@ -289,15 +289,20 @@ int proto_msg_recv(int sock, struct proto_msg *out, int *fds, int maxfds, int *n
 	return 0;
 }
 
+void proto_msg_verror(struct proto_msg_error *e, int err, const char *fmt, va_list ap)
+{
+	memset(e, 0, sizeof(*e));
+	e->err = err < 0 ? err : -EINVAL;
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+}
+
 int proto_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
 {
 	struct proto_msg_error e;
 	va_list ap;
 
-	memset(&e, 0, sizeof(e));
-	e.err = err < 0 ? err : -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	proto_msg_verror(&e, err, fmt, ap);
 	va_end(ap);
 	return proto_msg_send(sock, SSQ_MSG_ERROR, seq, &e, sizeof(e), NULL, 0);
 }

@@ -14,6 +14,7 @@
 #define SSQ_CTRL_PROTO_H
 
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include "shm/layout.h"
 
@@ -145,6 +146,10 @@ int proto_msg_send(int sock, uint16_t type, uint32_t seq, const void *payload,
  */
 int proto_msg_recv(int sock, struct proto_msg *out, int *fds, int maxfds, int *nfds,
                    int timeout_ms, char *why, size_t whylen);
+
+/* Fill @e: @err (a negative errno; anything else becomes -EINVAL) and the text. */
+void proto_msg_verror(struct proto_msg_error *e, int err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* proto_msg_send_error - an SSQ_MSG_ERROR reply with printf-style text. */
 int proto_msg_send_error(int sock, uint32_t seq, int err, const char *fmt, ...)
