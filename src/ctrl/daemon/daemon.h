@@ -52,6 +52,22 @@ struct ssqd_options {
 /* ssqd's own producer record in every queue: heals, routes when idle. */
 #define SSQD_PRODUCER_ID (SSQ_MAX_PRODUCERS - 1)
 
+/* How long a recovery waits for what was in flight before the error. */
+#define SSQD_RECOVER_DRAIN_MS 2000
+
+/*
+ * A recovery under way: the clients whose RECOVER it answers (the first
+ * asked; the others asked meanwhile and, as if they had come after it, find
+ * nothing left to recover) and its deadline.
+ */
+#define SSQD_RECOVER_WAITERS 8
+struct ssqd_recovery {
+	unsigned nwaiters; /* 0: none under way */
+	uint64_t deadline_ns;
+	uint32_t client[SSQD_RECOVER_WAITERS]; /* client ids */
+	uint32_t seq[SSQD_RECOVER_WAITERS];
+};
+
 struct ssqd_queue {
 	struct ssq_ctl *ctl;
 	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
@@ -63,6 +79,7 @@ struct ssqd_queue {
 	uint32_t peer_psn;             /* loopback: the other end's first PSN */
 	int loopback;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
+	struct ssqd_recovery rec;
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -84,6 +101,7 @@ struct ssqd_client {
 	uint32_t attached; /* bit per queue */
 	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
 	struct ssqd_out out;               /* replies its socket did not take yet */
+	int failed;                        /* a late answer could not be sent: drop it */
 };
 
 struct ssqd {
@@ -159,6 +177,33 @@ int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
                            char *why, size_t whylen);
 void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer);
 int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/*
+ * ssqd_queue_recover in steps, for callers that must not block
+ * (client_recover.c): ssqd_queue_in_error - 0, or -EINVAL with @why;
+ * ssqd_queue_drained - one look at whether everything reserved before the
+ * error has completed and been routed (1) or not yet (0), moving it along;
+ * ssqd_queue_restart - RESET, reconnect, counters restarted, READY;
+ * ssqd_queue_busy_why - the sentence for a drain that ran out of time.
+ */
+int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_queue_drained(struct ssqd *d, unsigned qi);
+int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
+                         size_t whylen);
+
+/*
+ * A client's RECOVER of a loopback queue, answered from the serve loop so
+ * that no other client waits meanwhile (client_recover.c):
+ * ssqd_recover_start - begin (or join) the recovery of queue @qi for client
+ *   @c's request @seq; 0 (the answer comes later) or a negative errno with
+ *   @why to answer now;
+ * ssqd_recover_step - once per serve loop: move every recovery along and
+ *   answer its clients when it is done or out of time. Returns how many
+ *   recoveries are still under way (the loop then polls more often).
+ */
+int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
+                       char *why, size_t whylen);
+int ssqd_recover_step(struct ssqd *d);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

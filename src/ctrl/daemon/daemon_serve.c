@@ -264,13 +264,17 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN,
 			                      "queue q%u: %s", m->u.detach.queue, why);
 		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
-		rc = d->opt.listen_port || d->opt.connect_to
-		         ? ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why))
-		         : ssqd_queue_recover(d, m->u.detach.queue, why, sizeof(why));
-		if (rc)
-			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
-		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq,
-		                     NULL, 0, NULL, 0);
+		if (d->opt.listen_port || d->opt.connect_to) {
+			rc = ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why));
+			if (rc)
+				return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+			return ssqd_out_send(&c->out, c->fd,
+			                     SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL,
+			                     0, NULL, 0);
+		}
+		/* Answered by ssqd_recover_step, from the serve loop. */
+		rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
+		return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
 	}
 	case SSQ_MSG_DETACH:
 		if (!(c->attached & (1u << m->u.detach.queue)))
@@ -352,7 +356,7 @@ int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SSQD_MAX_CLIENTS + 3];
 	struct ssqd_client *who[SSQD_MAX_CLIENTS + 3];
-	int i, n, rc;
+	int i, n, rc, recovering = 0;
 
 	while (!d->stop) {
 		n = 0;
@@ -366,14 +370,18 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].events = d->peer_connecting ? POLLOUT : POLLIN;
 		who[n++] = NULL;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+			if (d->clients[i].fd > 0 && d->clients[i].failed)
+				drop_client(d, &d->clients[i]);
 			if (d->clients[i].fd <= 0)
 				continue;
 			pfd[n].fd = d->clients[i].fd;
 			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
 			who[n++] = &d->clients[i];
 		}
-		rc = poll(pfd, (nfds_t)n, PROGRESS_MS);
+		/* A recovery under way is looked at every millisecond. */
+		rc = poll(pfd, (nfds_t)n, recovering ? 1 : PROGRESS_MS);
 		progress(d);
+		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		if (rc <= 0)
 			continue;

@@ -172,63 +172,84 @@ int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
 }
 
 /*
- * Bring a queue whose QP went to ERR back to RTS, on a client's request:
+ * Bringing a queue whose QP went to ERR back to RTS, on a client's request:
  *  1. wait until every WQE reserved before the error is published (or
  *     healed), flushed by the device and routed to its owner - producers
- *     cannot reserve meanwhile (ssq_reserve returns -EIO in SSQ_CTL_ERROR);
+ *     cannot reserve meanwhile (ssq_reserve returns -EIO in SSQ_CTL_ERROR):
+ *     ssqd_queue_drained() looks once, the caller repeats it without
+ *     blocking anyone (the serve loop) or within a bound;
  *  2. RESET and reconnect the QP (and, loopback, the other end, which an
  *     access error also moved to ERR) with the addresses of the first time;
  *  3. restart the shared counters at 0, as the QP's WQE index does after a
  *     reset, and clear the slots so no stale sequence word matches;
  *  4. bump the epoch and mark the queue READY.
- * Returns 0, or a negative errno with the reason in @why.
+ * Steps 2-4 are ssqd_queue_restart().
  */
-int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+int ssqd_queue_drained(struct ssqd *d, unsigned qi)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssq_ctl *ctl = q->ctl;
-	struct ibv_qp_attr attr;
-	struct timespec t0, t;
+	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
 	unsigned i;
-	int mask, rc, busy;
+	int busy = 0;
 
-	if (__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) != SSQ_CTL_ERROR) {
-		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
-		         qi);
-		return -EINVAL;
+	if (q->heal_pending)
+		q->heal_pending = ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
+	ssq_submit(&q->prod);
+	ssq__try_route(&q->prod);
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
+		uint32_t st = __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
+
+		busy |= st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
+	return !busy && __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
+	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
+}
 
-		if (q->heal_pending)
-			q->heal_pending =
-			    ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
-		ssq_submit(&q->prod);
-		ssq__try_route(&q->prod);
-		busy = 0;
-		for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
-			uint32_t st =
-			    __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
+int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	if (__atomic_load_n(&d->queues[qi].ctl->state, __ATOMIC_ACQUIRE) == SSQ_CTL_ERROR)
+		return 0;
+	snprintf(why, whylen, "queue q%u is not in error: nothing to recover", qi);
+	return -EINVAL;
+}
 
-			busy |= st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING;
-		}
-		if (!busy && __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
-		    __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >
-		    2000) {
-			snprintf(why, whylen,
-			         "queue q%u: WQEs still in flight after 2 s (completed "
-			         "%llu of "
-			         "%llu)",
-			         qi, (unsigned long long)ctl->completed,
-			         (unsigned long long)r);
+void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
+                         size_t whylen)
+{
+	const struct ssq_ctl *ctl = d->queues[qi].ctl;
+
+	snprintf(why, whylen,
+	         "queue q%u: WQEs still in flight after %u ms (completed %llu of %llu)",
+	         qi, ms,
+	         (unsigned long long)__atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE),
+	         (unsigned long long)__atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE));
+}
+
+int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	uint64_t end = ssqd_now_ns() + SSQD_RECOVER_DRAIN_MS * 1000000ull;
+	int rc = ssqd_queue_in_error(d, qi, why, whylen);
+
+	if (rc)
+		return rc;
+	while (!ssqd_queue_drained(d, qi)) {
+		if (ssqd_now_ns() > end) {
+			ssqd_queue_busy_why(d, qi, SSQD_RECOVER_DRAIN_MS, why, whylen);
 			return -EBUSY;
 		}
 		usleep(100);
 	}
+	return ssqd_queue_restart(d, qi, why, whylen);
+}
+
+int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_ctl *ctl = q->ctl;
+	struct ibv_qp_attr attr;
+	unsigned i;
+	int mask, rc;
 
 	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
 	ssqd_qp_attr_reset(&attr, &mask);

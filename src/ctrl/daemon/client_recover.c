@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client's RECOVER of a loopback queue, answered from the serve loop: the
+ * drain that waits for what was in flight before the error (up to
+ * SSQD_RECOVER_DRAIN_MS, held up by a producer stopped mid-reservation,
+ * say) is one look per loop, so every other client's call is served
+ * meanwhile, and the asking client gets its answer when the recovery is
+ * done or out of time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/daemon/daemon.h"
+
+int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
+                       char *why, size_t whylen)
+{
+	struct ssqd_recovery *r = &d->queues[qi].rec;
+	int rc;
+
+	if (!r->nwaiters) {
+		rc = ssqd_queue_in_error(d, qi, why, whylen);
+		if (rc)
+			return rc;
+		r->deadline_ns = ssqd_now_ns() + SSQD_RECOVER_DRAIN_MS * 1000000ull;
+	} else if (r->nwaiters == SSQD_RECOVER_WAITERS) {
+		snprintf(why, whylen, "queue q%u: %u recoveries already asked for", qi,
+		         SSQD_RECOVER_WAITERS);
+		return -EBUSY;
+	}
+	r->client[r->nwaiters] = c->id;
+	r->seq[r->nwaiters++] = seq;
+	return 0;
+}
+
+static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].id == id)
+			return &d->clients[i];
+	return NULL; /* it left while it waited */
+}
+
+/* Answer every client waiting on queue @qi's recovery, which ended with @rc. */
+static void answer(struct ssqd *d, unsigned qi, int rc, const char *why)
+{
+	struct ssqd_recovery *r = &d->queues[qi].rec;
+	unsigned i;
+
+	for (i = 0; i < r->nwaiters; i++) {
+		struct ssqd_client *c = client_by_id(d, r->client[i]);
+		int err;
+
+		if (!c)
+			continue;
+		if (i == 0 && !rc)
+			err =
+			    ssqd_out_send(&c->out, c->fd, SSQ_MSG_RECOVER | SSQ_MSG_REPLY,
+			                  r->seq[i], NULL, 0, NULL, 0);
+		else if (!rc)
+			err = ssqd_out_error(
+			    &c->out, c->fd, r->seq[i], -EINVAL,
+			    "queue q%u is not in error: nothing to recover", qi);
+		else
+			err = ssqd_out_error(&c->out, c->fd, r->seq[i], rc, "%s", why);
+		if (err)
+			c->failed = 1;
+	}
+	memset(r, 0, sizeof(*r));
+}
+
+int ssqd_recover_step(struct ssqd *d)
+{
+	unsigned qi;
+	int busy = 0;
+
+	for (qi = 0; qi < d->opt.nqueues; qi++) {
+		char why[200];
+
+		if (!d->queues[qi].rec.nwaiters)
+			continue;
+		if (ssqd_queue_drained(d, qi)) {
+			answer(d, qi, ssqd_queue_restart(d, qi, why, sizeof(why)), why);
+		} else if (ssqd_now_ns() > d->queues[qi].rec.deadline_ns) {
+			ssqd_queue_busy_why(d, qi, SSQD_RECOVER_DRAIN_MS, why,
+			                    sizeof(why));
+			answer(d, qi, -EBUSY, why);
+		} else {
+			busy++;
+		}
+	}
+	return busy;
+}
