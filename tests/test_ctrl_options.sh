@@ -42,6 +42,11 @@ expect 2 "--recv-size 100: must be a multiple of 64" --recv-size 100
 expect 2 "--recv-size '32': want a number from 64 to 1048576" --recv-size 32
 expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2097152
 expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
+expect 2 "--hello-ms '5': want a number from 10 to 60000" --hello-ms 5
+expect 2 "--max-uid-clients '0': want a number from 1 to 256" --max-uid-clients 0
+expect 2 "--max-client-bufs '5000': want a number from 1 to 4096" --max-client-bufs 5000
+expect 2 "--max-client-mib 9 / --max-uid-mib 8: at most --data-mib 8" --data-mib 8 --max-client-mib 9
+expect 2 "--max-client-mib 6 / --max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
 expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
 expect 1 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
 expect 1 "device emu0 not found" --device emu0 --hugepages=off

@@ -41,6 +41,9 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->gid_index = -1;
 	o->allow_uid = -1;
 	o->allow_gid = -1;
+	o->hello_ms = 1000;
+	o->max_uid_clients = SSQD_MAX_CLIENTS / 2;
+	o->max_client_bufs = SSQD_CLIENT_BUFS_DEFAULT;
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)

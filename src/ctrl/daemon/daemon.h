@@ -47,7 +47,21 @@ struct ssqd_options {
 	int gid_index;          /* -1: no GRH */
 	long allow_uid;         /* -1: only ssqd's own uid (and root) */
 	long allow_gid;         /* -1: none */
+	/*
+	 * What one connection or one uid may hold, so that no client locks
+	 * the others out: a connection says hello within hello_ms or is
+	 * closed; a uid holds at most max_uid_clients connections; a client
+	 * at most max_client_mib of the data arena in max_client_bufs
+	 * buffers, a uid's clients max_uid_mib together (0: the defaults,
+	 * set from data_mib by main).
+	 */
+	unsigned hello_ms;
+	unsigned max_uid_clients;
+	uint64_t max_client_mib, max_uid_mib;
+	unsigned max_client_bufs;
 };
+
+#define SSQD_CLIENT_BUFS_DEFAULT 1024
 
 /* ssqd's own producer record in every queue: heals, routes when idle. */
 #define SSQD_PRODUCER_ID (SSQ_MAX_PRODUCERS - 1)
@@ -102,6 +116,9 @@ struct ssqd_client {
 	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
 	struct ssqd_out out;               /* replies its socket did not take yet */
 	int failed;                        /* a late answer could not be sent: drop it */
+	uint64_t hello_by_ns;              /* CLOCK_MONOTONIC: the hello's deadline */
+	uint64_t bytes;                    /* of the data arena, in nbufs buffers */
+	unsigned nbufs;
 };
 
 struct ssqd {

@@ -25,6 +25,28 @@ static int client_allowed(const struct ssqd *d, const struct ucred *cr)
 	       (d->opt.allow_gid >= 0 && cr->gid == (gid_t)d->opt.allow_gid);
 }
 
+/* Live connections of @uid. */
+static unsigned uid_clients(const struct ssqd *d, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		n += d->clients[i].fd > 0 && d->clients[i].uid == uid;
+	return n;
+}
+
+/* Data arena bytes @uid's live clients hold. */
+static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
+{
+	uint64_t b = 0;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+			b += d->clients[i].bytes;
+	return b;
+}
+
 static void accept_client(struct ssqd *d)
 {
 	struct ucred cr;
@@ -32,20 +54,36 @@ static void accept_client(struct ssqd *d)
 	/* Non-blocking: a client that stops reading must not stall ssqd (client_out.h).
 	 */
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
+	int known = 0;
 
 	if (fd < 0)
 		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+		known = 1;
+		/* One uid (refused ones too) cannot take every connection. */
+		if (uid_clients(d, cr.uid) >= d->opt.max_uid_clients) {
+			proto_msg_send_error(fd, 0, -EUSERS,
+			                     "uid %u already has %u connections to ssqd "
+			                     "(--max-uid-clients %u)",
+			                     (unsigned)cr.uid, d->opt.max_uid_clients,
+			                     d->opt.max_uid_clients);
+			close(fd);
+			return;
+		}
+	}
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		if (d->clients[i].fd <= 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
 			d->clients[i].id = ++d->next_client_id;
+			d->clients[i].hello_by_ns =
+			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
 			/*
 			 * A refused peer is told why in answer to its first message:
 			 * closing now, with its hello unread, would make the kernel
 			 * reset the connection and drop the explanation.
 			 */
-			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+			if (!known) {
 				d->clients[i].refused = 1;
 			} else {
 				d->clients[i].pid = cr.pid;
@@ -155,6 +193,48 @@ static int find_queue(const struct ssqd *d, const char *name)
 	return -1;
 }
 
+/*
+ * Would @len more bytes take client @c or its uid past a quota? -EDQUOT
+ * with the limit named in @why, or 0. A request larger than the whole data
+ * arena is left to the allocator's -ENOMEM: no quota could ever grant it.
+ */
+static int over_quota(const struct ssqd *d, const struct ssqd_client *c, uint64_t len,
+                      char *why, size_t whylen)
+{
+	const struct ssqd_options *o = &d->opt;
+
+	if (len > o->data_mib << 20)
+		return 0;
+	if (c->nbufs >= o->max_client_bufs) {
+		snprintf(why, whylen,
+		         "this client holds %u buffers (--max-client-bufs %u)", c->nbufs,
+		         o->max_client_bufs);
+		return -EDQUOT;
+	}
+	/* A quota of the whole arena is none: the allocator answers -ENOMEM. */
+	if (o->max_client_mib < o->data_mib &&
+	    len > (o->max_client_mib << 20) - c->bytes) {
+		snprintf(
+		    why, whylen,
+		    "%llu bytes more would take this client past its %llu MiB of the "
+		    "data arena (--max-client-mib; it holds %llu bytes)",
+		    (unsigned long long)len, (unsigned long long)o->max_client_mib,
+		    (unsigned long long)c->bytes);
+		return -EDQUOT;
+	}
+	if (o->max_uid_mib < o->data_mib &&
+	    len > (o->max_uid_mib << 20) - uid_bytes(d, c->uid)) {
+		snprintf(
+		    why, whylen,
+		    "%llu bytes more would take uid %u past its %llu MiB of the data "
+		    "arena (--max-uid-mib)",
+		    (unsigned long long)len, (unsigned)c->uid,
+		    (unsigned long long)o->max_uid_mib);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
 int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
 {
 	uint32_t seq = m->hdr.seq;
@@ -232,27 +312,37 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 	}
 	case SSQ_MSG_ALLOC: {
 		struct proto_msg_alloc_reply r;
+		uint64_t len = m->u.alloc.len;
+		char why[200];
 
-		rc = ssqd_data_alloc(&d->data, m->u.alloc.len, m->u.alloc.align, c->id,
-		                     &r.off);
+		rc = over_quota(d, c, len, why, sizeof(why));
+		if (rc)
+			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
 		if (rc)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, rc,
 			    "no room for %llu bytes in the %llu MiB data arena",
-			    (unsigned long long)m->u.alloc.len,
-			    (unsigned long long)d->opt.data_mib);
-		r.len = m->u.alloc.len;
+			    (unsigned long long)len, (unsigned long long)d->opt.data_mib);
+		c->bytes += len;
+		c->nbufs++;
+		r.len = len;
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq,
 		                     &r, sizeof(r), NULL, 0);
 	}
-	case SSQ_MSG_FREE:
-		rc = ssqd_data_free(&d->data, m->u.free.off, c->id);
+	case SSQ_MSG_FREE: {
+		uint64_t len = 0;
+
+		rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &len);
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc,
 			                      "no buffer of this client at offset %llu",
 			                      (unsigned long long)m->u.free.off);
+		c->bytes -= len;
+		c->nbufs--;
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
+	}
 	case SSQ_MSG_RECOVER: {
 		char why[200];
 
@@ -329,6 +419,27 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 }
 
 /*
+ * A connection that has not said hello (or that is refused and has not
+ * spoken) by its deadline is closed, told why: silent connections must not
+ * hold slots other clients need.
+ */
+static void hello_deadline(struct ssqd *d, struct ssqd_client *c, uint64_t now)
+{
+	if (now < c->hello_by_ns)
+		return;
+	if (c->refused)
+		ssqd_out_error(&c->out, c->fd, 0, -EACCES,
+		               "uid %u / gid %u may not use this ssqd (see --allow-uid, "
+		               "--allow-gid)",
+		               (unsigned)c->uid, (unsigned)c->gid);
+	else
+		ssqd_out_error(&c->out, c->fd, 0, -ETIMEDOUT,
+		               "no hello within %u ms (--hello-ms): closed",
+		               d->opt.hello_ms);
+	drop_client(d, c);
+}
+
+/*
  * The progress engine of last resort: route completions nobody is polling
  * for (so `completed` and the owners' rings advance), and retry heals that
  * had to wait.
@@ -359,6 +470,8 @@ int ssqd_serve(struct ssqd *d)
 	int i, n, rc, recovering = 0;
 
 	while (!d->stop) {
+		uint64_t now = ssqd_now_ns();
+
 		n = 0;
 		pfd[n].fd = d->listen_fd;
 		pfd[n].events = POLLIN;
@@ -372,6 +485,9 @@ int ssqd_serve(struct ssqd *d)
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 			if (d->clients[i].fd > 0 && d->clients[i].failed)
 				drop_client(d, &d->clients[i]);
+			if (d->clients[i].fd > 0 &&
+			    (!d->clients[i].said_hello || d->clients[i].refused))
+				hello_deadline(d, &d->clients[i], now);
 			if (d->clients[i].fd <= 0)
 				continue;
 			pfd[n].fd = d->clients[i].fd;

@@ -37,7 +37,7 @@ int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
 	return -ENOMEM;
 }
 
-int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner)
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner, uint64_t *len)
 {
 	uint32_t i;
 
@@ -46,6 +46,8 @@ int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner)
 			continue;
 		if (d->bufs[i].owner != owner)
 			return -ENOENT;
+		if (len)
+			*len = d->bufs[i].len;
 		memmove(&d->bufs[i], &d->bufs[i + 1],
 		        (d->n - i - 1) * sizeof(d->bufs[0]));
 		d->n--;

@@ -31,8 +31,9 @@ void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len);
 int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
                     uint32_t owner, uint64_t *off);
 
-/* Free the buffer at @off if @owner has it. Returns 0 or -ENOENT. */
-int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner);
+/* Free the buffer at @off if @owner has it (*@len: its length, if @len). 0 or -ENOENT. */
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner,
+                   uint64_t *len);
 
 /* Free every buffer of @owner; returns how many. */
 unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner);

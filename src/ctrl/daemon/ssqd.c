@@ -61,10 +61,22 @@ static void usage(FILE *out)
 	    "      --allow-uid UID      also serve this uid (besides ssqd's own and "
 	    "root)\n"
 	    "      --allow-gid GID      also serve this gid\n"
+	    "      --hello-ms N         a connection that has not said hello within N "
+	    "ms\n"
+	    "                           is closed (default 1000, 10..60000)\n"
+	    "      --max-uid-clients N  connections one uid may hold, 1..%u (default "
+	    "%u)\n"
+	    "      --max-client-mib N   data arena MiB one client may hold (default "
+	    "half\n"
+	    "                           of --data-mib, at least 1)\n"
+	    "      --max-uid-mib N      data arena MiB one uid's clients may hold\n"
+	    "                           together (default all of --data-mib)\n"
+	    "      --max-client-bufs N  buffers one client may hold, 1..%u (default %u)\n"
 	    "      --list-devices       list mlx5 devices, ports, GIDs, capabilities; "
 	    "exit\n"
 	    "  -h, --help\n",
-	    SSQ_MAX_QUEUES, SSQ_RECV_DEPTH_MAX, SSQ_RECV_SIZE_MAX);
+	    SSQ_MAX_QUEUES, SSQ_RECV_DEPTH_MAX, SSQ_RECV_SIZE_MAX, SSQD_MAX_CLIENTS,
+	    SSQD_MAX_CLIENTS / 2, SSQ_DATA_MAX_BUFS, SSQD_CLIENT_BUFS_DEFAULT);
 }
 
 static void on_signal(int sig)
@@ -113,7 +125,12 @@ int main(int argc, char **argv)
 		O_LIST,
 		O_HEAL,
 		O_RDEPTH,
-		O_RSIZE
+		O_RSIZE,
+		O_HELLO,
+		O_UID_CLIENTS,
+		O_CLIENT_MIB,
+		O_UID_MIB,
+		O_CLIENT_BUFS
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -132,6 +149,11 @@ int main(int argc, char **argv)
 		{ "heal-ms", required_argument, NULL, O_HEAL },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
+		{ "hello-ms", required_argument, NULL, O_HELLO },
+		{ "max-uid-clients", required_argument, NULL, O_UID_CLIENTS },
+		{ "max-client-mib", required_argument, NULL, O_CLIENT_MIB },
+		{ "max-uid-mib", required_argument, NULL, O_UID_MIB },
+		{ "max-client-bufs", required_argument, NULL, O_CLIENT_BUFS },
 		{ "list-devices", no_argument, NULL, O_LIST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -230,6 +252,26 @@ int main(int argc, char **argv)
 		case O_GID:
 			o->allow_gid = parse_num("--allow-gid", optarg, 0, INT_MAX);
 			break;
+		case O_HELLO:
+			o->hello_ms =
+			    (unsigned)parse_num("--hello-ms", optarg, 10, 60000);
+			break;
+		case O_UID_CLIENTS:
+			o->max_uid_clients = (unsigned)parse_num(
+			    "--max-uid-clients", optarg, 1, SSQD_MAX_CLIENTS);
+			break;
+		case O_CLIENT_MIB:
+			o->max_client_mib =
+			    (uint64_t)parse_num("--max-client-mib", optarg, 1, 65536);
+			break;
+		case O_UID_MIB:
+			o->max_uid_mib =
+			    (uint64_t)parse_num("--max-uid-mib", optarg, 1, 65536);
+			break;
+		case O_CLIENT_BUFS:
+			o->max_client_bufs = (unsigned)parse_num(
+			    "--max-client-bufs", optarg, 1, SSQ_DATA_MAX_BUFS);
+			break;
 		case O_LIST:
 			if (ssqd_mlx5_list_devices(stdout) == 0)
 				printf("no mlx5 device in /sys/class/infiniband: only "
@@ -253,6 +295,20 @@ int main(int argc, char **argv)
 	}
 	if (o->listen_port && o->connect_to) {
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
+		return 2;
+	}
+	/* The arena quotas default to shares of --data-mib and stay within it. */
+	if (!o->max_client_mib)
+		o->max_client_mib = o->data_mib >= 4 ? o->data_mib * 3 / 4 : 1;
+	if (!o->max_uid_mib)
+		o->max_uid_mib = o->data_mib;
+	if (o->max_client_mib > o->data_mib || o->max_uid_mib > o->data_mib) {
+		fprintf(stderr,
+		        "ssqd: --max-client-mib %llu / --max-uid-mib %llu: at most "
+		        "--data-mib %llu\n",
+		        (unsigned long long)o->max_client_mib,
+		        (unsigned long long)o->max_uid_mib,
+		        (unsigned long long)o->data_mib);
 		return 2;
 	}
 

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * No client locks the others out: connections that never speak are closed
+ * after --hello-ms and told why (before, 256 of them held every slot for
+ * good), one uid holds at most --max-uid-clients connections, and the data
+ * arena quotas (--max-client-mib, --max-client-bufs, --max-uid-mib) refuse
+ * with -EDQUOT and a message naming the limit.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <ssq/ssq.h>
+#include <ssq/client.h>
+#include "helpers.h"
+#include "ctrl_flow.h"
+#include "ctrl/proto/msg.h"
+
+#define SILENT 300
+
+static pid_t start(const char *const *extra)
+{
+	const char *argv[32] = { getenv("SSQD"), "--device", "emu",
+		                 "--socket",     sock_path,  "--hugepages=off",
+		                 "--data-mib",   "8" };
+	int n = 8;
+	pid_t pid;
+
+	while (*extra)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		execv(argv[0], (char *const *)argv);
+		perror("exec ssqd");
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop(pid_t d)
+{
+	int status;
+
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	unlink(sock_path);
+}
+
+static int dial(void)
+{
+	struct sockaddr_un sa;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	if (s >= 0 && connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* The error ssqd sent on @s within 3 s, or "" (its text in @msg). */
+static int error_on(int s, char *msg, size_t len)
+{
+	struct proto_msg m;
+	char why[160];
+
+	*msg = 0;
+	if (proto_msg_recv(s, &m, NULL, 0, NULL, 3000, why, sizeof(why)) ||
+	    m.hdr.type != SSQ_MSG_ERROR)
+		return 0;
+	snprintf(msg, len, "%s", m.u.error.msg);
+	return m.u.error.err;
+}
+
+static void silent_connections(void)
+{
+	const char *extra[] = { "--hello-ms", "300", "--max-uid-clients", "64", NULL };
+	static int s[SILENT];
+	struct ssq_client *c = NULL;
+	char msg[200];
+	int i, err;
+	pid_t d = start(extra);
+
+	c = connect_retry(d);
+	CHECK(c != NULL, "ssqd did not come up");
+	ssq_client_close(c);
+	for (i = 0; i < SILENT; i++)
+		s[i] = dial();
+	CHECK(s[0] >= 0 && s[SILENT - 1] >= 0, "connecting %d sockets", SILENT);
+	err = error_on(s[SILENT - 1], msg, sizeof(msg));
+	CHECK(err == -EUSERS && strstr(msg, "--max-uid-clients 64"),
+	      "connection %d of one uid: %d '%s'", SILENT, err, msg);
+	err = error_on(s[0], msg, sizeof(msg));
+	CHECK(err == -ETIMEDOUT && strstr(msg, "--hello-ms"),
+	      "a connection that never spoke: %d '%s'", err, msg);
+	usleep(200 * 1000);
+	/* Every silent connection is gone: a client gets in. */
+	err = ssq_client_connect(sock_path, &c);
+	CHECK(err == 0, "connect after %d silent connections: %d (%s)", SILENT, err,
+	      ssq_client_strerror_last());
+	if (!err)
+		ssq_client_close(c);
+	for (i = 0; i < SILENT; i++)
+		if (s[i] >= 0)
+			close(s[i]);
+	stop(d);
+}
+
+static void arena_quotas(void)
+{
+	const char *extra[] = { "--max-client-mib",
+		                "2",
+		                "--max-client-bufs",
+		                "4",
+		                "--max-uid-mib",
+		                "5",
+		                NULL };
+	struct ssq_client *a, *b, *c;
+	struct ssq_buf big, x, small[5];
+	int i, rc;
+	pid_t d = start(extra);
+
+	a = connect_retry(d);
+	b = a ? connect_retry(d) : NULL;
+	c = b ? connect_retry(d) : NULL;
+	CHECK(c != NULL, "three clients");
+	if (!c) {
+		stop(d);
+		return;
+	}
+	CHECK(ssq_buf_alloc(a, 2 << 20, &big) == 0, "2 MiB: %s", ssq_client_error(a));
+	rc = ssq_buf_alloc(a, 64, &x);
+	CHECK(rc == -EDQUOT && strstr(ssq_client_error(a), "--max-client-mib"),
+	      "past --max-client-mib: %d '%s'", rc, ssq_client_error(a));
+	CHECK(ssq_buf_free(a, &big) == 0, "free: %s", ssq_client_error(a));
+	for (i = 0; i < 4; i++)
+		CHECK(ssq_buf_alloc(a, 64, &small[i]) == 0, "buffer %d: %s", i,
+		      ssq_client_error(a));
+	rc = ssq_buf_alloc(a, 64, &small[4]);
+	CHECK(rc == -EDQUOT && strstr(ssq_client_error(a), "--max-client-bufs 4"),
+	      "a fifth buffer: %d '%s'", rc, ssq_client_error(a));
+	CHECK(ssq_buf_free(a, &small[0]) == 0 && ssq_buf_alloc(a, 64, &small[0]) == 0,
+	      "a freed buffer's place: %s", ssq_client_error(a));
+	/* One uid's clients together: 256 B + 2 + 2 MiB, then 1 more would pass 5. */
+	CHECK(ssq_buf_free(a, &small[3]) == 0, "free: %s", ssq_client_error(a));
+	CHECK(ssq_buf_alloc(b, 2 << 20, &x) == 0, "b 2 MiB: %s", ssq_client_error(b));
+	CHECK(ssq_buf_alloc(c, 2 << 20, &x) == 0, "c 2 MiB: %s", ssq_client_error(c));
+	rc = ssq_buf_alloc(a, 1 << 20, &x);
+	CHECK(rc == -EDQUOT && strstr(ssq_client_error(a), "--max-uid-mib"),
+	      "past --max-uid-mib: %d '%s'", rc, ssq_client_error(a));
+	rc = ssq_buf_alloc(c, 16 << 20, &x);
+	CHECK(rc == -ENOMEM, "more than the arena is -ENOMEM, not a quota: %d '%s'", rc,
+	      ssq_client_error(c));
+	ssq_client_close(a);
+	ssq_client_close(b);
+	ssq_client_close(c);
+	stop(d);
+}
+
+int main(void)
+{
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lim-%d.sock", getpid());
+	silent_connections();
+	arena_quotas();
+	return test_exit("ctrl_limits");
+}
