@@ -15,6 +15,7 @@
 #include "ctrl/backend/backend.h"
 #include "ctrl/daemon/client_out.h"
 #include "ctrl/daemon/data_alloc.h"
+#include "ctrl/daemon/log_limit.h"
 #include "ctrl/daemon/peer_link.h"
 #include "ctrl/daemon/recv_pool.h"
 #include "shm/create/arena.h"
@@ -149,7 +150,8 @@ struct ssqd {
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	uint32_t next_client_id;
-	struct ssqd_recv_poller rxp; /* the receive pools' thread */
+	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
+	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
 	volatile sig_atomic_t stop;
 };
 

@@ -401,7 +401,8 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 
 	if (rc == -EBADMSG || rc == -EPROTO) {
 		/* Bad input gets an answer and the connection stays usable. */
-		fprintf(stderr, "ssqd: client pid %d: %s\n", (int)c->pid, why);
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 "ssqd: client pid %d: %s\n", (int)c->pid, why);
 		if (ssqd_out_error(&c->out, c->fd, 0, rc, "%s", why) == 0)
 			return;
 	}
@@ -472,6 +473,7 @@ int ssqd_serve(struct ssqd *d)
 	while (!d->stop) {
 		uint64_t now = ssqd_now_ns();
 
+		ssqd_log_tick(&d->client_log, now);
 		n = 0;
 		pfd[n].fd = d->listen_fd;
 		pfd[n].events = POLLIN;
