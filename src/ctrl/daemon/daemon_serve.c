@@ -101,22 +101,44 @@ static void accept_client(struct ssqd *d)
 
 /*
  * A producer record's process is gone (or detached): mark it DEAD, so the
- * router drops its completions and the record can be reclaimed, and heal
- * the queue of whatever it left half-done.
+ * router drops its completions, the record can be reclaimed and the next
+ * heal takes over what it left half-done.
  */
-static void retire(struct ssqd *d, unsigned qi, uint32_t id)
+static void mark_dead(struct ssqd *d, unsigned qi, uint32_t id)
 {
 	struct ssqd_queue *q = &d->queues[qi];
-	int rc;
 
 	__atomic_store_n(&q->ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
-	rc = ssq_ctl_heal(&q->prod, d->opt.heal_ms);
+	q->heal_pending = 1;
+}
+
+/* Heal queue @qi of what its dead producers left; retried while it times out. */
+static void heal(struct ssqd *d, unsigned qi)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc = ssq_ctl_heal(&q->prod, d->opt.heal_ms);
+
 	q->heal_pending = rc == -ETIMEDOUT;
 	if (rc > 0)
-		fprintf(
-		    stderr,
-		    "ssqd: q%u: producer %u left %d unpublished WQEBBs: sent as NOPs\n",
-		    qi, id, rc);
+		fprintf(stderr,
+		        "ssqd: q%u: dead producers left %d unpublished WQEBBs: sent as "
+		        "NOPs\n",
+		        qi, rc);
+}
+
+/*
+ * Heal every queue that has deaths not healed yet. The serve loop marks
+ * all the deaths one poll() reports first and heals after: a heal walks the
+ * ring in order and waits for a live producer's range, so healing one death
+ * before the next is marked would wait out --heal-ms on it, once per death.
+ */
+static void heal_deaths(struct ssqd *d)
+{
+	unsigned qi;
+
+	for (qi = 0; qi < d->opt.nqueues; qi++)
+		if (d->queues[qi].ctl && d->queues[qi].heal_pending)
+			heal(d, qi);
 }
 
 /* A client left (closed, crashed or was killed): give back what it held. */
@@ -127,7 +149,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		if (c->attached & (1u << qi))
-			retire(d, qi, c->producer[qi]);
+			mark_dead(d, qi, c->producer[qi]); /* healed by heal_deaths */
 	/*
 	 * Its buffers may still be read or written by WQEs it posted: they go
 	 * back to the arena only once every queue has completed everything
@@ -372,7 +394,8 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 			                      "queue %u is not attached to this client",
 			                      m->u.detach.queue);
 		c->attached &= ~(1u << m->u.detach.queue);
-		retire(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
+		mark_dead(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
+		heal(d, m->u.detach.queue);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
 	default:
@@ -458,8 +481,7 @@ static void progress(struct ssqd *d)
 		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
 			continue;
 		if (q->heal_pending)
-			q->heal_pending =
-			    ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
+			heal(d, i);
 		ssq__try_route(&q->prod);
 	}
 }
@@ -518,6 +540,7 @@ int ssqd_serve(struct ssqd *d)
 			accept_client(d);
 		if (pfd[1].revents & POLLIN)
 			ssqd_accept_peer(d);
+		heal_deaths(d);
 	}
 	return 0;
 }
