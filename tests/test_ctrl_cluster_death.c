@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Deaths that come together are healed together: three producers each
- * caught mid-reservation are killed at once, and a survivor's
- * WRITE behind their holes completes well within one --heal-ms (3 s here).
- * Before, ssqd healed one death at a time, each heal waiting out --heal-ms
- * on the next dead producer it had not marked yet: about 2 x 3 s.
+ * caught mid-reservation are killed at once, and a survivor's WRITE behind
+ * their holes completes within 2 s. Before, ssqd healed one death at a
+ * time, each heal holding its thread for --heal-ms (3 s here) while it
+ * waited on the next dying producer it had not seen die yet: 9 s. Now a
+ * heal is tried in 1 ms slices between polls, so the next death is seen.
  */
 #include <errno.h>
 #include <signal.h>

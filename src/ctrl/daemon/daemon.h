@@ -35,10 +35,10 @@ struct ssqd_options {
 	uint32_t recv_depth;     /* receive WQEs kept posted per queue; 0: no pool */
 	uint32_t recv_size;      /* bytes per receive buffer */
 	/*
-	 * The healing bound: a death is seen at once (the client's socket
-	 * closes); each heal then waits at most this long for live producers
-	 * caught mid-reservation and for ring room, and is retried every
-	 * PROGRESS_MS until done.
+	 * A death is seen at once (the client's socket closes); healing then
+	 * runs in tries of at most SSQD_HEAL_TRY_MS between which ssqd serves
+	 * and notices further deaths, until done. A heal held up longer than
+	 * heal_ms (by a live producer mid-reservation) is logged once.
 	 */
 	unsigned heal_ms;
 	enum shm_hugepages hugepages;
@@ -67,6 +67,9 @@ struct ssqd_options {
 /* ssqd's own producer record in every queue: heals, routes when idle. */
 #define SSQD_PRODUCER_ID (SSQ_MAX_PRODUCERS - 1)
 
+/* One try at healing a queue holds ssqd's thread at most this long. */
+#define SSQD_HEAL_TRY_MS 1
+
 /* How long a recovery waits for what was in flight before the error. */
 #define SSQD_RECOVER_DRAIN_MS 2000
 
@@ -86,7 +89,9 @@ struct ssqd_recovery {
 struct ssqd_queue {
 	struct ssq_ctl *ctl;
 	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
-	int heal_pending;         /* a heal timed out: run it again */
+	int heal_pending;         /* deaths not healed yet: try (again) */
+	uint64_t heal_since_ns; /* when the pending heal first timed out; 0: it has not */
+	int heal_logged;        /* held up past heal_ms: said so */
 	struct ssqd_bqueue local;
 	struct ssqd_bqueue peer; /* loopback only: the other end, inside ssqd */
 	struct shm_uar_map uar;
@@ -205,6 +210,9 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  * ssqd_queue_busy_why - the sentence for a drain that ran out of time.
  */
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/* One try (SSQD_HEAL_TRY_MS) at healing queue @qi after deaths; heal_pending if more is
+ * needed. */
+void ssqd_queue_heal(struct ssqd *d, unsigned qi);
 int ssqd_queue_drained(struct ssqd *d, unsigned qi);
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,

@@ -112,33 +112,24 @@ static void mark_dead(struct ssqd *d, unsigned qi, uint32_t id)
 	q->heal_pending = 1;
 }
 
-/* Heal queue @qi of what its dead producers left; retried while it times out. */
-static void heal(struct ssqd *d, unsigned qi)
-{
-	struct ssqd_queue *q = &d->queues[qi];
-	int rc = ssq_ctl_heal(&q->prod, d->opt.heal_ms);
-
-	q->heal_pending = rc == -ETIMEDOUT;
-	if (rc > 0)
-		fprintf(stderr,
-		        "ssqd: q%u: dead producers left %d unpublished WQEBBs: sent as "
-		        "NOPs\n",
-		        qi, rc);
-}
-
 /*
- * Heal every queue that has deaths not healed yet. The serve loop marks
- * all the deaths one poll() reports first and heals after: a heal walks the
- * ring in order and waits for a live producer's range, so healing one death
- * before the next is marked would wait out --heal-ms on it, once per death.
+ * Try to heal every queue that has deaths not healed yet; returns how many
+ * still have. The serve loop marks all the deaths one poll() reports first
+ * and heals after, in short tries between polls: a heal waits for a live
+ * producer seen mid-reservation, and one that is dying too must be seen
+ * dead (its socket polled) rather than waited out.
  */
-static void heal_deaths(struct ssqd *d)
+static int heal_deaths(struct ssqd *d)
 {
 	unsigned qi;
+	int pending = 0;
 
 	for (qi = 0; qi < d->opt.nqueues; qi++)
-		if (d->queues[qi].ctl && d->queues[qi].heal_pending)
-			heal(d, qi);
+		if (d->queues[qi].ctl && d->queues[qi].heal_pending) {
+			ssqd_queue_heal(d, qi);
+			pending += d->queues[qi].heal_pending;
+		}
+	return pending;
 }
 
 /* A client left (closed, crashed or was killed): give back what it held. */
@@ -395,7 +386,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 			                      m->u.detach.queue);
 		c->attached &= ~(1u << m->u.detach.queue);
 		mark_dead(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
-		heal(d, m->u.detach.queue);
+		ssqd_queue_heal(d, m->u.detach.queue);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
 	default:
@@ -480,17 +471,38 @@ static void progress(struct ssqd *d)
 		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
 		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
 			continue;
-		if (q->heal_pending)
-			heal(d, i);
 		ssq__try_route(&q->prod);
 	}
+}
+
+/* What one poll() reported: the peer link, clients, new connections. */
+static void serve_events(struct ssqd *d, const struct pollfd *pfd,
+                         struct ssqd_client **who, int n)
+{
+	int i;
+
+	if (pfd[2].revents && pfd[2].fd == d->peer_fd)
+		ssqd_peer_events(d, pfd[2].revents);
+	for (i = 3; i < n; i++) {
+		if ((pfd[i].revents & POLLOUT) &&
+		    ssqd_out_flush(&who[i]->out, who[i]->fd))
+			drop_client(d, who[i]);
+		else if (pfd[i].revents & POLLIN)
+			serve_client(d, who[i]);
+		else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+			drop_client(d, who[i]);
+	}
+	if (pfd[0].revents & POLLIN)
+		accept_client(d);
+	if (pfd[1].revents & POLLIN)
+		ssqd_accept_peer(d);
 }
 
 int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SSQD_MAX_CLIENTS + 3];
 	struct ssqd_client *who[SSQD_MAX_CLIENTS + 3];
-	int i, n, rc, recovering = 0;
+	int i, n, rc, recovering = 0, healing = 0;
 
 	while (!d->stop) {
 		uint64_t now = ssqd_now_ns();
@@ -518,29 +530,14 @@ int ssqd_serve(struct ssqd *d)
 			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
 			who[n++] = &d->clients[i];
 		}
-		/* A recovery under way is looked at every millisecond. */
-		rc = poll(pfd, (nfds_t)n, recovering ? 1 : PROGRESS_MS);
+		/* A recovery or a heal under way is looked at every millisecond. */
+		rc = poll(pfd, (nfds_t)n, recovering || healing ? 1 : PROGRESS_MS);
 		progress(d);
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
-		if (rc <= 0)
-			continue;
-		if (pfd[2].revents && pfd[2].fd == d->peer_fd)
-			ssqd_peer_events(d, pfd[2].revents);
-		for (i = 3; i < n; i++) {
-			if ((pfd[i].revents & POLLOUT) &&
-			    ssqd_out_flush(&who[i]->out, who[i]->fd))
-				drop_client(d, who[i]);
-			else if (pfd[i].revents & POLLIN)
-				serve_client(d, who[i]);
-			else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
-				drop_client(d, who[i]);
-		}
-		if (pfd[0].revents & POLLIN)
-			accept_client(d);
-		if (pfd[1].revents & POLLIN)
-			ssqd_accept_peer(d);
-		heal_deaths(d);
+		if (rc > 0)
+			serve_events(d, pfd, who, n);
+		healing = heal_deaths(d);
 	}
 	return 0;
 }

@@ -194,7 +194,7 @@ int ssqd_queue_drained(struct ssqd *d, unsigned qi)
 	int busy = 0;
 
 	if (q->heal_pending)
-		q->heal_pending = ssq_ctl_heal(&q->prod, d->opt.heal_ms) == -ETIMEDOUT;
+		ssqd_queue_heal(d, qi);
 	ssq_submit(&q->prod);
 	ssq__try_route(&q->prod);
 	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
@@ -204,6 +204,34 @@ int ssqd_queue_drained(struct ssqd *d, unsigned qi)
 	}
 	return !busy && __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
 	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
+}
+
+void ssqd_queue_heal(struct ssqd *d, unsigned qi)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc = ssq_ctl_heal(&q->prod, SSQD_HEAL_TRY_MS);
+	uint64_t now = ssqd_now_ns();
+
+	q->heal_pending = rc == -ETIMEDOUT;
+	if (rc > 0)
+		fprintf(stderr,
+		        "ssqd: q%u: dead producers left %d unpublished WQEBBs: sent as "
+		        "NOPs\n",
+		        qi, rc);
+	if (!q->heal_pending) {
+		q->heal_since_ns = 0;
+		q->heal_logged = 0;
+	} else if (!q->heal_since_ns) {
+		q->heal_since_ns = now;
+	} else if (!q->heal_logged &&
+	           now - q->heal_since_ns > d->opt.heal_ms * 1000000ull) {
+		fprintf(
+		    stderr,
+		    "ssqd: q%u: healing after a death held up for over %u ms by a live "
+		    "producer mid-reservation; still trying\n",
+		    qi, d->opt.heal_ms);
+		q->heal_logged = 1;
+	}
 }
 
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen)
