@@ -9,7 +9,7 @@
  * polls with the fast-path calls of <ssq/ssq.h>, with no system call.
  *
  *	struct ssq_client *c;  struct ssq_queue *q;  struct ssq_buf b;
- *	ssq_client_connect(NULL, &c);        // $SSQ_SOCKET or /tmp/ssqd.<uid>.sock
+ *	ssq_client_connect(NULL, &c);        // ssqd's default socket (below)
  *	ssq_queue_open(c, "q0", &q);
  *	ssq_buf_alloc(c, 4096, &b);          // b.addr here, b.iova in WQEs
  *	ssq_post_write(ssq_queue_producer(q), b.iova, b.lkey, 64,
@@ -57,11 +57,17 @@ struct ssq_buf {
 };
 
 /*
- * ssq_client_connect - connect to ssqd at @path (NULL: $SSQ_SOCKET, else
- * /tmp/ssqd.<uid>.sock), say hello and map the arena.
- * Returns 0 and *@out, or -ENOENT / -ECONNREFUSED (no ssqd there), -EACCES
- * (ssqd refuses this uid), -EPROTO (another protocol or layout version),
- * -ETIMEDOUT, -ENOMEM. On failure *@out is NULL and
+ * ssq_client_connect - connect to ssqd at @path, check who it is, say hello
+ * and map the arena. @path NULL or "": $SSQ_SOCKET, else
+ * $XDG_RUNTIME_DIR/ssqd.sock, else /run/ssqd/ssqd.sock for root, else
+ * /tmp/ssqd-<uid>/ssqd.sock (ssqd --help says the same).
+ * The server must run as root or as this process's uid, or as the uid in
+ * $SSQ_SERVER_UID (SO_PEERCRED): anyone else who took the path is refused
+ * with -EPERM before anything is sent.
+ * Returns 0 and *@out, or -ENOENT / -ECONNREFUSED (no ssqd there), -EPERM
+ * (an untrusted server), -EACCES (ssqd refuses this uid), -EUSERS (ssqd or
+ * this uid's share of it is full), -EPROTO (another protocol or layout
+ * version), -ETIMEDOUT, -ENOMEM. On failure *@out is NULL and
  * ssq_client_strerror_last() says what went wrong.
  */
 int ssq_client_connect(const char *path, struct ssq_client **out);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <ssq/client.h>
 #include <ssq/queue.h>
 #include "ctrl/proto/msg.h"
+#include "ctrl/proto/socket_path.h"
 #include "shm/map/arena_map.h"
 #include "shm/layout.h"
 
@@ -251,6 +253,46 @@ static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t l
 	return call_wait(c, type, req, len, reply, fd, REPLY_TIMEOUT_MS);
 }
 
+/*
+ * Is the process at the other end of @sock one to trust with our data? It
+ * maps what we write and sends what we map, so it must be root, our own
+ * uid, or the uid named in $SSQ_SERVER_UID: whoever else took the socket's
+ * path (a name in /tmp, say) is refused before a byte is sent.
+ */
+static int check_server(int sock, const char *path)
+{
+	const char *trust = getenv("SSQ_SERVER_UID");
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	char *end;
+	unsigned long want;
+
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		snprintf(connect_err, sizeof(connect_err), "%s: SO_PEERCRED: %s", path,
+		         strerror(errno));
+		return -errno;
+	}
+	if (cr.uid == 0 || cr.uid == getuid())
+		return 0;
+	if (trust && *trust) {
+		errno = 0;
+		want = strtoul(trust, &end, 10);
+		if (errno || *end || want > UINT32_MAX) {
+			snprintf(connect_err, sizeof(connect_err),
+			         "$SSQ_SERVER_UID '%s': want a uid number", trust);
+			return -EINVAL;
+		}
+		if (cr.uid == (uid_t)want)
+			return 0;
+	}
+	snprintf(
+	    connect_err, sizeof(connect_err),
+	    "the server at %s runs as uid %u (pid %d), not root or this process's uid "
+	    "%u: not trusted (set SSQ_SERVER_UID=%u if it is your ssqd)",
+	    path, (unsigned)cr.uid, (int)cr.pid, (unsigned)getuid(), (unsigned)cr.uid);
+	return -EPERM;
+}
+
 int ssq_client_connect(const char *path, struct ssq_client **out)
 {
 	struct sockaddr_un sa;
@@ -261,10 +303,13 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 	int fd = -1, rc;
 
 	*out = NULL;
-	if (!path)
-		path = getenv("SSQ_SOCKET");
 	if (!path || !*path) {
-		snprintf(def, sizeof(def), "/tmp/ssqd.%u.sock", (unsigned)getuid());
+		if (proto_default_socket(def, sizeof(def))) {
+			snprintf(connect_err, sizeof(connect_err),
+			         "$SSQ_SOCKET or $XDG_RUNTIME_DIR is too long for a "
+			         "socket path");
+			return -ENAMETOOLONG;
+		}
 		path = def;
 	}
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -285,6 +330,9 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 		         strerror(errno));
 		goto fail;
 	}
+	rc = check_server(c->sock, path);
+	if (rc)
+		goto fail;
 	rc = call(c, SSQ_MSG_HELLO, &hello, sizeof(hello), &reply, &fd);
 	if (rc) {
 		snprintf(connect_err, sizeof(connect_err), "%s", c->err);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
+#include "ctrl/daemon/socket_claim.h"
 #include "ctrl/proto/msg.h"
 
 #define PEER_TIMEOUT_MS  30000
@@ -211,7 +212,6 @@ static int open_socket(struct ssqd *d, char *why, size_t whylen)
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, d->opt.socket_path);
-	unlink(d->opt.socket_path);
 	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    chmod(d->opt.socket_path, 0660) < 0 || listen(s, 64) < 0) {
 		int err = errno;
@@ -239,6 +239,10 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
 	d->peer_fd = -1;
+	/* First: a second ssqd on a served path builds nothing before it says so. */
+	d->socket_lock_fd = ssqd_socket_claim(o->socket_path, why, whylen);
+	if (d->socket_lock_fd < 0)
+		return d->socket_lock_fd;
 	/* The data arena's bound (--data-mib's), receive buffers included. */
 	if ((o->data_mib << 20) + ssqd_recv_data_bytes(o) > (64ull << 30)) {
 		snprintf(
@@ -345,6 +349,10 @@ void ssqd_teardown(struct ssqd *d)
 		close(d->listen_fd);
 		unlink(d->opt.socket_path);
 		d->listen_fd = -1;
+	}
+	if (d->socket_lock_fd >= 0) {
+		close(d->socket_lock_fd); /* the path is free for the next ssqd */
+		d->socket_lock_fd = -1;
 	}
 	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
 	if (d->backend) {

@@ -152,6 +152,7 @@ struct ssqd {
 	unsigned peer_attempts;   /* since the peer was lost */
 	char peer_last_why[200];  /* last attempt's outcome: logged when it changes */
 	int listen_fd;
+	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	uint32_t next_client_id;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
+#include "ctrl/proto/socket_path.h"
 
 static struct ssqd daemon_state;
 
@@ -27,8 +28,11 @@ static void usage(FILE *out)
 	    "  -d, --device NAME        mlx5 device (e.g. mlx5_0) or \"emu\"; default: "
 	    "the\n"
 	    "                           first mlx5 device, else the emulated device\n"
-	    "  -s, --socket PATH        client socket (default $SSQ_SOCKET or\n"
-	    "                           /tmp/ssqd.<uid>.sock)\n"
+	    "  -s, --socket PATH        client socket (default $SSQ_SOCKET, else\n"
+	    "                           $XDG_RUNTIME_DIR/ssqd.sock, else\n"
+	    "                           /run/ssqd/ssqd.sock for root, else\n"
+	    "                           /tmp/ssqd-<uid>/ssqd.sock in a private "
+	    "directory)\n"
 	    "  -q, --queues N           shared queues q0..q<N-1>, 1..%u (default 1)\n"
 	    "      --sq-size N          WQEBBs per send queue, a power of two 64..65536\n"
 	    "                           (default 1024)\n"
@@ -166,12 +170,12 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	ssqd_options_default(o);
-	o->socket_path = getenv("SSQ_SOCKET");
-	if (!o->socket_path || !*o->socket_path) {
-		snprintf(default_sock, sizeof(default_sock), "/tmp/ssqd.%u.sock",
-		         (unsigned)getuid());
-		o->socket_path = default_sock;
+	if (proto_default_socket(default_sock, sizeof(default_sock))) {
+		fprintf(stderr, "ssqd: $SSQ_SOCKET or $XDG_RUNTIME_DIR is too long for a "
+		                "socket path; pass --socket\n");
+		return 2;
 	}
+	o->socket_path = default_sock;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "d:s:q:l:c:p:g:h", opts, NULL)) != -1) {
 		switch (c) {
