@@ -354,6 +354,14 @@ void ssqd_teardown(struct ssqd *d)
 		close(d->socket_lock_fd); /* the path is free for the next ssqd */
 		d->socket_lock_fd = -1;
 	}
+	/*
+	 * Clients outlive ssqd and may still hold its UAR (on a ConnectX the
+	 * uverbs file stays open with it, and the QPs with it): fence every
+	 * queue, so that what they post next gets -EIO instead of running on
+	 * a QP nobody heals or routes for any more.
+	 */
+	for (i = 0; d->hdr && i < d->opt.nqueues; i++)
+		ssqd_queue_fence(d, i);
 	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
 	if (d->backend) {
 		d->ops->stop(d->backend);

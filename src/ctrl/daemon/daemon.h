@@ -211,6 +211,11 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  * ssqd_queue_busy_why - the sentence for a drain that ran out of time.
  */
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/*
+ * ssqd_queue_fence - queue @i to ERROR: its listing, its shared state
+ * (reservations get -EIO) and its QP (what is in flight is flushed).
+ */
+void ssqd_queue_fence(struct ssqd *d, unsigned i);
 /* One try (SSQD_HEAL_TRY_MS) at healing queue @qi after deaths; heal_pending if more is
  * needed. */
 void ssqd_queue_heal(struct ssqd *d, unsigned qi);

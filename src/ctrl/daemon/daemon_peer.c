@@ -35,35 +35,12 @@
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 #define CONNECT_MS       2000 /* one --connect attempt */
 
-/*
- * Queue @i to ERROR: listed so (if it was ever published), the shared
- * state (reservations get -EIO), and the QP, so that whatever is still in
- * flight towards the old peer is flushed now rather than retried.
- */
-static void fence_queue(struct ssqd *d, unsigned i)
-{
-	struct ssqd_queue *q = &d->queues[i];
-	struct ibv_qp_attr attr;
-
-	if (__atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE) !=
-	    SSQ_QUEUE_UNUSED)
-		__atomic_store_n(&d->hdr->queues[i].state, SSQ_QUEUE_ERROR,
-		                 __ATOMIC_RELEASE);
-	if (!q->ctl)
-		return;
-	__atomic_store_n(&q->ctl->state, SSQ_CTL_ERROR, __ATOMIC_SEQ_CST);
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_ERR;
-	/* Any state may go to ERR; one already there stays. */
-	(void)d->ops->modify_qp(d->backend, &q->local, &attr, IBV_QP_STATE);
-}
-
 void ssqd_peer_fence_all(struct ssqd *d)
 {
 	unsigned i;
 
 	for (i = 0; i < d->opt.nqueues; i++)
-		fence_queue(d, i);
+		ssqd_queue_fence(d, i);
 }
 
 int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen)
