@@ -242,32 +242,30 @@ static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
 
 /*
  * The banner's facts: the device's port (when this tool started ssqd on an
- * mlx5 device, so it knows the port: -i, else ssqd's 1), each queue's
- * QPNs (@q0 is open; the receive logs may hold others of @c open, which
- * cannot be attached twice), where the RDMA lands.
+ * mlx5 device, so it knows the port: -i, else ssqd's 1), each queue's QPN
+ * (ssqd's list), the peer's QPN of the queues open here (@q0, and a SEND
+ * run's receive logs when they are @c's: attaching others just to ask
+ * would cost ssqd a claim and a heal each), where the RDMA lands.
  */
 static void run_info(const struct pt_opts *o, struct ssq_client *c,
                      const struct ssq_client *cd, struct ssq_queue *q0,
                      const struct pt_env *e, struct pt_info *in)
 {
-	struct ssq_queue *q;
+	struct ssq_queue_info qi[PT_MAX_LANES];
 	char name[16];
 	uint32_t i;
+	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
 
 	in->nq = pt_queues_needed(o);
 	for (i = 0; i < in->nq; i++) {
 		snprintf(name, sizeof(name), "q%u", i);
-		if (i == 0) {
-			q = q0;
-		} else if (e->nrq > i && e->rq[i] && cd == c) {
-			q = e->rq[i]; /* SEND: opened on @c for its log */
-		} else if (ssq_queue_open(c, name, &q)) {
-			continue; /* not known: printed so */
-		}
-		in->qpn[i] = ssq_queue_qpn(q);
-		in->peer_qpn[i] = ssq_queue_peer_qpn(q);
-		if (q != q0 && !(e->nrq > i && q == e->rq[i]))
-			ssq_queue_close(q);
+		for (k = 0; k < n; k++)
+			if (!strcmp(qi[k].name, name))
+				in->qpn[i] = qi[k].qpn;
+		if (i == 0)
+			in->peer_qpn[i] = ssq_queue_peer_qpn(q0);
+		else if (cd == c && e->nrq > i && e->rq[i])
+			in->peer_qpn[i] = ssq_queue_peer_qpn(e->rq[i]);
 	}
 	in->rkey = e->rkey;
 	in->vaddr = e->dst_iova;
