@@ -43,7 +43,11 @@ check_bw() { # name file json size iterations
 		bad "$1: row '$row', want $4 bytes, $5 iterations"
 	fi
 	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || bad "$1: MsgRate '$rate'"
-	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && a > 0) }' || bad "$1: BW '$pk' '$av'"
+	# BW > 0 from the record (6 decimals: a slow wire run of 8-byte
+	# atomics under load shows 0.00 MiB/s in the table's 2).
+	awk '/"bw_avg_mib_s"/ { p = $0; sub(/.*"bw_peak_mib_s": /, "", p); sub(/,.*/, "", p)
+		a = $0; sub(/.*"bw_avg_mib_s": /, "", a); sub(/,.*/, "", a); if (p + 0 > 0 && a + 0 > 0) ok = 1 }
+		END { exit !ok }' "$3" || bad "$1: BW not > 0 in $3"
 	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r >= a) }' || bad "$1: BW peak $pk < average $av"
 	grep -q '"msg_rate_mpps": [0-9]' "$3" || bad "$1: no msg_rate_mpps in $3"
 	awk '/"msg_rate_mpps"/ { sub(/.*"msg_rate_mpps": /, ""); sub(/,.*/, ""); if ($0 + 0 > 0) ok = 1 }
@@ -281,7 +285,7 @@ for d, name in ((info, "--out_json"), (rec, "--json")):
     need(all(p.replace("-", "").isdigit() for p in d.get("cpus", "x").split(",")),
          "%s cpus %r: want a CPU list" % (name, d.get("cpus")))
 mib = rec["size"] * rec["iterations"] / rec["seconds"] / 2**20
-need(abs(rec["bw_avg_mib_s"] - mib) <= 0.01 * mib,
+need(abs(rec["bw_avg_mib_s"] - mib) <= 0.001 * mib,
      "--json: bw_avg_mib_s %s, size x iterations / seconds / 2^20 = %.2f" % (rec["bw_avg_mib_s"], mib))
 need(abs(res["BW_average"] - rec["bw_avg_mib_s"]) < 0.006, "BW_average %s != %s" % (res["BW_average"], rec["bw_avg_mib_s"]))
 # MsgRate x size in MiB, not MB: 10^6 / 2^20 of MB/s.

@@ -103,8 +103,9 @@ row_ok() { # name size iterations
 	row=$(grep -A1 '#bytes' "$tmp/cli.out" | tail -n1)
 	read -r b it pk av rate <<<"$row" || true
 	[ "$b" = "$2" ] && [ "$it" = "$3" ] || bad "$1: row '$row', want $2 bytes, $3 iterations"
-	awk -v r="$rate" -v p="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && p >= a && a > 0) }' ||
-		bad "$1: row '$row': rate, peak >= average > 0"
+	# MsgRate has 6 decimals; BW's 2 may show 0.00 for a slow run under load.
+	awk -v r="$rate" -v p="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && p >= a) }' ||
+		bad "$1: row '$row': rate > 0, peak >= average"
 }
 
 # A latency table's row: #bytes #iterations t_min t_max t_typical ...

@@ -392,7 +392,7 @@ int pt_write_json(const struct pt_opts *o, const struct pt_info *in,
 		        ", \"transport\": \"%s\", \"qps\": %u, "
 		        "\"post_list\": %u, \"cq_mod\": %u, \"tx_depth\": %u, "
 		        "\"inline_size\": %u, \"run_infinitely\": %s, "
-		        "\"bw_peak_mib_s\": %.2f, \"bw_avg_mib_s\": %.2f, "
+		        "\"bw_peak_mib_s\": %.6f, \"bw_avg_mib_s\": %.6f, "
 		        "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
 		        transport(o), o->qps, o->post_list, o->cq_mod, o->tx_depth,
 		        o->inline_size, o->run_inf ? "true" : "false",
