@@ -5,7 +5,8 @@
 # emulated mlx5 device in sink mode when no ConnectX is present, so the
 # host-side cost is what is measured). Writes, in --out DIR (default .):
 #   bench-results.json  one record per run: mode, procs, size, msg_rate_mpps,
-#                       ns_per_wqe, device, ... (ssq_write_bw --json)
+#                       ns_per_wqe, device, version, revision, host, time,
+#                       cpus, ... (ssq_write_bw --json)
 #   bench-results.png   messages per second against processes, a line per
 #                       mode (gnuplot; skipped, saying so, without it)
 # and prints the matrix and the lockfree ratios at P = 4. Before each run
@@ -33,7 +34,8 @@
 # the emulated device's thread) on DEVICE. Without it the device competes
 # with the senders for the same cores; with a DEVICE core of its own the
 # matrix measures what "P senders on these cores" costs the host alone, as
-# on a ConnectX. Each record keeps the setting ("cpus").
+# on a ConnectX. Each record keeps the setting ("pin"; "any" without it),
+# beside the tool's own "cpus", the CPUs it was allowed (sched_getaffinity).
 # Uses $SSQ_BINARY_DIR's tools when set (ctest), else builds build/ with
 # scripts/build.sh.
 set -euo pipefail
@@ -120,7 +122,7 @@ for r in $(seq "$reps"); do
 				exit 1
 			fi
 			[ $first = 1 ] && head -n1 "$run.out" && first=0
-			sed -i "s/}\$/, \"rep\": $r, \"line_ns\": $ln, \"cpus\": \"${cpus:-any}\"}/" "$run.json"
+			sed -i "s/}\$/, \"rep\": $r, \"line_ns\": $ln, \"pin\": \"${cpus:-any}\"}/" "$run.json"
 			sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$run.json" >>"$tmp/$m-$p.rates"
 		done
 	done

@@ -12,9 +12,16 @@
 # holds every payload, checked) in every mode, -q 2 and --wire; ssq_send_lat
 # times each SEND until the log shows it, refuses sink mode and -s 1 with
 # -P 2; an ssqd without a pool is refused by name; bad flags fail with
-# usage text naming the flag; scripts/bench.sh --quick writes one record
-# per run of the matrix and of the wire table, pinned with --cpus (a bad
-# --cpus is named and runs nothing).
+# usage text naming the flag; perftest's conventions: -V names the version
+# and revision, --out_json_file writes perftest's keys (and version,
+# revision, host, time, cpus, as --json does), BW is in MiB = 2^20 bytes,
+# -S is the service level (0..15; ssqd's QPs: 0), -x / -i go to the ssqd
+# the tool starts, perftest's banner with each queue's QPN, and
+# --run_infinitely prints a row every -D seconds until SIGINT, then exits
+# 0; a tool finds the ssqd next to it (an install) with $SSQD unset;
+# scripts/bench.sh --quick writes one record per run of the matrix and of
+# the wire table, pinned with --cpus (a bad --cpus is named and runs
+# nothing).
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -36,7 +43,11 @@ check_bw() { # name file json size iterations
 		bad "$1: row '$row', want $4 bytes, $5 iterations"
 	fi
 	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || bad "$1: MsgRate '$rate'"
-	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r > 0 && a > 0) }' || bad "$1: BW '$pk' '$av'"
+	# BW > 0 from the record (6 decimals: a slow wire run of 8-byte
+	# atomics under load shows 0.00 MiB/s in the table's 2).
+	awk '/"bw_avg_mib_s"/ { p = $0; sub(/.*"bw_peak_mib_s": /, "", p); sub(/,.*/, "", p)
+		a = $0; sub(/.*"bw_avg_mib_s": /, "", a); sub(/,.*/, "", a); if (p + 0 > 0 && a + 0 > 0) ok = 1 }
+		END { exit !ok }' "$3" || bad "$1: BW not > 0 in $3"
 	awk -v r="$pk" -v a="$av" 'BEGIN { exit !(r >= a) }' || bad "$1: BW peak $pk < average $av"
 	grep -q '"msg_rate_mpps": [0-9]' "$3" || bad "$1: no msg_rate_mpps in $3"
 	awk '/"msg_rate_mpps"/ { sub(/.*"msg_rate_mpps": /, ""); sub(/,.*/, ""); if ($0 + 0 > 0) ok = 1 }
@@ -95,7 +106,8 @@ else
 	cat "$tmp/dur.out"; bad "ssq_write_bw -D 1 failed"
 fi
 
-"$bin/ssq_write_lat" -h | grep -q 'last byte of its destination' || bad "write_lat -h: does not say what it measures"
+grep -q 'last byte of its destination' <<<"$("$bin/ssq_write_lat" -h)" ||
+	bad "write_lat -h: does not say what it measures"
 if SSQ_EMU_MODE=full "$bin/ssq_write_lat" -P 2 -n 500 --json "$tmp/lat.json" >"$tmp/lat.out" 2>&1; then
 	cat "$tmp/lat.out"
 	grep -q 't_typical\[usec\].*99.9% percentile' "$tmp/lat.out" || bad "lat: no header"
@@ -159,7 +171,7 @@ if SSQ_EMU_MODE=full "$bin/ssq_send_bw" --wire -n 300 -s 64 --json "$tmp/wsend.j
 else
 	cat "$tmp/wsend.out"; bad "ssq_send_bw --wire failed"
 fi
-"$bin/ssq_send_lat" -h | grep -q 'receive pool' || bad "send_lat -h: does not say what it measures"
+grep -q 'receive pool' <<<"$("$bin/ssq_send_lat" -h)" || bad "send_lat -h: does not say what it measures"
 for w in "" --wire; do
 	if SSQ_EMU_MODE=full "$bin/ssq_send_lat" -P 2 -n 100 $w >"$tmp/slat.out" 2>&1; then
 		read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/slat.out" | tail -n1)"
@@ -177,7 +189,7 @@ grep -q -- "-s 1 with -P > 1" <<<"$out" || bad "send_lat -P 2 -s 1: $out"
 	>"$tmp/nopool.log" 2>&1 &
 nopool=$!
 for _ in $(seq 200); do [ -S "$tmp/nopool.sock" ] && break; sleep 0.05; done
-"$bin/ssq_send_bw" -S "$tmp/nopool.sock" -n 10 >"$tmp/nopool.out" 2>&1 && bad "send_bw without a pool: exit 0"
+"$bin/ssq_send_bw" --ssq_socket="$tmp/nopool.sock" -n 10 >"$tmp/nopool.out" 2>&1 && bad "send_bw without a pool: exit 0"
 grep -q 'no receive pool' "$tmp/nopool.out" || bad "send_bw without a pool: $(cat "$tmp/nopool.out" "$tmp/nopool.log")"
 kill "$nopool"; wait "$nopool" || true
 
@@ -203,11 +215,144 @@ check_flag "-s 'abc'" -s abc
 check_flag "-q '0'" -q 0
 check_flag "-q '17'" -q 17
 check_flag "= 20 queues with --mode qp-per-process" -P 4 -q 5 --mode qp-per-process
-check_flag "-S: --wire starts its own" --wire -S /tmp/none.sock
+check_flag "--ssq_socket: --wire starts its own" --wire --ssq_socket=/tmp/none.sock
 check_flag "-d mlx5_0: --wire" --wire -d mlx5_0
 check_flag "--wire" --wire=1
 out=$("$bin/ssq_write_bw" --wire 2>&1) && bad "--wire in sink mode: exit 0"
 grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
+
+# perftest's conventions. -V: the tool, perftest's "Version:" line with
+# ssq's version and git revision (the build's ssq_version.h).
+ver=$(sed -n 's/^#define SSQ_VERSION_STRING "\(.*\)"$/\1/p' "$build/generated/ssq_version.h")
+rev=$(sed -n 's/^#define SSQ_GIT_REVISION "\(.*\)"$/\1/p' "$build/generated/ssq_version.h")
+[ -n "$ver" ] && [ -n "$rev" ] || bad "no version or revision in $build/generated/ssq_version.h"
+for t in write_bw write_lat send_bw send_lat read_bw atomic_bw; do
+	out=$("$bin/ssq_$t" -V) || bad "ssq_$t -V: exit $?"
+	grep -q "^ssq_$t " <<<"$out" && grep -qF "Version: $ver (revision $rev)" <<<"$out" ||
+		bad "ssq_$t -V: '$out', want the tool and Version: $ver (revision $rev)"
+done
+[ "$("$bin/ssq_write_bw" --version)" = "$("$bin/ssq_write_bw" -V)" ] || bad "--version differs from -V"
+
+# -S is perftest's service level: 0..15, and ssqd's QPs use 0 only; the
+# socket it used to be is --ssq_socket, and -S PATH says so.
+check_flag "-S '99': want 0..15" -S 99
+check_flag "-S 3: ssqd sets up every QP with service level 0" -S 3
+check_flag "the ssqd socket is --ssq_socket=PATH" -S /tmp/ssqd.sock
+check_flag "-x '256': want 0..255" -x 256
+check_flag "-i '3': want 1..2" -i 3
+check_flag "-x: the ssqd at --ssq_socket" -x 1 --ssq_socket=/tmp/none.sock
+check_flag "--run_infinitely: runs until interrupted" --run_infinitely -n 10
+check_flag "--run_infinitely: one size at a time" --run_infinitely -a
+out=$("$bin/ssq_write_lat" --run_infinitely 2>&1) && bad "write_lat --run_infinitely: exit 0"
+grep -q -- '--run_infinitely: bandwidth tools only' <<<"$out" || bad "write_lat --run_infinitely: $out"
+
+# --out_json_file: perftest's report (test_info, results with perftest's
+# keys) plus where and when; --json's records carry the same. MiB = 2^20:
+# BW average = size x iterations / seconds / 2^20, in the table, in
+# perftest's file and in ssq's record. -S 0 -x 0 -i 1 are accepted and go
+# to ssqd; the banner shows perftest's parameters and each queue's QPN.
+if "$bin/ssq_write_bw" -P 2 -n 20000 -s 4096 -q 2 -S 0 -x 0 -i 1 --json "$tmp/mb.json" \
+	--out_json_file="$tmp/perftest.json" >"$tmp/mb.out" 2>&1; then
+	for f in mb.json perftest.json; do
+		python3 -m json.tool "$tmp/$f" >/dev/null || bad "$f is not valid JSON: $(cat "$tmp/$f")"
+	done
+	python3 - "$tmp/mb.json" "$tmp/perftest.json" "$tmp/mb.out" "$ver" "$rev" <<'PY' || bad "JSON keys or MiB: see above"
+import json, sys
+rec = json.load(open(sys.argv[1]))[0]
+pt = json.load(open(sys.argv[2]))
+ver, rev = sys.argv[4], sys.argv[5]
+ok = True
+def need(cond, what):
+    global ok
+    if not cond:
+        print("FAIL:", what); ok = False
+info, res = pt.get("test_info", {}), pt.get("results", {})
+for k in ("test", "Device", "Number_of_qps", "Transport_type", "Connection_type",
+          "Using_SRQ", "TX_depth", "CQ_Moderation", "Mtu", "Link_type", "GID_index",
+          "Max_inline_data", "rdma_cm_QPs", "Data_ex_method"):
+    need(k in info, "--out_json test_info has no %s: %s" % (k, info))
+for k in ("MsgSize", "n_iterations", "BW_peak", "BW_average", "MsgRate"):
+    need(k in res, "--out_json results has no %s: %s" % (k, res))
+need(info.get("test") == "RDMA_Write_BW_Test", "test %r" % info.get("test"))
+need(info.get("Number_of_qps") == 2 and info.get("GID_index") == 0, "qps / GID index %s" % info)
+need(res.get("MsgSize") == 4096 and res.get("n_iterations") == 40000, "results %s" % res)
+for d, name in ((info, "--out_json"), (rec, "--json")):
+    need(d.get("version") == ver and d.get("revision") == rev,
+         "%s version/revision %r %r" % (name, d.get("version"), d.get("revision")))
+    need(bool(d.get("host")), "%s host" % name)
+    need(len(d.get("time", "")) == 20 and d["time"].endswith("Z") and d["time"][10] == "T",
+         "%s time %r: want ISO 8601 UTC" % (name, d.get("time")))
+    need(all(p.replace("-", "").isdigit() for p in d.get("cpus", "x").split(",")),
+         "%s cpus %r: want a CPU list" % (name, d.get("cpus")))
+mib = rec["size"] * rec["iterations"] / rec["seconds"] / 2**20
+need(abs(rec["bw_avg_mib_s"] - mib) <= 0.001 * mib,
+     "--json: bw_avg_mib_s %s, size x iterations / seconds / 2^20 = %.2f" % (rec["bw_avg_mib_s"], mib))
+need(abs(res["BW_average"] - rec["bw_avg_mib_s"]) < 0.006, "BW_average %s != %s" % (res["BW_average"], rec["bw_avg_mib_s"]))
+# MsgRate x size in MiB, not MB: 10^6 / 2^20 of MB/s.
+need(abs(res["BW_average"] - res["MsgRate"] * 1e6 * 4096 / 2**20) <= 0.001 * res["BW_average"],
+     "BW_average %s is not MsgRate x 4096 / 2^20" % res["BW_average"])
+row = [l.split() for l in open(sys.argv[3]) if l.startswith(" 4096 ")]
+need(row and abs(float(row[0][3]) - rec["bw_avg_mib_s"]) < 0.006, "table row %s" % row)
+sys.exit(0 if ok else 1)
+PY
+	grep -q 'BW average\[MiB/sec\]' "$tmp/mb.out" || bad "no MiB/sec header"
+	for l in 'RDMA_Write BW Test' 'Number of qps   : 2' 'Connection type : RC' 'TX depth        : 128' \
+		'Mtu             : ' 'Link type       : ' 'GID index       : 0' 'Max inline data : 0\[B\]'; do
+		grep -q "^ *$l" "$tmp/mb.out" || bad "banner: no '$l'"
+	done
+	# Each queue's QPN (ssqd's list); the peer's where a queue is open (q0).
+	[ "$(grep -c '^ local address: LID .* QPN 0x[0-9a-f]* PSN ' "$tmp/mb.out")" = 2 ] &&
+		[ "$(grep -c '^ remote address: .* PSN .*RKey 0x[0-9a-f]* VAddr 0x' "$tmp/mb.out")" = 2 ] &&
+		grep -q '^ remote address: LID [a-z0-9]* QPN 0x[0-9a-f]* ' "$tmp/mb.out" ||
+		bad "banner: not a local and a remote address line per queue: $(cat "$tmp/mb.out")"
+else
+	cat "$tmp/mb.out"; bad "ssq_write_bw --out_json_file failed"
+fi
+(cd "$tmp" && "$bin/ssq_atomic_bw" -n 100 --out_json >/dev/null 2>&1) || bad "ssq_atomic_bw --out_json failed"
+python3 -m json.tool "$tmp/perftest_out.json" >/dev/null 2>&1 &&
+	grep -q '"test": "Atomic_FETCH_AND_ADD_BW_Test"' "$tmp/perftest_out.json" ||
+	bad "--out_json: no valid perftest_out.json in the working directory"
+
+# --run_infinitely: a row every -D seconds until SIGINT (to the process
+# group, as ^C and timeout send it), then the closing line and exit 0; the
+# senders and ssqd stopped (no process of the run left).
+rc=0
+timeout --preserve-status -s INT 5 "$bin/ssq_write_bw" --run_infinitely -D 1 -P 2 -s 64 \
+	--out_json_file="$tmp/inf.json" >"$tmp/inf.out" 2>&1 || rc=$?
+n=$(grep -cE '^ 64 +[0-9]+ +0\.00 +[0-9.]+ +[0-9.]+$' "$tmp/inf.out" || true)
+if [ "$rc" != 0 ] || [ "$n" -lt 2 ] || [ "$(tail -n1 "$tmp/inf.out" | tr -d -)" != "" ]; then
+	cat "$tmp/inf.out"; bad "--run_infinitely: exit $rc, $n result lines (want 0, >= 2, then the closing line)"
+fi
+grep -q "WARNING: BW peak won't be measured" "$tmp/inf.out" || bad "--run_infinitely: no peak warning"
+python3 -m json.tool "$tmp/inf.json" >/dev/null 2>&1 || bad "--run_infinitely: --out_json_file not valid JSON"
+rc=0
+SSQ_EMU_MODE=full timeout --preserve-status -s TERM 3 "$bin/ssq_send_bw" --run_infinitely -D 1 -s 64 \
+	--mode proxy >"$tmp/inf.out" 2>&1 || rc=$?
+n=$(grep -cE '^ 64 +[0-9]+ +0\.00 ' "$tmp/inf.out" || true)
+[ "$rc" = 0 ] && [ "$n" -ge 1 ] || { cat "$tmp/inf.out"; bad "send_bw --run_infinitely, SIGTERM: exit $rc, $n lines"; }
+
+# Installed tools find the installed ssqd: with $SSQD unset and no ssqd on
+# $PATH, the one next to the tool (here a wrapper that says it ran); with
+# none there, the failure names what it tried.
+path=/usr/bin:/bin
+if PATH=$path command -v ssqd >/dev/null; then
+	echo "skip: an ssqd on $path"
+else
+	mkdir -p "$tmp/inst/bin" "$tmp/alone"
+	cp "$bin/ssq_write_bw" "$tmp/inst/bin/"
+	printf '#!/bin/sh\necho ran >"%s/inst/ran"\nexec "%s" "$@"\n' "$tmp" "$SSQD" >"$tmp/inst/bin/ssqd"
+	chmod +x "$tmp/inst/bin/ssqd"
+	env -u SSQD PATH=$path "$tmp/inst/bin/ssq_write_bw" -n 100 -s 64 >"$tmp/inst.out" 2>&1 ||
+		{ cat "$tmp/inst.out"; bad "an installed tool without \$SSQD failed"; }
+	[ -e "$tmp/inst/ran" ] || bad "an installed tool did not start the ssqd next to it"
+	cp "$bin/ssq_write_bw" "$tmp/alone/"
+	env -u SSQD PATH=$path "$tmp/alone/ssq_write_bw" -n 100 -s 64 >"$tmp/alone.out" 2>&1 &&
+		bad "a tool with no ssqd anywhere ran"
+	grep -q 'cannot run ssqd' "$tmp/alone.out" || bad "no ssqd: $(cat "$tmp/alone.out")"
+	# From the build tree: the tree's own ssqd.
+	env -u SSQD PATH=$path "$bin/ssq_write_bw" -n 100 -s 64 >"$tmp/tree.out" 2>&1 ||
+		{ cat "$tmp/tree.out"; bad "a build-tree tool without \$SSQD failed"; }
+fi
 
 # ssq_line_ns: a figure, or a bad count named.
 ln=$("$bin/../ssq_line_ns" 1000) && [[ $ln =~ ^[0-9]+\.[0-9]$ ]] || bad "ssq_line_ns 1000: '$ln'"
@@ -224,22 +369,27 @@ for c in 0,1 :1 0: 0:1:2 x:1 0:99999; do
 done
 [ -e "$tmp/nothing" ] && bad "bench.sh with a bad --cpus wrote $tmp/nothing"
 
-# The matrix: a handful of seconds with --quick (well under 30 s), the
-# senders pinned to the first CPU we may use and every ssqd to the second.
+# The matrix: a handful of seconds with --quick (about 10 s under ASan on
+# an idle 2-core machine; 60 s was not enough beside ctest -j2's other
+# tests on a loaded one), the senders pinned to the first CPU we may use and
+# every ssqd to the second. The limit is for a hang, below ctest's 300 s.
 cpus=$(taskset -pc $$ | sed 's/.*: //' | tr ',' '\n' |
 	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n2 | paste -sd:)
 [[ $cpus == *:* ]] || cpus= # one CPU: not pinned
-if (cd "$tmp" && timeout 60 "$src/scripts/bench.sh" --quick --out "$tmp/bench" ${cpus:+--cpus "$cpus"}) >"$tmp/bench.out" 2>&1; then
+if (cd "$tmp" && timeout 150 "$src/scripts/bench.sh" --quick --out "$tmp/bench" ${cpus:+--cpus "$cpus"}) >"$tmp/bench.out" 2>&1; then
 	cat "$tmp/bench.out"
 	if [ -n "$cpus" ]; then
-		n=$(grep -c "\"cpus\": \"$cpus\"" "$tmp/bench/bench-results.json" || true)
+		n=$(grep -c "\"pin\": \"$cpus\"" "$tmp/bench/bench-results.json" || true)
 		[ "$n" = 16 ] || bad "bench.sh --cpus $cpus: $n matrix records say so, want 16"
+		# Each tool's own record: the CPUs it was allowed (the senders').
+		n=$(grep -c "\"cpus\": \"${cpus%:*}\"" "$tmp/bench/bench-results.json" || true)
+		[ "$n" = 28 ] || bad "bench.sh --cpus $cpus: $n records with \"cpus\": \"${cpus%:*}\", want 28"
 		grep -q "senders on CPUs ${cpus%:*}, ssqd on ${cpus#*:})" "$tmp/bench.out" ||
 			bad "bench.sh --cpus $cpus: the table does not say where it ran"
 	fi
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
 	[ "$n" = 28 ] || bad "bench.sh --quick: $n records, want 28 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire)"
-	for k in mode procs size msg_rate_mpps ns_per_wqe device transport; do
+	for k in mode procs size msg_rate_mpps ns_per_wqe device transport version revision host time cpus; do
 		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 28 ] ||
 			bad "bench.sh: not every record has $k"
 	done

@@ -14,10 +14,12 @@
 #include <strings.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <infiniband/verbs.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "engine.h"
@@ -38,14 +40,25 @@ static int first_mlx5(char *out, size_t len)
 	return found;
 }
 
-/* $SSQD, else ssqd in the build tree (the tool is <build>/bench/perftest/x). */
+/* @path names an executable file. */
+static int runnable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/*
+ * The ssqd to start: $SSQD; else the one next to this tool (an install:
+ * <prefix>/bin/ssqd, or <prefix>/sbin/ssqd beside <prefix>/bin); else, for
+ * a tool run from its build tree, that tree's ssqd (PT_BUILD_SSQD, where
+ * CMake builds it); else "ssqd" on $PATH.
+ */
 static void ssqd_path(char *out, size_t len)
 {
 	char self[PATH_MAX];
 	ssize_t n;
 	char *slash;
 
-	if (getenv("SSQD")) {
+	if (getenv("SSQD") && *getenv("SSQD")) {
 		snprintf(out, len, "%s", getenv("SSQD"));
 		return;
 	}
@@ -55,9 +68,18 @@ static void ssqd_path(char *out, size_t len)
 		slash = strrchr(self, '/');
 		if (slash) {
 			*slash = 0;
-			if (snprintf(out, len, "%s/../../ssqd", self) < (int)len &&
-			    access(out, X_OK) == 0)
+			if (snprintf(out, len, "%s/ssqd", self) < (int)len &&
+			    runnable(out))
 				return;
+			if (snprintf(out, len, "%s/../sbin/ssqd", self) < (int)len &&
+			    runnable(out))
+				return;
+#if defined(PT_BUILD_DIR) && defined(PT_BUILD_SSQD)
+			if (!strcmp(self, PT_BUILD_DIR) && runnable(PT_BUILD_SSQD)) {
+				snprintf(out, len, "%s", PT_BUILD_SSQD);
+				return;
+			}
+#endif
 		}
 	}
 	snprintf(out, len, "ssqd"); /* $PATH */
@@ -77,41 +99,6 @@ static void show_log(const char *log)
 	fclose(f);
 }
 
-void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
-                   size_t len)
-{
-	snprintf(out, len, "q%u",
-	         o->mode == PT_QP_PER_PROCESS ? idx * o->qps + lane : lane);
-}
-
-uint32_t pt_queues_needed(const struct pt_opts *o)
-{
-	return o->mode == PT_QP_PER_PROCESS ? o->procs * o->qps : o->qps;
-}
-
-int pt_is_send(const struct pt_opts *o)
-{
-	return o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
-}
-
-/*
- * The receive pool SEND needs at every queue: buffers of the largest size,
- * at least as many posted as can be in flight to one queue (so no sender
- * ever waits out an RNR timer), a power of two (ssqd's rule).
- */
-void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes)
-{
-	uint32_t top = o->all_sizes ? PT_MAX_SIZE : o->size, want, d = 256;
-
-	want = o->test == PT_SEND_LAT         ? o->procs
-	       : o->mode == PT_QP_PER_PROCESS ? o->tx_depth
-	                                      : o->procs * o->tx_depth;
-	while (d < want && d < 32768)
-		d *= 2;
-	*depth = d;
-	*bytes = top < 64 ? 64 : (top + 63) & ~63u;
-}
-
 /*
  * Start ssqd for @o as @d ("<tag>" names its socket and log), with
  * @peer_flag @peer_arg (--listen PORT, --connect HOST:PORT) when given,
@@ -121,11 +108,13 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
                                      struct pt_daemon *d, const char *tag,
                                      const char *peer_flag, const char *peer_arg)
 {
-	char path[PATH_MAX], queues[16], mib[16], rdepth[16], rsize[16];
-	const char *argv[24];
+	char path[PATH_MAX], queues[16], mib[16], rdepth[16], rsize[16], gid[16],
+	    port[16];
+	const char *argv[28];
 	struct ssq_client *c = NULL;
 	uint32_t depth, bytes;
 	unsigned a = 0;
+	pid_t parent = getpid();
 	/* Senders' sources, write_lat's slots and the destination. */
 	uint64_t data =
 	    (uint64_t)(2 * o->procs + 2) * (o->all_sizes ? PT_MAX_SIZE : o->size);
@@ -157,6 +146,16 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 		argv[a++] = "--recv-size";
 		argv[a++] = rsize;
 	}
+	if (o->gid_index >= 0) {
+		snprintf(gid, sizeof(gid), "%d", o->gid_index);
+		argv[a++] = "--gid-index";
+		argv[a++] = gid;
+	}
+	if (o->ib_port) {
+		snprintf(port, sizeof(port), "%d", o->ib_port);
+		argv[a++] = "--ib-port";
+		argv[a++] = port;
+	}
 	if (peer_flag) {
 		argv[a++] = peer_flag;
 		argv[a++] = peer_arg;
@@ -167,6 +166,15 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 	if (d->pid == 0) {
 		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
+		/*
+		 * Its own process group, so a ^C (or timeout's signal to the
+		 * group) reaches the tool, which stops ssqd after its senders;
+		 * and stopped (SIGTERM) if the tool dies first.
+		 */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(127);
 		execvp(path, (char *const *)argv);
@@ -201,7 +209,8 @@ void pt_ssqd_stop(struct pt_daemon *d)
 {
 	if (d->pid > 0) {
 		kill(d->pid, SIGTERM);
-		waitpid(d->pid, NULL, 0);
+		while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+			;
 	}
 	if (d->pid)
 		unlink(d->sock);
@@ -298,4 +307,29 @@ int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
 		printf("running on %s\n", dev);
 	*c = *cd = ssqd_start(o, dev, dc, "", NULL, NULL);
 	return *c ? 0 : -1;
+}
+
+void pt_port_facts(const char *dev, int port, struct pt_info *in)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	struct ibv_port_attr pa;
+	int i, n = 0;
+
+	in->why = "the device's port could not be queried";
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n && !ctx; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev))
+			ctx = ibv_open_device(list[i]);
+	if (ctx && ibv_query_port(ctx, (uint8_t)port, &pa) == 0) {
+		in->link = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "IB";
+		in->mtu = pa.active_mtu >= IBV_MTU_256 && pa.active_mtu <= IBV_MTU_4096
+		              ? 128u << pa.active_mtu
+		              : 0;
+		in->lid = pa.lid;
+	}
+	if (ctx)
+		ibv_close_device(ctx);
+	if (list)
+		ibv_free_device_list(list);
 }

@@ -1,403 +1,110 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine.c - options, ssqd start-up (one in loopback, two for --wire),
- * fan-out, results for the perftest-style tools. Shape after perftest
- * (linux-rdma/perftest): the same flags where they apply, the same tables
- * (report.c); -P, --mode, --wire and --json are ssq's.
+ * engine.c - a perftest-style tool's run: connect to ssqd (or start it,
+ * daemons.c), the destination, perftest's banner, then per size fork the
+ * senders (run.c), start them together and collect, check the data
+ * (checks.c), print the row (report.c); two hosts through twohost.c;
+ * --run_infinitely prints a row every -D seconds until a signal. Shaped
+ * after perftest (linux-rdma/perftest); nothing calls back into this file.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <fcntl.h>
 #include <strings.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <sys/socket.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "engine.h"
 
-const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", "proxy" };
+/* --run_infinitely: SIGINT or SIGTERM came; finish and report. */
+static volatile sig_atomic_t interrupted;
 
-double pt_now(void)
+static void on_interrupt(int sig)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	(void)sig;
+	interrupted = 1;
 }
 
-int pt_is_lat(const struct pt_opts *o)
+/* waitpid, again after a signal (--run_infinitely catches them). */
+static pid_t wait_for(pid_t pid, int *st)
 {
-	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT;
+	pid_t r;
+
+	while ((r = waitpid(pid, st, 0)) < 0 && errno == EINTR)
+		;
+	return r;
 }
 
-/* What each tool measures: the first lines of its usage text. */
-static const char *measures(const struct pt_opts *o)
+/* Has one of @n @kids ended (without reaping it)? */
+static int any_ended(const pid_t *kids, uint32_t n)
 {
-	switch (o->test) {
-	case PT_WRITE_LAT:
-		return "   RDMA WRITE latency, one message outstanding: from posting the "
-		       "WRITE until\n"
-		       "   the last byte of its destination changes, polled in memory "
-		       "(perftest\n"
-		       "   polls the same byte; loopback has no second host to echo it, "
-		       "so "
-		       "this is\n"
-		       "   one way, not RTT/2; two hosts: the server WRITEs it back "
-		       "and this\n"
-		       "   is RTT/2, as perftest's). The CQE is reaped after the "
-		       "clock stops.\n"
-		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
-	case PT_READ_BW:
-		return "   RDMA READ bandwidth and message rate.\n";
-	case PT_ATOMIC_BW:
-		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
-	case PT_SEND_BW:
-		return "   SEND bandwidth and message rate into ssqd's receive pool "
-		       "(ssqd\n"
-		       "   --recv-depth >= the messages in flight, --recv-size >= -s); "
-		       "in\n"
-		       "   full mode the last pool-full of payloads is checked in its "
-		       "log.\n";
-	case PT_SEND_LAT:
-		return "   SEND latency, one message outstanding: from posting the SEND "
-		       "until\n"
-		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
-		       "way,\n"
-		       "   not RTT/2; two hosts: the server SENDs it back and this is "
-		       "RTT/2).\n"
-		       "   The CQE is reaped after the clock stops. Needs a\n"
-		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
-	default:
-		return "   RDMA WRITE bandwidth and message rate.\n";
+	siginfo_t si;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == kids[i])
+			return 1;
 	}
-}
-
-void pt_usage(FILE *f, const struct pt_opts *o)
-{
-	fprintf(
-	    f,
-	    " Usage:\n"
-	    "   %s [options]    run against a running ssqd (-S), else start one\n"
-	    "   %s -S SOCK --server [-p PORT] [options]     two hosts: the server\n"
-	    "   %s -S SOCK [-p PORT] [options] SERVER       two hosts: the client\n"
-	    "%s"
-	    "\n"
-	    " Options:\n"
-	    "  -a, --all                  Run sizes from 2 till 2^20\n"
-	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
-	    "                             the first mlx5 device, else the emulated one)\n"
-	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
-	    "  -h, --help                 Show this help screen\n"
-	    "  -I, --inline_size=<size>   Max size of message to be sent in inline\n"
-	    "                             (default 0)\n"
-	    "  -l, --post_list=<n>        Post a list of <n> WQEs at once, one doorbell\n"
-	    "                             (1..64, default 1)\n"
-	    "  -n, --iters=<n>            Number of exchanges per process (default %u)\n"
-	    "  -q, --qp=<n>               Num of QPs (1..%u, default 1): every sender\n"
-	    "                             posts round-robin over n shared queues;\n"
-	    "                             qp-per-process: n each, -P x n <= %u\n"
-	    "  -Q, --cqe_poll=<n>         Generate a CQE every <n> messages\n"
-	    "                             (CQ moderation, 1..%u, default 100)\n"
-	    "  -t, --tx-depth=<dep>       Messages a sender keeps in flight per QP\n"
-	    "                             (1..%u, >= -Q, default %u)\n"
-	    "  -s, --size=<size>          Size of message to exchange (1..%u, default "
-	    "%u)\n"
-	    "      --report_gbits         Report max/average BW in Gbit/sec\n"
-	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
-	    "      --mode=<mode>          lockfree (ssq, default), spinlock (one\n"
-	    "                             process-shared lock per queue),\n"
-	    "                             qp-per-process (each its own QPs, <= 16),\n"
-	    "                             proxy (one posting process, SPSC rings)\n"
-	    "  -S, --socket=<path>        A running ssqd's socket (default\n"
-	    "                             $SSQ_SOCKET; neither: start ssqd)\n"
-	    "      --wire                 Start two ssqd on the emulated device, one\n"
-	    "                             --listen, one --connect, and send over the\n"
-	    "                             emulated wire (UDP on 127.0.0.1) into the\n"
-	    "                             listening one's arena (not with -S)\n"
-	    "      --json=<file>          Write the results as JSON\n"
-	    "      --server               Two hosts (ssqd -S with --listen/--connect):\n"
-	    "                             hold the destination in this host's arena\n"
-	    "                             for a client on -p, check what arrives\n"
-	    "  -p, --port=<port>          The side channel's TCP port (default %u)\n"
-	    "      --timeout=<sec>        Two hosts: the server waits this long for a\n"
-	    "                             client (default: for ever), the client\n"
-	    "                             retries connecting this long (default 10)\n"
-	    "\n"
-	    " BW peak: the best rate of all senders together over a window a tenth\n"
-	    " of the run long; BW average: all messages over first post to last\n"
-	    " completion.\n",
-	    o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
-	    PT_MAX_LANES, PT_MAX_LANES, PT_MAX_TX, PT_MAX_TX, PT_TX_DEPTH, PT_MAX_SIZE,
-	    pt_is_lat(o) ? 2u : 65536u, PT_MAX_PROCS, PT_PORT);
-}
-
-static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
-                     const char *val)
-{
-	fprintf(stderr, "%s: ", o->tool);
-	fprintf(stderr, fmt, flag, val);
-	fputc('\n', stderr);
-	pt_usage(stderr, o);
-	exit(1);
-}
-
-static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, uint64_t lo,
-                    uint64_t hi)
-{
-	char *end, range[64];
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (!*s || *end || *s == '-' || errno || v < lo || v > hi) {
-		snprintf(range, sizeof(range), "%llu..%llu", (unsigned long long)lo,
-		         (unsigned long long)hi);
-		fprintf(stderr, "%s: %s '%s': want %s\n", o->tool, flag, s, range);
-		pt_usage(stderr, o);
-		exit(1);
-	}
-	return v;
-}
-
-/* The flag getopt stopped at: -c for a short one, else the word itself. */
-static const char *flag_name(char *buf, const char *word)
-{
-	if (optopt > 0 && optopt < 128 && !(word[0] == '-' && word[1] == '-')) {
-		buf[1] = (char)optopt;
-		return buf;
-	}
-	return word;
-}
-
-int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
-             struct pt_opts *o)
-{
-	enum { OPT_GBITS = 256, OPT_MODE, OPT_JSON, OPT_WIRE, OPT_SERVER, OPT_TIMEOUT };
-	static const struct option longs[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "ib-dev", required_argument, NULL, 'd' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "inline_size", required_argument, NULL, 'I' },
-		{ "post_list", required_argument, NULL, 'l' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "qp", required_argument, NULL, 'q' },
-		{ "cqe_poll", required_argument, NULL, 'Q' },
-		{ "tx-depth", required_argument, NULL, 't' },
-		{ "size", required_argument, NULL, 's' },
-		{ "procs", required_argument, NULL, 'P' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "report_gbits", no_argument, NULL, OPT_GBITS },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "json", required_argument, NULL, OPT_JSON },
-		{ "wire", no_argument, NULL, OPT_WIRE },
-		{ "server", no_argument, NULL, OPT_SERVER },
-		{ "port", required_argument, NULL, 'p' },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, i, q_given = 0, s_given = 0;
-	char flag[4] = "-?", val[16];
-
-	memset(o, 0, sizeof(*o));
-	o->test = test;
-	o->tool = tool;
-	o->mode = PT_LOCKFREE;
-	o->size = pt_is_lat(o) ? 2 : 65536;
-	o->iters = pt_is_lat(o) ? 1000 : 5000;
-	o->qps = 1;
-	o->post_list = 1;
-	o->cq_mod = 100;
-	o->tx_depth = PT_TX_DEPTH;
-	o->procs = 1;
-	o->socket = getenv("SSQ_SOCKET");
-	o->port = PT_PORT;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ad:D:hI:l:n:p:q:Q:s:t:P:S:", longs,
-	                          NULL)) != -1) {
-		switch (opt) {
-		case 'a':
-			o->all_sizes = 1;
-			break;
-		case 'd':
-			o->device = optarg;
-			break;
-		case 'D':
-			o->duration = (double)num(o, "-D", optarg, 1, 3600);
-			break;
-		case 'h':
-			pt_usage(stdout, o);
-			exit(0);
-		case 'I':
-			o->inline_size = (uint32_t)num(o, "-I", optarg, 0, 912);
-			break;
-		case 'l':
-			o->post_list = (uint32_t)num(o, "-l", optarg, 1, 64);
-			break;
-		case 'n':
-			o->iters = num(o, "-n", optarg, 1, 1000000000);
-			break;
-		case 'q':
-			o->qps = (uint32_t)num(o, "-q", optarg, 1, PT_MAX_LANES);
-			break;
-		case 'Q':
-			o->cq_mod = (uint32_t)num(o, "-Q", optarg, 1, PT_MAX_TX);
-			q_given = 1;
-			break;
-		case 't':
-			o->tx_depth = (uint32_t)num(o, "-t", optarg, 1, PT_MAX_TX);
-			break;
-		case 's':
-			o->size = (uint32_t)num(o, "-s", optarg, 1, PT_MAX_SIZE);
-			break;
-		case 'P':
-			o->procs = (uint32_t)num(o, "-P", optarg, 1, PT_MAX_PROCS);
-			break;
-		case 'S':
-			o->socket = optarg;
-			s_given = 1;
-			break;
-		case OPT_GBITS:
-			o->gbits = 1;
-			break;
-		case OPT_MODE:
-			for (i = 0; i < 4 && strcmp(optarg, pt_mode_names[i]); i++)
-				;
-			if (i == 4)
-				bad_flag(
-				    o,
-				    "%s '%s': want lockfree, spinlock, qp-per-process or "
-				    "proxy",
-				    "--mode", optarg);
-			o->mode = (enum pt_mode)i;
-			break;
-		case OPT_JSON:
-			o->json = optarg;
-			break;
-		case OPT_WIRE:
-			o->wire = 1;
-			break;
-		case OPT_SERVER:
-			o->server = 1;
-			break;
-		case 'p':
-			o->port = (uint16_t)num(o, "-p", optarg, 1, 65535);
-			break;
-		case OPT_TIMEOUT:
-			o->timeout = (double)num(o, "--timeout", optarg, 1, 86400);
-			break;
-		case ':':
-			bad_flag(o, "%s%s: needs a value",
-			         flag_name(flag, argv[optind - 1]), "");
-			break;
-		default:
-			bad_flag(o, "unknown flag %s%s",
-			         flag_name(flag, argv[optind - 1]), "");
-		}
-	}
-	if (optind < argc)
-		o->peer_host = argv[optind++]; /* perftest: the server to run against */
-	if (optind < argc)
-		bad_flag(o, "unexpected argument %s%s (one server name at most)",
-		         argv[optind], "");
-	if (o->server && o->peer_host)
-		bad_flag(o, "--server with a server name (%s%s): one role per side",
-		         o->peer_host, "");
-	if ((o->server || o->peer_host) && o->wire)
-		bad_flag(o,
-		         "%s%s: --wire is two ssqd on this host; two hosts need no "
-		         "--wire",
-		         o->server ? "--server" : o->peer_host, "");
-	if ((o->server || o->peer_host) && !o->socket)
-		bad_flag(o,
-		         "%s%s: two hosts need -S (or $SSQ_SOCKET): this host's ssqd, "
-		         "started with --listen or --connect",
-		         o->server ? "--server" : o->peer_host, "");
-	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
-	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
-		bad_flag(o,
-		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
-		         "most 16%s",
-		         val, "");
-	if (o->wire && s_given)
-		bad_flag(o,
-		         "%s%s: --wire starts its own two ssqd; a running one (-S) "
-		         "cannot be used",
-		         "-S", "");
-	if (o->wire && o->device && strcmp(o->device, "emu"))
-		bad_flag(o, "%s %s: --wire runs on the emulated device's wire (-d emu)",
-		         "-d", o->device);
-	if (o->wire)
-		o->socket = NULL; /* not $SSQ_SOCKET either */
-	if (!q_given && o->cq_mod > o->tx_depth)
-		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
-	snprintf(val, sizeof(val), " %u", o->cq_mod);
-	if (o->cq_mod > o->tx_depth)
-		bad_flag(o, "%s%s: more than the tx depth (-t): it would never complete",
-		         "-Q", val);
-	snprintf(val, sizeof(val), " %u", o->post_list);
-	if (o->post_list > o->tx_depth)
-		bad_flag(o, "%s%s: a post list longer than the tx depth (-t)", "-l", val);
-	if (o->test == PT_ATOMIC_BW)
-		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
-	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
-		bad_flag(o, "%s%s: READ and atomics cannot be inline", "-I", "");
-	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
-		bad_flag(
-		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
-		    "-s 1", "");
-	if (o->iters > 10000000 && pt_is_lat(o))
-		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
-		         "-n", "");
 	return 0;
 }
 
-/* After a run of @size: did the WRITEs land? 0 or 1 (said why). */
-int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
+/*
+ * --run_infinitely: every -D seconds a row from the senders' live counts
+ * (that interval's messages over its time; no peak, as perftest), until a
+ * signal or a process ends. Rewrites --json and --out_json with each row,
+ * as perftest rewrites its file. 0, or 1 (a file could not be written).
+ */
+static int report_forever(const struct pt_opts *o, struct pt_env *e,
+                          const struct pt_info *in, uint32_t size, const pid_t *kids,
+                          uint32_t nproc)
 {
-	uint32_t p, i, np = o->test == PT_WRITE_LAT ? o->procs : 1;
-	/* write_lat: the last WRITE's last byte was (iters - 1) % 255 + 1. */
-	uint8_t last =
-	    o->test == PT_WRITE_LAT ? (uint8_t)((o->iters - 1) % 255 + 1) : 0x5a;
+	double t_prev = pt_now(), next = t_prev + o->duration, now, secs;
+	uint64_t prev = 0, sum;
+	struct pt_row r;
+	uint32_t i;
 
-	/* Every sender's source holds 0x5a (write_lat: but its last byte). */
-	for (p = 0; p < np; p++) {
-		const uint8_t *d = e->dst + (size_t)p * e->slot;
-
-		for (i = 0; i < size; i++) {
-			uint8_t want = i + 1 == size ? last : 0x5a;
-
-			if (d[i] != want) {
-				fprintf(stderr,
-				        "%s: destination byte %u%s is 0x%02x after the "
-				        "run, not 0x%02x\n",
-				        o->tool, i, np > 1 ? " of a sender's slot" : "",
-				        d[i], want);
-				return 1;
-			}
+	while (!interrupted && !__atomic_load_n(&e->sh->abort, __ATOMIC_RELAXED) &&
+	       !any_ended(kids, nproc)) {
+		now = pt_now();
+		if (now < next) {
+			usleep(next - now > 0.02 ? 20000
+			                         : (useconds_t)((next - now) * 1e6));
+			continue;
 		}
+		for (sum = 0, i = 0; i < o->procs; i++)
+			sum += __atomic_load_n(&e->sh->res[i].live, __ATOMIC_RELAXED);
+		secs = now - t_prev;
+		memset(&r, 0, sizeof(r));
+		r.size = size;
+		r.iters = sum - prev;
+		r.secs = secs;
+		r.mpps = (double)r.iters / secs / 1e6;
+		r.avg_bps = (double)r.iters * size / secs;
+		pt_print_row(o, &r);
+		if ((o->json && pt_write_json(o, in, &r, 1)) ||
+		    (o->out_json && pt_write_out_json(o, in, &r, 1)))
+			return 1;
+		prev = sum;
+		t_prev = now;
+		next += o->duration;
 	}
 	return 0;
 }
 
 /* One size: fork the senders (and the proxy), start them together, collect. */
-static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
-                    struct pt_row *r)
+static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info *in,
+                    uint32_t size, struct pt_row *r)
 {
 	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
 	uint64_t k;
-	pid_t kids[PT_MAX_PROCS + 1];
+	pid_t kids[PT_MAX_PROCS + 1], parent = getpid();
 	double t0 = 1e300, t1 = 0, peak = 0, start;
 	uint64_t total = 0;
 	int st, fail = 0;
@@ -425,8 +132,17 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	fflush(stdout);
 	for (i = 0; i < nproc; i++) {
 		kids[i] = fork();
-		if (kids[i] == 0)
+		if (kids[i] == 0) {
+			/* Not left running if the tool dies; a signal is the tool's. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			if (o->run_inf) {
+				signal(SIGINT, SIG_IGN);
+				signal(SIGTERM, SIG_IGN);
+			}
 			_exit(i < o->procs ? pt_sender(o, e, i, size) : pt_proxy(o, e));
+		}
 		if (kids[i] < 0) {
 			fprintf(stderr, "%s: fork: %s\n", o->tool, strerror(errno));
 			e->sh->abort = 1;
@@ -438,10 +154,14 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	       !__atomic_load_n(&e->sh->abort, __ATOMIC_RELAXED) && pt_now() - start < 30)
 		usleep(200);
 	__atomic_store_n(&e->sh->go, 1, __ATOMIC_RELEASE);
+	if (o->run_inf) {
+		fail = report_forever(o, e, in, size, kids, nproc);
+		__atomic_store_n(&e->sh->stop, 1, __ATOMIC_RELAXED);
+	}
 	for (i = 0; i < nproc; i++) {
 		struct pt_result *res = &e->sh->res[i];
 
-		waitpid(kids[i], &st, 0);
+		wait_for(kids[i], &st);
 		if (res->rc || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "%s: %s %u failed: %s\n", o->tool,
 			        i < o->procs ? "sender" : "proxy", i,
@@ -466,13 +186,14 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 		memset(r, 0, sizeof(*r));
 		r->size = size;
 		r->iters = total;
+		r->secs = t1 - t0;
 		r->mpps = total / (t1 - t0) / 1e6;
 		if (!lat_bytes)
 			peak = pt_peak_rate(e->sh, o->procs);
 		if (peak < r->mpps * 1e6)
 			peak = r->mpps * 1e6; /* rounding; latency runs */
-		r->peak_mbs = peak * size / 1e6;
-		r->avg_mbs = r->mpps * size;
+		r->peak_bps = peak * size;
+		r->avg_bps = (double)total * size / (t1 - t0);
 		/* Two hosts: a round trip per sample; perftest reports RTT/2. */
 		for (k = 0;
 		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
@@ -484,50 +205,6 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, uint32_t size,
 	if (lat_bytes)
 		munmap(e->lat, lat_bytes);
 	return fail;
-}
-
-/*
- * SEND: every queue's receive log, where its receiver keeps it (loopback
- * @c's queue itself, @q0 already open; --wire the listening ssqd's queue
- * of the same name), and a pool that takes what this run sends.
- */
-int pt_open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
-                      struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
-{
-	uint32_t i, depth, bytes, top = o->all_sizes ? PT_MAX_SIZE : o->size;
-	char name[16];
-
-	pt_recv_pool(o, &depth, &bytes);
-	e->nrq = pt_queues_needed(o);
-	for (i = 0; i < e->nrq; i++) {
-		snprintf(name, sizeof(name), "q%u", i);
-		if (i == 0 && cd == c) {
-			e->rq[i] = q0;
-		} else if (ssq_queue_open(cd, name, &e->rq[i])) {
-			fprintf(stderr, "%s: receive log of %s: %s\n", o->tool, name,
-			        ssq_client_error(cd));
-			return -1;
-		}
-	}
-	if (!ssq_recv_depth(e->rq[0])) {
-		fprintf(stderr,
-		        "%s: the receiving ssqd has no receive pool (--recv-depth 0): "
-		        "SEND needs one\n",
-		        o->tool);
-		return -1;
-	}
-	if (ssq_recv_size(e->rq[0]) < top) {
-		fprintf(stderr,
-		        "%s: -s %u: the receiving ssqd's buffers take %u bytes "
-		        "(--recv-size)\n",
-		        o->tool, top, ssq_recv_size(e->rq[0]));
-		return -1;
-	}
-	if (ssq_recv_depth(e->rq[0]) < depth)
-		printf("%s: the receive pool keeps %u posted, fewer than can be in "
-		       "flight (%u): senders may wait out RNR timers\n",
-		       o->tool, ssq_recv_depth(e->rq[0]), depth);
-	return 0;
 }
 
 /*
@@ -544,10 +221,11 @@ static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
 		        "%s: ssqd at %s has a peer ssqd (--listen/--connect): its queues "
 		        "write into the peer host's arena, where this run has nothing "
 		        "allocated. Run two hosts like perftest: on the peer's host\n"
-		        "  %s -S <its ssqd socket> --server [-p PORT] [flags]\n"
+		        "  %s --ssq_socket=<its ssqd socket> --server [-p PORT] [flags]\n"
 		        "and here\n"
-		        "  %s -S %s [-p PORT] [flags] <peer host>\n"
-		        "(or, on one host, no -S: the tool starts its own ssqd)\n",
+		        "  %s --ssq_socket=%s [-p PORT] [flags] <peer host>\n"
+		        "(or, on one host, no --ssq_socket: the tool starts its own "
+		        "ssqd)\n",
 		        o->tool, o->socket, o->tool, o->tool, o->socket);
 		return -1;
 	}
@@ -562,22 +240,68 @@ static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
 	return 0;
 }
 
+/*
+ * The banner's facts: the device's port (when this tool started ssqd on an
+ * mlx5 device, so it knows the port: -i, else ssqd's 1), each queue's QPN
+ * (ssqd's list), the peer's QPN of the queues open here (@q0, and a SEND
+ * run's receive logs when they are @c's: attaching others just to ask
+ * would cost ssqd a claim and a heal each), where the RDMA lands.
+ */
+static void run_info(const struct pt_opts *o, struct ssq_client *c,
+                     const struct ssq_client *cd, struct ssq_queue *q0,
+                     const struct pt_env *e, struct pt_info *in)
+{
+	struct ssq_queue_info qi[PT_MAX_LANES];
+	char name[16];
+	uint32_t i;
+	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
+
+	in->nq = pt_queues_needed(o);
+	for (i = 0; i < in->nq; i++) {
+		snprintf(name, sizeof(name), "q%u", i);
+		for (k = 0; k < n; k++)
+			if (!strcmp(qi[k].name, name))
+				in->qpn[i] = qi[k].qpn;
+		if (i == 0)
+			in->peer_qpn[i] = ssq_queue_peer_qpn(q0);
+		else if (cd == c && e->nrq > i && e->rq[i])
+			in->peer_qpn[i] = ssq_queue_peer_qpn(e->rq[i]);
+	}
+	in->rkey = e->rkey;
+	in->vaddr = e->dst_iova;
+	in->lid = -1;
+	if (*in->emu_mode)
+		in->why = "emulated device";
+	else if (o->socket)
+		in->why = "not exposed by ssqd";
+	else
+		pt_port_facts(in->dev, o->ib_port ? o->ib_port : 1, in);
+}
+
 int pt_main(const struct pt_opts *o)
 {
-	char dev[64] = "emu";
-	const char *emu_mode = "";
 	struct pt_daemon dl = { 0 }, dc = { 0 };
 	struct ssq_client *c = NULL, *cd = NULL;
 	struct ssq_queue *q;
 	struct ssq_queue_info qi[PT_MAX_LANES];
 	struct ssq_buf dst;
 	struct pt_env e = { 0 };
+	struct pt_info in = { .dev = "emu", .emu_mode = "" };
 	struct pt_row rows[24];
 	char verdicts[24][200];
 	uint32_t sizes[24], nsizes = 0, s, top, need = pt_queues_needed(o);
 	int rc = 1, n, fail, moves;
+	struct sigaction sa;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (o->run_inf) {
+		/* No SA_RESTART: the sleeps between rows wake up. */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_interrupt;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	pt_info_where(&in);
 	e.th_fd = -1;
 	if (o->socket) {
 		if (ssq_client_connect(o->socket, &c)) {
@@ -592,14 +316,14 @@ int pt_main(const struct pt_opts *o)
 			rc = pt_th_server(o, c);
 			goto out;
 		}
-		snprintf(dev, sizeof(dev), "%s", ssq_client_device(c));
-		printf("running on device %s (ssqd at %s)\n", dev, o->socket);
-	} else if (pt_start_daemons(o, dev, sizeof(dev), &dl, &dc, &c, &cd)) {
+		snprintf(in.dev, sizeof(in.dev), "%s", ssq_client_device(c));
+		printf("running on device %s (ssqd at %s)\n", in.dev, o->socket);
+	} else if (pt_start_daemons(o, in.dev, sizeof(in.dev), &dl, &dc, &c, &cd)) {
 		goto out;
 	}
-	if (!strcmp(dev, "emu"))
-		emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
-	if (pt_is_lat(o) && !strcasecmp(emu_mode, "sink")) {
+	if (!strcmp(in.dev, "emu"))
+		in.emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
+	if (pt_is_lat(o) && !strcasecmp(in.emu_mode, "sink")) {
 		fprintf(stderr,
 		        "%s: SSQ_EMU_MODE=sink moves no data, and %s waits for "
 		        "the data to land: use full mode\n",
@@ -615,7 +339,7 @@ int pt_main(const struct pt_opts *o)
 	}
 	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
 	/* The emulated device's sink mode checks WQEs and moves nothing. */
-	moves = strcmp(emu_mode, "sink") != 0;
+	moves = strcmp(in.emu_mode, "sink") != 0;
 	/* write_lat: a 64-byte aligned slot per sender, each watching its own. */
 	e.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
 	if (o->peer_host) {
@@ -688,7 +412,8 @@ int pt_main(const struct pt_opts *o)
 	                                 : "RDMA WRITE",
 	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
-	       *emu_mode ? (strcmp(emu_mode, "sink") ? "" : ", device in sink mode") : "",
+	       *in.emu_mode ? (strcmp(in.emu_mode, "sink") ? "" : ", device in sink mode")
+	                    : "",
 	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
 	       !o->peer_host ? ""
 	       : o->test == PT_SEND_BW
@@ -700,12 +425,16 @@ int pt_main(const struct pt_opts *o)
 	                  : ", ping-pong: the server WRITEs each back (times are "
 	                    "RTT/2, as perftest's)")
 	           : ", to the server's arena through the peer ssqd");
+	run_info(o, c, cd, q, &e, &in);
+	pt_print_banner(o, &in);
+	if (o->run_inf)
+		printf(" WARNING: BW peak won't be measured in this run.\n");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
 		if (e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s]))
 			goto out;
-		fail = run_size(o, &e, sizes[s], &rows[s]);
-		if (!fail)
+		fail = run_size(o, &e, &in, sizes[s], &rows[s]);
+		if (!fail && !o->run_inf)
 			pt_print_row(o, &rows[s]);
 		if (e.th_fd >= 0 &&
 		    pt_th_client_done(o, &e, sizes[s], fail ? 0 : rows[s].iters, !fail,
@@ -721,7 +450,9 @@ int pt_main(const struct pt_opts *o)
 	/* The server's verdicts after the table, which stays perftest's. */
 	for (s = 0; e.th_fd >= 0 && s < nsizes; s++)
 		printf("%s\n", verdicts[s]);
-	rc = o->json ? pt_write_json(o, dev, emu_mode, rows, nsizes) : 0;
+	/* --run_infinitely wrote its files with each row. */
+	rc = !o->run_inf && ((o->json && pt_write_json(o, &in, rows, nsizes)) ||
+	                     (o->out_json && pt_write_out_json(o, &in, rows, nsizes)));
 	pt_th_client_close(o, &e);
 out:
 	if (e.th_fd >= 0)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * engine.h - the perftest-style benchmark tools' shared engine (private to
- * bench/perftest): options, ssqd start-up, the process fan-out of every
- * --mode, result aggregation, the perftest tables and --json.
+ * engine.h - what the perftest-style tools' files share (private to
+ * bench/perftest): the run's shared page, results and rows, and each
+ * file's calls. The files call each other without a circle:
+ *
+ *   main.c -> engine.c -> daemons.c, run.c, twohost.c, checks.c, report.c
+ *   twohost.c -> checks.c;  every file -> opts.c (options), clock.h
  *
  * Each tool (ssq_write_bw, ssq_write_lat, ...) is main.c built with its
- * test kind; everything else lives here and in run.c.
+ * test kind.
  */
 #ifndef SSQ_BENCH_PERFTEST_ENGINE_H
 #define SSQ_BENCH_PERFTEST_ENGINE_H
@@ -15,54 +18,12 @@
 #include <pthread.h>
 #include <ssq/client.h>
 #include <sys/types.h>
+#include "opts.h"
+#include "clock.h"
 
-#define PT_MAX_PROCS 32u        /* -P; qp-per-process also needs <= 16 queues */
-#define PT_MAX_SIZE  (1u << 20) /* -s and the top of -a */
-#define PT_TX_DEPTH  128u       /* default -t: messages a sender keeps in flight */
-#define PT_MAX_TX    1024u      /* the largest -t */
-#define PT_RING      256u       /* proxy mode: request records per sender ring */
+#define PT_RING      256u /* proxy mode: request records per sender ring */
 #define PT_CACHELINE 64
-#define PT_MAX_LANES 16u   /* -q: queues a sender round-robins over (ssqd's limit) */
 #define PT_SAMPLES   1024u /* completion-count samples a sender keeps for BW peak */
-
-enum pt_test {
-	PT_WRITE_BW,
-	PT_WRITE_LAT,
-	PT_SEND_BW,
-	PT_SEND_LAT,
-	PT_READ_BW,
-	PT_ATOMIC_BW
-};
-
-enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY };
-
-struct pt_opts {
-	enum pt_test test;
-	enum pt_mode mode;
-	const char *tool;     /* "ssq_write_bw" */
-	const char *device;   /* -d: NULL (first mlx5, else emu), "emu" or mlx5_N */
-	const char *socket;   /* -S or $SSQ_SOCKET: a running ssqd; NULL: start one */
-	int wire;             /* --wire: two ssqd over the emulated wire */
-	const char *json;     /* --json FILE */
-	uint32_t size;        /* -s */
-	int all_sizes;        /* -a */
-	uint64_t iters;       /* -n, per process */
-	double duration;      /* -D seconds, 0: -n instead */
-	uint32_t qps;         /* -q: queues each sender round-robins over */
-	uint32_t inline_size; /* -I */
-	uint32_t post_list;   /* -l */
-	uint32_t cq_mod;      /* -Q */
-	uint32_t tx_depth;    /* -t */
-	int gbits;            /* --report_gbits */
-	uint32_t procs;       /* -P */
-	/* Two hosts (twohost.c), perftest style: a server and a client. */
-	int server;            /* --server: serve a client on -p (this host's ssqd) */
-	const char *peer_host; /* the host argument: be the client of its server */
-	uint16_t port;         /* -p: the side channel's TCP port (18515) */
-	double timeout;        /* --timeout: wait for the other side; 0: default */
-};
-
-#define PT_PORT 18515 /* perftest's default side-channel port */
 
 /* One message in flight: what a sender asks for (proxy records carry it too). */
 struct pt_req {
@@ -108,6 +69,7 @@ struct pt_samples {
 /* One sender's numbers. */
 struct pt_result {
 	uint64_t msgs;
+	uint64_t live; /* --run_infinitely: messages completed so far */
 	double t0, t1; /* CLOCK_MONOTONIC seconds: first post, last completion */
 	int rc;
 	char why[160];
@@ -118,7 +80,8 @@ struct pt_shared {
 	uint32_t ready; /* processes connected and waiting for go */
 	uint32_t go;
 	uint32_t abort; /* someone failed: everyone stops */
-	uint8_t pad0[PT_CACHELINE - 12];
+	uint32_t stop;  /* --run_infinitely: interrupted, finish and report */
+	uint8_t pad0[PT_CACHELINE - 16];
 	/* --mode spinlock: one per queue, PTHREAD_PROCESS_SHARED */
 	pthread_spinlock_t lock[PT_MAX_LANES];
 	uint8_t pad1[PT_CACHELINE -
@@ -152,28 +115,35 @@ struct pt_env {
 	int th_fd; /* two hosts, the client: the side channel to the server; -1 */
 };
 
-/* One table row (one size), kept for --json. */
+/* One table row (one size, or one --run_infinitely interval), kept for JSON. */
 struct pt_row {
 	uint32_t size;
 	uint64_t iters;
-	double peak_mbs, avg_mbs, mpps;                 /* bandwidth */
+	double secs;                    /* first post to last completion */
+	double peak_bps, avg_bps, mpps; /* bandwidth: bytes/s, Mpps */
 	double tmin, tmax, ttyp, tavg, tstd, p99, p999; /* latency, usec */
 };
 
-/* engine.c */
-int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
-             struct pt_opts *o);
-int pt_main(const struct pt_opts *o);
-double pt_now(void);
-void pt_usage(FILE *f, const struct pt_opts *o);
-/* The queue sender @idx posts on as its lane @lane: "q<n>". */
-void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
-                   size_t len);
-/* Queues ssqd needs for @o. */
-uint32_t pt_queues_needed(const struct pt_opts *o);
-
-int pt_is_lat(const struct pt_opts *o);
-extern const char *const pt_mode_names[];
+/*
+ * What a run is on and where, for perftest's banner and both JSON files.
+ * What ssq does not expose is unknown (0, -1, NULL), and printed so.
+ */
+struct pt_info {
+	char dev[64];
+	const char *emu_mode; /* "" unless the emulated device: "full" or "sink" */
+	const char *link;     /* "IB" or "Ethernet"; NULL: unknown */
+	const char *why;      /* why link and MTU are unknown */
+	uint32_t mtu;         /* the port's active MTU in bytes; 0: unknown */
+	int lid;              /* the port's LID; -1: unknown */
+	uint32_t nq;          /* queues the run posts on, q0.. */
+	uint32_t qpn[PT_MAX_LANES], peer_qpn[PT_MAX_LANES];
+	uint32_t rkey;  /* where the RDMA lands: the remote line's RKey, */
+	uint64_t vaddr; /* and VAddr (the destination's IOVA) */
+	/* The run's start, host and CPUs: every JSON record carries them. */
+	char host[256];
+	char time[32];  /* ISO 8601, UTC */
+	char cpus[256]; /* sched_getaffinity as a CPU list, "0-1" */
+};
 
 /* daemons.c */
 /* An ssqd this tool started: its process, socket and log. */
@@ -183,9 +153,6 @@ struct pt_daemon {
 	char log[128];
 };
 
-int pt_is_send(const struct pt_opts *o);
-/* The receive pool SEND tests ask ssqd for: --recv-depth, --recv-size. */
-void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes);
 /*
  * Start what @o needs: one ssqd (loopback; @dc), or with --wire two on the
  * emulated device, the destination's --listen (@dl) and the senders'
@@ -197,26 +164,35 @@ int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
                      struct ssq_client **cd);
 /* Stop it (SIGTERM, wait), remove its socket and log. */
 void pt_ssqd_stop(struct pt_daemon *d);
+/* An mlx5 device's port @port (libibverbs): link layer, active MTU, LID into @in. */
+void pt_port_facts(const char *dev, int port, struct pt_info *in);
 
-/* report.c: the run's peak rate over every sender's samples (messages/s). */
-double pt_peak_rate(const struct pt_shared *sh, uint32_t nsend);
+/* checks.c: did the data arrive? */
+/* After a run of @size: did the WRITEs land in e->dst? 0 or 1 (said why). */
+int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
 /* After a send_bw run: did every SEND reach the pool, intact? 0 or 1 (said why). */
 int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
                   const uint64_t *base, uint64_t sent);
-/* Sorts @s (n samples, ns) and fills @r's latency columns (usec). */
-void pt_lat_stats(double *s, uint64_t n, struct pt_row *r);
-void pt_print_header(const struct pt_opts *o);
-void pt_print_row(const struct pt_opts *o, const struct pt_row *r);
-/* --json: one record per row. Returns 0 or 1 (said why). */
-int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode,
-                  const struct pt_row *rows, unsigned n);
-
-/* engine.c, shared with twohost.c */
-/* After a run of @size: did the WRITEs land in e->dst? 0 or 1 (said why). */
-int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
 /* SEND: open every queue's receive log of @cd into @e and check its pool. */
 int pt_open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
                       struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e);
+
+/* report.c: what a run's numbers become. */
+/* The run's peak rate over every sender's samples (messages/s). */
+double pt_peak_rate(const struct pt_shared *sh, uint32_t nsend);
+/* Sorts @s (n samples, ns) and fills @r's latency columns (usec). */
+void pt_lat_stats(double *s, uint64_t n, struct pt_row *r);
+/* @in's host, time (now) and CPU list. */
+void pt_info_where(struct pt_info *in);
+/* perftest's parameter banner and the local/remote address lines. */
+void pt_print_banner(const struct pt_opts *o, const struct pt_info *in);
+void pt_print_header(const struct pt_opts *o);
+void pt_print_row(const struct pt_opts *o, const struct pt_row *r);
+/* --json (ssq's records, one per row) and --out_json (perftest's): 0 or 1. */
+int pt_write_json(const struct pt_opts *o, const struct pt_info *in,
+                  const struct pt_row *rows, unsigned n);
+int pt_write_out_json(const struct pt_opts *o, const struct pt_info *in,
+                      const struct pt_row *rows, unsigned n);
 
 /*
  * twohost.c: the side channel of a two-host run (TCP, -p). The server
@@ -242,5 +218,8 @@ void pt_th_client_close(const struct pt_opts *o, struct pt_env *e);
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
               uint32_t size);
 int pt_proxy(const struct pt_opts *o, const struct pt_env *e);
+
+/* engine.c: the whole run of @o (after pt_parse); the tool's exit code. */
+int pt_main(const struct pt_opts *o);
 
 #endif

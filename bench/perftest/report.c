@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report.c - what a run's numbers become: the BW peak over the union of the
- * senders' timelines, latency statistics, the perftest tables, --json.
+ * senders' timelines, latency statistics, and perftest's output
+ * (linux-rdma/perftest: the parameter banner and address lines,
+ * src/perftest_parameters.c ctx_print_test_info and
+ * src/perftest_communication.c ctx_print_pingpong_data; the tables,
+ * src/perftest_parameters.h RESULT_FMT*, REPORT_FMT*; --out_json's keys,
+ * write_test_info_to_file and REPORT_FMT_JSON / REPORT_FMT_LAT_JSON), with
+ * its units: MiB = 2^20 bytes, Gb = 10^9 bits (print_report_bw's
+ * format_factor, 0x100000 or 125000000). Also ssq's --json records.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
+#include "ssq_version.h"
 #include "engine.h"
 
 /*
@@ -94,56 +105,6 @@ double pt_peak_rate(const struct pt_shared *sh, uint32_t nsend)
 	return best;
 }
 
-int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
-                  const uint64_t *base, uint64_t sent)
-{
-	uint64_t got = 0, k, lo, a;
-	struct ssq_recv_msg m = { 0 };
-	double t0 = pt_now();
-	uint32_t i, j;
-
-	/* The pool's poller logs a message after the sender's CQE: wait for it. */
-	do {
-		for (got = 0, i = 0; i < e->nrq; i++)
-			got += ssq_recv_arrived(e->rq[i]) - base[i];
-	} while (got < sent && pt_now() - t0 < 10 && !usleep(1000));
-	if (got != sent) {
-		fprintf(stderr, "%s: the receive pool logged %llu of %llu SENDs\n",
-		        o->tool, (unsigned long long)got, (unsigned long long)sent);
-		return 1;
-	}
-	/* The newest depth messages of each queue are still there: check them. */
-	for (i = 0; i < e->nrq; i++) {
-		a = ssq_recv_arrived(e->rq[i]);
-		lo = a - base[i] > ssq_recv_depth(e->rq[i]) ? a - ssq_recv_depth(e->rq[i])
-		                                            : base[i];
-		for (k = lo; k < a; k++) {
-			const uint8_t *d;
-			int bad = ssq_recv_peek(e->rq[i], k, &m) ||
-			          m.status != IBV_WC_SUCCESS ||
-			          m.opcode != MLX5_CQE_RESP_SEND || m.byte_len != size ||
-			          !m.data;
-
-			d = m.data;
-			/* Sender s's payload: s + 1 (size >= 2), then 0x5a. */
-			for (j = 0; !bad && j < size; j++)
-				bad = j == 0 && size >= 2 ? d[0] < 1 || d[0] > o->procs
-				                          : d[j] != 0x5a;
-			if (bad || ssq_recv_check(e->rq[i], k)) {
-				fprintf(
-				    stderr,
-				    "%s: queue q%u, received message %llu: status %u, "
-				    "opcode 0x%x, %u bytes (want %u), payload byte %u "
-				    "wrong or overwritten\n",
-				    o->tool, i, (unsigned long long)k, m.status, m.opcode,
-				    m.byte_len, size, j ? j - 1 : 0);
-				return 1;
-			}
-		}
-	}
-	return 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -170,9 +131,155 @@ void pt_lat_stats(double *s, uint64_t n, struct pt_row *r)
 	r->p999 = s[(uint64_t)((n - 1) * 0.999)] / 1e3;
 }
 
+/* perftest's RESULT_LINE. */
 static const char *dashes =
     "---------------------------------------------------------------------------------"
     "------";
+
+/* Bytes per second in the table's unit: MiB/s (2^20), or Gb/s (--report_gbits). */
+static double bw_unit(const struct pt_opts *o, double bps)
+{
+	return o->gbits ? bps / 125e6 : bps / 1048576.0;
+}
+
+/* The CPUs this process may run on (sched_getaffinity), as "0-3,6". */
+static void cpu_list(char *out, size_t len)
+{
+	cpu_set_t set;
+	size_t at = 0;
+	int c, lo;
+
+	out[0] = 0;
+	if (sched_getaffinity(0, sizeof(set), &set)) {
+		snprintf(out, len, "unknown");
+		return;
+	}
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		for (lo = c; c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, &set); c++)
+			;
+		if (at < len)
+			at += (size_t)snprintf(out + at, len - at,
+			                       lo == c ? "%s%d" : "%s%d-%d",
+			                       at ? "," : "", lo, c);
+	}
+}
+
+void pt_info_where(struct pt_info *in)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (gethostname(in->host, sizeof(in->host)))
+		snprintf(in->host, sizeof(in->host), "unknown");
+	in->host[sizeof(in->host) - 1] = 0;
+	gmtime_r(&now, &tm);
+	strftime(in->time, sizeof(in->time), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cpu_list(in->cpus, sizeof(in->cpus));
+}
+
+/* perftest's testsStr, with its atomic type. */
+static const char *verb_name(const struct pt_opts *o)
+{
+	switch (o->test) {
+	case PT_SEND_BW:
+	case PT_SEND_LAT:
+		return "Send";
+	case PT_READ_BW:
+		return "RDMA_Read";
+	case PT_ATOMIC_BW:
+		return "Atomic";
+	default:
+		return "RDMA_Write";
+	}
+}
+
+/* perftest's test name: "RDMA_Write BW Test", @sep between the words. */
+static void test_name(const struct pt_opts *o, char sep, char *out, size_t len)
+{
+	snprintf(out, len, "%s%s%c%s%s%cTest", verb_name(o),
+	         o->test == PT_ATOMIC_BW
+	             ? (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD")
+	             : "",
+	         sep,
+	         pt_is_lat(o)        ? ""
+	         : o->post_list <= 1 ? ""
+	         : sep == ' '        ? "Post List "
+	                             : "Post_List_",
+	         pt_is_lat(o) ? "Latency" : "BW", sep);
+}
+
+/* Where the RDMA lands: perftest prints RKey/VAddr for READ and WRITE (and
+ * here atomics, which address memory too). */
+static int one_sided(const struct pt_opts *o)
+{
+	return !pt_is_send(o);
+}
+
+/* perftest: the side channel (TCP) is "Ethernet"; one host has none. */
+static const char *exchange(const struct pt_opts *o)
+{
+	return o->peer_host || o->wire ? "Ethernet" : "none (one host)";
+}
+
+void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)
+{
+	char name[80];
+	uint32_t i;
+
+	test_name(o, ' ', name, sizeof(name));
+	printf("%s\n", dashes);
+	printf("                    %s\n", name);
+	printf(" Dual-port       : OFF\t\tDevice         : %s\n", in->dev);
+	printf(" Number of qps   : %u\t\tTransport type : IB\n", in->nq);
+	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+	if (!pt_is_lat(o))
+		printf(" TX depth        : %u\n", o->tx_depth);
+	if (o->post_list > 1)
+		printf(" Post List       : %u\n", o->post_list);
+	if (!pt_is_lat(o))
+		printf(" CQ Moderation   : %u\n", o->cq_mod);
+	if (in->mtu)
+		printf(" Mtu             : %u[B]\n", in->mtu);
+	else
+		printf(" Mtu             : unknown (%s)\n", in->why ? in->why : "?");
+	if (in->link)
+		printf(" Link type       : %s\n", in->link);
+	else
+		printf(" Link type       : unknown (%s)\n", in->why ? in->why : "?");
+	if (o->gid_index >= 0)
+		printf(" GID index       : %d\n", o->gid_index);
+	if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
+		printf(" Outstand reads  : unknown (ssqd's QP setting)\n");
+	else
+		printf(" Max inline data : %u[B]\n", o->inline_size);
+	printf(" rdma_cm QPs\t : OFF\n");
+	printf(" Data ex. method : %s\n", exchange(o));
+	printf("%s\n", dashes);
+	/* perftest's BASIC_ADDR_FMT and RDMA_FMT; ssq exposes no PSN, nor a LID. */
+	for (i = 0; i < in->nq; i++) {
+		if (in->lid >= 0)
+			printf(" local address: LID %#04x", (unsigned)in->lid);
+		else
+			printf(" local address: LID unknown");
+		if (in->qpn[i])
+			printf(" QPN %#06x PSN unknown\n", in->qpn[i]);
+		else
+			printf(" QPN unknown PSN unknown\n");
+	}
+	for (i = 0; i < in->nq; i++) {
+		printf(" remote address: LID unknown");
+		if (in->peer_qpn[i])
+			printf(" QPN %#06x PSN unknown", in->peer_qpn[i]);
+		else
+			printf(" QPN unknown PSN unknown");
+		if (one_sided(o))
+			printf(" RKey %#08x VAddr %#016llx", in->rkey,
+			       (unsigned long long)in->vaddr);
+		putchar('\n');
+	}
+}
 
 void pt_print_header(const struct pt_opts *o)
 {
@@ -187,15 +294,12 @@ void pt_print_header(const struct pt_opts *o)
 		    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
 		    "MsgRate[Mpps]\n");
 	else
-		printf(
-		    " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   "
-		    "MsgRate[Mpps]\n");
+		printf(" #bytes     #iterations    BW peak[MiB/sec]    BW "
+		       "average[MiB/sec]   MsgRate[Mpps]\n");
 }
 
 void pt_print_row(const struct pt_opts *o, const struct pt_row *r)
 {
-	double k = o->gbits ? 8e6 / 1e9 : 1; /* MB/s to Gb/s */
-
 	if (!r) {
 		printf("%s\n", dashes);
 		return;
@@ -208,21 +312,69 @@ void pt_print_row(const struct pt_opts *o, const struct pt_row *r)
 		    r->tavg, r->tstd, r->p99, r->p999);
 	else
 		printf(" %-10u %-14llu %-18.2f %-20.2f %-.6f\n", r->size,
-		       (unsigned long long)r->iters, r->peak_mbs * k, r->avg_mbs * k,
-		       r->mpps);
+		       (unsigned long long)r->iters, bw_unit(o, r->peak_bps),
+		       bw_unit(o, r->avg_bps), r->mpps);
 	fflush(stdout);
 }
 
-int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode,
+/* @s as a JSON string (quotes, backslashes and control bytes escaped). */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* "key": "value", */
+static void json_kv(FILE *f, const char *key, const char *val, const char *end)
+{
+	fprintf(f, "\"%s\": ", key);
+	json_str(f, val);
+	fputs(end, f);
+}
+
+/* What every record says about where and when: version .. cpus, then @end. */
+static void json_where(FILE *f, const struct pt_info *in, const char *sep,
+                       const char *end)
+{
+	json_kv(f, "version", SSQ_VERSION_STRING, sep);
+	json_kv(f, "revision", SSQ_GIT_REVISION, sep);
+	json_kv(f, "host", in->host, sep);
+	json_kv(f, "time", in->time, sep);
+	json_kv(f, "cpus", in->cpus, end);
+}
+
+static const char *transport(const struct pt_opts *o)
+{
+	return o->peer_host ? "two-host" : o->wire ? "wire" : "local";
+}
+
+static FILE *open_out(const struct pt_opts *o, const char *flag, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "%s: %s %s: %s\n", o->tool, flag, path, strerror(errno));
+	return f;
+}
+
+int pt_write_json(const struct pt_opts *o, const struct pt_info *in,
                   const struct pt_row *rows, unsigned n)
 {
-	FILE *f = fopen(o->json, "w");
+	FILE *f = open_out(o, "--json", o->json);
 	unsigned i;
 
-	if (!f) {
-		fprintf(stderr, "%s: --json %s: %s\n", o->tool, o->json, strerror(errno));
+	if (!f)
 		return 1;
-	}
 	fprintf(f, "[\n");
 	for (i = 0; i < n; i++) {
 		const struct pt_row *r = &rows[i];
@@ -230,19 +382,22 @@ int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode
 		fprintf(
 		    f,
 		    "  {\"tool\": \"%s\", \"mode\": \"%s\", \"procs\": %u, \"size\": %u, "
-		    "\"iterations\": %llu, \"device\": \"%s\", \"emu_mode\": \"%s\", "
-		    "\"transport\": \"%s\", \"qps\": %u, "
-		    "\"post_list\": %u, \"cq_mod\": %u, \"tx_depth\": %u, "
-		    "\"inline_size\": %u, "
-		    "\"bw_peak_mb_s\": %.2f, \"bw_avg_mb_s\": %.2f, "
-		    "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
+		    "\"iterations\": %llu, \"seconds\": %.9f, \"device\": ",
 		    o->tool, pt_mode_names[o->mode], o->procs, r->size,
-		    (unsigned long long)r->iters, dev, emu_mode,
-		    o->peer_host ? "two-host"
-		    : o->wire    ? "wire"
-		                 : "local",
-		    o->qps, o->post_list, o->cq_mod, o->tx_depth, o->inline_size,
-		    r->peak_mbs, r->avg_mbs, r->mpps, r->mpps > 0 ? 1e3 / r->mpps : 0.0);
+		    (unsigned long long)r->iters, r->secs);
+		json_str(f, in->dev);
+		fprintf(f, ", \"emu_mode\": ");
+		json_str(f, in->emu_mode);
+		fprintf(f,
+		        ", \"transport\": \"%s\", \"qps\": %u, "
+		        "\"post_list\": %u, \"cq_mod\": %u, \"tx_depth\": %u, "
+		        "\"inline_size\": %u, \"run_infinitely\": %s, "
+		        "\"bw_peak_mib_s\": %.6f, \"bw_avg_mib_s\": %.6f, "
+		        "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
+		        transport(o), o->qps, o->post_list, o->cq_mod, o->tx_depth,
+		        o->inline_size, o->run_inf ? "true" : "false",
+		        r->peak_bps / 1048576.0, r->avg_bps / 1048576.0, r->mpps,
+		        r->mpps > 0 ? 1e3 / r->mpps : 0.0);
 		if (pt_is_lat(o))
 			fprintf(
 			    f,
@@ -250,8 +405,85 @@ int pt_write_json(const struct pt_opts *o, const char *dev, const char *emu_mode
 			    "%.3f, \"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, "
 			    "\"p99_us\": %.3f, \"p999_us\": %.3f",
 			    r->tmin, r->tmax, r->ttyp, r->tavg, r->tstd, r->p99, r->p999);
-		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+		fprintf(f, ", ");
+		json_where(f, in, ", ", i + 1 < n ? "},\n" : "}\n");
 	}
 	fprintf(f, "]\n");
+	return fclose(f) ? 1 : 0;
+}
+
+/* perftest's "results" of one row: REPORT_FMT_JSON or REPORT_FMT_LAT_JSON. */
+static void out_json_result(FILE *f, const struct pt_opts *o, const struct pt_row *r)
+{
+	fprintf(f, "\"MsgSize\": %u,\n\"n_iterations\": %llu,\n", r->size,
+	        (unsigned long long)r->iters);
+	if (pt_is_lat(o))
+		fprintf(f,
+		        "\"t_min\": %.2f,\n\"t_max\": %.2f,\n\"t_typical\": %.2f,\n"
+		        "\"t_avg\": %.2f,\n\"t_stdev\": %.2f,\n\"percentile_99\": "
+		        "%.2f,\n\"percentile_99.9\": %.2f\n",
+		        r->tmin, r->tmax, r->ttyp, r->tavg, r->tstd, r->p99, r->p999);
+	else
+		fprintf(f,
+		        "\"BW_peak\": %.2f,\n\"BW_average\": %.2f,\n\"MsgRate\": %.6f\n",
+		        bw_unit(o, r->peak_bps), bw_unit(o, r->avg_bps), r->mpps);
+}
+
+int pt_write_out_json(const struct pt_opts *o, const struct pt_info *in,
+                      const struct pt_row *rows, unsigned n)
+{
+	FILE *f = open_out(o, "--out_json_file", o->out_json);
+	char name[80];
+	unsigned i;
+
+	if (!f)
+		return 1;
+	test_name(o, '_', name, sizeof(name));
+	/* perftest's write_test_info_to_file, then ssq's keys. */
+	fprintf(f, "{\n\"test_info\": {\n\"test\": \"%s\",\n\"Dual_port\": \"OFF\",\n",
+	        name);
+	json_kv(f, "Device", in->dev, ",\n");
+	fprintf(f,
+	        "\"Number_of_qps\": %u,\n\"Transport_type\": \"IB\",\n"
+	        "\"Connection_type\": \"RC\",\n\"Using_SRQ\": \"OFF\",\n",
+	        in->nq);
+	if (!pt_is_lat(o))
+		fprintf(f, "\"TX_depth\": %u,\n", o->tx_depth);
+	if (o->post_list > 1)
+		fprintf(f, "\"Post_List\": %u,\n", o->post_list);
+	if (!pt_is_lat(o))
+		fprintf(f, "\"CQ_Moderation\": %u,\n", o->cq_mod);
+	if (in->mtu)
+		fprintf(f, "\"Mtu\": %u,\n", in->mtu);
+	else
+		fprintf(f, "\"Mtu\": null,\n");
+	/* perftest's link_layer_str says "Unknown" for what it cannot name. */
+	json_kv(f, "Link_type", in->link ? in->link : "Unknown", ",\n");
+	if (o->gid_index >= 0)
+		fprintf(f, "\"GID_index\": %d,\n", o->gid_index);
+	if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
+		fprintf(f, "\"Outstand_reads\": null,\n");
+	else
+		fprintf(f, "\"Max_inline_data\": %u,\n", o->inline_size);
+	fprintf(f, "\"rdma_cm_QPs\": \"OFF\",\n");
+	json_kv(f, "Data_ex_method", exchange(o), ",\n");
+	fprintf(f,
+	        "\"SL\": %u,\n\"BW_unit\": \"%s\",\n\"tool\": \"%s\",\n\"mode\": "
+	        "\"%s\",\n\"procs\": %u,\n\"transport\": \"%s\",\n",
+	        o->sl, o->gbits ? "Gb/sec" : "MiB/sec", o->tool, pt_mode_names[o->mode],
+	        o->procs, transport(o));
+	json_kv(f, "emu_mode", in->emu_mode, ",\n");
+	fprintf(f, "\"run_infinitely\": %s,\n", o->run_inf ? "true" : "false");
+	json_where(f, in, ",\n", "\n},\n");
+	/* One size: perftest's object; -a: a list of them (perftest keeps the last). */
+	fprintf(f, "\"results\": %s", n == 1 ? "{\n" : "[\n");
+	for (i = 0; i < n; i++) {
+		if (n > 1)
+			fprintf(f, "{\n");
+		out_json_result(f, o, &rows[i]);
+		if (n > 1)
+			fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "%s\n}\n", n == 1 ? "}" : "]");
 	return fclose(f) ? 1 : 0;
 }

@@ -46,6 +46,7 @@ struct port {
 	struct pt_ring *ring; /* proxy mode */
 	struct pt_shared *sh;
 	struct pt_samples *smp; /* bandwidth tests: completion samples */
+	uint64_t *live;         /* --run_infinitely: completed, for the parent */
 	uint64_t completed;     /* over every lane */
 	char *why;
 	size_t why_len;
@@ -172,6 +173,8 @@ static int port_poll(struct port *pt)
 		total += l->completed;
 	}
 	pt->completed = total;
+	if (pt->live)
+		__atomic_store_n(pt->live, total, __ATOMIC_RELAXED);
 	if (pt->smp && total >= pt->smp->next)
 		sample(pt->smp, total, pt_now());
 	return rc ? -1 : 0;
@@ -290,6 +293,8 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 	uint64_t n = o->duration > 0 ? UINT64_MAX : o->iters, posted = 0;
 	uint32_t l = o->post_list, q = o->cq_mod, batches = 0, li = 0, nl = pt->nlanes;
 	unsigned spins = 0;
+	/* -D: until a time; --run_infinitely: until the parent says stop. */
+	int timed = o->duration > 0;
 	double end = 0, tw = 0, last = 0;
 	struct pt_req r[64];
 	unsigned j, k;
@@ -297,16 +302,18 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 
 	res->t0 = pt_now();
 	sample(pt->smp, 0, res->t0);
-	if (o->duration > 0)
+	if (timed)
 		end = res->t0 + o->duration;
 	while (posted < n) {
 		struct lane *ln = &pt->lane[li];
 
 		k = (unsigned)(n - posted < l ? n - posted : l);
-		if (end && (++batches & 63) == 0 && pt_now() >= end) {
+		if (timed && (++batches & 63) == 0 &&
+		    (o->run_inf ? __atomic_load_n(&pt->sh->stop, __ATOMIC_RELAXED) != 0
+		                : pt_now() >= end)) {
 			/* This batch and one on each other lane are the last. */
 			n = posted + k + (uint64_t)(nl - 1) * l;
-			end = 0;
+			timed = 0;
 		}
 		/* No batch after this one comes back to this lane: signal its end. */
 		last_on_lane = n - posted - k <= (uint64_t)(nl - 1) * l;
@@ -575,6 +582,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	pt.ring = &sh->rings[idx];
 	pt.smp = &sh->smp[idx];
 	pt.smp->every = 256;
+	pt.live = o->run_inf ? &res->live : NULL;
 	req_template(o, size, &tmpl);
 	/*
 	 * Inline data is copied by whoever builds the WQE, from where it sees

@@ -3,8 +3,8 @@
  * twohost.c - perftest-style runs across two hosts, each with its ssqd, the
  * two daemons peers (ssqd --listen on one, --connect on the other):
  *
- *   host B:  ssq_write_bw -S B.sock --server [-p PORT] [flags]
- *   host A:  ssq_write_bw -S A.sock [-p PORT] [flags] B
+ *   host B:  ssq_write_bw --ssq_socket=B.sock --server [-p PORT] [flags]
+ *   host A:  ssq_write_bw --ssq_socket=A.sock [-p PORT] [flags] B
  *
  * RDMA through A's queue qN lands in B's data arena, at an IOVA of B's; only
  * B's clients can allocate there. So the server allocates the destination
@@ -730,8 +730,8 @@ static int dial(const struct pt_opts *o)
 	freeaddrinfo(res);
 	if (fd < 0)
 		fprintf(stderr,
-		        "%s: server %s port %u: %s (start '%s -S SOCKET --server' there "
-		        "first)\n",
+		        "%s: server %s port %u: %s (start '%s --ssq_socket=SOCKET "
+		        "--server' there first)\n",
 		        o->tool, o->peer_host, o->port, strerror(err), o->tool);
 	else
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opts.c - the perftest-style tools' options: perftest's flags where they
+ * apply (linux-rdma/perftest, src/perftest_parameters.c: -a -d -D -I -l -n
+ * -q -Q -t -s -p -S -x -i -V, --report_gbits, --out_json[_file],
+ * --run_infinitely), and ssq's own (-P, --mode, --wire, --json,
+ * --ssq_socket, --server, --timeout). A leaf: it calls no other file of the
+ * tools.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ssq_version.h"
+#include "opts.h"
+
+const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", "proxy" };
+
+int pt_is_lat(const struct pt_opts *o)
+{
+	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT;
+}
+
+int pt_is_send(const struct pt_opts *o)
+{
+	return o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
+}
+
+void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
+                   size_t len)
+{
+	snprintf(out, len, "q%u",
+	         o->mode == PT_QP_PER_PROCESS ? idx * o->qps + lane : lane);
+}
+
+uint32_t pt_queues_needed(const struct pt_opts *o)
+{
+	return o->mode == PT_QP_PER_PROCESS ? o->procs * o->qps : o->qps;
+}
+
+/*
+ * The receive pool SEND needs at every queue: buffers of the largest size,
+ * at least as many posted as can be in flight to one queue (so no sender
+ * ever waits out an RNR timer), a power of two (ssqd's rule).
+ */
+void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes)
+{
+	uint32_t top = o->all_sizes ? PT_MAX_SIZE : o->size, want, d = 256;
+
+	want = o->test == PT_SEND_LAT         ? o->procs
+	       : o->mode == PT_QP_PER_PROCESS ? o->tx_depth
+	                                      : o->procs * o->tx_depth;
+	while (d < want && d < 32768)
+		d *= 2;
+	*depth = d;
+	*bytes = top < 64 ? 64 : (top + 63) & ~63u;
+}
+
+/* What each tool measures: the first lines of its usage text. */
+static const char *measures(const struct pt_opts *o)
+{
+	switch (o->test) {
+	case PT_WRITE_LAT:
+		return "   RDMA WRITE latency, one message outstanding: from posting the "
+		       "WRITE until\n"
+		       "   the last byte of its destination changes, polled in memory "
+		       "(perftest\n"
+		       "   polls the same byte; loopback has no second host to echo it, "
+		       "so "
+		       "this is\n"
+		       "   one way, not RTT/2; two hosts: the server WRITEs it back "
+		       "and this\n"
+		       "   is RTT/2, as perftest's). The CQE is reaped after the "
+		       "clock stops.\n"
+		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
+	case PT_READ_BW:
+		return "   RDMA READ bandwidth and message rate.\n";
+	case PT_ATOMIC_BW:
+		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
+	case PT_SEND_BW:
+		return "   SEND bandwidth and message rate into ssqd's receive pool "
+		       "(ssqd\n"
+		       "   --recv-depth >= the messages in flight, --recv-size >= -s); "
+		       "in\n"
+		       "   full mode the last pool-full of payloads is checked in its "
+		       "log.\n";
+	case PT_SEND_LAT:
+		return "   SEND latency, one message outstanding: from posting the SEND "
+		       "until\n"
+		       "   the receive pool's log (ssq_recv_peek) shows it arrived (one "
+		       "way,\n"
+		       "   not RTT/2; two hosts: the server SENDs it back and this is "
+		       "RTT/2).\n"
+		       "   The CQE is reaped after the clock stops. Needs a\n"
+		       "   device that moves data (not SSQ_EMU_MODE=sink).\n";
+	default:
+		return "   RDMA WRITE bandwidth and message rate.\n";
+	}
+}
+
+void pt_usage(FILE *f, const struct pt_opts *o)
+{
+	fprintf(
+	    f,
+	    " Usage:\n"
+	    "   %s [options]    run against a running ssqd (--ssq_socket), else start "
+	    "one\n"
+	    "   %s --ssq_socket=SOCK --server [-p PORT] [options]   two hosts: the "
+	    "server\n"
+	    "   %s --ssq_socket=SOCK [-p PORT] [options] SERVER     two hosts: the "
+	    "client\n"
+	    "%s"
+	    "\n"
+	    " Options (perftest's):\n"
+	    "  -a, --all                  Run sizes from 2 till 2^20\n"
+	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
+	    "                             the first mlx5 device, else the emulated one)\n"
+	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
+	    "  -h, --help                 Show this help screen\n"
+	    "  -i, --ib-port=<port>       Use port <port> of the device (1..2; given to\n"
+	    "                             the ssqd this tool starts as --ib-port)\n"
+	    "  -I, --inline_size=<size>   Max size of message to be sent in inline\n"
+	    "                             (default 0)\n"
+	    "  -l, --post_list=<n>        Post a list of <n> WQEs at once, one doorbell\n"
+	    "                             (1..64, default 1)\n"
+	    "  -n, --iters=<n>            Number of exchanges per process (default %u)\n"
+	    "  -q, --qp=<n>               Num of QPs (1..%u, default 1): every sender\n"
+	    "                             posts round-robin over n shared queues;\n"
+	    "                             qp-per-process: n each, -P x n <= %u\n"
+	    "  -Q, --cqe_poll=<n>         Generate a CQE every <n> messages\n"
+	    "                             (CQ moderation, 1..%u, default 100)\n"
+	    "  -S, --sl=<sl>              Service level (0..%u; ssqd's QPs use 0, so\n"
+	    "                             only 0 runs)\n"
+	    "  -t, --tx-depth=<dep>       Messages a sender keeps in flight per QP\n"
+	    "                             (1..%u, >= -Q, default %u)\n"
+	    "  -s, --size=<size>          Size of message to exchange (1..%u, default "
+	    "%u)\n"
+	    "  -V, --version              Display version number\n"
+	    "  -x, --gid-index=<index>    GID index (0..255; given to the ssqd this\n"
+	    "                             tool starts as --gid-index)\n"
+	    "      --report_gbits         Report max/average BW in Gbit/sec (else\n"
+	    "                             MiB/sec, MiB = 2^20 bytes, as perftest)\n"
+	    "      --out_json             Save the report in a json file (perftest's\n"
+	    "                             keys; default file %s)\n"
+	    "      --out_json_file=<file> Name of the report json file (implies\n"
+	    "                             --out_json); -a: \"results\" is a list\n"
+	    "      --run_infinitely       Run until interrupted (SIGINT, SIGTERM),\n"
+	    "                             printing a result line every -D seconds\n"
+	    "                             (default %u); bandwidth tools, one host\n"
+	    "\n"
+	    " Options (ssq's):\n"
+	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
+	    "      --mode=<mode>          lockfree (ssq, default), spinlock (one\n"
+	    "                             process-shared lock per queue),\n"
+	    "                             qp-per-process (each its own QPs, <= 16),\n"
+	    "                             proxy (one posting process, SPSC rings)\n"
+	    "      --ssq_socket=<path>    A running ssqd's socket (default\n"
+	    "                             $SSQ_SOCKET; neither: start ssqd: $SSQD,\n"
+	    "                             else the ssqd next to this tool, else $PATH)\n"
+	    "      --wire                 Start two ssqd on the emulated device, one\n"
+	    "                             --listen, one --connect, and send over the\n"
+	    "                             emulated wire (UDP on 127.0.0.1) into the\n"
+	    "                             listening one's arena (not with "
+	    "--ssq_socket)\n"
+	    "      --json=<file>          Write ssq's records (one per size) as JSON\n"
+	    "      --server               Two hosts (ssqd with --listen/--connect):\n"
+	    "                             hold the destination in this host's arena\n"
+	    "                             for a client on -p, check what arrives\n"
+	    "  -p, --port=<port>          The side channel's TCP port (default %u)\n"
+	    "      --timeout=<sec>        Two hosts: the server waits this long for a\n"
+	    "                             client (default: for ever), the client\n"
+	    "                             retries connecting this long (default 10)\n"
+	    "\n"
+	    " BW peak: the best rate of all senders together over a window a tenth\n"
+	    " of the run long; BW average: all messages over first post to last\n"
+	    " completion.\n",
+	    o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
+	    PT_MAX_LANES, PT_MAX_LANES, PT_MAX_TX, PT_MAX_SL, PT_MAX_TX, PT_TX_DEPTH,
+	    PT_MAX_SIZE, pt_is_lat(o) ? 2u : 65536u, PT_OUT_JSON, PT_INF_DURATION,
+	    PT_MAX_PROCS, PT_PORT);
+}
+
+/* -V: the tool, then perftest's "Version:" line, with ssq's version and revision. */
+static void version(const struct pt_opts *o)
+{
+	printf("%s (ssq's perftest-style tools)\n"
+	       "Version: %s (revision %s)\n",
+	       o->tool, SSQ_VERSION_STRING, SSQ_GIT_REVISION);
+}
+
+static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
+                     const char *val)
+{
+	fprintf(stderr, "%s: ", o->tool);
+	fprintf(stderr, fmt, flag, val);
+	fputc('\n', stderr);
+	pt_usage(stderr, o);
+	exit(1);
+}
+
+static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, uint64_t lo,
+                    uint64_t hi)
+{
+	char *end, range[64];
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || *s == '-' || errno || v < lo || v > hi) {
+		snprintf(range, sizeof(range), "%llu..%llu", (unsigned long long)lo,
+		         (unsigned long long)hi);
+		fprintf(stderr, "%s: %s '%s': want %s\n", o->tool, flag, s, range);
+		pt_usage(stderr, o);
+		exit(1);
+	}
+	return v;
+}
+
+/* The flag getopt stopped at: -c for a short one, else the word itself. */
+static const char *flag_name(char *buf, const char *word)
+{
+	if (optopt > 0 && optopt < 128 && !(word[0] == '-' && word[1] == '-')) {
+		buf[1] = (char)optopt;
+		return buf;
+	}
+	return word;
+}
+
+/* The checks between flags, once all are read. */
+static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
+{
+	char val[16];
+	const char *role = o->server ? "--server" : o->peer_host;
+
+	if (o->server && o->peer_host)
+		bad_flag(o, "--server with a server name (%s%s): one role per side",
+		         o->peer_host, "");
+	if (role && o->wire)
+		bad_flag(o,
+		         "%s%s: --wire is two ssqd on this host; two hosts need no "
+		         "--wire",
+		         role, "");
+	if (role && !o->socket)
+		bad_flag(o,
+		         "%s%s: two hosts need --ssq_socket (or $SSQ_SOCKET): this "
+		         "host's ssqd, started with --listen or --connect",
+		         role, "");
+	if (o->server && (o->json || o->out_json))
+		bad_flag(o, "--server with %s%s: the client writes the results",
+		         o->json ? "--json" : "--out_json", "");
+	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
+	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
+		bad_flag(o,
+		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
+		         "most 16%s",
+		         val, "");
+	if (o->wire && s_given)
+		bad_flag(o,
+		         "%s%s: --wire starts its own two ssqd; a running one cannot be "
+		         "used",
+		         "--ssq_socket", "");
+	if (o->wire && o->device && strcmp(o->device, "emu"))
+		bad_flag(o, "%s %s: --wire runs on the emulated device's wire (-d emu)",
+		         "-d", o->device);
+	if (o->wire)
+		o->socket = NULL; /* not $SSQ_SOCKET either */
+	snprintf(val, sizeof(val), " %u", o->sl);
+	if (o->sl)
+		bad_flag(o,
+		         "%s%s: ssqd sets up every QP with service level 0 (it has no "
+		         "SL setting); only -S 0 runs",
+		         "-S", val);
+	if (o->socket && (o->gid_index >= 0 || o->ib_port))
+		bad_flag(o,
+		         "%s%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
+		         "QPs already: start that ssqd with --gid-index / --ib-port",
+		         o->gid_index >= 0 ? "-x" : "-i", "");
+	if (!q_given && o->cq_mod > o->tx_depth)
+		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
+	snprintf(val, sizeof(val), " %u", o->cq_mod);
+	if (o->cq_mod > o->tx_depth)
+		bad_flag(o, "%s%s: more than the tx depth (-t): it would never complete",
+		         "-Q", val);
+	snprintf(val, sizeof(val), " %u", o->post_list);
+	if (o->post_list > o->tx_depth)
+		bad_flag(o, "%s%s: a post list longer than the tx depth (-t)", "-l", val);
+	if (o->test == PT_ATOMIC_BW)
+		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
+	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
+		bad_flag(o, "%s%s: READ and atomics cannot be inline", "-I", "");
+	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
+		bad_flag(
+		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
+		    "-s 1", "");
+	if (o->iters > 10000000 && pt_is_lat(o))
+		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
+		         "-n", "");
+	if (!o->run_inf)
+		return;
+	/* perftest's own limits on --run_infinitely, and this tool's. */
+	if (pt_is_lat(o))
+		bad_flag(o, "%s%s: bandwidth tools only (as perftest's)",
+		         "--run_infinitely", "");
+	if (o->all_sizes)
+		bad_flag(o, "%s%s: one size at a time (not with -a)", "--run_infinitely",
+		         "");
+	if (role)
+		bad_flag(o, "%s%s: one host only (not with --server or a server name)",
+		         "--run_infinitely", "");
+	if (n_given)
+		bad_flag(o,
+		         "%s%s: runs until interrupted, a line every -D seconds; -n "
+		         "does not apply",
+		         "--run_infinitely", "");
+	if (o->duration == 0)
+		o->duration = PT_INF_DURATION;
+}
+
+int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
+             struct pt_opts *o)
+{
+	enum {
+		OPT_GBITS = 256,
+		OPT_MODE,
+		OPT_JSON,
+		OPT_WIRE,
+		OPT_SERVER,
+		OPT_TIMEOUT,
+		OPT_SSQ_SOCKET,
+		OPT_OUT_JSON,
+		OPT_OUT_JSON_FILE,
+		OPT_RUN_INF
+	};
+	static const struct option longs[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "ib-port", required_argument, NULL, 'i' },
+		{ "inline_size", required_argument, NULL, 'I' },
+		{ "post_list", required_argument, NULL, 'l' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "qp", required_argument, NULL, 'q' },
+		{ "cqe_poll", required_argument, NULL, 'Q' },
+		{ "sl", required_argument, NULL, 'S' },
+		{ "tx-depth", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "gid-index", required_argument, NULL, 'x' },
+		{ "procs", required_argument, NULL, 'P' },
+		{ "ssq_socket", required_argument, NULL, OPT_SSQ_SOCKET },
+		{ "report_gbits", no_argument, NULL, OPT_GBITS },
+		{ "out_json", no_argument, NULL, OPT_OUT_JSON },
+		{ "out_json_file", required_argument, NULL, OPT_OUT_JSON_FILE },
+		{ "run_infinitely", no_argument, NULL, OPT_RUN_INF },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "wire", no_argument, NULL, OPT_WIRE },
+		{ "server", no_argument, NULL, OPT_SERVER },
+		{ "port", required_argument, NULL, 'p' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, i, q_given = 0, s_given = 0, n_given = 0, out_json = 0;
+	const char *out_json_file = NULL;
+	char flag[4] = "-?";
+
+	memset(o, 0, sizeof(*o));
+	o->test = test;
+	o->tool = tool;
+	o->mode = PT_LOCKFREE;
+	o->size = pt_is_lat(o) ? 2 : 65536;
+	o->iters = pt_is_lat(o) ? 1000 : 5000;
+	o->qps = 1;
+	o->post_list = 1;
+	o->cq_mod = 100;
+	o->tx_depth = PT_TX_DEPTH;
+	o->procs = 1;
+	o->gid_index = -1;
+	o->socket = getenv("SSQ_SOCKET");
+	if (o->socket && !*o->socket)
+		o->socket = NULL;
+	o->port = PT_PORT;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":ad:D:hi:I:l:n:p:q:Q:s:S:t:P:Vx:", longs,
+	                          NULL)) != -1) {
+		switch (opt) {
+		case 'a':
+			o->all_sizes = 1;
+			break;
+		case 'd':
+			o->device = optarg;
+			break;
+		case 'D':
+			o->duration = (double)num(o, "-D", optarg, 1, 3600);
+			break;
+		case 'h':
+			pt_usage(stdout, o);
+			exit(0);
+		case 'i':
+			o->ib_port = (int)num(o, "-i", optarg, 1, 2);
+			break;
+		case 'I':
+			o->inline_size = (uint32_t)num(o, "-I", optarg, 0, 912);
+			break;
+		case 'l':
+			o->post_list = (uint32_t)num(o, "-l", optarg, 1, 64);
+			break;
+		case 'n':
+			o->iters = num(o, "-n", optarg, 1, 1000000000);
+			n_given = 1;
+			break;
+		case 'q':
+			o->qps = (uint32_t)num(o, "-q", optarg, 1, PT_MAX_LANES);
+			break;
+		case 'Q':
+			o->cq_mod = (uint32_t)num(o, "-Q", optarg, 1, PT_MAX_TX);
+			q_given = 1;
+			break;
+		case 'S':
+			/* It was the socket before: say where that went. */
+			if (strchr(optarg, '/'))
+				bad_flag(
+				    o,
+				    "%s '%s': -S is the service level (0..15), as "
+				    "perftest's; the ssqd socket is --ssq_socket=PATH",
+				    "-S", optarg);
+			o->sl = (uint32_t)num(o, "-S", optarg, 0, PT_MAX_SL);
+			break;
+		case 't':
+			o->tx_depth = (uint32_t)num(o, "-t", optarg, 1, PT_MAX_TX);
+			break;
+		case 's':
+			o->size = (uint32_t)num(o, "-s", optarg, 1, PT_MAX_SIZE);
+			break;
+		case 'P':
+			o->procs = (uint32_t)num(o, "-P", optarg, 1, PT_MAX_PROCS);
+			break;
+		case 'V':
+			version(o);
+			exit(0);
+		case 'x':
+			o->gid_index = (int)num(o, "-x", optarg, 0, 255);
+			break;
+		case OPT_SSQ_SOCKET:
+			if (!*optarg)
+				bad_flag(o, "%s%s: an empty path", "--ssq_socket", "");
+			o->socket = optarg;
+			s_given = 1;
+			break;
+		case OPT_GBITS:
+			o->gbits = 1;
+			break;
+		case OPT_OUT_JSON:
+			out_json = 1;
+			break;
+		case OPT_OUT_JSON_FILE:
+			if (!*optarg)
+				bad_flag(o, "%s%s: an empty file name", "--out_json_file",
+				         "");
+			out_json_file = optarg;
+			break;
+		case OPT_RUN_INF:
+			o->run_inf = 1;
+			break;
+		case OPT_MODE:
+			for (i = 0; i < 4 && strcmp(optarg, pt_mode_names[i]); i++)
+				;
+			if (i == 4)
+				bad_flag(
+				    o,
+				    "%s '%s': want lockfree, spinlock, qp-per-process or "
+				    "proxy",
+				    "--mode", optarg);
+			o->mode = (enum pt_mode)i;
+			break;
+		case OPT_JSON:
+			o->json = optarg;
+			break;
+		case OPT_WIRE:
+			o->wire = 1;
+			break;
+		case OPT_SERVER:
+			o->server = 1;
+			break;
+		case 'p':
+			o->port = (uint16_t)num(o, "-p", optarg, 1, 65535);
+			break;
+		case OPT_TIMEOUT:
+			o->timeout = (double)num(o, "--timeout", optarg, 1, 86400);
+			break;
+		case ':':
+			bad_flag(o, "%s%s: needs a value",
+			         flag_name(flag, argv[optind - 1]), "");
+			break;
+		default:
+			bad_flag(o, "unknown flag %s%s",
+			         flag_name(flag, argv[optind - 1]), "");
+		}
+	}
+	if (optind < argc)
+		o->peer_host = argv[optind++]; /* perftest: the server to run against */
+	if (optind < argc)
+		bad_flag(o, "unexpected argument %s%s (one server name at most)",
+		         argv[optind], "");
+	/* perftest needs --out_json for a file; a file name alone implies it here. */
+	if (out_json || out_json_file)
+		o->out_json = out_json_file ? out_json_file : PT_OUT_JSON;
+	check_combinations(o, s_given, q_given, n_given);
+	return 0;
+}

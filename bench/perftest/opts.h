@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * opts.h - the perftest-style tools' options (private to bench/perftest):
+ * their limits, parsing, the usage text, and what follows from them alone
+ * (queue names, queue count, the receive pool a SEND run needs). opts.c
+ * depends on no other file of the tools; every other file may use it.
+ */
+#ifndef SSQ_BENCH_PERFTEST_OPTS_H
+#define SSQ_BENCH_PERFTEST_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PT_MAX_PROCS    32u        /* -P; qp-per-process also needs <= 16 queues */
+#define PT_MAX_SIZE     (1u << 20) /* -s and the top of -a */
+#define PT_TX_DEPTH     128u       /* default -t: messages a sender keeps in flight */
+#define PT_MAX_TX       1024u      /* the largest -t */
+#define PT_MAX_LANES    16u   /* -q: queues a sender round-robins over (ssqd's limit) */
+#define PT_PORT         18515 /* perftest's default side-channel port */
+#define PT_MAX_SL       15u   /* perftest's MAX_SL */
+#define PT_INF_DURATION 5u    /* --run_infinitely without -D: perftest's DEF_DURATION */
+#define PT_OUT_JSON     "perftest_out.json" /* perftest's DEFAULT_JSON_FILE_NAME */
+
+enum pt_test {
+	PT_WRITE_BW,
+	PT_WRITE_LAT,
+	PT_SEND_BW,
+	PT_SEND_LAT,
+	PT_READ_BW,
+	PT_ATOMIC_BW
+};
+
+enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY };
+
+struct pt_opts {
+	enum pt_test test;
+	enum pt_mode mode;
+	const char *tool;   /* "ssq_write_bw" */
+	const char *device; /* -d: NULL (first mlx5, else emu), "emu" or mlx5_N */
+	const char
+	    *socket; /* --ssq_socket or $SSQ_SOCKET: a running ssqd; NULL: start one */
+	int wire;    /* --wire: two ssqd over the emulated wire */
+	const char *json;     /* --json FILE: ssq's records */
+	const char *out_json; /* --out_json[_file]: perftest's report; NULL: none */
+	uint32_t size;        /* -s */
+	int all_sizes;        /* -a */
+	uint64_t iters;       /* -n, per process */
+	double duration;      /* -D seconds, 0: -n instead */
+	int run_inf;          /* --run_infinitely: a row every -D seconds until SIGINT */
+	uint32_t qps;         /* -q: queues each sender round-robins over */
+	uint32_t inline_size; /* -I */
+	uint32_t post_list;   /* -l */
+	uint32_t cq_mod;      /* -Q */
+	uint32_t tx_depth;    /* -t */
+	int gbits;            /* --report_gbits */
+	uint32_t procs;       /* -P */
+	uint32_t sl;          /* -S: the service level (ssqd's QPs: 0) */
+	int gid_index;        /* -x: ssqd --gid-index for the ssqd started here; -1 */
+	int ib_port;          /* -i: ssqd --ib-port for the ssqd started here; 0 */
+	/* Two hosts (twohost.c), perftest style: a server and a client. */
+	int server;            /* --server: serve a client on -p (this host's ssqd) */
+	const char *peer_host; /* the host argument: be the client of its server */
+	uint16_t port;         /* -p: the side channel's TCP port (18515) */
+	double timeout;        /* --timeout: wait for the other side; 0: default */
+};
+
+/* Fills @o from the command line; a bad flag: says which, usage, exit(1). */
+int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
+             struct pt_opts *o);
+void pt_usage(FILE *f, const struct pt_opts *o);
+
+int pt_is_lat(const struct pt_opts *o);
+int pt_is_send(const struct pt_opts *o);
+extern const char *const pt_mode_names[];
+/* The queue sender @idx posts on as its lane @lane: "q<n>". */
+void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
+                   size_t len);
+/* Queues ssqd needs for @o. */
+uint32_t pt_queues_needed(const struct pt_opts *o);
+/* The receive pool SEND tests ask ssqd for: --recv-depth, --recv-size. */
+void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes);
+
+#endif
