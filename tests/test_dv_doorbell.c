@@ -2,7 +2,8 @@
 /*
  * Doorbells into a UAR stand-in (ordinary memory): the DBR holds
  * htobe32(pi & 0xffff); the 8-byte doorbell is the first 8 bytes of the last
- * WQE's control segment at the current BlueFlame half, and the half toggles;
+ * WQE's control segment at the current BlueFlame half, and the half toggles
+ * (at the half given, untouched, with ssq_sq_ring_db_at);
  * BlueFlame copies the whole WQE, following the ring wrap, and falls back to
  * the 8-byte doorbell when the WQE does not fit a half or there is no
  * BlueFlame.
@@ -55,6 +56,17 @@ int main(void)
 	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&sq, 0x12346));
 	CHECK(!memcmp(&uar[BF_SIZE / 8], ssq_sq_wqebb(&sq, 0x12346), 8), "second half");
 	CHECK(sq.bf_offset == 0, "BF half did not toggle back");
+
+	/* The sequence at a half the caller keeps (the shared queue's way). */
+	memset(uar, 0, sizeof(uar));
+	ssq_sq_ring_db_at(&sq, 0x12347,
+	                  (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&sq, 0x12346),
+	                  BF_SIZE);
+	CHECK(!memcmp(&uar[BF_SIZE / 8], ssq_sq_wqebb(&sq, 0x12346), 8) && uar[0] == 0,
+	      "ring_db_at did not use the half it was given");
+	CHECK(be32toh(dbrec[MLX5_SND_DBR]) == 0x2347, "DBR 0x%x after ring_db_at",
+	      be32toh(dbrec[MLX5_SND_DBR]));
+	CHECK(sq.bf_offset == 0, "ring_db_at moved the half the struct keeps");
 
 	/* BlueFlame of a 3-WQEBB inline SEND that wraps: pi 6 -> WQEBBs 6, 7, 0. */
 	memset(uar, 0, sizeof(uar));

@@ -11,6 +11,10 @@
  * The register has two halves used alternately (bf_offset), so a BlueFlame
  * write never merges with the previous one in the CPU's WC buffer.
  *
+ * Every 8-byte doorbell, the single-producer ssq_sq_ring_db() and the
+ * shared queue's (<ssq/queue.h>, under its doorbell lease) alike, is the one
+ * sequence of ssq_sq_ring_db_at(); BlueFlame shares its DBR step.
+ *
  * Concurrency: one writer at a time per UAR register. Writes to WC memory
  * from two CPUs are flushed per CPU, so the NIC could see CPU B's newer
  * doorbell before CPU A's older one, and two BlueFlame copies could
@@ -24,26 +28,18 @@
 #include <ssq/common.h>
 #include <ssq/barrier.h>
 #include <ssq/sq.h>
+#include <ssq/doorbell_pvt.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * One 64-bit MMIO store. volatile so the compiler emits exactly one 8-byte
- * store, neither split nor merged; the value is already in wire order.
- */
-SSQ_INLINE void ssq__mmio_write64(void *reg, uint64_t val)
-{
-	__atomic_store_n((volatile uint64_t *)reg, val, __ATOMIC_RELAXED);
-}
-
-/*
  * ssq_sq_update_dbr - publish WQEs up to (not including) producer counter
  * @pi to the NIC's doorbell record. The WQE stores must be visible to the
  * device first, hence the barrier before the DBR store.
  */
-SSQ_INLINE void ssq_sq_update_dbr(struct ssq_sq *sq, uint32_t pi)
+SSQ_INLINE void ssq_sq_update_dbr(const struct ssq_sq *sq, uint32_t pi)
 {
 	ssq_udma_to_device_barrier();
 	/*
@@ -55,21 +51,48 @@ SSQ_INLINE void ssq_sq_update_dbr(struct ssq_sq *sq, uint32_t pi)
 }
 
 /*
- * ssq_sq_ring_db - DBR update, then the 8-byte doorbell: the first 8 bytes
- * of @last_ctrl (opmod/index/opcode and qpn/ds of the last WQE posted) to
- * the UAR. @pi is the producer counter after that WQE.
- * One caller at a time per @sq (see above).
+ * ssq_sq_ring_db_at - the doorbell sequence, as rdma-core's post_send_db
+ * (providers/mlx5/qp.c) does it for an 8-byte doorbell:
+ *
+ *	ssq_udma_to_device_barrier();   WQE stores before the DBR store
+ *	DBR := htobe32(@pi & 0xffff)     (ssq_sq_update_dbr)
+ *	ssq_mmio_wc_start();            DBR store before the UAR store
+ *	UAR + @bf_offset := the first 8 bytes of @last_ctrl
+ *	ssq_mmio_flush_writes();        out of the WC buffer now, not merged
+ *
+ * @last_ctrl: the control segment of the last WQE posted (opmod/index/
+ * opcode and qpn/ds); @pi: the producer counter after that WQE; @bf_offset:
+ * which half of the register, 0 or sq->bf_size. The caller keeps the half
+ * and flips it after the call: ssq_sq_ring_db() in @sq, the shared queue in
+ * its control block in shared memory, as every producer rings through its
+ * own copy of the struct ssq_sq.
+ * One caller at a time per register, and the flush before the next one's
+ * UAR store (rdma-core flushes inside its BlueFlame lock): WC buffers are
+ * flushed per CPU, so a later doorbell from another CPU could reach the NIC
+ * first.
  */
-SSQ_INLINE void ssq_sq_ring_db(struct ssq_sq *sq, uint32_t pi,
-                               const struct mlx5_wqe_ctrl_seg *last_ctrl)
+SSQ_INLINE void ssq_sq_ring_db_at(const struct ssq_sq *sq, uint32_t pi,
+                                  const struct mlx5_wqe_ctrl_seg *last_ctrl,
+                                  uint32_t bf_offset)
 {
 	uint64_t first8;
 
 	ssq_sq_update_dbr(sq, pi);
 	memcpy(&first8, last_ctrl, sizeof(first8));
-	ssq_mmio_wc_start(); /* DBR store before the UAR store */
-	ssq__mmio_write64(sq->bf_reg + sq->bf_offset, first8);
-	ssq_mmio_flush_writes(); /* out of the WC buffer now, not merged */
+	ssq_mmio_wc_start();
+	ssq__mmio_write64(sq->bf_reg + bf_offset, first8);
+	ssq_mmio_flush_writes();
+}
+
+/*
+ * ssq_sq_ring_db - the 8-byte doorbell of a queue with one producer:
+ * ssq_sq_ring_db_at() at the half @sq keeps, which then flips.
+ * One caller at a time per @sq (see above).
+ */
+SSQ_INLINE void ssq_sq_ring_db(struct ssq_sq *sq, uint32_t pi,
+                               const struct mlx5_wqe_ctrl_seg *last_ctrl)
+{
+	ssq_sq_ring_db_at(sq, pi, last_ctrl, sq->bf_offset);
 	sq->bf_offset ^= sq->bf_size;
 }
 

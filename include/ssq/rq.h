@@ -21,6 +21,7 @@
 
 #include <ssq/common.h>
 #include <ssq/barrier.h>
+#include <ssq/rq_pvt.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,30 +46,6 @@ struct ssq_srq {
 	uint16_t tail;    /* last free WQE */
 	uint16_t counter; /* receives posted, mod 2^16, what the DBR holds */
 };
-
-/*
- * Write @num_sge data segments at @scat (room for @max), skipping empty
- * ones, then the invalid-lkey terminator if room remains.
- */
-SSQ_INLINE void ssq__set_scatter(struct mlx5_wqe_data_seg *scat, uint32_t max,
-                                 const struct ibv_sge *sg, uint32_t num_sge)
-{
-	uint32_t i, j = 0;
-
-	for (i = 0; i < num_sge; i++) {
-		if (!sg[i].length)
-			continue;
-		scat[j].byte_count = htobe32(sg[i].length);
-		scat[j].lkey = htobe32(sg[i].lkey);
-		scat[j].addr = htobe64(sg[i].addr);
-		j++;
-	}
-	if (j < max) {
-		scat[j].byte_count = 0;
-		scat[j].lkey = htobe32(MLX5_INVALID_LKEY);
-		scat[j].addr = 0;
-	}
-}
 
 /*
  * ssq_rq_post_recv - write a receive WQE at rq->head and advance it.

@@ -228,32 +228,24 @@ SSQ_INLINE void ssq_wqe_set_ctrl(struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi,
 }
 
 /*
- * Bytes 8..15 of a control segment - signature 0, dci_stream_channel_id 0,
- * fm_ce_se, imm - as the one 64-bit host-order value whose memory image is
- * those bytes, so the fast path stores them at once. @fm_ce_se has passed
- * ssq_wqe_flags_valid(), so it fits its byte.
- */
-SSQ_INLINE uint64_t ssq__ctrl_tail64(unsigned fm_ce_se, __be32 imm)
-{
-#if __BYTE_ORDER == __LITTLE_ENDIAN
-	return (uint64_t)fm_ce_se << 24 | (uint64_t)imm << 32;
-#else
-	return (uint64_t)fm_ce_se << 32 | (uint64_t)imm;
-#endif
-}
-
-/*
  * ssq_wqe_set_ctrl for the hot path, same bytes: the QPN comes pre-shifted
  * and pre-swapped from @sq (byte-swapping commutes with OR, so
  * htobe32(qpn << 8 | ds) is qpn_ds_be | htobe32(ds), and a constant @ds
- * folds), and bytes 8..15 go in one store.
+ * folds), and bytes 8..15 go in one store: signature 0,
+ * dci_stream_channel_id 0, fm_ce_se, imm, as the one 64-bit host-order
+ * value whose memory image is those bytes. @fm_ce_se must have passed
+ * ssq_wqe_flags_valid(), so it fits its byte.
  */
 SSQ_INLINE void ssq_wqe_set_ctrl_fast(const struct ssq_sq *sq,
                                       struct mlx5_wqe_ctrl_seg *ctrl, uint32_t pi,
                                       uint8_t opcode, unsigned ds, unsigned fm_ce_se,
                                       __be32 imm)
 {
-	uint64_t tail = ssq__ctrl_tail64(fm_ce_se, imm);
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	uint64_t tail = (uint64_t)fm_ce_se << 24 | (uint64_t)imm << 32;
+#else
+	uint64_t tail = (uint64_t)fm_ce_se << 32 | (uint64_t)imm;
+#endif
 
 	ctrl->opmod_idx_opcode = htobe32(((uint32_t)(uint16_t)pi << 8) | opcode);
 	ctrl->qpn_ds = sq->qpn_ds_be | htobe32(ds);
@@ -421,26 +413,8 @@ SSQ_INLINE int ssq_wqe_build(const struct ssq_sq *sq, uint32_t pi,
 
 /* ---- one-buffer preps: the hot path ---- */
 
-/*
- * A WQE of ctrl + raddr + one data segment (48 bytes, one WQEBB, so no wrap
- * is possible). Shared by the RDMA preps below; @opcode must be one of them.
- */
-SSQ_INLINE int ssq__prep_rdma_1sge(const struct ssq_sq *sq, uint32_t pi, uint8_t opcode,
-                                   unsigned fm_ce_se, __be32 imm, uint64_t laddr,
-                                   uint32_t lkey, uint32_t len, uint64_t raddr,
-                                   uint32_t rkey)
-{
-	struct mlx5_wqe_ctrl_seg *ctrl = (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(sq, pi);
-	struct mlx5_wqe_raddr_seg *rseg = (struct mlx5_wqe_raddr_seg *)(ctrl + 1);
-	struct mlx5_wqe_data_seg *dseg = (struct mlx5_wqe_data_seg *)(rseg + 1);
-
-	if (ssq_unlikely(!ssq_wqe_flags_valid(fm_ce_se)))
-		return -EINVAL;
-	ssq_wqe_set_ctrl_fast(sq, ctrl, pi, opcode, 3, fm_ce_se, imm);
-	ssq_wqe_set_raddr_fast(rseg, raddr, rkey);
-	ssq_wqe_set_data(dseg, laddr, lkey, len);
-	return 1;
-}
+/* ssq__prep_rdma_1sge, the RDMA preps' one body, on the setters above. */
+#include <ssq/wqe_pvt.h>
 
 /*
  * ssq_prep_rdma_write - RDMA WRITE of @len bytes at @laddr (@lkey) to @raddr
