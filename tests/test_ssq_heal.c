@@ -337,7 +337,7 @@ static void stress(void)
 		/* ssqd's progress() */
 		if (pending)
 			pending = heal() == -ETIMEDOUT;
-		ssq__try_route(&healer);
+		ssq_progress(&healer);
 	}
 	for (i = 0; i < NWORK; i++) {
 		pthread_join(w[i].tid, NULL);
@@ -351,7 +351,7 @@ static void stress(void)
 	do {
 		if (heal() >= 0)
 			pending = 0;
-		ssq__try_route(&healer);
+		ssq_progress(&healer);
 	} while ((pending || ctl->published != ctl->reserve ||
 	          ctl->reserve - ctl->completed >= 16) &&
 	         now_s() - t0 < 5);

@@ -221,7 +221,7 @@ static int port_post(struct port *pt, uint32_t li, const struct pt_req *r, unsig
 static void backoff(unsigned *spins)
 {
 	if (++*spins < 64)
-		ssq__cpu_relax();
+		ssq_cpu_relax();
 	else
 		sched_yield();
 }
@@ -412,7 +412,7 @@ static struct lane *lat_post(struct port *pt, struct pt_req *r, uint64_t i, uint
 static int lat_spin(struct port *pt, unsigned *spins, double t0, uint64_t i,
                     const char *never)
 {
-	ssq__cpu_relax();
+	ssq_cpu_relax();
 	if ((++*spins & 1023) != 0)
 		return 0;
 	if (stopped(pt->sh) || port_poll(pt))

@@ -506,7 +506,7 @@ static int echo_run(const struct pt_opts *o, struct echo *x, int fd)
 			spins = 0;
 			continue;
 		}
-		ssq__cpu_relax();
+		ssq_cpu_relax();
 		/* The client's next frame ends the size; a core for the device. */
 		if ((++spins & 1023) == 0) {
 			if (poll(&p, 1, 0) > 0)

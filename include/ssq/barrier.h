@@ -112,6 +112,21 @@ SSQ_INLINE void ssq_mmio_wc_start(void)
 	ssq_mmio_flush_writes();
 }
 
+/*
+ * ssq_cpu_relax - the hint for one turn of a loop that waits on another
+ * party's store (a lease, a counter in shared memory): x86-64 pause, arm64
+ * yield. It orders nothing; it only yields the core's pipeline (and an SMT
+ * sibling) while the loop spins. Any thread, any time.
+ */
+SSQ_INLINE void ssq_cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -248,15 +248,6 @@ SSQ_INLINE struct ssq_ctl_slot *ssq__slot(const struct ssq_producer *p, uint64_t
 	return &p->slots[pos & p->slot_mask];
 }
 
-SSQ_INLINE void ssq__cpu_relax(void)
-{
-#if defined(__x86_64__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-}
-
 /*
  * Test builds define SSQ_FAULT_HOOKS and ssq_fault_hook() to die at chosen
  * points of the protocol; everyone else compiles the calls away.
@@ -391,10 +382,15 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 }
 
 /*
- * Try the CQ lease (never wait for it) and route. Returns CQEs routed, or
- * 0 when another producer holds the lease: it routes for everyone.
+ * ssq_progress - route the queue's completions if no one else is: take the
+ * CQ lease (never waiting for it), hand every CQE's WQEs to their owners'
+ * completion rings, count the rest as done, advance `completed`, let go.
+ * ssq_reserve and ssq_poll call it as they need; call it to make progress
+ * for others too (ssqd does, as the router of last resort).
+ * Returns the CQEs routed: 0 when there were none, or when another producer
+ * holds the lease (it routes for everyone). Any thread with its own @p.
  */
-SSQ_INLINE int ssq__try_route(struct ssq_producer *p)
+SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 {
 	uint32_t zero = 0;
 	int n;
@@ -467,8 +463,8 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
-		if (!ssq__try_route(p))
-			ssq__cpu_relax();
+		if (!ssq_progress(p))
+			ssq_cpu_relax();
 	}
 	/*
 	 * Say "reserving" before the add, and record the result after it, so
@@ -502,8 +498,8 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	while (ssq_unlikely(at + wqebbs -
 	                        __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE) >
 	                    ctl->ring)) {
-		if (!ssq__try_route(p))
-			ssq__cpu_relax();
+		if (!ssq_progress(p))
+			ssq_cpu_relax();
 	}
 	p->pub_next = at;
 	*pos = at;
@@ -736,7 +732,7 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 	int n = 0;
 
 	if (head == tail) {
-		ssq__try_route(p);
+		ssq_progress(p);
 		head = __atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE);
 	}
 	while (tail != head && n < max)

@@ -72,7 +72,7 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
 				break;
 			if (now_ms() > deadline)
 				return UINT64_MAX;
-			ssq__cpu_relax();
+			ssq_cpu_relax();
 		}
 		if (state == SSQ_PROD_BUILDING && pos <= x && x < pos + len)
 			return pos + len;
@@ -101,8 +101,8 @@ static int wait_room(struct ssq_producer *h, uint64_t x, uint64_t deadline)
 		}
 		if (now_ms() > deadline)
 			return -ETIMEDOUT;
-		if (!ssq__try_route(h))
-			ssq__cpu_relax();
+		if (!ssq_progress(h))
+			ssq_cpu_relax();
 	}
 	return 0;
 }
@@ -148,7 +148,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		if (waiting) {
 			if (now_ms() > deadline)
 				return -ETIMEDOUT;
-			ssq__cpu_relax();
+			ssq_cpu_relax();
 		}
 	} while (waiting);
 
@@ -202,7 +202,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		if (seq > x + 1) {
 			/* A later pass: x completed meanwhile, so `published`
 			 * passed it; the loop's top resumes there. */
-			ssq__cpu_relax();
+			ssq_cpu_relax();
 			continue;
 		}
 		rc = wait_room(h, x, deadline);

@@ -471,7 +471,7 @@ static void progress(struct ssqd *d)
 		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
 		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
 			continue;
-		ssq__try_route(&q->prod);
+		ssq_progress(&q->prod);
 	}
 }
 

@@ -196,7 +196,7 @@ int ssqd_queue_drained(struct ssqd *d, unsigned qi)
 	if (q->heal_pending)
 		ssqd_queue_heal(d, qi);
 	ssq_submit(&q->prod);
-	ssq__try_route(&q->prod);
+	ssq_progress(&q->prod);
 	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		uint32_t st = __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
 

@@ -274,7 +274,7 @@ static void *poller_main(void *arg)
 		if (!last)
 			last = ssqd_now_ns();
 		if (ssqd_now_ns() - last < SPIN_NS) {
-			ssq__cpu_relax();
+			ssq_cpu_relax();
 		} else {
 			struct timespec nap = { 0, ssqd_now_ns() - last < DOZE_AFTER
 				                       ? NAP_NS
