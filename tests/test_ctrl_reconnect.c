@@ -98,8 +98,7 @@ static int wait_rebrought(struct ssq_producer *p, uint32_t epoch, double limit_s
 	double t0 = now_s();
 
 	while (now_s() - t0 < limit_s) {
-		if (__atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) != epoch &&
-		    __atomic_load_n(&p->ctl->state, __ATOMIC_ACQUIRE) == SSQ_CTL_READY)
+		if (ssq_ctl_epoch(p->ctl) != epoch && !ssq_ctl_in_error(p->ctl))
 			return 1;
 		usleep(1000);
 	}
@@ -322,7 +321,7 @@ int main(void)
 	rc = write_once(ssq_queue_producer(qb2), &src2, a.dst_iova, 0xdead, 64);
 	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR, /* NAK lost */
 	      "B' bad rkey: status %d", rc);
-	epoch = ssq_queue_producer(qa2)->ctl->epoch;
+	epoch = ssq_ctl_epoch(ssq_queue_producer(qa2)->ctl);
 	t0 = now_s();
 	rc = ssq_queue_recover(qb2);
 	CHECK(rc == 0, "RECOVER on the connecting host: %d %s", rc,
@@ -346,7 +345,7 @@ int main(void)
 	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova, 0xdead, 64);
 	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR,
 	      "A' bad rkey: status %d", rc);
-	epoch = ssq_queue_producer(qb2)->ctl->epoch;
+	epoch = ssq_ctl_epoch(ssq_queue_producer(qb2)->ctl);
 	t0 = now_s();
 	rc = ssq_queue_recover(qa2);
 	CHECK(rc == 0, "RECOVER on the listening host: %d %s", rc, ssq_client_error(ca2));

@@ -12,9 +12,10 @@
  *   ssq/barrier.h   the DMA / MMIO barriers the above use, by purpose
  *   ssq/dump.h      print WQEs and CQEs field by field
  *   ssq/queue.h     one send queue shared by many producers: reserve,
- *                   publish, submit, poll
+ *                   publish, submit, poll, progress
  *   ssq/client.h    reach ssqd's shared queues from a process
- *   ssq/emu.h       the emulated mlx5 device
+ * ssq/<name>_pvt.h hold what the inline calls of ssq/<name>.h
+ * need but is not API (DPDK's rte_ring_*_pvt.h): never include them.
  *
  * Errors: every call returns 0, a count, or a negative errno; none sets
  * errno.

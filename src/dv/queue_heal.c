@@ -32,16 +32,8 @@
  * all a queue in an unexpected state can cost it.
  */
 #define _GNU_SOURCE
-#include <time.h>
 #include <ssq/queue.h>
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
+#include "queue_clock.h"
 
 /*
  * Is x inside a live producer's open reservation? Returns its end, 0 for
@@ -63,6 +55,11 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
 
 		if (i == self)
 			continue;
+		/*
+		 * A9b: pairs with R9a, R9b and R9c (ssq_reserve, ssq_publish);
+		 * seq_cst, more than the acquire the seqlock needs: healing is
+		 * no fast path.
+		 */
 		for (;;) {
 			gen = __atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST);
 			state = __atomic_load_n(&r->state, __ATOMIC_SEQ_CST);
@@ -70,7 +67,7 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
 			len = __atomic_load_n(&r->len, __ATOMIC_SEQ_CST);
 			if (__atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) == gen)
 				break;
-			if (now_ms() > deadline)
+			if (dv_now_ms() > deadline)
 				return UINT64_MAX;
 			ssq_cpu_relax();
 		}
@@ -93,13 +90,14 @@ static int wait_room(struct ssq_producer *h, uint64_t x, uint64_t deadline)
 {
 	int submitted = 0;
 
+	/* A3c: pairs with R3 (the router): the WQEBB at x is free. */
 	while (x + 1 - __atomic_load_n(&h->ctl->completed, __ATOMIC_ACQUIRE) >
 	       h->ctl->ring) {
 		if (!submitted) {
 			ssq_submit(h);
 			submitted = 1;
 		}
-		if (now_ms() > deadline)
+		if (dv_now_ms() > deadline)
 			return -ETIMEDOUT;
 		if (!ssq_progress(h))
 			ssq_cpu_relax();
@@ -111,10 +109,16 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 {
 	struct ssq_ctl *ctl = h->ctl;
 	uint32_t gen[SSQ_MAX_PRODUCERS], i;
-	uint64_t deadline = now_ms() + timeout_ms, r0, x, end, seq;
+	uint64_t deadline = dv_now_ms() + timeout_ms, r0, x, end, seq;
 	int nops = 0, waiting, rc;
 
-	/* H1 */
+	/*
+	 * H1. A10c: pairs with R10a/R10b (DEAD). C7: each CAS frees a lease
+	 * only while the dead still holds it (a live holder's id differs);
+	 * seq_cst like the doorbell lease's C2 and C5. What the dead stored
+	 * needs no pairing: a dead process has no store in flight by the time
+	 * ssqd learns of its death.
+	 */
 	for (i = 0; i < ctl->max_producers; i++) {
 		uint32_t holder = i + 1;
 
@@ -128,7 +132,11 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 
-	/* H2 */
+	/*
+	 * H2: r0 first, then the claims (A9a: pairs with R9a/R9b). The load of
+	 * r0 pairs with C1's release half: a range below r0 has its odd
+	 * resv_gen (R9a, stored before the add) visible to the loads below.
+	 */
 	r0 = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
 	for (i = 0; i < ctl->max_producers; i++)
 		gen[i] = __atomic_load_n(&ctl->producers[i].resv_gen, __ATOMIC_SEQ_CST);
@@ -146,13 +154,17 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 			waiting = 1;
 		}
 		if (waiting) {
-			if (now_ms() > deadline)
+			if (dv_now_ms() > deadline)
 				return -ETIMEDOUT;
 			ssq_cpu_relax();
 		}
 	} while (waiting);
 
-	/* H3 */
+	/*
+	 * H3. A2c (here and below): pairs with R2 (ssq_submit): everything
+	 * below `published` is published. A1c (the publish words): pairs with
+	 * R1a (ssq_publish) and R1b (our own NOPs).
+	 */
 	x = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
 	while (x < r0) {
 		struct ssq_ctl_slot *s = ssq__slot(h, x);
@@ -165,7 +177,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		 * queue or a torn-down producer can leave) must hand the thread
 		 * back to ssqd, not spin in it.
 		 */
-		if (now_ms() > deadline)
+		if (dv_now_ms() > deadline)
 			goto timeout;
 		/* Below `published` everything is published: nothing to heal. */
 		p = __atomic_load_n(&ctl->published, __ATOMIC_SEQ_CST);
@@ -213,8 +225,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		__atomic_store_n(&s->len, 1, __ATOMIC_RELAXED);
 		s->flags = 0;
 		s->owner = SSQ_OWNER_NONE;
-		/* Published like a producer's S5 (seq_cst is more than the
-		 * ssq_submit below needs, and healing is no fast path). */
+		/* R1b: published like a producer's R1a (S5); seq_cst is more
+		 * than the ssq_submit below needs, and healing is no fast path. */
 		__atomic_store_n(&s->seq, x + 1, __ATOMIC_SEQ_CST);
 		nops++;
 		x++;

@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Lay out a shared queue's control block and bind producers to it. */
+/*
+ * Lay out a shared queue's control block, bind producers to it, and the
+ * owner's (ssqd's) calls on it: claims, deaths, error and reset. The labels
+ * (Rn/An/Cn) pair with <ssq/queue_pvt.h>'s and <ssq/queue.h>'s.
+ */
+#define _GNU_SOURCE
 #include <ssq/queue.h>
+#include "queue_clock.h"
 
 static int is_pow2(uint64_t v)
 {
@@ -38,6 +44,7 @@ int ssq_ctl_init(struct ssq_ctl *ctl, uint32_t ring, uint32_t signal_every)
 	ctl->comp_entries = ring;
 	ctl->max_producers = SSQ_MAX_PRODUCERS;
 	ctl->state = SSQ_CTL_READY;
+	/* R11: the layout before the magic that says it is there (A11). */
 	__atomic_store_n(&ctl->magic, SSQ_CTL_MAGIC, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -60,12 +67,16 @@ static void bind_record(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id
 static int check_args(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
                       const struct ssq_sq *sq, const struct ssq_cq *cq)
 {
+	/* A11: pairs with R11 (ssq_ctl_init). */
 	if (!p || !ctl || !sq || !cq ||
 	    __atomic_load_n(&ctl->magic, __ATOMIC_ACQUIRE) != SSQ_CTL_MAGIC)
 		return -EINVAL;
 	/* The fast path masks and shifts by these: powers of two, as ssqd made them. */
 	if (id >= ctl->max_producers || sq->wqe_cnt != ctl->ring || !is_pow2(ctl->ring) ||
 	    !is_pow2(ctl->signal_every))
+		return -EINVAL;
+	/* Every submit may ring (ssq_sq_ring_db_at): the UAR register must be there. */
+	if (!sq->bf_reg)
 		return -EINVAL;
 	return 0;
 }
@@ -78,6 +89,7 @@ int ssq_producer_init(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 
 	if (rc)
 		return rc;
+	/* A12 on success: pairs with R12 (a record ssq_ctl_claim freed). */
 	if (!__atomic_compare_exchange_n(&ctl->producers[id].state, &free_state,
 	                                 SSQ_PROD_IDLE, 0, __ATOMIC_ACQ_REL,
 	                                 __ATOMIC_ACQUIRE))
@@ -94,6 +106,7 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 
 	if (rc)
 		return rc;
+	/* A12: pairs with R12 (ssqd's ssq_ctl_claim marked it for us). */
 	if (__atomic_load_n(&ctl->producers[id].state, __ATOMIC_ACQUIRE) != SSQ_PROD_IDLE)
 		return -EINVAL;
 	bind_record(p, ctl, id, sq, cq);
@@ -104,7 +117,11 @@ void ssq_producer_fini(struct ssq_producer *p)
 {
 	if (!p || !p->me)
 		return;
-	/* Retired: the router drops what is still in flight for us. */
+	/*
+	 * R10a: retired, after our last publish; the router drops what is
+	 * still in flight for us (A10a), ssq_ctl_claim may reclaim the record
+	 * (A10b).
+	 */
 	__atomic_store_n(&p->me->state, SSQ_PROD_DEAD, __ATOMIC_RELEASE);
 	p->me = NULL;
 }
@@ -115,13 +132,15 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 
 	for (i = 0; i < ctl->max_producers; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
+		/* A10b: pairs with R10a/R10b (DEAD): the record's last posted. */
 		uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 
 		if (i == skip_id)
 			continue;
 		/*
 		 * A retired record is reusable once the router has counted every
-		 * WQE it published: nothing routed later can name it.
+		 * WQE it published: nothing routed later can name it (A6b: pairs
+		 * with R6, the router's count).
 		 */
 		if (st == SSQ_PROD_DEAD &&
 		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted) {
@@ -139,8 +158,161 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 		if (st != SSQ_PROD_FREE)
 			continue;
 		r->pid = pid;
+		/* R12: the cleared record before IDLE; pairs with A12. */
 		__atomic_store_n(&r->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);
 		return (int)i;
 	}
 	return -EUSERS;
+}
+
+int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
+{
+	if (!ctl || id >= ctl->max_producers)
+		return -EINVAL;
+	/*
+	 * R10b: pairs with A10a (the router drops its completions), A10b
+	 * (ssq_ctl_claim) and A10c (ssq_ctl_heal's H1). seq_cst as the
+	 * healer's loads of the records; the caller heals on this thread.
+	 */
+	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void ssq_ctl_set_error(struct ssq_ctl *ctl)
+{
+	/* R8b: pairs with A8 (ssq_reserve returns -EIO) and A8b. */
+	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+}
+
+int ssq_ctl_in_error(const struct ssq_ctl *ctl)
+{
+	/* A8b: pairs with R8a (an error CQE), R8b and R8c. */
+	return __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) == SSQ_CTL_ERROR;
+}
+
+uint64_t ssq_ctl_reserved(const struct ssq_ctl *ctl)
+{
+	/* Relaxed: a count to compare ssq_ctl_completed() with later. */
+	return __atomic_load_n(&ctl->reserve, __ATOMIC_RELAXED);
+}
+
+uint64_t ssq_ctl_completed(const struct ssq_ctl *ctl)
+{
+	/* A3d: pairs with R3 (the router). */
+	return __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+}
+
+uint32_t ssq_ctl_epoch(const struct ssq_ctl *ctl)
+{
+	/* Relaxed: a count; ssq_ctl_in_error (A8b) is what orders. */
+	return __atomic_load_n(&ctl->epoch, __ATOMIC_RELAXED);
+}
+
+int ssq_ctl_drained(const struct ssq_ctl *ctl)
+{
+	/*
+	 * `reserve` before and after the records (seq_cst, as C1): a
+	 * reservation that starts between the two loads changes it, and one
+	 * that was under way at the first shows in its record (A9c: pairs with
+	 * R9a-R9c).
+	 */
+	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
+	uint32_t i;
+
+	for (i = 0; i < ctl->max_producers; i++) {
+		uint32_t st = __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
+
+		if (st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING)
+			return 0;
+	}
+	/* A3d: pairs with R3. */
+	return __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
+	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
+}
+
+/* The lease value ssq_ctl_reset holds: no producer's id + 1. */
+#define RESET_HOLDER 0xffffffffu
+
+/* Take @lease (0 -> RESET_HOLDER) before @deadline (ms), or return -EBUSY. */
+static int take_lease(uint32_t *lease, uint64_t deadline)
+{
+	for (;;) {
+		uint32_t zero = 0;
+
+		/*
+		 * C8: acquires the last holder's release - R7 for the CQ lease,
+		 * C5 for the doorbell lease - so its counters are final before
+		 * we overwrite them; seq_cst as C2.
+		 */
+		if (__atomic_compare_exchange_n(lease, &zero, RESET_HOLDER, 0,
+		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return 0;
+		if (dv_now_ms() > deadline)
+			return -EBUSY;
+		ssq_cpu_relax();
+	}
+}
+
+/*
+ * The reset runs with both leases held, so no router (it would store an old
+ * `completed` over our 0) and no doorbell holder (an old `published` or
+ * `db_value`: the next doorbell would then never be rung) is half-way
+ * through. Producers cannot reserve (the queue is in error), so nobody
+ * publishes meanwhile.
+ */
+int ssq_ctl_reset(struct ssq_ctl *ctl, unsigned timeout_ms)
+{
+	uint64_t deadline = dv_now_ms() + timeout_ms;
+	struct ssq_ctl_slot *slots;
+	uint32_t i;
+	int rc;
+
+	if (!ctl || __atomic_load_n(&ctl->magic, __ATOMIC_ACQUIRE) != SSQ_CTL_MAGIC ||
+	    !ssq_ctl_in_error(ctl))
+		return -EINVAL;
+	rc = take_lease(&ctl->cq_lease, deadline);
+	if (rc)
+		return rc;
+	rc = take_lease(&ctl->db_lease, deadline);
+	if (rc)
+		goto out_cq;
+	if (!ssq_ctl_drained(ctl)) {
+		rc = -EBUSY;
+		goto out_db;
+	}
+	/*
+	 * Positions restart at 0, as the QP's WQE counter did: a publish word
+	 * left from before could match a new position, and a record's
+	 * done_pos / deliv_pos would make the router skip new WQEs as counted.
+	 */
+	slots = slots_of(ctl);
+	memset((void *)slots, 0, (size_t)ctl->ring * sizeof(*slots));
+	for (i = 0; i < ctl->max_producers; i++) {
+		struct ssq_ctl_producer *r = &ctl->producers[i];
+
+		__atomic_store_n(&r->pos, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->len, 0, __ATOMIC_RELAXED);
+		r->done_pos = 0;
+		r->deliv_pos = 0;
+	}
+	__atomic_store_n(&ctl->reserve, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->published, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->completed, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->db_value, 0, __ATOMIC_RELAXED);
+	ctl->bf_offset = 0;
+	__atomic_fetch_add(&ctl->epoch, 1, __ATOMIC_RELAXED);
+	rc = 0;
+out_db:
+	/* C9: hands the doorbell lease on as C5 does (to C2). */
+	__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
+out_cq:
+	/* R7 (as ssq_progress's): the restarted counters for the next router. */
+	__atomic_store_n(&ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	if (!rc)
+		/*
+		 * R8c: READY last, after everything above; pairs with A8: a
+		 * producer that may reserve again sees the counters at 0.
+		 */
+		__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_RELEASE);
+	return rc;
 }

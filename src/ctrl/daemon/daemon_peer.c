@@ -231,9 +231,7 @@ static int peer_healthy(struct ssqd *d)
 	if (d->peer_fd < 0)
 		return 0;
 	for (i = 0; i < d->opt.nqueues; i++)
-		if (d->queues[i].ctl &&
-		    __atomic_load_n(&d->queues[i].ctl->state, __ATOMIC_ACQUIRE) ==
-		        SSQ_CTL_ERROR) {
+		if (d->queues[i].ctl && ssq_ctl_in_error(d->queues[i].ctl)) {
 			ssqd_peer_lost(d, "its queues failed and a new peer connected");
 			return 0;
 		}
@@ -285,8 +283,7 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
 	int s, rc;
 
-	if (__atomic_load_n(&d->queues[qi].ctl->state, __ATOMIC_ACQUIRE) !=
-	    SSQ_CTL_ERROR) {
+	if (!ssq_ctl_in_error(d->queues[qi].ctl)) {
 		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
 		         qi);
 		return -EINVAL;

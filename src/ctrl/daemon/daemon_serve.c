@@ -108,7 +108,7 @@ static void mark_dead(struct ssqd *d, unsigned qi, uint32_t id)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 
-	__atomic_store_n(&q->ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	(void)ssq_ctl_mark_dead(q->ctl, id); /* ids are ours: in range */
 	q->heal_pending = 1;
 }
 
@@ -154,10 +154,8 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		g->owner = c->id;
 		g->pid = c->pid;
 		for (qi = 0; qi < d->hdr->nqueues; qi++)
-			g->fence[qi] = d->queues[qi].ctl
-			                   ? __atomic_load_n(&d->queues[qi].ctl->reserve,
-			                                     __ATOMIC_ACQUIRE)
-			                   : 0;
+			g->fence[qi] =
+			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
 	} else {
 		fprintf(stderr,
 		        "ssqd: too many clients died at once; pid %d's buffers stay "
@@ -182,8 +180,7 @@ static void reap_graves(struct ssqd *d)
 			continue;
 		for (qi = 0; qi < d->hdr->nqueues && done; qi++)
 			if (d->queues[qi].ctl &&
-			    __atomic_load_n(&d->queues[qi].ctl->completed,
-			                    __ATOMIC_ACQUIRE) < g->fence[qi])
+			    ssq_ctl_completed(d->queues[qi].ctl) < g->fence[qi])
 				done = 0;
 		if (!done)
 			continue;

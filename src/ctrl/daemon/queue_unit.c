@@ -14,6 +14,13 @@
 #include <unistd.h>
 #include "ctrl/daemon/daemon.h"
 
+/*
+ * How long ssq_ctl_reset may wait for a client that is routing completions
+ * or ringing the doorbell right now: a few instructions, unless it was
+ * preempted holding the lease.
+ */
+#define SSQD_RESET_MS 100
+
 /* Random 24-bit PSN, as rc_pingpong draws it. */
 uint32_t ssqd_queue_new_psn(void)
 {
@@ -175,35 +182,24 @@ int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
  * Bringing a queue whose QP went to ERR back to RTS, on a client's request:
  *  1. wait until every WQE reserved before the error is published (or
  *     healed), flushed by the device and routed to its owner - producers
- *     cannot reserve meanwhile (ssq_reserve returns -EIO in SSQ_CTL_ERROR):
+ *     cannot reserve meanwhile (ssq_reserve returns -EIO in error):
  *     ssqd_queue_drained() looks once, the caller repeats it without
  *     blocking anyone (the serve loop) or within a bound;
  *  2. RESET and reconnect the QP (and, loopback, the other end, which an
  *     access error also moved to ERR) with the addresses of the first time;
- *  3. restart the shared counters at 0, as the QP's WQE index does after a
- *     reset, and clear the slots so no stale sequence word matches;
- *  4. bump the epoch and mark the queue READY.
- * Steps 2-4 are ssqd_queue_restart().
+ *  3. restart the shared queue (ssq_ctl_reset): its counters at 0, as the
+ *     QP's WQE index after a reset, the epoch bumped, READY again.
+ * Steps 2 and 3 are ssqd_queue_restart().
  */
 int ssqd_queue_drained(struct ssqd *d, unsigned qi)
 {
 	struct ssqd_queue *q = &d->queues[qi];
-	struct ssq_ctl *ctl = q->ctl;
-	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
-	unsigned i;
-	int busy = 0;
 
 	if (q->heal_pending)
 		ssqd_queue_heal(d, qi);
 	ssq_submit(&q->prod);
 	ssq_progress(&q->prod);
-	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
-		uint32_t st = __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
-
-		busy |= st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING;
-	}
-	return !busy && __atomic_load_n(&ctl->completed, __ATOMIC_SEQ_CST) == r &&
-	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
+	return ssq_ctl_drained(q->ctl);
 }
 
 /*
@@ -222,7 +218,7 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i)
 		                 __ATOMIC_RELEASE);
 	if (!q->ctl)
 		return;
-	__atomic_store_n(&q->ctl->state, SSQ_CTL_ERROR, __ATOMIC_SEQ_CST);
+	ssq_ctl_set_error(q->ctl);
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_ERR;
 	/* Any state may go to ERR; one already there stays. */
@@ -259,7 +255,7 @@ void ssqd_queue_heal(struct ssqd *d, unsigned qi)
 
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
-	if (__atomic_load_n(&d->queues[qi].ctl->state, __ATOMIC_ACQUIRE) == SSQ_CTL_ERROR)
+	if (ssq_ctl_in_error(d->queues[qi].ctl))
 		return 0;
 	snprintf(why, whylen, "queue q%u is not in error: nothing to recover", qi);
 	return -EINVAL;
@@ -272,9 +268,8 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 
 	snprintf(why, whylen,
 	         "queue q%u: WQEs still in flight after %u ms (completed %llu of %llu)",
-	         qi, ms,
-	         (unsigned long long)__atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE),
-	         (unsigned long long)__atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE));
+	         qi, ms, (unsigned long long)ssq_ctl_completed(ctl),
+	         (unsigned long long)ssq_ctl_reserved(ctl));
 }
 
 int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
@@ -297,9 +292,7 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
-	struct ssq_ctl *ctl = q->ctl;
 	struct ibv_qp_attr attr;
-	unsigned i;
 	int mask, rc;
 
 	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
@@ -328,21 +321,15 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 
-	memset((void *)q->prod.slots, 0, (size_t)ctl->ring * sizeof(struct ssq_ctl_slot));
-	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
-		ctl->producers[i].pos = 0;
-		ctl->producers[i].len = 0;
-		ctl->producers[i].done_pos = 0;
-		ctl->producers[i].deliv_pos = 0;
+	rc = ssq_ctl_reset(q->ctl, SSQD_RESET_MS);
+	if (rc) {
+		snprintf(why, whylen,
+		         "queue q%u: QP back in RTS, but its shared state could not "
+		         "restart: %s",
+		         qi, strerror(-rc));
+		return rc;
 	}
-	ctl->reserve = 0;
-	ctl->published = 0;
-	ctl->completed = 0;
-	ctl->db_value = 0;
-	ctl->bf_offset = 0;
-	__atomic_fetch_add(&ctl->epoch, 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_SEQ_CST);
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
-	        q->local.qpn, ctl->epoch);
+	        q->local.qpn, ssq_ctl_epoch(q->ctl));
 	return 0;
 }

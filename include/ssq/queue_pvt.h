@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq/queue_pvt.h - internals of the shared send queue: the control block's
+ * layout in shared memory and the pieces of <ssq/queue.h>'s inline calls.
+ * Do not include directly: include <ssq/queue.h> (or <ssq/ssq.h>). It is
+ * installed because the inline API needs it; nothing here is API, and a
+ * caller that touches these fields bypasses the protocol below.
+ *
+ * Every shared-memory atomic of the queue carries a label, at both ends of
+ * each pairing (DPDK's rte_ring_c11_pvt.h style):
+ *  - Rn / An: a release and the acquires that synchronize with it; the
+ *    number ties them, a letter tells sites apart (R1a and R1b pair with
+ *    A1a, A1b and A1c alike);
+ *  - Cn: a seq_cst access or fence, with why seq_cst beside it;
+ *  - Sn / Hn: the step of tests/model/ssq_queue.pml it implements.
+ * tests/model/README.md has the table from model steps to these labels.
+ * The other ends of some pairs are out of line: src/dv/queue_setup.c
+ * (setup, reset, claims) and src/dv/queue_heal.c (the healer).
+ */
+#ifndef SSQ_QUEUE_PVT_H
+#define SSQ_QUEUE_PVT_H
+
+#ifndef SSQ_QUEUE_H
+#error "include <ssq/queue.h>, not <ssq/queue_pvt.h>"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SSQ_CACHELINE  64
+#define SSQ_CTL_MAGIC  0x4c54435153535351ull /* "QSSQCTL" */
+#define SSQ_OWNER_NONE 0xffffffffu           /* healing NOPs, forced-signal NOPs */
+
+/* Producer record states. */
+enum {
+	SSQ_PROD_FREE = 0,      /* no one */
+	SSQ_PROD_IDLE = 1,      /* attached, no reservation open */
+	SSQ_PROD_RESERVING = 2, /* between "I am reserving" and recording (pos, len) */
+	SSQ_PROD_BUILDING = 3,  /* holds [pos, pos + len), not all published */
+	SSQ_PROD_DEAD = 4,      /* its process died; the daemon is healing */
+};
+
+/* Queue states (ctl->state). */
+enum {
+	SSQ_CTL_READY = 0,
+	SSQ_CTL_ERROR = 1, /* an error CQE came: QP in ERR until recovered */
+};
+
+/* Slot flags. */
+enum {
+	SSQ_SLOT_USER_SIGNALED = 1, /* the owner asked for a completion */
+};
+
+/* One per WQEBB: who posted the WQE starting there. */
+struct ssq_ctl_slot {
+	uint64_t seq;   /* position + 1 once published (R1a, R1b) */
+	uint64_t wr_id; /* the owner's */
+	uint16_t len;   /* WQEBBs of the WQE */
+	uint16_t flags; /* SSQ_SLOT_* */
+	uint32_t owner; /* producer id, or SSQ_OWNER_NONE */
+	uint64_t reserved;
+};
+
+/* One per producer, written by the producer except where marked. */
+struct ssq_ctl_producer {
+	uint32_t state;    /* SSQ_PROD_*: the healer reads it */
+	uint32_t resv_gen; /* +1 entering RESERVING and +1 leaving it */
+	uint64_t pos;      /* the open reservation */
+	uint32_t len;
+	uint32_t pid;
+	uint64_t posted; /* WQEs this producer published */
+	uint8_t pad0[SSQ_CACHELINE - 32];
+	/*
+	 * Router-written (the CQ lease holder), its own line. The positions make
+	 * routing idempotent: a router that dies mid-CQE leaves `completed`
+	 * behind, and the next one skips what was already counted or delivered.
+	 */
+	uint64_t done;      /* this producer's WQEs completed, signaled or not */
+	uint64_t done_pos;  /* position + 1 of the last one counted in done */
+	uint64_t comp_head; /* completions written */
+	uint64_t deliv_pos; /* position + 1 of the last one delivered */
+	uint8_t pad1[SSQ_CACHELINE - 32];
+	/* Owner-written. */
+	uint64_t comp_tail; /* completions consumed */
+	uint8_t pad2[SSQ_CACHELINE - 8];
+};
+
+/* The control block at the head of each queue's shared area. */
+struct ssq_ctl {
+	uint64_t magic;
+	uint32_t ring;          /* WQEBBs in the SQ: the slot count */
+	uint32_t signal_every;  /* force a CQE at least this often (WQEBBs), power of 2 */
+	uint32_t comp_entries;  /* each producer's completion ring */
+	uint32_t max_producers; /* records in use: SSQ_MAX_PRODUCERS */
+	uint32_t state;         /* SSQ_CTL_* */
+	uint32_t epoch;         /* bumped by ssq_ctl_reset */
+	uint8_t pad0[SSQ_CACHELINE - 32];
+	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
+	uint8_t pad1[SSQ_CACHELINE - 8];
+	uint64_t published; /* every WQEBB below is published */
+	uint8_t pad2[SSQ_CACHELINE - 8];
+	uint32_t db_lease;  /* 0, or the ringing producer's id + 1 */
+	uint32_t bf_offset; /* which UAR half the next doorbell uses */
+	uint64_t db_value;  /* last producer counter rung (lease holder writes) */
+	uint8_t pad3[SSQ_CACHELINE - 16];
+	uint64_t completed; /* every WQEBB below has completed */
+	uint8_t pad4[SSQ_CACHELINE - 8];
+	uint32_t cq_lease; /* 0, or the routing producer's id + 1 */
+	uint32_t cq_ci;    /* the CQ's consumer index (lease holder writes) */
+	uint8_t pad5[SSQ_CACHELINE - 8];
+	struct ssq_ctl_producer producers[SSQ_MAX_PRODUCERS];
+	/* then: struct ssq_ctl_slot slots[ring];
+	 *       struct ssq_completion comp[SSQ_MAX_PRODUCERS][comp_entries]; */
+};
+
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_slot) == 32, "slot is 32 bytes");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_completion) == 32, "completion is 32 bytes");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 3 * SSQ_CACHELINE, "producer lines");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, published) == 2 * SSQ_CACHELINE,
+                  "published line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, db_lease) == 3 * SSQ_CACHELINE,
+                  "doorbell line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, completed) == 4 * SSQ_CACHELINE,
+                  "completed line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, cq_lease) == 5 * SSQ_CACHELINE,
+                  "CQ lease line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, producers) == 6 * SSQ_CACHELINE, "producers");
+
+/*
+ * Test builds define SSQ_FAULT_HOOKS and ssq_fault_hook() to die at chosen
+ * points of the protocol; everyone else compiles the calls away.
+ */
+enum { SSQ_HOOK_AFTER_ADD = 1, SSQ_HOOK_AFTER_RECORD = 2, SSQ_HOOK_BEFORE_PUBLISH = 3 };
+#ifdef SSQ_FAULT_HOOKS
+void ssq_fault_hook(int where);
+#define SSQ__HOOK(where) ssq_fault_hook(where)
+#else
+#define SSQ__HOOK(where) ((void)0)
+#endif
+
+SSQ_INLINE struct ssq_ctl_slot *ssq__slot(const struct ssq_producer *p, uint64_t pos)
+{
+	return &p->slots[pos & p->slot_mask];
+}
+
+/* ---- routing completions (the CQ lease held: ssq_progress) ---- */
+
+/* Deliver the completion of the WQE at @pos to its owner. */
+SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t pos,
+                             uint64_t wr_id, const struct ssq_cqe *cqe, int failed)
+{
+	struct ssq_ctl_producer *o = &p->ctl->producers[owner];
+	struct ssq_completion *ring = p->comp_all + (size_t)owner * p->ctl->comp_entries;
+	uint64_t head = o->comp_head;
+	struct ssq_completion *c = &ring[head & (p->ctl->comp_entries - 1)];
+
+	if (pos + 1 <= o->deliv_pos)
+		return; /* a router before us delivered it, then died */
+
+	c->wr_id = wr_id;
+	c->status = failed ? (int32_t)cqe->status : IBV_WC_SUCCESS;
+	c->syndrome = failed ? cqe->syndrome : 0;
+	c->vendor_err = failed ? cqe->vendor_err : 0;
+	c->opcode = failed ? MLX5_CQE_REQ_ERR : MLX5_CQE_REQ;
+	c->byte_len = failed ? 0 : cqe->byte_len;
+	o->deliv_pos = pos + 1;
+	/*
+	 * R5: the entry before the head that exposes it; pairs with A5a
+	 * (ssq_poll reads the entry) and A5b (ssq_reserve counts the ring's
+	 * fill towards its room).
+	 */
+	__atomic_store_n(&o->comp_head, head + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Count @n WQEs of @owner, the last at @last, as done: done_pos keeps it
+ * idempotent (a run re-routed after a router died counts only its WQEs past
+ * what was counted). The run's WQEs are in position order, so those not yet
+ * counted are its last ones: all of them, or none when the run ends at or
+ * before done_pos. A run that straddles done_pos cannot happen: done_pos is
+ * only moved to the end of a run, and a re-route starts at a CQE boundary,
+ * which a run never crosses.
+ */
+SSQ_INLINE void ssq__count_done(struct ssq_ctl *ctl, uint32_t owner, uint64_t last,
+                                uint64_t n)
+{
+	struct ssq_ctl_producer *o = &ctl->producers[owner];
+
+	if (n && last + 1 > o->done_pos) {
+		o->done_pos = last + 1;
+		/*
+		 * R6: pairs with A6a (the owner's flow control: its completion
+		 * ring was filled first, R5) and A6b (ssq_ctl_claim: a retired
+		 * record is reusable once everything it published is counted).
+		 */
+		__atomic_store_n(&o->done, o->done + n, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * Route what the CQ holds: called with the CQ lease. A CQE with wqe_counter
+ * w completes every WQE from `completed` through the one whose index is w.
+ * Unsignaled WQEs only count towards their owner's `done`, one store per
+ * run of the same owner; signaled (or failed) ones are delivered.
+ * Returns the CQEs consumed.
+ */
+SSQ_INLINE int ssq__route(struct ssq_producer *p)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	struct ssq_cqe cqe;
+	struct mlx5_cqe64 *raw;
+	/*
+	 * Relaxed: only CQ lease holders store it (R3), and A7 made the last
+	 * one's store visible. After a router died holding the lease (broken
+	 * by ssq_ctl_heal, never released) the value may be stale: that only
+	 * walks WQEs again that done_pos and deliv_pos then skip.
+	 */
+	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
+	/* A2a: pairs with R2 (ssq_submit): the slots below it are published. */
+	uint64_t end = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+	uint64_t run_last = 0, run_n;
+	uint32_t run_owner;
+	int n = 0;
+
+	/* A4: pairs with R4, directly: a dead router released no lease. */
+	p->cq.ci = __atomic_load_n(&ctl->cq_ci, __ATOMIC_ACQUIRE);
+	while ((raw = ssq_cq_peek(&p->cq)) != NULL) {
+		int failed;
+
+		ssq_cqe_decode(raw, &cqe);
+		failed = cqe.status != IBV_WC_SUCCESS;
+		/*
+		 * A2b: pairs with R2. Every slot below `published` was
+		 * published (R1a/R1b), and the holder that moved it over them
+		 * acquired their publish words (A1a) before its R2: their
+		 * owner, flags, wr_id and len are visible here.
+		 */
+		end = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+		run_owner = SSQ_OWNER_NONE;
+		run_n = 0;
+		while (c < end) {
+			struct ssq_ctl_slot *s = ssq__slot(p, c);
+			int target = (uint16_t)c == cqe.wqe_counter;
+			uint32_t owner = s->owner;
+
+			if (owner != SSQ_OWNER_NONE && owner < ctl->max_producers) {
+				/*
+				 * A dead owner's completions go nowhere (A10a:
+				 * pairs with R10a/R10b, DEAD; its record may be
+				 * reclaimed for another process). Delivered
+				 * before done is counted: the owner's flow
+				 * control must not see room its completion ring
+				 * lacks.
+				 */
+				if (((s->flags & SSQ_SLOT_USER_SIGNALED) ||
+				     (target && failed)) &&
+				    __atomic_load_n(&ctl->producers[owner].state,
+				                    __ATOMIC_ACQUIRE) != SSQ_PROD_DEAD)
+					ssq__deliver(p, owner, c, s->wr_id, &cqe,
+					             target && failed);
+				if (owner != run_owner) {
+					if (run_owner != SSQ_OWNER_NONE)
+						ssq__count_done(ctl, run_owner, run_last,
+						                run_n);
+					run_owner = owner;
+					run_n = 0;
+				}
+				run_last = c;
+				run_n++;
+			}
+			c += s->len ? s->len : 1;
+			if (target)
+				break;
+		}
+		if (run_owner != SSQ_OWNER_NONE)
+			ssq__count_done(ctl, run_owner, run_last, run_n);
+		if (failed)
+			/* R8a: pairs with A8 (ssq_reserve: -EIO from now on). */
+			__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+		p->cq.ci++;
+		n++;
+		/*
+		 * R3: the WQEBBs below c may be overwritten once `completed` says
+		 * so, and every slot read above comes first; pairs with A3a and
+		 * A3b (ssq_reserve's room), A3c (ssq_ctl_heal's room) and A3d
+		 * (ssq_ctl_drained). Stored per CQE, with cq_ci (R4: pairs with
+		 * A4, the next router), so a router that dies here loses at most
+		 * this CQE's bookkeeping, which the next one redoes idempotently.
+		 */
+		__atomic_store_n(&ctl->completed, c, __ATOMIC_RELEASE);
+		__atomic_store_n(&ctl->cq_ci, p->cq.ci, __ATOMIC_RELEASE);
+	}
+	if (n)
+		ssq_cq_update_ci(&p->cq);
+	return n;
+}
+
+/* ---- publish and submit (the model's S5-S7) ---- */
+
+#if defined(__SANITIZE_THREAD__)
+#define SSQ__TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SSQ__TSAN 1
+#endif
+#endif
+#ifdef SSQ__TSAN
+/*
+ * ThreadSanitizer does not support fences (gcc: -Wtsan): under it every
+ * publish store (R1a) and scan load (A1a) is seq_cst instead of C3, the
+ * fence-free way to the same order.
+ */
+#define SSQ__PUBLISH_ORDER __ATOMIC_SEQ_CST
+#define SSQ__SCAN_ORDER    __ATOMIC_SEQ_CST
+SSQ_INLINE void ssq__publish_scan_fence(void)
+{
+}
+#else
+#define SSQ__PUBLISH_ORDER __ATOMIC_RELEASE
+#define SSQ__SCAN_ORDER    __ATOMIC_ACQUIRE
+/*
+ * C3 (model S6b), on the path where the doorbell lease was held: orders
+ * this producer's publish stores (R1a, release) before its re-read of the
+ * lease (C4). The holder H releases the lease with a seq_cst store (C5)
+ * and then reads the publish word at its new head (C6, seq_cst). If our C4
+ * read sees the lease still held, that read comes before H's C5 in the
+ * lease's modification order, so our fence precedes C5, and so H's C6, in
+ * the single total order (C11 fence rules): C6 sees our WQE, and H goes
+ * round again for it. In C11 a failed CAS (C2) is only a load, hence the
+ * fence; on x86 the failed lock cmpxchg already drained the store buffer,
+ * and the fence (mfence) costs little after it. It is off the uncontended
+ * path entirely: one locked instruction per side of the lease there.
+ * x86: mfence; arm64: dmb ish.
+ */
+SSQ_INLINE void ssq__publish_scan_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+#endif
+
+/*
+ * The model's S7b: the end of the run of contiguous published WQEs from @h
+ * (the lease holder's scan). A length read after its seq belongs to this
+ * pass: the slot is reused only after `completed`, hence `published`,
+ * passed it, and only the lease holder - we - moves `published`. A length
+ * of 0 (a slot cleared by ssq_ctl_reset under a late publisher) is stepped
+ * over as one WQEBB, as the router and the healer do.
+ */
+SSQ_INLINE uint64_t ssq__scan(struct ssq_producer *p, uint64_t h)
+{
+	for (;;) {
+		struct ssq_ctl_slot *s = ssq__slot(p, h);
+		uint16_t len;
+
+		/*
+		 * A1a: pairs with R1a (ssq_publish) and R1b (ssq_ctl_heal's
+		 * NOPs): a matching seq means the WQE and its slot metadata are
+		 * visible, for the DBR (the device) and for R2 (the router).
+		 */
+		if (__atomic_load_n(&s->seq, SSQ__SCAN_ORDER) != h + 1)
+			return h;
+		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED); /* after A1a */
+		h += len ? len : 1;
+	}
+}
+
+/*
+ * The model's S6: take the doorbell lease, or make sure its holder will
+ * see our WQEs. C2 one CAS; C3 and C4 when it fails: fence, then re-read
+ * the lease - free again: try again; held: return 0, its holder's C6 look
+ * covers us (see ssq__publish_scan_fence). Never waits for a holder.
+ * Returns 1 holding it.
+ */
+SSQ_INLINE int ssq__lease_try(struct ssq_producer *p)
+{
+	struct ssq_ctl *ctl = p->ctl;
+
+	for (;;) {
+		uint32_t zero = 0;
+
+		/*
+		 * C2 (S6a): acquires what the last holder released with C5
+		 * (its `published`, `db_value`, `bf_offset`, the DBR). seq_cst,
+		 * failure too: on x86 a lock cmpxchg either way, which drains
+		 * our publish stores before the load (TSO argument, the model's
+		 * -DTSO); C11 needs C3 for that on failure.
+		 */
+		if (__atomic_compare_exchange_n(&ctl->db_lease, &zero, p->id + 1, 0,
+		                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return 1;
+		ssq__publish_scan_fence(); /* C3 (S6b) */
+		/* C4 (S6c): the lease load the Dekker argument pairs with C5/C6. */
+		if (__atomic_load_n(&ctl->db_lease, __ATOMIC_SEQ_CST) != 0)
+			return 0;
+	}
+}
+
+/* The control segment of the WQE that ends at @end (searched back, <= 16 WQEBBs). */
+SSQ_INLINE const struct mlx5_wqe_ctrl_seg *ssq__last_ctrl(struct ssq_producer *p,
+                                                          uint64_t end)
+{
+	uint64_t j;
+
+	for (j = end - 1; j + 16 >= end && j + 1 > 0; j--) {
+		struct ssq_ctl_slot *s = ssq__slot(p, j);
+
+		/* A1b: pairs with R1a/R1b: the WQE's control segment is written. */
+		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == j + 1 &&
+		    j + __atomic_load_n(&s->len, __ATOMIC_RELAXED) == end)
+			return (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(
+			    &p->sq, (uint32_t)j);
+	}
+	return (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq,
+	                                                      (uint32_t)(end - 1));
+}
+
+/*
+ * The model's S7c (2) and (3): the doorbell for everything below @v, with
+ * the doorbell lease held. The one doorbell sequence of <ssq/doorbell.h>
+ * (DBR, barrier, 8-byte UAR write, flush; never BlueFlame: see there), at
+ * the UAR half kept here in shared memory, as each producer has its own
+ * copy of the struct ssq_sq. The flush is inside the lease, so the next
+ * holder's doorbell cannot overtake ours.
+ */
+SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
+{
+	struct ssq_ctl *ctl = p->ctl;
+
+	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v), ctl->bf_offset);
+	ctl->bf_offset ^= p->sq.bf_size;
+	/*
+	 * The model's `bell`. Relaxed: only lease holders read or write it,
+	 * and the lease (C5 -> C2) orders them.
+	 */
+	__atomic_store_n(&ctl->db_value, v, __ATOMIC_RELAXED);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SSQ_QUEUE_PVT_H */
