@@ -391,13 +391,6 @@ int emu_destroy_srq(struct emu_srq *srq)
 
 /* ---- QPs ---- */
 
-struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
-{
-	uint32_t i = qpn - SSQ_EMU_QPN_BASE;
-
-	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
-}
-
 static int qp_attr_ok(const struct emu_pd *pd, const struct emu_qp_attr *a)
 {
 	struct emu_dev *dev = pd->dev;
