@@ -321,7 +321,9 @@ int emu_destroy_qp(struct emu_qp *qp);
  *                  ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE
  *   RTS   -> RTS   may have CUR_STATE | ACCESS_FLAGS | ALT_PATH |
  *                  PATH_MIG_STATE | MIN_RNR_TIMER
- *   any   -> RESET, any -> ERR: IBV_QP_STATE only
+ *   any   -> RESET: IBV_QP_STATE only
+ *   INIT, RTR, RTS, ERR -> ERR: IBV_QP_STATE only (not RESET -> ERR: the
+ *                  kernel's table has no such entry and refuses it)
  * IBV_QP_STATE always may be (and, to change state, must be) in the mask;
  * without it the target is the current state. CUR_STATE must name the
  * current state. SQD and SQE are not emulated.
