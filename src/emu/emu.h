@@ -48,8 +48,10 @@
  *    times (7: forever), then RNR_RETRY_EXC_ERR. A receive WQE too small:
  *    the responder gets a RESP_ERR CQE with LOCAL_LENGTH_ERR and goes to
  *    ERR, the requester REMOTE_INVAL_REQ_ERR.
- *  - atomics treat the 8 target bytes as a native 64-bit integer and return
- *    the old value big-endian, as ConnectX does (the reply is big-endian).
+ *  - atomics treat the 8 target bytes as a native 64-bit integer and write
+ *    the old value to the requester's buffer in host order, as a ConnectX
+ *    does once mlx5_core has set its requester 8-byte atomic endianness
+ *    mode to host order (the only mode mlx5_ib offers atomics in).
  *  - writes CQEs: a signaled success gives MLX5_CQE_REQ with wqe_counter =
  *    the WQE index, sop_drop_qpn = QPN, byte_cnt = bytes for READ (8 for
  *    atomics, else 0); unsignaled successes give none (the next signaled
@@ -416,8 +418,8 @@ int emu_stop(struct emu_dev *dev);
  *    answers a duplicate atomic from the original values it keeps for its
  *    last 16 atomics, without executing it twice. The REQ CQE's byte_cnt is
  *    the length read (8 for atomics, whose original value lands
- *    big-endian). A responder with max_dest_rd_atomic 0, or an atomic
- *    target not 8-byte aligned: NAK invalid request.
+ *    in host order; the AtomicAckETH carries it big-endian). A responder with
+ *max_dest_rd_atomic 0, or an atomic target not 8-byte aligned: NAK invalid request.
  *  - A bad R_Key, range or access: NAK remote access error, the requester
  *    gets REMOTE_ACCESS_ERR, the responder QP goes to ERR. A receive WQE
  *    too small: responder RESP_ERR LOCAL_LENGTH_ERR, requester

@@ -175,8 +175,12 @@ static int do_atomic(struct emu_qp *qp, struct emu_qp *peer, size_t off, uint8_t
 		return EX_OK;
 	old = emu_atomic_apply(target, opcode == MLX5_OPCODE_ATOMIC_FA,
 	                       be64toh(a->swap_add), be64toh(a->compare));
-	/* ConnectX returns the original value big-endian. */
-	old = htobe64(old);
+	/*
+	 * The original value lands in host order: mlx5_core puts the
+	 * requester's 8-byte atomics in host-endianness mode
+	 * (drivers/net/ethernet/mellanox/mlx5/core/main.c, handle_hca_cap_atomic)
+	 * and mlx5_ib offers atomics only in that mode (get_atomic_caps).
+	 */
 	memcpy(dst.p, &old, 8);
 	return EX_OK;
 }

@@ -494,7 +494,14 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	k = psn_diff(psn, e->first_psn);
 	ctrl = ssq_sq_wqebb(&qp->sq, e->idx);
 	if (op == WIRE_ATOMIC_ACK) {
-		/* The original value, big-endian as ConnectX returns it. */
+		/*
+		 * The original value: big-endian in the AtomicAckETH, written
+		 * to the local buffer in host order, the requester's 8-byte
+		 * atomic endianness mode mlx5_core sets (handle_hca_cap_atomic,
+		 * drivers/net/ethernet/mellanox/mlx5/core/main.c).
+		 */
+		uint64_t orig;
+
 		if ((e->opcode != MLX5_OPCODE_ATOMIC_CS &&
 		     e->opcode != MLX5_OPCODE_ATOMIC_FA) ||
 		    k != 0 || len != WIRE_BTH + WIRE_AETH + WIRE_ATOMIC_ACK_ETH)
@@ -505,8 +512,9 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			                    : MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 			return;
 		}
+		orig = get_be64(pkt + WIRE_BTH + WIRE_AETH);
 		if (qp->dev->mode == SSQ_EMU_FULL)
-			memcpy(sg[0].p, pkt + WIRE_BTH + WIRE_AETH, 8);
+			memcpy(sg[0].p, &orig, 8);
 		advance(qp, (psn + 1) & PSN_MASK);
 		return;
 	}
