@@ -53,8 +53,9 @@
  *    does once mlx5_core has set its requester 8-byte atomic endianness
  *    mode to host order (the only mode mlx5_ib offers atomics in).
  *  - writes CQEs: a signaled success gives MLX5_CQE_REQ with wqe_counter =
- *    the WQE index, sop_drop_qpn = QPN, byte_cnt = bytes for READ (8 for
- *    atomics, else 0); unsignaled successes give none (the next signaled
+ *    the WQE index, sop_drop_qpn = the WQE's opcode << 24 | QPN (libmlx5's
+ *    handle_good_req reads the opcode there), byte_cnt = bytes for READ (8
+ *    for atomics, else 0); unsignaled successes give none (the next signaled
  *    CQE's wqe_counter covers them). A receive gives RESP_SEND,
  *    RESP_SEND_IMM or RESP_WR_IMM with byte_cnt = bytes, imm_inval_pkey =
  *    the ctrl segment's imm as stored, wqe_counter = the receive WQE (RQ: its

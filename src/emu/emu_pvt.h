@@ -239,12 +239,17 @@ void emu_qp_to_err(struct emu_qp *qp);
 
 /* ---- cqe_writer.c ---- */
 /*
- * Write one successful CQE. Returns 0, or -EOVERFLOW when @cq overran (the
- * CQE is dropped and the CQ's QPs moved to ERR).
+ * Write one successful requester CQE (MLX5_CQE_REQ) for the WQE of opcode
+ * @wqe_opcode (MLX5_OPCODE_*) at @wqe_counter; @byte_cnt: bytes read
+ * (RDMA_READ), 8 (atomics), else 0. Returns 0, or -EOVERFLOW when @cq
+ * overran (the CQE is dropped and the CQ's QPs moved to ERR).
  */
-int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
-               uint32_t byte_cnt, __be32 imm);
-/* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_ok(). */
+int emu_cqe_req(struct emu_cq *cq, uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter,
+                uint32_t byte_cnt);
+/* Write one successful responder CQE (MLX5_CQE_RESP_*). Returns as emu_cqe_req(). */
+int emu_cqe_resp(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
+                 uint32_t byte_cnt, __be32 imm);
+/* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_req(). */
 int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
                 uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter);
 

@@ -74,7 +74,7 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
 		if (dev->mode == SSQ_EMU_FULL)
 			emu_sg_copy(dst, src, len);
 	}
-	emu_cqe_ok(peer->recv_cq, cqe_op, peer->qpn, idx, (uint32_t)len, imm);
+	emu_cqe_resp(peer->recv_cq, cqe_op, peer->qpn, idx, (uint32_t)len, imm);
 	return EX_OK;
 }
 
@@ -335,8 +335,9 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 		qp->rnr_until_ns = 0;
 		if (r == EX_OK) {
 			if (ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
-				emu_cqe_ok(qp->send_cq, MLX5_CQE_REQ, qp->qpn, idx,
-				           byte_cnt, 0);
+				emu_cqe_req(qp->send_cq,
+				            be32toh(ctrl->opmod_idx_opcode) & 0xff,
+				            qp->qpn, idx, byte_cnt);
 		} else {
 			uint8_t vendor = dev->fault_hit ? dev->fault.vendor_err : 0;
 

@@ -74,8 +74,8 @@ static void complete_head(struct emu_qp *qp)
 		if (e->npkts && psn_diff(e->first_psn + e->npkts, wq->una) > 0)
 			return;
 		if (e->signaled)
-			emu_cqe_ok(qp->send_cq, MLX5_CQE_REQ, qp->qpn, (uint16_t)e->idx,
-			           needs_resp(e->opcode) ? e->len : 0, 0);
+			emu_cqe_req(qp->send_cq, e->opcode, qp->qpn, (uint16_t)e->idx,
+			            needs_resp(e->opcode) ? e->len : 0);
 		wq->head++;
 	}
 }

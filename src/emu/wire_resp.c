@@ -284,9 +284,9 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 		if (last) {
 			wq->have_rwqe = 0;
 			wq->msn++;
-			emu_cqe_ok(qp->recv_cq,
-			           imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
-			           qp->qpn, wq->rwqe_idx, (uint32_t)wq->off, immdt);
+			emu_cqe_resp(qp->recv_cq,
+			             imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+			             qp->qpn, wq->rwqe_idx, (uint32_t)wq->off, immdt);
 		}
 	} else {
 		if (first) {
@@ -323,8 +323,8 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			wq->msn++;
 			if (imm) {
 				wq->have_rwqe = 0;
-				emu_cqe_ok(qp->recv_cq, MLX5_CQE_RESP_WR_IMM, qp->qpn,
-				           wq->rwqe_idx, (uint32_t)wq->wlen, immdt);
+				emu_cqe_resp(qp->recv_cq, MLX5_CQE_RESP_WR_IMM, qp->qpn,
+				             wq->rwqe_idx, (uint32_t)wq->wlen, immdt);
 			}
 		}
 	}
