@@ -24,13 +24,22 @@
  *	ssq_cq_poll()
  *
  * What the device does per send WQE, in order, as a ConnectX does it:
- *  - reads the send doorbell record (dbrec[MLX5_SND_DBR], big-endian
- *    producer counter & 0xffff) with acquire order, keeps its own 32-bit
- *    consumer counter and executes while (u16)(dbr - cc) != 0. A DBR that
- *    moved backwards, or more than wqe_cnt ahead of the consumer, is a device
- *    error: logged on stderr with a dump of the WQE at the consumer, counted
- *    (emu_dev_errors()), and the QP goes to ERR without flushing its SQ
- *    (its producer counter cannot be trusted) until it is reset.
+ *  - starts only on a UAR doorbell: the 8 bytes written to either half
+ *    of bf.reg (an 8-byte doorbell or the start of a BlueFlame copy), the
+ *    first 8 bytes of a WQE's control segment. It must carry the QP's
+ *    number; its WQE index says up to which WQE (that one included) the
+ *    device may go. A doorbell record that moved with no doorbell after it
+ *    executes nothing, as on a ConnectX (a lost doorbell hangs the SQ).
+ *    Once woken, the device reads the send doorbell record
+ *    (dbrec[MLX5_SND_DBR], big-endian producer counter & 0xffff) with
+ *    acquire order, keeps its own 32-bit consumer counter and executes
+ *    while (u16)(dbr - cc) != 0 and the WQE at cc is at or before the last
+ *    doorbell's. A doorbell of another QP or naming a WQE past the DBR, a
+ *    DBR that moved backwards, or more than wqe_cnt ahead of the consumer,
+ *    is a device error: logged on stderr with a dump of the WQE at the
+ *    consumer, counted (emu_dev_errors()), and the QP goes to ERR without
+ *    flushing its SQ (its producer counter cannot be trusted) until it is
+ *    reset.
  *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
  *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
  *    error CQE with MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR.
@@ -64,7 +73,8 @@
  *  - an error gives struct mlx5_err_cqe (op_own REQ_ERR << 4 or RESP_ERR << 4,
  *    syndrome, vendor_err_synd, s_wqe_opcode_qpn = opcode << 24 | QPN,
  *    wqe_counter), the QP goes to ERR, and each WQE outstanding then or
- *    posted later gets its own WR_FLUSH_ERR error CQE, signaled or not; the
+ *    posted later (and rung) gets its own WR_FLUSH_ERR error CQE, signaled
+ *    or not; the
  *    receive WQEs of its RQ (not of an SRQ) are flushed the same way.
  * The CQE body is written first, then op_own with a release store, owner bit
  * = (pi / cqe_cnt) & 1. Before each CQE the device checks the room left by
@@ -293,17 +303,18 @@ struct emu_qp_attr {
 	uint32_t rq_wqe_cnt; /* a power of two, 1 .. 65536; 0 with SRQ */
 	uint32_t rq_stride;  /* a power of two, 16 .. 1024 */
 	__be32 *dbrec;       /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
-	void *uar;           /* SSQ_EMU_UAR_SIZE bytes, or NULL: no UAR */
+	void *uar;           /* SSQ_EMU_UAR_SIZE bytes: the doorbell register */
 };
 
 /*
  * emu_create_qp - make an RC QP in RESET. Zeroes the doorbell record.
  * Fills @dv as mlx5dv_init_obj does: dbrec, sq {buf, wqe_cnt, stride 64},
  * rq {buf, wqe_cnt, stride}, bf {reg = uar + SSQ_EMU_BF_OFFSET, size
- * SSQ_EMU_BF_SIZE} (reg NULL without a UAR), uar_mmap_offset 0; *@qpn
- * gets the QP number (24 bits).
- * Returns 0, -EINVAL (NULL or mis-sized argument, CQ of another device, SRQ
- * of another PD), -ENOMEM (no QP number left).
+ * SSQ_EMU_BF_SIZE}, uar_mmap_offset 0; *@qpn gets the QP number (24 bits).
+ * Zeroes both BlueFlame halves (the device takes a doorbell by swapping
+ * it with 0, so each write is seen; a RESET clears them again).
+ * Returns 0, -EINVAL (NULL or mis-sized argument, no UAR, CQ of another
+ * device, SRQ of another PD), -ENOMEM (no QP number left).
  */
 int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_qp **qpp,
                   struct mlx5dv_qp *dv, uint32_t *qpn);
@@ -334,8 +345,9 @@ int emu_destroy_qp(struct emu_qp *qp);
  * pkey_index 0, access flags within LOCAL_WRITE | REMOTE_WRITE |
  * REMOTE_READ | REMOTE_ATOMIC, path_mtu IBV_MTU_256..4096, dest_qp_num 24
  * bits, min_rnr_timer and timeout < 32, retry_cnt and rnr_retry < 8.
- * To RESET the device zeroes the QP's doorbell record and counters (the
- * producer starts again at 0, as after libmlx5's reset); to ERR it flushes.
+ * To RESET the device zeroes the QP's doorbell record, counters and UAR
+ * halves (the producer starts again at 0, as after libmlx5's reset); in
+ * ERR it flushes what doorbells covered.
  * Returns 0 or -EINVAL (nothing changed then).
  */
 int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask);

@@ -68,8 +68,9 @@ struct emu_qp {
 	uint32_t rq_cc;        /* receive WQEs consumed, free-running */
 	uint32_t rnr_tries;    /* attempts made for the SEND at sq_cc */
 	uint64_t rnr_until_ns; /* RNR NAK timer: no retry before (CLOCK_MONOTONIC) */
-	uint8_t *bf_reg;       /* the UAR doorbell register; NULL: none */
-	uint64_t bf_seen[2];   /* the last 8 bytes seen in each BlueFlame half */
+	uint8_t *bf_reg;       /* the UAR doorbell register (two halves) */
+	uint32_t db_last;      /* sq_cc of the last WQE a doorbell named */
+	uint8_t db_rung;       /* db_last is valid: a doorbell came since RESET */
 	uint64_t db_seen;      /* process() pass that first saw pending WQEs */
 	uint8_t db_pending;    /* db_seen is valid */
 
@@ -266,11 +267,22 @@ int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe, unsigned *nseg, uint16_t
 
 /* ---- sq_doorbell.c ---- */
 /*
- * Read and check @qp's send doorbells (UAR, then DBR). Returns 0 and the
- * DBR in *@dbr, or -1 after a device error (QP to ERR, SQ frozen until
- * RESET). Lock held.
+ * Take @qp's UAR doorbells and, once one has come, read the DBR; check
+ * both. Returns 0 and in *@dbr the DBR (or the consumer index when no
+ * doorbell covers the WQE there: nothing to do), or -1 after a device error
+ * (QP to ERR, SQ frozen until RESET). The caller executes WQEs while
+ * emu_sq_rung() and below *@dbr. Lock held.
  */
 int emu_sq_doorbell(struct emu_qp *qp, uint16_t *dbr);
+
+/*
+ * The WQE at the consumer was covered by a UAR doorbell: the device may
+ * execute (or flush) it. Lock held.
+ */
+static inline int emu_sq_rung(const struct emu_qp *qp)
+{
+	return qp->db_rung && (int32_t)(qp->db_last - qp->sq_cc) >= 0;
+}
 
 /* ---- execute.c ---- */
 /* Run the SQ of a QP in RTS whose peer is on this device, for up to @budget

@@ -289,7 +289,7 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 
 	if (emu_sq_doorbell(qp, &dbr))
 		return 0;
-	if (dbr == (uint16_t)qp->sq_cc)
+	if (dbr == (uint16_t)qp->sq_cc || !emu_sq_rung(qp))
 		return 0;
 	if (ssq_unlikely(dev->fault.delay)) {
 		if (!qp->db_pending) {
@@ -307,7 +307,7 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 	 */
 	for (i = 0; i < PREFETCH_WQEBBS && (uint16_t)(dbr - qp->sq_cc) > i; i++)
 		__builtin_prefetch(ssq_sq_wqebb(&qp->sq, qp->sq_cc + i));
-	while (n < budget && dbr != (uint16_t)qp->sq_cc) {
+	while (n < budget && dbr != (uint16_t)qp->sq_cc && emu_sq_rung(qp)) {
 		if ((uint16_t)(dbr - qp->sq_cc) > PREFETCH_WQEBBS)
 			__builtin_prefetch(
 			    ssq_sq_wqebb(&qp->sq, qp->sq_cc + PREFETCH_WQEBBS));
@@ -352,7 +352,7 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 		if (qp->state != IBV_QPS_RTS)
 			break;
 	}
-	if (dbr == (uint16_t)qp->sq_cc)
+	if (dbr == (uint16_t)qp->sq_cc || !emu_sq_rung(qp))
 		qp->db_pending = 0;
 	return n;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Flushing a QP in ERR: every send WQE the doorbell posted and every
+ * Flushing a QP in ERR: every send WQE a UAR doorbell covered (one posted
+ * in ERR needs its doorbell too: the NIC learns of it no other way) and every
  * receive WQE of its own RQ (not of an SRQ, which other QPs share) gets a
  * WR_FLUSH_ERR error CQE, signaled or not, as the PRM says of a QP in the
  * error state.
@@ -14,7 +15,7 @@ unsigned emu_qp_flush(struct emu_qp *qp, unsigned budget)
 	uint16_t dbr;
 
 	if (!qp->dbr_bad && !emu_sq_doorbell(qp, &dbr)) {
-		while (n < budget && dbr != (uint16_t)qp->sq_cc) {
+		while (n < budget && dbr != (uint16_t)qp->sq_cc && emu_sq_rung(qp)) {
 			const struct mlx5_wqe_ctrl_seg *ctrl =
 			    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq,
 			                                                   qp->sq_cc);

@@ -137,6 +137,11 @@ static void qp_reset(struct emu_qp *qp)
 	qp->sq_cc = 0;
 	qp->last_dbr = 0;
 	qp->dbr_bad = 0;
+	/* Doorbells of the last life are forgotten: the UAR halves too. */
+	qp->db_rung = 0;
+	qp->db_last = 0;
+	__atomic_store_n((uint64_t *)qp->bf_reg, 0, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)(qp->bf_reg + SSQ_EMU_BF_SIZE), 0, __ATOMIC_RELAXED);
 	qp->rq_cc = 0;
 	qp->rnr_tries = 0;
 	qp->rnr_until_ns = 0;

@@ -366,7 +366,8 @@ unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget)
 		wq->snd_psn = wq->una;
 		wq->timer_ns = now + to;
 	}
-	while (n < budget && dbr != (uint16_t)qp->sq_cc && issue(qp, dbr))
+	while (n < budget && dbr != (uint16_t)qp->sq_cc && emu_sq_rung(qp) &&
+	       issue(qp, dbr))
 		n++;
 	complete_head(qp);
 	if (qp->state != IBV_QPS_RTS)
