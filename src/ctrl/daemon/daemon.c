@@ -40,6 +40,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->gid_index = -1;
 	o->allow_uid = -1;
 	o->allow_gid = -1;
+	o->listen_fd = -1;
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -350,6 +351,11 @@ static int open_socket(struct ssqd *d, char *why, size_t whylen)
 	struct sockaddr_un sa;
 	int s;
 
+	if (d->opt.listen_fd >= 0) {
+		/* Handed over listening (ssqd.c checked it): serve it as it is. */
+		d->listen_fd = d->opt.listen_fd;
+		return 0;
+	}
 	if (strlen(d->opt.socket_path) >= sizeof(sa.sun_path)) {
 		snprintf(why, whylen, "--socket path longer than %zu bytes",
 		         sizeof(sa.sun_path) - 1);
@@ -495,7 +501,8 @@ void ssqd_teardown(struct ssqd *d)
 	}
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
-		unlink(d->opt.socket_path);
+		if (d->listen_fd != d->opt.listen_fd) /* ours, not a handed-over one */
+			unlink(d->opt.socket_path);
 		d->listen_fd = -1;
 	}
 	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
