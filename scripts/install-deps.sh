@@ -8,6 +8,10 @@ pkgs=(
 	cmake make pkg-config gcc g++ clang          # build; clang for libFuzzer
 	libibverbs-dev ibverbs-providers              # libibverbs, libmlx5, mlx5dv.h
 	libdpdk-dev                                   # DPDK EAL (hugepages only)
+	libsystemd-dev                                # ssqd: socket activation, sd_notify
+	systemd                                       # systemd-analyze verify, systemd-socket-activate
+	man-db groff-base                             # man -l / groff checks of the man pages
+	python3                                       # the socket-activation test's helpers
 	libbenchmark-dev                              # Google Benchmark (ssq_micro)
 	valgrind                                      # callgrind instruction counts
 	spin                                          # Promela model checking

@@ -9,7 +9,7 @@ jobs=$(nproc)
 
 "$here/scripts/install-deps.sh"
 # The code follows the repo's .clang-format.
-(cd "$here" && find include src tests bench tools fuzz -name '*.[ch]' -o -name '*.cc' |
+(cd "$here" && find include src tests bench tools fuzz examples -name '*.[ch]' -o -name '*.cc' |
 	xargs clang-format --dry-run --Werror) || { echo "test.sh: run clang-format -i on the files above" >&2; exit 1; }
 echo "format: clean"
 

@@ -221,15 +221,15 @@ check_flag "--wire" --wire=1
 out=$("$bin/ssq_write_bw" --wire 2>&1) && bad "--wire in sink mode: exit 0"
 grep -q 'sink device sends nothing' <<<"$out" || bad "--wire in sink mode: $out"
 
-# perftest's conventions. -V: the tool, perftest's "Version:" line with
+# perftest's conventions. -V: one line, as every ssq binary: the tool,
 # ssq's version and git revision (the build's ssq_version.h).
 ver=$(sed -n 's/^#define SSQ_VERSION_STRING "\(.*\)"$/\1/p' "$build/generated/ssq_version.h")
 rev=$(sed -n 's/^#define SSQ_GIT_REVISION "\(.*\)"$/\1/p' "$build/generated/ssq_version.h")
 [ -n "$ver" ] && [ -n "$rev" ] || bad "no version or revision in $build/generated/ssq_version.h"
 for t in write_bw write_lat send_bw send_lat read_bw atomic_bw; do
 	out=$("$bin/ssq_$t" -V) || bad "ssq_$t -V: exit $?"
-	grep -q "^ssq_$t " <<<"$out" && grep -qF "Version: $ver (revision $rev)" <<<"$out" ||
-		bad "ssq_$t -V: '$out', want the tool and Version: $ver (revision $rev)"
+	[ "$out" = "ssq_$t $ver (git $rev)" ] ||
+		bad "ssq_$t -V: '$out', want 'ssq_$t $ver (git $rev)'"
 done
 [ "$("$bin/ssq_write_bw" --version)" = "$("$bin/ssq_write_bw" -V)" ] || bad "--version differs from -V"
 

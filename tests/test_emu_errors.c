@@ -390,11 +390,12 @@ static void test_bad_dbr(void)
 		saved = dup(2);
 		dup2(fd, 2);
 		switch (which) {
+		/* A bad DBR is found when a doorbell wakes the device. */
 		case 0: /* backwards: 2 after 4 */
-			ssq_sq_update_dbr(&a->sq, 2);
+			ssq_sq_ring_db(&a->sq, 2, ssq_sq_wqebb(&a->sq, 4));
 			break;
 		case 1: /* too far: 4 + 17 on a 16-WQEBB ring */
-			ssq_sq_update_dbr(&a->sq, 4 + 17);
+			ssq_sq_ring_db(&a->sq, 4 + 17, ssq_sq_wqebb(&a->sq, 4));
 			break;
 		case 2: /* the doorbell of another QP through this one's UAR */
 			ssq_wqe_set_ctrl(&fake, 4, MLX5_OPCODE_NOP, a->qpn + 1, 1, 0, 0);

@@ -456,12 +456,13 @@ static uint16_t post_atomic(struct conn *c, uint8_t opcode, uint32_t loff, uint6
 	return (uint16_t)pi;
 }
 
-static uint64_t be64_at(const uint8_t *p)
+/* An atomic's fetched value: in host order, as mlx5 requesters write it. */
+static uint64_t u64_at(const uint8_t *p)
 {
 	uint64_t v;
 
 	memcpy(&v, p, 8);
-	return be64toh(v);
+	return v;
 }
 
 /* Clean wire: every opcode, single and multi-packet, both ends checked. */
@@ -514,12 +515,12 @@ static void test_clean(void)
 	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "FETCH_ADD: CQE");
 	check_req(&e, idx, a->qpn, "FETCH_ADD");
 	CHECK(e.byte_len == 8, "FETCH_ADD: byte_len %u", e.byte_len);
-	CHECK(be64_at(a->mem + 0x50000) == 0, "FETCH_ADD: old value");
+	CHECK(u64_at(a->mem + 0x50000) == 0, "FETCH_ADD: old value");
 	idx = post_atomic(&c, MLX5_OPCODE_ATOMIC_CS, 0x50008, 0x7000, 5, 42);
 	CHECK(wait_cqe(&c, &a->scq_v, &e, 5), "CMP_SWAP: CQE");
 	check_req(&e, idx, a->qpn, "CMP_SWAP");
-	CHECK(be64_at(a->mem + 0x50008) == 5, "CMP_SWAP: old value %llu",
-	      (unsigned long long)be64_at(a->mem + 0x50008));
+	CHECK(u64_at(a->mem + 0x50008) == 5, "CMP_SWAP: old value %llu",
+	      (unsigned long long)u64_at(a->mem + 0x50008));
 	{
 		uint64_t want = 42;
 
@@ -687,10 +688,10 @@ static void test_lossy_and_kill(void)
 	}
 	CHECK(done == 4 * N, "lossy: %u of %u WQEs completed", done, 4 * N);
 	for (k = 0; k < N; k++)
-		if (be64_at(a->mem + ATOM_OFF + (size_t)k * 8) != k)
+		if (u64_at(a->mem + ATOM_OFF + (size_t)k * 8) != k)
 			break;
 	CHECK(k == N, "lossy: FETCH_ADD %u returned %llu", k,
-	      k < N ? (unsigned long long)be64_at(a->mem + ATOM_OFF + (size_t)k * 8)
+	      k < N ? (unsigned long long)u64_at(a->mem + ATOM_OFF + (size_t)k * 8)
 	            : 0ull);
 	for (k = 0; k < N; k++)
 		if (memcmp(a->mem + READ_OFF + (size_t)k * 2048,

@@ -6,6 +6,7 @@
  * table.
  *
  *   ssq_demo [-P procs] [-n iterations per process] [-s size] [-S socket]
+ *   ssq_demo -V | --version | -h | --help
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
+#include "ssq_version.h"
 
 #define CELLS        256u  /* destination cells per process, reused round-robin */
 #define SIGNAL_EVERY 32u   /* one completion per 32 WRITEs, as perftest's -Q */
@@ -136,7 +138,8 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "Usage: ssq_demo [-P procs 1..%u] [-n iterations per process] [-s size "
 	        "8..4096]"
-	        " [-S socket]\n",
+	        " [-S socket]\n"
+	        "       ssq_demo -V|--version | -h|--help\n",
 	        SSQ_MAX_PRODUCERS - 1);
 }
 
@@ -165,8 +168,13 @@ int main(int argc, char **argv)
 	double secs, peak, tb = 0, te = 0, *marks;
 	pid_t kids[SSQ_MAX_PRODUCERS];
 	int opt, status, fail = 0;
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 
-	while ((opt = getopt(argc, argv, "P:n:s:S:h")) != -1) {
+	while ((opt = getopt_long(argc, argv, "P:n:s:S:Vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'P':
 			procs = (uint32_t)num("-P", optarg, 1, SSQ_MAX_PRODUCERS - 2);
@@ -180,6 +188,10 @@ int main(int argc, char **argv)
 		case 'S':
 			sock = optarg;
 			break;
+		case 'V':
+			printf("ssq_demo %s (git %s)\n", SSQ_VERSION_STRING,
+			       SSQ_GIT_REVISION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -4,10 +4,14 @@
  * queue ring, the last one wrapping past the ring end, and print each
  * decoded field by field; then decode a few CQEs as the NIC would write
  * them. No device needed: this shows the bytes ssq hands a ConnectX.
+ *
+ *   ssq_wqe_demo [-V | --version | -h | --help]
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ssq/ssq.h>
+#include "ssq_version.h"
 
 #define RING_WQEBBS 16
 
@@ -41,7 +45,16 @@ static void put_cqe(struct mlx5_cqe64 *cqe, uint8_t opcode, uint8_t owner,
 	cqe->op_own = (uint8_t)(opcode << 4 | owner);
 }
 
-int main(void)
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: ssq_wqe_demo [-V|--version] [-h|--help]\n"
+	             "Builds one WQE of every RC send opcode in a 16-WQEBB ring and "
+	             "prints each\n"
+	             "field by field, then decodes sample CQEs; no device or ssqd "
+	             "needed.\n");
+}
+
+int main(int argc, char **argv)
 {
 	static uint8_t local[256], payload[100];
 	struct mlx5dv_qp dv = { 0 };
@@ -51,6 +64,21 @@ int main(void)
 	struct mlx5_cqe64 cqes[4];
 	int i, rc;
 
+	if (argc > 1) {
+		if (argc == 2 &&
+		    (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+			printf("ssq_wqe_demo %s (git %s)\n", SSQ_VERSION_STRING,
+			       SSQ_GIT_REVISION);
+			return 0;
+		}
+		if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+			usage(stdout);
+			return 0;
+		}
+		fprintf(stderr, "ssq_wqe_demo: unexpected argument '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
 	for (i = 0; i < (int)sizeof(payload); i++)
 		payload[i] = (uint8_t)i;
 	dv.dbrec = dbrec;

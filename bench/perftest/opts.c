@@ -181,12 +181,10 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    PT_MAX_PROCS, PT_PORT);
 }
 
-/* -V: the tool, then perftest's "Version:" line, with ssq's version and revision. */
+/* -V: one line, as every ssq binary says it: the tool, ssq's version and revision. */
 static void version(const struct pt_opts *o)
 {
-	printf("%s (ssq's perftest-style tools)\n"
-	       "Version: %s (revision %s)\n",
-	       o->tool, SSQ_VERSION_STRING, SSQ_GIT_REVISION);
+	printf("%s %s (git %s)\n", o->tool, SSQ_VERSION_STRING, SSQ_GIT_REVISION);
 }
 
 static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,

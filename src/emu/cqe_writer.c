@@ -65,8 +65,9 @@ static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode
 		emu_trace_cqe(cq, cqe);
 }
 
-int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
-               uint32_t byte_cnt, __be32 imm)
+/* A successful CQE: everything but op_own, then op_own. */
+static int cqe_good(struct emu_cq *cq, uint8_t opcode, uint32_t sop_drop_qpn,
+                    uint16_t wqe_counter, uint32_t byte_cnt, __be32 imm)
 {
 	struct mlx5_cqe64 *cqe = cq_slot(cq);
 
@@ -76,10 +77,31 @@ int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_cou
 	memset(cqe, 0, offsetof(struct mlx5_cqe64, op_own));
 	cqe->imm_inval_pkey = imm;
 	cqe->byte_cnt = htobe32(byte_cnt);
-	cqe->sop_drop_qpn = htobe32(qpn & 0xffffff);
+	cqe->sop_drop_qpn = htobe32(sop_drop_qpn);
 	cqe->wqe_counter = htobe16(wqe_counter);
 	cq_publish(cq, cqe, opcode);
 	return 0;
+}
+
+/*
+ * A requester's CQE carries the WQE's opcode in sop_drop_qpn[31:24]:
+ * libmlx5 picks the work completion's opcode (and IMM flag) from it and,
+ * for RDMA_READ, takes the length from byte_cnt (providers/mlx5/cq.c,
+ * handle_good_req; mlx5_ib's handle_good_req in drivers/infiniband/hw/
+ * mlx5/cq.c reads the same bits). The extended CQ's read_byte_len returns
+ * byte_cnt for any opcode (mlx5_cq_read_wc_byte_len): 8 for atomics.
+ */
+int emu_cqe_req(struct emu_cq *cq, uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter,
+                uint32_t byte_cnt)
+{
+	return cqe_good(cq, MLX5_CQE_REQ, ((uint32_t)wqe_opcode << 24) | (qpn & 0xffffff),
+	                wqe_counter, byte_cnt, 0);
+}
+
+int emu_cqe_resp(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
+                 uint32_t byte_cnt, __be32 imm)
+{
+	return cqe_good(cq, opcode, qpn & 0xffffff, wqe_counter, byte_cnt, imm);
 }
 
 int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,

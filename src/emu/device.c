@@ -391,18 +391,12 @@ int emu_destroy_srq(struct emu_srq *srq)
 
 /* ---- QPs ---- */
 
-struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
-{
-	uint32_t i = qpn - SSQ_EMU_QPN_BASE;
-
-	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
-}
-
 static int qp_attr_ok(const struct emu_pd *pd, const struct emu_qp_attr *a)
 {
 	struct emu_dev *dev = pd->dev;
 
-	if (!a->send_cq || !a->recv_cq || !a->sq_buf || !a->dbrec)
+	/* Without a UAR nothing could ring the SQ: only a doorbell starts it. */
+	if (!a->send_cq || !a->recv_cq || !a->sq_buf || !a->dbrec || !a->uar)
 		return 0;
 	if (a->send_cq->dev != dev || a->recv_cq->dev != dev)
 		return 0;
@@ -458,18 +452,15 @@ int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_
 	d.rq.buf = attr->rq_buf;
 	d.rq.wqe_cnt = attr->rq_wqe_cnt;
 	d.rq.stride = attr->srq ? 0 : attr->rq_stride;
-	if (attr->uar) {
-		d.bf.reg = (uint8_t *)attr->uar + SSQ_EMU_BF_OFFSET;
-		d.bf.size = SSQ_EMU_BF_SIZE;
-	}
+	d.bf.reg = (uint8_t *)attr->uar + SSQ_EMU_BF_OFFSET;
+	d.bf.size = SSQ_EMU_BF_SIZE;
 	/* The device reads the ring through the same geometry the builder
 	 * writes it with; the inline and SGE limits do not matter here. */
 	ssq_sq_init(&qp->sq, &d, qp->qpn, 0, 0);
 	qp->dbrec[MLX5_RCV_DBR] = 0;
 	qp->dbrec[MLX5_SND_DBR] = 0;
 	qp->bf_reg = (uint8_t *)d.bf.reg;
-	if (qp->bf_reg)
-		memset(qp->bf_reg, 0, 2 * SSQ_EMU_BF_SIZE);
+	memset(qp->bf_reg, 0, 2 * SSQ_EMU_BF_SIZE);
 
 	dev->qps[i] = qp;
 	if (i + 1 > dev->nqp)

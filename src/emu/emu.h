@@ -24,13 +24,22 @@
  *	ssq_cq_poll()
  *
  * What the device does per send WQE, in order, as a ConnectX does it:
- *  - reads the send doorbell record (dbrec[MLX5_SND_DBR], big-endian
- *    producer counter & 0xffff) with acquire order, keeps its own 32-bit
- *    consumer counter and executes while (u16)(dbr - cc) != 0. A DBR that
- *    moved backwards, or more than wqe_cnt ahead of the consumer, is a device
- *    error: logged on stderr with a dump of the WQE at the consumer, counted
- *    (emu_dev_errors()), and the QP goes to ERR without flushing its SQ
- *    (its producer counter cannot be trusted) until it is reset.
+ *  - starts only on a UAR doorbell: the 8 bytes written to either half
+ *    of bf.reg (an 8-byte doorbell or the start of a BlueFlame copy), the
+ *    first 8 bytes of a WQE's control segment. It must carry the QP's
+ *    number; its WQE index says up to which WQE (that one included) the
+ *    device may go. A doorbell record that moved with no doorbell after it
+ *    executes nothing, as on a ConnectX (a lost doorbell hangs the SQ).
+ *    Once woken, the device reads the send doorbell record
+ *    (dbrec[MLX5_SND_DBR], big-endian producer counter & 0xffff) with
+ *    acquire order, keeps its own 32-bit consumer counter and executes
+ *    while (u16)(dbr - cc) != 0 and the WQE at cc is at or before the last
+ *    doorbell's. A doorbell of another QP or naming a WQE past the DBR, a
+ *    DBR that moved backwards, or more than wqe_cnt ahead of the consumer,
+ *    is a device error: logged on stderr with a dump of the WQE at the
+ *    consumer, counted (emu_dev_errors()), and the QP goes to ERR without
+ *    flushing its SQ (its producer counter cannot be trusted) until it is
+ *    reset.
  *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
  *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
  *    error CQE with MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR.
@@ -48,11 +57,14 @@
  *    times (7: forever), then RNR_RETRY_EXC_ERR. A receive WQE too small:
  *    the responder gets a RESP_ERR CQE with LOCAL_LENGTH_ERR and goes to
  *    ERR, the requester REMOTE_INVAL_REQ_ERR.
- *  - atomics treat the 8 target bytes as a native 64-bit integer and return
- *    the old value big-endian, as ConnectX does (the reply is big-endian).
+ *  - atomics treat the 8 target bytes as a native 64-bit integer and write
+ *    the old value to the requester's buffer in host order, as a ConnectX
+ *    does once mlx5_core has set its requester 8-byte atomic endianness
+ *    mode to host order (the only mode mlx5_ib offers atomics in).
  *  - writes CQEs: a signaled success gives MLX5_CQE_REQ with wqe_counter =
- *    the WQE index, sop_drop_qpn = QPN, byte_cnt = bytes for READ (8 for
- *    atomics, else 0); unsignaled successes give none (the next signaled
+ *    the WQE index, sop_drop_qpn = the WQE's opcode << 24 | QPN (libmlx5's
+ *    handle_good_req reads the opcode there), byte_cnt = bytes for READ (8
+ *    for atomics, else 0); unsignaled successes give none (the next signaled
  *    CQE's wqe_counter covers them). A receive gives RESP_SEND,
  *    RESP_SEND_IMM or RESP_WR_IMM with byte_cnt = bytes, imm_inval_pkey =
  *    the ctrl segment's imm as stored, wqe_counter = the receive WQE (RQ: its
@@ -61,7 +73,8 @@
  *  - an error gives struct mlx5_err_cqe (op_own REQ_ERR << 4 or RESP_ERR << 4,
  *    syndrome, vendor_err_synd, s_wqe_opcode_qpn = opcode << 24 | QPN,
  *    wqe_counter), the QP goes to ERR, and each WQE outstanding then or
- *    posted later gets its own WR_FLUSH_ERR error CQE, signaled or not; the
+ *    posted later (and rung) gets its own WR_FLUSH_ERR error CQE, signaled
+ *    or not; the
  *    receive WQEs of its RQ (not of an SRQ) are flushed the same way.
  * The CQE body is written first, then op_own with a release store, owner bit
  * = (pi / cqe_cnt) & 1. Before each CQE the device checks the room left by
@@ -290,17 +303,18 @@ struct emu_qp_attr {
 	uint32_t rq_wqe_cnt; /* a power of two, 1 .. 65536; 0 with SRQ */
 	uint32_t rq_stride;  /* a power of two, 16 .. 1024 */
 	__be32 *dbrec;       /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
-	void *uar;           /* SSQ_EMU_UAR_SIZE bytes, or NULL: no UAR */
+	void *uar;           /* SSQ_EMU_UAR_SIZE bytes: the doorbell register */
 };
 
 /*
  * emu_create_qp - make an RC QP in RESET. Zeroes the doorbell record.
  * Fills @dv as mlx5dv_init_obj does: dbrec, sq {buf, wqe_cnt, stride 64},
  * rq {buf, wqe_cnt, stride}, bf {reg = uar + SSQ_EMU_BF_OFFSET, size
- * SSQ_EMU_BF_SIZE} (reg NULL without a UAR), uar_mmap_offset 0; *@qpn
- * gets the QP number (24 bits).
- * Returns 0, -EINVAL (NULL or mis-sized argument, CQ of another device, SRQ
- * of another PD), -ENOMEM (no QP number left).
+ * SSQ_EMU_BF_SIZE}, uar_mmap_offset 0; *@qpn gets the QP number (24 bits).
+ * Zeroes both BlueFlame halves (the device takes a doorbell by swapping
+ * it with 0, so each write is seen; a RESET clears them again).
+ * Returns 0, -EINVAL (NULL or mis-sized argument, no UAR, CQ of another
+ * device, SRQ of another PD), -ENOMEM (no QP number left).
  */
 int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_qp **qpp,
                   struct mlx5dv_qp *dv, uint32_t *qpn);
@@ -321,7 +335,9 @@ int emu_destroy_qp(struct emu_qp *qp);
  *                  ACCESS_FLAGS | MIN_RNR_TIMER | PATH_MIG_STATE
  *   RTS   -> RTS   may have CUR_STATE | ACCESS_FLAGS | ALT_PATH |
  *                  PATH_MIG_STATE | MIN_RNR_TIMER
- *   any   -> RESET, any -> ERR: IBV_QP_STATE only
+ *   any   -> RESET: IBV_QP_STATE only
+ *   INIT, RTR, RTS, ERR -> ERR: IBV_QP_STATE only (not RESET -> ERR: the
+ *                  kernel's table has no such entry and refuses it)
  * IBV_QP_STATE always may be (and, to change state, must be) in the mask;
  * without it the target is the current state. CUR_STATE must name the
  * current state. SQD and SQE are not emulated.
@@ -329,8 +345,9 @@ int emu_destroy_qp(struct emu_qp *qp);
  * pkey_index 0, access flags within LOCAL_WRITE | REMOTE_WRITE |
  * REMOTE_READ | REMOTE_ATOMIC, path_mtu IBV_MTU_256..4096, dest_qp_num 24
  * bits, min_rnr_timer and timeout < 32, retry_cnt and rnr_retry < 8.
- * To RESET the device zeroes the QP's doorbell record and counters (the
- * producer starts again at 0, as after libmlx5's reset); to ERR it flushes.
+ * To RESET the device zeroes the QP's doorbell record, counters and UAR
+ * halves (the producer starts again at 0, as after libmlx5's reset); in
+ * ERR it flushes what doorbells covered.
  * Returns 0 or -EINVAL (nothing changed then).
  */
 int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask);
@@ -414,8 +431,8 @@ int emu_stop(struct emu_dev *dev);
  *    answers a duplicate atomic from the original values it keeps for its
  *    last 16 atomics, without executing it twice. The REQ CQE's byte_cnt is
  *    the length read (8 for atomics, whose original value lands
- *    big-endian). A responder with max_dest_rd_atomic 0, or an atomic
- *    target not 8-byte aligned: NAK invalid request.
+ *    in host order; the AtomicAckETH carries it big-endian). A responder with
+ *max_dest_rd_atomic 0, or an atomic target not 8-byte aligned: NAK invalid request.
  *  - A bad R_Key, range or access: NAK remote access error, the requester
  *    gets REMOTE_ACCESS_ERR, the responder QP goes to ERR. A receive WQE
  *    too small: responder RESP_ERR LOCAL_LENGTH_ERR, requester

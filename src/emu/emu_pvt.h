@@ -68,8 +68,9 @@ struct emu_qp {
 	uint32_t rq_cc;        /* receive WQEs consumed, free-running */
 	uint32_t rnr_tries;    /* attempts made for the SEND at sq_cc */
 	uint64_t rnr_until_ns; /* RNR NAK timer: no retry before (CLOCK_MONOTONIC) */
-	uint8_t *bf_reg;       /* the UAR doorbell register; NULL: none */
-	uint64_t bf_seen[2];   /* the last 8 bytes seen in each BlueFlame half */
+	uint8_t *bf_reg;       /* the UAR doorbell register (two halves) */
+	uint32_t db_last;      /* sq_cc of the last WQE a doorbell named */
+	uint8_t db_rung;       /* db_last is valid: a doorbell came since RESET */
 	uint64_t db_seen;      /* process() pass that first saw pending WQEs */
 	uint8_t db_pending;    /* db_seen is valid */
 
@@ -125,24 +126,6 @@ struct emu_sg {
 #define EMU_MAX_SG          64
 #define EMU_MAX_RECV_STRIDE (EMU_MAX_SG * 16)
 
-/* ---- device.c ---- */
-struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn);
-
-/* MR lookup by key index; NULL unless @key names a live MR of @pd. */
-static inline struct emu_mr *emu_mr_get(struct emu_dev *dev, const struct emu_pd *pd,
-                                        uint32_t key)
-{
-	struct emu_mr *mr;
-
-	if (ssq_unlikely((key >> 8) >= SSQ_EMU_MAX_MR))
-		return NULL;
-	mr = dev->mrs[key >> 8];
-	if (ssq_unlikely(!mr || mr->key != key || mr->pd != pd))
-		return NULL;
-	return mr;
-}
-
-/* Host pointer of [@iova, @iova + @len) inside @mr, or NULL. */
 /* CLOCK_MONOTONIC in ns: the device's timers (RNR, wire retries, stream wait). */
 static inline uint64_t emu_now_ns(void)
 {
@@ -152,13 +135,104 @@ static inline uint64_t emu_now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static inline uint8_t *emu_mr_ptr(const struct emu_mr *mr, uint64_t iova, uint64_t len)
+/* The RNR NAK timer of code @code (IB spec table 45, 10 us units; 0: 655.36 ms). */
+static inline uint64_t emu_rnr_timer_ns(unsigned code)
 {
-	if (ssq_unlikely(iova < mr->iova || len > mr->len ||
-	                 iova - mr->iova > mr->len - len))
-		return NULL;
-	return mr->addr + (iova - mr->iova);
+	static const uint16_t ten_us[32] = { 65535, 1,     2,     3,    4,    6,    8,
+		                             12,    16,    24,    32,   48,   64,   96,
+		                             128,   192,   256,   384,  512,  768,  1024,
+		                             1536,  2048,  3072,  4096, 6144, 8192, 12288,
+		                             16384, 24576, 32768, 49152 };
+
+	return (uint64_t)(code & 31 ? ten_us[code & 31] : 65536) * 10000;
 }
+
+/* The 16-byte segment @i units after the control segment at ring offset
+ * @off; a WQE near the ring end continues at WQEBB 0, as the NIC reads it. */
+static inline uint8_t *emu_wqe_seg(const struct emu_qp *qp, size_t off, unsigned i)
+{
+	size_t ring = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
+
+	return qp->sq.buf + ((off + (size_t)i * SSQ_WQE_DS_BYTES) & (ring - 1));
+}
+
+/*
+ * CMP_SWAP (@fetch_add 0) or FETCH_ADD on the 8 bytes at @target, as a
+ * native 64-bit integer; returns the original value. An MR's host address
+ * may be unaligned even when the IOVA is not: then it is done by copies.
+ */
+static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t arg,
+                                        uint64_t cmp)
+{
+	uint64_t old, want;
+
+	if ((uintptr_t)target & 7) {
+		memcpy(&old, target, 8);
+		want = fetch_add ? old + arg : old == cmp ? arg : old;
+		memcpy(target, &want, 8);
+	} else if (fetch_add) {
+		old = __atomic_fetch_add((uint64_t *)target, arg, __ATOMIC_SEQ_CST);
+	} else {
+		old = cmp;
+		__atomic_compare_exchange_n((uint64_t *)target, &old, arg, 0,
+		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+	return old;
+}
+
+/*
+ * Who calls whom, file by file, leaves first: a file calls only files
+ * listed above it, so no two files call each other, directly or round a
+ * circle, and each can be read knowing only those above it:
+ *	trace.c  fault.c  translate.c  wire_io.c  wire_qp.c    (leaves)
+ *	qp_state.c      wire_qp
+ *	cqe_writer.c    qp_state, trace
+ *	recv_queue.c    trace
+ *	sq_doorbell.c   qp_state, trace
+ *	execute.c       translate, recv_queue, sq_doorbell, cqe_writer, qp_state, trace
+ *	flush.c         sq_doorbell, cqe_writer, trace
+ *	wire_req.c      translate, sq_doorbell, cqe_writer, qp_state, trace, wire_io
+ *	wire_resp.c     translate, recv_queue, cqe_writer, qp_state, wire_io
+ *	wire_rx.c       translate, wire_req, wire_resp
+ *	wire.c          wire_qp
+ *	engine.c        execute, flush, wire_req, wire_rx, wire_io, wire
+ *	device.c        engine, fault, wire, wire_qp
+ */
+
+/* ---- translate.c: keys, addresses and QPNs to host objects ---- */
+/* The QP numbered @qpn on @dev, or NULL. */
+struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn);
+/*
+ * Resolve the gather or scatter segments [@first, @ds) of the send WQE at
+ * ring offset @off into @sg. Inline data is taken from the ring itself (in
+ * at most two pieces, split by the wrap). @write: the device writes there
+ * (READ and atomic results) and needs IBV_ACCESS_LOCAL_WRITE.
+ * Returns the piece count, or -syndrome.
+ */
+int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
+              struct emu_sg *sg, uint64_t *total);
+/*
+ * Resolve the scatter list of a receive WQE (RQ: data x n; SRQ: after the
+ * next segment) under the responder @qp's PD. A data segment with
+ * MLX5_INVALID_LKEY ends the list early. Returns the piece count or
+ * -syndrome (LOCAL_PROT_ERR) for the responder.
+ */
+int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
+              struct emu_sg *sg, uint64_t *cap);
+/* The range [@raddr, +@len) under @rkey at the responder @qp with @need access. */
+uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                        int need);
+/* Copy @total bytes from the pieces of @src to those of @dst. */
+void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total);
+/*
+ * Copy @len bytes into (scatter: a received packet's payload) or out of
+ * (gather: a packet being built) the scatter/gather list @sg, starting @off
+ * bytes into it. The caller has checked that [off, off + len) lies within
+ * the list.
+ */
+void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                    uint32_t len);
+void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
 
 /* ---- qp_state.c ---- */
 /* Move to ERR (flushing starts on the next process()); lock held. */
@@ -166,21 +240,56 @@ void emu_qp_to_err(struct emu_qp *qp);
 
 /* ---- cqe_writer.c ---- */
 /*
- * Write one successful CQE. Returns 0, or -EOVERFLOW when @cq overran (the
- * CQE is dropped and the CQ's QPs moved to ERR).
+ * Write one successful requester CQE (MLX5_CQE_REQ) for the WQE of opcode
+ * @wqe_opcode (MLX5_OPCODE_*) at @wqe_counter; @byte_cnt: bytes read
+ * (RDMA_READ), 8 (atomics), else 0. Returns 0, or -EOVERFLOW when @cq
+ * overran (the CQE is dropped and the CQ's QPs moved to ERR).
  */
-int emu_cqe_ok(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
-               uint32_t byte_cnt, __be32 imm);
-/* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_ok(). */
+int emu_cqe_req(struct emu_cq *cq, uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter,
+                uint32_t byte_cnt);
+/* Write one successful responder CQE (MLX5_CQE_RESP_*). Returns as emu_cqe_req(). */
+int emu_cqe_resp(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
+                 uint32_t byte_cnt, __be32 imm);
+/* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_req(). */
 int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
                 uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter);
 
+/* ---- recv_queue.c ---- */
+/* No receive WQE is posted to @qp's RQ or SRQ. */
+int emu_rq_empty(const struct emu_qp *qp);
+/*
+ * Take the next receive WQE of @qp's RQ, or of its SRQ (from the free
+ * list): its address (past the SRQ next segment), its data segment count
+ * (at most EMU_MAX_SG) and the wqe_counter its CQE carries. Returns 0, or
+ * 1 when none is posted (receiver not ready).
+ */
+int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe, unsigned *nseg, uint16_t *idx);
+
+/* ---- sq_doorbell.c ---- */
+/*
+ * Take @qp's UAR doorbells and, once one has come, read the DBR; check
+ * both. Returns 0 and in *@dbr the DBR (or the consumer index when no
+ * doorbell covers the WQE there: nothing to do), or -1 after a device error
+ * (QP to ERR, SQ frozen until RESET). The caller executes WQEs while
+ * emu_sq_rung() and below *@dbr. Lock held.
+ */
+int emu_sq_doorbell(struct emu_qp *qp, uint16_t *dbr);
+
+/*
+ * The WQE at the consumer was covered by a UAR doorbell: the device may
+ * execute (or flush) it. Lock held.
+ */
+static inline int emu_sq_rung(const struct emu_qp *qp)
+{
+	return qp->db_rung && (int32_t)(qp->db_last - qp->sq_cc) >= 0;
+}
+
 /* ---- execute.c ---- */
-/* Run one QP's send queue for up to @budget WQEs; returns how many. */
+/* Run the SQ of a QP in RTS whose peer is on this device, for up to @budget
+ * WQEs; returns how many. */
 unsigned emu_sq_run(struct emu_qp *qp, unsigned budget);
 
-/* The next receive WQE of @qp's RQ or SRQ (execute.c): 0, or 1 if none. */
-int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe, unsigned *nseg, uint16_t *idx);
+/* ---- flush.c ---- */
 /* Flush one QP in ERR: its SQ WQEs and its RQ's receive WQEs. */
 unsigned emu_qp_flush(struct emu_qp *qp, unsigned budget);
 
@@ -188,19 +297,22 @@ unsigned emu_qp_flush(struct emu_qp *qp, unsigned budget);
 /* Read SSQ_EMU_* into @attr. Returns 0 or -EINVAL with a message. */
 int emu_env_apply(struct emu_dev_attr *attr);
 
-/* ---- wire.c: hooks, each a no-op without a wire; lock held ---- */
-/* Receive and dispatch the datagrams waiting; returns packets handled. */
+/* ---- the wire's calls from the rest of the device; lock held ---- */
+/* wire_rx.c: receive and dispatch the datagrams waiting; returns packets
+ * handled. A no-op without a wire. */
 unsigned emu_wire_rx(struct emu_dev *dev, unsigned budget);
-/* Send due held packets and pending ACKs. */
+/* wire_io.c: send due held packets and pending ACKs. A no-op without a wire. */
 void emu_wire_tx(struct emu_dev *dev);
-/* QP @qp moved from @cur to @next (modify_qp or to ERR). */
+/* wire_qp.c: QP @qp moved from @cur to @next (modify_qp or to ERR). */
 void emu_wire_qp_state(struct emu_qp *qp, enum ibv_qp_state cur, enum ibv_qp_state next);
+/* wire_qp.c: free @qp's wire state, if any. */
 void emu_wire_qp_free(struct emu_qp *qp);
+/* wire.c: close the socket and free every QP's wire state. */
 void emu_wire_close(struct emu_dev *dev);
-/* The wire's UDP socket, or -1 without a wire (lock held). */
+/* wire.c: the wire's UDP socket, or -1 without a wire. */
 int emu_wire_fd(const struct emu_dev *dev);
-/* The SQ of a QP with a remote peer (wire_req.c). */
-unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget);
+/* wire_req.c: run the SQ of a QP in RTS whose peer is remote (qp->wire). */
+unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget);
 
 /* ---- trace.c ---- */
 void emu_trace_wqe(struct emu_qp *qp, uint32_t pi, const char *what);

@@ -56,8 +56,11 @@ static unsigned process_locked(struct emu_dev *dev, unsigned budget)
 
 		if (!qp)
 			continue;
+		/* A peer in another process: the wire requester. */
 		if (qp->state == IBV_QPS_RTS)
-			n += emu_sq_run(qp, budget - n);
+			n += ssq_unlikely(qp->wire != NULL)
+			         ? emu_wire_sq_run(qp, budget - n)
+			         : emu_sq_run(qp, budget - n);
 		if (ssq_unlikely(qp->state == IBV_QPS_ERR) && n < budget)
 			n += emu_qp_flush(qp, budget - n);
 	}

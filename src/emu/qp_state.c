@@ -16,11 +16,15 @@ struct emu_trans {
 	int opt;
 };
 
-/* The RC column of the kernel's qp_state_table; SQD and SQE are absent. */
+/*
+ * The RC column of the kernel's qp_state_table; SQD and SQE are absent.
+ * RESET goes only to RESET or INIT: the kernel's table has no RESET -> ERR
+ * entry, so ib_modify_qp_is_ok refuses it (ibv_modify_qp: EINVAL), while
+ * every other state may go to RESET or ERR.
+ */
 static const struct emu_trans trans[EMU_NSTATES][EMU_NSTATES] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { 1, 0, 0 },
-		[IBV_QPS_ERR] = { 1, 0, 0 },
 		[IBV_QPS_INIT] = { 1, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0 },
 	},
 	[IBV_QPS_INIT] = {
@@ -133,6 +137,11 @@ static void qp_reset(struct emu_qp *qp)
 	qp->sq_cc = 0;
 	qp->last_dbr = 0;
 	qp->dbr_bad = 0;
+	/* Doorbells of the last life are forgotten: the UAR halves too. */
+	qp->db_rung = 0;
+	qp->db_last = 0;
+	__atomic_store_n((uint64_t *)qp->bf_reg, 0, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)(qp->bf_reg + SSQ_EMU_BF_SIZE), 0, __ATOMIC_RELAXED);
 	qp->rq_cc = 0;
 	qp->rnr_tries = 0;
 	qp->rnr_until_ns = 0;

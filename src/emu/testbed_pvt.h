@@ -267,6 +267,89 @@ fail:
 	return ret;
 }
 
+/*
+ * Two emulated hosts in this process joined by the wire (UDP on loopback):
+ * @h[0] and @h[1] each a device with one side (s[0]), those two QPs
+ * connected to each other over the wire and in RTS. Both devices are run
+ * by emu_process() on each. Returns 0, or a negative errno (@h torn down).
+ */
+static inline int emu_tb_wire_qp(struct emu_qp *qp, const char *peer, uint32_t dest)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags =
+	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	ret = emu_modify_qp(
+	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (!ret)
+		ret = emu_qp_set_remote(qp, peer);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = 1;
+	ret = emu_modify_qp(qp, &a,
+	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+	                        IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.max_rd_atomic = 1;
+	return emu_modify_qp(qp, &a,
+	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+	                         IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static inline int emu_tb_wire_init(struct emu_tb h[2])
+{
+	struct emu_dev_attr da;
+	char addr[2][64];
+	int ret = 0, i;
+
+	memset(&da, 0, sizeof(da));
+	da.ignore_env = 1;
+	memset(h, 0, 2 * sizeof(*h));
+	for (i = 0; i < 2 && !ret; i++) {
+		h[i].o.sq_cnt = 64;
+		h[i].o.cq_cnt = 64;
+		h[i].o.rq_cnt = 16;
+		h[i].o.mem_len = 65536;
+		h[i].o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		ret = emu_open(&h[i].dev, &da);
+		if (!ret)
+			ret = emu_alloc_pd(h[i].dev, &h[i].pd);
+		if (!ret)
+			ret = emu_tb_side_init(&h[i], 0);
+		if (!ret)
+			ret = emu_wire_open(h[i].dev, "127.0.0.1:0", addr[i],
+			                    sizeof(addr[i]));
+	}
+	if (!ret)
+		ret = emu_tb_wire_qp(h[0].s[0].qp, addr[1], h[1].s[0].qpn);
+	if (!ret)
+		ret = emu_tb_wire_qp(h[1].s[0].qp, addr[0], h[0].s[0].qpn);
+	if (ret) {
+		for (i = 0; i < 2; i++)
+			if (h[i].dev)
+				emu_tb_fini(&h[i]);
+	}
+	return ret;
+}
+
 /* Ring side @i's send doorbell up to its sq.pi (DBR + 8-byte doorbell). */
 static inline void emu_tb_ring(struct emu_tb *tb, int i, uint32_t last_pi)
 {

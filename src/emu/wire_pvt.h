@@ -5,7 +5,10 @@
  * headers (IBTA vol. 1, 9.2-9.5) as the UDP payload, big-endian. Private:
  * include <ssq/emu.h>.
  *
- * wire.c      socket, packet send/receive, fault injection, dispatch
+ * wire.c      setup: socket, addresses, fault settings, counters
+ * wire_io.c   packets out: BTH/AETH encoding, fault injection, ACKs
+ * wire_rx.c   packets in: receive, dispatch by QPN
+ * wire_qp.c   per-QP wire state across QP transitions
  * wire_req.c  requester: packetize, outstanding WQEs, ACK/NAK, go-back-N,
  *             READ responses, atomic ACKs
  * wire_resp.c responder: PSN check, WRITE / SEND / READ / atomic
@@ -189,7 +192,13 @@ struct emu_wire_qp {
 	uint64_t wlen; /* WRITE DMA length (RETH) */
 };
 
-/* ---- wire.c ---- */
+/* The path MTU of @qp in bytes. */
+static inline uint32_t emu_mtu_bytes(const struct emu_qp *qp)
+{
+	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
+}
+
+/* ---- wire_io.c ---- */
 /* Send one packet to @to, through the fault injector. */
 void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8_t *pkt,
                    uint32_t len);
@@ -199,28 +208,9 @@ void emu_wire_bth(uint8_t *p, uint8_t opcode, uint32_t dqpn, uint32_t psn, int a
 void emu_wire_send_aeth(struct emu_qp *qp, uint8_t synd, uint32_t psn);
 
 /* ---- wire_req.c ---- */
-unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget);
 void emu_wire_req_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len);
 
 /* ---- wire_resp.c ---- */
 void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len);
-
-/*
- * Copy @len bytes into (scatter: a received packet's payload) or out of
- * (gather: a packet being built) the scatter/gather list @sg, starting @off
- * bytes into it. The caller has checked that [off, off + len) lies within
- * the list. (wire.c)
- */
-void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
-                    uint32_t len);
-void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
-
-/* ---- execute.c, shared with the wire ---- */
-int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
-              struct emu_sg *sg, uint64_t *total);
-int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
-              struct emu_sg *sg, uint64_t *cap);
-uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
-                        int need);
 
 #endif /* SSQ_EMU_WIRE_PVT_H */

@@ -27,28 +27,11 @@ static uint64_t deadline(const struct emu_qp *qp)
 	return to ? emu_now_ns() + to : 0;
 }
 
-/* The RNR NAK timer code (IB spec table 45, 10 us units; 0: 655.36 ms). */
-static uint64_t rnr_ns(unsigned code)
-{
-	static const uint16_t ten_us[32] = { 65535, 1,     2,     3,    4,    6,    8,
-		                             12,    16,    24,    32,   48,   64,   96,
-		                             128,   192,   256,   384,  512,  768,  1024,
-		                             1536,  2048,  3072,  4096, 6144, 8192, 12288,
-		                             16384, 24576, 32768, 49152 };
-
-	return (uint64_t)(code & 31 ? ten_us[code & 31] : 65536) * 10000;
-}
-
 /* READ and atomics: done when their response arrives, not on an ACK. */
 static int needs_resp(uint8_t opcode)
 {
 	return opcode == MLX5_OPCODE_RDMA_READ || opcode == MLX5_OPCODE_ATOMIC_CS ||
 	       opcode == MLX5_OPCODE_ATOMIC_FA;
-}
-
-static uint32_t mtu_bytes(const struct emu_qp *qp)
-{
-	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
 }
 
 static struct wire_ent *head_ent(struct emu_wire_qp *wq)
@@ -91,8 +74,8 @@ static void complete_head(struct emu_qp *qp)
 		if (e->npkts && psn_diff(e->first_psn + e->npkts, wq->una) > 0)
 			return;
 		if (e->signaled)
-			emu_cqe_ok(qp->send_cq, MLX5_CQE_REQ, qp->qpn, (uint16_t)e->idx,
-			           needs_resp(e->opcode) ? e->len : 0, 0);
+			emu_cqe_req(qp->send_cq, e->opcode, qp->qpn, (uint16_t)e->idx,
+			            needs_resp(e->opcode) ? e->len : 0);
 		wq->head++;
 	}
 }
@@ -184,7 +167,7 @@ static int issue(struct emu_qp *qp, uint16_t dbr)
 		}
 	}
 	if (!e->syndrome && e->opcode != MLX5_OPCODE_NOP) {
-		uint32_t mtu = mtu_bytes(qp);
+		uint32_t mtu = emu_mtu_bytes(qp);
 
 		e->len = (uint32_t)total;
 		e->npkts = total ? (uint32_t)((total + mtu - 1) / mtu) : 1;
@@ -211,7 +194,7 @@ static int xmit(struct emu_qp *qp, const struct wire_ent *e, uint32_t k)
 	int imm =
 	    e->opcode == MLX5_OPCODE_RDMA_WRITE_IMM || e->opcode == MLX5_OPCODE_SEND_IMM;
 	int first = k == 0, last = k + 1 == e->npkts;
-	uint32_t mtu = mtu_bytes(qp), plen, h = WIRE_BTH;
+	uint32_t mtu = emu_mtu_bytes(qp), plen, h = WIRE_BTH;
 	uint64_t poff = (uint64_t)k * mtu, total;
 	struct emu_sg sg[EMU_MAX_SG];
 	uint8_t pkt[WIRE_MAX_PKT], op;
@@ -271,7 +254,7 @@ static void xmit_read(struct emu_qp *qp, const struct wire_ent *e, uint32_t k)
 {
 	const uint8_t *ctrl = ssq_sq_wqebb(&qp->sq, e->idx);
 	const struct mlx5_wqe_raddr_seg *r = raddr_seg(qp, (size_t)(ctrl - qp->sq.buf));
-	uint64_t skip = (uint64_t)k * mtu_bytes(qp);
+	uint64_t skip = (uint64_t)k * emu_mtu_bytes(qp);
 	uint8_t pkt[WIRE_BTH + WIRE_RETH];
 
 	emu_wire_bth(pkt, WIRE_READ_REQ, qp->dest_qpn, e->first_psn + k, 1);
@@ -364,12 +347,15 @@ static unsigned transmit(struct emu_qp *qp, unsigned max)
 	return sent;
 }
 
-unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget)
+unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget)
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint64_t now = emu_now_ns(), to = timeout_ns(qp);
 	unsigned n = 0, sent;
+	uint16_t dbr;
 
+	if (emu_sq_doorbell(qp, &dbr))
+		return 0;
 	if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn) {
 		/* No progress for a whole timeout: go back to the oldest. */
 		qp->dev->wire->st.timeouts++;
@@ -380,7 +366,8 @@ unsigned emu_wire_sq_run(struct emu_qp *qp, uint16_t dbr, unsigned budget)
 		wq->snd_psn = wq->una;
 		wq->timer_ns = now + to;
 	}
-	while (n < budget && dbr != (uint16_t)qp->sq_cc && issue(qp, dbr))
+	while (n < budget && dbr != (uint16_t)qp->sq_cc && emu_sq_rung(qp) &&
+	       issue(qp, dbr))
 		n++;
 	complete_head(qp);
 	if (qp->state != IBV_QPS_RTS)
@@ -473,7 +460,8 @@ static int read_starts_at(const struct emu_wire_qp *wq, uint32_t psn)
 static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 {
 	struct emu_wire_qp *wq = qp->wire;
-	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = mtu_bytes(qp), h = WIRE_BTH;
+	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = emu_mtu_bytes(qp),
+	         h = WIRE_BTH;
 	uint8_t op = pkt[0];
 	int last;
 	struct emu_sg sg[EMU_MAX_SG];
@@ -507,7 +495,14 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	k = psn_diff(psn, e->first_psn);
 	ctrl = ssq_sq_wqebb(&qp->sq, e->idx);
 	if (op == WIRE_ATOMIC_ACK) {
-		/* The original value, big-endian as ConnectX returns it. */
+		/*
+		 * The original value: big-endian in the AtomicAckETH, written
+		 * to the local buffer in host order, the requester's 8-byte
+		 * atomic endianness mode mlx5_core sets (handle_hca_cap_atomic,
+		 * drivers/net/ethernet/mellanox/mlx5/core/main.c).
+		 */
+		uint64_t orig;
+
 		if ((e->opcode != MLX5_OPCODE_ATOMIC_CS &&
 		     e->opcode != MLX5_OPCODE_ATOMIC_FA) ||
 		    k != 0 || len != WIRE_BTH + WIRE_AETH + WIRE_ATOMIC_ACK_ETH)
@@ -518,8 +513,9 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			                    : MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 			return;
 		}
+		orig = get_be64(pkt + WIRE_BTH + WIRE_AETH);
 		if (qp->dev->mode == SSQ_EMU_FULL)
-			memcpy(sg[0].p, pkt + WIRE_BTH + WIRE_AETH, 8);
+			memcpy(sg[0].p, &orig, 8);
 		advance(qp, (psn + 1) & PSN_MASK);
 		return;
 	}
@@ -587,7 +583,7 @@ void emu_wire_req_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			fail_head(qp, MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		wq->rnr_until_ns = emu_now_ns() + rnr_ns(synd & 31);
+		wq->rnr_until_ns = emu_now_ns() + emu_rnr_timer_ns(synd & 31);
 		wq->snd_psn = una;
 		wq->timer_ns = 0;
 		return;

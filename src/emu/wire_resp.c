@@ -8,11 +8,6 @@
  */
 #include "emu/wire_pvt.h"
 
-static uint32_t mtu_bytes(const struct emu_qp *qp)
-{
-	return 256u << (qp->mtu > IBV_MTU_256 ? qp->mtu - IBV_MTU_256 : 0);
-}
-
 /*
  * Take the next receive WQE (RQ or SRQ) of @qp, resolving its scatter list
  * when @resolve. Returns 0, 1 (none posted: receiver not ready), or
@@ -83,8 +78,8 @@ static int over_rd_atomic(const struct emu_qp *qp, const uint8_t *pkt)
 static void resp_read(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32_t d)
 {
 	struct emu_wire_qp *wq = qp->wire;
-	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = mtu_bytes(qp), rkey, dlen, k,
-	         n;
+	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = emu_mtu_bytes(qp), rkey, dlen,
+	         k, n;
 	uint64_t va;
 	const uint8_t *src;
 	uint8_t out[WIRE_MAX_PKT];
@@ -149,7 +144,7 @@ static void resp_atomic(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int
 {
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, rkey;
-	uint64_t va, arg, cmp, old = 0, want;
+	uint64_t va, arg, cmp, old = 0;
 	uint8_t *target, orig[8];
 	unsigned i;
 
@@ -177,23 +172,8 @@ static void resp_atomic(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int
 		resp_fail(qp, AETH_NAK_ACCESS, 0);
 		return;
 	}
-	if (qp->dev->mode == SSQ_EMU_FULL) {
-		/* An MR's host address may be unaligned even when the IOVA is not. */
-		if ((uintptr_t)target & 7) {
-			memcpy(&old, target, 8);
-			want = pkt[0] == WIRE_FETCH_ADD ? old + arg
-			       : old == cmp             ? arg
-			                                : old;
-			memcpy(target, &want, 8);
-		} else if (pkt[0] == WIRE_FETCH_ADD) {
-			old =
-			    __atomic_fetch_add((uint64_t *)target, arg, __ATOMIC_SEQ_CST);
-		} else {
-			old = cmp;
-			__atomic_compare_exchange_n((uint64_t *)target, &old, arg, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		}
-	}
+	if (qp->dev->mode == SSQ_EMU_FULL)
+		old = emu_atomic_apply(target, pkt[0] == WIRE_FETCH_ADD, arg, cmp);
 	put_be64(orig, old);
 	i = wq->atom_next++ % (sizeof(wq->atom) / sizeof(wq->atom[0]));
 	wq->atom[i].valid = 1;
@@ -210,7 +190,7 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	struct emu_wire_qp *wq = qp->wire;
 	uint8_t op = pkt[0];
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, h = WIRE_BTH, plen,
-	         mtu = mtu_bytes(qp);
+	         mtu = emu_mtu_bytes(qp);
 	int32_t d = psn_diff(psn, wq->epsn);
 	int is_send = op <= WIRE_SEND_ONLY_IMM;
 	int first = op == WIRE_SEND_FIRST || op == WIRE_SEND_ONLY ||
@@ -304,9 +284,9 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 		if (last) {
 			wq->have_rwqe = 0;
 			wq->msn++;
-			emu_cqe_ok(qp->recv_cq,
-			           imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
-			           qp->qpn, wq->rwqe_idx, (uint32_t)wq->off, immdt);
+			emu_cqe_resp(qp->recv_cq,
+			             imm ? MLX5_CQE_RESP_SEND_IMM : MLX5_CQE_RESP_SEND,
+			             qp->qpn, wq->rwqe_idx, (uint32_t)wq->off, immdt);
 		}
 	} else {
 		if (first) {
@@ -343,8 +323,8 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			wq->msn++;
 			if (imm) {
 				wq->have_rwqe = 0;
-				emu_cqe_ok(qp->recv_cq, MLX5_CQE_RESP_WR_IMM, qp->qpn,
-				           wq->rwqe_idx, (uint32_t)wq->wlen, immdt);
+				emu_cqe_resp(qp->recv_cq, MLX5_CQE_RESP_WR_IMM, qp->qpn,
+				             wq->rwqe_idx, (uint32_t)wq->wlen, immdt);
 			}
 		}
 	}

@@ -45,6 +45,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->hello_ms = 1000;
 	o->max_uid_clients = SSQD_MAX_CLIENTS / 2;
 	o->max_client_bufs = SSQD_CLIENT_BUFS_DEFAULT;
+	o->listen_fd = -1;
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -199,6 +200,11 @@ static int open_socket(struct ssqd *d, char *why, size_t whylen)
 	struct sockaddr_un sa;
 	int s;
 
+	if (d->opt.listen_fd >= 0) {
+		/* Handed over listening (ssqd.c checked it): serve it as it is. */
+		d->listen_fd = d->opt.listen_fd;
+		return 0;
+	}
 	if (strlen(d->opt.socket_path) >= sizeof(sa.sun_path)) {
 		snprintf(why, whylen, "--socket path longer than %zu bytes",
 		         sizeof(sa.sun_path) - 1);
@@ -239,10 +245,16 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
 	d->peer_fd = -1;
-	/* First: a second ssqd on a served path builds nothing before it says so. */
-	d->socket_lock_fd = ssqd_socket_claim(o->socket_path, why, whylen);
-	if (d->socket_lock_fd < 0)
-		return d->socket_lock_fd;
+	/*
+	 * First: a second ssqd on a served path builds nothing before it says
+	 * so. A socket handed over by systemd is systemd's to guard.
+	 */
+	d->socket_lock_fd = -1;
+	if (o->listen_fd < 0) {
+		d->socket_lock_fd = ssqd_socket_claim(o->socket_path, why, whylen);
+		if (d->socket_lock_fd < 0)
+			return d->socket_lock_fd;
+	}
 	/* The data arena's bound (--data-mib's), receive buffers included. */
 	if ((o->data_mib << 20) + ssqd_recv_data_bytes(o) > (64ull << 30)) {
 		snprintf(
@@ -347,7 +359,8 @@ void ssqd_teardown(struct ssqd *d)
 	}
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
-		unlink(d->opt.socket_path);
+		if (d->listen_fd != d->opt.listen_fd) /* ours, not a handed-over one */
+			unlink(d->opt.socket_path);
 		d->listen_fd = -1;
 	}
 	if (d->socket_lock_fd >= 0) {

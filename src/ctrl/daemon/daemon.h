@@ -27,13 +27,19 @@
 struct ssqd_options {
 	const char *device;      /* NULL: first mlx5 device, else "emu" */
 	const char *socket_path; /* unix socket clients connect to */
-	unsigned nqueues;        /* 1 .. SSQ_MAX_QUEUES */
-	uint32_t sq_wqebbs;      /* per queue, power of two */
-	uint32_t cqes;           /* per queue, power of two */
-	uint64_t data_mib;       /* data arena */
-	uint32_t signal_every;   /* forced CQE interval, WQEBBs */
-	uint32_t recv_depth;     /* receive WQEs kept posted per queue; 0: no pool */
-	uint32_t recv_size;      /* bytes per receive buffer */
+	/*
+	 * A listening AF_UNIX SOCK_SEQPACKET socket ssqd was handed (systemd
+	 * socket activation): served instead of binding socket_path, and
+	 * left in place at exit, as its owner made it. -1: bind socket_path.
+	 */
+	int listen_fd;
+	unsigned nqueues;      /* 1 .. SSQ_MAX_QUEUES */
+	uint32_t sq_wqebbs;    /* per queue, power of two */
+	uint32_t cqes;         /* per queue, power of two */
+	uint64_t data_mib;     /* data arena */
+	uint32_t signal_every; /* forced CQE interval, WQEBBs */
+	uint32_t recv_depth;   /* receive WQEs kept posted per queue; 0: no pool */
+	uint32_t recv_size;    /* bytes per receive buffer */
 	/*
 	 * A death is seen at once (the client's socket closes); healing then
 	 * runs in tries of at most SSQD_HEAL_TRY_MS between which ssqd serves

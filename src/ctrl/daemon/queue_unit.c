@@ -221,7 +221,10 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i)
 	ssq_ctl_set_error(q->ctl);
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IBV_QPS_ERR;
-	/* Any state may go to ERR; one already there stays. */
+	/*
+	 * Every state but RESET may go to ERR (the kernel's qp_state_table);
+	 * a QP in RESET has nothing in flight, so its refusal is ignored.
+	 */
 	(void)d->ops->modify_qp(d->backend, &q->local, &attr, IBV_QP_STATE);
 }
 

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ssqd - the daemon that owns the shared send queues: options, signals,
- * then setup and serve (daemon.c).
+ * systemd's socket activation and readiness, then setup and serve
+ * (daemon.c). Only this file talks to systemd (libsystemd): started any
+ * other way, sd_listen_fds() finds nothing and sd_notify() does nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -12,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/socket_path.h"
+#include "ssq_version.h"
 
 static struct ssqd daemon_state;
 
@@ -33,6 +40,8 @@ static void usage(FILE *out)
 	    "                           /run/ssqd/ssqd.sock for root, else\n"
 	    "                           /tmp/ssqd-<uid>/ssqd.sock in a private "
 	    "directory)\n"
+	    "                           started by systemd with a socket (ssqd.socket),\n"
+	    "                           ssqd serves that one\n"
 	    "  -q, --queues N           shared queues q0..q<N-1>, 1..%u (default 1)\n"
 	    "      --sq-size N          WQEBBs per send queue, a power of two 64..65536\n"
 	    "                           (default 1024)\n"
@@ -72,13 +81,14 @@ static void usage(FILE *out)
 	    "      --max-uid-clients N  connections one uid may hold, 1..%u (default "
 	    "%u)\n"
 	    "      --max-client-mib N   data arena MiB one client may hold (default "
-	    "half\n"
+	    "3/4\n"
 	    "                           of --data-mib, at least 1)\n"
 	    "      --max-uid-mib N      data arena MiB one uid's clients may hold\n"
 	    "                           together (default all of --data-mib)\n"
 	    "      --max-client-bufs N  buffers one client may hold, 1..%u (default %u)\n"
 	    "      --list-devices       list mlx5 devices, ports, GIDs, capabilities; "
 	    "exit\n"
+	    "  -V, --version            print the version and git revision; exit\n"
 	    "  -h, --help\n",
 	    SSQ_MAX_QUEUES, SSQ_RECV_DEPTH_MAX, SSQ_RECV_SIZE_MAX, SSQD_MAX_CLIENTS,
 	    SSQD_MAX_CLIENTS / 2, SSQ_DATA_MAX_BUFS, SSQD_CLIENT_BUFS_DEFAULT);
@@ -116,6 +126,53 @@ static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
 		exit(2);
 	}
 	return (uint32_t)v;
+}
+
+/*
+ * systemd socket activation (ssqd.socket): one listening AF_UNIX
+ * SOCK_SEQPACKET socket at fd 3, served in place of --socket's. Returns
+ * -1 when none was passed (LISTEN_PID is not ssqd's, or no LISTEN_FDS: not
+ * socket-activated), else the fd with its path in @path; exits 1 saying
+ * why when what was passed is not one such socket.
+ */
+static int activation_socket(char *path, size_t pathlen)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa);
+	int n = sd_listen_fds(1), fd = SD_LISTEN_FDS_START;
+
+	if (n == 0)
+		return -1;
+	if (n < 0) {
+		fprintf(stderr, "ssqd: socket activation: %s\n", strerror(-n));
+		exit(1);
+	}
+	if (n > 1) {
+		fprintf(stderr,
+		        "ssqd: socket activation passed %d sockets: want one, a "
+		        "ListenSequentialPacket= unix socket (ssqd.socket)\n",
+		        n);
+		exit(1);
+	}
+	if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+		fprintf(stderr,
+		        "ssqd: socket activation: fd %d is not a listening AF_UNIX "
+		        "SOCK_SEQPACKET socket (ssqd.socket needs "
+		        "ListenSequentialPacket=PATH)\n",
+		        fd);
+		exit(1);
+	}
+	memset(&sa, 0, sizeof(sa));
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0 ||
+	    len <= offsetof(struct sockaddr_un, sun_path))
+		snprintf(path, pathlen, "fd %d", fd); /* unnamed */
+	else if (!sa.sun_path[0])
+		snprintf(path, pathlen, "@%.*s", /* abstract */
+		         (int)(len - offsetof(struct sockaddr_un, sun_path) - 1),
+		         sa.sun_path + 1);
+	else
+		snprintf(path, pathlen, "%.*s", (int)sizeof(sa.sun_path), sa.sun_path);
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -160,12 +217,14 @@ int main(int argc, char **argv)
 		{ "max-uid-mib", required_argument, NULL, O_UID_MIB },
 		{ "max-client-bufs", required_argument, NULL, O_CLIENT_BUFS },
 		{ "list-devices", no_argument, NULL, O_LIST },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ssqd *d = &daemon_state;
 	struct ssqd_options *o = &d->opt;
-	char why[512], default_sock[108];
+	char why[512], default_sock[108], passed_sock[sizeof(default_sock) + 8];
+	const char *socket_opt = NULL;
 	struct sigaction sa;
 	int c, rc;
 
@@ -177,13 +236,13 @@ int main(int argc, char **argv)
 	}
 	o->socket_path = default_sock;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:s:q:l:c:p:g:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:s:q:l:c:p:g:Vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			o->device = optarg;
 			break;
 		case 's':
-			o->socket_path = optarg;
+			o->socket_path = socket_opt = optarg;
 			break;
 		case 'q':
 			o->nqueues =
@@ -283,6 +342,10 @@ int main(int argc, char **argv)
 				       "the emulated "
 				       "device (--device emu) is available\n");
 			return 0;
+		case 'V':
+			printf("ssqd %s (git %s)\n", SSQ_VERSION_STRING,
+			       SSQ_GIT_REVISION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -316,6 +379,15 @@ int main(int argc, char **argv)
 		        (unsigned long long)o->data_mib);
 		return 2;
 	}
+	o->listen_fd = activation_socket(passed_sock, sizeof(passed_sock));
+	if (o->listen_fd >= 0) {
+		if (socket_opt && strcmp(socket_opt, passed_sock))
+			fprintf(stderr,
+			        "ssqd: serving the socket systemd passed, %s, not "
+			        "--socket %s\n",
+			        passed_sock, socket_opt);
+		o->socket_path = passed_sock;
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -326,6 +398,7 @@ int main(int argc, char **argv)
 	rc = ssqd_setup(d, why, sizeof(why));
 	if (rc) {
 		fprintf(stderr, "ssqd: %s\n", why);
+		(void)sd_notifyf(0, "STATUS=setup failed: %s\nERRNO=%d", why, -rc);
 		return 1;
 	}
 	fprintf(stderr,
@@ -334,7 +407,11 @@ int main(int argc, char **argv)
 	        d->hdr->nqueues, o->sq_wqebbs, d->hdr->device, d->ops->kind,
 	        (unsigned long long)o->data_mib, (unsigned long long)d->hdr->data_iova,
 	        d->arena.hugepages ? "2 MiB huge" : "4 KiB memfd", o->socket_path);
+	/* Serving: the socket listens (connections queue until the loop runs). */
+	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %u queue(s) on %s (%s) at %s",
+	                 d->hdr->nqueues, d->hdr->device, d->ops->kind, o->socket_path);
 	ssqd_serve(d);
+	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	ssqd_teardown(d);
 	fprintf(stderr, "ssqd: stopped\n");
 	return 0;

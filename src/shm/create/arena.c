@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <rte_memzone.h>
 #include "shm/create/arena.h"
+#include "shm/create/hugepage_holders.h"
 
 /* 2 MiB pages the kernel has free now, from /proc/meminfo. */
 static long free_hugepages(void)
@@ -23,6 +24,26 @@ static long free_hugepages(void)
 			break;
 	fclose(f);
 	return n;
+}
+
+/*
+ * ", or stop what holds them: pid 12 (name), ..." when processes map
+ * hugepages: clients of an ssqd that died keep its arena's pages until
+ * they exit. "" otherwise.
+ */
+static const char *held_by(void)
+{
+	static char text[600];
+	char list[440];
+
+	text[0] = 0;
+	if (shm_hugepage_holders(list, sizeof(list)))
+		snprintf(
+		    text, sizeof(text),
+		    ", or stop what holds them (clients of an ssqd that is gone keep "
+		    "its pages): %s",
+		    list);
+	return text;
 }
 
 int shm_arena_create(struct shm_arena *a, size_t len, enum shm_hugepages mode,
@@ -42,11 +63,11 @@ int shm_arena_create(struct shm_arena *a, size_t len, enum shm_hugepages mode,
 		    why, whylen,
 		    "--hugepages=required but only %ld free 2 MiB hugepages for a "
 		    "%zu-page "
-		    "arena; reserve them as root: echo %zu > /proc/sys/vm/nr_hugepages",
-		    free_hugepages(), need, need + 16);
+		    "arena; reserve them as root: echo %zu > /proc/sys/vm/nr_hugepages%s",
+		    free_hugepages(), need, need + 16, held_by());
 		return -ENOMEM;
 	} else {
-		snprintf(why, whylen, "no free 2 MiB hugepages");
+		snprintf(why, whylen, "no free 2 MiB hugepages%s", held_by());
 	}
 	fprintf(
 	    stderr,

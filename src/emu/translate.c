@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address translation, as the NIC's memory translation does it: a QPN to
+ * its QP, an lkey or rkey and an IOVA range to host memory through an MR of
+ * the right PD with the right access, a WQE's gather or scatter list to host
+ * pieces, and the copies between those pieces. Shared by the in-device
+ * execution (execute.c) and the wire (wire_req.c, wire_resp.c); it calls
+ * nothing else in the device.
+ */
+#include "emu/emu_pvt.h"
+
+struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - SSQ_EMU_QPN_BASE;
+
+	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
+}
+
+/* MR lookup by key index; NULL unless @key names a live MR of @pd. */
+static struct emu_mr *mr_get(struct emu_dev *dev, const struct emu_pd *pd, uint32_t key)
+{
+	struct emu_mr *mr;
+
+	if (ssq_unlikely((key >> 8) >= SSQ_EMU_MAX_MR))
+		return NULL;
+	mr = dev->mrs[key >> 8];
+	if (ssq_unlikely(!mr || mr->key != key || mr->pd != pd))
+		return NULL;
+	return mr;
+}
+
+/* Host pointer of [@iova, @iova + @len) inside @mr, or NULL. */
+static uint8_t *mr_ptr(const struct emu_mr *mr, uint64_t iova, uint64_t len)
+{
+	if (ssq_unlikely(iova < mr->iova || len > mr->len ||
+	                 iova - mr->iova > mr->len - len))
+		return NULL;
+	return mr->addr + (iova - mr->iova);
+}
+
+int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
+              struct emu_sg *sg, uint64_t *total)
+{
+	struct emu_dev *dev = qp->dev;
+	size_t ring = (size_t)qp->sq.wqe_cnt * MLX5_SEND_WQE_BB;
+	unsigned i = first;
+	int n = 0;
+
+	*total = 0;
+	while (i < ds) {
+		const struct mlx5_wqe_data_seg *d =
+		    (const struct mlx5_wqe_data_seg *)emu_wqe_seg(qp, off, i);
+		uint32_t bc = be32toh(d->byte_count);
+
+		if (bc & MLX5_INLINE_SEG) {
+			uint32_t len = bc & ~(uint32_t)MLX5_INLINE_SEG;
+			unsigned units =
+			    (len + 4 + SSQ_WQE_DS_BYTES - 1) / SSQ_WQE_DS_BYTES;
+			size_t start =
+			    ((size_t)((const uint8_t *)d - qp->sq.buf) + 4) & (ring - 1);
+			size_t room = ring - start;
+
+			/* Inline data into memory the device writes is not a thing. */
+			if (write || i + units > ds)
+				return -MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+			if (len) {
+				sg[n].p = qp->sq.buf + start;
+				sg[n].len = (uint32_t)(len < room ? len : room);
+				if (len > room) {
+					n++;
+					sg[n].p = qp->sq.buf;
+					sg[n].len = (uint32_t)(len - room);
+				}
+				n++;
+			}
+			*total += len;
+			i += units;
+			continue;
+		}
+		{
+			uint32_t lkey = be32toh(d->lkey);
+			uint64_t addr = be64toh(d->addr);
+			/* PRM: a byte_count of 0 in a send data segment means 2 GiB
+			 * (libmlx5 never posts one: it skips empty SGEs). */
+			uint64_t len = bc ? bc : 1ull << 31;
+			struct emu_mr *mr = mr_get(dev, qp->pd, lkey);
+
+			if (!mr || (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+				return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			sg[n].p = mr_ptr(mr, addr, len);
+			if (!sg[n].p)
+				return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			sg[n].len = (uint32_t)len;
+			*total += len;
+			n++;
+			i++;
+		}
+	}
+	/* IB's largest message is 2^31 bytes. */
+	if (*total > 1ull << 31)
+		return -MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	return n;
+}
+
+int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
+              struct emu_sg *sg, uint64_t *cap)
+{
+	const struct mlx5_wqe_data_seg *d = (const struct mlx5_wqe_data_seg *)wqe;
+	unsigned i;
+	int n = 0;
+
+	*cap = 0;
+	for (i = 0; i < nseg; i++) {
+		uint32_t lkey = be32toh(d[i].lkey), len = be32toh(d[i].byte_count);
+		struct emu_mr *mr;
+
+		if (lkey == MLX5_INVALID_LKEY)
+			break;
+		if (!len)
+			continue;
+		mr = mr_get(qp->dev, qp->pd, lkey);
+		if (!mr || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+			return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		sg[n].p = mr_ptr(mr, be64toh(d[i].addr), len);
+		if (!sg[n].p)
+			return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		sg[n].len = len;
+		*cap += len;
+		n++;
+	}
+	return n;
+}
+
+uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                        int need)
+{
+	struct emu_mr *mr = mr_get(qp->dev, qp->pd, rkey);
+
+	if (!mr || (mr->access & need) != need || (qp->access & need) != need)
+		return NULL;
+	return mr_ptr(mr, raddr, len);
+}
+
+void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total)
+{
+	uint32_t so = 0, doff = 0;
+
+	while (total) {
+		uint32_t n = src->len - so;
+
+		if (dst->len - doff < n)
+			n = dst->len - doff;
+		if (n > total)
+			n = (uint32_t)total;
+		memcpy(dst->p + doff, src->p + so, n);
+		total -= n;
+		so += n;
+		doff += n;
+		if (so == src->len) {
+			src++;
+			so = 0;
+		}
+		if (doff == dst->len) {
+			dst++;
+			doff = 0;
+		}
+	}
+}
+
+/* The one walk of a scatter/gather list: from @off on, @len bytes. */
+static void sg_walk(const struct emu_sg *sg, uint64_t off, uint8_t *out,
+                    const uint8_t *in, uint32_t len)
+{
+	while (off >= sg->len) {
+		off -= sg->len;
+		sg++;
+	}
+	while (len) {
+		uint32_t n = sg->len - (uint32_t)off;
+
+		if (n > len)
+			n = len;
+		if (in) {
+			memcpy(sg->p + off, in, n);
+			in += n;
+		} else {
+			memcpy(out, sg->p + off, n);
+			out += n;
+		}
+		len -= n;
+		off = 0;
+		sg++;
+	}
+}
+
+void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                    uint32_t len)
+{
+	sg_walk(sg, off, NULL, src, len);
+}
+
+void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len)
+{
+	sg_walk(sg, off, dst, NULL, len);
+}

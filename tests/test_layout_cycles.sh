@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# No circle between files, in what is built and in what is included:
+#  - calls: for libssq, the emulated device, ssqd (together, as they link)
+#    and the perftest engine, scripts/check-cycles.sh finds no file that
+#    reaches itself through the global symbols it uses (nm);
+#  - includes: no header reaches itself through #include "..." or
+#    #include <ssq/...> (include guards would hide such a circle from the
+#    compiler, not from a reader).
+set -euo pipefail
+src=${SSQ_SOURCE_DIR:?}
+build=${SSQ_BINARY_DIR:?}
+fail=0
+
+check() { # NAME OBJDIR...
+	local name=$1
+	shift
+	if out=$(bash "$src/scripts/check-cycles.sh" "$@" 2>&1); then
+		echo "ok   $name: ${out##*$'\n'}"
+	else
+		echo "FAIL $name:"
+		echo "$out" | sed 's/^/     /'
+		fail=1
+	fi
+}
+o=$build/src/CMakeFiles
+check "libssq + libssq_emu + ssqd" "$o/ssq_objs.dir" "$o/ssq_emu.dir" "$o/ssqd_core.dir" \
+	"$o/ssqd.dir"
+check "perftest engine" "$build/bench/perftest/CMakeFiles/ssq_perftest_engine.dir"
+
+# Header includes: a depth-first walk over every header's quoted and
+# <ssq/...> includes, resolved against include/ and src/ as the build does.
+if ! python3 - "$src" <<'PY'; then
+import os, re, sys
+root = sys.argv[1]
+inc = re.compile(r'^\s*#\s*include\s*[<"]((?:ssq/)?[^>"]+)[>"]', re.M)
+def resolve(name, here):
+    for base in (os.path.join(root, "include"), os.path.join(root, "src"), here):
+        p = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(p):
+            return p
+    return None
+graph = {}
+for top in ("include", "src", "bench", "tests", "tools", "examples"):
+    for d, _, fs in os.walk(os.path.join(root, top)):
+        for f in fs:
+            if f.endswith((".h", ".c", ".cc")):
+                p = os.path.join(d, f)
+                text = open(p, errors="replace").read()
+                graph[p] = [q for q in (resolve(n, d) for n in inc.findall(text)) if q]
+state, stack, bad = {}, [], []
+def walk(p):
+    state[p] = 1
+    stack.append(p)
+    for q in graph.get(p, []):
+        if state.get(q) == 1:
+            bad.append(stack[stack.index(q):] + [q])
+        elif q not in state:
+            walk(q)
+    stack.pop()
+    state[p] = 2
+for p in sorted(graph):
+    if p not in state:
+        walk(p)
+for c in bad:
+    print("include circle: " + " -> ".join(os.path.relpath(x, root) for x in c))
+print("%d files, %d include circles" % (len(graph), len(bad)))
+sys.exit(1 if bad else 0)
+PY
+	fail=1
+fi
+exit "$fail"
