@@ -1,12 +1,11 @@
 /*
  * ssq_queue.pml: the shared send queue's reserve / publish / doorbell / heal
- * protocol (design.md, "One queue in the arena", "A post, step by step",
- * "Deaths", "Invariants"), checked with Spin by tests/test_ssq_model.sh. The
- * C implementation follows this model step for step: each step below is
- * labelled S<n> (producer: include/ssq/queue.h), H<n> (healer, ssqd:
+ * protocol (docs/design.md, "The shared queue" and "Invariants"), checked
+ * with Spin by tests/test_ssq_model.sh. The C implementation follows this
+ * model step for step: each step below is labelled S<n> (producer: include/ssq/queue.h), H<n> (healer, ssqd:
  * src/dv/queue_heal.c) or D<n> (device), and the C comment for the same
  * step should carry the same label. Invariants are numbered as in
- * design.md: 1, 2, 3 and 5 are checked; 4 (completion routing to owners)
+ * docs/design.md: 1, 2, 3 and 5 are checked; 4 (completion routing to owners)
  * is not modelled.
  *
  * What a step is. Promela is sequentially consistent and a process is
