@@ -1,28 +1,54 @@
 #!/usr/bin/env bash
 # One command for a ConnectX lab: build ssq, list the mlx5 devices, and run
-# the mlx5 backend end to end (ssqd on the device, loopback QPs on one port,
-# several client processes attaching to the shared queue, an RDMA WRITE
-# through it with the data checked, a client killed, ssqd killed). On a
+# the mlx5 backend end to end, one verdict per step: ssqd on the device,
+# loopback QPs on one port, several client processes on the shared queue,
+# every opcode with its data checked, an error and a recovery, a client and
+# ssqd killed, ssqd stopped and started again. On a
 # machine without an mlx5 device it says so and exits 0: nothing is
 # pretended.
 #
 #   scripts/hw-check.sh [DEVICE]      e.g. mlx5_0 (default: the first)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=$here/build
+build=${SSQ_BUILD_DIR:-$here/build}
+# Where devices are listed; tests point it at a folder of their own.
+sysfs=${SSQ_SYSFS_INFINIBAND:-/sys/class/infiniband}
 
-mlx5=$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5' || true)
+mlx5=$(ls "$sysfs" 2>/dev/null | grep '^mlx5' || true)
 if [ -z "$mlx5" ]; then
-	echo "hw-check: no mlx5 device in /sys/class/infiniband: nothing to check on this machine"
-	echo "hw-check: (the emulated device is tested by scripts/test.sh)"
+	echo "hw-check: skip: no mlx5 device in $sysfs (scripts/test.sh tests the emulated device)"
 	exit 0
 fi
 dev=${1:-$(echo "$mlx5" | head -n1)}
 echo "hw-check: mlx5 device(s): $(echo $mlx5); checking $dev"
-"$here/scripts/build.sh" "$build"
+# SSQ_HW_CHECK_BUILD=0: use $build as it is (the tests of this script).
+if [ "${SSQ_HW_CHECK_BUILD:-1}" != 0 ]; then
+	"$here/scripts/build.sh" "$build"
+fi
 echo "== ssqd --list-devices =="
 "$build/ssqd" --list-devices
-echo "== the mlx5 backend, end to end, on $dev =="
 cd "$build"
-SSQ_MLX5_DEVICE=$dev ctest -R '^ctrl_mlx5$' --output-on-failure
-echo "hw-check: $dev passed"
+# Each step is a ctest that starts its own ssqd on $dev (SSQ_TEST_DEVICE, see
+# tests/test_device.h) and prints what it checked; a verdict line per step.
+steps=(
+	"ctrl_mlx5:several clients on one loopback queue, a WRITE checked, a client and ssqd killed"
+	"ctrl_device_ops:every opcode, data checked; a wrong rkey and recovery; ssqd restart"
+	"ssq_multiproc:producer processes posting WRITE + FETCH_ADD, each exactly once"
+	"ctrl_recv:SEND, SEND_IMM and WRITE_IMM into the receive pool, in order"
+)
+failed=0
+for s in "${steps[@]}"; do
+	name=${s%%:*}
+	echo "== $name: ${s#*:} =="
+	if SSQ_MLX5_DEVICE=$dev SSQ_TEST_DEVICE=$dev ctest -R "^$name\$" --output-on-failure; then
+		echo "hw-check: $name on $dev: PASS"
+	else
+		echo "hw-check: $name on $dev: FAIL"
+		failed=$((failed + 1))
+	fi
+done
+if [ "$failed" -ne 0 ]; then
+	echo "hw-check: $dev: $failed of ${#steps[@]} steps failed"
+	exit 1
+fi
+echo "hw-check: $dev: all ${#steps[@]} steps passed"

@@ -26,12 +26,14 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "helpers.h"
+#include "test_device.h"
 
 #define NCLIENTS 3
 #define BUF_LEN  4096
 
 static char sock_path[108];
-static const char *flow_device = "emu";
+/* The device ssqd runs on: test_device() unless the test picks one. */
+static const char *flow_device;
 
 static inline double now_s(void)
 {
@@ -50,8 +52,9 @@ static inline pid_t start_ssqd(const char *hugepages)
 	snprintf(hp, sizeof(hp), "--hugepages=%s", hugepages);
 	pid = fork();
 	if (pid == 0) {
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path, hp,
-		      "--data-mib", "8", "--sq-size", "256", (char *)NULL);
+		execl(ssqd, ssqd, "--device", flow_device ? flow_device : test_device(),
+		      "--socket", sock_path, hp, "--data-mib", "8", "--sq-size", "256",
+		      (char *)NULL);
 		perror("exec ssqd");
 		_exit(127);
 	}
@@ -191,8 +194,9 @@ static inline void run_config(const char *hugepages)
 		waitpid(daemon, NULL, 0);
 		return;
 	}
-	CHECK(!strcmp(ssq_client_device(c), flow_device), "device %s, expected %s",
-	      ssq_client_device(c), flow_device);
+	CHECK(!strcmp(ssq_client_device(c), flow_device ? flow_device : test_device()),
+	      "device %s, expected %s", ssq_client_device(c),
+	      flow_device ? flow_device : test_device());
 	rc = ssq_client_list(c, info, 4);
 	CHECK(rc == 1 && !strcmp(info[0].name, "q0") && info[0].ready, "[%s] list: %d",
 	      hugepages, rc);

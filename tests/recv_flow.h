@@ -303,7 +303,7 @@ static inline pid_t rssqd_start(const char *sock, const char *wire_fault,
 	snprintf(size, sizeof(size), "%u", RMAX);
 	argv[n++] = ssqd;
 	argv[n++] = "--device";
-	argv[n++] = "emu";
+	argv[n++] = test_device();
 	argv[n++] = "--socket";
 	argv[n++] = sock;
 	argv[n++] = "--hugepages=off";

@@ -27,6 +27,7 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "helpers.h"
+#include "test_device.h"
 
 #define CELL         64u
 #define SIGNAL_EVERY 8u
@@ -302,6 +303,25 @@ static inline struct ssq_client *ssqd_connect(const char *sock)
 	return c;
 }
 
+/*
+ * As ssqd_connect, for the ssqd this process started as @pid: an ssqd that
+ * exits at start (a device it cannot open) ends the wait at once.
+ */
+static inline struct ssq_client *ssqd_connect_pid(const char *sock, pid_t pid)
+{
+	struct ssq_client *c = NULL;
+	int i, status;
+
+	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			fprintf(stderr, "ssqd exited at start (status 0x%x)\n", status);
+			return NULL;
+		}
+		usleep(50 * 1000);
+	}
+	return c;
+}
+
 /* Poll LIST until q0 is ready (@want 1) or not (0); seconds it took, or -1. */
 static inline double wait_q0_ready(struct ssq_client *c, int want, double limit_s)
 {
@@ -371,11 +391,12 @@ static inline struct ssq_client *ssqd_start(const char *sock, const char *data_m
 	if (*pid == 0) {
 		if (fault)
 			setenv("SSQ_EMU_FAULT", fault, 1);
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", data_mib, "--sq-size", sq, (char *)NULL);
+		execl(ssqd, ssqd, "--device", test_device(), "--socket", sock,
+		      "--hugepages=off", "--data-mib", data_mib, "--sq-size", sq,
+		      (char *)NULL);
 		_exit(127);
 	}
-	c = ssqd_connect(sock);
+	c = ssqd_connect_pid(sock, *pid);
 	if (!c) {
 		fprintf(stderr, "ssqd at %s: %s\n", sock, ssq_client_strerror_last());
 		kill(*pid, SIGKILL);

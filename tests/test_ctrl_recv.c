@@ -281,7 +281,7 @@ static void no_pool(void)
 
 	snprintf(s2, sizeof(s2), "/tmp/ssq-recv0-%d.sock", getpid());
 	pid = rssqd_start(s2, NULL, args);
-	c = ssqd_connect(s2);
+	c = ssqd_connect_pid(s2, pid);
 	CHECK(c && ssq_queue_open(c, "q0", &q) == 0, "ssqd --recv-depth 0: %s",
 	      c ? ssq_client_error(c) : ssq_client_strerror_last());
 	if (c && q) {
@@ -315,7 +315,7 @@ int main(void)
 	pace = rpace_new();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-recv-%d.sock", getpid());
 	d = rssqd_start(sock, NULL, NULL);
-	c = ssqd_connect(sock);
+	c = ssqd_connect_pid(sock, d);
 	CHECK(c && ssq_queue_open(c, "q0", &q) == 0 &&
 	          ssq_buf_alloc(c, (uint64_t)(P + 1) * CELLS * RMAX, &area) == 0 &&
 	          ssq_buf_alloc(c, (uint64_t)4 * RDEPTH * RMAX, &src) == 0,
