@@ -347,8 +347,11 @@ void ssqd_teardown(struct ssqd *d)
 	unsigned i;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0)
+		if (d->clients[i].fd > 0) {
 			close(d->clients[i].fd);
+			if (d->clients[i].pidfd >= 0)
+				close(d->clients[i].pidfd);
+		}
 	if (d->peer_listen_fd >= 0) {
 		close(d->peer_listen_fd);
 		d->peer_listen_fd = -1;

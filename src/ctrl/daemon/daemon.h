@@ -131,6 +131,12 @@ struct ssqd_client {
 	uint64_t hello_by_ns;              /* CLOCK_MONOTONIC: the hello's deadline */
 	uint64_t bytes;                    /* of the data arena, in nbufs buffers */
 	unsigned nbufs;
+	int pidfd; /* its process (client_pidfd.h); -1: unknown */
+	/*
+	 * Dropped while its process ran with queues attached: killed, and
+	 * dropped for good (its records healed) once the pidfd says it exited.
+	 */
+	int dying;
 };
 
 struct ssqd {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "ctrl/daemon/client_pidfd.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
 
@@ -75,6 +76,7 @@ static void accept_client(struct ssqd *d)
 		if (d->clients[i].fd <= 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
+			d->clients[i].pidfd = -1;
 			d->clients[i].id = ++d->next_client_id;
 			d->clients[i].hello_by_ns =
 			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
@@ -87,6 +89,7 @@ static void accept_client(struct ssqd *d)
 				d->clients[i].refused = 1;
 			} else {
 				d->clients[i].pid = cr.pid;
+				d->clients[i].pidfd = ssqd_pidfd_open(cr.pid);
 				d->clients[i].uid = cr.uid;
 				d->clients[i].gid = cr.gid;
 				d->clients[i].refused = !client_allowed(d, &cr);
@@ -132,11 +135,43 @@ static int heal_deaths(struct ssqd *d)
 	return pending;
 }
 
-/* A client left (closed, crashed or was killed): give back what it held. */
+/*
+ * A client whose process still runs must not be healed (client_pidfd.h):
+ * kill it and keep its connection until it has exited. 1: it is dying now.
+ */
+static int kill_first(struct ssqd_client *c)
+{
+	int rc;
+
+	if (!c->attached || c->dying || !ssqd_pidfd_alive(c->pidfd))
+		return 0;
+	rc = ssqd_pidfd_kill(c->pidfd);
+	if (rc) {
+		fprintf(stderr,
+		        "ssqd: client pid %d left with queues attached and still runs, "
+		        "but cannot be killed (%s): healing its records anyway\n",
+		        (int)c->pid, strerror(-rc));
+		return 0;
+	}
+	fprintf(stderr,
+	        "ssqd: client pid %d left with queues attached while it still runs: "
+	        "killed (SIGKILL); its records are healed once it has exited\n",
+	        (int)c->pid);
+	c->dying = 1;
+	return 1;
+}
+
+/*
+ * A client left (closed, crashed, was killed, or is dropped): give back what
+ * it held - once its process can no longer touch its queues.
+ */
 static void drop_client(struct ssqd *d, struct ssqd_client *c)
 {
 	struct ssqd_grave *g = NULL;
 	unsigned qi, i;
+
+	if (kill_first(c))
+		return;
 
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		if (c->attached & (1u << qi))
@@ -163,6 +198,8 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        (int)c->pid);
 	}
 	close(c->fd);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	ssqd_out_free(&c->out);
 	memset(c, 0, sizeof(*c));
 }
@@ -481,6 +518,11 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 	if (pfd[2].revents && pfd[2].fd == d->peer_fd)
 		ssqd_peer_events(d, pfd[2].revents);
 	for (i = 3; i < n; i++) {
+		if (who[i]->dying) {
+			if (pfd[i].revents) /* its pidfd: the process has exited */
+				drop_client(d, who[i]);
+			continue;
+		}
 		if ((pfd[i].revents & POLLOUT) &&
 		    ssqd_out_flush(&who[i]->out, who[i]->fd))
 			drop_client(d, who[i]);
@@ -516,13 +558,20 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].events = d->peer_connecting ? POLLOUT : POLLIN;
 		who[n++] = NULL;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
-			if (d->clients[i].fd > 0 && d->clients[i].failed)
+			if (d->clients[i].fd > 0 && d->clients[i].failed &&
+			    !d->clients[i].dying)
 				drop_client(d, &d->clients[i]);
-			if (d->clients[i].fd > 0 &&
+			if (d->clients[i].fd > 0 && !d->clients[i].dying &&
 			    (!d->clients[i].said_hello || d->clients[i].refused))
 				hello_deadline(d, &d->clients[i], now);
 			if (d->clients[i].fd <= 0)
 				continue;
+			if (d->clients[i].dying) {
+				pfd[n].fd = d->clients[i].pidfd;
+				pfd[n].events = POLLIN;
+				who[n++] = &d->clients[i];
+				continue;
+			}
 			pfd[n].fd = d->clients[i].fd;
 			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
 			who[n++] = &d->clients[i];

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client's process, held by a pidfd (pidfd_open(2), Linux 5.3) from the
+ * pid SO_PEERCRED gave at accept: unlike the pid, it cannot come to name
+ * another process once the client's has exited, so ssqd can kill a client
+ * and know when it is really gone.
+ *
+ * Why ssqd kills: healing a producer record (queue_heal.c) takes over what
+ * its process left half-done - NOPs over its unpublished WQEBBs, its leases
+ * - which is only safe once that process can no longer write into the
+ * ring. A client dropped while its process still runs (it closed its
+ * connection with queues attached, or stopped reading its replies) is
+ * therefore killed first and healed after its exit.
+ */
+#ifndef SSQ_CTRL_DAEMON_CLIENT_PIDFD_H
+#define SSQ_CTRL_DAEMON_CLIENT_PIDFD_H
+
+#include <sys/types.h>
+
+/* A pidfd for @pid, or -1 (no such process, or a kernel without pidfds). */
+int ssqd_pidfd_open(pid_t pid);
+
+/* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
+int ssqd_pidfd_alive(int pidfd);
+
+/* SIGKILL to the process behind @pidfd: 0 or -errno (-EPERM: another uid). */
+int ssqd_pidfd_kill(int pidfd);
+
+#endif /* SSQ_CTRL_DAEMON_CLIENT_PIDFD_H */
