@@ -19,7 +19,7 @@ int main(void)
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf src, dst;
-	struct ssq_completion comp;
+	struct ssq_completion comp = { 0 }; /* printed on error too */
 	struct ssq_producer *p;
 	uint64_t pos;
 	int rc, i;

@@ -18,7 +18,7 @@ int main(void)
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf buf;
-	struct ssq_completion comp;
+	struct ssq_completion comp = { 0 }; /* printed on error too */
 	struct ssq_producer *p;
 	uint64_t first;
 	int rc, i, done = 0;

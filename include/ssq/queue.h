@@ -197,6 +197,15 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms);
  */
 void ssq_ctl_set_error(struct ssq_ctl *ctl);
 
+/*
+ * ssq_ctl_set_gone - the queue's owner (ssqd) is gone: ssq_reserve,
+ * ssq_submit and ssq_poll (once a producer's completions are taken) return
+ * -ENOTCONN from now on, in every attached process. The client library
+ * calls it when ssqd's connection hangs up; nothing undoes it (a new ssqd
+ * makes new queues). Any thread.
+ */
+void ssq_ctl_set_gone(struct ssq_ctl *ctl);
+
 /* ssq_ctl_in_error - 1 while the queue is in error, else 0. Any thread. */
 int ssq_ctl_in_error(const struct ssq_ctl *ctl);
 
@@ -281,7 +290,8 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
  * build at *@pos onwards. Waits a bounded time (SSQ_RESERVE_SPINS, polling
  * the CQ) for room.
  * Returns 0, -EAGAIN (no room: poll completions and retry; nothing was
- * reserved), -EIO (the queue is in error: see ssq_queue_recover), -EINVAL
+ * reserved), -EIO (the queue is in error: see ssq_queue_recover),
+ * -ENOTCONN (ssqd is gone: ssq_ctl_set_gone), -EINVAL
  * (@wqebbs 0 or too many, or an open reservation). After 0 the caller must
  * publish every WQEBB it reserved (WQEs or NOPs).
  */
@@ -306,12 +316,14 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		    (__atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE) - me->comp_tail);
 
 		/*
-		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error) and
-		 * R8c (ssq_ctl_reset's READY, after the counters it restarted).
+		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error),
+		 * R8c (ssq_ctl_reset's READY, after the counters it restarted)
+		 * and R8d (ssq_ctl_set_gone).
 		 */
-		if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) !=
-		                 SSQ_CTL_READY))
-			return -EIO;
+		uint32_t st = __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE);
+
+		if (ssq_unlikely(st != SSQ_CTL_READY))
+			return st == SSQ_CTL_GONE ? -ENOTCONN : -EIO;
 		if (r + wqebbs - c <= ctl->ring && mine + wqebbs <= ctl->comp_entries)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
@@ -434,10 +446,16 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
  * lease and submits.
  * Locked instructions: the lease CAS and its release xchg (x86) when the
  * lease is free, one CAS and a fence when it is held.
+ * Returns 0, or -ENOTCONN once ssqd is gone (ssq_ctl_set_gone): nothing
+ * published since reaches the device.
  */
-SSQ_INLINE void ssq_submit(struct ssq_producer *p)
+SSQ_INLINE int ssq_submit(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
+
+	/* Relaxed: a hint; what is rung after ssqd went away goes nowhere. */
+	if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_RELAXED) == SSQ_CTL_GONE))
+		return -ENOTCONN;
 
 	while (ssq__lease_try(p)) {
 		/*
@@ -469,14 +487,16 @@ SSQ_INLINE void ssq_submit(struct ssq_producer *p)
 		 * load C3/C4 pair with (see ssq__publish_scan_fence).
 		 */
 		if (__atomic_load_n(&ssq__slot(p, v)->seq, __ATOMIC_SEQ_CST) != v + 1)
-			return;
+			return 0;
 	}
+	return 0;
 }
 
 /*
  * ssq_poll - up to @max of this producer's completions, in its posting
  * order. Routes the CQ first if this producer's ring is empty and no one
- * else is routing. Returns how many (0: none yet).
+ * else is routing. Returns how many (0: none yet), or -ENOTCONN when there
+ * are none and ssqd is gone (ssq_ctl_set_gone).
  */
 SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int max)
 {
@@ -489,6 +509,10 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 	if (head == tail) {
 		ssq_progress(p);
 		head = __atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE); /* A5a */
+		/* Nothing left to take from a queue whose ssqd is gone. */
+		if (ssq_unlikely(head == tail) &&
+		    __atomic_load_n(&p->ctl->state, __ATOMIC_RELAXED) == SSQ_CTL_GONE)
+			return -ENOTCONN;
 	}
 	while (tail != head && n < max)
 		out[n++] = p->comp[tail++ & (p->ctl->comp_entries - 1)];

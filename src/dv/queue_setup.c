@@ -184,6 +184,12 @@ void ssq_ctl_set_error(struct ssq_ctl *ctl)
 	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
 }
 
+void ssq_ctl_set_gone(struct ssq_ctl *ctl)
+{
+	/* R8d: pairs with A8 (ssq_reserve returns -ENOTCONN). */
+	__atomic_store_n(&ctl->state, SSQ_CTL_GONE, __ATOMIC_RELEASE);
+}
+
 int ssq_ctl_in_error(const struct ssq_ctl *ctl)
 {
 	/* A8b: pairs with R8a (an error CQE), R8b and R8c. */

@@ -23,6 +23,7 @@
 #include "ctrl/proto/socket_path.h"
 #include "shm/map/arena_map.h"
 #include "shm/layout.h"
+#include "ctrl/client/client_pvt.h"
 
 /* A live ssqd answers at once; one that is gone must not hang the caller. */
 #define REPLY_TIMEOUT_MS 1000
@@ -31,33 +32,6 @@
  * --listen peer, for the peer to come back (up to 3 s): more than both.
  */
 #define RECOVER_TIMEOUT_MS 6000
-
-struct ssq_client {
-	int sock;
-	uint32_t seq;      /* the last request's sequence number */
-	uint32_t answered; /* the last one answered: behind seq after a timeout */
-	uint8_t *arena;
-	size_t arena_len;
-	const struct shm_arena_header *hdr;
-	char device[SSQ_NAME_MAX];
-	char err[256];
-	struct ssq_queue *queues; /* open ones, closed with the client */
-};
-
-struct ssq_queue {
-	struct ssq_client *c;
-	uint32_t index;
-	void *uar;
-	size_t uar_len;
-	const struct shm_queue_layout *l;
-	struct ssq_sq sq;
-	struct ssq_cq cq;
-	struct ssq_producer prod;
-	const struct shm_recv_log *rlog; /* the receive pool's log; NULL: none */
-	const uint8_t *rbuf;             /* its buffer 0 */
-	uint32_t rslots, rsize;
-	struct ssq_queue *next; /* the client's open queues */
-};
 
 static __thread char connect_err[256];
 
@@ -140,9 +114,10 @@ static int recv_one(struct ssq_client *c, struct proto_msg *m, int *fd, int *nfd
 	                                sizeof(c->err));
 	if (rc == -ETIMEDOUT && !ssq_client_alive(c))
 		rc = -ENOTCONN;
-	if (rc == -ENOTCONN)
+	if (rc == -ENOTCONN) {
 		snprintf(c->err, sizeof(c->err), "ssqd closed the connection");
-	else if (rc == -ETIMEDOUT)
+		client_orphan_all(c); /* the watcher's work, if it has not yet */
+	} else if (rc == -ETIMEDOUT)
 		snprintf(c->err, sizeof(c->err),
 		         "ssqd did not answer request 0x%x within %d ms", type,
 		         timeout_ms);
@@ -348,6 +323,10 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 	}
 	c->hdr = (const struct shm_arena_header *)c->arena;
 	memcpy(c->device, reply.u.hello_reply.device, sizeof(c->device));
+	pthread_mutex_init(&c->lock, NULL);
+	/* Without a watcher the client works, and learns of a hang-up in its next call.
+	 */
+	(void)client_watch_start(c);
 	*out = c;
 	return 0;
 fail:
@@ -361,11 +340,13 @@ void ssq_client_close(struct ssq_client *c)
 {
 	if (!c)
 		return;
+	client_watch_stop(c);
 	while (c->queues)
 		ssq_queue_close(c->queues);
 	if (c->arena)
 		munmap(c->arena, c->arena_len);
 	close(c->sock);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -468,8 +449,10 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		q->rslots = q->l->recv_slots;
 		q->rsize = q->l->recv_size;
 	}
+	pthread_mutex_lock(&c->lock);
 	q->next = c->queues;
 	c->queues = q;
+	pthread_mutex_unlock(&c->lock);
 	*out = q;
 	return 0;
 fail:
@@ -490,11 +473,13 @@ int ssq_queue_close(struct ssq_queue *q)
 
 	if (!q)
 		return 0;
+	pthread_mutex_lock(&q->c->lock);
 	for (pp = &q->c->queues; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			break;
 		}
+	pthread_mutex_unlock(&q->c->lock);
 	req.queue = q->index;
 	rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
 	munmap(q->uar, q->uar_len);

@@ -145,18 +145,23 @@ static int kill_first(struct ssqd_client *c)
 
 	if (!c->attached || c->dying || !ssqd_pidfd_alive(c->pidfd))
 		return 0;
+	/*
+	 * Its connection stays open until it exits: the client library takes
+	 * a hang-up for ssqd's death and fences the queue for everyone.
+	 */
 	rc = ssqd_pidfd_kill(c->pidfd);
-	if (rc) {
+	if (rc)
 		fprintf(stderr,
 		        "ssqd: client pid %d left with queues attached and still runs, "
-		        "but cannot be killed (%s): healing its records anyway\n",
+		        "but cannot be killed (%s): it is no longer served, and its "
+		        "records stay held until it exits\n",
 		        (int)c->pid, strerror(-rc));
-		return 0;
-	}
-	fprintf(stderr,
-	        "ssqd: client pid %d left with queues attached while it still runs: "
-	        "killed (SIGKILL); its records are healed once it has exited\n",
-	        (int)c->pid);
+	else
+		fprintf(stderr,
+		        "ssqd: client pid %d left with queues attached while it still "
+		        "runs: killed (SIGKILL); its records are healed once it has "
+		        "exited\n",
+		        (int)c->pid);
 	c->dying = 1;
 	return 1;
 }

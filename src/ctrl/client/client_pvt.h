@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libssq's client objects, shared by client.c (the protocol, mapping) and
+ * client_watch.c (what happens when ssqd goes away).
+ */
+#ifndef SSQ_CTRL_CLIENT_PVT_H
+#define SSQ_CTRL_CLIENT_PVT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ssq/client.h>
+#include <ssq/queue.h>
+#include "shm/layout.h"
+
+/*
+ * The thread that waits for ssqd's end of the connection to close, so that
+ * a client spinning in the inline fast path learns of it too (ssq_reserve,
+ * ssq_submit and ssq_poll return -ENOTCONN once it has acted).
+ */
+struct client_watch {
+	pthread_t thread;
+	int stop[2]; /* a pipe: ssq_client_close's word to the thread */
+	int running;
+};
+
+struct ssq_client {
+	int sock;
+	uint32_t seq;      /* the last request's sequence number */
+	uint32_t answered; /* the last one answered: behind seq after a timeout */
+	uint8_t *arena;
+	size_t arena_len;
+	const struct shm_arena_header *hdr;
+	char device[SSQ_NAME_MAX];
+	char err[256];
+	/* open ones, closed with the client; c->lock guards the list */
+	struct ssq_queue *queues;
+	pthread_mutex_t lock;
+	struct client_watch watch;
+};
+
+struct ssq_queue {
+	struct ssq_client *c;
+	uint32_t index;
+	void *uar;
+	size_t uar_len;
+	const struct shm_queue_layout *l;
+	struct ssq_sq sq;
+	struct ssq_cq cq;
+	struct ssq_producer prod;
+	const struct shm_recv_log *rlog; /* the receive pool's log; NULL: none */
+	const uint8_t *rbuf;             /* its buffer 0 */
+	uint32_t rslots, rsize;
+	struct ssq_queue *next; /* the client's open queues */
+	int orphaned;           /* ssqd went away: UAR replaced, queue GONE */
+};
+
+/*
+ * client_watch_start - start @c's watcher; 0 or -errno (the client then works,
+ * but learns of ssqd's end only in its next call).
+ */
+int client_watch_start(struct ssq_client *c);
+
+/* Stop and join @c's watcher (if it runs). */
+void client_watch_stop(struct ssq_client *c);
+
+/*
+ * client_orphan_all - @c's ssqd is gone: mark each shared queue @c has open
+ * GONE for every process attached to it (ssq_ctl_set_gone) and swap its UAR
+ * mapping, which holds the device's command fd, for an anonymous page.
+ * Takes c->lock.
+ */
+void client_orphan_all(struct ssq_client *c);
+
+#endif /* SSQ_CTRL_CLIENT_PVT_H */

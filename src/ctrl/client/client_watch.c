@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * When ssqd goes away. Its QPs do not: on a ConnectX a client's UAR mapping
+ * holds the uverbs command fd open, so the QPs stay in RTS and execute
+ * whatever is rung while nobody heals dead producers, routes completions
+ * or refills receives. ssqd fences its queues when it is stopped (SIGTERM),
+ * not when it is killed; so each client watches its connection, and on the
+ * hang-up it fences the queues it has open itself: the queue's state
+ * becomes GONE (every attached process's ssq_reserve, ssq_submit and
+ * ssq_poll return -ENOTCONN) and its UAR mapping becomes an anonymous page,
+ * which lets the uverbs file go and catches a doorbell still in flight.
+ *
+ * ssqd never hangs up on a live client that has queues attached (it kills
+ * it first, client_pidfd.h), so a hang-up seen here means ssqd has ended.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "ctrl/client/client_pvt.h"
+
+static void orphan(struct ssq_queue *q)
+{
+	void *anon;
+
+	if (q->orphaned)
+		return;
+	q->orphaned = 1;
+	/*
+	 * The doorbell page first, then the word every process reads. MAP_FIXED
+	 * replaces the mapping in one step: a store racing with it lands in
+	 * the old page or the new one, never in a hole.
+	 */
+	anon = mmap(q->uar, q->uar_len, PROT_READ | PROT_WRITE,
+	            MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	(void)anon; /* on failure the old mapping stays: the queue is GONE anyway */
+	ssq_ctl_set_gone(q->prod.ctl);
+}
+
+void client_orphan_all(struct ssq_client *c)
+{
+	struct ssq_queue *q;
+
+	pthread_mutex_lock(&c->lock);
+	for (q = c->queues; q; q = q->next)
+		orphan(q);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *watch(void *arg)
+{
+	struct ssq_client *c = arg;
+	/*
+	 * POLLRDHUP alone: replies (POLLIN) do not wake us, ssqd's end closing
+	 * does (and POLLHUP / POLLERR, which poll always reports).
+	 */
+	struct pollfd p[2] = { { c->sock, POLLRDHUP, 0 },
+		               { c->watch.stop[0], POLLIN, 0 } };
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;
+		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			client_orphan_all(c);
+			return NULL;
+		}
+		if (p[0].revents & POLLNVAL)
+			return NULL;
+	}
+}
+
+int client_watch_start(struct ssq_client *c)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (pipe2(c->watch.stop, O_CLOEXEC))
+		return -errno;
+	/* The application's signals go to its own threads, never to ours. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&c->watch.thread, NULL, watch, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		close(c->watch.stop[0]);
+		close(c->watch.stop[1]);
+		return -rc;
+	}
+	c->watch.running = 1;
+	return 0;
+}
+
+void client_watch_stop(struct ssq_client *c)
+{
+	if (!c->watch.running)
+		return;
+	(void)!write(c->watch.stop[1], "x", 1);
+	pthread_join(c->watch.thread, NULL);
+	close(c->watch.stop[0]);
+	close(c->watch.stop[1]);
+	c->watch.running = 0;
+}
