@@ -25,3 +25,8 @@ void probe_rq_ring(struct ssq_rq *rq)
 {
 	ssq_rq_ring(rq);
 }
+
+int probe_publish(struct ssq_producer *p, uint64_t pos)
+{
+	return ssq_publish(p, pos, 1, 0, 0);
+}

@@ -32,6 +32,7 @@ expect x86-64 probe_ring_db "$(barriers objdump "$work/x86.o" probe_ring_db)" "s
 expect x86-64 probe_ring_bf "$(barriers objdump "$work/x86.o" probe_ring_bf)" "sfence,sfence,sfence,sfence"
 expect x86-64 probe_cq_peek "$(barriers objdump "$work/x86.o" probe_cq_peek)" "lfence"
 expect x86-64 probe_rq_ring "$(barriers objdump "$work/x86.o" probe_rq_ring)" ""
+expect x86-64 probe_publish "$(barriers objdump "$work/x86.o" probe_publish)" ""
 
 if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	echo "FAIL: aarch64-linux-gnu-gcc missing (scripts/install-deps.sh installs gcc-aarch64-linux-gnu)"
@@ -49,4 +50,8 @@ expect aarch64 probe_ring_bf "$(barriers $od "$work/a64.o" probe_ring_bf)" \
 	"dmb oshst,dsb st,dsb st,dmb oshst,dsb st,dsb st"
 expect aarch64 probe_cq_peek "$(barriers $od "$work/a64.o" probe_cq_peek)" "dmb oshld"
 expect aarch64 probe_rq_ring "$(barriers $od "$work/a64.o" probe_rq_ring)" "dmb oshst"
+# A producer's WQE stores are ordered for the device before its publish word
+# by its own barrier: the CPU that rings may be another one, and its barrier
+# would cover our stores only through cumulativity.
+expect aarch64 probe_publish "$(barriers $od "$work/a64.o" probe_publish)" "dmb oshst"
 exit $fail

@@ -404,6 +404,15 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	p->pub_next = pos + len;
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
+	 * The WQE's bytes before its publish word, for the device. The CPU
+	 * that rings the doorbell may be another producer's, and its own
+	 * barrier before the doorbell record would order our stores for the
+	 * NIC only through barrier cumulativity, which aarch64's "dmb oshst"
+	 * across CPUs is not relied on for (rdma-core's rule: the writer of
+	 * the WQE issues udma_to_device_barrier). A compiler barrier on x86-64.
+	 */
+	ssq_udma_to_device_barrier();
+	/*
 	 * R1a (S5): the WQE bytes and slot metadata before the publish word;
 	 * pairs with A1a (the lease holder's scan), A1b (ssq__last_ctrl) and
 	 * A1c (ssq_ctl_heal). That the holder scans late enough to see it is
