@@ -138,6 +138,7 @@ struct ssqd {
 	struct shm_arena arena;
 	const struct ssqd_backend_ops *ops;
 	struct ssqd_backend *backend;
+	int async_failed; /* reading async events failed: said so once */
 	struct shm_arena_header *hdr;
 	struct ssqd_queue queues[SSQ_MAX_QUEUES];
 	struct ssqd_data_alloc data;
@@ -243,6 +244,13 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen);
 int ssqd_recover_step(struct ssqd *d);
+
+/*
+ * ssqd_async_poll - take every pending async event of the device (no
+ * waiting) and fence the queues whose QP, CQ, port or device failed.
+ * Returns how many events it took. async_events.c.
+ */
+int ssqd_async_poll(struct ssqd *d);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
