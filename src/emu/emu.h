@@ -39,7 +39,7 @@
  *    is a device error: logged on stderr with a dump of the WQE at the
  *    consumer, counted (emu_dev_errors()), and the QP goes to ERR without
  *    flushing its SQ (its producer counter cannot be trusted) until it is
- *    reset.
+ *    reset; no CQE says so, IBV_EVENT_QP_FATAL does (emu_get_async_event).
  *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
  *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
  *    error CQE with MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR.

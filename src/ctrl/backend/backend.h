@@ -95,8 +95,9 @@ struct shm_uar_map {
 };
 
 /*
- * An asynchronous event: the errors that come without a CQE. @qpn / @cqn
- * name the object of QP and CQ events (else 0), @port that of port events.
+ * An asynchronous event: the errors that come without a CQE. @qpn names
+ * the object of QP events, @cqn that of IBV_EVENT_CQ_ERR (0 is a CQ number
+ * too), @port that of port events.
  */
 struct ssqd_async_event {
 	enum ibv_event_type type; /* IBV_EVENT_QP_FATAL, _CQ_ERR, _PORT_ERR, ... */

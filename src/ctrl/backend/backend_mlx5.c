@@ -378,6 +378,7 @@ static int mlx5_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 		ev->qpn = e.element.qp->qp_num;
 		break;
 	case IBV_EVENT_CQ_ERR:
+		ev->cqn = UINT32_MAX; /* not one of ours */
 		for (i = 0; i < b->nqueues; i++) {
 			if (b->queues[i].cq == e.element.cq)
 				ev->cqn = b->queues[i].cqn;

@@ -13,26 +13,25 @@
 #include <string.h>
 #include "ctrl/daemon/daemon.h"
 
-/* Does queue @q own the QP or CQ @ev names? */
+/* Does queue @q own the CQ (CQ_ERR) or the QP (the rest) @ev names? */
 static int names_queue(const struct ssqd_queue *q, const struct ssqd_async_event *ev)
 {
-	if (ev->qpn)
-		return ev->qpn == q->local.qpn || (q->loopback && ev->qpn == q->peer.qpn);
-	if (ev->cqn)
+	if (ev->type == IBV_EVENT_CQ_ERR) /* CQ numbers start at 0 */
 		return ev->cqn == q->local.dv_cq.cqn || ev->cqn == q->local.dv_rcq.cqn ||
 		       (q->loopback &&
 		        (ev->cqn == q->peer.dv_cq.cqn || ev->cqn == q->peer.dv_rcq.cqn));
-	return 0;
+	return ev->qpn == q->local.qpn || (q->loopback && ev->qpn == q->peer.qpn);
 }
 
 static void fence(struct ssqd *d, unsigned i, const struct ssqd_async_event *ev)
 {
 	if (!d->queues[i].ctl)
 		return;
-	fprintf(stderr,
-	        "ssqd: q%u: async event %s (QP 0x%x, CQ 0x%x, port %u): queue in ERROR "
-	        "until a client recovers it\n",
-	        i, ibv_event_type_str(ev->type), ev->qpn, ev->cqn, ev->port);
+	fprintf(stderr, "ssqd: q%u: async event %s (QP 0x%x, CQ 0x%x, port %u): %s\n", i,
+	        ibv_event_type_str(ev->type), ev->qpn, ev->cqn, ev->port,
+	        d->queues[i].cq_dead
+	            ? "queue in ERROR for good: its CQ stopped (restart ssqd)"
+	            : "queue in ERROR until a client recovers it");
 	ssqd_queue_fence(d, i);
 }
 
@@ -45,9 +44,13 @@ static void handle(struct ssqd *d, const struct ssqd_async_event *ev)
 	case IBV_EVENT_QP_REQ_ERR:
 	case IBV_EVENT_QP_ACCESS_ERR:
 	case IBV_EVENT_CQ_ERR:
-		for (i = 0; i < d->opt.nqueues; i++)
-			if (names_queue(&d->queues[i], ev))
-				fence(d, i, ev);
+		for (i = 0; i < d->opt.nqueues; i++) {
+			if (!names_queue(&d->queues[i], ev))
+				continue;
+			if (ev->type == IBV_EVENT_CQ_ERR)
+				d->queues[i].cq_dead = 1;
+			fence(d, i, ev);
+		}
 		break;
 	case IBV_EVENT_PORT_ERR:
 		for (i = 0; i < d->opt.nqueues; i++)

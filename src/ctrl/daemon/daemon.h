@@ -104,6 +104,12 @@ struct ssqd_queue {
 	struct proto_peer_addr remote; /* what local is connected to */
 	uint32_t peer_psn;             /* loopback: the other end's first PSN */
 	int loopback;
+	/*
+	 * One of its CQs overran (IBV_EVENT_CQ_ERR): an mlx5 CQ in error
+	 * writes nothing more, and resetting the QP does not revive it, so
+	 * RECOVER refuses rather than list a queue READY that cannot complete.
+	 */
+	int cq_dead;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
 };

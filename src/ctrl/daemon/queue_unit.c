@@ -290,8 +290,20 @@ void ssqd_queue_heal(struct ssqd *d, unsigned qi)
 	}
 }
 
+/* RECOVER of a queue whose CQ overran: said at once, before any drain. */
+static int cq_dead_why(unsigned qi, char *why, size_t whylen)
+{
+	snprintf(why, whylen,
+	         "queue q%u: its CQ overran and stopped (IBV_EVENT_CQ_ERR); a CQ in "
+	         "error does not come back: restart ssqd",
+	         qi);
+	return -EIO;
+}
+
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
+	if (d->queues[qi].cq_dead)
+		return cq_dead_why(qi, why, whylen);
 	if (ssq_ctl_in_error(d->queues[qi].ctl))
 		return 0;
 	snprintf(why, whylen, "queue q%u is not in error: nothing to recover", qi);
@@ -332,6 +344,8 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	struct ibv_qp_attr attr;
 	int mask, rc;
 
+	if (q->cq_dead)
+		return cq_dead_why(qi, why, whylen);
 	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
 	ssqd_qp_attr_reset(&attr, &mask);
 	rc = d->ops->modify_qp(d->backend, &q->local, &attr, mask);
