@@ -8,14 +8,14 @@
  * have outstanding - overruns while a router works through a full CQ.
  *
  * Here the ring and its CQ are both RING: the device is stalled while the
- * ring fills with signaled WRITEs, then runs and fills the CQ exactly; then
- * one thread routes that full CQ while another posts into every WQEBB the
- * router frees (draining its own completions), the device thread running.
- * The CQ must never overrun, and every completion must come back.
- * (Whether a WR lands inside the first routing pass is up to the
- * scheduler: on a 2-core host it rarely does, so this checks the boundary
- * case - a CQ exactly as big as the ring - more than it catches the old
- * order; it prints how many did.)
+ * ring fills with signaled one-WQEBB WRITEs, then runs and fills the CQ
+ * exactly; then one thread routes while another posts into every WQEBB
+ * freed (draining its own completions), the device thread running, and an
+ * observer checks the invariant itself all along: `completed` never passes
+ * a WQE whose CQE the consumer-index record does not count yet (the old
+ * order - the record written once per pass - broke it in every run on a
+ * 2-core host). The CQ must never overrun, and every completion must come
+ * back.
  */
 #include <pthread.h>
 #include <time.h>
@@ -24,7 +24,7 @@
 #include "emu/testbed_pvt.h"
 
 #define RING 1024u
-#define WRS  (3 * RING)
+#define WRS  (16 * RING)
 
 struct poster {
 	struct ssq_producer prod;
@@ -35,10 +35,11 @@ struct poster {
 	int rc;
 };
 
-static volatile int stop_router;
+static int stop_router;
 static int first_pass_done;
 static int first_pass_n;
 static int poster_spinning; /* the router starts once the poster is ready */
+static int observer_on;     /* ... and the observer */
 
 static double now_s(void)
 {
@@ -77,15 +78,57 @@ static void *post_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Watch the invariant itself: a `completed` that has passed WQE w means the
+ * consumer-index record already counts w's CQE. Every WR is one WQEBB and
+ * signaled, so CQE i completes position i: CI read after `completed` must
+ * be at least it.
+ */
+struct observer {
+	struct ssq_ctl *ctl;
+	const __be32 *dbrec;
+	uint64_t samples, moved, bad;
+	uint64_t bad_completed;
+	uint32_t bad_ci;
+};
+
+static void *observe_thread(void *arg)
+{
+	struct observer *o = arg;
+	uint64_t last = 0;
+
+	__atomic_store_n(&observer_on, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&stop_router, __ATOMIC_ACQUIRE)) {
+		uint64_t c = ssq_ctl_completed(o->ctl);
+		uint32_t ci =
+		    be32toh(__atomic_load_n(&o->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
+		    0xffffff;
+
+		o->samples++;
+		if (c != last)
+			o->moved++;
+		last = c;
+		if ((uint32_t)(c & 0xffffff) != ci &&
+		    (int32_t)((ci - (uint32_t)c) << 8) < 0) {
+			if (!o->bad++) {
+				o->bad_completed = c;
+				o->bad_ci = ci;
+			}
+		}
+	}
+	return NULL;
+}
+
 static void *route_thread(void *arg)
 {
 	struct ssq_producer *p = arg;
 
-	while (!__atomic_load_n(&poster_spinning, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&poster_spinning, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(&observer_on, __ATOMIC_ACQUIRE))
 		;
 	first_pass_n = ssq_progress(p);
 	__atomic_store_n(&first_pass_done, 1, __ATOMIC_RELEASE);
-	while (!stop_router)
+	while (!__atomic_load_n(&stop_router, __ATOMIC_ACQUIRE))
 		ssq_progress(p);
 	return NULL;
 }
@@ -98,7 +141,8 @@ int main(void)
 	struct ssq_producer router;
 	struct poster w;
 	struct mlx5_cqe64 *last;
-	pthread_t pt, rt;
+	struct observer ob;
+	pthread_t pt, rt, ot;
 	double t0;
 	unsigned k;
 	int rc, id;
@@ -139,11 +183,16 @@ int main(void)
 	     (__atomic_load_n(&last->op_own, __ATOMIC_ACQUIRE) >> 4) == MLX5_CQE_INVALID;)
 		usleep(100);
 	CHECK(!emu_cq_error(tb.s[0].scq), "the CQ overran before any routing");
+	memset(&ob, 0, sizeof(ob));
+	ob.ctl = ctl;
+	ob.dbrec = tb.s[0].scq_v.dbrec;
+	pthread_create(&ot, NULL, observe_thread, &ob);
 	pthread_create(&pt, NULL, post_thread, &w);
 	pthread_create(&rt, NULL, route_thread, &router);
 	pthread_join(pt, NULL);
-	stop_router = 1;
+	__atomic_store_n(&stop_router, 1, __ATOMIC_RELEASE);
 	pthread_join(rt, NULL);
+	pthread_join(ot, NULL);
 	emu_stop(tb.dev);
 	printf("%llu of %u signaled WRITEs completed through a %u-CQE CQ in front of a "
 	       "%u-WQEBB ring; CQ %s\n",
@@ -151,6 +200,15 @@ int main(void)
 	       emu_cq_error(tb.s[0].scq) ? "OVERRAN" : "sound");
 	printf("first routing pass: %d CQEs; %llu WRs posted meanwhile\n", first_pass_n,
 	       (unsigned long long)w.during);
+	printf("observer: %llu samples, `completed` seen moving %llu times, %llu ahead "
+	       "of the CQ's consumer index\n",
+	       (unsigned long long)ob.samples, (unsigned long long)ob.moved,
+	       (unsigned long long)ob.bad);
+	CHECK(ob.bad == 0,
+	      "`completed` %llu published before the consumer index (%u) covered its "
+	      "CQE, %llu times",
+	      (unsigned long long)ob.bad_completed, ob.bad_ci,
+	      (unsigned long long)ob.bad);
 	CHECK(emu_cq_error(tb.s[0].scq) == 0, "the CQ overran");
 	CHECK(w.done == WRS && w.rc == 0, "%llu of %u completed, rc %d",
 	      (unsigned long long)w.done, WRS, w.rc);
