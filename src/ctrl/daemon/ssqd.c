@@ -406,8 +406,9 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
 	        "0x%llx, %s pages; serving %s\n",
-	        d->hdr->nqueues, o->sq_wqebbs, d->hdr->device, d->ops->kind,
-	        (unsigned long long)o->data_mib, (unsigned long long)d->hdr->data_iova,
+	        d->hdr->nqueues, d->queues[0].local.dv_qp.sq.wqe_cnt, d->hdr->device,
+	        d->ops->kind, (unsigned long long)o->data_mib,
+	        (unsigned long long)d->hdr->data_iova,
 	        d->arena.hugepages ? "2 MiB huge" : "4 KiB memfd", o->socket_path);
 	/* Serving: the socket listens (connections queue until the loop runs). */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %u queue(s) on %s (%s) at %s",
