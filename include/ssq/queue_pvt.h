@@ -283,6 +283,14 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 		p->cq.ci++;
 		n++;
 		/*
+		 * The CQE's slot goes back to the NIC (consumer-index record)
+		 * before its WQEBBs go back to the producers (R3): a WR posted
+		 * into them completes into a CQ the NIC already counts as having
+		 * room, so the send CQ - a CQE per WQEBB of the ring at most
+		 * (shm_scq_cqes) - never overruns.
+		 */
+		ssq_cq_update_ci(&p->cq);
+		/*
 		 * R3: the WQEBBs below c may be overwritten once `completed` says
 		 * so, and every slot read above comes first; pairs with A3a and
 		 * A3b (ssq_reserve's room), A3c (ssq_ctl_heal's room) and A3d
@@ -293,8 +301,6 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 		__atomic_store_n(&ctl->completed, c, __ATOMIC_RELEASE);
 		__atomic_store_n(&ctl->cq_ci, p->cq.ci, __ATOMIC_RELEASE);
 	}
-	if (n)
-		ssq_cq_update_ci(&p->cq);
 	return n;
 }
 

@@ -24,6 +24,7 @@ static void cq_overrun(struct emu_cq *cq)
 	    cq->cqn, cq->pi, be32toh(cq->dbrec[SSQ_CQ_SET_CI]) & 0xffffff, cq->cqe_cnt);
 	if (dev->trace)
 		fprintf(dev->trace, "CQ 0x%x overrun at pi %u\n", cq->cqn, cq->pi);
+	emu_async_post(dev, IBV_EVENT_CQ_ERR, 0, cq->cqn);
 	for (i = 0; i < dev->nqp; i++) {
 		struct emu_qp *qp = dev->qps[i];
 

@@ -394,17 +394,20 @@ int emu_destroy_srq(struct emu_srq *srq)
 static int qp_attr_ok(const struct emu_pd *pd, const struct emu_qp_attr *a)
 {
 	struct emu_dev *dev = pd->dev;
+	struct emu_dev_caps dc;
 
 	/* Without a UAR nothing could ring the SQ: only a doorbell starts it. */
 	if (!a->send_cq || !a->recv_cq || !a->sq_buf || !a->dbrec || !a->uar)
 		return 0;
 	if (a->send_cq->dev != dev || a->recv_cq->dev != dev)
 		return 0;
-	if (!is_pow2(a->sq_wqe_cnt) || a->sq_wqe_cnt > 65536)
+	/* The kernel refuses queues over 1 << log_max_qp_sz (mlx5_ib qp.c). */
+	emu_query_caps(&dc);
+	if (!is_pow2(a->sq_wqe_cnt) || a->sq_wqe_cnt > dc.max_send_wqebb)
 		return 0;
 	if (a->srq)
 		return a->srq->pd == pd && !a->rq_buf && !a->rq_wqe_cnt;
-	return a->rq_buf && is_pow2(a->rq_wqe_cnt) && a->rq_wqe_cnt <= 65536 &&
+	return a->rq_buf && is_pow2(a->rq_wqe_cnt) && a->rq_wqe_cnt <= dc.max_recv_wr &&
 	       is_pow2(a->rq_stride) && a->rq_stride >= 16 &&
 	       a->rq_stride <= EMU_MAX_RECV_STRIDE;
 }
@@ -419,6 +422,18 @@ int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_
 
 	if (!pd || !attr || !qpp || !dv || !qpn || !qp_attr_ok(pd, attr))
 		return -EINVAL;
+	if (attr->cap) {
+		/* The buffers must be the ones libmlx5 would have allocated. */
+		struct emu_qp_size sz;
+		int rc = emu_qp_size(attr->cap, &sz);
+
+		if (rc)
+			return rc;
+		if (sz.sq_wqe_cnt != attr->sq_wqe_cnt ||
+		    (!attr->srq && (sz.rq_wqe_cnt != attr->rq_wqe_cnt ||
+		                    sz.rq_stride != attr->rq_stride)))
+			return -EINVAL;
+	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;

@@ -39,7 +39,7 @@
  *    is a device error: logged on stderr with a dump of the WQE at the
  *    consumer, counted (emu_dev_errors()), and the QP goes to ERR without
  *    flushing its SQ (its producer counter cannot be trusted) until it is
- *    reset.
+ *    reset; no CQE says so, IBV_EVENT_QP_FATAL does (emu_get_async_event).
  *  - checks the control segment: WQE index == cc & 0xffff, QPN, a known
  *    opcode, a DS count that fits the opcode and the posted WQEBBs; else an
  *    error CQE with MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR.
@@ -80,8 +80,9 @@
  * = (pi / cqe_cnt) & 1. Before each CQE the device checks the room left by
  * the consumer index in dbrec[SSQ_CQ_SET_CI] (24 bits, big-endian, acquire
  * load); a full CQ is a CQ overrun: the CQ is marked in error
- * (emu_cq_error()), a line goes to stderr, the CQE is dropped and every
- * QP using the CQ goes to ERR. An overrun CQ writes nothing more.
+ * (emu_cq_error()), a line goes to stderr, IBV_EVENT_CQ_ERR is queued
+ * (emu_get_async_event), the CQE is dropped and every QP using the CQ goes
+ * to ERR. An overrun CQ writes nothing more.
  *
  * Modes: SSQ_EMU_FULL moves data; SSQ_EMU_SINK parses and checks every WQE
  * (keys and bounds included) and completes it without touching data, to
@@ -218,6 +219,90 @@ int emu_stall(struct emu_dev *dev, int on);
 /* Device errors (bad doorbells) logged since the open; 0 for NULL. */
 unsigned emu_dev_errors(struct emu_dev *dev);
 
+/*
+ * Asynchronous events, as a ConnectX raises them where no CQE can report
+ * an error (read on hardware with ibv_get_async_event):
+ *   IBV_EVENT_CQ_ERR        a CQ overran (@cqn); it writes nothing more
+ *   IBV_EVENT_QP_FATAL      a device error froze a QP's SQ without a CQE
+ *                           (a doorbell ahead of the doorbell record, ...)
+ *   IBV_EVENT_QP_ACCESS_ERR a responder QP went to ERR on an access
+ *                           violation no receive CQE reports
+ *   IBV_EVENT_QP_REQ_ERR    the same for an invalid request
+ */
+struct emu_async_event {
+	enum ibv_event_type type;
+	uint32_t qpn; /* QP events */
+	uint32_t cqn; /* CQ events */
+};
+
+/*
+ * emu_get_async_event - the oldest event not yet taken, without waiting.
+ * Returns 0 and @ev, -EAGAIN when none is pending, -EINVAL for NULL. Any
+ * thread.
+ */
+int emu_get_async_event(struct emu_dev *dev, struct emu_async_event *ev);
+
+/* ---- device limits and queue sizes ---- */
+
+/*
+ * What the emulated ConnectX reports: the limits mlx5_ib hands libmlx5 at
+ * alloc_ucontext (drivers/infiniband/hw/mlx5/main.c) and those
+ * ibv_query_device gives (mlx5_ib_query_device).
+ */
+struct emu_dev_caps {
+	uint32_t max_sq_desc_sz; /* max_wqe_sz_sq: bytes of one send WQE */
+	uint32_t max_rq_desc_sz; /* max_wqe_sz_rq: bytes of one receive WQE */
+	uint32_t max_send_wqebb; /* 1 << log_max_qp_sz: WQEBBs of one SQ */
+	uint32_t max_recv_wr;    /* 1 << log_max_qp_sz */
+	uint32_t max_qp_wr;      /* ibv_device_attr.max_qp_wr */
+	uint32_t max_send_sge;   /* (min(max_sq_desc_sz, 512) - 32) / 16 */
+	uint32_t max_recv_sge;   /* max_rq_desc_sz / 16 */
+	uint32_t max_cqe;        /* ibv_device_attr.max_cqe: (1 << log_max_cq_sz) - 1 */
+};
+
+/* Fill @caps. The same for every emulated device. */
+void emu_query_caps(struct emu_dev_caps *caps);
+
+/* What a caller asks of an RC QP, as in struct ibv_qp_init_attr_ex. */
+struct emu_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	uint64_t send_ops_flags; /* IBV_QP_EX_WITH_*, with has_send_ops */
+	/*
+	 * 0: no IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (ibv_create_qp): libmlx5 then
+	 * sizes for every RC op, BIND_MW and LOCAL_INV included.
+	 */
+	int has_send_ops;
+};
+
+/* The queues libmlx5 makes of a struct emu_qp_cap, and what it reports back. */
+struct emu_qp_size {
+	uint32_t sq_wqe_cnt;      /* WQEBBs (mlx5dv_qp.sq.wqe_cnt); 0: no SQ */
+	uint32_t sq_wqe_size;     /* bytes one WR may take, a multiple of 64 */
+	uint32_t max_send_wr;     /* cap.max_send_wr back: ring bytes / sq_wqe_size */
+	uint32_t max_inline_data; /* cap.max_inline_data back */
+	uint32_t rq_wqe_cnt;      /* mlx5dv_qp.rq.wqe_cnt; 0: no RQ */
+	uint32_t rq_stride;       /* mlx5dv_qp.rq.stride */
+	uint32_t max_recv_wr;     /* cap.max_recv_wr back */
+	uint32_t max_recv_sge;    /* cap.max_recv_sge back */
+};
+
+/*
+ * emu_qp_size - size an RC QP's queues for @cap exactly as libmlx5 of
+ * rdma-core 44 does on a ConnectX with this device's caps
+ * (providers/mlx5/verbs.c: sq_overhead, mlx5_calc_send_wqe,
+ * mlx5_calc_sq_size, mlx5_calc_rq_size): the WQE is the largest overhead
+ * of the ops named plus the larger of the gather list and the inline
+ * segment, rounded to 64 bytes; the SQ is max_send_wr such WQEs rounded up
+ * to a power of two; max_inline_data grows to fill the WQE.
+ * Returns 0, -EINVAL (over a device limit: SGEs, WQE bytes, WQEBBs,
+ * receive WRs; or a NULL argument), -EOPNOTSUPP (an op an RC QP lacks).
+ */
+int emu_qp_size(const struct emu_qp_cap *cap, struct emu_qp_size *out);
+
 /* ---- protection domains and memory regions ---- */
 
 /* Returns 0 and *@pdp, -EINVAL or -ENOMEM. */
@@ -298,12 +383,18 @@ struct emu_qp_attr {
 	struct emu_cq *recv_cq;
 	struct emu_srq *srq; /* NULL: the QP has its own RQ */
 	void *sq_buf;        /* sq_wqe_cnt * 64 bytes */
-	uint32_t sq_wqe_cnt; /* WQEBBs, a power of two, 1 .. 65536 */
+	uint32_t sq_wqe_cnt; /* WQEBBs, a power of two, 1 .. max_send_wqebb */
 	void *rq_buf;        /* rq_wqe_cnt * rq_stride; NULL with an SRQ */
-	uint32_t rq_wqe_cnt; /* a power of two, 1 .. 65536; 0 with SRQ */
+	uint32_t rq_wqe_cnt; /* a power of two, 1 .. max_recv_wr; 0 with SRQ */
 	uint32_t rq_stride;  /* a power of two, 16 .. 1024 */
 	__be32 *dbrec;       /* 2 words: [MLX5_RCV_DBR], [MLX5_SND_DBR] */
 	void *uar;           /* SSQ_EMU_UAR_SIZE bytes: the doorbell register */
+	/*
+	 * Optional: the caps the queues were sized for (emu_qp_size). Given,
+	 * sq_wqe_cnt, rq_wqe_cnt and rq_stride must be what they give, as
+	 * libmlx5 would have made them.
+	 */
+	const struct emu_qp_cap *cap;
 };
 
 /*
@@ -313,8 +404,10 @@ struct emu_qp_attr {
  * SSQ_EMU_BF_SIZE}, uar_mmap_offset 0; *@qpn gets the QP number (24 bits).
  * Zeroes both BlueFlame halves (the device takes a doorbell by swapping
  * it with 0, so each write is seen; a RESET clears them again).
- * Returns 0, -EINVAL (NULL or mis-sized argument, no UAR, CQ of another
- * device, SRQ of another PD), -ENOMEM (no QP number left).
+ * Returns 0, -EINVAL (NULL or mis-sized argument, an SQ or RQ over the
+ * device's max_send_wqebb / max_recv_wr, queues other than @attr->cap
+ * gives, no UAR, CQ of another device, SRQ of another PD), -EOPNOTSUPP
+ * (@attr->cap names an op an RC QP lacks), -ENOMEM (no QP number left).
  */
 int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_qp **qpp,
                   struct mlx5dv_qp *dv, uint32_t *qpn);

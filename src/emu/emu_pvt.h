@@ -86,6 +86,9 @@ struct emu_qp {
 	struct emu_wire_qp *wire; /* the peer is remote (wire_pvt.h); NULL: here */
 };
 
+/* Async events the device keeps for emu_get_async_event. */
+#define EMU_ASYNC_MAX 64
+
 struct emu_dev {
 	pthread_mutex_t lock; /* one process() call, or one object/mode call */
 	enum emu_mode mode;
@@ -108,7 +111,10 @@ struct emu_dev {
 	struct emu_srq *srqs[SSQ_EMU_MAX_SRQ]; /* by SRQN */
 	struct emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
 	uint8_t mr_tag;
-	struct emu_pd *pds;    /* list head */
+	struct emu_pd *pds; /* list head */
+	/* Async events not yet taken (async.c): [ev_head, ev_tail), free-running. */
+	struct emu_async_event events[EMU_ASYNC_MAX];
+	unsigned ev_head, ev_tail;
 	struct emu_wire *wire; /* the UDP wire (wire_pvt.h); NULL: none */
 };
 
@@ -184,9 +190,10 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  * Who calls whom, file by file, leaves first: a file calls only files
  * listed above it, so no two files call each other, directly or round a
  * circle, and each can be read knowing only those above it:
- *	trace.c  fault.c  translate.c  wire_io.c  wire_qp.c    (leaves)
- *	qp_state.c      wire_qp
- *	cqe_writer.c    qp_state, trace
+ *	trace.c  fault.c  translate.c  wire_io.c  wire_qp.c  qp_size.c  async.c
+ *	                (leaves)
+ *	qp_state.c      wire_qp, async
+ *	cqe_writer.c    qp_state, trace, async
  *	recv_queue.c    trace
  *	sq_doorbell.c   qp_state, trace
  *	execute.c       translate, recv_queue, sq_doorbell, cqe_writer, qp_state, trace
@@ -196,7 +203,7 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  *	wire_rx.c       translate, wire_req, wire_resp
  *	wire.c          wire_qp
  *	engine.c        execute, flush, wire_req, wire_rx, wire_io, wire
- *	device.c        engine, fault, wire, wire_qp
+ *	device.c        engine, fault, wire, wire_qp, qp_size
  */
 
 /* ---- translate.c: keys, addresses and QPNs to host objects ---- */
@@ -234,9 +241,19 @@ void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
                     uint32_t len);
 void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
 
+/* ---- async.c ---- */
+/* Queue an async event (@qpn / @cqn: its object, else 0). Lock held. */
+void emu_async_post(struct emu_dev *dev, enum ibv_event_type type, uint32_t qpn,
+                    uint32_t cqn);
+
 /* ---- qp_state.c ---- */
 /* Move to ERR (flushing starts on the next process()); lock held. */
 void emu_qp_to_err(struct emu_qp *qp);
+/*
+ * Move to ERR for an error no CQE reports, and say so with the async event
+ * @type (IBV_EVENT_QP_FATAL, _QP_REQ_ERR, _QP_ACCESS_ERR). Lock held.
+ */
+void emu_qp_to_err_event(struct emu_qp *qp, enum ibv_event_type type);
 
 /* ---- cqe_writer.c ---- */
 /*

@@ -34,12 +34,19 @@ static struct emu_qp *peer_of(const struct emu_qp *qp)
  * as the IB responder does on an invalid request or access violation.
  */
 static void responder_fail(struct emu_qp *peer, int have_wqe, uint8_t syndrome,
-                           uint16_t idx)
+                           uint16_t idx, enum ibv_event_type event)
 {
 	if (have_wqe)
 		emu_cqe_err(peer->recv_cq, MLX5_CQE_RESP_ERR, syndrome, 0, 0, peer->qpn,
 		            idx);
-	emu_qp_to_err(peer);
+	/*
+	 * IB 9.9.3's affiliated asynchronous errors: @event (an access
+	 * violation or an invalid request) where no CQE says it, else the CQE.
+	 */
+	if (have_wqe)
+		emu_qp_to_err(peer);
+	else
+		emu_qp_to_err_event(peer, event);
 }
 
 /*
@@ -64,11 +71,12 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
 	if (src) {
 		n = emu_rq_sg(peer, wqe, nseg, dst, &cap);
 		if (n < 0) {
-			responder_fail(peer, 1, (uint8_t)-n, idx);
+			responder_fail(peer, 1, (uint8_t)-n, idx, IBV_EVENT_QP_REQ_ERR);
 			return MLX5_CQE_SYNDROME_REMOTE_OP_ERR;
 		}
 		if (len > cap) {
-			responder_fail(peer, 1, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, idx);
+			responder_fail(peer, 1, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, idx,
+			               IBV_EVENT_QP_REQ_ERR);
 			return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 		}
 		if (dev->mode == SSQ_EMU_FULL)
@@ -99,7 +107,7 @@ static int do_write(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned
 	                               IBV_ACCESS_REMOTE_WRITE)
 	              : NULL;
 	if (!dst.p && total) {
-		responder_fail(peer, 0, 0, 0);
+		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
 	dst.len = (uint32_t)total;
@@ -124,14 +132,14 @@ static int do_read(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned 
 	if (n < 0)
 		return -n;
 	if (!peer->max_dest_rd_atomic) {
-		responder_fail(peer, 0, 0, 0);
+		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_REQ_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 	}
 	src.p = total ? emu_remote_ptr(peer, be64toh(r->raddr), be32toh(r->rkey), total,
 	                               IBV_ACCESS_REMOTE_READ)
 	              : NULL;
 	if (!src.p && total) {
-		responder_fail(peer, 0, 0, 0);
+		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
 	src.len = (uint32_t)total;
@@ -161,13 +169,13 @@ static int do_atomic(struct emu_qp *qp, struct emu_qp *peer, size_t off, uint8_t
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	/* IB: an atomic needs an aligned target and responder resources. */
 	if ((raddr & 7) || !peer->max_dest_rd_atomic) {
-		responder_fail(peer, 0, 0, 0);
+		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_REQ_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 	}
 	target =
 	    emu_remote_ptr(peer, raddr, be32toh(r->rkey), 8, IBV_ACCESS_REMOTE_ATOMIC);
 	if (!target) {
-		responder_fail(peer, 0, 0, 0);
+		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
 	*byte_cnt = 8;

@@ -125,6 +125,12 @@ void emu_qp_to_err(struct emu_qp *qp)
 	qp->rnr_until_ns = 0;
 }
 
+void emu_qp_to_err_event(struct emu_qp *qp, enum ibv_event_type type)
+{
+	emu_qp_to_err(qp);
+	emu_async_post(qp->dev, type, qp->qpn, 0);
+}
+
 /*
  * libmlx5 zeroes the doorbell records and restarts its producer counters at
  * 0 when a QP goes to RESET; the device forgets its consumers too, so both

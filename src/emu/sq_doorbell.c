@@ -129,6 +129,7 @@ ok:
 	return 0;
 bad:
 	qp->dbr_bad = 1;
-	emu_qp_to_err(qp);
+	/* No CQE can say it: the SQ is frozen (catastrophic QP error). */
+	emu_qp_to_err_event(qp, IBV_EVENT_QP_FATAL);
 	return -1;
 }

@@ -47,12 +47,17 @@ static void resp_fail(struct emu_qp *qp, uint8_t aeth, uint8_t resp_synd)
 	struct emu_wire_qp *wq = qp->wire;
 
 	emu_wire_send_aeth(qp, aeth, wq->epsn);
-	if (wq->have_rwqe && resp_synd)
+	if (wq->have_rwqe && resp_synd) {
 		emu_cqe_err(qp->recv_cq, MLX5_CQE_RESP_ERR, resp_synd, 0, 0, qp->qpn,
 		            wq->rwqe_idx);
+		emu_qp_to_err(qp);
+	} else {
+		/* No CQE says it: IB 9.9.3's affiliated asynchronous error does. */
+		emu_qp_to_err_event(qp, aeth == AETH_NAK_ACCESS ? IBV_EVENT_QP_ACCESS_ERR
+		                                                : IBV_EVENT_QP_REQ_ERR);
+	}
 	wq->have_rwqe = 0;
 	wq->in_send = wq->in_write = 0;
-	emu_qp_to_err(qp);
 }
 
 /*

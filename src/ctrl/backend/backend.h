@@ -36,12 +36,74 @@ struct ssqd_bqueue {
 	void *impl; /* the backend's QP/CQ handles */
 };
 
+/*
+ * What ssqd asks of a queue's send queue, as struct ibv_qp_cap and
+ * ibv_qp_init_attr_ex.send_ops_flags say it. libmlx5 sizes the ring from
+ * all of it (providers/mlx5/verbs.c, mlx5_calc_sq_size): the WQE is the
+ * largest fixed part of the ops named plus the larger of max_send_sge data
+ * segments and the inline segment, the ring max_send_wr such WQEs rounded
+ * up to a power of two. The device's answer - dv_qp.sq.wqe_cnt,
+ * max_inline - is what everything downstream is sized from.
+ */
+struct ssqd_sq_request {
+	uint32_t max_send_wr;
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+	/*
+	 * IBV_QP_EX_WITH_*: the ops WQEs will be built for. 0 names none, as
+	 * ibv_create_qp does: libmlx5 then reserves room for BIND_MW and
+	 * LOCAL_INV too (192 bytes of each WQE).
+	 */
+	uint64_t send_ops;
+};
+
+/*
+ * The ops ssq's WQE builder emits (include/ssq/wqe.h: SEND, SEND_IMM,
+ * RDMA_WRITE, RDMA_WRITE_IMM, RDMA_READ, ATOMIC_CS, ATOMIC_FA; its NOP
+ * is a bare control segment and needs no room of its own).
+ */
+#define SSQD_SEND_OPS                                                                    \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |                            \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |                \
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                  \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+#define SSQD_SEND_ATOMIC_OPS                                                             \
+	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/*
+ * CQEs of the send CQ in front of an SQ of @wqe_cnt WQEBBs, at least
+ * @cqes: each WR outstanding takes at least one WQEBB and gives at most one
+ * CQE (an error flushes every outstanding WR with its own, signaled or
+ * not), and the router frees a CQE's slot (the consumer-index record)
+ * before the WQEBBs behind it (`completed`), so at most @wqe_cnt CQEs are
+ * ever unconsumed. Plus the slot libmlx5 adds to every CQ (mlx5_create_cq:
+ * align_queue_size(cqe + 1)) as slack for the router: twice the ring.
+ */
+static inline uint32_t shm_scq_cqes(uint32_t wqe_cnt, uint32_t cqes)
+{
+	uint32_t need = 2 * wqe_cnt;
+
+	return cqes > need ? cqes : need;
+}
+
 /* Where a client maps the UAR page of a queue from. */
 struct shm_uar_map {
 	int fd;           /* device command fd (mlx5) or the UAR memfd (emu) */
 	off_t offset;     /* page-aligned offset to mmap at */
 	size_t len;       /* bytes to map */
 	uint32_t reg_off; /* bf.reg - start of that mapping */
+};
+
+/*
+ * An asynchronous event: the errors that come without a CQE. @qpn names
+ * the object of QP events, @cqn that of IBV_EVENT_CQ_ERR (0 is a CQ number
+ * too), @port that of port events.
+ */
+struct ssqd_async_event {
+	enum ibv_event_type type; /* IBV_EVENT_QP_FATAL, _CQ_ERR, _PORT_ERR, ... */
+	uint32_t qpn;
+	uint32_t cqn;
+	uint8_t port;
 };
 
 struct ssqd_backend_ops {
@@ -53,15 +115,17 @@ struct ssqd_backend_ops {
 	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
 	/*
-	 * An RC QP on @port with an SQ of @sq_wqebbs, a send CQ of @cqes, an RQ
-	 * of at least @rq_wqes one-SGE receive WQEs (a power of two; 0: none
-	 * will be posted, the smallest RQ the device allows) and a receive CQ
-	 * of at least max(2 * @rq_wqes, 64) CQEs: each receive WQE gives one
-	 * CQE, so a poller that re-posts only after consuming never overruns.
+	 * An RC QP on @port with the SQ @sq asks for (q->dv_qp.sq.wqe_cnt,
+	 * q->max_inline and q->max_sge say what the device made), a send CQ of
+	 * at least shm_scq_cqes(sq.wqe_cnt, @cqes) CQEs, an RQ of at least
+	 * @rq_wqes one-SGE receive WQEs (a power of two; 0: none will be
+	 * posted, the smallest RQ the device allows) and a receive CQ of at
+	 * least max(2 * @rq_wqes, 64) CQEs: each receive WQE gives one CQE, so
+	 * a poller that re-posts only after consuming never overruns.
 	 */
-	int (*create_queue)(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-	                    uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
-	                    char *why, size_t whylen);
+	int (*create_queue)(struct ssqd_backend *b, const struct ssqd_sq_request *sq,
+	                    uint32_t cqes, uint32_t rq_wqes, uint8_t port,
+	                    struct ssqd_bqueue *q, char *why, size_t whylen);
 	/* ibv_modify_qp semantics: 0 or -EINVAL (-errno of the driver). */
 	int (*modify_qp)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	                 struct ibv_qp_attr *attr, int mask);
@@ -83,6 +147,13 @@ struct ssqd_backend_ops {
 	/* How clients map @q's UAR page. */
 	int (*uar_map)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	               struct shm_uar_map *m);
+	/*
+	 * The next asynchronous event of the device, without waiting
+	 * (ibv_get_async_event on the context's non-blocking async fd; the
+	 * emulated device queues the same events for the same causes). Returns
+	 * 1 and @ev, 0 when none is pending, or a negative errno.
+	 */
+	int (*async_event)(struct ssqd_backend *b, struct ssqd_async_event *ev);
 	/* Start / stop whatever makes progress without clients (emu: its thread). */
 	int (*start)(struct ssqd_backend *b);
 	void (*stop)(struct ssqd_backend *b);

@@ -16,7 +16,6 @@
 #include "ctrl/backend/backend.h"
 
 #define MAX_QUEUES 64
-#define RQ_STRIDE  32 /* one data segment and the terminator */
 
 struct emu_queue {
 	struct emu_qp *qp;
@@ -105,48 +104,85 @@ static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t
 	return rc;
 }
 
-static int emu_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                            uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
-                            char *why, size_t whylen)
+static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request *sq,
+                            uint32_t cqes, uint32_t rq_wqes, uint8_t port,
+                            struct ssqd_bqueue *q, char *why, size_t whylen)
 {
-	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = shm_rcq_cqes(rq);
+	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = shm_rcq_cqes(rq), scqes;
+	struct emu_qp_cap cap;
+	struct emu_qp_size sz;
+	struct emu_dev_caps dc;
 	struct emu_cq_attr ca, rca;
 	struct emu_qp_attr qa;
 	struct emu_queue *eq;
+	size_t mark;
 	int rc;
 
 	if (b->nqueues == MAX_QUEUES) {
 		snprintf(why, whylen, "at most %d queues per device", MAX_QUEUES);
 		return -ENOSPC;
 	}
+	/* The queues libmlx5 would make of the same request on a ConnectX. */
+	memset(&cap, 0, sizeof(cap));
+	cap.max_send_wr = sq->max_send_wr;
+	cap.max_recv_wr = rq;
+	cap.max_send_sge = sq->max_send_sge;
+	cap.max_recv_sge = 1;
+	cap.max_inline_data = sq->max_inline_data;
+	cap.send_ops_flags = sq->send_ops;
+	cap.has_send_ops = sq->send_ops != 0;
+	emu_query_caps(&dc);
+	rc = emu_qp_size(&cap, &sz);
+	if (rc) {
+		snprintf(
+		    why, whylen,
+		    "the emulated ConnectX refuses an RC QP of %u send WRs x %u SGEs / "
+		    "%u inline bytes (send ops 0x%llx) and %u receive WRs: %s (device "
+		    "limits: %u WQEBBs per SQ, %u bytes per WQE, %u WRs per RQ)",
+		    sq->max_send_wr, sq->max_send_sge, sq->max_inline_data,
+		    (unsigned long long)sq->send_ops, rq, strerror(-rc),
+		    dc.max_send_wqebb, dc.max_sq_desc_sz, dc.max_recv_wr);
+		return rc;
+	}
+	scqes = shm_scq_cqes(sz.sq_wqe_cnt, cqes);
+	if (scqes > dc.max_cqe + 1 || rcqes > dc.max_cqe + 1) {
+		snprintf(why, whylen, "a CQ of %u CQEs: the device takes at most %u",
+		         scqes > rcqes ? scqes : rcqes, dc.max_cqe);
+		return -EINVAL;
+	}
 	eq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
+	mark = b->arena->used; /* a refused queue gives its arena space back */
 	memset(&ca, 0, sizeof(ca));
-	ca.cqe_cnt = cqes;
-	ca.buf = shm_arena_alloc(b->arena, (size_t)cqes * 64, 4096);
+	ca.cqe_cnt = scqes;
+	ca.buf = shm_arena_alloc(b->arena, (size_t)scqes * 64, 4096);
 	ca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&rca, 0, sizeof(rca));
 	rca.cqe_cnt = rcqes;
 	rca.buf = shm_arena_alloc(b->arena, (size_t)rcqes * 64, 4096);
 	rca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&qa, 0, sizeof(qa));
-	qa.sq_wqe_cnt = sq_wqebbs;
-	qa.sq_buf = shm_arena_alloc(b->arena, (size_t)sq_wqebbs * 64, 4096);
-	qa.rq_wqe_cnt = rq;
-	qa.rq_stride = RQ_STRIDE;
-	qa.rq_buf = shm_arena_alloc(b->arena, (size_t)rq * RQ_STRIDE, 4096);
+	qa.cap = &cap;
+	qa.sq_wqe_cnt = sz.sq_wqe_cnt;
+	qa.sq_buf = shm_arena_alloc(b->arena, (size_t)sz.sq_wqe_cnt * 64, 4096);
+	qa.rq_wqe_cnt = sz.rq_wqe_cnt;
+	qa.rq_stride = sz.rq_stride;
+	qa.rq_buf = shm_arena_alloc(b->arena, (size_t)sz.rq_wqe_cnt * sz.rq_stride, 4096);
 	qa.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	qa.uar = b->uar + (size_t)b->nqueues * SSQ_EMU_UAR_SIZE;
 	if (!ca.buf || !ca.dbrec || !rca.buf || !rca.dbrec || !qa.sq_buf || !qa.rq_buf ||
 	    !qa.dbrec) {
 		snprintf(why, whylen,
-		         "the arena has no room for another queue (%u so far)",
-		         b->nqueues);
+		         "the arena has no room for another queue (%u so far; its SQ has "
+		         "%u WQEBBs, its send CQ %u CQEs)",
+		         b->nqueues, sz.sq_wqe_cnt, scqes);
+		b->arena->used = mark;
 		return -ENOSPC;
 	}
 	rc = emu_create_cq(b->dev, &ca, &eq->cq, &q->dv_cq);
 	if (rc) {
-		snprintf(why, whylen, "emulated CQ of %u CQEs: %s", cqes, strerror(-rc));
+		snprintf(why, whylen, "emulated CQ of %u CQEs: %s", scqes, strerror(-rc));
+		b->arena->used = mark;
 		return rc;
 	}
 	rc = emu_create_cq(b->dev, &rca, &eq->rcq, &q->dv_rcq);
@@ -154,6 +190,7 @@ static int emu_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t
 		snprintf(why, whylen, "emulated receive CQ of %u CQEs: %s", rcqes,
 		         strerror(-rc));
 		emu_destroy_cq(eq->cq);
+		b->arena->used = mark;
 		return rc;
 	}
 	qa.send_cq = eq->cq;
@@ -161,14 +198,16 @@ static int emu_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t
 	rc = emu_create_qp(b->pd, &qa, &eq->qp, &q->dv_qp, &q->qpn);
 	if (rc) {
 		snprintf(why, whylen, "emulated QP of %u WQEBBs, %u receive WQEs: %s",
-		         sq_wqebbs, rq, strerror(-rc));
+		         sz.sq_wqe_cnt, sz.rq_wqe_cnt, strerror(-rc));
 		emu_destroy_cq(eq->rcq);
 		emu_destroy_cq(eq->cq);
+		b->arena->used = mark;
 		return rc;
 	}
 	eq->index = b->nqueues++;
-	q->max_inline = 256;
-	q->max_sge = 4;
+	/* What libmlx5 would write back into the caps. */
+	q->max_inline = sz.max_inline_data;
+	q->max_sge = sq->max_send_sge;
 	q->port = port;
 	q->impl = eq;
 	return 0;
@@ -272,6 +311,22 @@ static int emu_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	return 0;
 }
 
+static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
+{
+	struct emu_async_event e;
+	int rc = emu_get_async_event(b->dev, &e);
+
+	if (rc == -EAGAIN)
+		return 0;
+	if (rc)
+		return rc;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = e.type;
+	ev->qpn = e.qpn;
+	ev->cqn = e.cqn;
+	return 1;
+}
+
 static int backend_emu_start(struct ssqd_backend *b)
 {
 	return emu_start(b->dev);
@@ -302,6 +357,7 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.peer_mode = emu_peer_mode,
 	.set_remote = emu_set_remote,
 	.uar_map = emu_uar_map,
+	.async_event = backend_emu_async_event,
 	.start = backend_emu_start,
 	.stop = backend_emu_stop,
 	.close = backend_emu_close,

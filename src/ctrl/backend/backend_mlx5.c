@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ struct mlx5_queue {
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;  /* sends */
 	struct ibv_cq *rcq; /* receives */
+	uint32_t cqn, rcqn; /* theirs, for CQ events */
 };
 
 struct ssqd_backend {
@@ -60,7 +62,7 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 	struct mlx5dv_ctx_allocators al = { arena_buf_alloc, arena_buf_free, arena };
 	struct ibv_device **list, *found = NULL;
 	struct ssqd_backend *b;
-	int n = 0, i, rc;
+	int n = 0, i, rc, fl;
 
 	list = ibv_get_device_list(&n);
 	if (!list) {
@@ -112,6 +114,20 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 		free(b);
 		return -rc;
 	}
+	/*
+	 * Async events are read from ssqd's poll loop, which must not block:
+	 * ibv_get_async_event then fails with EAGAIN when none is pending
+	 * (ibv_get_async_event(3)).
+	 */
+	fl = fcntl(b->ctx->async_fd, F_GETFL);
+	if (fl < 0 || fcntl(b->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "async event fd to non-blocking: %s",
+		         strerror(errno));
+		ibv_close_device(b->ctx);
+		free(b);
+		return rc;
+	}
 	b->pd = ibv_alloc_pd(b->ctx);
 	if (!b->pd) {
 		rc = -errno;
@@ -146,12 +162,30 @@ static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_
 	return 0;
 }
 
-static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_t cqes,
-                             uint32_t rq_wqes, uint8_t port, struct ssqd_bqueue *q,
-                             char *why, size_t whylen)
+/* mlx5dv_init_obj of a CQ, and a check that libmlx5 put it in the arena. */
+static int cq_obj(struct ssqd_backend *b, struct ibv_cq *cq, struct mlx5dv_cq *out)
 {
-	uint32_t rcqes = shm_rcq_cqes(rq_wqes);
-	struct ibv_qp_init_attr init;
+	struct mlx5dv_obj obj;
+	int rc;
+
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = cq;
+	obj.cq.out = out;
+	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	if (rc)
+		return rc;
+	if (!inside(b->arena, out->buf, (size_t)out->cqe_cnt * out->cqe_size) ||
+	    !inside(b->arena, out->dbrec, 8))
+		return EFAULT;
+	return 0;
+}
+
+static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request *sq,
+                             uint32_t cqes, uint32_t rq_wqes, uint8_t port,
+                             struct ssqd_bqueue *q, char *why, size_t whylen)
+{
+	uint32_t rcqes = shm_rcq_cqes(rq_wqes), scqes;
+	struct ibv_qp_init_attr_ex init;
 	struct ibv_device_attr da;
 	struct mlx5dv_obj obj;
 	struct mlx5_queue *mq;
@@ -175,6 +209,7 @@ static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_
 	}
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
+	/* Grown below once the SQ's size is known (shm_scq_cqes). */
 	mq->cq = ibv_create_cq(b->ctx, (int)cqes - 1, NULL, NULL, 0);
 	if (!mq->cq) {
 		rc = -errno;
@@ -189,20 +224,38 @@ static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_
 		ibv_destroy_cq(mq->cq);
 		return rc;
 	}
+	/*
+	 * ibv_create_qp_ex naming the send ops: without them libmlx5 sizes
+	 * every WQE for BIND_MW and LOCAL_INV too (providers/mlx5/verbs.c,
+	 * sq_overhead), which ssq never builds. Atomics only where the device
+	 * has them (mlx5_qp_fill_wr_pfns refuses them otherwise).
+	 */
 	memset(&init, 0, sizeof(init));
 	init.send_cq = mq->cq;
 	init.recv_cq = mq->rcq;
 	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = sq_wqebbs;
+	init.cap.max_send_wr = sq->max_send_wr;
 	init.cap.max_recv_wr = rq_wqes ? rq_wqes : 1;
-	init.cap.max_send_sge = 4;
+	init.cap.max_send_sge = sq->max_send_sge;
 	init.cap.max_recv_sge = 1;
-	init.cap.max_inline_data = 64;
-	mq->qp = ibv_create_qp(b->pd, &init);
+	init.cap.max_inline_data = sq->max_inline_data;
+	init.comp_mask = IBV_QP_INIT_ATTR_PD;
+	init.pd = b->pd;
+	if (sq->send_ops) {
+		init.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		init.send_ops_flags = sq->send_ops;
+		if (da.atomic_cap == IBV_ATOMIC_NONE)
+			init.send_ops_flags &= ~(uint64_t)SSQD_SEND_ATOMIC_OPS;
+	}
+	mq->qp = ibv_create_qp_ex(b->ctx, &init);
 	if (!mq->qp) {
 		rc = -errno;
-		snprintf(why, whylen, "ibv_create_qp(RC, %u WRs, %u receive WRs): %s",
-		         sq_wqebbs, init.cap.max_recv_wr, strerror(errno));
+		snprintf(why, whylen,
+		         "ibv_create_qp_ex(RC, %u send WRs of %u SGEs / %u inline bytes, "
+		         "send ops 0x%llx, %u receive WRs): %s",
+		         sq->max_send_wr, sq->max_send_sge, sq->max_inline_data,
+		         (unsigned long long)init.send_ops_flags, init.cap.max_recv_wr,
+		         strerror(errno));
 		ibv_destroy_cq(mq->rcq);
 		ibv_destroy_cq(mq->cq);
 		return rc;
@@ -211,31 +264,40 @@ static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_
 	q->dv_qp.comp_mask = MLX5DV_QP_MASK_UAR_MMAP_OFFSET;
 	obj.qp.in = mq->qp;
 	obj.qp.out = &q->dv_qp;
-	obj.cq.in = mq->cq;
-	obj.cq.out = &q->dv_cq;
-	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ);
-	if (!rc) {
-		/* mlx5dv_obj has one CQ slot: the receive CQ takes a second call. */
-		memset(&obj, 0, sizeof(obj));
-		obj.cq.in = mq->rcq;
-		obj.cq.out = &q->dv_rcq;
-		rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
-	}
+	rc = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
 	if (rc || !(q->dv_qp.comp_mask & MLX5DV_QP_MASK_UAR_MMAP_OFFSET)) {
 		snprintf(why, whylen, "mlx5dv_init_obj: %s",
 		         rc ? strerror(rc) : "no uar_mmap_offset");
 		goto fail;
 	}
+	/*
+	 * The send CQ must hold a CQE per WR the ring can have outstanding:
+	 * grow it now that the device said how big the ring is. Nothing has
+	 * completed into it yet.
+	 */
+	scqes = shm_scq_cqes(q->dv_qp.sq.wqe_cnt, cqes);
+	if (scqes > cqes && ibv_resize_cq(mq->cq, (int)scqes - 1)) {
+		rc = errno;
+		snprintf(why, whylen, "ibv_resize_cq(%u) for an SQ of %u WQEBBs: %s",
+		         scqes, q->dv_qp.sq.wqe_cnt, strerror(rc));
+		goto fail;
+	}
+	rc = cq_obj(b, mq->cq, &q->dv_cq);
+	if (!rc)
+		rc = cq_obj(b, mq->rcq, &q->dv_rcq);
+	if (!rc && q->dv_cq.cqe_cnt < scqes)
+		rc = ENOSPC;
+	if (rc) {
+		snprintf(why, whylen, "send or receive CQ: %s",
+		         rc == EFAULT   ? "libmlx5 placed it outside the shared arena"
+		         : rc == ENOSPC ? "fewer CQEs than the SQ can have outstanding"
+		                        : strerror(rc));
+		goto fail;
+	}
 	if (!inside(b->arena, q->dv_qp.sq.buf, (size_t)q->dv_qp.sq.wqe_cnt * 64) ||
 	    !inside(b->arena, q->dv_qp.rq.buf,
 	            (size_t)q->dv_qp.rq.wqe_cnt * q->dv_qp.rq.stride) ||
-	    !inside(b->arena, q->dv_qp.dbrec, 8) ||
-	    !inside(b->arena, q->dv_cq.buf,
-	            (size_t)q->dv_cq.cqe_cnt * q->dv_cq.cqe_size) ||
-	    !inside(b->arena, q->dv_cq.dbrec, 8) ||
-	    !inside(b->arena, q->dv_rcq.buf,
-	            (size_t)q->dv_rcq.cqe_cnt * q->dv_rcq.cqe_size) ||
-	    !inside(b->arena, q->dv_rcq.dbrec, 8)) {
+	    !inside(b->arena, q->dv_qp.dbrec, 8)) {
 		snprintf(why, whylen,
 		         "libmlx5 placed queue buffers outside the shared arena "
 		         "(buffer allocator hook not honoured)");
@@ -243,6 +305,9 @@ static int mlx5_create_queue(struct ssqd_backend *b, uint32_t sq_wqebbs, uint32_
 		goto fail;
 	}
 	q->qpn = mq->qp->qp_num;
+	mq->cqn = q->dv_cq.cqn;
+	mq->rcqn = q->dv_rcq.cqn;
+	/* What libmlx5 made of the request (mlx5_calc_sq_size writes it back). */
 	q->max_inline = init.cap.max_inline_data;
 	q->max_sge = init.cap.max_send_sge;
 	q->port = port;
@@ -292,6 +357,52 @@ static int mlx5_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	return 0;
 }
 
+static int mlx5_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
+{
+	struct ibv_async_event e;
+	unsigned i;
+
+	if (ibv_get_async_event(b->ctx, &e))
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = e.event_type;
+	switch (e.event_type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		ev->qpn = e.element.qp->qp_num;
+		break;
+	case IBV_EVENT_CQ_ERR:
+		ev->cqn = UINT32_MAX; /* not one of ours */
+		for (i = 0; i < b->nqueues; i++) {
+			if (b->queues[i].cq == e.element.cq)
+				ev->cqn = b->queues[i].cqn;
+			else if (b->queues[i].rcq == e.element.cq)
+				ev->cqn = b->queues[i].rcqn;
+		}
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_GID_CHANGE:
+		ev->port = (uint8_t)e.element.port_num;
+		break;
+	default: /* DEVICE_FATAL and the SRQ / WQ events ssq has no objects for */
+		break;
+	}
+	/* Every event must be acknowledged, or destroying its object blocks. */
+	ibv_ack_async_event(&e);
+	return 1;
+}
+
 static int mlx5_start(struct ssqd_backend *b)
 {
 	(void)b; /* the NIC needs no progress thread */
@@ -329,6 +440,7 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.modify_qp = mlx5_modify_qp,
 	.query_port = mlx5_query_port,
 	.uar_map = mlx5_uar_map,
+	.async_event = mlx5_async_event,
 	.start = mlx5_start,
 	.stop = mlx5_stop,
 	.close = mlx5_close,

@@ -57,10 +57,18 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 static uint64_t queue_bytes(const struct ssqd_options *o)
 {
 	uint64_t rq = o->recv_depth ? o->recv_depth : 1;
-	uint64_t one = align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
-	               align_up((uint64_t)o->cqes * 64, 4096) + align_up(rq * 64, 4096) +
-	               align_up((uint64_t)shm_rcq_cqes((uint32_t)rq) * 64, 4096) +
-	               6 * 4096 + 64 * 64;
+	/*
+	 * The SQ ssqd asks for (queue_unit.c: exactly --sq-size WQEBBs with
+	 * libmlx5 44's sizing) and the send CQ that goes with it. A device that
+	 * makes more finds the arena's end at the data arena (arena.limit):
+	 * setup fails saying so rather than overlap the data MR.
+	 */
+	uint64_t one =
+	    align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
+	    align_up((uint64_t)shm_scq_cqes(o->sq_wqebbs, o->cqes) * 64, 4096) +
+	    align_up(rq * 64, 4096) +
+	    align_up((uint64_t)shm_rcq_cqes((uint32_t)rq) * 64, 4096) + 6 * 4096 +
+	    64 * 64;
 
 	/* libmlx5 adds its own rounding: double it. */
 	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096) +
@@ -307,6 +315,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	}
 	d->arena.used = hdr_len; /* queues go between the header and the data arena */
 	d->hdr->data_off = shm_arena_off(&d->arena, data);
+	/* ... and never inside it: the data MR covers it from here on. */
+	d->arena.limit = d->hdr->data_off;
 	d->hdr->data_len = data_len;
 	d->hdr->data_iova = SSQD_DATA_IOVA;
 	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA,

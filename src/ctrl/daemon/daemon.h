@@ -104,6 +104,12 @@ struct ssqd_queue {
 	struct proto_peer_addr remote; /* what local is connected to */
 	uint32_t peer_psn;             /* loopback: the other end's first PSN */
 	int loopback;
+	/*
+	 * One of its CQs overran (IBV_EVENT_CQ_ERR): an mlx5 CQ in error
+	 * writes nothing more, and resetting the QP does not revive it, so
+	 * RECOVER refuses rather than list a queue READY that cannot complete.
+	 */
+	int cq_dead;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
 };
@@ -144,6 +150,7 @@ struct ssqd {
 	struct shm_arena arena;
 	const struct ssqd_backend_ops *ops;
 	struct ssqd_backend *backend;
+	int async_failed; /* reading async events failed: said so once */
 	struct shm_arena_header *hdr;
 	struct ssqd_queue queues[SSQ_MAX_QUEUES];
 	struct ssqd_data_alloc data;
@@ -249,6 +256,13 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen);
 int ssqd_recover_step(struct ssqd *d);
+
+/*
+ * ssqd_async_poll - take every pending async event of the device (no
+ * waiting) and fence the queues whose QP, CQ, port or device failed.
+ * Returns how many events it took. async_events.c.
+ */
+int ssqd_async_poll(struct ssqd *d);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

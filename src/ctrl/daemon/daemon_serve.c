@@ -583,6 +583,8 @@ int ssqd_serve(struct ssqd *d)
 		}
 		/* A recovery or a heal under way is looked at every millisecond. */
 		rc = poll(pfd, (nfds_t)n, recovering || healing ? 1 : PROGRESS_MS);
+		/* Failures no CQE reports, before anything routes or recovers. */
+		ssqd_async_poll(d);
 		progress(d);
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);

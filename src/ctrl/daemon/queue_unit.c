@@ -27,6 +27,36 @@ uint32_t ssqd_queue_new_psn(void)
 	return (uint32_t)lrand48() & 0xffffff;
 }
 
+/*
+ * What ssq's WQEs may carry: gather entries and inline bytes. ssq counts
+ * its ring in WQEBBs, so the room libmlx5 reserves per WR costs nothing
+ * but ring WQEBBs per WR requested: 204 inline bytes make the WQE exactly
+ * 256 bytes (providers/mlx5/verbs.c, mlx5_calc_send_wqe: the largest fixed
+ * part, ctrl + raddr + atomic = 48 (sq_overhead), plus the larger of 4 data
+ * segments = 64 and align(4 + 204, 16) = 208), and libmlx5 reports back
+ * max_inline_data = 256 - 48 - 4 = 204 (mlx5_calc_sq_size).
+ */
+#define SSQD_MAX_SGE    4
+#define SSQD_MAX_INLINE 204
+#define SSQD_WR_BYTES   256
+
+/*
+ * The SQ ssqd asks for a ring of @wqebbs WQEBBs: @wqebbs * 64 /
+ * SSQD_WR_BYTES WRs of the largest WQE fill it exactly. Whatever the device
+ * makes of it, its dv_qp.sq.wqe_cnt is what the control block, the CQ and
+ * the layout are sized from.
+ */
+static void sq_request(uint32_t wqebbs, struct ssqd_sq_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_send_wr = (uint32_t)((uint64_t)wqebbs * MLX5_SEND_WQE_BB / SSQD_WR_BYTES);
+	if (!r->max_send_wr)
+		r->max_send_wr = 1;
+	r->max_send_sge = SSQD_MAX_SGE;
+	r->max_inline_data = SSQD_MAX_INLINE;
+	r->send_ops = SSQD_SEND_OPS;
+}
+
 /* The shared queue's control block, and ssqd's own producer in it. */
 static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whylen)
 {
@@ -59,11 +89,14 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
 	int two_hosts = d->opt.listen_port || d->opt.connect_to;
-	/* The receive pool sits at the QP that receives: ours with a peer ssqd. */
-	int rc = d->ops->create_queue(d->backend, d->opt.sq_wqebbs, d->opt.cqes,
-	                              two_hosts ? d->opt.recv_depth : 0, d->opt.port,
-	                              &q->local, why, whylen);
+	struct ssqd_sq_request sq;
+	int rc;
 
+	sq_request(d->opt.sq_wqebbs, &sq);
+	/* The receive pool sits at the QP that receives: ours with a peer ssqd. */
+	rc = d->ops->create_queue(d->backend, &sq, d->opt.cqes,
+	                          two_hosts ? d->opt.recv_depth : 0, d->opt.port,
+	                          &q->local, why, whylen);
 	if (rc)
 		return rc;
 	rc = make_ctl(d, q, why, whylen);
@@ -76,7 +109,8 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 		 * ConnectX; it receives what the queue sends.
 		 */
 		q->loopback = 1;
-		rc = d->ops->create_queue(d->backend, 64, 64, d->opt.recv_depth,
+		sq_request(64, &sq);
+		rc = d->ops->create_queue(d->backend, &sq, 64, d->opt.recv_depth,
 		                          strcmp(d->ops->kind, "emu") ? d->opt.port : 2,
 		                          &q->peer, why, whylen);
 		if (rc)
@@ -256,8 +290,20 @@ void ssqd_queue_heal(struct ssqd *d, unsigned qi)
 	}
 }
 
+/* RECOVER of a queue whose CQ overran: said at once, before any drain. */
+static int cq_dead_why(unsigned qi, char *why, size_t whylen)
+{
+	snprintf(why, whylen,
+	         "queue q%u: its CQ overran and stopped (IBV_EVENT_CQ_ERR); a CQ in "
+	         "error does not come back: restart ssqd",
+	         qi);
+	return -EIO;
+}
+
 int ssqd_queue_in_error(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
+	if (d->queues[qi].cq_dead)
+		return cq_dead_why(qi, why, whylen);
 	if (ssq_ctl_in_error(d->queues[qi].ctl))
 		return 0;
 	snprintf(why, whylen, "queue q%u is not in error: nothing to recover", qi);
@@ -298,6 +344,8 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	struct ibv_qp_attr attr;
 	int mask, rc;
 
+	if (q->cq_dead)
+		return cq_dead_why(qi, why, whylen);
 	ssqd_recv_pause(d, qi); /* nothing posted into a QP being reset */
 	ssqd_qp_attr_reset(&attr, &mask);
 	rc = d->ops->modify_qp(d->backend, &q->local, &attr, mask);
@@ -332,6 +380,11 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		         qi, strerror(-rc));
 		return rc;
 	}
+	/* A fence (an async event) listed it ERROR: listed READY again. */
+	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
+	    SSQ_QUEUE_ERROR)
+		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
+		                 __ATOMIC_RELEASE);
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
 	        q->local.qpn, ssq_ctl_epoch(q->ctl));
 	return 0;

@@ -44,10 +44,12 @@ static void usage(FILE *out)
 	    "                           ssqd serves that one\n"
 	    "  -q, --queues N           shared queues q0..q<N-1>, 1..%u (default 1)\n"
 	    "      --sq-size N          WQEBBs per send queue, a power of two 64..65536\n"
-	    "                           (default 1024)\n"
-	    "      --cq-size N          CQEs per completion queue, a power of two "
+	    "                           (default 1024; a ConnectX takes at most its\n"
+	    "                           max_qp_wr, 32768 on the emulated one)\n"
+	    "      --cq-size N          CQEs per send CQ at least, a power of two "
 	    "64..65536\n"
-	    "                           (default 1024)\n"
+	    "                           (default 1024; never fewer than twice the\n"
+	    "                           send queue's WQEBBs, so it cannot overrun)\n"
 	    "      --data-mib N         data arena size in MiB, 1..65536 (default 64)\n"
 	    "      --recv-depth N       receive WQEs kept posted per queue for SEND and\n"
 	    "                           WRITE_WITH_IMM, 0 (none) or a power of two\n"
@@ -404,8 +406,9 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
 	        "0x%llx, %s pages; serving %s\n",
-	        d->hdr->nqueues, o->sq_wqebbs, d->hdr->device, d->ops->kind,
-	        (unsigned long long)o->data_mib, (unsigned long long)d->hdr->data_iova,
+	        d->hdr->nqueues, d->queues[0].local.dv_qp.sq.wqe_cnt, d->hdr->device,
+	        d->ops->kind, (unsigned long long)o->data_mib,
+	        (unsigned long long)d->hdr->data_iova,
 	        d->arena.hugepages ? "2 MiB huge" : "4 KiB memfd", o->socket_path);
 	/* Serving: the socket listens (connections queue until the loop runs). */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %u queue(s) on %s (%s) at %s",

@@ -80,8 +80,9 @@ int shm_arena_create(struct shm_arena *a, size_t len, enum shm_hugepages mode,
 void *shm_arena_alloc(struct shm_arena *a, size_t len, size_t align)
 {
 	size_t start = (a->used + align - 1) & ~(align - 1);
+	size_t end = a->limit && a->limit < a->len ? a->limit : a->len;
 
-	if (!align || (align & (align - 1)) || start > a->len || len > a->len - start)
+	if (!align || (align & (align - 1)) || start > end || len > end - start)
 		return NULL;
 	a->used = start + len;
 	return a->base + start;

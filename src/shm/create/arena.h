@@ -29,6 +29,12 @@ struct shm_arena {
 	size_t page_size;
 	int hugepages; /* 1: backed by 2 MiB hugepages through EAL */
 	size_t used;   /* bump pointer for shm_arena_alloc */
+	/*
+	 * Where shm_arena_alloc must stop (0: at len). ssqd sets it to the
+	 * data arena's start once that is registered, so no queue buffer is
+	 * ever carved out of memory the data MR covers.
+	 */
+	size_t limit;
 	void *eal_memzone;
 };
 
@@ -52,7 +58,8 @@ int shm_arena_create_memfd(struct shm_arena *a, size_t len, const char *tag, cha
 
 /*
  * shm_arena_alloc - carve @len bytes aligned to @align (a power of two) from
- * the arena. Returns the address or NULL when it does not fit. Also the
+ * the arena, below a->limit when set. Returns the address or NULL when it
+ * does not fit. Also the
  * mlx5dv buffer-allocator hook's backend. Single-threaded (ssqd's setup).
  */
 void *shm_arena_alloc(struct shm_arena *a, size_t len, size_t align);

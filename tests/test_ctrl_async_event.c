@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd reads the device's async events (issue 15, item 2). A UAR doorbell
+ * naming a WQE ahead of the doorbell record is a device error: the QP goes
+ * to ERR with no CQE and the device says so only with IBV_EVENT_QP_FATAL.
+ * ssqd used to leave such a queue listed READY, so clients kept posting
+ * into a dead QP. Now the event fences it - listed not ready, reservations
+ * get -EIO - and a client's RECOVER brings it back to RTS, after which a
+ * WRITE completes. A send CQ that overruns (its consumer index set back a
+ * ring by hand) gives IBV_EVENT_CQ_ERR: the queue is fenced the same way,
+ * and RECOVER refuses with -EIO saying why, since a CQ in error never
+ * writes again: ssqd never lists a queue READY that cannot complete.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <ssq/ssq.h>
+#include <ssq/client.h>
+#include "helpers.h"
+#include "ctrl_flow.h"
+
+static int listed_ready(struct ssq_client *c)
+{
+	struct ssq_queue_info info[4];
+	int n = ssq_client_list(c, info, 4);
+
+	return n > 0 && info[0].ready;
+}
+
+int main(void)
+{
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf src, dst;
+	struct mlx5_wqe_ctrl_seg ctrl;
+	const struct ssq_sq *sq;
+	uint64_t v, pos;
+	double t0;
+	int ready = 1, rc = 0;
+	pid_t d;
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-async-%d.sock", getpid());
+	d = start_ssqd("off");
+	c = connect_retry(d);
+	if (!c) {
+		kill(d, SIGKILL);
+		return 1;
+	}
+	CHECK(ssq_queue_open(c, "q0", &q) == 0, "open: %s", ssq_client_error(c));
+	CHECK(ssq_buf_alloc(c, 4096, &src) == 0 && ssq_buf_alloc(c, 4096, &dst) == 0,
+	      "alloc: %s", ssq_client_error(c));
+	if (test_failures)
+		goto out;
+	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE before");
+
+	/* The doorbell of WQE index 5 while the doorbell record says 1. */
+	sq = ssq_queue_sq(q);
+	memset(&ctrl, 0, sizeof(ctrl));
+	ctrl.opmod_idx_opcode = htobe32(5u << 8 | MLX5_OPCODE_NOP);
+	ctrl.qpn_ds = htobe32(ssq_queue_qpn(q) << 8 | 1);
+	memcpy(&v, &ctrl, sizeof(v));
+	__atomic_store_n((uint64_t *)sq->bf_reg, v, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)(sq->bf_reg + sq->bf_size), v, __ATOMIC_RELEASE);
+
+	for (t0 = now_s(); now_s() - t0 < 5 && ready; usleep(1000))
+		ready = listed_ready(c);
+	printf("after the bad doorbell: q0 listed %s\n", ready ? "READY" : "not ready");
+	CHECK(!ready, "q0 still listed READY 5 s after its QP failed");
+	rc = ssq_reserve(ssq_queue_producer(q), 1, &pos);
+	CHECK(rc == -EIO, "reserve on the failed queue: %d, want -EIO", rc);
+
+	rc = ssq_queue_recover(q);
+	CHECK(rc == 0, "recover: %d (%s)", rc, ssq_client_error(c));
+	CHECK(listed_ready(c), "q0 listed READY after the recovery");
+	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE after the recovery");
+
+	/*
+	 * A CQ overrun: the consumer index set a whole ring back, the next CQE
+	 * finds no room. IBV_EVENT_CQ_ERR fences the queue, and since a CQ in
+	 * error never writes again, RECOVER refuses saying why.
+	 */
+	{
+		const struct ssq_cq *cq = ssq_queue_cq(q);
+		uint32_t ci =
+		    be32toh(__atomic_load_n(&cq->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE));
+
+		__atomic_store_n(&cq->dbrec[SSQ_CQ_SET_CI],
+		                 htobe32((ci - cq->cqe_cnt) & 0xffffff),
+		                 __ATOMIC_RELEASE);
+	}
+	CHECK(ssq_post_write(ssq_queue_producer(q), src.iova, src.lkey, 64, dst.iova,
+	                     ssq_queue_peer_rkey(q), 1, SSQ_WQE_SIGNALED) == 0,
+	      "a WRITE into the overrun");
+	ready = 1;
+	for (t0 = now_s(); now_s() - t0 < 5 && ready; usleep(1000))
+		ready = listed_ready(c);
+	printf("after the CQ overrun: q0 listed %s\n", ready ? "READY" : "not ready");
+	CHECK(!ready, "q0 still listed READY 5 s after its CQ overran");
+	rc = ssq_queue_recover(q);
+	printf("recover after the overrun: %d (%s)\n", rc, ssq_client_error(c));
+	CHECK(rc == -EIO && strstr(ssq_client_error(c), "overran"),
+	      "recover of an overrun CQ: %d (%s), want -EIO saying it overran", rc,
+	      ssq_client_error(c));
+	CHECK(!listed_ready(c), "q0 listed READY with its CQ dead");
+out:
+	ssq_client_close(c);
+	kill(d, SIGTERM);
+	waitpid(d, NULL, 0);
+	return test_exit("ctrl_async_event");
+}
