@@ -94,9 +94,20 @@ struct ssq_producer {
 	uint32_t id;
 	uint32_t slot_mask; /* ctl->ring - 1, kept here: every slot lookup uses it */
 	uint64_t pub_next;  /* where the open reservation's next WQE must start */
+	uint32_t gone;      /* ssq_producer_gone: ssqd went away */
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
+
+/*
+ * ssq_producer_gone - this process's producer @p outlived its ssqd: from now
+ * on ssq_reserve, ssq_submit and an empty ssq_poll return -ENOTCONN. The
+ * client library calls it when its connection to ssqd hangs up, after
+ * unmapping the doorbell page. Only this process's handle changes: the
+ * shared queue is not the caller's to declare dead (a process that shut
+ * its own connection is killed by a live ssqd, not believed). Any thread.
+ */
+void ssq_producer_gone(struct ssq_producer *p);
 
 /* Bytes of shared memory a queue of @ring WQEBBs needs for its control block. */
 size_t ssq_ctl_size(uint32_t ring);
@@ -197,15 +208,6 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms);
  */
 void ssq_ctl_set_error(struct ssq_ctl *ctl);
 
-/*
- * ssq_ctl_set_gone - the queue's owner (ssqd) is gone: ssq_reserve,
- * ssq_submit and ssq_poll (once a producer's completions are taken) return
- * -ENOTCONN from now on, in every attached process. The client library
- * calls it when ssqd's connection hangs up; nothing undoes it (a new ssqd
- * makes new queues). Any thread.
- */
-void ssq_ctl_set_gone(struct ssq_ctl *ctl);
-
 /* ssq_ctl_in_error - 1 while the queue is in error, else 0. Any thread. */
 int ssq_ctl_in_error(const struct ssq_ctl *ctl);
 
@@ -291,7 +293,7 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
  * the CQ) for room.
  * Returns 0, -EAGAIN (no room: poll completions and retry; nothing was
  * reserved), -EIO (the queue is in error: see ssq_queue_recover),
- * -ENOTCONN (ssqd is gone: ssq_ctl_set_gone), -EINVAL
+ * -ENOTCONN (ssqd is gone: see ssq_producer_gone), -EINVAL
  * (@wqebbs 0 or too many, or an open reservation). After 0 the caller must
  * publish every WQEBB it reserved (WQEs or NOPs).
  */
@@ -302,8 +304,10 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	uint64_t at;
 	unsigned spins;
 
-	if (ssq_unlikely(!wqebbs || wqebbs > ctl->ring / 2 || me->state != SSQ_PROD_IDLE))
-		return -EINVAL;
+	if (ssq_unlikely(!wqebbs || wqebbs > ctl->ring / 2 ||
+	                 me->state != SSQ_PROD_IDLE ||
+	                 __atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
+		return __atomic_load_n(&p->gone, __ATOMIC_RELAXED) ? -ENOTCONN : -EINVAL;
 	/* Room for our WQEBBs, and for their completions in our ring. */
 	for (spins = 0;; spins++) {
 		/* S1a: a hint; a stale value passes more often, and S4b waits. */
@@ -316,14 +320,12 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		    (__atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE) - me->comp_tail);
 
 		/*
-		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error),
-		 * R8c (ssq_ctl_reset's READY, after the counters it restarted)
-		 * and R8d (ssq_ctl_set_gone).
+		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error) and
+		 * R8c (ssq_ctl_reset's READY, after the counters it restarted).
 		 */
-		uint32_t st = __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE);
-
-		if (ssq_unlikely(st != SSQ_CTL_READY))
-			return st == SSQ_CTL_GONE ? -ENOTCONN : -EIO;
+		if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) !=
+		                 SSQ_CTL_READY))
+			return -EIO;
 		if (r + wqebbs - c <= ctl->ring && mine + wqebbs <= ctl->comp_entries)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
@@ -455,7 +457,7 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
  * lease and submits.
  * Locked instructions: the lease CAS and its release xchg (x86) when the
  * lease is free, one CAS and a fence when it is held.
- * Returns 0, or -ENOTCONN once ssqd is gone (ssq_ctl_set_gone): nothing
+ * Returns 0, or -ENOTCONN once ssqd is gone (ssq_producer_gone): nothing
  * published since reaches the device.
  */
 SSQ_INLINE int ssq_submit(struct ssq_producer *p)
@@ -463,7 +465,7 @@ SSQ_INLINE int ssq_submit(struct ssq_producer *p)
 	struct ssq_ctl *ctl = p->ctl;
 
 	/* Relaxed: a hint; what is rung after ssqd went away goes nowhere. */
-	if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_RELAXED) == SSQ_CTL_GONE))
+	if (ssq_unlikely(__atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
 		return -ENOTCONN;
 
 	while (ssq__lease_try(p)) {
@@ -505,7 +507,7 @@ SSQ_INLINE int ssq_submit(struct ssq_producer *p)
  * ssq_poll - up to @max of this producer's completions, in its posting
  * order. Routes the CQ first if this producer's ring is empty and no one
  * else is routing. Returns how many (0: none yet), or -ENOTCONN when there
- * are none and ssqd is gone (ssq_ctl_set_gone).
+ * are none and ssqd is gone (ssq_producer_gone).
  */
 SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int max)
 {
@@ -520,7 +522,7 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 		head = __atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE); /* A5a */
 		/* Nothing left to take from a queue whose ssqd is gone. */
 		if (ssq_unlikely(head == tail) &&
-		    __atomic_load_n(&p->ctl->state, __ATOMIC_RELAXED) == SSQ_CTL_GONE)
+		    __atomic_load_n(&p->gone, __ATOMIC_RELAXED))
 			return -ENOTCONN;
 	}
 	while (tail != head && n < max)

@@ -45,7 +45,6 @@ enum {
 enum {
 	SSQ_CTL_READY = 0,
 	SSQ_CTL_ERROR = 1, /* an error CQE came: QP in ERR until recovered */
-	SSQ_CTL_GONE = 2,  /* ssqd is gone (ssq_ctl_set_gone): for good */
 };
 
 /* Slot flags. */

@@ -184,10 +184,10 @@ void ssq_ctl_set_error(struct ssq_ctl *ctl)
 	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
 }
 
-void ssq_ctl_set_gone(struct ssq_ctl *ctl)
+void ssq_producer_gone(struct ssq_producer *p)
 {
-	/* R8d: pairs with A8 (ssq_reserve returns -ENOTCONN). */
-	__atomic_store_n(&ctl->state, SSQ_CTL_GONE, __ATOMIC_RELEASE);
+	/* Relaxed: a flag each call of this producer's re-reads; nothing rides on it. */
+	__atomic_store_n(&p->gone, 1, __ATOMIC_RELAXED);
 }
 
 int ssq_ctl_in_error(const struct ssq_ctl *ctl)

@@ -52,7 +52,7 @@ struct ssq_queue {
 	const uint8_t *rbuf;             /* its buffer 0 */
 	uint32_t rslots, rsize;
 	struct ssq_queue *next; /* the client's open queues */
-	int orphaned;           /* ssqd went away: UAR replaced, queue GONE */
+	int orphaned;           /* ssqd went away: UAR replaced, producer gone */
 };
 
 /*
@@ -65,9 +65,9 @@ int client_watch_start(struct ssq_client *c);
 void client_watch_stop(struct ssq_client *c);
 
 /*
- * client_orphan_all - @c's ssqd is gone: mark each shared queue @c has open
- * GONE for every process attached to it (ssq_ctl_set_gone) and swap its UAR
- * mapping, which holds the device's command fd, for an anonymous page.
+ * client_orphan_all - @c's ssqd is gone: swap the UAR mapping of each queue @c
+ * has open, which holds the device's command fd, for an anonymous page, and
+ * mark its producer handle gone (ssq_producer_gone).
  * Takes c->lock.
  */
 void client_orphan_all(struct ssq_client *c);

@@ -5,13 +5,16 @@
  * whatever is rung while nobody heals dead producers, routes completions
  * or refills receives. ssqd fences its queues when it is stopped (SIGTERM),
  * not when it is killed; so each client watches its connection, and on the
- * hang-up it fences the queues it has open itself: the queue's state
- * becomes GONE (every attached process's ssq_reserve, ssq_submit and
- * ssq_poll return -ENOTCONN) and its UAR mapping becomes an anonymous page,
- * which lets the uverbs file go and catches a doorbell still in flight.
+ * hang-up it stops using the queues it has open: each UAR mapping becomes an
+ * anonymous page, which lets the uverbs file go and catches a doorbell still
+ * in flight, and each producer handle is marked gone (ssq_producer_gone:
+ * this process's ssq_reserve, ssq_submit and ssq_poll return -ENOTCONN).
  *
- * ssqd never hangs up on a live client that has queues attached (it kills
- * it first, client_pidfd.h), so a hang-up seen here means ssqd has ended.
+ * Only this process's mappings and handles change, never the shared queue:
+ * a hang-up also comes when the process shut its own connection, and a live
+ * ssqd answers that by killing it (client_pidfd.h), not by letting one
+ * client declare the queue dead for all. Every other client of a dead ssqd
+ * sees its own hang-up.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,14 +34,14 @@ static void orphan(struct ssq_queue *q)
 		return;
 	q->orphaned = 1;
 	/*
-	 * The doorbell page first, then the word every process reads. MAP_FIXED
+	 * The doorbell page first, then the flag the fast path reads. MAP_FIXED
 	 * replaces the mapping in one step: a store racing with it lands in
 	 * the old page or the new one, never in a hole.
 	 */
 	anon = mmap(q->uar, q->uar_len, PROT_READ | PROT_WRITE,
 	            MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	(void)anon; /* on failure the old mapping stays: the queue is GONE anyway */
-	ssq_ctl_set_gone(q->prod.ctl);
+	(void)anon; /* on failure the old mapping stays; the producer is gone anyway */
+	ssq_producer_gone(&q->prod);
 }
 
 void client_orphan_all(struct ssq_client *c)
