@@ -403,23 +403,53 @@ SSQ_INLINE int ssq__lease_try(struct ssq_producer *p)
 	}
 }
 
-/* The control segment of the WQE that ends at @end (searched back, <= 16 WQEBBs). */
-SSQ_INLINE const struct mlx5_wqe_ctrl_seg *ssq__last_ctrl(struct ssq_producer *p,
-                                                          uint64_t end)
+/*
+ * Does @c look like the control segment of a WQE of ours that starts at @j:
+ * this QP's number and @j as its WQE index? The device takes both from the
+ * doorbell (emu/sq_doorbell.c; on a UAR page several QPs share, the QPN
+ * picks the SQ), and the slots and the ring are client-writable.
+ */
+SSQ_INLINE int ssq__ctrl_is(const struct ssq_producer *p,
+                            const struct mlx5_wqe_ctrl_seg *c, uint64_t j)
+{
+	return (c->qpn_ds & htobe32(0xffffff00)) == p->sq.qpn_ds_be &&
+	       ((be32toh(c->opmod_idx_opcode) >> 8) & 0xffff) == (j & 0xffff);
+}
+
+/*
+ * The doorbell's 8 bytes for the WQEs below @end: the control segment of
+ * the WQE that ends there (searched back, <= 16 WQEBBs, a length of 0
+ * stepped as 1 like the scan), when it checks out; else bytes of our own
+ * in @spare, naming this QP and the last WQEBB, so that whatever a client
+ * wrote into the slots or the ring, the doorbell never names another QP.
+ */
+SSQ_INLINE const struct mlx5_wqe_ctrl_seg *
+ssq__last_ctrl(struct ssq_producer *p, uint64_t end, struct mlx5_wqe_ctrl_seg *spare)
 {
 	uint64_t j;
 
 	for (j = end - 1; j + 16 >= end && j + 1 > 0; j--) {
 		struct ssq_ctl_slot *s = ssq__slot(p, j);
+		uint16_t len;
 
 		/* A1b: pairs with R1a/R1b: the WQE's control segment is written. */
-		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == j + 1 &&
-		    j + __atomic_load_n(&s->len, __ATOMIC_RELAXED) == end)
-			return (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(
-			    &p->sq, (uint32_t)j);
+		if (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != j + 1)
+			continue;
+		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+		if (j + (len ? len : 1) == end) {
+			const struct mlx5_wqe_ctrl_seg *c =
+			    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq,
+			                                                   (uint32_t)j);
+
+			if (ssq_likely(ssq__ctrl_is(p, c, j)))
+				return c;
+			break;
+		}
 	}
-	return (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq,
-	                                                      (uint32_t)(end - 1));
+	spare->opmod_idx_opcode =
+	    htobe32((uint32_t)(((end - 1) & 0xffff) << 8) | MLX5_OPCODE_NOP);
+	spare->qpn_ds = p->sq.qpn_ds_be | htobe32(1);
+	return spare;
 }
 
 /*
@@ -433,8 +463,10 @@ SSQ_INLINE const struct mlx5_wqe_ctrl_seg *ssq__last_ctrl(struct ssq_producer *p
 SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
 {
 	struct ssq_ctl *ctl = p->ctl;
+	struct mlx5_wqe_ctrl_seg spare;
 
-	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v), ctl->bf_offset);
+	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v, &spare),
+	                  ctl->bf_offset);
 	ctl->bf_offset ^= p->sq.bf_size;
 	/*
 	 * The model's `bell`. Relaxed: only lease holders read or write it,
