@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd on both link layers of the emulated device, which refuses what
+ * mlx5 refuses (a RoCE address without a GRH: mlx5_set_path; a path MTU
+ * above the port's) - issue 15, items 3 and 4:
+ *  - Ethernet, default options: ssqd picks the RoCE v2 GID with an IPv4
+ *    address (index 3), says which and why, connects and a WRITE lands;
+ *  - Ethernet with --gid-index none: INIT->RTR refused, ssqd exits saying
+ *    the Ethernet port needs a GRH; --gid-index naming an empty entry:
+ *    refused naming the index (never a zero GID sent instead);
+ *  - InfiniBand: the LID path without a GRH works, and with --gid-index 0;
+ *  - two ssqd whose ports have different active MTUs (1024 and 4096)
+ *    agree on the smaller: 8 KiB WRITEs both ways complete (with each
+ *    side's own MTU, the 4096-byte packets are NAKed by the 1024 side).
+ */
+#include <fcntl.h>
+#include "ssq_flow.h"
+
+static char logs[4][64];
+
+/* ssqd on the emulated device at @sock, its stderr to @log, with @extra options. */
+static pid_t run_ssqd(const char *sock, const char *log, const char *const *extra)
+{
+	const char *argv[32] = { getenv("SSQD"), "--device", "emu",
+		                 "--socket",     sock,       "--hugepages=off",
+		                 "--data-mib",   "4",        "--sq-size",
+		                 "256" };
+	unsigned n = 10;
+	pid_t pid;
+
+	while (*extra && n < 31)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int log_has(const char *log, const char *needle)
+{
+	char buf[16384];
+	ssize_t n;
+	int fd = open(log, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
+static void show_log(const char *log)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "sed 's/^/    | /' %s >&2", log);
+	(void)!system(cmd);
+}
+
+/* ssqd @pid's exit status within 20 s, or -1 (then killed). */
+static int exit_status(pid_t pid)
+{
+	double t0 = now_s();
+	int st;
+
+	while (now_s() - t0 < 20) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20 * 1000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static int stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	return exit_status(pid);
+}
+
+/* One signaled WRITE of @len bytes through @q, and its completion (10 s). */
+static int write_wait(struct ssq_queue *q, const struct ssq_buf *src, uint64_t dst,
+                      uint32_t len)
+{
+	struct ssq_producer *p = ssq_queue_producer(q);
+	struct ssq_completion c;
+	double t0 = now_s();
+	int rc = ssq_post_write(p, src->iova, src->lkey, len, dst, ssq_queue_peer_rkey(q),
+	                        0xfeed, SSQ_WQE_SIGNALED);
+
+	if (rc)
+		return rc;
+	while (now_s() - t0 < 10) {
+		if (ssq_poll(p, &c, 1) == 1) {
+			if (c.status != IBV_WC_SUCCESS)
+				fprintf(stderr, "WRITE of %u bytes: %s\n", len,
+				        ibv_wc_status_str(c.status));
+			return c.status == IBV_WC_SUCCESS ? 0 : -EIO;
+		}
+		usleep(100);
+	}
+	return -ETIMEDOUT;
+}
+
+/* A loopback ssqd with @extra options comes up and a WRITE lands. */
+static void loopback_works(const char *what, const char *const *extra,
+                           const char *const *want_log)
+{
+	char sock[108];
+	struct ssq_client *c;
+	struct ssq_queue *q = NULL;
+	struct ssq_buf src, dst;
+	pid_t pid;
+	int ok = 1;
+
+	snprintf(sock, sizeof(sock), "/tmp/ssq-roce-%d.sock", getpid());
+	pid = run_ssqd(sock, logs[0], extra);
+	c = ssqd_connect(sock);
+	CHECK(c != NULL, "%s: ssqd did not come up", what);
+	if (!c) {
+		show_log(logs[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return;
+	}
+	CHECK(wait_q0_ready(c, 1, 10) >= 0, "%s: q0 never ready", what);
+	CHECK(ssq_queue_open(c, "q0", &q) == 0, "%s: open: %s", what,
+	      ssq_client_error(c));
+	CHECK(ssq_buf_alloc(c, 4096, &src) == 0 && ssq_buf_alloc(c, 4096, &dst) == 0,
+	      "%s: buffers", what);
+	if (q) {
+		memset(src.addr, 0x5a, 4096);
+		CHECK(write_wait(q, &src, dst.iova, 4096) == 0 &&
+		          !memcmp(src.addr, dst.addr, 4096),
+		      "%s: a 4 KiB WRITE did not land", what);
+		ssq_queue_close(q);
+	}
+	for (; *want_log; want_log++)
+		if (!log_has(logs[0], *want_log)) {
+			CHECK(0, "%s: the log lacks \"%s\"", what, *want_log);
+			ok = 0;
+		}
+	ssq_client_close(c);
+	CHECK(stop(pid) == 0, "%s: ssqd exit", what);
+	if (!ok)
+		show_log(logs[0]);
+}
+
+/* A loopback ssqd with @extra options exits 1 at setup, its log saying @want... */
+static void setup_refused(const char *what, const char *const *extra,
+                          const char *const *want_log)
+{
+	char sock[108];
+	pid_t pid;
+	int st, ok = 1;
+
+	snprintf(sock, sizeof(sock), "/tmp/ssq-roce-%d.sock", getpid());
+	pid = run_ssqd(sock, logs[0], extra);
+	st = exit_status(pid);
+	CHECK(st == 1, "%s: ssqd exit %d, want 1 (setup refused)", what, st);
+	for (; *want_log; want_log++)
+		if (!log_has(logs[0], *want_log)) {
+			CHECK(0, "%s: the log lacks \"%s\"", what, *want_log);
+			ok = 0;
+		}
+	if (!ok || st != 1)
+		show_log(logs[0]);
+}
+
+static void link_layers(void)
+{
+	static const char *const eth[] = { "--emu-link-layer", "eth", NULL };
+	static const char *const eth_log[] = {
+		"port 1: Ethernet (RoCE), active MTU 1024, LID 0x0",
+		"GID index 3 (RoCE v2 ::ffff:10.0.0.1): the first RoCE v2 entry with an "
+		"IPv4-mapped address",
+		NULL
+	};
+	static const char *const eth_v2ll[] = { "--emu-link-layer", "eth", "--gid-index",
+		                                "1", NULL };
+	static const char *const eth_v2ll_log[] = {
+		"GID index 1 (RoCE v2 fe80::2c9:2ff:fe00:1): --gid-index", NULL
+	};
+	static const char *const eth_none[] = { "--emu-link-layer", "eth", "--gid-index",
+		                                "none", NULL };
+	static const char *const eth_none_log[] = { "INIT->RTR",
+		                                    "no GRH (an Ethernet port needs one)",
+		                                    "Invalid argument", NULL };
+	static const char *const eth_empty[] = { "--emu-link-layer", "eth", "--gid-index",
+		                                 "6", NULL };
+	static const char *const eth_empty_log[] = {
+		"--gid-index 6: that entry of the port's GID table is empty", NULL
+	};
+	static const char *const ib[] = { NULL };
+	static const char *const ib_log[] = { "port 1: InfiniBand, active MTU 4096, LID "
+		                              "0x1; no GRH: InfiniBand reaches "
+		                              "the peer by LID",
+		                              NULL };
+	static const char *const ib_grh[] = { "--emu-link-layer", "ib", "--gid-index",
+		                              "0", NULL };
+	static const char *const ib_grh_log[] = { "GID index 0 (IB fe80::2c9:2ff:fe00:1)",
+		                                  NULL };
+
+	loopback_works("eth, default GID", eth, eth_log);
+	loopback_works("eth, --gid-index 1", eth_v2ll, eth_v2ll_log);
+	setup_refused("eth, --gid-index none", eth_none, eth_none_log);
+	setup_refused("eth, --gid-index 6 (empty)", eth_empty, eth_empty_log);
+	loopback_works("ib, LID path", ib, ib_log);
+	loopback_works("ib, --gid-index 0", ib_grh, ib_grh_log);
+}
+
+/*
+ * Two ssqd over the emulated wire, A's port at MTU 1024, B's at 4096: both
+ * must use 1024. 8 KiB WRITEs each way complete and land.
+ */
+static void mtu_exchange(void)
+{
+	char sa[108], sb[108], lport[16], hp[32];
+	uint16_t port = (uint16_t)(20000 + (getpid() + 7) % 20000);
+	const char *const a_opt[] = { "--listen", lport, "--emu-mtu", "1024", NULL };
+	const char *const b_opt[] = { "--connect", hp, NULL };
+	struct ssq_client *ca, *cb;
+	struct ssq_queue *qa = NULL, *qb = NULL;
+	struct ssq_buf srca, dsta, srcb, dstb;
+	pid_t a, b;
+
+	snprintf(sa, sizeof(sa), "/tmp/ssq-roce-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-roce-b-%d.sock", getpid());
+	snprintf(lport, sizeof(lport), "%u", port);
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
+	a = run_ssqd(sa, logs[1], a_opt);
+	ca = ssqd_connect(sa);
+	b = run_ssqd(sb, logs[2], b_opt);
+	cb = ssqd_connect(sb);
+	CHECK(ca && cb, "both ssqd up");
+	if (!ca || !cb)
+		goto out;
+	CHECK(wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
+	      "queues ready on both");
+	CHECK(ssq_queue_open(ca, "q0", &qa) == 0 && ssq_queue_open(cb, "q0", &qb) == 0,
+	      "open q0 on both");
+	CHECK(ssq_buf_alloc(ca, 8192, &srca) == 0 &&
+	          ssq_buf_alloc(ca, 8192, &dsta) == 0 &&
+	          ssq_buf_alloc(cb, 8192, &srcb) == 0 &&
+	          ssq_buf_alloc(cb, 8192, &dstb) == 0,
+	      "buffers");
+	if (qa && qb) {
+		memset(srcb.addr, 0xb7, 8192);
+		memset(srca.addr, 0xa3, 8192);
+		CHECK(write_wait(qb, &srcb, dsta.iova, 8192) == 0 &&
+		          !memcmp(srcb.addr, dsta.addr, 8192),
+		      "8 KiB WRITE from the 4096-MTU host to the 1024-MTU host");
+		CHECK(write_wait(qa, &srca, dstb.iova, 8192) == 0 &&
+		          !memcmp(srca.addr, dstb.addr, 8192),
+		      "8 KiB WRITE from the 1024-MTU host to the 4096-MTU host");
+	}
+	if (qa)
+		ssq_queue_close(qa);
+	if (qb)
+		ssq_queue_close(qb);
+out:
+	if (cb)
+		ssq_client_close(cb);
+	if (ca)
+		ssq_client_close(ca);
+	CHECK(stop(b) == 0, "ssqd B exit");
+	CHECK(stop(a) == 0, "ssqd A exit");
+	if (test_failures) {
+		show_log(logs[1]);
+		show_log(logs[2]);
+	}
+}
+
+int main(void)
+{
+	unsigned i;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	for (i = 0; i < 4; i++)
+		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-roce-%d-%u.log", getpid(),
+		         i);
+	link_layers();
+	mtu_exchange();
+	for (i = 0; i < 4; i++)
+		unlink(logs[i]);
+	return test_exit("ctrl_roce");
+}
