@@ -323,7 +323,8 @@ int main(int argc, char **argv)
 				o->gid_index = SSQD_GID_NONE;
 			else
 				o->gid_index =
-				    (int)parse_num("--gid-index", optarg, 0, 255);
+				    (int)parse_num("--gid-index (auto, none or an index)",
+				                   optarg, 0, 255);
 			break;
 		case O_EMU_LINK:
 			if (!strcmp(optarg, "ib"))
