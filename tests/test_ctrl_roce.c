@@ -11,9 +11,12 @@
  *  - InfiniBand: the LID path without a GRH works, and with --gid-index 0;
  *  - two ssqd whose ports have different active MTUs (1024 and 4096)
  *    agree on the smaller: 8 KiB WRITEs both ways complete (with each
- *    side's own MTU, the 4096-byte packets are NAKed by the 1024 side).
+ *    side's own MTU, the 4096-byte packets are NAKed by the 1024 side);
+ *  - the GID policy on tables a ConnectX may have (IPv4, IPv6 only, RoCE
+ *    v1 only, none), and the RTR attributes: a GRH with hop limit 64.
  */
 #include <fcntl.h>
+#include "ctrl/backend/backend.h"
 #include "ssq_flow.h"
 
 static char logs[4][64];
@@ -280,11 +283,121 @@ out:
 	}
 }
 
+static void gid(struct ssqd_gid *g, unsigned index, unsigned type, const char *pfx,
+                unsigned last)
+{
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+	g->type = type;
+	if (!strcmp(pfx, "fe80")) {
+		g->raw[0] = 0xfe;
+		g->raw[1] = 0x80;
+	} else if (!strcmp(pfx, "v4")) {
+		g->raw[10] = g->raw[11] = 0xff;
+		g->raw[12] = 192;
+	} else {
+		g->raw[0] = 0x20; /* 2001:db8::/32 */
+		g->raw[1] = 0x01;
+		g->raw[2] = 0x0d;
+		g->raw[3] = 0xb8;
+	}
+	g->raw[15] = (uint8_t)last;
+}
+
+/* ssqd_port_gid on tables @tab[0..n): the index it picks, or -errno. */
+static int pick(uint8_t link, int want, const struct ssqd_gid *tab, unsigned n,
+                char *gid_why, size_t len)
+{
+	struct ssqd_port_info pi;
+	char why[200] = "";
+	int rc;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.link_layer = link;
+	rc = ssqd_port_gid(&pi, want, tab, n, why, sizeof(why));
+	snprintf(gid_why, len, "%s", rc ? why : pi.gid_why);
+	if (rc)
+		return rc;
+	/* The GID handed to the peer is the picked entry's, byte for byte. */
+	for (unsigned i = 0; i < n; i++)
+		if ((int)tab[i].index == pi.gid_index && memcmp(pi.gid, tab[i].raw, 16))
+			return -1000;
+	return pi.gid_index;
+}
+
+static void gid_policy(void)
+{
+	const uint8_t E = IBV_LINK_LAYER_ETHERNET, I = IBV_LINK_LAYER_INFINIBAND;
+	struct ssqd_gid t[6];
+	char w[200];
+	int r;
+
+	/* mlx5's usual table with an IPv4 and a global IPv6 address. */
+	gid(&t[0], 0, IBV_GID_TYPE_ROCE_V1, "fe80", 1);
+	gid(&t[1], 1, IBV_GID_TYPE_ROCE_V2, "fe80", 1);
+	gid(&t[2], 2, IBV_GID_TYPE_ROCE_V1, "v6", 1);
+	gid(&t[3], 3, IBV_GID_TYPE_ROCE_V2, "v6", 1);
+	gid(&t[4], 6, IBV_GID_TYPE_ROCE_V1, "v4", 1);
+	gid(&t[5], 7, IBV_GID_TYPE_ROCE_V2, "v4", 1);
+	r = pick(E, SSQD_GID_AUTO, t, 6, w, sizeof(w));
+	CHECK(r == 7 && strstr(w, "RoCE v2 ::ffff:192.0.0.1") && strstr(w, "IPv4"),
+	      "v4 + v6: picked %d (%s)", r, w);
+	r = pick(E, SSQD_GID_AUTO, t, 4, w, sizeof(w));
+	CHECK(r == 3 && strstr(w, "RoCE v2 2001:db8::1") && strstr(w, "global IPv6"),
+	      "v6 only: picked %d (%s)", r, w);
+	r = pick(E, SSQD_GID_AUTO, t, 2, w, sizeof(w));
+	CHECK(r == 1 && strstr(w, "link-local"), "link-local only: picked %d (%s)", r, w);
+	r = pick(E, SSQD_GID_AUTO, t, 1, w, sizeof(w));
+	CHECK(r == 0 && strstr(w, "RoCE v1") && strstr(w, "not routable"),
+	      "RoCE v1 only: picked %d (%s)", r, w);
+	r = pick(E, SSQD_GID_AUTO, t, 0, w, sizeof(w));
+	CHECK(r == -ENOENT && strstr(w, "no RoCE GID"), "empty table: %d (%s)", r, w);
+	r = pick(E, 6, t, 6, w, sizeof(w));
+	CHECK(r == 6 && strstr(w, "--gid-index"), "--gid-index 6: %d (%s)", r, w);
+	r = pick(E, 4, t, 6, w, sizeof(w));
+	CHECK(r == -ENODATA && strstr(w, "--gid-index 4"), "empty 4: %d (%s)", r, w);
+	r = pick(E, SSQD_GID_NONE, t, 6, w, sizeof(w));
+	CHECK(r == -1 && strstr(w, "no GRH"), "none on eth: %d (%s)", r, w);
+	gid(&t[0], 0, IBV_GID_TYPE_IB, "fe80", 1);
+	r = pick(I, SSQD_GID_AUTO, t, 1, w, sizeof(w));
+	CHECK(r == -1 && strstr(w, "LID"), "ib auto: %d (%s)", r, w);
+	r = pick(I, 0, t, 1, w, sizeof(w));
+	CHECK(r == 0, "ib --gid-index 0: %d (%s)", r, w);
+}
+
+/* INIT -> RTR as ssqd builds it: with a GRH, hop limit 64 and the GID. */
+static void rtr_attr(void)
+{
+	struct ssqd_qp_remote r;
+	struct ibv_qp_attr a;
+	int mask;
+
+	memset(&r, 0, sizeof(r));
+	r.qpn = 0x123;
+	r.mtu = IBV_MTU_1024;
+	r.sgid_index = 3;
+	r.gid[15] = 9;
+	r.max_dest_rd_atomic = 16;
+	ssqd_qp_attr_rtr(&a, &mask, 1, &r);
+	CHECK(a.ah_attr.is_global == 1 && a.ah_attr.grh.hop_limit == 64 &&
+	          a.ah_attr.grh.sgid_index == 3 && a.ah_attr.grh.dgid.raw[15] == 9 &&
+	          a.path_mtu == IBV_MTU_1024 && a.max_dest_rd_atomic == 16,
+	      "RTR GRH: global %u hop limit %u sgid %u", a.ah_attr.is_global,
+	      a.ah_attr.grh.hop_limit, a.ah_attr.grh.sgid_index);
+	r.sgid_index = -1;
+	ssqd_qp_attr_rtr(&a, &mask, 1, &r);
+	CHECK(a.ah_attr.is_global == 0, "no GRH without a GID index");
+	ssqd_qp_attr_rts(&a, &mask, 5, 4);
+	CHECK(a.max_rd_atomic == 4, "RTS initiator depth %u", a.max_rd_atomic);
+}
+
 int main(void)
 {
 	unsigned i;
 
 	signal(SIGPIPE, SIG_IGN);
+	gid_policy();
+	rtr_attr();
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	for (i = 0; i < 4; i++)
