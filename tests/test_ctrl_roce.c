@@ -222,15 +222,19 @@ static void link_layers(void)
 }
 
 /*
- * Two ssqd over the emulated wire, A's port at MTU 1024, B's at 4096: both
- * must use 1024. 8 KiB WRITEs each way complete and land.
+ * Two ssqd over the emulated wire, RoCE, A's port at MTU 1024, B's at
+ * 4096: both must use 1024. 8 KiB WRITEs each way complete and land.
  */
 static void mtu_exchange(void)
 {
 	char sa[108], sb[108], lport[16], hp[32];
 	uint16_t port = (uint16_t)(20000 + (getpid() + 7) % 20000);
-	const char *const a_opt[] = { "--listen", lport, "--emu-mtu", "1024", NULL };
-	const char *const b_opt[] = { "--connect", hp, NULL };
+	const char *const a_opt[] = { "--listen", lport,       "--emu-link-layer",
+		                      "eth",      "--emu-mtu", "1024",
+		                      NULL };
+	const char *const b_opt[] = { "--connect", hp,          "--emu-link-layer",
+		                      "eth",       "--emu-mtu", "4096",
+		                      NULL };
 	struct ssq_client *ca, *cb;
 	struct ssq_queue *qa = NULL, *qb = NULL;
 	struct ssq_buf srca, dsta, srcb, dstb;
@@ -391,6 +395,31 @@ static void rtr_attr(void)
 	CHECK(a.max_rd_atomic == 4, "RTS initiator depth %u", a.max_rd_atomic);
 }
 
+/* An Ethernet and an InfiniBand port cannot be joined: the --connect side says so. */
+static void link_mismatch(void)
+{
+	char sa[108], sb[108], lport[16], hp[32];
+	uint16_t port = (uint16_t)(20000 + (getpid() + 11) % 20000);
+	const char *const a_opt[] = { "--listen", lport, "--emu-link-layer", "eth",
+		                      NULL };
+	const char *const b_opt[] = { "--connect", hp, NULL };
+	const char *want = "the peer's port is Ethernet (RoCE), ours InfiniBand";
+	pid_t a, b;
+	int st;
+
+	snprintf(sa, sizeof(sa), "/tmp/ssq-roce-c-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-roce-d-%d.sock", getpid());
+	snprintf(lport, sizeof(lport), "%u", port);
+	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
+	a = run_ssqd(sa, logs[1], a_opt);
+	b = run_ssqd(sb, logs[2], b_opt);
+	st = exit_status(b);
+	CHECK(st == 1 && log_has(logs[2], want), "eth vs ib: --connect exit %d", st);
+	if (st != 1 || !log_has(logs[2], want))
+		show_log(logs[2]);
+	CHECK(stop(a) == 0, "ssqd --listen exit");
+}
+
 int main(void)
 {
 	unsigned i;
@@ -405,6 +434,7 @@ int main(void)
 		         i);
 	link_layers();
 	mtu_exchange();
+	link_mismatch();
 	for (i = 0; i < 4; i++)
 		unlink(logs[i]);
 	return test_exit("ctrl_roce");

@@ -272,16 +272,17 @@ static uint8_t cap_u8(int v)
 
 /*
  * Port @port's filled GID entries into @tab, through ibv_query_gid_table
- * (rdma-core 32+: one call for the whole device, empty entries left out,
- * each with its type), never ibv_query_gid, which hands back a zero GID
- * for an empty entry. Returns how many, or -errno with @why.
+ * (rdma-core 32+: one call for the whole device's @total entries, empty
+ * ones left out, each with its type), never ibv_query_gid, which hands
+ * back a zero GID for an empty entry (libibverbs/verbs.c keeps that
+ * behaviour of the old API). Returns how many, or -errno with @why.
  */
-static int gid_table(struct ssqd_backend *b, uint8_t port, struct ssqd_gid *tab,
-                     unsigned max, char *why, size_t whylen)
+static int gid_table(struct ssqd_backend *b, uint8_t port, size_t total,
+                     struct ssqd_gid *tab, unsigned max, char *why, size_t whylen)
 {
 	struct ibv_gid_entry *all;
 	ssize_t got;
-	unsigned n = 0, total = 256 * 2;
+	unsigned n = 0;
 	int i;
 
 	all = calloc(total, sizeof(*all));
@@ -329,7 +330,11 @@ static int mlx5_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
 	pi->lid = pa.lid;
 	pi->max_init_rd_atom = cap_u8(da.max_qp_init_rd_atom);
 	pi->max_resp_rd_atom = cap_u8(da.max_qp_rd_atom);
-	n = gid_table(b, port, tab, sizeof(tab) / sizeof(tab[0]), why, whylen);
+	/* Room for every port's whole table: the kernel refuses a smaller array. */
+	n = gid_table(b, port,
+	              (size_t)(pa.gid_tbl_len > 0 ? pa.gid_tbl_len : 1) *
+	                  (da.phys_port_cnt ? da.phys_port_cnt : 1),
+	              tab, sizeof(tab) / sizeof(tab[0]), why, whylen);
 	if (n < 0)
 		return n;
 	return ssqd_port_gid(pi, gid_index, tab, (unsigned)n, why, whylen);
