@@ -12,11 +12,16 @@
  *  - two ssqd whose ports have different active MTUs (1024 and 4096)
  *    agree on the smaller: 8 KiB WRITEs both ways complete (with each
  *    side's own MTU, the 4096-byte packets are NAKed by the 1024 side);
+ *  - a peer whose responder takes 4 READs/atomics gets an initiator depth
+ *    of 4 from ssqd, not 16;
  *  - the GID policy on tables a ConnectX may have (IPv4, IPv6 only, RoCE
  *    v1 only, none), and the RTR attributes: a GRH with hop limit 64.
  */
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "ctrl/backend/backend.h"
+#include "ctrl/proto/peer_msg.h"
 #include "ssq_flow.h"
 
 static char logs[4][64];
@@ -279,6 +284,8 @@ out:
 		ssq_client_close(cb);
 	if (ca)
 		ssq_client_close(ca);
+	CHECK(log_has(logs[2], "path MTU 1024 (our port 4096, the peer's 1024)"),
+	      "B says it settled for the peer's MTU");
 	CHECK(stop(b) == 0, "ssqd B exit");
 	CHECK(stop(a) == 0, "ssqd A exit");
 	if (test_failures) {
@@ -395,6 +402,60 @@ static void rtr_attr(void)
 	CHECK(a.max_rd_atomic == 4, "RTS initiator depth %u", a.max_rd_atomic);
 }
 
+/*
+ * A peer whose responder takes 4 READs/atomics: ssqd's initiator depth
+ * toward it is 4, not 16 (past the responder's resources the IB responder
+ * NAKs). The peer is this test, speaking version 2 for one queue.
+ */
+static void peer_depth(void)
+{
+	char sa[108], lport[16];
+	uint16_t port = (uint16_t)(20000 + (getpid() + 13) % 20000);
+	const char *const a_opt[] = { "--listen", lport, "--queues", "1", NULL };
+	const char *want = "READ/atomic depth 4 out (our device 16, the peer's responder "
+	                   "4), 16 in";
+	struct proto_peer_addr me;
+	struct sockaddr_in sin = { 0 };
+	uint8_t msg[SSQ_PEER_MSG_LEN], got[SSQ_PEER_MSG_LEN];
+	int s = socket(AF_INET, SOCK_STREAM, 0), i, ok = 0;
+	pid_t a;
+
+	snprintf(sa, sizeof(sa), "/tmp/ssq-roce-e-%d.sock", getpid());
+	snprintf(lport, sizeof(lport), "%u", port);
+	a = run_ssqd(sa, logs[3], a_opt);
+	memset(&me, 0, sizeof(me));
+	me.count = 1;
+	me.qpn = 0x999;
+	me.psn = 1;
+	me.lid = 2;
+	/* An emulated-wire address (::ffff:127.0.0.1, UDP port 9): nobody there. */
+	me.gid[1] = 9;
+	me.gid[10] = me.gid[11] = 0xff;
+	me.gid[12] = 127;
+	me.gid[15] = 1;
+	me.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	me.mtu = IBV_MTU_4096;
+	me.rd_atom = 4;
+	strcpy(me.name, "q0");
+	proto_peer_encode(&me, msg);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < 200 && connect(s, (struct sockaddr *)&sin, sizeof(sin)); i++)
+		usleep(50 * 1000);
+	CHECK(send(s, msg, sizeof(msg), MSG_NOSIGNAL) == (ssize_t)sizeof(msg) &&
+	          recv(s, got, sizeof(got), MSG_WAITALL) == (ssize_t)sizeof(got),
+	      "exchange with the listening ssqd");
+	for (i = 0; i < 200 && !(ok = log_has(logs[3], want)); i++)
+		usleep(50 * 1000);
+	CHECK(ok, "initiator depth capped to the peer's responder: the log lacks \"%s\"",
+	      want);
+	if (!ok)
+		show_log(logs[3]);
+	close(s);
+	CHECK(stop(a) == 0, "ssqd --listen exit");
+}
+
 /* An Ethernet and an InfiniBand port cannot be joined: the --connect side says so. */
 static void link_mismatch(void)
 {
@@ -435,6 +496,7 @@ int main(void)
 	link_layers();
 	mtu_exchange();
 	link_mismatch();
+	peer_depth();
 	for (i = 0; i < 4; i++)
 		unlink(logs[i]);
 	return test_exit("ctrl_roce");

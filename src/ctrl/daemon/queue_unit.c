@@ -159,6 +159,16 @@ int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
 	r.max_dest_rd_atomic = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
 	r.max_rd_atomic =
 	    min_u8(min_u8(SSQD_RD_ATOM_WANT, pi.max_init_rd_atom), peer->rd_atom);
+	/* Said when a port, a device or the peer settles for less than ssq asks. */
+	if (r.mtu < pi.active_mtu || r.max_rd_atomic < SSQD_RD_ATOM_WANT ||
+	    r.max_dest_rd_atomic < SSQD_RD_ATOM_WANT)
+		fprintf(stderr,
+		        "ssqd: QP 0x%x to QPN 0x%x: path MTU %u (our port %u, the peer's "
+		        "%u); READ/atomic depth %u out (our device %u, the peer's "
+		        "responder %u), %u in\n",
+		        b->qpn, peer->qpn, 128u << r.mtu, 128u << pi.active_mtu,
+		        128u << peer->mtu, r.max_rd_atomic, pi.max_init_rd_atom,
+		        peer->rd_atom, r.max_dest_rd_atomic);
 	if (d->ops->set_remote) {
 		rc = d->ops->set_remote(d->backend, b, peer->gid, why, whylen);
 		if (rc)
