@@ -299,6 +299,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	else
 		d->ops =
 		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
+	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
+		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
+		                "device's; the mlx5 device's ports say their own\n");
 
 	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
 	        data_len;
