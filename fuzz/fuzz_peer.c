@@ -19,7 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (a.qpn > 0xffffff || a.psn > 0xffffff || !a.count ||
 	    a.count > SSQ_MAX_QUEUES || a.index >= a.count || !a.name[0] ||
-	    strnlen(a.name, SSQ_NAME_MAX) == SSQ_NAME_MAX)
+	    strnlen(a.name, SSQ_NAME_MAX) == SSQ_NAME_MAX || a.link_layer < 1 ||
+	    a.link_layer > 2 || a.mtu < 1 || a.mtu > 5 || !a.rd_atom)
 		abort();
 	proto_peer_encode(&a, again);
 	if (proto_peer_decode(again, sizeof(again), &b, why, sizeof(why)) != 0 ||

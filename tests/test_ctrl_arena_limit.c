@@ -48,7 +48,7 @@ int main(void)
 	CHECK(shm_arena_alloc(&a, QUEUE_PART + 4096, 4096) == NULL,
 	      "an allocation past the limit succeeded");
 
-	rc = ssqd_backend_emu.open(&b, "emu", &a, why, sizeof(why));
+	rc = ssqd_backend_emu.open(&b, "emu", &a, NULL, why, sizeof(why));
 	CHECK(rc == 0, "open: %s", why);
 	if (!rc) {
 		rc = ssqd_backend_emu.create_queue(b, &req, 64, 0, 1, &q, why,

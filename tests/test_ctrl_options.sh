@@ -34,6 +34,10 @@ expect 2 "--sq-size 100: must be a power of two" --sq-size 100
 expect 2 "--queues '0': want a number from 1 to 16" --queues 0
 expect 2 "--ib-port 'x': want a number" --ib-port x
 expect 2 "unknown or incomplete option '--bogus'" --bogus
+expect 2 "--gid-index (auto, none or an index) 'x': want a number from 0 to 255" --gid-index x
+expect 2 "--emu-link-layer 'roce': want ib or eth" --emu-link-layer roce
+expect 2 "--emu-mtu 1500: must be a power of two" --emu-mtu 1500
+expect 2 "--emu-mtu '8192': want a number from 256 to 4096" --emu-mtu 8192
 expect 2 "unexpected argument 'extra'" extra
 expect 2 "--recv-depth 100: must be 0 or a power of two" --recv-depth 100
 expect 2 "--recv-depth '65536': want a number from 0 to 32768" --recv-depth 65536

@@ -48,14 +48,19 @@ static void codec(void)
 	a.data_iova = 0x550000000000ull;
 	a.data_rkey = 0xdeadbeef;
 	strcpy(a.name, "q2");
+	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	a.mtu = IBV_MTU_1024;
+	a.rd_atom = 16;
 	proto_peer_encode(&a, m);
 	CHECK(proto_peer_decode(m, sizeof(m), &b, why, sizeof(why)) == 0, "roundtrip: %s",
 	      why);
 	CHECK(b.index == 2 && b.count == 3 && b.lid == 0x1234 && b.qpn == 0xabcdef &&
 	          b.psn == 0x123456 && !memcmp(b.gid, a.gid, 16) &&
 	          b.data_iova == a.data_iova && b.data_rkey == a.data_rkey &&
-	          !strcmp(b.name, "q2"),
+	          !strcmp(b.name, "q2") && b.link_layer == IBV_LINK_LAYER_ETHERNET &&
+	          b.mtu == IBV_MTU_1024 && b.rd_atom == 16,
 	      "roundtrip fields differ");
+	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 2, "version 2, 88 bytes");
 	/* Network byte order on the wire: QPN at 12, big-endian. */
 	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
 
@@ -67,16 +72,36 @@ static void codec(void)
 	          b.name[SSQ_NAME_MAX - 2] == 0,
 	      "name after NUL kept");
 
-	expect_bad(m, sizeof(m) - 1, "79 bytes", "truncated message");
+	expect_bad(m, sizeof(m) - 1, "87 bytes", "truncated message");
 	memcpy(bad, m, sizeof(m));
 	bad[SSQ_PEER_MSG_LEN] = 0;
-	expect_bad(bad, sizeof(bad), "81 bytes", "long message");
+	expect_bad(bad, sizeof(bad), "89 bytes", "long message");
 	memcpy(bad, m, sizeof(m));
 	bad[0] = 'X';
 	expect_bad(bad, sizeof(m), "magic", "bad magic");
 	memcpy(bad, m, sizeof(m));
-	bad[5] = 2;
-	expect_bad(bad, sizeof(m), "version 2", "version 2");
+	bad[5] = 3;
+	expect_bad(bad, sizeof(m), "version 3", "version 3");
+	/*
+	 * A version-1 ssqd's message (80 bytes, no link layer, MTU or depth):
+	 * its header alone says so, and it is refused naming the versions,
+	 * never read as a shorter version 2.
+	 */
+	memcpy(bad, m, sizeof(m));
+	bad[5] = 1;
+	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == -EPROTO &&
+	          strstr(why, "version 1, this ssqd 2"),
+	      "version 1 header: %s", why);
+	expect_bad(bad, 80, "version 1, this ssqd 2", "version 1 message");
+	m[80] = 3;
+	expect_bad(m, sizeof(m), "link layer 3", "unknown link layer");
+	m[80] = IBV_LINK_LAYER_INFINIBAND;
+	m[81] = 6;
+	expect_bad(m, sizeof(m), "MTU code 6", "MTU past 4096");
+	m[81] = IBV_MTU_4096;
+	m[82] = 0;
+	expect_bad(m, sizeof(m), "0 READs", "no responder depth");
+	m[82] = 16;
 	a.qpn = 0x1000000;
 	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "QPN 0x1000000", "25-bit QPN");
@@ -100,6 +125,13 @@ static void codec(void)
 	proto_peer_encode(&a, bad);
 	memset(bad + 48, 'x', SSQ_NAME_MAX);
 	expect_bad(bad, sizeof(m), "name", "unterminated name");
+
+	/* A refusal keeps version 1's 80 bytes, so old peers can read ours. */
+	proto_peer_encode_refusal("busy", bad);
+	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == 80, "refusal length");
+	CHECK(proto_peer_decode(bad, 80, &b, why, sizeof(why)) == -ECONNREFUSED &&
+	          !strcmp(why, "peer refused: busy"),
+	      "refusal: %s", why);
 }
 
 static pid_t start(const char *sock, const char *mode, const char *arg)
@@ -134,6 +166,38 @@ static void fake_peer(uint16_t port, const void *msg, size_t n)
 	close(s);
 }
 
+/*
+ * A version-1 ssqd at @port: it sends its 80-byte message and reads ours.
+ * The listening ssqd must refuse it by the version in the header (then
+ * close, not reset, the connection), and what it sent must say version 2
+ * in the header a version-1 ssqd reads first, so that one refuses too.
+ */
+static void old_peer(uint16_t port)
+{
+	struct sockaddr_in sa = { 0 };
+	uint8_t v1[80] = { 'S', 'S', 'Q', 'P', 0, 1, 0, 2 }, got[256];
+	int s = socket(AF_INET, SOCK_STREAM, 0), i;
+	ssize_t n, total = 0;
+
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < 200; i++) {
+		if (!connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		usleep(50 * 1000);
+	}
+	memcpy(v1 + 48, "q0", 3);
+	CHECK(send(s, v1, sizeof(v1), MSG_NOSIGNAL) == (ssize_t)sizeof(v1),
+	      "old peer sends");
+	while ((n = recv(s, got + total, sizeof(got) - (size_t)total, 0)) > 0)
+		total += n;
+	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
+	CHECK(total >= 8 && !memcmp(got, "SSQP", 4) && got[4] == 0 && got[5] == 2,
+	      "ssqd's header says version 2 (%zd bytes)", total);
+	close(s);
+}
+
 static void two_daemons(void)
 {
 	char sa[108], sb[108], hp[32];
@@ -165,6 +229,7 @@ static void two_daemons(void)
 	memcpy(junk, "SSQP", 4);
 	fake_peer(port, junk, 20);
 	fake_peer(port, junk, sizeof(junk)); /* version 0 */
+	old_peer(port);
 	rc = ssq_client_list(ca, info, 2);
 	CHECK(rc == 2 && !info[0].ready, "ssqd stopped serving after bad peers (%d)", rc);
 

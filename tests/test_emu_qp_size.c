@@ -131,7 +131,7 @@ static void backend(void)
 	CHECK(rc == 0, "arena: %s", why);
 	if (rc)
 		return;
-	rc = ssqd_backend_emu.open(&b, "emu", &arena, why, sizeof(why));
+	rc = ssqd_backend_emu.open(&b, "emu", &arena, NULL, why, sizeof(why));
 	CHECK(rc == 0, "open: %s", why);
 	for (k = 0; !rc && k < sizeof(reqs) / sizeof(reqs[0]); k++) {
 		const struct ssqd_sq_request *r = &reqs[k];

@@ -28,6 +28,16 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 		return -EINVAL;
 	if (a.mode != SSQ_EMU_FULL && a.mode != SSQ_EMU_SINK)
 		return -EINVAL;
+	if (a.link_layer == IBV_LINK_LAYER_UNSPECIFIED)
+		a.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	if (a.link_layer != IBV_LINK_LAYER_INFINIBAND &&
+	    a.link_layer != IBV_LINK_LAYER_ETHERNET)
+		return -EINVAL;
+	if (!a.active_mtu)
+		a.active_mtu =
+		    a.link_layer == IBV_LINK_LAYER_ETHERNET ? IBV_MTU_1024 : IBV_MTU_4096;
+	if (a.active_mtu < IBV_MTU_256 || a.active_mtu > IBV_MTU_4096)
+		return -EINVAL;
 	if (!a.ignore_env) {
 		ret = emu_env_apply(&a);
 		if (ret)
@@ -50,6 +60,8 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 	dev->mode = a.mode;
 	dev->fault = a.fault;
 	dev->stream_poll_ns = a.stream_poll_ns;
+	dev->link_layer = a.link_layer;
+	dev->active_mtu = a.active_mtu;
 	dev->mr_tag = 1;
 	*devp = dev;
 	return 0;

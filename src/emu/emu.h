@@ -180,6 +180,17 @@ struct emu_dev_attr {
 	const char *trace_path;  /* NULL: no trace */
 	int ignore_env;          /* nonzero: do not read SSQ_EMU_* */
 	uint32_t stream_poll_ns; /* device thread, see above; 0: look again at once */
+	/*
+	 * Both ports' link layer: IBV_LINK_LAYER_INFINIBAND (0, UNSPECIFIED,
+	 * means that too) or IBV_LINK_LAYER_ETHERNET (RoCE). See emu_query_port.
+	 */
+	uint8_t link_layer;
+	/*
+	 * Both ports' active MTU, IBV_MTU_256 .. IBV_MTU_4096; 0: the link
+	 * layer's usual one (InfiniBand 4096; Ethernet 1024, what a
+	 * 1500-byte netdev MTU gives: iboe_get_mtu, include/rdma/ib_addr.h).
+	 */
+	enum ibv_mtu active_mtu;
 };
 
 /*
@@ -302,6 +313,55 @@ struct emu_qp_size {
  * receive WRs; or a NULL argument), -EOPNOTSUPP (an op an RC QP lacks).
  */
 int emu_qp_size(const struct emu_qp_cap *cap, struct emu_qp_size *out);
+
+/* ---- device, port and GID attributes ---- */
+
+/*
+ * The limits a ConnectX-6 reports through ibv_query_device (an
+ * `ibv_devinfo -vv` of one, vendor_part_id 4123, fw 20.37.1700, is quoted in
+ * openucx/ucx issue #9908): max_qp_rd_atom 16 (responder depth,
+ * 1 << log_max_ra_req_qp) and max_qp_init_rd_atom 16 (initiator depth,
+ * 1 << log_max_ra_res_qp), as mlx5_ib_query_device
+ * (drivers/infiniband/hw/mlx5/main.c) derives them; emu_modify_qp refuses
+ * more, as mlx5_ib_modify_qp does.
+ */
+enum {
+	SSQ_EMU_MAX_QP_RD_ATOM = 16,
+	SSQ_EMU_MAX_QP_INIT_RD_ATOM = 16,
+	SSQ_EMU_GID_TBL_LEN = 8, /* that ConnectX-6's gid_tbl_len */
+};
+
+/*
+ * emu_query_device - what ibv_query_device reports, ConnectX-6 values
+ * (above) where the device models them (max_qp_wr, max_sge, max_cqe,
+ * max_qp_rd_atom, max_qp_init_rd_atom, atomic_cap, phys_port_cnt, ...).
+ * Returns 0 or -EINVAL (NULL argument).
+ */
+int emu_query_device(struct emu_dev *dev, struct ibv_device_attr *attr);
+
+/*
+ * emu_query_port - what ibv_query_port reports for port @port (1 or 2):
+ * state ACTIVE, link_layer as opened, max_mtu 4096, active_mtu as opened,
+ * gid_tbl_len SSQ_EMU_GID_TBL_LEN; lid the port number on InfiniBand (each
+ * port is a host of its own), 0 on Ethernet, which has no LIDs.
+ * Returns 0 or -EINVAL (NULL argument, no such port).
+ */
+int emu_query_port(struct emu_dev *dev, uint8_t port, struct ibv_port_attr *attr);
+
+/*
+ * emu_query_gid - GID table entry @index of port @port, as ibv_query_gid_ex
+ * reads it (gid, gid_index, port_num, gid_type, ndev_ifindex 0).
+ * InfiniBand: entry 0, type IBV_GID_TYPE_IB, fe80::<port GUID>.
+ * Ethernet, as mlx5 fills it for a netdev with one IPv4 address (the
+ * default link-local GIDs first, then one entry per type per address):
+ *   0 RoCE v1 fe80::<port>, 1 RoCE v2 fe80::<port>,
+ *   2 RoCE v1 ::ffff:10.0.0.<port>, 3 RoCE v2 ::ffff:10.0.0.<port>.
+ * The other entries below SSQ_EMU_GID_TBL_LEN are empty.
+ * Returns 0, -EINVAL (NULL argument, no such port, @index past the table),
+ * -ENODATA (an empty entry: ibv_query_gid_ex's ENODATA).
+ */
+int emu_query_gid(struct emu_dev *dev, uint8_t port, unsigned index,
+                  struct ibv_gid_entry *entry);
 
 /* ---- protection domains and memory regions ---- */
 
@@ -436,12 +496,18 @@ int emu_destroy_qp(struct emu_qp *qp);
  * current state. SQD and SQE are not emulated.
  * Values checked: port_num (and ah_attr.port_num) 1..SSQ_EMU_PORTS,
  * pkey_index 0, access flags within LOCAL_WRITE | REMOTE_WRITE |
- * REMOTE_READ | REMOTE_ATOMIC, path_mtu IBV_MTU_256..4096, dest_qp_num 24
- * bits, min_rnr_timer and timeout < 32, retry_cnt and rnr_retry < 8.
+ * REMOTE_READ | REMOTE_ATOMIC, path_mtu IBV_MTU_256..4096 and not above the
+ * port's active_mtu, dest_qp_num 24 bits, min_rnr_timer and timeout < 32,
+ * retry_cnt and rnr_retry < 8, max_rd_atomic <= SSQ_EMU_MAX_QP_INIT_RD_ATOM,
+ * max_dest_rd_atomic <= SSQ_EMU_MAX_QP_RD_ATOM (mlx5_ib_modify_qp). The
+ * address vector (IBV_QP_AV) as mlx5_set_path checks it: on an Ethernet
+ * port it must carry a GRH (ah_attr.is_global), whose sgid_index must be
+ * below the port's gid_tbl_len (-EINVAL) and name a filled entry
+ * (-ENODATA, as the core's rdma_get_gid_attr answers for an empty one).
  * To RESET the device zeroes the QP's doorbell record, counters and UAR
  * halves (the producer starts again at 0, as after libmlx5's reset); in
  * ERR it flushes what doorbells covered.
- * Returns 0 or -EINVAL (nothing changed then).
+ * Returns 0, -EINVAL or -ENODATA (nothing changed then).
  */
 int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask);
 

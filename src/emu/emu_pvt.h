@@ -94,6 +94,8 @@ struct emu_dev {
 	enum emu_mode mode;
 	struct emu_fault fault;
 	uint32_t stream_poll_ns; /* the device thread's wait while streaming */
+	uint8_t link_layer;      /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+	enum ibv_mtu active_mtu; /* both ports' */
 	uint64_t wqe_seq;        /* WQEs executed since the fault was set */
 	int fault_hit;           /* the WQE failing now is the injected one */
 	unsigned rr;             /* QP slot process() starts at, for fairness */
@@ -191,8 +193,8 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  * listed above it, so no two files call each other, directly or round a
  * circle, and each can be read knowing only those above it:
  *	trace.c  fault.c  translate.c  wire_io.c  wire_qp.c  qp_size.c  async.c
- *	                (leaves)
- *	qp_state.c      wire_qp, async
+ *	port.c          (leaves)
+ *	qp_state.c      wire_qp, async, port
  *	cqe_writer.c    qp_state, trace, async
  *	recv_queue.c    trace
  *	sq_doorbell.c   qp_state, trace

@@ -85,7 +85,7 @@ static int mask_ok(enum ibv_qp_state cur, enum ibv_qp_state next, int mask)
 	return 1;
 }
 
-/* The values a ConnectX (or the kernel before it) would refuse. */
+/* Ranges a ConnectX (or the kernel before it) would refuse. */
 static int values_ok(const struct ibv_qp_attr *a, int mask)
 {
 	if ((mask & IBV_QP_PORT) && (a->port_num < 1 || a->port_num > SSQ_EMU_PORTS))
@@ -115,6 +115,60 @@ static int values_ok(const struct ibv_qp_attr *a, int mask)
 	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return 0;
 	return 1;
+}
+
+/*
+ * The address vector as mlx5_set_path (drivers/infiniband/hw/mlx5/qp.c)
+ * takes it, on port @port (the QP's, as __mlx5_ib_modify_qp passes it): a
+ * RoCE address (an Ethernet port: the core's rdma_ah_find_type makes it
+ * RDMA_AH_ATTR_TYPE_ROCE) without IB_AH_GRH is -EINVAL; a GRH's sgid_index
+ * at or past the port's gid_tbl_len is -EINVAL; an empty entry below it is
+ * -ENODATA (rdma_fill_sgid_attr -> rdma_get_gid_attr,
+ * drivers/infiniband/core/verbs.c and cache.c).
+ */
+static int av_check(struct emu_dev *dev, uint8_t port, const struct ibv_ah_attr *ah)
+{
+	struct ibv_gid_entry e;
+
+	if (dev->link_layer == IBV_LINK_LAYER_ETHERNET && !ah->is_global)
+		return -EINVAL;
+	if (!ah->is_global)
+		return 0;
+	return emu_query_gid(dev, port, ah->grh.sgid_index, &e);
+}
+
+/* The values a ConnectX (or the kernel before it) would refuse: 0 or -errno. */
+static int values_check(struct emu_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	uint8_t port = mask & IBV_QP_PORT ? a->port_num : qp->port;
+
+	if (!values_ok(a, mask))
+		return -EINVAL;
+	/*
+	 * mlx5_ib_modify_qp (validate_rd_atomic in later kernels) refuses
+	 * max_rd_atomic above 1 << log_max_ra_res_qp and max_dest_rd_atomic
+	 * above 1 << log_max_ra_req_qp: what ibv_query_device reports as
+	 * max_qp_init_rd_atom and max_qp_rd_atom (mlx5_ib_query_device).
+	 */
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > SSQ_EMU_MAX_QP_INIT_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > SSQ_EMU_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	/*
+	 * A path MTU above the port's active MTU. The kernel does not look
+	 * (__mlx5_ib_modify_qp checks only IB_MTU_256..IB_MTU_4096 and writes
+	 * it into the QP context); whether the firmware's INIT2RTR refuses
+	 * it is not in any source we can read. On a fabric such a QP sends
+	 * packets the link drops, which only a retry-exceeded error reports
+	 * much later: the emulator refuses it here, where the mistake is.
+	 */
+	if ((mask & IBV_QP_PATH_MTU) && a->path_mtu > qp->dev->active_mtu)
+		return -EINVAL;
+	if (mask & IBV_QP_AV)
+		return av_check(qp->dev, port, &a->ah_attr);
+	return 0;
 }
 
 void emu_qp_to_err(struct emu_qp *qp)
@@ -166,7 +220,10 @@ int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_ma
 	next = attr_mask & IBV_QP_STATE ? attr->qp_state : cur;
 	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		goto out;
-	if (!mask_ok(cur, next, attr_mask) || !values_ok(attr, attr_mask))
+	if (!mask_ok(cur, next, attr_mask))
+		goto out;
+	ret = values_check(qp, attr, attr_mask);
+	if (ret)
 		goto out;
 
 	if (attr_mask & IBV_QP_PORT)

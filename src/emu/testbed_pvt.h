@@ -160,6 +160,9 @@ static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t de
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.port_num = port == 1 ? 2 : 1;
+	/* A GRH from GID 0, which both link layers have (an Ethernet port needs one). */
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.hop_limit = 64;
 	ret = emu_modify_qp(qp, &a,
 	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -296,6 +299,8 @@ static inline int emu_tb_wire_qp(struct emu_qp *qp, const char *peer, uint32_t d
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	a.ah_attr.port_num = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.hop_limit = 64;
 	ret = emu_modify_qp(qp, &a,
 	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |

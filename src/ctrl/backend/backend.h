@@ -94,6 +94,37 @@ struct shm_uar_map {
 	uint32_t reg_off; /* bf.reg - start of that mapping */
 };
 
+/* What ssqd's options say about the device beyond its name. */
+struct ssqd_backend_conf {
+	/* The emulated device's link layer: IBV_LINK_LAYER_* (0: InfiniBand). */
+	uint8_t emu_link_layer;
+	/* The emulated ports' active MTU (0: the link layer's usual one). */
+	enum ibv_mtu emu_mtu;
+};
+
+/*
+ * --gid-index: SSQD_GID_AUTO (the default) picks one on Ethernet and uses
+ * none (the LID path) on InfiniBand; SSQD_GID_NONE forces no GRH; 0..255
+ * names the entry.
+ */
+#define SSQD_GID_AUTO (-1)
+#define SSQD_GID_NONE (-2)
+
+/*
+ * A port as the connection needs it: how the peer reaches it (LID, GID),
+ * the GRH's source GID, its MTU, and the device's read/atomic depths.
+ */
+struct ssqd_port_info {
+	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+	enum ibv_mtu active_mtu;
+	uint16_t lid;  /* 0 on Ethernet */
+	int gid_index; /* sgid_index of the GRH; < 0: no GRH (InfiniBand LID path) */
+	uint8_t gid[16];
+	char gid_why[192]; /* which GID and why, for the log */
+	/* ibv_device_attr's max_qp_init_rd_atom and max_qp_rd_atom (cut to 255). */
+	uint8_t max_init_rd_atom, max_resp_rd_atom;
+};
+
 /*
  * An asynchronous event: the errors that come without a CQE. @qpn names
  * the object of QP events, @cqn that of IBV_EVENT_CQ_ERR (0 is a CQ number
@@ -110,7 +141,7 @@ struct ssqd_backend_ops {
 	const char *kind; /* "mlx5" or "emu" */
 	/* Open device @dev, placing every queue buffer in @arena. */
 	int (*open)(struct ssqd_backend **b, const char *dev, struct shm_arena *arena,
-	            char *why, size_t whylen);
+	            const struct ssqd_backend_conf *conf, char *why, size_t whylen);
 	/* Register [addr, addr + len) at IOVA @iova for local and remote access. */
 	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
@@ -129,9 +160,15 @@ struct ssqd_backend_ops {
 	/* ibv_modify_qp semantics: 0 or -EINVAL (-errno of the driver). */
 	int (*modify_qp)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	                 struct ibv_qp_attr *attr, int mask);
-	/* The port's LID and the GID at @gid_index (zeroes where it has none). */
+	/*
+	 * Port @port as @pi (above), the GID settled by ssqd_port_gid from
+	 * --gid-index @gid_index (SSQD_GID_AUTO, SSQD_GID_NONE or an index)
+	 * and the port's GID table. Returns 0, or -errno with @why (a port
+	 * that cannot be queried, a GID entry that is empty or cannot be
+	 * read, named by its index; never a zero GID in its place).
+	 */
 	int (*query_port)(struct ssqd_backend *b, uint8_t port, int gid_index,
-	                  uint16_t *lid, uint8_t gid[16], enum ibv_mtu *active_mtu);
+	                  struct ssqd_port_info *pi, char *why, size_t whylen);
 	/*
 	 * Optional (NULL: nothing to do). Two hosts: get ready to reach a peer
 	 * ssqd - the emulated device opens its UDP wire, and from then on the
@@ -173,6 +210,36 @@ extern const struct ssqd_backend_ops ssqd_backend_mlx5;
 extern const struct ssqd_backend_ops ssqd_backend_emu;
 
 /*
+ * One GID table entry, as ibv_query_gid_ex / emu_query_gid give it; the
+ * backends list a port's filled entries and ssqd_port_gid picks.
+ */
+struct ssqd_gid {
+	unsigned index;
+	unsigned type; /* IBV_GID_TYPE_IB, _ROCE_V1, _ROCE_V2 */
+	uint8_t raw[16];
+};
+
+/*
+ * ssqd_port_gid - settle @pi's gid_index, gid and gid_why (link_layer
+ * already set) from --gid-index @want and the port's @n filled GID
+ * entries @tab:
+ *  - an index: that entry (a GRH on either link layer), or -ENODATA
+ *    naming it when the table has nothing there;
+ *  - SSQD_GID_NONE: no GRH (on Ethernet INIT->RTR will be refused: the
+ *    kernel's mlx5_set_path wants a GRH for RoCE);
+ *  - SSQD_GID_AUTO: InfiniBand, no GRH (the LID path within the subnet);
+ *    Ethernet, the first RoCE v2 entry with an IPv4-mapped address, else
+ *    with a global IPv6 address, else link-local, else RoCE v1 (not
+ *    routable, said so), else -ENOENT.
+ * gid_why says which and why. The gid bytes are the entry's (zero with no GRH).
+ */
+int ssqd_port_gid(struct ssqd_port_info *pi, int want, const struct ssqd_gid *tab,
+                  unsigned n, char *why, size_t whylen);
+
+/* "InfiniBand" or "Ethernet (RoCE)". */
+const char *ssqd_link_layer_str(uint8_t link_layer);
+
+/*
  * The QP transitions, once for both backends: each fills an ibv_qp_attr and
  * the mask the kernel requires for that RC transition (and nothing it
  * forbids), as rc_pingpong does.
@@ -182,22 +249,34 @@ struct ssqd_qp_remote {
 	uint32_t psn;
 	uint16_t lid;
 	uint8_t gid[16];
-	int use_gid; /* RoCE, or IB across subnets: a GRH */
+	int sgid_index;             /* our GID for the GRH; < 0: no GRH (LID path) */
+	enum ibv_mtu mtu;           /* the path MTU: the smaller of both ports' */
+	uint8_t max_rd_atomic;      /* READs/atomics we may have outstanding */
+	uint8_t max_dest_rd_atomic; /* ... the peer may have outstanding here */
 };
 
+/*
+ * The GRH's hop limit: 64, what rdma_cm gives a routed RoCE v2 path
+ * (cma_resolve_iboe_route takes dev_addr.hoplimit, which addr4_resolve in
+ * drivers/infiniband/core/addr.c sets to ip4_dst_hoplimit: the IPv4
+ * default TTL, 64); 1 lets no router forward the packet.
+ */
+#define SSQD_GRH_HOP_LIMIT 64
+
 void ssqd_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port);
-void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port, enum ibv_mtu mtu,
-                      int gid_index, const struct ssqd_qp_remote *remote);
-void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn);
+void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port,
+                      const struct ssqd_qp_remote *remote);
+void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn,
+                      uint8_t max_rd_atomic);
 void ssqd_qp_attr_reset(struct ibv_qp_attr *attr, int *mask);
 
 /*
  * ssqd_qp_connect - RESET -> INIT -> RTR -> RTS through @ops, or stop at the
- * first refusal, naming the transition in @why.
+ * first refusal, naming the transition (and, for a refused RTR, the path
+ * it asked for) in @why.
  */
 int ssqd_qp_connect(const struct ssqd_backend_ops *ops, struct ssqd_backend *b,
-                    struct ssqd_bqueue *q, enum ibv_mtu mtu, int gid_index,
-                    uint32_t sq_psn, const struct ssqd_qp_remote *remote, char *why,
-                    size_t whylen);
+                    struct ssqd_bqueue *q, uint32_t sq_psn,
+                    const struct ssqd_qp_remote *remote, char *why, size_t whylen);
 
 #endif /* SSQ_CTRL_BACKEND_H */

@@ -38,9 +38,11 @@ struct ssqd_backend {
 };
 
 static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
-                            struct shm_arena *arena, char *why, size_t whylen)
+                            struct shm_arena *arena, const struct ssqd_backend_conf *conf,
+                            char *why, size_t whylen)
 {
 	size_t uar_len = (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE;
+	struct emu_dev_attr da;
 	struct ssqd_backend *b;
 	int rc;
 
@@ -66,8 +68,14 @@ static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
 		b->uar = NULL;
 		goto fail;
 	}
-	/* NULL attributes: full mode unless SSQ_EMU_MODE / SSQ_EMU_FAULT say else. */
-	rc = emu_open(&b->dev, NULL);
+	/* Full mode unless SSQ_EMU_MODE / SSQ_EMU_FAULT say else. */
+	memset(&da, 0, sizeof(da));
+	da.stream_poll_ns = SSQ_EMU_STREAM_POLL_NS_DEFAULT;
+	if (conf) {
+		da.link_layer = conf->emu_link_layer;
+		da.active_mtu = conf->emu_mtu;
+	}
+	rc = emu_open(&b->dev, &da);
 	if (rc) {
 		snprintf(why, whylen, "emulated device: %s (check SSQ_EMU_* variables)",
 		         strerror(-rc));
@@ -284,19 +292,53 @@ static int emu_set_remote(struct ssqd_backend *b, struct ssqd_bqueue *q,
 }
 
 /*
- * Each emulated port is a host of its own: LID = port number. The GID is
- * the wire address once the device has one (peer mode), else zero.
+ * The emulated port as the device reports it, the GID picked from its
+ * table as on a ConnectX; in peer mode the GID's bytes are the wire
+ * address instead (the emulated fabric's "IP address"), which the peer's
+ * set_remote takes out of it.
  */
-static int emu_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
-                          uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
+static int backend_emu_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
+                                  struct ssqd_port_info *pi, char *why, size_t whylen)
 {
-	(void)gid_index;
-	if (port < 1 || port > SSQ_EMU_PORTS)
-		return -EINVAL;
-	*lid = port;
-	memcpy(gid, b->wire_gid, 16);
-	*mtu = IBV_MTU_4096;
-	return 0;
+	struct ssqd_gid tab[SSQ_EMU_GID_TBL_LEN];
+	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
+	struct ibv_gid_entry e;
+	unsigned i, n = 0;
+	int rc;
+
+	memset(pi, 0, sizeof(*pi));
+	rc = emu_query_port(b->dev, port, &pa);
+	if (!rc)
+		rc = emu_query_device(b->dev, &da);
+	if (rc) {
+		snprintf(why, whylen, "querying emulated port %u: %s", port,
+		         strerror(-rc));
+		return rc;
+	}
+	pi->link_layer = pa.link_layer;
+	pi->active_mtu = pa.active_mtu;
+	pi->lid = pa.lid;
+	pi->max_init_rd_atom = (uint8_t)da.max_qp_init_rd_atom;
+	pi->max_resp_rd_atom = (uint8_t)da.max_qp_rd_atom;
+	for (i = 0; i < (unsigned)pa.gid_tbl_len && n < SSQ_EMU_GID_TBL_LEN; i++) {
+		rc = emu_query_gid(b->dev, port, i, &e);
+		if (rc == -ENODATA)
+			continue;
+		if (rc) {
+			snprintf(why, whylen, "GID index %u of emulated port %u: %s", i,
+			         port, strerror(-rc));
+			return rc;
+		}
+		tab[n].index = i;
+		tab[n].type = e.gid_type;
+		memcpy(tab[n].raw, e.gid.raw, 16);
+		n++;
+	}
+	rc = ssqd_port_gid(pi, gid_index, tab, n, why, whylen);
+	if (!rc && b->wire)
+		memcpy(pi->gid, b->wire_gid, 16);
+	return rc;
 }
 
 static int emu_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
@@ -353,7 +395,7 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.reg_data = emu_reg_data,
 	.create_queue = emu_create_queue,
 	.modify_qp = backend_emu_modify_qp,
-	.query_port = emu_query_port,
+	.query_port = backend_emu_query_port,
 	.peer_mode = emu_peer_mode,
 	.set_remote = emu_set_remote,
 	.uar_map = emu_uar_map,

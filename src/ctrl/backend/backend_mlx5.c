@@ -57,13 +57,14 @@ static int inside(const struct shm_arena *a, const void *p, size_t len)
 }
 
 static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena *arena,
-                     char *why, size_t whylen)
+                     const struct ssqd_backend_conf *conf, char *why, size_t whylen)
 {
 	struct mlx5dv_ctx_allocators al = { arena_buf_alloc, arena_buf_free, arena };
 	struct ibv_device **list, *found = NULL;
 	struct ssqd_backend *b;
 	int n = 0, i, rc, fl;
 
+	(void)conf; /* its settings are the emulated device's */
 	list = ibv_get_device_list(&n);
 	if (!list) {
 		/* No RDMA subsystem at all (ENOSYS): say what that means here. */
@@ -328,21 +329,80 @@ static int mlx5_modify_qp(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	return -ibv_modify_qp(((struct mlx5_queue *)q->impl)->qp, attr, mask);
 }
 
-static int mlx5_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
-                           uint16_t *lid, uint8_t gid[16], enum ibv_mtu *mtu)
+/* Cap a device limit at what a uint8_t QP attribute can carry. */
+static uint8_t cap_u8(int v)
 {
-	struct ibv_port_attr pa;
-	union ibv_gid g;
-	int rc = ibv_query_port(b->ctx, port, &pa);
+	return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v;
+}
 
-	if (rc)
+/*
+ * Port @port's filled GID entries into @tab, through ibv_query_gid_table
+ * (rdma-core 32+: one call for the whole device's @total entries, empty
+ * ones left out, each with its type), never ibv_query_gid, which hands
+ * back a zero GID for an empty entry (libibverbs/verbs.c keeps that
+ * behaviour of the old API). Returns how many, or -errno with @why.
+ */
+static int gid_table(struct ssqd_backend *b, uint8_t port, size_t total,
+                     struct ssqd_gid *tab, unsigned max, char *why, size_t whylen)
+{
+	struct ibv_gid_entry *all;
+	ssize_t got;
+	unsigned n = 0;
+	int i;
+
+	all = calloc(total, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	got = ibv_query_gid_table(b->ctx, all, total, 0);
+	if (got < 0) {
+		snprintf(why, whylen, "ibv_query_gid_table (port %u): %s", port,
+		         strerror((int)-got));
+		free(all);
+		return (int)got;
+	}
+	for (i = 0; i < got && n < max; i++) {
+		if (all[i].port_num != port)
+			continue;
+		tab[n].index = all[i].gid_index;
+		tab[n].type = all[i].gid_type;
+		memcpy(tab[n].raw, all[i].gid.raw, 16);
+		n++;
+	}
+	free(all);
+	return (int)n;
+}
+
+static int mlx5_query_port(struct ssqd_backend *b, uint8_t port, int gid_index,
+                           struct ssqd_port_info *pi, char *why, size_t whylen)
+{
+	struct ssqd_gid tab[256];
+	struct ibv_port_attr pa;
+	struct ibv_device_attr da;
+	int rc, n;
+
+	memset(pi, 0, sizeof(*pi));
+	rc = ibv_query_port(b->ctx, port, &pa);
+	if (!rc)
+		rc = ibv_query_device(b->ctx, &da);
+	if (rc) {
+		snprintf(why, whylen, "querying port %u: %s", port, strerror(rc));
 		return -rc;
-	*lid = pa.lid;
-	*mtu = pa.active_mtu;
-	memset(gid, 0, 16);
-	if (gid_index >= 0 && !ibv_query_gid(b->ctx, port, gid_index, &g))
-		memcpy(gid, g.raw, 16);
-	return 0;
+	}
+	pi->link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET
+	                     ? IBV_LINK_LAYER_ETHERNET
+	                     : IBV_LINK_LAYER_INFINIBAND;
+	pi->active_mtu = pa.active_mtu;
+	pi->lid = pa.lid;
+	pi->max_init_rd_atom = cap_u8(da.max_qp_init_rd_atom);
+	pi->max_resp_rd_atom = cap_u8(da.max_qp_rd_atom);
+	/* Room for every port's whole table: the kernel refuses a smaller array. */
+	n = gid_table(b, port,
+	              (size_t)(pa.gid_tbl_len > 0 ? pa.gid_tbl_len : 1) *
+	                  (da.phys_port_cnt ? da.phys_port_cnt : 1),
+	              tab, sizeof(tab) / sizeof(tab[0]), why, whylen);
+	if (n < 0)
+		return n;
+	return ssqd_port_gid(pi, gid_index, tab, (unsigned)n, why, whylen);
 }
 
 static int mlx5_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,

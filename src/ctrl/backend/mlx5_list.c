@@ -48,8 +48,11 @@ static void print_device(FILE *out, struct ibv_device *dev)
 		ibv_close_device(ctx);
 		return;
 	}
-	fprintf(out, "  fw %s, max_qp %d, max_qp_wr %d, max_sge %d\n", attr.fw_ver,
-	        attr.max_qp, attr.max_qp_wr, attr.max_sge);
+	fprintf(out,
+	        "  fw %s, max_qp %d, max_qp_wr %d, max_sge %d, READ/atomic depth %d "
+	        "(responder %d)\n",
+	        attr.fw_ver, attr.max_qp, attr.max_qp_wr, attr.max_sge,
+	        attr.max_qp_init_rd_atom, attr.max_qp_rd_atom);
 	for (p = 1; p <= attr.phys_port_cnt; p++) {
 		struct ibv_port_attr pa;
 
@@ -60,19 +63,23 @@ static void print_device(FILE *out, struct ibv_device *dev)
 		        pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
 		                                                 : "InfiniBand");
 		for (g = 0; g < pa.gid_tbl_len && g < 16; g++) {
-			union ibv_gid gid;
-			int k, zero = 1;
+			static const char *const type[] = { "IB", "RoCE v1", "RoCE v2" };
+			struct ibv_gid_entry e;
+			int k, rc = ibv_query_gid_ex(ctx, p, (uint32_t)g, &e, 0);
 
-			if (ibv_query_gid(ctx, p, g, &gid))
-				break;
-			for (k = 0; k < 16; k++)
-				zero &= !gid.raw[k];
-			if (zero)
+			/* ENODATA: an empty entry (ibv_query_gid would say zeroes). */
+			if (rc == ENODATA)
 				continue;
+			if (rc) {
+				fprintf(out, "    GID[%d] cannot be read: %s\n", g,
+				        strerror(rc));
+				break;
+			}
 			fprintf(out, "    GID[%d] ", g);
 			for (k = 0; k < 16; k += 2)
-				fprintf(out, "%02x%02x%s", gid.raw[k], gid.raw[k + 1],
-				        k < 14 ? ":" : "\n");
+				fprintf(out, "%02x%02x%s", e.gid.raw[k], e.gid.raw[k + 1],
+				        k < 14 ? ":" : "");
+			fprintf(out, " %s\n", e.gid_type < 3 ? type[e.gid_type] : "?");
 		}
 	}
 	ibv_close_device(ctx);

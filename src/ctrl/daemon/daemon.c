@@ -39,7 +39,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->heal_ms = 50;
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
-	o->gid_index = -1;
+	o->gid_index = SSQD_GID_AUTO;
 	o->allow_uid = -1;
 	o->allow_gid = -1;
 	o->hello_ms = 1000;
@@ -100,6 +100,24 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 	return 0;
 }
 
+/*
+ * Say once how the queues reach their peers: the port's link layer and
+ * MTU, and which GID the GRH carries and why (or that there is none).
+ */
+static int port_log(struct ssqd *d, char *why, size_t whylen)
+{
+	struct ssqd_port_info pi;
+	int rc = d->ops->query_port(d->backend, d->opt.port, d->opt.gid_index, &pi, why,
+	                            whylen);
+
+	if (rc)
+		return rc;
+	fprintf(stderr, "ssqd: port %u: %s, active MTU %u, LID 0x%x; %s\n", d->opt.port,
+	        ssqd_link_layer_str(pi.link_layer), 128u << pi.active_mtu, pi.lid,
+	        pi.gid_why);
+	return 0;
+}
+
 static int bring_up(struct ssqd *d, char *why, size_t whylen)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
@@ -111,13 +129,18 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		if (rc)
 			return rc;
 	}
+	rc = port_log(d, why, whylen);
+	if (rc)
+		return rc;
 	for (i = 0; i < d->opt.nqueues; i++) {
 		rc = ssqd_queue_make(d, i, why, whylen);
 		if (rc)
 			return rc;
 		d->psn[i] = ssqd_queue_new_psn();
-		ssqd_queue_local_addr(d, &d->queues[i].local, i, d->psn[i],
-		                      &d->local_addrs[i]);
+		rc = ssqd_queue_local_addr(d, &d->queues[i].local, i, d->psn[i],
+		                           &d->local_addrs[i], why, whylen);
+		if (rc)
+			return rc;
 		/* Listed before they are ready, so clients can see them come up. */
 		snprintf(d->hdr->queues[i].name, SSQ_NAME_MAX, "q%u", i);
 	}
@@ -136,7 +159,10 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	for (i = 0; i < d->opt.nqueues; i++) {
 		uint32_t ppsn = ssqd_queue_new_psn();
 
-		ssqd_queue_local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i]);
+		rc = ssqd_queue_local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i],
+		                           why, whylen);
+		if (rc)
+			return rc;
 		d->queues[i].peer_psn = ppsn;
 		/* The loopback end's side of the handshake, done in place. */
 		rc = ssqd_queue_connect(d, &d->queues[i].peer, ppsn, &d->local_addrs[i],
@@ -281,6 +307,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	else
 		d->ops =
 		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
+	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
+		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
+		                "device's; the mlx5 device's ports say their own\n");
 
 	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
 	        data_len;
@@ -298,7 +327,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	if (o->listen_port || o->connect_to)
 		d->hdr->flags |= SSQ_ARENA_PEER;
 
-	rc = d->ops->open(&d->backend, o->device, &d->arena, why, whylen);
+	rc = d->ops->open(&d->backend, o->device, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;
 	snprintf(d->hdr->device, sizeof(d->hdr->device), "%s",

@@ -48,12 +48,13 @@ struct ssqd_options {
 	 */
 	unsigned heal_ms;
 	enum shm_hugepages hugepages;
-	uint16_t listen_port;   /* 0: not listening for a peer */
-	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
-	uint8_t port;           /* device port */
-	int gid_index;          /* -1: no GRH */
-	long allow_uid;         /* -1: only ssqd's own uid (and root) */
-	long allow_gid;         /* -1: none */
+	uint16_t listen_port;          /* 0: not listening for a peer */
+	const char *connect_to;        /* HOST:PORT of a listening peer, or NULL */
+	uint8_t port;                  /* device port */
+	int gid_index;                 /* SSQD_GID_AUTO, SSQD_GID_NONE or an index */
+	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
+	long allow_uid;                /* -1: only ssqd's own uid (and root) */
+	long allow_gid;                /* -1: none */
 	/*
 	 * What one connection or one uid may hold, so that no client locks
 	 * the others out: a connection says hello within hello_ms or is
@@ -213,8 +214,9 @@ void ssqd_accept_peer(struct ssqd *d);
  */
 uint32_t ssqd_queue_new_psn(void);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
-void ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
-                           uint32_t psn, struct proto_peer_addr *a);
+int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
+                          uint32_t psn, struct proto_peer_addr *a, char *why,
+                          size_t whylen);
 int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
                        const struct proto_peer_addr *peer, char *why, size_t whylen);
 int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,

@@ -51,6 +51,20 @@ static int read_full(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why
 	return 0;
 }
 
+/*
+ * Read and drop what the peer has sent, until it pauses for @ms: closing
+ * with its bytes unread would make the kernel reset the connection, and
+ * the peer would see the reset rather than our close.
+ */
+static void discard_pending(int sock, int ms)
+{
+	uint8_t junk[512];
+	struct pollfd pfd = { sock, POLLIN, 0 };
+
+	while (poll(&pfd, 1, ms) > 0 && recv(sock, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+		;
+}
+
 int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
                        struct proto_peer_addr *remote, unsigned n, int timeout_ms,
                        char *why, size_t whylen)
@@ -69,10 +83,26 @@ int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
 		}
 	}
 	for (i = 0; i < n; i++) {
-		rc = read_full(sock, buf, sizeof(buf), timeout_ms, why, whylen);
+		int len;
+
+		/*
+		 * The header first: it says the version, hence the length, so
+		 * a peer of another version is refused with that reason rather
+		 * than waited on for bytes it will never send.
+		 */
+		rc = read_full(sock, buf, SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
 		if (rc)
 			return rc;
-		rc = proto_peer_decode(buf, sizeof(buf), &remote[i], why, whylen);
+		len = proto_peer_msg_len(buf, why, whylen);
+		if (len < 0) {
+			discard_pending(sock, 100);
+			return len;
+		}
+		rc = read_full(sock, buf + SSQ_PEER_HEAD_LEN,
+		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+		if (rc)
+			return rc;
+		rc = proto_peer_decode(buf, (size_t)len, &remote[i], why, whylen);
 		if (rc)
 			return rc;
 		if (remote[i].count != n || remote[i].index != i) {
@@ -255,7 +285,8 @@ void ssqd_link_refuse(int s, const char *reason, int drain_ms)
 	struct timespec t0, t;
 
 	proto_peer_encode_refusal(reason, buf);
-	(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
+	_Static_assert(SSQ_PEER_REFUSAL_LEN <= sizeof(buf), "refusal fits");
+	(void)!send(s, buf, SSQ_PEER_REFUSAL_LEN, MSG_NOSIGNAL);
 	/*
 	 * Read what the peer sent until it closes: closing with its addresses
 	 * unread would make the kernel reset the connection, and the reset can

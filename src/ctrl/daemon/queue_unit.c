@@ -122,45 +122,93 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 	return d->ops->uar_map(d->backend, &q->local, &q->uar);
 }
 
-void ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
-                           uint32_t psn, struct proto_peer_addr *a)
-{
-	enum ibv_mtu mtu;
+/*
+ * The READs/atomics ssq asks for in each direction, ConnectX-6's maximum;
+ * a device or peer that takes fewer gets fewer (see ssqd_queue_connect).
+ */
+#define SSQD_RD_ATOM_WANT 16
 
+static uint8_t min_u8(uint8_t a, uint8_t b)
+{
+	return a < b ? a : b;
+}
+
+int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
+                          uint32_t psn, struct proto_peer_addr *a, char *why,
+                          size_t whylen)
+{
+	struct ssqd_port_info pi;
+	int rc =
+	    d->ops->query_port(d->backend, b->port, d->opt.gid_index, &pi, why, whylen);
+
+	if (rc)
+		return rc;
 	memset(a, 0, sizeof(*a));
 	a->index = (uint16_t)i;
 	a->count = (uint16_t)d->opt.nqueues;
 	a->qpn = b->qpn;
 	a->psn = psn;
-	d->ops->query_port(d->backend, b->port, d->opt.gid_index, &a->lid, a->gid, &mtu);
+	a->lid = pi.lid;
+	memcpy(a->gid, pi.gid, 16);
+	a->link_layer = pi.link_layer;
+	a->mtu = (uint8_t)pi.active_mtu;
+	a->rd_atom = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
 	a->data_iova = d->hdr->data_iova;
 	a->data_rkey = d->hdr->data_key;
 	snprintf(a->name, sizeof(a->name), "q%u", i);
+	return 0;
 }
 
+/*
+ * The path both ends agree on without talking further: the smaller of the
+ * two ports' active MTUs (a larger one would send packets the other port
+ * cannot take), our responder depth as told to the peer, and an initiator
+ * depth within both our device's max_qp_init_rd_atom and the responder
+ * depth the peer told us (the IB responder NAKs requests past its own).
+ */
 int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
                        const struct proto_peer_addr *peer, char *why, size_t whylen)
 {
 	struct ssqd_qp_remote r;
-	enum ibv_mtu mtu = IBV_MTU_1024;
-	uint16_t lid;
-	uint8_t gid[16];
+	struct ssqd_port_info pi;
+	int rc =
+	    d->ops->query_port(d->backend, b->port, d->opt.gid_index, &pi, why, whylen);
 
+	if (rc)
+		return rc;
+	if (peer->link_layer != pi.link_layer) {
+		snprintf(why, whylen,
+		         "the peer's port is %s, ours %s: no RC path joins them",
+		         ssqd_link_layer_str(peer->link_layer),
+		         ssqd_link_layer_str(pi.link_layer));
+		return -EINVAL;
+	}
 	memset(&r, 0, sizeof(r));
 	r.qpn = peer->qpn;
 	r.psn = peer->psn;
 	r.lid = peer->lid;
 	memcpy(r.gid, peer->gid, 16);
-	r.use_gid = d->opt.gid_index >= 0;
-	d->ops->query_port(d->backend, b->port, d->opt.gid_index, &lid, gid, &mtu);
+	r.sgid_index = pi.gid_index;
+	r.mtu = peer->mtu < pi.active_mtu ? (enum ibv_mtu)peer->mtu : pi.active_mtu;
+	r.max_dest_rd_atomic = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
+	r.max_rd_atomic =
+	    min_u8(min_u8(SSQD_RD_ATOM_WANT, pi.max_init_rd_atom), peer->rd_atom);
+	/* Said when a port, a device or the peer settles for less than ssq asks. */
+	if (r.mtu < pi.active_mtu || r.max_rd_atomic < SSQD_RD_ATOM_WANT ||
+	    r.max_dest_rd_atomic < SSQD_RD_ATOM_WANT)
+		fprintf(stderr,
+		        "ssqd: QP 0x%x to QPN 0x%x: path MTU %u (our port %u, the peer's "
+		        "%u); READ/atomic depth %u out (our device %u, the peer's "
+		        "responder %u), %u in\n",
+		        b->qpn, peer->qpn, 128u << r.mtu, 128u << pi.active_mtu,
+		        128u << peer->mtu, r.max_rd_atomic, pi.max_init_rd_atom,
+		        peer->rd_atom, r.max_dest_rd_atomic);
 	if (d->ops->set_remote) {
-		int rc = d->ops->set_remote(d->backend, b, peer->gid, why, whylen);
-
+		rc = d->ops->set_remote(d->backend, b, peer->gid, why, whylen);
 		if (rc)
 			return rc;
 	}
-	return ssqd_qp_connect(d->ops, d->backend, b, mtu, d->opt.gid_index, my_psn, &r,
-	                       why, whylen);
+	return ssqd_qp_connect(d->ops, d->backend, b, my_psn, &r, why, whylen);
 }
 
 void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer)

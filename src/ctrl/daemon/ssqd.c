@@ -69,7 +69,15 @@ static void usage(FILE *out)
 	    "                           (neither: loopback, each queue's peer inside "
 	    "ssqd)\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
-	    "  -g, --gid-index N        GID index for the GRH (RoCE); default none\n"
+	    "  -g, --gid-index N|auto|none\n"
+	    "                           source GID of the GRH. auto (default): on\n"
+	    "                           Ethernet (RoCE) the first RoCE v2 GID with an\n"
+	    "                           IPv4 address, else IPv6; on InfiniBand no GRH\n"
+	    "                           (LID). none: no GRH (refused on Ethernet)\n"
+	    "      --emu-link-layer ib|eth\n"
+	    "                           the emulated device's link layer (default ib)\n"
+	    "      --emu-mtu BYTES      the emulated ports' active MTU, 256..4096\n"
+	    "                           (default 4096 on ib, 1024 on eth)\n"
 	    "      --heal-ms N          say so in the log when healing a queue after a\n"
 	    "                           death is held up longer than N ms by a live\n"
 	    "                           producer mid-reservation (default 50); ssqd\n"
@@ -194,7 +202,9 @@ int main(int argc, char **argv)
 		O_UID_CLIENTS,
 		O_CLIENT_MIB,
 		O_UID_MIB,
-		O_CLIENT_BUFS
+		O_CLIENT_BUFS,
+		O_EMU_LINK,
+		O_EMU_MTU
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -218,6 +228,8 @@ int main(int argc, char **argv)
 		{ "max-client-mib", required_argument, NULL, O_CLIENT_MIB },
 		{ "max-uid-mib", required_argument, NULL, O_UID_MIB },
 		{ "max-client-bufs", required_argument, NULL, O_CLIENT_BUFS },
+		{ "emu-link-layer", required_argument, NULL, O_EMU_LINK },
+		{ "emu-mtu", required_argument, NULL, O_EMU_MTU },
 		{ "list-devices", no_argument, NULL, O_LIST },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -307,8 +319,33 @@ int main(int argc, char **argv)
 			o->port = (uint8_t)parse_num("--ib-port", optarg, 1, 2);
 			break;
 		case 'g':
-			o->gid_index = (int)parse_num("--gid-index", optarg, 0, 255);
+			if (!strcmp(optarg, "auto"))
+				o->gid_index = SSQD_GID_AUTO;
+			else if (!strcmp(optarg, "none"))
+				o->gid_index = SSQD_GID_NONE;
+			else
+				o->gid_index =
+				    (int)parse_num("--gid-index (auto, none or an index)",
+				                   optarg, 0, 255);
 			break;
+		case O_EMU_LINK:
+			if (!strcmp(optarg, "ib"))
+				o->conf.emu_link_layer = IBV_LINK_LAYER_INFINIBAND;
+			else if (!strcmp(optarg, "eth"))
+				o->conf.emu_link_layer = IBV_LINK_LAYER_ETHERNET;
+			else {
+				fprintf(stderr,
+				        "ssqd: --emu-link-layer '%s': want ib or eth\n",
+				        optarg);
+				return 2;
+			}
+			break;
+		case O_EMU_MTU: {
+			uint32_t mtu = parse_pow2("--emu-mtu", optarg, 256, 4096);
+
+			o->conf.emu_mtu = (enum ibv_mtu)(__builtin_ctz(mtu) - 7);
+			break;
+		}
 		case O_HEAL:
 			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
 			break;

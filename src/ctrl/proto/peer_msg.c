@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <infiniband/verbs.h>
 #include "ctrl/proto/peer_msg.h"
 
 static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
@@ -17,20 +18,26 @@ static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
-	OFF_MAGIC = 0,   /* 4 */
-	OFF_VERSION = 4, /* 2 */
-	OFF_COUNT = 6,   /* 2 */
-	OFF_INDEX = 8,   /* 2 */
-	OFF_LID = 10,    /* 2 */
-	OFF_QPN = 12,    /* 4 */
-	OFF_PSN = 16,    /* 4 */
-	OFF_GID = 20,    /* 16 */
-	OFF_IOVA = 36,   /* 8 */
-	OFF_RKEY = 44,   /* 4 */
-	OFF_NAME = 48,   /* 32 */
-	OFF_REASON = 8,  /* a refusal: the reason, to the end */
+	OFF_MAGIC = 0,    /* 4 */
+	OFF_VERSION = 4,  /* 2 */
+	OFF_COUNT = 6,    /* 2 */
+	OFF_INDEX = 8,    /* 2 */
+	OFF_LID = 10,     /* 2 */
+	OFF_QPN = 12,     /* 4 */
+	OFF_PSN = 16,     /* 4 */
+	OFF_GID = 20,     /* 16 */
+	OFF_IOVA = 36,    /* 8 */
+	OFF_RKEY = 44,    /* 4 */
+	OFF_NAME = 48,    /* 32 */
+	OFF_LINK = 80,    /* 1: IBV_LINK_LAYER_* */
+	OFF_MTU = 81,     /* 1: enum ibv_mtu */
+	OFF_RD_ATOM = 82, /* 1 */
+	OFF_PAD = 83,     /* 5, zero */
+	OFF_REASON = 8,   /* a refusal: the reason, to the end */
 };
-_Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_MSG_LEN, "peer message layout");
+_Static_assert(OFF_PAD + 5 == SSQ_PEER_MSG_LEN, "peer message layout");
+_Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_REFUSAL_LEN, "refusal layout");
+_Static_assert(OFF_COUNT + 2 == SSQ_PEER_HEAD_LEN, "header layout");
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -83,18 +90,43 @@ void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out)
 	put64(out + OFF_IOVA, a->data_iova);
 	put32(out + OFF_RKEY, a->data_rkey);
 	memcpy(out + OFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
+	out[OFF_LINK] = a->link_layer;
+	out[OFF_MTU] = a->mtu;
+	out[OFF_RD_ATOM] = a->rd_atom;
+}
+
+int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
+{
+	if (!memcmp(head + OFF_MAGIC, refuse_magic, 4))
+		return SSQ_PEER_REFUSAL_LEN;
+	if (memcmp(head + OFF_MAGIC, peer_magic, 4)) {
+		snprintf(why, whylen, "peer message without the SSQP magic");
+		return -EBADMSG;
+	}
+	if (get16(head + OFF_VERSION) != SSQ_PEER_VERSION) {
+		snprintf(why, whylen,
+		         "peer speaks exchange version %u, this ssqd %u: run the same "
+		         "ssq release on both hosts",
+		         get16(head + OFF_VERSION), SSQ_PEER_VERSION);
+		return -EPROTO;
+	}
+	return SSQ_PEER_MSG_LEN;
 }
 
 int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, char *why,
                       size_t whylen)
 {
-	if (n != SSQ_PEER_MSG_LEN) {
-		snprintf(why, whylen, "peer message of %zu bytes, expected %u", n,
-		         SSQ_PEER_MSG_LEN);
+	int len = n >= SSQ_PEER_HEAD_LEN ? proto_peer_msg_len(buf, why, whylen)
+	                                 : (int)SSQ_PEER_MSG_LEN;
+
+	if (len < 0)
+		return len;
+	if (n != (size_t)len) {
+		snprintf(why, whylen, "peer message of %zu bytes, expected %d", n, len);
 		return -EBADMSG;
 	}
 	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {
-		char reason[SSQ_PEER_MSG_LEN - OFF_REASON];
+		char reason[SSQ_PEER_REFUSAL_LEN - OFF_REASON];
 		size_t i;
 
 		if (!memchr(buf + OFF_REASON, 0, sizeof(reason))) {
@@ -111,15 +143,6 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		reason[i] = 0;
 		snprintf(why, whylen, "peer refused: %s", reason);
 		return -ECONNREFUSED;
-	}
-	if (memcmp(buf + OFF_MAGIC, peer_magic, 4)) {
-		snprintf(why, whylen, "peer message without the SSQP magic");
-		return -EBADMSG;
-	}
-	if (get16(buf + OFF_VERSION) != SSQ_PEER_VERSION) {
-		snprintf(why, whylen, "peer speaks exchange version %u, this ssqd %u",
-		         get16(buf + OFF_VERSION), SSQ_PEER_VERSION);
-		return -EPROTO;
 	}
 	memset(a, 0, sizeof(*a));
 	a->count = get16(buf + OFF_COUNT);
@@ -144,6 +167,27 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		snprintf(why, whylen, "peer queue name empty or not NUL-terminated");
 		return -EBADMSG;
 	}
+	a->link_layer = buf[OFF_LINK];
+	a->mtu = buf[OFF_MTU];
+	a->rd_atom = buf[OFF_RD_ATOM];
+	if (a->link_layer != IBV_LINK_LAYER_INFINIBAND &&
+	    a->link_layer != IBV_LINK_LAYER_ETHERNET) {
+		snprintf(why, whylen,
+		         "peer link layer %u is neither InfiniBand (%u) nor "
+		         "Ethernet (%u)",
+		         a->link_layer, IBV_LINK_LAYER_INFINIBAND,
+		         IBV_LINK_LAYER_ETHERNET);
+		return -EBADMSG;
+	}
+	if (a->mtu < IBV_MTU_256 || a->mtu > IBV_MTU_4096) {
+		snprintf(why, whylen,
+		         "peer MTU code %u is not IBV_MTU_256 .. IBV_MTU_4096", a->mtu);
+		return -EBADMSG;
+	}
+	if (!a->rd_atom) {
+		snprintf(why, whylen, "peer takes 0 READs/atomics as responder");
+		return -EBADMSG;
+	}
 	/* Only the string: bytes after its NUL are not part of the message. */
 	memcpy(a->name, buf + OFF_NAME, strlen((const char *)buf + OFF_NAME));
 	return 0;
@@ -151,9 +195,9 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 
 void proto_peer_encode_refusal(const char *reason, uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_MSG_LEN);
+	memset(out, 0, SSQ_PEER_REFUSAL_LEN);
 	memcpy(out + OFF_MAGIC, refuse_magic, 4);
 	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
 	memcpy(out + OFF_REASON, reason,
-	       strnlen(reason, SSQ_PEER_MSG_LEN - OFF_REASON - 1));
+	       strnlen(reason, SSQ_PEER_REFUSAL_LEN - OFF_REASON - 1));
 }

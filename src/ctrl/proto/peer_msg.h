@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The peer message between two ssqd, as rc_pingpong exchanges it: per shared
- * queue, its QP's address (LID, QPN, PSN, GID) and where the peer may write
- * (data arena IOVA and rkey). Fixed-size binary messages, network byte
- * order, every field checked on receipt.
+ * queue, its QP's address (LID, QPN, PSN, GID), its port's link layer and
+ * active MTU (the path MTU is the smaller of both ends'), how many
+ * READs/atomics it takes as responder (the other end's initiator depth is
+ * capped to it, as rdma_cm's responder_resources / initiator_depth
+ * exchange does), and where the peer may write (data arena IOVA and rkey).
+ * Fixed-size binary messages, network byte order, every field checked on
+ * receipt.
+ *
+ * Versions: each message starts with a header (magic, version, count)
+ * whose size every version keeps, so a reader learns the version before
+ * it reads the rest and refuses another version with a reason instead of
+ * reading a message of another size. Version 1 (80 bytes) lacked the link
+ * layer, MTU and depth; version 2 is 88 bytes. A refusal keeps version 1's
+ * 80-byte layout, so a version-1 ssqd can read one.
  */
 #ifndef SSQ_CTRL_PROTO_PEER_MSG_H
 #define SSQ_CTRL_PROTO_PEER_MSG_H
@@ -12,8 +23,10 @@
 #include <stdint.h>
 #include "shm/layout.h"
 
-#define SSQ_PEER_VERSION 1u
-#define SSQ_PEER_MSG_LEN 80u
+#define SSQ_PEER_VERSION     2u
+#define SSQ_PEER_MSG_LEN     88u /* version 2's address message */
+#define SSQ_PEER_REFUSAL_LEN 80u
+#define SSQ_PEER_HEAD_LEN    8u /* magic, version, count: the same in every version */
 
 struct proto_peer_addr {
 	uint16_t index; /* this queue's position, 0 .. count - 1 */
@@ -25,17 +38,30 @@ struct proto_peer_addr {
 	uint64_t data_iova; /* the sender's data arena, for RDMA from the peer */
 	uint32_t data_rkey;
 	char name[SSQ_NAME_MAX];
+	uint8_t link_layer; /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+	uint8_t mtu;        /* the port's active MTU, IBV_MTU_256 .. IBV_MTU_4096 */
+	uint8_t rd_atom;    /* READs/atomics it takes as responder, 1 .. 255 */
 };
 
 /* Encode @a into exactly SSQ_PEER_MSG_LEN bytes at @out. */
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
 
 /*
+ * proto_peer_msg_len - from a message's first SSQ_PEER_HEAD_LEN bytes, how
+ * long the whole message is: SSQ_PEER_MSG_LEN for an address,
+ * SSQ_PEER_REFUSAL_LEN for a refusal; or -EBADMSG (no magic) / -EPROTO
+ * (another version: "peer speaks exchange version N, this ssqd 2") with
+ * the reason in @why.
+ */
+int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen);
+
+/*
  * proto_peer_decode - check and decode one message of @n bytes. Returns 0, or
  * -EBADMSG / -EPROTO (another version) with the reason in @why: wrong
  * length or magic, QPN or PSN over 24 bits, index not below count, a count
- * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated; or
- * -ECONNREFUSED when the message is a refusal (ssqd_link_refuse), @why
+ * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated, a link
+ * layer, MTU or responder depth out of range; or -ECONNREFUSED when the
+ * message is a refusal (ssqd_link_refuse, SSQ_PEER_REFUSAL_LEN bytes), @why
  * then saying "peer refused: " and the peer's reason.
  */
 int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, char *why,
@@ -43,8 +69,8 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 
 /*
  * Encode a refusal carrying @reason (cut to fit) into exactly
- * SSQ_PEER_MSG_LEN bytes at @out; the peer's decode returns -ECONNREFUSED
- * with it.
+ * SSQ_PEER_REFUSAL_LEN bytes at @out; the peer's decode returns
+ * -ECONNREFUSED with it.
  */
 void proto_peer_encode_refusal(const char *reason, uint8_t *out);
 
