@@ -270,6 +270,7 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	if (!__atomic_compare_exchange_n(&p->ctl->cq_lease, &zero, p->id + 1, 0,
 	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
+	SSQ__HOOK(SSQ_HOOK_CQ_LEASE);
 	n = ssq__route(p);
 	/* R7: pairs with A7, the next router. */
 	__atomic_store_n(&p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
@@ -447,6 +448,7 @@ SSQ_INLINE void ssq_submit(struct ssq_producer *p)
 		uint64_t h = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
 		uint64_t v = ssq__scan(p, h);
 
+		SSQ__HOOK(SSQ_HOOK_DB_LEASE);
 		/*
 		 * R2 (S7c (1)): the slots below v, whose publish words the scan
 		 * acquired (A1a), before `published` says so; pairs with A2a and

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
 
@@ -47,6 +48,28 @@ static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 	return b;
 }
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5, include/uapi/asm-generic/socket.h */
+#endif
+
+/*
+ * A pidfd of the process that connected @fd, as SO_PEERCRED named it, or
+ * -1. SO_PEERPIDFD takes it at connect time; before Linux 6.5, pidfd_open
+ * of SO_PEERCRED's pid, now (the client is waiting for its hello's answer,
+ * so the pid is still its own). The stall watch kills through it: a pid
+ * reused by another process after the client died is never hit.
+ */
+static int peer_pidfd(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd > 0)
+		return pidfd;
+	pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	return pidfd > 0 ? pidfd : -1;
+}
+
 static void accept_client(struct ssqd *d)
 {
 	struct ucred cr;
@@ -75,6 +98,7 @@ static void accept_client(struct ssqd *d)
 		if (d->clients[i].fd <= 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
+			d->clients[i].pidfd = -1;
 			d->clients[i].id = ++d->next_client_id;
 			d->clients[i].hello_by_ns =
 			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
@@ -87,6 +111,7 @@ static void accept_client(struct ssqd *d)
 				d->clients[i].refused = 1;
 			} else {
 				d->clients[i].pid = cr.pid;
+				d->clients[i].pidfd = peer_pidfd(fd, cr.pid);
 				d->clients[i].uid = cr.uid;
 				d->clients[i].gid = cr.gid;
 				d->clients[i].refused = !client_allowed(d, &cr);
@@ -163,6 +188,8 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        (int)c->pid);
 	}
 	close(c->fd);
+	if (c->pidfd > 0)
+		close(c->pidfd);
 	ssqd_out_free(&c->out);
 	memset(c, 0, sizeof(*c));
 }
@@ -530,6 +557,7 @@ int ssqd_serve(struct ssqd *d)
 		/* A recovery or a heal under way is looked at every millisecond. */
 		rc = poll(pfd, (nfds_t)n, recovering || healing ? 1 : PROGRESS_MS);
 		progress(d);
+		ssqd_stall_watch(d, ssqd_now_ns());
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		if (rc > 0)
