@@ -284,7 +284,9 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
  * Returns 0, -EAGAIN (no room: poll completions and retry; nothing was
  * reserved), -EIO (the queue is in error: see ssq_queue_recover), -EINVAL
  * (@wqebbs 0 or too many, or an open reservation). After 0 the caller must
- * publish every WQEBB it reserved (WQEs or NOPs).
+ * publish every WQEBB it reserved (WQEs or NOPs), each within ssqd's
+ * --stall-ms of the last: ssqd kills a process whose reservation does not
+ * move for that long (it holds up everyone behind it).
  */
 SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *pos)
 {
