@@ -32,6 +32,7 @@
 
 static char sock_path[108];
 static const char *flow_device = "emu";
+static const char *flow_ssqd_opt; /* one more ssqd option, or NULL */
 
 static inline double now_s(void)
 {
@@ -51,7 +52,7 @@ static inline pid_t start_ssqd(const char *hugepages)
 	pid = fork();
 	if (pid == 0) {
 		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path, hp,
-		      "--data-mib", "8", "--sq-size", "256", (char *)NULL);
+		      "--data-mib", "8", "--sq-size", "256", flow_ssqd_opt, (char *)NULL);
 		perror("exec ssqd");
 		_exit(127);
 	}

@@ -150,9 +150,12 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 			forget(h);
 			continue;
 		}
-		/* Waiting for room (S4b): held up by others, not holding them. */
+		/*
+		 * Waiting for room (S4b): held up by others, not holding them.
+		 * Not a difference: a record's pos is the client's to write.
+		 */
 		if (state == SSQ_PROD_BUILDING && !(gen & 1) &&
-		    pos + len - completed > ring) {
+		    pos + len > completed + ring) {
 			forget(h);
 			continue;
 		}
