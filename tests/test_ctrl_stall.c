@@ -15,7 +15,10 @@
  *     and while it holds the CQ lease: each time another producer's WRITE
  *     completes within 2 s, the stopped one dies of SIGKILL, and ssqd's
  *     log names its pid and what it held. Without the deadline the WRITE
- *     waits for as long as the producer stays stopped: for ever here.
+ *     waits for as long as the producer stays stopped: for ever here;
+ *  4. a producer that is not stopped but sleeps for ever holding a
+ *     reservation is killed too, after 10 x the deadline (one merely
+ *     waiting for a CPU moves on before): the WRITE completes within 3 s.
  * SSQ_TEST_STALL_OPT overrides the option passed (empty: none, for an
  * ssqd without it).
  */
@@ -277,19 +280,24 @@ static void published_never_rung(struct conn *k)
 static void victim(int where, int ready)
 {
 	struct conn k;
+	uint64_t pos;
 	char ok = 0;
 
-	if (conn_open(&k) == 0)
+	/* where 0: not stopped, asleep for ever holding a reservation. */
+	if (conn_open(&k) == 0 && (where || ssq_reserve(k.p, 1, &pos) == 0))
 		ok = 1;
 	(void)!write(ready, &ok, 1);
 	if (!ok)
 		_exit(3);
+	if (where == 0)
+		for (;;)
+			pause();
 	stop_where = where;
 	(void)write_timed(&k, 0x51, WAIT_S); /* stops in here */
 	_exit(2);                            /* resumed: not killed */
 }
 
-static void stopped_holder(struct conn *k, int where, const char *what)
+static void stopped_holder(struct conn *k, int where, const char *what, double bound)
 {
 	int ready[2], status;
 	char ok = 0, pidstr[32];
@@ -304,10 +312,11 @@ static void stopped_holder(struct conn *k, int where, const char *what)
 	close(ready[1]);
 	CHECK(read(ready[0], &ok, 1) == 1 && ok == 1, "%s: victim did not attach", what);
 	close(ready[0]);
-	CHECK(waitpid(v, &status, WUNTRACED) == v && WIFSTOPPED(status),
-	      "%s: victim did not stop (status 0x%x)", what, status);
+	if (where)
+		CHECK(waitpid(v, &status, WUNTRACED) == v && WIFSTOPPED(status),
+		      "%s: victim did not stop (status 0x%x)", what, status);
 	took = write_timed(k, 0x77 + (uint64_t)where, WAIT_S);
-	CHECK(took >= 0 && took < BOUND_S,
+	CHECK(took >= 0 && took < bound,
 	      "%s: another producer's WRITE took %.3f s (-1: not in %.0f s)", what, took,
 	      WAIT_S);
 	if (took < 0) /* as it was: the stop goes on; end it */
@@ -345,9 +354,11 @@ int main(void)
 	/* First: a death's heal submits too, and would ring it. */
 	published_never_rung(&k);
 	busy_producers_live();
-	stopped_holder(&k, SSQ_HOOK_AFTER_ADD, "right after its fetch-add");
-	stopped_holder(&k, SSQ_HOOK_DB_LEASE, "holding the doorbell lease");
-	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "holding the CQ lease");
+	stopped_holder(&k, SSQ_HOOK_AFTER_ADD, "right after its fetch-add", BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_DB_LEASE, "holding the doorbell lease", BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "holding the CQ lease", BOUND_S);
+	/* Not stopped: 10 x the deadline (a preempted producer moves on). */
+	stopped_holder(&k, 0, "asleep holding a reservation", BOUND_S + 1.0);
 	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
 	ssq_client_close(k.c);
 	kill(d, SIGTERM);

@@ -13,7 +13,9 @@
  * any moment and write into the ring, so it cannot be taken away while it
  * lives: ssqd kills the process (SIGKILL; clients of a queue are one trust
  * domain) and, once its socket closes, heals it like any death
- * (ssq_ctl_heal: leases broken, holes published as NOPs).
+ * (ssq_ctl_heal: leases broken, holes published as NOPs). A stopped one
+ * at the deadline; one that is not stopped (waiting for a CPU, asleep)
+ * at AWAKE_TIMES the deadline (see due()).
  *
  * "Has not moved": each look samples the hold's state - a reservation's
  * generation, position and publish count, a lease's holder and the counters
@@ -39,6 +41,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +50,9 @@
 #include "ctrl/daemon/daemon.h"
 
 #define LOOKS_MIN      3
+#define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
 #define LEASE_WATCH_NS 50000ull
+#define REPAIRS_SAY    10 /* a queue no repair moves: said once, after these */
 
 /* The live client ssqd gave record @id of queue @qi to, or NULL. */
 static struct ssqd_client *holder(struct ssqd *d, unsigned qi, uint32_t id)
@@ -89,10 +94,52 @@ static int unmoved(struct ssqd_hold_seen *h, uint32_t client, const uint64_t mar
 	return h->looks >= LOOKS_MIN && now - h->since_ns >= stall_ns;
 }
 
+/*
+ * Is client @c's process stopped (SIGSTOP: T; a debugger: t)? The state
+ * in /proc/PID/stat, after the command name's closing parenthesis (the
+ * name may hold one: the last one counts; nothing after it can).
+ * 0 for running, runnable, asleep, or not known.
+ */
+static int stopped(const struct ssqd_client *c)
+{
+	char path[40], buf[96], *p;
+	ssize_t n;
+	int fd;
+
+	if (c->pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/*
+ * A hold unmoved for the deadline: is its holder due for the kill? A
+ * stopped process is (it may stay stopped for ever); one that runs, waits
+ * for a CPU or sleeps gets AWAKE_TIMES the deadline - on a machine loaded
+ * past its CPUs a producer can wait that long for one, and it will move
+ * on once it gets it - and is killed after that like any other.
+ */
+static int due(const struct ssqd_client *c, const struct ssqd_hold_seen *h, uint64_t now,
+               uint64_t stall_ns, int *is_stopped)
+{
+	*is_stopped = stopped(c);
+	return *is_stopped || now - h->since_ns >= AWAKE_TIMES * stall_ns;
+}
+
 /* Kill client @c for holding @what since @since; its death is healed as any. */
 static void kill_stalled(struct ssqd *d, unsigned qi, struct ssqd_client *c,
-                         const char *what, uint64_t since, uint64_t now)
+                         const char *what, uint64_t since, uint64_t now, int is_stopped)
 {
+	const char *how = is_stopped ? "stopped" : "not stopped, but not moving";
 	int rc;
 
 	if (c->pidfd > 0)
@@ -104,16 +151,16 @@ static void kill_stalled(struct ssqd *d, unsigned qi, struct ssqd_client *c,
 	c->stalled = 1; /* once: its death, or a drop, ends it */
 	if (rc == 0)
 		fprintf(stderr,
-		        "ssqd: q%u: client pid %d (producer %u) %s for %llu ms "
+		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
 		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
-		        qi, (int)c->pid, c->producer[qi], what,
+		        qi, (int)c->pid, c->producer[qi], how, what,
 		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms);
 	else
 		fprintf(stderr,
-		        "ssqd: q%u: client pid %d (producer %u) %s for %llu ms "
+		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
 		        "(--stall-ms %u), and could not be killed: %s; the queue stays "
 		        "held until it moves or dies\n",
-		        qi, (int)c->pid, c->producer[qi], what,
+		        qi, (int)c->pid, c->producer[qi], how, what,
 		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms,
 		        strerror(errno));
 }
@@ -136,6 +183,7 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		uint32_t id = c->producer[qi], state, gen, len;
 		uint64_t pos, mark[3];
 		char what[160];
+		int is_stopped;
 
 		if (c->fd <= 0 || c->refused || c->stalled || !(c->attached & (1u << qi)))
 			continue;
@@ -162,20 +210,21 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		mark[0] = (uint64_t)state << 32 | gen;
 		mark[1] = pos;
 		mark[2] = __atomic_load_n(&r->posted, __ATOMIC_RELAXED);
-		if (!unmoved(h, c->id, mark, now, stall_ns)) {
+		if (!unmoved(h, c->id, mark, now, stall_ns) ||
+		    !due(c, h, now, stall_ns, &is_stopped)) {
 			q->stall.suspect |= h->looks > 1;
 			continue;
 		}
 		if (state == SSQ_PROD_RESERVING || (gen & 1))
 			snprintf(what, sizeof(what),
-			         "stopped mid-reservation (between its fetch-add and "
+			         "was mid-reservation (between its fetch-add and "
 			         "recording it)");
 		else
 			snprintf(what, sizeof(what),
 			         "held WQEBBs %llu..%llu reserved and not all published",
 			         (unsigned long long)pos,
 			         (unsigned long long)(pos + len - 1));
-		kill_stalled(d, qi, c, what, h->since_ns, now);
+		kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
 		forget(h);
 	}
 }
@@ -193,7 +242,7 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 	struct ssqd_client *c;
 	uint64_t mark[3], t;
 	char what[80];
-	int due;
+	int unmoved_long, is_stopped;
 
 	if (!v || v > SSQ_MAX_PRODUCERS || !(c = holder(d, qi, v - 1))) {
 		forget(h); /* free, ssqd's own, a dead one's (healed), or reset's */
@@ -203,7 +252,7 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 	mark[1] = a64 ? __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED)
 	              : __atomic_load_n((const uint32_t *)a, __ATOMIC_RELAXED);
 	mark[2] = __atomic_load_n((const uint64_t *)b, __ATOMIC_RELAXED);
-	due = unmoved(h, c->id, mark, now, stall_ns);
+	unmoved_long = unmoved(h, c->id, mark, now, stall_ns);
 	if (h->looks < 2)
 		return;
 	/*
@@ -220,10 +269,10 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 		ssq_cpu_relax();
 	}
 	d->queues[qi].stall.suspect = 1;
-	if (!due)
+	if (!unmoved_long || !due(c, h, now, stall_ns, &is_stopped))
 		return;
 	snprintf(what, sizeof(what), "held the %s lease", name);
-	kill_stalled(d, qi, c, what, h->since_ns, now);
+	kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
 	forget(h);
 }
 
@@ -251,8 +300,8 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		s->stuck_ns = now;
 		return;
 	}
-	if (now - s->stuck_ns < stall_ns)
-		return;
+	if (now - s->stuck_ns < stall_ns * (s->repairs + 1))
+		return; /* one repair per deadline */
 	/* Relaxed: for the log; the lease orders what ssq_submit reads. */
 	pub0 = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
 	rung0 = __atomic_load_n(&ctl->db_value, __ATOMIC_RELAXED);
@@ -260,7 +309,7 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 	cqes = ssq_progress(&q->prod);
 	pub1 = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
 	rung1 = __atomic_load_n(&ctl->db_value, __ATOMIC_RELAXED);
-	if (s->repairs++ == 0 || pub1 != pub0 || cqes)
+	if (pub1 != pub0 || rung1 != rung0 || cqes)
 		fprintf(stderr,
 		        "ssqd: q%u: %llu WQEBBs outstanding (reserved %llu, completed "
 		        "%llu), none completed for %llu ms (--stall-ms %u): published "
@@ -271,7 +320,15 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		        d->opt.stall_ms, (unsigned long long)pub0,
 		        (unsigned long long)pub1, (unsigned long long)rung0,
 		        (unsigned long long)rung1, cqes);
-	s->stuck_ns = now; /* the next repair, if needed, a deadline later */
+	else if (s->repairs == REPAIRS_SAY)
+		fprintf(stderr,
+		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
+		        "after %llu ms, everything published rung and the CQ routed: "
+		        "the device is not completing them (a WQE that asks for no "
+		        "completion, or a device or peer that stopped)\n",
+		        qi, (unsigned long long)(reserved - completed),
+		        (unsigned long long)((now - s->stuck_ns) / 1000000));
+	s->repairs++;
 }
 
 void ssqd_stall_watch(struct ssqd *d, uint64_t now)
