@@ -328,7 +328,8 @@ static void stopped_holder(struct conn *k, int where, const char *what, double b
 	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
 	CHECK(log_count(pidstr, "killed") == 1,
 	      "%s: ssqd's log does not say it killed %s", what, pidstr);
-	printf("stopped %s: another's WRITE completed after %.0f ms\n", what, took * 1e3);
+	printf("a producer %s: another's WRITE completed after %.0f ms\n", what,
+	       took * 1e3);
 }
 
 int main(void)
@@ -354,9 +355,11 @@ int main(void)
 	/* First: a death's heal submits too, and would ring it. */
 	published_never_rung(&k);
 	busy_producers_live();
-	stopped_holder(&k, SSQ_HOOK_AFTER_ADD, "right after its fetch-add", BOUND_S);
-	stopped_holder(&k, SSQ_HOOK_DB_LEASE, "holding the doorbell lease", BOUND_S);
-	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "holding the CQ lease", BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_AFTER_ADD, "stopped right after its fetch-add",
+	               BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_DB_LEASE, "stopped holding the doorbell lease",
+	               BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "stopped holding the CQ lease", BOUND_S);
 	/* Not stopped: 10 x the deadline (a preempted producer moves on). */
 	stopped_holder(&k, 0, "asleep holding a reservation", BOUND_S + 1.0);
 	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
