@@ -34,6 +34,7 @@
 static char sock_path[108];
 /* The device ssqd runs on: test_device() unless the test picks one. */
 static const char *flow_device;
+static const char *flow_ssqd_opt; /* one more ssqd option, or NULL */
 
 static inline double now_s(void)
 {
@@ -54,7 +55,7 @@ static inline pid_t start_ssqd(const char *hugepages)
 	if (pid == 0) {
 		execl(ssqd, ssqd, "--device", flow_device ? flow_device : test_device(),
 		      "--socket", sock_path, hp, "--data-mib", "8", "--sq-size", "256",
-		      (char *)NULL);
+		      flow_ssqd_opt, (char *)NULL);
 		perror("exec ssqd");
 		_exit(127);
 	}

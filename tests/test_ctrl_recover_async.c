@@ -65,6 +65,12 @@ int main(void)
 	pid_t d;
 
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-rec-%d.sock", getpid());
+	/*
+	 * The stall is this very process's record: with a deadline, ssqd
+	 * would kill us (test_ctrl_stall.c checks that it does). Here the
+	 * point is a drain that takes long.
+	 */
+	flow_ssqd_opt = "--stall-ms=0";
 	d = start_ssqd("off");
 	c1 = connect_retry(d);
 	c2 = c1 ? connect_retry(d) : NULL;

@@ -7,9 +7,10 @@
 # configuration: states stored and the result. Exit 0 pass, 1 fail.
 # Env: SSQ_SOURCE_DIR (the repo root; default this script's ..), CC (the C
 # compiler for Spin's verifier; default cc), SSQ_MODEL_JOBS (verifiers run at
-# once; default 2), SSQ_MODEL_DEEP=1 (add three bigger runs, each with a
+# once; default 2), SSQ_MODEL_DEEP=1 (add four bigger runs, each with a
 # spurious heal timeout: 2 producers x 2 posts with a death, 3 producers
-# with a death, and the TSO model with 2 posts each and a death; tens of
+# with a death, 2 producers x 2 posts with a stop, and the TSO model with
+# 2 posts each and a death; tens of
 # millions of states and several GB, minutes).
 set -euo pipefail
 
@@ -122,6 +123,13 @@ configs=(
 	# store) for the lease release.
 	"tso_live_2p2x_r3|pass|-DTSO -DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=0|safety"
 	"tso_die1_2p1x_r2_g1|pass|-DTSO -DNPROD=2 -DPOSTS=1 -DRING=2 -DMAXDEAD=1 -DMAXGIVEUP=1|safety"
+	# A producer stopped (SIGSTOP, a debugger) after any step, holding
+	# whatever it held then, which ssqd's stall watch kills: the others
+	# finish, everything is published and rung once, with deaths too, on
+	# TSO too, and with no cycle (nobody waits on the stopped one).
+	"stall1_die1_2p1x_r3_g0|pass|-DNPROD=2 -DPOSTS=1 -DRING=3 -DMAXDEAD=1 -DMAXGIVEUP=0 -DMAXSTALL=1|safety"
+	"tso_stall1_2p1x_r2_g1|pass|-DTSO -DNPROD=2 -DPOSTS=1 -DRING=2 -DMAXDEAD=0 -DMAXGIVEUP=1 -DMAXSTALL=1|safety"
+	"np_stall1_2p1x_r2_k1_g1|pass|-DNPROD=2 -DPOSTS=1 -DRING=2 -DKMAX=1 -DMAXDEAD=0 -DMAXGIVEUP=1 -DMAXSTALL=1|np"
 	# Broken variants: each must fail, for its own reason (the header of
 	# the model and tests/model/README.md say which). There is no
 	# TSO_NO_FENCE any more: the S6a lease CAS drains the store buffer on
@@ -139,11 +147,13 @@ configs=(
 	"broken_fa_eagain|assertion violated (published==reserve)|-DBROKEN_FA_EAGAIN -DMAXDEAD=0|safety"
 	"broken_heal_no_submit|invalid end state|-DBROKEN_HEAL_NO_SUBMIT -DPOSTS=1 -DMAXDEAD=2 -DMAXGIVEUP=0|safety"
 	"broken_wait_lease|non-progress cycle|-DBROKEN_WAIT_LEASE -DMAXDEAD=0|np"
+	"broken_no_kill|invalid end state|-DBROKEN_NO_KILL -DPOSTS=1 -DMAXDEAD=0 -DMAXSTALL=1|safety"
 	"tso_plain_release|assertion violated (published==reserve)|-DTSO -DTSO_PLAIN_RELEASE -DPOSTS=1 -DMAXDEAD=0|safety"
 )
 if [ "${SSQ_MODEL_DEEP:-0}" = 1 ]; then
 	configs+=("deep_die1_2p2x_r3_g1|pass|-DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096"
 		"deep_die1_3p1x_r2_k1_g1|pass|-DNPROD=3 -DPOSTS=1 -DRING=2 -DKMAX=1 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096"
+		"deep_stall1_2p2x_r2_k1_g1|pass|-DNPROD=2 -DPOSTS=2 -DRING=2 -DKMAX=1 -DMAXDEAD=0 -DMAXGIVEUP=1 -DMAXSTALL=1|safety|4096"
 		"deep_tso_die1_2p2x_r3_g1|pass|-DTSO -DNPROD=2 -DPOSTS=2 -DRING=3 -DMAXDEAD=1 -DMAXGIVEUP=1|safety|4096")
 fi
 

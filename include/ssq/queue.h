@@ -281,6 +281,7 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	if (!__atomic_compare_exchange_n(&p->ctl->cq_lease, &zero, p->id + 1, 0,
 	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
+	SSQ__HOOK(SSQ_HOOK_CQ_LEASE);
 	n = ssq__route(p);
 	/* R7: pairs with A7, the next router. */
 	__atomic_store_n(&p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
@@ -295,7 +296,9 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
  * reserved), -EIO (the queue is in error: see ssq_queue_recover),
  * -ENOTCONN (ssqd is gone: see ssq_producer_gone), -EINVAL
  * (@wqebbs 0 or too many, or an open reservation). After 0 the caller must
- * publish every WQEBB it reserved (WQEs or NOPs).
+ * publish every WQEBB it reserved (WQEs or NOPs), each within ssqd's
+ * --stall-ms of the last: ssqd kills a process whose reservation does not
+ * move for that long (it holds up everyone behind it).
  */
 SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *pos)
 {
@@ -476,6 +479,7 @@ SSQ_INLINE int ssq_submit(struct ssq_producer *p)
 		uint64_t h = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
 		uint64_t v = ssq__scan(p, h);
 
+		SSQ__HOOK(SSQ_HOOK_DB_LEASE);
 		/*
 		 * R2 (S7c (1)): the slots below v, whose publish words the scan
 		 * acquired (A1a), before `published` says so; pairs with A2a and

@@ -129,10 +129,17 @@ SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, cq_lease) == 5 * SSQ_CACHELINE,
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, producers) == 6 * SSQ_CACHELINE, "producers");
 
 /*
- * Test builds define SSQ_FAULT_HOOKS and ssq_fault_hook() to die at chosen
- * points of the protocol; everyone else compiles the calls away.
+ * Test builds define SSQ_FAULT_HOOKS and ssq_fault_hook() to die (or stop)
+ * at chosen points of the protocol; everyone else compiles the
+ * calls away.
  */
-enum { SSQ_HOOK_AFTER_ADD = 1, SSQ_HOOK_AFTER_RECORD = 2, SSQ_HOOK_BEFORE_PUBLISH = 3 };
+enum {
+	SSQ_HOOK_AFTER_ADD = 1,
+	SSQ_HOOK_AFTER_RECORD = 2,
+	SSQ_HOOK_BEFORE_PUBLISH = 3,
+	SSQ_HOOK_DB_LEASE = 4, /* holding the doorbell lease (ssq_submit) */
+	SSQ_HOOK_CQ_LEASE = 5, /* holding the CQ lease (ssq_progress) */
+};
 #ifdef SSQ_FAULT_HOOKS
 void ssq_fault_hook(int where);
 #define SSQ__HOOK(where) ssq_fault_hook(where)

@@ -51,9 +51,16 @@
  * ssqd notices each death some time after it (H0: the record becomes DEAD)
  * and heals, while the live producers go on.
  *
+ * Stop. A producer may also stop after any step (MAXSTALL stops in a run)
+ * and never go on by itself; ssqd's stall watch (Watch) kills it at some
+ * later time, and from then on it is a death like the others. With the
+ * watch every run ends with everything reserved published and rung, each
+ * WQEBB once: a stopped producer costs the others the time until the kill
+ * (in C: --stall-ms) plus the heal, and no more (BROKEN_NO_KILL: for ever).
+ *
  * Bounds (set with spin -D...): NPROD producers, POSTS posts each, WQEs of 1
- * or KMAX WQEBBs, RING WQEBBs in the ring, MAXDEAD deaths, MAXGIVEUP
- * spontaneous heal timeouts. Positions are absolute (never wrapped in the
+ * or KMAX WQEBBs, RING WQEBBs in the ring, MAXDEAD deaths, MAXSTALL stops,
+ * MAXGIVEUP spontaneous heal timeouts. Positions are absolute (never wrapped in the
  * model: at most NPROD * POSTS * KMAX); slots are position % RING, so a
  * small RING makes the ring wrap.
  *
@@ -85,6 +92,10 @@
  *                      the holder's S7e load passes its own buffered release
  *                      and a late producer's S6a/S6c still finds the lease
  *                      held and returns: a lost doorbell (stall).
+ *   BROKEN_NO_KILL     (with MAXSTALL) no stall watch: a producer stopped
+ *                      holding a reservation or the lease is never killed,
+ *                      and everyone behind it waits for ever (invalid end
+ *                      state).
  *   BROKEN_WAIT_LEASE  a producer that finds the lease held at S6a spins
  *                      until it is free (NVSHMEM's post_send_lock): with -DNP
  *                      Spin finds the cycle where it waits on a preempted or
@@ -116,6 +127,9 @@
 #endif
 #ifndef MAXGIVEUP
 #define MAXGIVEUP 1
+#endif
+#ifndef MAXSTALL
+#define MAXSTALL 0
 #endif
 
 #define MAXPOS (NPROD * POSTS * KMAX)
@@ -154,18 +168,37 @@ byte cover[MAXPOS]; /* number of published WQEs covering each WQEBB */
 bool dead[NPROD];   /* it died (ssqd learns it later, from the socket) */
 byte ndead, nnoticed, nfinished;
 bool healer_done;
+bool stalled[NPROD]; /* stopped (SIGSTOP, a debugger) and not killed yet */
+byte nstall, nkilled;
 
 /*
  * Die after this step (at most MAXDEAD deaths per run; the healer never
  * dies: ssqd's own death is recovery, out of scope). A dead process's
  * locals are cleared in the same step so that states differing only in
  * them are one state (the healer declares the producer-only names too).
+ *
+ * Or stop after this step (at most MAXSTALL stops per run): SIGSTOP, a
+ * debugger, a preemption longer than --stall-ms, anywhere - holding a
+ * reservation open, mid-reservation, holding the doorbell lease. The
+ * process makes no step until ssqd's stall watch (Watch below) kills it
+ * (its locals cleared at once: it never uses them again);
+ * it never resumes on its own here, the case that stalls the others for
+ * ever without the watch. (A stopped process that resumes before the kill
+ * lands and is killed a few steps later is a death at that later step:
+ * MAYDIE covers it.) The blocking guard breaks the atomic step, as a
+ * stopped process lets everyone else run.
  */
 #define MAYDIE(who) \
 	if \
-	:: (who) < NPROD && ndead < MAXDEAD -> \
+	:: (who) < NPROD && ndead - nkilled < MAXDEAD -> \
 		dead[who] = true; ndead++; \
 		k = 0; r = 0; pos = 0; h = 0; n = 0; posts = 0; \
+		goto died \
+	:: (who) < NPROD && nstall < MAXSTALL -> \
+		stalled[who] = true; nstall++; \
+		k = 0; r = 0; pos = 0; h = 0; n = 0; posts = 0; \
+		!stalled[who]; \
+		assert(dead[who]); \
 		goto died \
 	:: true \
 	fi
@@ -803,6 +836,41 @@ hsubmit:
 died:
 	skip
 }
+/* ---------------------------------------------------------- stall watch */
+/*
+ * ssqd's stall watch (src/ctrl/daemon/stall_watch.c): a producer whose
+ * hold has not moved for --stall-ms is killed (SIGKILL). In the model it
+ * may kill a stopped producer at any time after it stopped, which covers
+ * every deadline; what it must never do is heal a live one: the kill only
+ * makes the producer dead, and the healer takes over, as after any death,
+ * once it notices (H0: in C, the client's socket closes). BROKEN_NO_KILL:
+ * no watch, as before: a stopped producer holds everyone up for ever.
+ */
+proctype Watch()
+{
+	byte i;
+
+end_watch:
+	do
+	:: atomic {
+		nstall > nkilled ->
+#ifdef BROKEN_NO_KILL
+		false;
+#endif
+		i = 0;
+		do
+		:: stalled[i] -> break
+		:: else -> i++
+		od;
+		stalled[i] = false;
+		dead[i] = true;
+		ndead++;
+		nkilled++;
+		i = 0
+	   }
+	od
+}
+
 /* -------------------------------------------------------------- device */
 active proctype Device()
 {
@@ -855,6 +923,9 @@ init
 			run Producer(q)
 		}
 		run Healer();
+#if MAXSTALL > 0
+		run Watch();
+#endif
 #ifdef TSO
 		for (q : 0 .. NPROD - 1) {
 			run Drainer(q)

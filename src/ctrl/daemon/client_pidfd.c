@@ -5,17 +5,24 @@
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include "ctrl/daemon/client_pidfd.h"
 
-int ssqd_pidfd_open(pid_t pid)
-{
-	long fd;
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 /* Linux 6.5, include/uapi/asm-generic/socket.h */
+#endif
 
-	if (pid <= 0)
-		return -1;
-	fd = syscall(SYS_pidfd_open, pid, 0);
-	return fd < 0 ? -1 : (int)fd;
+int ssqd_pidfd_of_peer(int fd, pid_t pid)
+{
+	socklen_t len = sizeof(int);
+	int pidfd = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd > 0)
+		return pidfd;
+	/* The client waits for its hello's answer: the pid is still its own. */
+	pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	return pidfd > 0 ? pidfd : -1;
 }
 
 int ssqd_pidfd_alive(int pidfd)

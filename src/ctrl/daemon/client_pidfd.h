@@ -17,8 +17,12 @@
 
 #include <sys/types.h>
 
-/* A pidfd for @pid, or -1 (no such process, or a kernel without pidfds). */
-int ssqd_pidfd_open(pid_t pid);
+/*
+ * A pidfd of the process that connected unix socket @fd, SO_PEERCRED's @pid:
+ * SO_PEERPIDFD (Linux 6.5) takes it as of connect; before, pidfd_open(@pid)
+ * at accept. -1 where the kernel has neither.
+ */
+int ssqd_pidfd_of_peer(int fd, pid_t pid);
 
 /* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
 int ssqd_pidfd_alive(int pidfd);

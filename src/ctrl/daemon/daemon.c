@@ -37,6 +37,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->recv_depth = 256;
 	o->recv_size = 4096;
 	o->heal_ms = 50;
+	o->stall_ms = 100;
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
 	o->gid_index = SSQD_GID_AUTO;
@@ -388,7 +389,7 @@ void ssqd_teardown(struct ssqd *d)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd > 0) {
 			close(d->clients[i].fd);
-			if (d->clients[i].pidfd >= 0)
+			if (d->clients[i].pidfd > 0)
 				close(d->clients[i].pidfd);
 		}
 	if (d->peer_listen_fd >= 0) {

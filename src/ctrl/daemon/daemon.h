@@ -18,6 +18,7 @@
 #include "ctrl/daemon/log_limit.h"
 #include "ctrl/daemon/peer_link.h"
 #include "ctrl/daemon/recv_pool.h"
+#include "ctrl/daemon/stall_watch.h"
 #include "shm/create/arena.h"
 #include "shm/layout.h"
 
@@ -47,6 +48,14 @@ struct ssqd_options {
 	 * heal_ms (by a live producer mid-reservation) is logged once.
 	 */
 	unsigned heal_ms;
+	/*
+	 * Every hold a live client has in a queue (an open reservation, the
+	 * doorbell or the CQ lease) has this deadline: one that has not moved
+	 * for stall_ms gets its process killed and healed as a death; a queue
+	 * with work outstanding and no completion for stall_ms is repaired
+	 * (stall_watch.h). 0: no deadline.
+	 */
+	unsigned stall_ms;
 	enum shm_hugepages hugepages;
 	uint16_t listen_port;          /* 0: not listening for a peer */
 	const char *connect_to;        /* HOST:PORT of a listening peer, or NULL */
@@ -113,6 +122,7 @@ struct ssqd_queue {
 	int cq_dead;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
+	struct ssqd_stall stall; /* stall_watch.c's looks */
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -126,7 +136,9 @@ struct ssqd_grave {
 struct ssqd_client {
 	int fd;
 	uint32_t id; /* owner tag for data buffers, never reused */
-	pid_t pid;
+	pid_t pid;   /* SO_PEERCRED's, never what the client claims */
+	int pidfd;   /* the same process (client_pidfd.h), or -1 */
+	int stalled; /* killed for a stall: waiting for its death */
 	int said_hello;
 	uid_t uid;
 	gid_t gid;
@@ -138,12 +150,12 @@ struct ssqd_client {
 	uint64_t hello_by_ns;              /* CLOCK_MONOTONIC: the hello's deadline */
 	uint64_t bytes;                    /* of the data arena, in nbufs buffers */
 	unsigned nbufs;
-	int pidfd; /* its process (client_pidfd.h); -1: unknown */
 	/*
 	 * Dropped while its process ran with queues attached: killed, and
 	 * dropped for good (its records healed) once the pidfd says it exited.
 	 */
 	int dying;
+	uint64_t kill_by_ns; /* still there then: killed (0: no kill due) */
 };
 
 struct ssqd {
@@ -178,6 +190,7 @@ struct ssqd {
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
+	uint64_t stall_next_ns;           /* the stall watch's next look */
 	volatile sig_atomic_t stop;
 };
 

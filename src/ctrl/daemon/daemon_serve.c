@@ -89,7 +89,7 @@ static void accept_client(struct ssqd *d)
 				d->clients[i].refused = 1;
 			} else {
 				d->clients[i].pid = cr.pid;
-				d->clients[i].pidfd = ssqd_pidfd_open(cr.pid);
+				d->clients[i].pidfd = ssqd_pidfd_of_peer(fd, cr.pid);
 				d->clients[i].uid = cr.uid;
 				d->clients[i].gid = cr.gid;
 				d->clients[i].refused = !client_allowed(d, &cr);
@@ -135,35 +135,59 @@ static int heal_deaths(struct ssqd *d)
 	return pending;
 }
 
+/* How long a client that hung up with queues attached may take to exit. */
+#define DYING_GRACE_NS (100ull * 1000000)
+
 /*
- * A client whose process still runs must not be healed (client_pidfd.h):
- * kill it and keep its connection until it has exited. 1: it is dying now.
+ * A client whose process still runs must not be healed (client_pidfd.h).
+ * One that hung up is usually exiting (its socket closes before its exit
+ * is reported): wait for its pidfd, and kill it only if it is still there
+ * after DYING_GRACE_NS (kill_late). 1: it is dying now; its connection
+ * stays open until it has exited, so it never sees ssqd hang up on it.
  */
 static int kill_first(struct ssqd_client *c)
 {
-	int rc;
-
 	if (!c->attached || c->dying || !ssqd_pidfd_alive(c->pidfd))
 		return 0;
-	/*
-	 * Its connection stays open until it exits: the client library takes
-	 * a hang-up for ssqd's death and fences the queue for everyone.
-	 */
-	rc = ssqd_pidfd_kill(c->pidfd);
-	if (rc)
-		fprintf(stderr,
-		        "ssqd: client pid %d left with queues attached and still runs, "
-		        "but cannot be killed (%s): it is no longer served, and its "
-		        "records stay held until it exits\n",
-		        (int)c->pid, strerror(-rc));
-	else
-		fprintf(stderr,
-		        "ssqd: client pid %d left with queues attached while it still "
-		        "runs: killed (SIGKILL); its records are healed once it has "
-		        "exited\n",
-		        (int)c->pid);
 	c->dying = 1;
+	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
 	return 1;
+}
+
+/* A dying client still there past its grace: kill it. 1: one still waits. */
+static int kill_late(struct ssqd *d, uint64_t now)
+{
+	int waiting = 0, rc;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd <= 0 || !c->dying || !c->kill_by_ns)
+			continue;
+		if (now < c->kill_by_ns) {
+			waiting = 1;
+			continue;
+		}
+		c->kill_by_ns = 0;
+		rc = ssqd_pidfd_kill(c->pidfd);
+		if (c->stalled) /* killed for it already, and said so */
+			continue;
+		if (rc)
+			fprintf(
+			    stderr,
+			    "ssqd: client pid %d left with queues attached and still "
+			    "runs, but cannot be killed (%s): it is no longer served, "
+			    "and its records stay held until it exits\n",
+			    (int)c->pid, strerror(-rc));
+		else
+			fprintf(stderr,
+			        "ssqd: client pid %d left with queues attached and still "
+			        "ran %llu ms later: killed (SIGKILL); its records are "
+			        "healed once it has exited\n",
+			        (int)c->pid, DYING_GRACE_NS / 1000000);
+	}
+	return waiting;
 }
 
 /*
@@ -203,7 +227,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        (int)c->pid);
 	}
 	close(c->fd);
-	if (c->pidfd >= 0)
+	if (c->pidfd > 0)
 		close(c->pidfd);
 	ssqd_out_free(&c->out);
 	memset(c, 0, sizeof(*c));
@@ -546,7 +570,7 @@ int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SSQD_MAX_CLIENTS + 3];
 	struct ssqd_client *who[SSQD_MAX_CLIENTS + 3];
-	int i, n, rc, recovering = 0, healing = 0;
+	int i, n, rc, recovering = 0, healing = 0, dying = 0;
 
 	while (!d->stop) {
 		uint64_t now = ssqd_now_ns();
@@ -582,15 +606,18 @@ int ssqd_serve(struct ssqd *d)
 			who[n++] = &d->clients[i];
 		}
 		/* A recovery or a heal under way is looked at every millisecond. */
-		rc = poll(pfd, (nfds_t)n, recovering || healing ? 1 : PROGRESS_MS);
+		rc = poll(pfd, (nfds_t)n,
+		          recovering || healing || dying ? 1 : PROGRESS_MS);
 		/* Failures no CQE reports, before anything routes or recovers. */
 		ssqd_async_poll(d);
 		progress(d);
+		ssqd_stall_watch(d, ssqd_now_ns());
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		if (rc > 0)
 			serve_events(d, pfd, who, n);
 		healing = heal_deaths(d);
+		dying = kill_late(d, ssqd_now_ns());
 	}
 	return 0;
 }

@@ -82,6 +82,15 @@ static void usage(FILE *out)
 	    "                           death is held up longer than N ms by a live\n"
 	    "                           producer mid-reservation (default 50); ssqd\n"
 	    "                           keeps serving and retrying every millisecond\n"
+	    "      --stall-ms N         the deadline of every hold a client has in a "
+	    "queue\n"
+	    "                           (a reservation, the doorbell or CQ lease): a\n"
+	    "                           live client whose hold does not move for N ms\n"
+	    "                           (10 x N if it is not stopped) is killed\n"
+	    "                           (SIGKILL) and healed as a death; a\n"
+	    "                           queue with work outstanding and no completion\n"
+	    "                           for N ms is repaired; 0 or 10..60000 (default\n"
+	    "                           100; 0: no deadline)\n"
 	    "      --allow-uid UID      also serve this uid (besides ssqd's own and "
 	    "root)\n"
 	    "      --allow-gid GID      also serve this gid\n"
@@ -204,7 +213,8 @@ int main(int argc, char **argv)
 		O_UID_MIB,
 		O_CLIENT_BUFS,
 		O_EMU_LINK,
-		O_EMU_MTU
+		O_EMU_MTU,
+		O_STALL
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -221,6 +231,7 @@ int main(int argc, char **argv)
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
+		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
 		{ "hello-ms", required_argument, NULL, O_HELLO },
@@ -348,6 +359,17 @@ int main(int argc, char **argv)
 		}
 		case O_HEAL:
 			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
+			break;
+		case O_STALL:
+			o->stall_ms = (unsigned)parse_num("--stall-ms", optarg, 0, 60000);
+			if (o->stall_ms && o->stall_ms < 10) {
+				fprintf(stderr,
+				        "ssqd: --stall-ms %u: want 0 (no deadline) or 10 "
+				        "to 60000: below 10 ms a process the scheduler "
+				        "merely preempted would be killed\n",
+				        o->stall_ms);
+				return 2;
+			}
 			break;
 		case O_UID:
 			o->allow_uid = parse_num("--allow-uid", optarg, 0, INT_MAX);

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stall watch: no live client may hold a shared queue up for longer
+ * than --stall-ms. What a client can hold (tests/model/ssq_queue.pml):
+ *  - an open reservation: WQEBBs it took with the fetch-add and has not
+ *    published, which every producer behind it waits for (their WQEs are
+ *    not rung past the hole);
+ *  - the doorbell lease: others leave their doorbells to its holder;
+ *  - the CQ lease: nobody else routes completions meanwhile.
+ * Each is done in a few hundred instructions by a process that runs. One
+ * that does not move for --stall-ms belongs to a process that is stopped
+ * (SIGSTOP, a debugger), preempted that long, or buggy. It may resume at
+ * any moment and write into the ring, so it cannot be taken away while it
+ * lives: ssqd kills the process (SIGKILL; clients of a queue are one trust
+ * domain) and, once its socket closes, heals it like any death
+ * (ssq_ctl_heal: leases broken, holes published as NOPs). A stopped one
+ * at the deadline; one that is not stopped (waiting for a CPU, asleep)
+ * at AWAKE_TIMES the deadline (see due()).
+ *
+ * "Has not moved": each look samples the hold's state - a reservation's
+ * generation, position and publish count, a lease's holder and the counters
+ * it moves - and a hold counts as stalled only when every look for
+ * --stall-ms (at least LOOKS_MIN of them) found the very same state. A busy
+ * producer's reservations come and go, and each of its publishes moves the
+ * count. The counters of a lease do not always move (a router with no CQE
+ * to route), so a lease found held by the same holder is also watched for
+ * up to LEASE_WATCH_NS at each look: a holder that runs lets go in far
+ * less. A reservation that waits for room in the ring (ssq_reserve's S4b)
+ * waits for others and is not counted.
+ *
+ * Only ssqd's own records are trusted: the holder of a record or a lease
+ * is the client ssqd gave that record to, and the process killed is the
+ * one SO_PEERCRED named when it connected (through a pidfd, so a reused
+ * pid is never hit); a pid in shared memory is never used.
+ *
+ * A queue can also stop with nothing held: a producer that published and
+ * never submitted (stopped, or buggy), a CQ nobody routes. A queue with
+ * work outstanding (reserved > completed) and no completion for --stall-ms
+ * is repaired by ssqd itself: it submits (rings the doorbell for
+ * published, unrung WQEBBs) and routes the CQ, and says so.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctrl/daemon/client_pidfd.h"
+#include "ctrl/daemon/daemon.h"
+
+#define LOOKS_MIN      3
+#define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
+#define LEASE_WATCH_NS 50000ull
+#define REPAIRS_SAY    10 /* a queue no repair moves: said once, after these */
+
+/* The live client ssqd gave record @id of queue @qi to, or NULL. */
+static struct ssqd_client *holder(struct ssqd *d, unsigned qi, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd > 0 && !c->refused && (c->attached & (1u << qi)) &&
+		    c->producer[qi] == id)
+			return c->stalled ? NULL : c;
+	}
+	return NULL;
+}
+
+static void forget(struct ssqd_hold_seen *h)
+{
+	h->since_ns = 0;
+	h->looks = 0;
+}
+
+/*
+ * One look at a hold of @client in state @mark: 1 when it has not moved
+ * for @stall_ns over LOOKS_MIN looks or more.
+ */
+static int unmoved(struct ssqd_hold_seen *h, uint32_t client, const uint64_t mark[3],
+                   uint64_t now, uint64_t stall_ns)
+{
+	if (!h->since_ns || h->client != client ||
+	    memcmp(h->mark, mark, sizeof(h->mark))) {
+		memcpy(h->mark, mark, sizeof(h->mark));
+		h->client = client;
+		h->since_ns = now;
+		h->looks = 1;
+		return 0;
+	}
+	h->looks++;
+	return h->looks >= LOOKS_MIN && now - h->since_ns >= stall_ns;
+}
+
+/*
+ * Is client @c's process stopped (SIGSTOP: T; a debugger: t)? The state
+ * in /proc/PID/stat, after the command name's closing parenthesis (the
+ * name may hold one: the last one counts; nothing after it can).
+ * 0 for running, runnable, asleep, or not known.
+ */
+static int stopped(const struct ssqd_client *c)
+{
+	char path[40], buf[96], *p;
+	ssize_t n;
+	int fd;
+
+	if (c->pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
+}
+
+/*
+ * A hold unmoved for the deadline: is its holder due for the kill? A
+ * stopped process is (it may stay stopped for ever); one that runs, waits
+ * for a CPU or sleeps gets AWAKE_TIMES the deadline - on a machine loaded
+ * past its CPUs a producer can wait that long for one, and it will move
+ * on once it gets it - and is killed after that like any other.
+ */
+static int due(const struct ssqd_client *c, const struct ssqd_hold_seen *h, uint64_t now,
+               uint64_t stall_ns, int *is_stopped)
+{
+	*is_stopped = stopped(c);
+	return *is_stopped || now - h->since_ns >= AWAKE_TIMES * stall_ns;
+}
+
+/* Kill client @c for holding @what since @since; its death is healed as any. */
+static void kill_stalled(struct ssqd *d, unsigned qi, struct ssqd_client *c,
+                         const char *what, uint64_t since, uint64_t now, int is_stopped)
+{
+	const char *how = is_stopped ? "stopped" : "not stopped, but not moving";
+	int rc;
+
+	/* Never by pid: one reused by another process after the client died. */
+	rc = c->pidfd > 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
+	c->stalled = 1; /* once: its death, or a drop, ends it */
+	if (rc == 0)
+		fprintf(stderr,
+		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
+		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
+		        qi, (int)c->pid, c->producer[qi], how, what,
+		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms);
+	else
+		fprintf(stderr,
+		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
+		        "(--stall-ms %u), and could not be killed: %s; the queue stays "
+		        "held until it moves or dies\n",
+		        qi, (int)c->pid, c->producer[qi], how, what,
+		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms,
+		        strerror(-rc));
+}
+
+/* Open reservations of live clients in queue @qi. */
+static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
+                               uint64_t stall_ns)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_ctl *ctl = q->ctl;
+	uint64_t ring = q->local.dv_qp.sq.wqe_cnt; /* ssqd's copy, not ctl->ring */
+	/* Acquire: pairs with R3; a hint, any value will do. */
+	uint64_t completed = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		struct ssqd_client *c = &d->clients[i];
+		struct ssq_ctl_producer *r;
+		struct ssqd_hold_seen *h;
+		uint32_t id = c->producer[qi], state, gen, len;
+		uint64_t pos, mark[3];
+		char what[160];
+		int is_stopped;
+
+		if (c->fd <= 0 || c->refused || c->stalled || !(c->attached & (1u << qi)))
+			continue;
+		r = &ctl->producers[id]; /* ids are ssqd's: in range */
+		h = &q->stall.resv[id];
+		/* Relaxed: a sample, compared with the next one. */
+		state = __atomic_load_n(&r->state, __ATOMIC_RELAXED);
+		gen = __atomic_load_n(&r->resv_gen, __ATOMIC_RELAXED);
+		pos = __atomic_load_n(&r->pos, __ATOMIC_RELAXED);
+		len = __atomic_load_n(&r->len, __ATOMIC_RELAXED);
+		if (state != SSQ_PROD_RESERVING && state != SSQ_PROD_BUILDING) {
+			forget(h);
+			continue;
+		}
+		/*
+		 * Waiting for room (S4b): held up by others, not holding them.
+		 * Not a difference: a record's pos is the client's to write.
+		 */
+		if (state == SSQ_PROD_BUILDING && !(gen & 1) &&
+		    pos + len > completed + ring) {
+			forget(h);
+			continue;
+		}
+		mark[0] = (uint64_t)state << 32 | gen;
+		mark[1] = pos;
+		mark[2] = __atomic_load_n(&r->posted, __ATOMIC_RELAXED);
+		if (!unmoved(h, c->id, mark, now, stall_ns) ||
+		    !due(c, h, now, stall_ns, &is_stopped)) {
+			q->stall.suspect |= h->looks > 1;
+			continue;
+		}
+		if (state == SSQ_PROD_RESERVING || (gen & 1))
+			snprintf(what, sizeof(what),
+			         "was mid-reservation (between its fetch-add and "
+			         "recording it)");
+		else
+			snprintf(what, sizeof(what),
+			         "held WQEBBs %llu..%llu reserved and not all published",
+			         (unsigned long long)pos,
+			         (unsigned long long)(pos + len - 1));
+		kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
+		forget(h);
+	}
+}
+
+/*
+ * One lease of queue @qi: @lease, and two counters its holder moves
+ * (@a, @b). @name says which in the log.
+ */
+static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
+                        uint32_t *lease, const void *a, const void *b, int a64,
+                        const char *name, uint64_t now, uint64_t stall_ns)
+{
+	/* Relaxed loads throughout: samples, compared with the next ones. */
+	uint32_t v = __atomic_load_n(lease, __ATOMIC_RELAXED);
+	struct ssqd_client *c;
+	uint64_t mark[3], t;
+	char what[80];
+	int unmoved_long, is_stopped;
+
+	if (!v || v > SSQ_MAX_PRODUCERS || !(c = holder(d, qi, v - 1))) {
+		forget(h); /* free, ssqd's own, a dead one's (healed), or reset's */
+		return;
+	}
+	mark[0] = v;
+	mark[1] = a64 ? __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED)
+	              : __atomic_load_n((const uint32_t *)a, __ATOMIC_RELAXED);
+	mark[2] = __atomic_load_n((const uint64_t *)b, __ATOMIC_RELAXED);
+	unmoved_long = unmoved(h, c->id, mark, now, stall_ns);
+	if (h->looks < 2)
+		return;
+	/*
+	 * Held by the same holder with the same counters as at the last look:
+	 * a holder that runs lets go within a few microseconds. Watch it,
+	 * briefly, so that one taken and let go again and again (a producer
+	 * polling with nothing to route) is not mistaken for one held.
+	 */
+	for (t = ssqd_now_ns(); ssqd_now_ns() - t < LEASE_WATCH_NS;) {
+		if (__atomic_load_n(lease, __ATOMIC_RELAXED) != v) {
+			forget(h);
+			return;
+		}
+		ssq_cpu_relax();
+	}
+	d->queues[qi].stall.suspect = 1;
+	if (!unmoved_long || !due(c, h, now, stall_ns, &is_stopped))
+		return;
+	snprintf(what, sizeof(what), "held the %s lease", name);
+	kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
+	forget(h);
+}
+
+/*
+ * Queue @qi has work outstanding and nothing completes, with no hold to
+ * blame: ring what is published and unrung, route what the CQ holds.
+ */
+static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t stall_ns)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_ctl *ctl = q->ctl;
+	struct ssqd_stall *s = &q->stall;
+	uint64_t reserved = ssq_ctl_reserved(ctl), completed = ssq_ctl_completed(ctl);
+	uint64_t pub0, rung0, pub1, rung1;
+	int cqes;
+
+	if (reserved == completed || completed != s->completed || s->suspect ||
+	    q->heal_pending || ssq_ctl_in_error(ctl)) {
+		s->completed = completed;
+		s->stuck_ns = reserved != completed ? now : 0;
+		s->repairs = 0;
+		return;
+	}
+	if (!s->stuck_ns) {
+		s->stuck_ns = now;
+		return;
+	}
+	if (now - s->stuck_ns < stall_ns * (s->repairs + 1))
+		return; /* one repair per deadline */
+	/* Relaxed: for the log; the lease orders what ssq_submit reads. */
+	pub0 = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
+	rung0 = __atomic_load_n(&ctl->db_value, __ATOMIC_RELAXED);
+	ssq_submit(&q->prod);
+	cqes = ssq_progress(&q->prod);
+	pub1 = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
+	rung1 = __atomic_load_n(&ctl->db_value, __ATOMIC_RELAXED);
+	if (pub1 != pub0 || rung1 != rung0 || cqes)
+		fprintf(stderr,
+		        "ssqd: q%u: %llu WQEBBs outstanding (reserved %llu, completed "
+		        "%llu), none completed for %llu ms (--stall-ms %u): published "
+		        "head %llu -> %llu, doorbell %llu -> %llu, %d CQEs routed\n",
+		        qi, (unsigned long long)(reserved - completed),
+		        (unsigned long long)reserved, (unsigned long long)completed,
+		        (unsigned long long)((now - s->stuck_ns) / 1000000),
+		        d->opt.stall_ms, (unsigned long long)pub0,
+		        (unsigned long long)pub1, (unsigned long long)rung0,
+		        (unsigned long long)rung1, cqes);
+	else if (s->repairs == REPAIRS_SAY)
+		fprintf(stderr,
+		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
+		        "after %llu ms, everything published rung and the CQ routed: "
+		        "the device is not completing them (a WQE that asks for no "
+		        "completion, or a device or peer that stopped)\n",
+		        qi, (unsigned long long)(reserved - completed),
+		        (unsigned long long)((now - s->stuck_ns) / 1000000));
+	s->repairs++;
+}
+
+void ssqd_stall_watch(struct ssqd *d, uint64_t now)
+{
+	uint64_t stall_ns = (uint64_t)d->opt.stall_ms * 1000000ull;
+	unsigned qi;
+
+	if (!d->opt.stall_ms || now < d->stall_next_ns)
+		return;
+	d->stall_next_ns = now + stall_ns / 8;
+	for (qi = 0; qi < d->opt.nqueues; qi++) {
+		struct ssqd_queue *q = &d->queues[qi];
+		struct ssq_ctl *ctl = q->ctl;
+
+		uint32_t listed;
+
+		if (!ctl)
+			continue;
+		/*
+		 * Holds are watched in error too: a recovery waits for them. The
+		 * progress is not: there the recovery drains, then resets.
+		 */
+		listed = __atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE);
+		q->stall.suspect = 0;
+		watch_reservations(d, qi, now, stall_ns);
+		watch_lease(d, qi, &q->stall.db, &ctl->db_lease, &ctl->published,
+		            &ctl->db_value, 1, "doorbell", now, stall_ns);
+		watch_lease(d, qi, &q->stall.cq, &ctl->cq_lease, &ctl->cq_ci,
+		            &ctl->completed, 0, "CQ", now, stall_ns);
+		if (listed == SSQ_QUEUE_READY)
+			watch_progress(d, qi, now, stall_ns);
+	}
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A producer that stops holding part of the queue stalls the others no
+ * longer than --stall-ms plus a heal: ssqd kills it and heals it as a
+ * death. And a queue left with work published and never rung gets going
+ * again by itself. Against ssqd on the emulated device, --stall-ms 100:
+ *  1. a WQE published and never submitted (its producer polls, which
+ *     routes but never rings) completes within 2 s;
+ *  2. busy producers are never killed: one posting flat out, one spinning
+ *     on ssq_poll and ssq_submit with nothing to do (it takes and lets go
+ *     both leases all the time), one holding a reservation open for 8 x
+ *     the deadline's fifth while it publishes it WQE by WQE;
+ *  3. a producer stops itself (SIGSTOP at a fault hook) right after the
+ *     fetch-add of its reservation, while it holds the doorbell lease,
+ *     and while it holds the CQ lease: each time another producer's WRITE
+ *     completes within 2 s, the stopped one dies of SIGKILL, and ssqd's
+ *     log names its pid and what it held. Without the deadline the WRITE
+ *     waits for as long as the producer stays stopped: for ever here;
+ *  4. a producer that is not stopped but sleeps for ever holding a
+ *     reservation is killed too, after 10 x the deadline (one merely
+ *     waiting for a CPU moves on before): the WRITE completes within 3 s.
+ * SSQ_TEST_STALL_OPT overrides the option passed (empty: none, for an
+ * ssqd without it).
+ */
+#define SSQ_FAULT_HOOKS 1
+#include "ctrl_flow.h"
+#include <fcntl.h>
+
+#define STALL_MS "100"
+#define BOUND_S  2.0
+#define WAIT_S   5.0 /* give up on a WRITE: it would wait for ever */
+#define BUSY_S   1.5
+
+static char log_path[108];
+static int stop_where;
+
+/* This build's fault hooks: stop (as SIGSTOP, a debugger, a long preemption). */
+void ssq_fault_hook(int where)
+{
+	if (where == stop_where) {
+		stop_where = 0;
+		raise(SIGSTOP);
+	}
+}
+
+static pid_t ssqd_start_logged(void)
+{
+	const char *ssqd = getenv("SSQD");
+	const char *opt = getenv("SSQ_TEST_STALL_OPT");
+	pid_t pid = fork();
+
+	if (!opt)
+		opt = "--stall-ms=" STALL_MS;
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
+		      "--hugepages=off", "--data-mib", "8", "--sq-size", "256",
+		      *opt ? opt : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Lines of ssqd's log holding @needle (and @needle2 if not NULL). */
+static int log_count(const char *needle, const char *needle2)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) && (!needle2 || strstr(line, needle2));
+	fclose(f);
+	return n;
+}
+
+/* What ssqd said about the queue, for the test's output. */
+static void print_log(void)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "ssqd: q"))
+			fputs(line, stdout);
+	if (f)
+		fclose(f);
+}
+
+struct conn {
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_producer *p;
+	struct ssq_buf src, dst;
+};
+
+static int conn_open(struct conn *k)
+{
+	if (ssq_client_connect(sock_path, &k->c) || ssq_queue_open(k->c, "q0", &k->q) ||
+	    ssq_buf_alloc(k->c, 4096, &k->src) || ssq_buf_alloc(k->c, 4096, &k->dst))
+		return -1;
+	k->p = ssq_queue_producer(k->q);
+	return 0;
+}
+
+/* Wait up to @limit_s for the completion @wr_id; its time, or -1. */
+static double wait_comp(struct conn *k, uint64_t wr_id, double t0, double limit_s)
+{
+	struct ssq_completion comp;
+
+	while (now_s() - t0 < limit_s) {
+		if (ssq_poll(k->p, &comp, 1) == 1) {
+			if (comp.status == IBV_WC_SUCCESS && comp.wr_id != wr_id)
+				continue; /* an earlier one that gave up (unfixed ssqd) */
+			if (comp.status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "completion status %d wr_id 0x%llx\n",
+				        comp.status, (unsigned long long)comp.wr_id);
+				return -1;
+			}
+			return now_s() - t0;
+		}
+		usleep(100);
+	}
+	return -1;
+}
+
+/* One signaled 64-byte WRITE, src to dst, and its completion's time (or -1). */
+static double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
+{
+	double t0 = now_s();
+	int rc;
+
+	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
+	                            ssq_queue_peer_rkey(k->q), wr_id,
+	                            SSQ_WQE_SIGNALED)) == -EAGAIN &&
+	       now_s() - t0 < limit_s)
+		usleep(100);
+	if (rc) {
+		fprintf(stderr, "ssq_post_write: %d\n", rc);
+		return -1;
+	}
+	return wait_comp(k, wr_id, t0, limit_s);
+}
+
+/* ---- 2. busy producers ---- */
+
+static int busy_poster(void)
+{
+	struct conn k;
+	struct ssq_completion comp[16];
+	uint64_t posted = 0, got = 0;
+	double t0 = now_s();
+	int rc, n, i;
+
+	if (conn_open(&k))
+		return 3;
+	while (now_s() - t0 < BUSY_S) {
+		rc = ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
+		                    ssq_queue_peer_rkey(k.q), posted, SSQ_WQE_SIGNALED);
+		if (rc && rc != -EAGAIN)
+			return 4;
+		posted += !rc;
+		n = ssq_poll(k.p, comp, 16);
+		for (i = 0; i < n; i++, got++)
+			if (comp[i].status != IBV_WC_SUCCESS || comp[i].wr_id != got)
+				return 5;
+	}
+	while (got < posted && now_s() - t0 < BUSY_S + WAIT_S) {
+		n = ssq_poll(k.p, comp, 16);
+		for (i = 0; i < n; i++, got++)
+			if (comp[i].status != IBV_WC_SUCCESS || comp[i].wr_id != got)
+				return 5;
+	}
+	return got == posted && posted > 0 ? 0 : 6;
+}
+
+static int busy_spinner(void)
+{
+	struct conn k;
+	struct ssq_completion comp[16];
+	double t0 = now_s();
+
+	if (conn_open(&k))
+		return 3;
+	while (now_s() - t0 < BUSY_S) {
+		if (ssq_poll(k.p, comp, 16) != 0)
+			return 4;
+		ssq_submit(k.p);
+	}
+	return 0;
+}
+
+/* A reservation of 8 WQEBBs, published one a fifth of the deadline apart. */
+static int slow_batch(void)
+{
+	struct conn k;
+	uint64_t pos = 0;
+	unsigned i, round;
+
+	if (conn_open(&k))
+		return 3;
+	for (round = 0; round < 2; round++) {
+		double t0 = now_s();
+
+		while (ssq_reserve(k.p, 8, &pos) == -EAGAIN)
+			if (now_s() - t0 > WAIT_S)
+				return 4;
+		for (i = 0; i < 8; i++) {
+			unsigned user = i == 7 ? SSQ_WQE_SIGNALED : 0;
+
+			usleep(atoi(STALL_MS) * 1000 / 5);
+			ssq_prep_rdma_write(ssq_producer_sq(k.p), (uint32_t)(pos + i),
+			                    k.src.iova, k.src.lkey, 64,
+			                    k.dst.iova + 64 * i, ssq_queue_peer_rkey(k.q),
+			                    ssq_wqe_flags(k.p, pos + i, 1, user));
+			if (ssq_publish(k.p, pos + i, 1, round, user))
+				return 5;
+		}
+		ssq_submit(k.p);
+		if (wait_comp(&k, round, now_s(), WAIT_S) < 0)
+			return 6;
+	}
+	return 0;
+}
+
+static void busy_producers_live(void)
+{
+	int (*body[3])(void) = { busy_poster, busy_spinner, slow_batch };
+	const char *name[3] = { "a producer posting flat out",
+		                "a producer spinning on poll and submit",
+		                "a producer publishing a reservation slowly" };
+	pid_t kid[3];
+	int i, status;
+
+	for (i = 0; i < 3; i++) {
+		kid[i] = fork();
+		if (kid[i] == 0)
+			_exit(body[i]());
+	}
+	for (i = 0; i < 3; i++) {
+		waitpid(kid[i], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: status 0x%x (killed by signal %d)", name[i], status,
+		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	}
+	CHECK(log_count("killed", NULL) == 0, "ssqd killed a busy producer (%s)",
+	      log_path);
+}
+
+/* ---- 1. published, never rung ---- */
+
+static void published_never_rung(struct conn *k)
+{
+	double t0 = now_s(), took;
+	uint64_t pos = 0;
+
+	CHECK(ssq_reserve(k->p, 1, &pos) == 0, "reserve");
+	ssq_prep_rdma_write(ssq_producer_sq(k->p), (uint32_t)pos, k->src.iova,
+	                    k->src.lkey, 64, k->dst.iova, ssq_queue_peer_rkey(k->q),
+	                    ssq_wqe_flags(k->p, pos, 1, SSQ_WQE_SIGNALED));
+	CHECK(ssq_publish(k->p, pos, 1, 0x5eed, SSQ_WQE_SIGNALED) == 0, "publish");
+	/* No ssq_submit: ssq_poll routes, it never rings. */
+	took = wait_comp(k, 0x5eed, t0, WAIT_S);
+	CHECK(took >= 0 && took < BOUND_S,
+	      "a WQE published and never rung completed after %.3f s (-1: not in %.0f "
+	      "s)",
+	      took, WAIT_S);
+	CHECK(log_count("none completed for", "doorbell") >= 1,
+	      "ssqd's log says nothing of the repair (%s)", log_path);
+	printf("published, never rung: completed after %.0f ms\n", took * 1e3);
+}
+
+/* ---- 3. a producer stopped holding part of the queue ---- */
+
+static void victim(int where, int ready)
+{
+	struct conn k;
+	uint64_t pos;
+	char ok = 0;
+
+	/* where 0: not stopped, asleep for ever holding a reservation. */
+	if (conn_open(&k) == 0 && (where || ssq_reserve(k.p, 1, &pos) == 0))
+		ok = 1;
+	(void)!write(ready, &ok, 1);
+	if (!ok)
+		_exit(3);
+	if (where == 0)
+		for (;;)
+			pause();
+	stop_where = where;
+	(void)write_timed(&k, 0x51, WAIT_S); /* stops in here */
+	_exit(2);                            /* resumed: not killed */
+}
+
+static void stopped_holder(struct conn *k, int where, const char *what, double bound)
+{
+	int ready[2], status;
+	char ok = 0, pidstr[32];
+	double took;
+	pid_t v;
+
+	if (pipe(ready))
+		abort();
+	v = fork();
+	if (v == 0)
+		victim(where, ready[1]);
+	close(ready[1]);
+	CHECK(read(ready[0], &ok, 1) == 1 && ok == 1, "%s: victim did not attach", what);
+	close(ready[0]);
+	if (where)
+		CHECK(waitpid(v, &status, WUNTRACED) == v && WIFSTOPPED(status),
+		      "%s: victim did not stop (status 0x%x)", what, status);
+	took = write_timed(k, 0x77 + (uint64_t)where, WAIT_S);
+	CHECK(took >= 0 && took < bound,
+	      "%s: another producer's WRITE took %.3f s (-1: not in %.0f s)", what, took,
+	      WAIT_S);
+	if (took < 0) /* as it was: the stop goes on; end it */
+		kill(v, SIGKILL);
+	waitpid(v, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "%s: the stopped producer ended with status 0x%x, not SIGKILL", what,
+	      status);
+	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
+	CHECK(log_count(pidstr, "killed") == 1,
+	      "%s: ssqd's log does not say it killed %s", what, pidstr);
+	printf("a producer %s: another's WRITE completed after %.0f ms\n", what,
+	       took * 1e3);
+}
+
+int main(void)
+{
+	struct conn k;
+	pid_t d;
+	int status;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-stall-%d.sock", getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/ssq-stall-%d.log", getpid());
+	d = ssqd_start_logged();
+	k.c = connect_retry(d); /* ssqd is up: from here, one connection per producer */
+	if (k.c)
+		ssq_client_close(k.c);
+	if (!k.c || conn_open(&k)) {
+		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
+		kill(d, SIGKILL);
+		return 1;
+	}
+	/* First: a death's heal submits too, and would ring it. */
+	published_never_rung(&k);
+	busy_producers_live();
+	stopped_holder(&k, SSQ_HOOK_AFTER_ADD, "stopped right after its fetch-add",
+	               BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_DB_LEASE, "stopped holding the doorbell lease",
+	               BOUND_S);
+	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "stopped holding the CQ lease", BOUND_S);
+	/* Not stopped: 10 x the deadline (a preempted producer moves on). */
+	stopped_holder(&k, 0, "asleep holding a reservation", BOUND_S + 1.0);
+	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
+	ssq_client_close(k.c);
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	unlink(sock_path);
+	print_log();
+	if (!test_failures)
+		unlink(log_path);
+	else
+		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	return test_exit("ctrl_stall");
+}
