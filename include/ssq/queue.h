@@ -94,6 +94,15 @@ struct ssq_producer {
 	uint32_t id;
 	uint32_t slot_mask; /* ctl->ring - 1, kept here: every slot lookup uses it */
 	uint64_t pub_next;  /* where the open reservation's next WQE must start */
+	uint64_t pub_end;   /* where it ends */
+	/*
+	 * The control block's bounds, copied at bind time into memory no other
+	 * client can write: the fast path masks, indexes and compares with
+	 * these, never with the shared copies a scribbling client could
+	 * change (and they are cheaper: no load from a shared line).
+	 */
+	uint32_t signal_every; /* ctl->signal_every */
+	uint32_t comp_mask;    /* ctl->comp_entries - 1 */
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
@@ -127,12 +136,13 @@ int ssq_ctl_init(struct ssq_ctl *ctl, uint32_t ring, uint32_t signal_every);
  *    takes posts (RTS): producers may post the moment this returns.
  * It holds both leases while it works, waiting up to @timeout_ms for a
  * producer that is routing or ringing now (a dead holder's lease is
- * ssq_ctl_heal's to break).
- * Returns 0, -EINVAL (no control block, or the queue is not in error), or
+ * ssq_ctl_heal's to break). @owner is the owner's producer handle: the
+ * slot count comes from it, not from the client-writable block.
+ * Returns 0, -EINVAL (no owner, or the queue is not in error), or
  * -EBUSY (a lease stayed held, or the queue is not drained): nothing was
  * changed then; try again later.
  */
-int ssq_ctl_reset(struct ssq_ctl *ctl, unsigned timeout_ms);
+int ssq_ctl_reset(struct ssq_producer *owner, unsigned timeout_ms);
 
 /*
  * ssq_producer_init - bind @p to record @id of @ctl for the queue whose send
@@ -237,14 +247,15 @@ SSQ_INLINE struct ssq_sq *ssq_producer_sq(struct ssq_producer *p)
  * @user_flags (SSQ_WQE_*), plus SSQ_WQE_SIGNALED where the queue forces a
  * CQE: on the WQE that covers a position signal_every - 1 (mod
  * signal_every), so at most signal_every WQEBBs pass without a CQE.
+ * ssq_publish sets that bit in the WQE itself whatever the builder wrote
+ * (a producer that builds with plain flags must not stop `completed` for
+ * everyone); building with these flags shows it in the WQE from the start.
  */
 SSQ_INLINE unsigned ssq_wqe_flags(const struct ssq_producer *p, uint64_t pos,
                                   unsigned len, unsigned user_flags)
 {
-	uint64_t n = p->ctl->signal_every;
-
 	/* (pos + len) / n != pos / n without a divide: n is a power of two. */
-	if (((pos + len) ^ pos) >= n)
+	if (((pos + len) ^ pos) >= p->signal_every)
 		user_flags |= SSQ_WQE_SIGNALED;
 	return user_flags;
 }
@@ -289,10 +300,12 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_producer *me = p->me;
+	uint64_t ring =
+	    (uint64_t)p->slot_mask + 1; /* our copy: see struct ssq_producer */
 	uint64_t at;
 	unsigned spins;
 
-	if (ssq_unlikely(!wqebbs || wqebbs > ctl->ring / 2 || me->state != SSQ_PROD_IDLE))
+	if (ssq_unlikely(!wqebbs || wqebbs > ring / 2 || me->state != SSQ_PROD_IDLE))
 		return -EINVAL;
 	/* Room for our WQEBBs, and for their completions in our ring. */
 	for (spins = 0;; spins++) {
@@ -312,7 +325,7 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) !=
 		                 SSQ_CTL_READY))
 			return -EIO;
-		if (r + wqebbs - c <= ctl->ring && mine + wqebbs <= ctl->comp_entries)
+		if (r + wqebbs - c <= ring && mine + wqebbs <= (uint64_t)p->comp_mask + 1)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
@@ -352,15 +365,22 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	 * S4b: producers that passed the room check together may have claimed
 	 * past the ring: wait until the device has completed what our WQEBBs
 	 * still hold (A3b: pairs with R3). The reservation cannot be undone,
-	 * and everyone before us publishes (or is healed), so this ends.
+	 * and everyone before us publishes (or is healed), so this ends -
+	 * unless the control block was scribbled: then ssqd rebuilds it
+	 * (ssq_ctl_rebuild), which takes our reservation away (the record
+	 * IDLE), and we give up with -EIO rather than wait for a `completed`
+	 * that restarted at 0.
 	 */
-	while (ssq_unlikely(at + wqebbs -
-	                        __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE) >
-	                    ctl->ring)) {
+	while (ssq_unlikely(
+	    at + wqebbs - __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE) > ring)) {
+		/* A13: pairs with R13 (ssq_ctl_rebuild's IDLE). */
+		if (__atomic_load_n(&me->state, __ATOMIC_ACQUIRE) != SSQ_PROD_BUILDING)
+			return -EIO;
 		if (!ssq_progress(p))
 			ssq_cpu_relax();
 	}
 	p->pub_next = at;
+	p->pub_end = at + wqebbs;
 	*pos = at;
 	return 0;
 }
@@ -382,8 +402,9 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	struct ssq_ctl_producer *me = p->me;
 
 	if (ssq_unlikely(me->state != SSQ_PROD_BUILDING || pos != p->pub_next || !len ||
-	                 pos + len > me->pos + me->len))
+	                 pos + len > p->pub_end))
 		return -EINVAL;
+	ssq__force_signal(p, pos, len);
 	s->wr_id = wr_id;
 	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
 	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
@@ -404,7 +425,7 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	 * can be reclaimed; one that dies after it leaves done == posted + 1.
 	 */
 	me->posted++;
-	if (pos + len == me->pos + me->len)
+	if (pos + len == p->pub_end)
 		/*
 		 * R9c (S5b), after R1a: a healer or ssq_ctl_drained that reads
 		 * IDLE (A9b, A9c) sees the publish word.
@@ -491,7 +512,7 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 		head = __atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE); /* A5a */
 	}
 	while (tail != head && n < max)
-		out[n++] = p->comp[tail++ & (p->ctl->comp_entries - 1)];
+		out[n++] = p->comp[tail++ & p->comp_mask];
 	/*
 	 * Relaxed: only this producer reads it (ssq_reserve). The router
 	 * overwrites an entry we read only after we reserve again and publish

@@ -324,7 +324,7 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 
-	rc = ssq_ctl_reset(q->ctl, SSQD_RESET_MS);
+	rc = ssq_ctl_reset(&q->prod, SSQD_RESET_MS);
 	if (rc) {
 		snprintf(why, whylen,
 		         "queue q%u: QP back in RTS, but its shared state could not "
