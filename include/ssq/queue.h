@@ -231,6 +231,42 @@ uint64_t ssq_ctl_completed(const struct ssq_ctl *ctl);
 /* ssq_ctl_epoch - how many times the queue was reset. Any thread. */
 uint32_t ssq_ctl_epoch(const struct ssq_ctl *ctl);
 
+/*
+ * ssq_ctl_check - is the control block one the protocol could have made?
+ * Every client of the queue can write it; the owner (ssqd) looks, with its
+ * own copies of the bounds in @owner (its producer handle) and the @epoch
+ * it last set (ssq_ctl_epoch after its own ssq_ctl_init / ssq_ctl_reset /
+ * ssq_ctl_rebuild). Checks: magic, ring, signal_every, comp_entries,
+ * max_producers, epoch and state as made; leases 0 or a record's id + 1;
+ * the UAR half; completed <= published <= reserve, published at most a
+ * ring past completed, reserve at most what the records could claim at
+ * once; cq_ci within a CQ of the CQ's doorbell record; every record's
+ * state, an open reservation inside reserve, its completion ring and WQEs
+ * in flight at most comp_entries. Holds at every instant of a correct run
+ * with producers posting meanwhile. On the thread that heals and resets.
+ * Returns 0, -EUCLEAN (the block is inconsistent: @why, if not NULL, says
+ * which field and how) or -EINVAL (no @owner).
+ */
+int ssq_ctl_check(const struct ssq_producer *owner, uint32_t epoch, char *why,
+                  size_t whylen);
+
+/*
+ * ssq_ctl_rebuild - start over a control block ssq_ctl_check found
+ * inconsistent, from @owner's copies of its bounds: the header as made
+ * with @epoch, counters, doorbell half and slots at 0, both leases free
+ * (a live holder is waited for up to @timeout_ms, then overridden), the
+ * CQEs the CQ still holds skipped, and READY. Records whose bit is set in
+ * @live (process ids' records the owner handed out, still connected), and
+ * the owner's own, are kept IDLE with their pid and their completion ring
+ * (emptied if it held more than a ring); every other record is freed.
+ * A reservation open in a live record is void: its ssq_reserve returns
+ * -EIO, a later ssq_publish -EINVAL. Who: the owner, after the QP went
+ * through RESET back to RTS (its WQE counter, like ours, restarts at 0,
+ * nothing in flight). Returns 0 or -EINVAL (no @owner).
+ */
+int ssq_ctl_rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
+                    unsigned timeout_ms);
+
 /* The control block's layout and the inline calls' internals. */
 #include <ssq/queue_pvt.h>
 

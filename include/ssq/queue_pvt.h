@@ -31,6 +31,8 @@ extern "C" {
 #define SSQ_CACHELINE  64
 #define SSQ_CTL_MAGIC  0x4c54435153535351ull /* "QSSQCTL" */
 #define SSQ_OWNER_NONE 0xffffffffu           /* healing NOPs, forced-signal NOPs */
+/* The lease value the owner (ssqd) holds in ssq_ctl_reset and ssq_ctl_rebuild. */
+#define SSQ_LEASE_OWNER 0xffffffffu
 
 /* Producer record states. */
 enum {

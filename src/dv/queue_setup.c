@@ -238,10 +238,7 @@ int ssq_ctl_drained(const struct ssq_ctl *ctl)
 	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
 }
 
-/* The lease value ssq_ctl_reset holds: no producer's id + 1. */
-#define RESET_HOLDER 0xffffffffu
-
-/* Take @lease (0 -> RESET_HOLDER) before @deadline (ms), or return -EBUSY. */
+/* Take @lease (0 -> SSQ_LEASE_OWNER) before @deadline (ms), or return -EBUSY. */
 static int take_lease(uint32_t *lease, uint64_t deadline)
 {
 	for (;;) {
@@ -252,7 +249,7 @@ static int take_lease(uint32_t *lease, uint64_t deadline)
 		 * C5 for the doorbell lease - so its counters are final before
 		 * we overwrite them; seq_cst as C2.
 		 */
-		if (__atomic_compare_exchange_n(lease, &zero, RESET_HOLDER, 0,
+		if (__atomic_compare_exchange_n(lease, &zero, SSQ_LEASE_OWNER, 0,
 		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return 0;
 		if (dv_now_ms() > deadline)

@@ -106,6 +106,8 @@ struct ssqd_queue {
 	int loopback;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
+	uint32_t epoch;         /* resets of the control block: ssqd's count */
+	uint64_t guard_next_ns; /* when ssqd_queue_guard looks next */
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -227,6 +229,8 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i);
 void ssqd_queue_heal(struct ssqd *d, unsigned qi);
 int ssqd_queue_drained(struct ssqd *d, unsigned qi);
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/* Its first half: the QP (and a loopback peer's) through RESET back to RTS. */
+int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
                          size_t whylen);
 
@@ -243,6 +247,17 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen);
 int ssqd_recover_step(struct ssqd *d);
+
+/*
+ * ssqd_queue_guard - at most every SSQD_GUARD_MS (@now_ns, CLOCK_MONOTONIC),
+ * look at queue @qi's control block (ssq_ctl_check, against ssqd's own
+ * copies of its bounds and epoch); one a client made inconsistent is
+ * logged and the queue reset: the QP through RESET to RTS, the block
+ * rebuilt (ssq_ctl_rebuild) keeping the connected clients' records
+ * (queue_guard.c).
+ */
+#define SSQD_GUARD_MS 10
+void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

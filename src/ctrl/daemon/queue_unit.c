@@ -292,7 +292,7 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	return ssqd_queue_restart(d, qi, why, whylen);
 }
 
-int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ibv_qp_attr attr;
@@ -320,10 +320,16 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	/* The RQ came back empty: post the receive pool again. */
-	rc = ssqd_recv_arm(d, qi, why, whylen);
+	return ssqd_recv_arm(d, qi, why, whylen);
+}
+
+int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc = ssqd_queue_restart_qp(d, qi, why, whylen);
+
 	if (rc)
 		return rc;
-
 	rc = ssq_ctl_reset(&q->prod, SSQD_RESET_MS);
 	if (rc) {
 		snprintf(why, whylen,
@@ -332,7 +338,8 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		         qi, strerror(-rc));
 		return rc;
 	}
+	q->epoch++; /* ssqd's own count: what ssq_ctl_check expects */
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
-	        q->local.qpn, ssq_ctl_epoch(q->ctl));
+	        q->local.qpn, q->epoch);
 	return 0;
 }
