@@ -189,7 +189,7 @@ static void targeted(void)
 	char why[200];
 	int k;
 
-	for (k = 0; k < 14; k++) {
+	for (k = 0; k < 15; k++) {
 		char what[64];
 
 		setup();
@@ -250,6 +250,9 @@ static void targeted(void)
 			break;
 		case 13:
 			ctl->magic = 0;
+			break;
+		case 14: /* in range, but record 5 is free: nobody will let it go */
+			ctl->db_lease = 6;
 			break;
 		}
 		expect_repaired(what);

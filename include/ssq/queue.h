@@ -237,7 +237,7 @@ uint32_t ssq_ctl_epoch(const struct ssq_ctl *ctl);
  * own copies of the bounds in @owner (its producer handle) and the @epoch
  * it last set (ssq_ctl_epoch after its own ssq_ctl_init / ssq_ctl_reset /
  * ssq_ctl_rebuild). Checks: magic, ring, signal_every, comp_entries,
- * max_producers, epoch and state as made; leases 0 or a record's id + 1;
+ * max_producers, epoch and state as made; leases 0 or a non-FREE record's id + 1;
  * the UAR half; completed <= published <= reserve, published at most a
  * ring past completed, reserve at most what the records could claim at
  * once; cq_ci within a CQ of the CQ's doorbell record; every record's

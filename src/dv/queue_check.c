@@ -36,6 +36,26 @@ static uint32_t cq_dbrec_ci(const struct ssq_producer *h)
 	       0xffffff;
 }
 
+/*
+ * A lease is 0 or a record's id + 1 (the owner's own value, in
+ * ssq_ctl_reset, never shows: it runs on our thread), and that record is
+ * not FREE: a producer takes a lease only after its record left FREE (the
+ * lease load here comes first, so it would see that), and ssq_ctl_claim
+ * breaks a retired record's leases before it frees the record.
+ */
+static int check_lease(const struct ssq_ctl *ctl, const uint32_t *lease, const char *name,
+                       char *why, size_t whylen)
+{
+	uint32_t v = __atomic_load_n(lease, __ATOMIC_SEQ_CST);
+
+	if (v > SSQ_MAX_PRODUCERS)
+		BAD("%s %u names no record", name, v);
+	if (v && __atomic_load_n(&ctl->producers[v - 1].state, __ATOMIC_SEQ_CST) ==
+	             SSQ_PROD_FREE)
+		BAD("%s %u names record %u, which is free", name, v, v - 1);
+	return 0;
+}
+
 static int check_header(const struct ssq_producer *h, uint32_t epoch, char *why,
                         size_t whylen)
 {
@@ -62,11 +82,9 @@ static int check_header(const struct ssq_producer *h, uint32_t epoch, char *why,
 	if ((v = __atomic_load_n(&ctl->state, __ATOMIC_RELAXED)) != SSQ_CTL_READY &&
 	    v != SSQ_CTL_ERROR)
 		BAD("state %u", v);
-	/* The owner's own value (ssq_ctl_reset) never shows: it runs on our thread. */
-	if ((v = __atomic_load_n(&ctl->db_lease, __ATOMIC_RELAXED)) > SSQ_MAX_PRODUCERS)
-		BAD("db_lease %u names no record", v);
-	if ((v = __atomic_load_n(&ctl->cq_lease, __ATOMIC_RELAXED)) > SSQ_MAX_PRODUCERS)
-		BAD("cq_lease %u names no record", v);
+	if (check_lease(ctl, &ctl->db_lease, "db_lease", why, whylen) ||
+	    check_lease(ctl, &ctl->cq_lease, "cq_lease", why, whylen))
+		return -EUCLEAN;
 	if ((v = __atomic_load_n(&ctl->bf_offset, __ATOMIC_RELAXED)) != 0 &&
 	    v != h->sq.bf_size)
 		BAD("bf_offset %u, not 0 or %u", v, h->sq.bf_size);

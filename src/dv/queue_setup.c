@@ -157,8 +157,18 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 			 * and even: a producer that died mid-reservation left it odd,
 			 * and odd means "mid-reservation" to ssq_ctl_heal.
 			 */
-			uint32_t gen = (r->resv_gen + 1) & ~1u;
+			uint32_t gen = (r->resv_gen + 1) & ~1u, holder = i + 1;
 
+			/*
+			 * A lease it died holding goes with it (as ssq_ctl_heal's
+			 * H1 would, C7), so no lease ever names a FREE record
+			 * (what ssq_ctl_check relies on).
+			 */
+			__atomic_compare_exchange_n(&ctl->db_lease, &holder, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			holder = i + 1;
+			__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
 			st = SSQ_PROD_FREE;
