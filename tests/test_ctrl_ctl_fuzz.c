@@ -18,9 +18,13 @@
  * ring, the CQ, the doorbell records and the UAR register; the test writes
  * the CQE a NIC would.
  */
+#define _GNU_SOURCE
+#define SSQ_FAULT_HOOKS 1
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include "helpers.h"
@@ -297,6 +301,61 @@ static void random_fills(uint64_t seed)
 	}
 }
 
+static int in_wait; /* the reserving thread is past its fetch-add */
+
+/* This build's fault hook: after the fetch-add, make the wait for room endless. */
+void ssq_fault_hook(int where)
+{
+	if (where != SSQ_HOOK_AFTER_ADD || !__atomic_load_n(&in_wait, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&ctl->completed, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctl->published, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&in_wait, 2, __ATOMIC_RELEASE);
+}
+
+static void *reserve_thread(void *arg)
+{
+	uint64_t pos;
+
+	*(int *)arg = ssq_reserve(&cli[0], 1, &pos);
+	return NULL;
+}
+
+/* A reservation open across a rebuild is void: its wait ends with -EIO. */
+static void rebuild_under_wait(void)
+{
+	pthread_t t;
+	int rc = 1, k;
+
+	setup();
+	for (k = 0; k < 3 * (int)RING; k++)
+		if (post_and_complete(0, (uint64_t)k))
+			break;
+	CHECK(k == 3 * (int)RING, "posts before the wait");
+	__atomic_store_n(&in_wait, 1, __ATOMIC_RELEASE);
+	pthread_create(&t, NULL, reserve_thread, &rc);
+	while (__atomic_load_n(&in_wait, __ATOMIC_ACQUIRE) != 2)
+		usleep(100);
+	usleep(20000); /* it spins in the wait now: completed is 3 rings behind */
+	__atomic_store_n(&in_wait, 0, __ATOMIC_RELEASE);
+	epoch++;
+	CHECK(ssq_ctl_rebuild(&owner, epoch, 3, 5) == 0, "rebuild under a wait");
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 5;
+		if (pthread_timedjoin_np(t, NULL, &until)) {
+			CHECK(0,
+			      "ssq_reserve still waits for room 5 s after the rebuild");
+			exit(test_exit("ctrl_ctl_fuzz"));
+		}
+	}
+	CHECK(rc == -EIO, "ssq_reserve caught in its wait across a rebuild returned %d",
+	      rc);
+	CHECK(post_and_complete(0, 99) == 0, "the same producer posts after the rebuild");
+}
+
 int main(void)
 {
 	struct mlx5dv_qp dq = { 0 };
@@ -322,6 +381,7 @@ int main(void)
 	targeted();
 	for (seed = 1; seed <= 5; seed++)
 		random_fills(seed);
+	rebuild_under_wait();
 	free(ctl);
 	return test_exit("ctrl_ctl_fuzz");
 }
