@@ -110,7 +110,7 @@ int main(void)
 
 	/* Not in error: refused, nothing changed. */
 	CHECK(ssq_ctl_reset(NULL, 0) == -EINVAL, "reset of no queue");
-	CHECK(ssq_ctl_reset(ctl, 0) == -EINVAL, "reset of a READY queue");
+	CHECK(ssq_ctl_reset(&owner, 0) == -EINVAL, "reset of a READY queue");
 	CHECK(ssq_ctl_reserved(ctl) == r && ssq_ctl_epoch(ctl) == 0,
 	      "a refused reset changed the queue");
 
@@ -122,16 +122,16 @@ int main(void)
 
 	/* A router holding the CQ lease: -EBUSY once the timeout passes. */
 	saved = __atomic_exchange_n(&ctl->cq_lease, 1, __ATOMIC_SEQ_CST);
-	CHECK(ssq_ctl_reset(ctl, 5) == -EBUSY, "reset under a held CQ lease");
+	CHECK(ssq_ctl_reset(&owner, 5) == -EBUSY, "reset under a held CQ lease");
 	__atomic_store_n(&ctl->cq_lease, saved, __ATOMIC_SEQ_CST);
 	/* The same for the doorbell lease. */
 	saved = __atomic_exchange_n(&ctl->db_lease, 1, __ATOMIC_SEQ_CST);
-	CHECK(ssq_ctl_reset(ctl, 5) == -EBUSY, "reset under a held doorbell lease");
+	CHECK(ssq_ctl_reset(&owner, 5) == -EBUSY, "reset under a held doorbell lease");
 	__atomic_store_n(&ctl->db_lease, saved, __ATOMIC_SEQ_CST);
 	/* A producer caught mid-post (BUILDING): not drained. */
 	__atomic_store_n(&prod.me->state, SSQ_PROD_BUILDING, __ATOMIC_SEQ_CST);
 	CHECK(!ssq_ctl_drained(ctl), "drained with a record BUILDING");
-	CHECK(ssq_ctl_reset(ctl, 5) == -EBUSY, "reset with a record BUILDING");
+	CHECK(ssq_ctl_reset(&owner, 5) == -EBUSY, "reset with a record BUILDING");
 	__atomic_store_n(&prod.me->state, SSQ_PROD_IDLE, __ATOMIC_SEQ_CST);
 	CHECK(ssq_ctl_in_error(ctl) && ssq_ctl_reserved(ctl) == r &&
 	          ssq_ctl_epoch(ctl) == 0 && ctl->cq_lease == 0 && ctl->db_lease == 0,
@@ -139,7 +139,7 @@ int main(void)
 
 	/* The QP first, then the shared queue: READY, from 0, epoch 1. */
 	CHECK(reset_qp(&tb) == 0, "QP through RESET to RTS");
-	CHECK(ssq_ctl_reset(ctl, 100) == 0, "reset of a drained queue in error");
+	CHECK(ssq_ctl_reset(&owner, 100) == 0, "reset of a drained queue in error");
 	CHECK(!ssq_ctl_in_error(ctl) && ssq_ctl_epoch(ctl) == 1, "READY, epoch 1");
 	CHECK(ssq_ctl_reserved(ctl) == 0 && ssq_ctl_completed(ctl) == 0,
 	      "counters restarted: reserved %llu completed %llu",

@@ -94,7 +94,16 @@ struct ssq_producer {
 	uint32_t id;
 	uint32_t slot_mask; /* ctl->ring - 1, kept here: every slot lookup uses it */
 	uint64_t pub_next;  /* where the open reservation's next WQE must start */
-	uint32_t gone;      /* ssq_producer_gone: ssqd went away */
+	uint64_t pub_end;   /* where it ends */
+	/*
+	 * The control block's bounds, copied at bind time into memory no other
+	 * client can write: the fast path masks, indexes and compares with
+	 * these, never with the shared copies a scribbling client could
+	 * change (and they are cheaper: no load from a shared line).
+	 */
+	uint32_t signal_every; /* ctl->signal_every */
+	uint32_t comp_mask;    /* ctl->comp_entries - 1 */
+	uint32_t gone;         /* ssq_producer_gone: ssqd went away */
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
@@ -138,12 +147,13 @@ int ssq_ctl_init(struct ssq_ctl *ctl, uint32_t ring, uint32_t signal_every);
  *    takes posts (RTS): producers may post the moment this returns.
  * It holds both leases while it works, waiting up to @timeout_ms for a
  * producer that is routing or ringing now (a dead holder's lease is
- * ssq_ctl_heal's to break).
- * Returns 0, -EINVAL (no control block, or the queue is not in error), or
+ * ssq_ctl_heal's to break). @owner is the owner's producer handle: the
+ * slot count comes from it, not from the client-writable block.
+ * Returns 0, -EINVAL (no owner, or the queue is not in error), or
  * -EBUSY (a lease stayed held, or the queue is not drained): nothing was
  * changed then; try again later.
  */
-int ssq_ctl_reset(struct ssq_ctl *ctl, unsigned timeout_ms);
+int ssq_ctl_reset(struct ssq_producer *owner, unsigned timeout_ms);
 
 /*
  * ssq_producer_init - bind @p to record @id of @ctl for the queue whose send
@@ -232,6 +242,42 @@ uint64_t ssq_ctl_completed(const struct ssq_ctl *ctl);
 /* ssq_ctl_epoch - how many times the queue was reset. Any thread. */
 uint32_t ssq_ctl_epoch(const struct ssq_ctl *ctl);
 
+/*
+ * ssq_ctl_check - is the control block one the protocol could have made?
+ * Every client of the queue can write it; the owner (ssqd) looks, with its
+ * own copies of the bounds in @owner (its producer handle) and the @epoch
+ * it last set (ssq_ctl_epoch after its own ssq_ctl_init / ssq_ctl_reset /
+ * ssq_ctl_rebuild). Checks: magic, ring, signal_every, comp_entries,
+ * max_producers, epoch and state as made; leases 0 or a non-FREE record's id + 1;
+ * the UAR half; completed <= published <= reserve, published at most a
+ * ring past completed, reserve at most what the records could claim at
+ * once; cq_ci within a CQ of the CQ's doorbell record; every record's
+ * state, an open reservation inside reserve, its completion ring and WQEs
+ * in flight at most comp_entries. Holds at every instant of a correct run
+ * with producers posting meanwhile. On the thread that heals and resets.
+ * Returns 0, -EUCLEAN (the block is inconsistent: @why, if not NULL, says
+ * which field and how) or -EINVAL (no @owner).
+ */
+int ssq_ctl_check(const struct ssq_producer *owner, uint32_t epoch, char *why,
+                  size_t whylen);
+
+/*
+ * ssq_ctl_rebuild - start over a control block ssq_ctl_check found
+ * inconsistent, from @owner's copies of its bounds: the header as made
+ * with @epoch, counters, doorbell half and slots at 0, both leases free
+ * (a live holder is waited for up to @timeout_ms, then overridden), the
+ * CQEs the CQ still holds skipped, and READY. Records whose bit is set in
+ * @live (process ids' records the owner handed out, still connected), and
+ * the owner's own, are kept IDLE with their pid and their completion ring
+ * (emptied if it held more than a ring); every other record is freed.
+ * A reservation open in a live record is void: its ssq_reserve returns
+ * -EIO, a later ssq_publish -EINVAL. Who: the owner, after the QP went
+ * through RESET back to RTS (its WQE counter, like ours, restarts at 0,
+ * nothing in flight). Returns 0 or -EINVAL (no @owner).
+ */
+int ssq_ctl_rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
+                    unsigned timeout_ms);
+
 /* The control block's layout and the inline calls' internals. */
 #include <ssq/queue_pvt.h>
 
@@ -248,14 +294,15 @@ SSQ_INLINE struct ssq_sq *ssq_producer_sq(struct ssq_producer *p)
  * @user_flags (SSQ_WQE_*), plus SSQ_WQE_SIGNALED where the queue forces a
  * CQE: on the WQE that covers a position signal_every - 1 (mod
  * signal_every), so at most signal_every WQEBBs pass without a CQE.
+ * ssq_publish sets that bit in the WQE itself whatever the builder wrote
+ * (a producer that builds with plain flags must not stop `completed` for
+ * everyone); building with these flags shows it in the WQE from the start.
  */
 SSQ_INLINE unsigned ssq_wqe_flags(const struct ssq_producer *p, uint64_t pos,
                                   unsigned len, unsigned user_flags)
 {
-	uint64_t n = p->ctl->signal_every;
-
 	/* (pos + len) / n != pos / n without a divide: n is a power of two. */
-	if (((pos + len) ^ pos) >= n)
+	if (((pos + len) ^ pos) >= p->signal_every)
 		user_flags |= SSQ_WQE_SIGNALED;
 	return user_flags;
 }
@@ -304,11 +351,12 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_producer *me = p->me;
+	uint64_t ring =
+	    (uint64_t)p->slot_mask + 1; /* our copy: see struct ssq_producer */
 	uint64_t at;
 	unsigned spins;
 
-	if (ssq_unlikely(!wqebbs || wqebbs > ctl->ring / 2 ||
-	                 me->state != SSQ_PROD_IDLE ||
+	if (ssq_unlikely(!wqebbs || wqebbs > ring / 2 || me->state != SSQ_PROD_IDLE ||
 	                 __atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
 		return __atomic_load_n(&p->gone, __ATOMIC_RELAXED) ? -ENOTCONN : -EINVAL;
 	/* Room for our WQEBBs, and for their completions in our ring. */
@@ -329,7 +377,7 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) !=
 		                 SSQ_CTL_READY))
 			return -EIO;
-		if (r + wqebbs - c <= ctl->ring && mine + wqebbs <= ctl->comp_entries)
+		if (r + wqebbs - c <= ring && mine + wqebbs <= (uint64_t)p->comp_mask + 1)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
@@ -369,15 +417,22 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	 * S4b: producers that passed the room check together may have claimed
 	 * past the ring: wait until the device has completed what our WQEBBs
 	 * still hold (A3b: pairs with R3). The reservation cannot be undone,
-	 * and everyone before us publishes (or is healed), so this ends.
+	 * and everyone before us publishes (or is healed), so this ends -
+	 * unless the control block was scribbled: then ssqd rebuilds it
+	 * (ssq_ctl_rebuild), which takes our reservation away (the record
+	 * IDLE), and we give up with -EIO rather than wait for a `completed`
+	 * that restarted at 0.
 	 */
-	while (ssq_unlikely(at + wqebbs -
-	                        __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE) >
-	                    ctl->ring)) {
+	while (ssq_unlikely(
+	    at + wqebbs - __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE) > ring)) {
+		/* A13: pairs with R13 (ssq_ctl_rebuild's IDLE). */
+		if (__atomic_load_n(&me->state, __ATOMIC_ACQUIRE) != SSQ_PROD_BUILDING)
+			return -EIO;
 		if (!ssq_progress(p))
 			ssq_cpu_relax();
 	}
 	p->pub_next = at;
+	p->pub_end = at + wqebbs;
 	*pos = at;
 	return 0;
 }
@@ -399,8 +454,9 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	struct ssq_ctl_producer *me = p->me;
 
 	if (ssq_unlikely(me->state != SSQ_PROD_BUILDING || pos != p->pub_next || !len ||
-	                 pos + len > me->pos + me->len))
+	                 pos + len > p->pub_end))
 		return -EINVAL;
+	ssq__force_signal(p, pos, len);
 	s->wr_id = wr_id;
 	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
 	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
@@ -430,7 +486,7 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	 * can be reclaimed; one that dies after it leaves done == posted + 1.
 	 */
 	me->posted++;
-	if (pos + len == me->pos + me->len)
+	if (pos + len == p->pub_end)
 		/*
 		 * R9c (S5b), after R1a: a healer or ssq_ctl_drained that reads
 		 * IDLE (A9b, A9c) sees the publish word.
@@ -530,7 +586,7 @@ SSQ_INLINE int ssq_poll(struct ssq_producer *p, struct ssq_completion *out, int 
 			return -ENOTCONN;
 	}
 	while (tail != head && n < max)
-		out[n++] = p->comp[tail++ & (p->ctl->comp_entries - 1)];
+		out[n++] = p->comp[tail++ & p->comp_mask];
 	/*
 	 * Relaxed: only this producer reads it (ssq_reserve). The router
 	 * overwrites an entry we read only after we reserve again and publish

@@ -31,6 +31,8 @@ extern "C" {
 #define SSQ_CACHELINE  64
 #define SSQ_CTL_MAGIC  0x4c54435153535351ull /* "QSSQCTL" */
 #define SSQ_OWNER_NONE 0xffffffffu           /* healing NOPs, forced-signal NOPs */
+/* The lease value the owner (ssqd) holds in ssq_ctl_reset and ssq_ctl_rebuild. */
+#define SSQ_LEASE_OWNER 0xffffffffu
 
 /* Producer record states. */
 enum {
@@ -152,6 +154,29 @@ SSQ_INLINE struct ssq_ctl_slot *ssq__slot(const struct ssq_producer *p, uint64_t
 	return &p->slots[pos & p->slot_mask];
 }
 
+/*
+ * The queue's forced signal, in the WQE of @len WQEBBs at @pos itself: the
+ * control segment's CE bits (fm_ce_se, MLX5_WQE_CTRL_CQ_UPDATE = CE 2, "CQE
+ * always", as rdma-core's _mlx5_post_send in providers/mlx5/qp.c and the
+ * kernel's finish_wqe in drivers/infiniband/hw/mlx5/wr.c set them for a
+ * signaled WR) on the WQE that crosses a multiple of signal_every, as
+ * ssq_wqe_flags computes. Without it a producer that built with plain
+ * flags leaves `completed` behind for good once it has posted a ring's
+ * worth, and every producer gets -EAGAIN. Before the publish word (R1a),
+ * so the device, which reads the WQE only after the doorbell that follows
+ * the scan (A1a), sees it.
+ */
+SSQ_INLINE void ssq__force_signal(const struct ssq_producer *p, uint64_t pos,
+                                  unsigned len)
+{
+	if (((pos + len) ^ pos) >= p->signal_every) {
+		struct mlx5_wqe_ctrl_seg *ctrl =
+		    (struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq, (uint32_t)pos);
+
+		ctrl->fm_ce_se |= MLX5_WQE_CTRL_CQ_UPDATE;
+	}
+}
+
 /* ---- routing completions (the CQ lease held: ssq_progress) ---- */
 
 /* Deliver the completion of the WQE at @pos to its owner. */
@@ -159,9 +184,10 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
                              uint64_t wr_id, const struct ssq_cqe *cqe, int failed)
 {
 	struct ssq_ctl_producer *o = &p->ctl->producers[owner];
-	struct ssq_completion *ring = p->comp_all + (size_t)owner * p->ctl->comp_entries;
+	/* @owner < SSQ_MAX_PRODUCERS (the caller checked); the ring size is ours. */
+	struct ssq_completion *ring = p->comp_all + (size_t)owner * (p->comp_mask + 1);
 	uint64_t head = o->comp_head;
-	struct ssq_completion *c = &ring[head & (p->ctl->comp_entries - 1)];
+	struct ssq_completion *c = &ring[head & p->comp_mask];
 
 	if (pos + 1 <= o->deliv_pos)
 		return; /* a router before us delivered it, then died */
@@ -245,6 +271,12 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 		 * owner, flags, wr_id and len are visible here.
 		 */
 		end = __atomic_load_n(&ctl->published, __ATOMIC_ACQUIRE);
+		/*
+		 * No more than a ring from `completed`, whatever a client wrote
+		 * in `published`: the walk holds the CQ lease and must end.
+		 */
+		if (ssq_unlikely(end - c > (uint64_t)p->slot_mask + 1))
+			end = c + p->slot_mask + 1;
 		run_owner = SSQ_OWNER_NONE;
 		run_n = 0;
 		while (c < end) {
@@ -252,7 +284,11 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 			int target = (uint16_t)c == cqe.wqe_counter;
 			uint32_t owner = s->owner;
 
-			if (owner != SSQ_OWNER_NONE && owner < ctl->max_producers) {
+			/*
+			 * One compare for both: SSQ_OWNER_NONE is out of range,
+			 * and so is whatever else a client wrote there.
+			 */
+			if (owner < SSQ_MAX_PRODUCERS) {
 				/*
 				 * A dead owner's completions go nowhere (A10a:
 				 * pairs with R10a/R10b, DEAD; its record may be
@@ -471,10 +507,14 @@ SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct mlx5_wqe_ctrl_seg spare;
+	/*
+	 * 0 or bf_size (a power of two), whatever a client wrote: the UAR
+	 * store must stay inside our register.
+	 */
+	uint32_t half = ctl->bf_offset & p->sq.bf_size;
 
-	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v, &spare),
-	                  ctl->bf_offset);
-	ctl->bf_offset ^= p->sq.bf_size;
+	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v, &spare), half);
+	ctl->bf_offset = half ^ p->sq.bf_size;
 	/*
 	 * The model's `bell`. Relaxed: only lease holders read or write it,
 	 * and the lease (C5 -> C2) orders them.

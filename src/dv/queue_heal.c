@@ -48,7 +48,7 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
 {
 	uint32_t i;
 
-	for (i = 0; i < ctl->max_producers; i++) {
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
 		uint64_t pos;
 		uint32_t gen, state, len;
@@ -78,6 +78,20 @@ static uint64_t live_claim(struct ssq_ctl *ctl, uint32_t self, uint64_t x,
 }
 
 /*
+ * A lease naming no producer record (a client wrote it) has no holder that
+ * could ever let it go. ssq_ctl_reset's own value never shows here: it
+ * runs on the healer's thread. C7, as below.
+ */
+static void break_garbage_lease(uint32_t *lease)
+{
+	uint32_t v = __atomic_load_n(lease, __ATOMIC_SEQ_CST);
+
+	if (v > SSQ_MAX_PRODUCERS)
+		__atomic_compare_exchange_n(lease, &v, 0, 0, __ATOMIC_SEQ_CST,
+		                            __ATOMIC_SEQ_CST);
+}
+
+/*
  * Wait until the WQEBB at x is free (the device completed its last pass).
  * The room may depend on NOPs this heal wrote below x and has not
  * submitted yet - a hole a dead producer left before the range of one that
@@ -92,7 +106,7 @@ static int wait_room(struct ssq_producer *h, uint64_t x, uint64_t deadline)
 
 	/* A3c: pairs with R3 (the router): the WQEBB at x is free. */
 	while (x + 1 - __atomic_load_n(&h->ctl->completed, __ATOMIC_ACQUIRE) >
-	       h->ctl->ring) {
+	       (uint64_t)h->slot_mask + 1) {
 		if (!submitted) {
 			ssq_submit(h);
 			submitted = 1;
@@ -119,7 +133,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	 * needs no pairing: a dead process has no store in flight by the time
 	 * ssqd learns of its death.
 	 */
-	for (i = 0; i < ctl->max_producers; i++) {
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		uint32_t holder = i + 1;
 
 		if (__atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST) !=
@@ -131,6 +145,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
 		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
+	break_garbage_lease(&ctl->db_lease);
+	break_garbage_lease(&ctl->cq_lease);
 
 	/*
 	 * H2: r0 first, then the claims (A9a: pairs with R9a/R9b). The load of
@@ -138,11 +154,11 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	 * resv_gen (R9a, stored before the add) visible to the loads below.
 	 */
 	r0 = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
-	for (i = 0; i < ctl->max_producers; i++)
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
 		gen[i] = __atomic_load_n(&ctl->producers[i].resv_gen, __ATOMIC_SEQ_CST);
 	do {
 		waiting = 0;
-		for (i = 0; i < ctl->max_producers; i++) {
+		for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 			struct ssq_ctl_producer *r = &ctl->producers[i];
 
 			if (i == h->id || !(gen[i] & 1))

@@ -62,6 +62,8 @@ static void bind_record(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id
 	p->cq = *cq;
 	p->id = id;
 	p->slot_mask = ctl->ring - 1;
+	p->signal_every = ctl->signal_every;
+	p->comp_mask = ctl->comp_entries - 1;
 }
 
 static int check_args(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
@@ -71,9 +73,15 @@ static int check_args(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 	if (!p || !ctl || !sq || !cq ||
 	    __atomic_load_n(&ctl->magic, __ATOMIC_ACQUIRE) != SSQ_CTL_MAGIC)
 		return -EINVAL;
-	/* The fast path masks and shifts by these: powers of two, as ssqd made them. */
-	if (id >= ctl->max_producers || sq->wqe_cnt != ctl->ring || !is_pow2(ctl->ring) ||
-	    !is_pow2(ctl->signal_every))
+	/*
+	 * The fast path masks and shifts by these (its own copies, taken
+	 * here): exactly what ssq_ctl_init makes, or the comp rings and slots
+	 * would not fit the ssq_ctl_size() bytes the block has.
+	 */
+	if (id >= SSQ_MAX_PRODUCERS || ctl->max_producers != SSQ_MAX_PRODUCERS ||
+	    sq->wqe_cnt != ctl->ring || !is_pow2(ctl->ring) || ctl->ring > 65536 ||
+	    !is_pow2(ctl->signal_every) || ctl->signal_every > ctl->ring / 2 ||
+	    ctl->comp_entries != ctl->ring)
 		return -EINVAL;
 	/* Every submit may ring (ssq_sq_ring_db_at): the UAR register must be there. */
 	if (!sq->bf_reg)
@@ -130,7 +138,7 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 {
 	uint32_t i;
 
-	for (i = 0; i < ctl->max_producers; i++) {
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
 		/* A10b: pairs with R10a/R10b (DEAD): the record's last posted. */
 		uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
@@ -149,8 +157,18 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 			 * and even: a producer that died mid-reservation left it odd,
 			 * and odd means "mid-reservation" to ssq_ctl_heal.
 			 */
-			uint32_t gen = (r->resv_gen + 1) & ~1u;
+			uint32_t gen = (r->resv_gen + 1) & ~1u, holder = i + 1;
 
+			/*
+			 * A lease it died holding goes with it (as ssq_ctl_heal's
+			 * H1 would, C7), so no lease ever names a FREE record
+			 * (what ssq_ctl_check relies on).
+			 */
+			__atomic_compare_exchange_n(&ctl->db_lease, &holder, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			holder = i + 1;
+			__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
 			st = SSQ_PROD_FREE;
@@ -167,7 +185,7 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 
 int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
 {
-	if (!ctl || id >= ctl->max_producers)
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
 		return -EINVAL;
 	/*
 	 * R10b: pairs with A10a (the router drops its completions), A10b
@@ -225,7 +243,7 @@ int ssq_ctl_drained(const struct ssq_ctl *ctl)
 	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST);
 	uint32_t i;
 
-	for (i = 0; i < ctl->max_producers; i++) {
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		uint32_t st = __atomic_load_n(&ctl->producers[i].state, __ATOMIC_SEQ_CST);
 
 		if (st == SSQ_PROD_RESERVING || st == SSQ_PROD_BUILDING)
@@ -236,10 +254,7 @@ int ssq_ctl_drained(const struct ssq_ctl *ctl)
 	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
 }
 
-/* The lease value ssq_ctl_reset holds: no producer's id + 1. */
-#define RESET_HOLDER 0xffffffffu
-
-/* Take @lease (0 -> RESET_HOLDER) before @deadline (ms), or return -EBUSY. */
+/* Take @lease (0 -> SSQ_LEASE_OWNER) before @deadline (ms), or return -EBUSY. */
 static int take_lease(uint32_t *lease, uint64_t deadline)
 {
 	for (;;) {
@@ -250,7 +265,7 @@ static int take_lease(uint32_t *lease, uint64_t deadline)
 		 * C5 for the doorbell lease - so its counters are final before
 		 * we overwrite them; seq_cst as C2.
 		 */
-		if (__atomic_compare_exchange_n(lease, &zero, RESET_HOLDER, 0,
+		if (__atomic_compare_exchange_n(lease, &zero, SSQ_LEASE_OWNER, 0,
 		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return 0;
 		if (dv_now_ms() > deadline)
@@ -266,10 +281,10 @@ static int take_lease(uint32_t *lease, uint64_t deadline)
  * through. Producers cannot reserve (the queue is in error), so nobody
  * publishes meanwhile.
  */
-int ssq_ctl_reset(struct ssq_ctl *ctl, unsigned timeout_ms)
+int ssq_ctl_reset(struct ssq_producer *owner, unsigned timeout_ms)
 {
 	uint64_t deadline = dv_now_ms() + timeout_ms;
-	struct ssq_ctl_slot *slots;
+	struct ssq_ctl *ctl = owner ? owner->ctl : NULL;
 	uint32_t i;
 	int rc;
 
@@ -291,9 +306,10 @@ int ssq_ctl_reset(struct ssq_ctl *ctl, unsigned timeout_ms)
 	 * left from before could match a new position, and a record's
 	 * done_pos / deliv_pos would make the router skip new WQEs as counted.
 	 */
-	slots = slots_of(ctl);
-	memset((void *)slots, 0, (size_t)ctl->ring * sizeof(*slots));
-	for (i = 0; i < ctl->max_producers; i++) {
+	/* The slot count is the owner's copy: ctl->ring is client-writable. */
+	memset((void *)owner->slots, 0,
+	       ((size_t)owner->slot_mask + 1) * sizeof(struct ssq_ctl_slot));
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
 
 		__atomic_store_n(&r->pos, 0, __ATOMIC_RELAXED);

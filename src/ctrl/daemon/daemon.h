@@ -123,6 +123,8 @@ struct ssqd_queue {
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
 	struct ssqd_stall stall; /* stall_watch.c's looks */
+	uint32_t epoch;          /* resets of the control block: ssqd's count */
+	uint64_t guard_next_ns;  /* when ssqd_queue_guard looks next */
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -255,6 +257,8 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i);
 void ssqd_queue_heal(struct ssqd *d, unsigned qi);
 int ssqd_queue_drained(struct ssqd *d, unsigned qi);
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/* Its first half: the QP (and a loopback peer's) through RESET back to RTS. */
+int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
                          size_t whylen);
 
@@ -278,6 +282,17 @@ int ssqd_recover_step(struct ssqd *d);
  * Returns how many events it took. async_events.c.
  */
 int ssqd_async_poll(struct ssqd *d);
+
+/*
+ * ssqd_queue_guard - at most every SSQD_GUARD_MS (@now_ns, CLOCK_MONOTONIC),
+ * look at queue @qi's control block (ssq_ctl_check, against ssqd's own
+ * copies of its bounds and epoch); one a client made inconsistent is
+ * logged and the queue reset: the QP through RESET to RTS, the block
+ * rebuilt (ssq_ctl_rebuild) keeping the connected clients' records
+ * (queue_guard.c).
+ */
+#define SSQD_GUARD_MS 10
+void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

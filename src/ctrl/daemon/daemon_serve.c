@@ -524,9 +524,9 @@ static void hello_deadline(struct ssqd *d, struct ssqd_client *c, uint64_t now)
  */
 static void progress(struct ssqd *d)
 {
+	uint64_t now = ssqd_now_ns();
 	unsigned i;
 
-	reap_graves(d);
 	for (i = 0; i < d->hdr->nqueues; i++) {
 		struct ssqd_queue *q = &d->queues[i];
 
@@ -534,8 +534,11 @@ static void progress(struct ssqd *d)
 		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
 		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
 			continue;
+		/* Before routing: what a client wrote there may stall the queue. */
+		ssqd_queue_guard(d, i, now);
 		ssq_progress(&q->prod);
 	}
+	reap_graves(d);
 }
 
 /* What one poll() reported: the peer link, clients, new connections. */

@@ -386,7 +386,7 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	return ssqd_queue_restart(d, qi, why, whylen);
 }
 
-int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ibv_qp_attr attr;
@@ -416,11 +416,17 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	/* The RQ came back empty: post the receive pool again. */
-	rc = ssqd_recv_arm(d, qi, why, whylen);
+	return ssqd_recv_arm(d, qi, why, whylen);
+}
+
+int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc = ssqd_queue_restart_qp(d, qi, why, whylen);
+
 	if (rc)
 		return rc;
-
-	rc = ssq_ctl_reset(q->ctl, SSQD_RESET_MS);
+	rc = ssq_ctl_reset(&q->prod, SSQD_RESET_MS);
 	if (rc) {
 		snprintf(why, whylen,
 		         "queue q%u: QP back in RTS, but its shared state could not "
@@ -433,7 +439,8 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	    SSQ_QUEUE_ERROR)
 		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
 		                 __ATOMIC_RELEASE);
+	q->epoch++; /* ssqd's own count: what ssq_ctl_check expects */
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
-	        q->local.qpn, ssq_ctl_epoch(q->ctl));
+	        q->local.qpn, q->epoch);
 	return 0;
 }

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's look at what its clients wrote into a queue's control block. The
+ * block is in memory every client of the queue maps writable, so a buggy or
+ * hostile one can put anything there; the fast path and the healer bound
+ * what they read by private copies, and this is the other half: a block
+ * no correct run could have made (ssq_ctl_check) is reset - logged, the QP
+ * through RESET back to RTS and the block rebuilt from ssqd's own copies
+ * of its bounds (q->prod) and epoch (q->epoch) - instead of stalling
+ * every client of the queue for good.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/daemon/daemon.h"
+
+/* How long the rebuild waits for a live client routing or ringing now. */
+#define GUARD_LEASE_MS 20
+
+/* The records of the clients attached to queue @qi: the ones to keep. */
+static uint64_t live_records(const struct ssqd *d, unsigned qi)
+{
+	uint64_t live = 0;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		const struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd > 0 && (c->attached & (1u << qi)) &&
+		    c->producer[qi] < SSQ_MAX_PRODUCERS)
+			live |= 1ull << c->producer[qi];
+	}
+	return live;
+}
+
+void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	char why[160], err[200];
+	unsigned i;
+	int rc;
+
+	/* A recovery under way owns the queue until it answers (or times out). */
+	if (!q->ctl || q->rec.nwaiters || now_ns < q->guard_next_ns)
+		return;
+	q->guard_next_ns = now_ns + SSQD_GUARD_MS * 1000000ull;
+	if (!ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
+		return;
+	ssqd_log_limited(&d->client_log, now_ns,
+	                 "ssqd: q%u: control block inconsistent (%s): a client wrote "
+	                 "it; resetting the queue\n",
+	                 qi, why);
+	ssq_ctl_set_error(q->ctl); /* reservations fail (-EIO) meanwhile */
+	rc = ssqd_queue_restart_qp(d, qi, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr,
+		        "ssqd: q%u: reset after an inconsistent control block: %s\n", qi,
+		        err);
+		ssqd_queue_fence(d, qi);
+		return;
+	}
+	q->epoch++;
+	ssq_ctl_rebuild(&q->prod, q->epoch, live_records(d, qi), GUARD_LEASE_MS);
+	/* Nothing is left to heal, and everything reserved before is gone. */
+	q->heal_pending = 0;
+	q->heal_since_ns = 0;
+	q->heal_logged = 0;
+	for (i = 0; i < SSQD_MAX_GRAVES; i++)
+		d->graves[i].fence[qi] = 0;
+	fprintf(stderr,
+	        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, epoch %u\n",
+	        qi, q->local.qpn, q->epoch);
+}
