@@ -480,12 +480,17 @@ ssq__last_ctrl(struct ssq_producer *p, uint64_t end, struct mlx5_wqe_ctrl_seg *s
 			continue;
 		len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
 		if (j + (len ? len : 1) == end) {
-			const struct mlx5_wqe_ctrl_seg *c =
-			    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq,
-			                                                   (uint32_t)j);
+			/*
+			 * One 8-byte load: the bytes checked are the bytes rung,
+			 * whatever a client writes into the ring meanwhile.
+			 */
+			uint64_t w = __atomic_load_n(
+			    (const uint64_t *)ssq_sq_wqebb(&p->sq, (uint32_t)j),
+			    __ATOMIC_RELAXED);
 
-			if (ssq_likely(ssq__ctrl_is(p, c, j)))
-				return c;
+			__builtin_memcpy(spare, &w, sizeof(w));
+			if (ssq_likely(ssq__ctrl_is(p, spare, j)))
+				return spare;
 			break;
 		}
 	}
