@@ -34,4 +34,18 @@ else
 	echo "ok: with mlx5_ssq_fake listed: rc $rc, every step ran on it and failed:"
 	grep "^hw-check" <<<"$out"
 fi
+# A build without the tests (or where they skip) must not pass a step.
+mkdir -p "$tmp/notests/tests"
+: >"$tmp/notests/CTestTestfile.cmake"
+cp "$SSQ_BINARY_DIR/ssqd" "$tmp/notests/"
+out=$(SSQ_HW_CHECK_BUILD=0 SSQ_BUILD_DIR=$tmp/notests SSQ_SYSFS_INFINIBAND=$tmp/one \
+	bash "$SSQ_SOURCE_DIR/scripts/hw-check.sh" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] || grep -q ": PASS$" <<<"$out"; then
+	echo "FAIL: with no tests to run: rc $rc"
+	grep "^hw-check" <<<"$out"
+	fail=1
+else
+	echo "ok: with no tests to run, every step failed (rc $rc)"
+fi
 exit $fail

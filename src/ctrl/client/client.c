@@ -324,6 +324,7 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 	c->hdr = (const struct shm_arena_header *)c->arena;
 	memcpy(c->device, reply.u.hello_reply.device, sizeof(c->device));
 	pthread_mutex_init(&c->lock, NULL);
+	c->self = getpid();
 	/* Without a watcher the client works, and learns of a hang-up in its next call.
 	 */
 	(void)client_watch_start(c);
@@ -452,6 +453,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	pthread_mutex_lock(&c->lock);
 	q->next = c->queues;
 	c->queues = q;
+	if (c->gone) /* ssqd hung up while we attached: the watcher has passed */
+		client_orphan(q);
 	pthread_mutex_unlock(&c->lock);
 	*out = q;
 	return 0;
@@ -481,7 +484,10 @@ int ssq_queue_close(struct ssq_queue *q)
 		}
 	pthread_mutex_unlock(&q->c->lock);
 	req.queue = q->index;
-	rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
+	/* A forked child's copy of the queue: the record is its parent's. */
+	rc = getpid() == q->c->self
+	         ? call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL)
+	         : 0;
 	munmap(q->uar, q->uar_len);
 	free(q);
 	return rc;

@@ -37,6 +37,8 @@ struct ssq_client {
 	struct ssq_queue *queues;
 	pthread_mutex_t lock;
 	struct client_watch watch;
+	int gone;   /* ssqd hung up (c->lock): a queue opened later is orphaned */
+	pid_t self; /* the process that connected: a forked child only unmaps */
 };
 
 struct ssq_queue {
@@ -71,5 +73,8 @@ void client_watch_stop(struct ssq_client *c);
  * Takes c->lock.
  */
 void client_orphan_all(struct ssq_client *c);
+
+/* client_orphan_all for one queue; caller holds c->lock. */
+void client_orphan(struct ssq_queue *q);
 
 #endif /* SSQ_CTRL_CLIENT_PVT_H */

@@ -26,7 +26,7 @@
 #include <sys/mman.h>
 #include "ctrl/client/client_pvt.h"
 
-static void orphan(struct ssq_queue *q)
+void client_orphan(struct ssq_queue *q)
 {
 	void *anon;
 
@@ -49,8 +49,9 @@ void client_orphan_all(struct ssq_client *c)
 	struct ssq_queue *q;
 
 	pthread_mutex_lock(&c->lock);
+	c->gone = 1;
 	for (q = c->queues; q; q = q->next)
-		orphan(q);
+		client_orphan(q);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -106,6 +107,16 @@ void client_watch_stop(struct ssq_client *c)
 {
 	if (!c->watch.running)
 		return;
+	if (getpid() != c->self) {
+		/*
+		 * A forked child: the thread is its parent's (fork copies only
+		 * the caller), and the pipe is shared with it. Close our copies.
+		 */
+		close(c->watch.stop[0]);
+		close(c->watch.stop[1]);
+		c->watch.running = 0;
+		return;
+	}
 	(void)!write(c->watch.stop[1], "x", 1);
 	pthread_join(c->watch.thread, NULL);
 	close(c->watch.stop[0]);
