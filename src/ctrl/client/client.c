@@ -405,6 +405,14 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		rc = -EBADMSG;
 		goto fail;
 	}
+	if (q->l->qpn != reply.u.attach_reply.qpn) {
+		snprintf(c->err, sizeof(c->err),
+		         "queue %s: the shared layout says QP 0x%x, ssqd QP 0x%x "
+		         "(a client overwrote the layout)",
+		         name, q->l->qpn, reply.u.attach_reply.qpn);
+		rc = -EBADMSG;
+		goto fail;
+	}
 	q->uar_len = reply.u.attach_reply.uar_len;
 	/*
 	 * The UAR: on a ConnectX the device's command fd at uar_mmap_offset,
@@ -434,7 +442,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	dv_cq.cqe_cnt = q->l->cqe_cnt;
 	dv_cq.cqe_size = 64;
 	dv_cq.cqn = q->l->cqn;
-	if (ssq_sq_init(&q->sq, &dv_qp, q->l->qpn, q->l->max_inline, q->l->max_sge) ||
+	if (ssq_sq_init(&q->sq, &dv_qp, reply.u.attach_reply.qpn, q->l->max_inline,
+	                q->l->max_sge) ||
 	    ssq_cq_init(&q->cq, &dv_cq) ||
 	    ssq_producer_bind(&q->prod, (struct ssq_ctl *)(c->arena + q->l->ctl_off),
 	                      reply.u.attach_reply.producer, &q->sq, &q->cq)) {

@@ -382,6 +382,7 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		r.uar_offset = sq->uar.offset;
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
+		r.qpn = sq->local.qpn;
 		c->attached |= 1u << q;
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq,
 		                     &r, sizeof(r), &sq->uar.fd, 1);

@@ -128,7 +128,8 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 		if (out->u.attach_reply.queue >= SSQ_MAX_QUEUES ||
 		    out->u.attach_reply.producer >= SSQ_MAX_PRODUCERS ||
 		    out->u.attach_reply.uar_offset < 0 || !out->u.attach_reply.uar_len ||
-		    out->u.attach_reply.uar_reg_off + 8 > out->u.attach_reply.uar_len) {
+		    out->u.attach_reply.uar_reg_off + 8 > out->u.attach_reply.uar_len ||
+		    !out->u.attach_reply.qpn || out->u.attach_reply.qpn > 0xffffff) {
 			snprintf(why, whylen, "attach reply out of range (queue %u)",
 			         out->u.attach_reply.queue);
 			return -EBADMSG;

@@ -72,7 +72,12 @@ struct proto_msg_attach_reply {
 	uint32_t queue;
 	uint32_t producer;    /* this client's producer record in the queue */
 	uint32_t uar_reg_off; /* bf.reg's offset within the mapping */
-	uint32_t reserved;
+	/*
+	 * The QP's number from ssqd's own state: the layout header's copy is
+	 * client-writable, and the doorbell's QPN picks the SQ a ConnectX
+	 * starts (several QPs may share a UAR page).
+	 */
+	uint32_t qpn;
 	uint64_t uar_len;
 	int64_t uar_offset; /* in the passed fd, page-aligned */
 };

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client rewrites a queue's QPN in the shared layout header: the next
+ * client to open the queue must not ring with it (on a ConnectX whose UAR
+ * page several QPs share, a doorbell for another QP; on the emulated device
+ * a doorbell error that took the queue down). ssq_queue_open takes the QPN
+ * from ssqd's reply and refuses a layout that disagrees, naming both.
+ */
+#include "ctrl_flow.h"
+#include "ctrl/client/client_pvt.h"
+
+int main(void)
+{
+	struct ssq_client *c, *c2;
+	struct ssq_queue *q, *q2 = NULL;
+	struct shm_queue_layout *l;
+	struct ssq_buf a, b;
+	uint32_t qpn;
+	pid_t d;
+	int rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lqpn-%d.sock", getpid());
+	d = start_ssqd("off");
+	c = connect_retry(d);
+	if (!c) {
+		kill(d, SIGKILL);
+		return 1;
+	}
+	CHECK(ssq_queue_open(c, "q0", &q) == 0 && ssq_buf_alloc(c, 64, &a) == 0 &&
+	          ssq_buf_alloc(c, 64, &b) == 0,
+	      "setup: %s", ssq_client_error(c));
+	if (test_failures)
+		goto out;
+	l = (struct shm_queue_layout *)
+	        q->l; /* the shared header: any client can write it */
+	qpn = l->qpn;
+	l->qpn = qpn ^ 0x40;
+	CHECK(ssq_client_connect(sock_path, &c2) == 0, "second client");
+	rc = ssq_queue_open(c2, "q0", &q2);
+	CHECK(rc == -EBADMSG, "open with a rewritten layout QPN: %d (%s)", rc,
+	      ssq_client_error(c2));
+	CHECK(strstr(ssq_client_error(c2), "overwrote the layout") != NULL, "error: %s",
+	      ssq_client_error(c2));
+	if (rc == 0) {
+		memset(a.addr, 0x31, 64);
+		write_and_wait(q2, &a, &b, 64);
+	}
+	l->qpn = qpn;
+	memset(a.addr, 0x32, 64);
+	CHECK(write_and_wait(q, &a, &b, 64) == 0 && !memcmp(a.addr, b.addr, 64),
+	      "the queue still works");
+	ssq_client_close(c2);
+out:
+	ssq_client_close(c);
+	kill(d, SIGTERM);
+	waitpid(d, NULL, 0);
+	unlink(sock_path);
+	return test_exit("ctrl_layout_qpn");
+}
