@@ -344,7 +344,8 @@ void ssq_client_close(struct ssq_client *c)
 	client_watch_stop(c);
 	while (c->queues)
 		ssq_queue_close(c->queues);
-	if (c->arena)
+	/* Not in a forked child: the mappings stayed with the parent (MADV_DONTFORK). */
+	if (c->arena && getpid() == c->self)
 		munmap(c->arena, c->arena_len);
 	close(c->sock);
 	pthread_mutex_destroy(&c->lock);
@@ -422,6 +423,11 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	              (off_t)reply.u.attach_reply.uar_offset);
 	close(fd);
 	fd = -1;
+	/* As the arena (shm_arena_map): the doorbell stays with this process. */
+	if (q->uar != MAP_FAILED && madvise(q->uar, q->uar_len, MADV_DONTFORK)) {
+		munmap(q->uar, q->uar_len);
+		q->uar = MAP_FAILED;
+	}
 	if (q->uar == MAP_FAILED) {
 		rc = -errno;
 		snprintf(c->err, sizeof(c->err), "mapping queue %s's UAR: %s", name,
@@ -493,11 +499,17 @@ int ssq_queue_close(struct ssq_queue *q)
 		}
 	pthread_mutex_unlock(&q->c->lock);
 	req.queue = q->index;
-	/* A forked child's copy of the queue: the record is its parent's. */
-	rc = getpid() == q->c->self
-	         ? call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL)
-	         : 0;
-	munmap(q->uar, q->uar_len);
+	/*
+	 * A forked child's copy of the queue: the record is its parent's, and
+	 * so is the mapping (MADV_DONTFORK: the child's range may hold other
+	 * things by now).
+	 */
+	if (getpid() == q->c->self) {
+		rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
+		munmap(q->uar, q->uar_len);
+	} else {
+		rc = 0;
+	}
 	free(q);
 	return rc;
 }

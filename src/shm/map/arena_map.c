@@ -120,5 +120,16 @@ void *shm_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
 		munmap(p, len);
 		return NULL;
 	}
+	/*
+	 * Only the process that connected maps the queues: ssqd heals a
+	 * client's records once that process has exited (client_pidfd.h), and
+	 * a forked child that kept the mapping could still write into the ring.
+	 */
+	if (madvise(p, len, MADV_DONTFORK)) {
+		snprintf(why, whylen, "madvise(MADV_DONTFORK) of the arena: %s",
+		         strerror(errno));
+		munmap(p, len);
+		return NULL;
+	}
 	return p;
 }
