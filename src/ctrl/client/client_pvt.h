@@ -7,6 +7,7 @@
 #define SSQ_CTRL_CLIENT_PVT_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ssq/client.h>
@@ -20,6 +21,7 @@
  */
 struct client_watch {
 	pthread_t thread;
+	sem_t ready; /* posted once the thread waits in poll() */
 	int stop[2]; /* a pipe: ssq_client_close's word to the thread */
 	int running;
 };

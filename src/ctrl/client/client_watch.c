@@ -65,6 +65,7 @@ static void *watch(void *arg)
 	struct pollfd p[2] = { { c->sock, POLLRDHUP, 0 },
 		               { c->watch.stop[0], POLLIN, 0 } };
 
+	sem_post(&c->watch.ready);
 	for (;;) {
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -89,6 +90,7 @@ int client_watch_start(struct ssq_client *c)
 
 	if (pipe2(c->watch.stop, O_CLOEXEC))
 		return -errno;
+	sem_init(&c->watch.ready, 0, 0);
 	/* The application's signals go to its own threads, never to ours. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -97,8 +99,17 @@ int client_watch_start(struct ssq_client *c)
 	if (rc) {
 		close(c->watch.stop[0]);
 		close(c->watch.stop[1]);
+		sem_destroy(&c->watch.ready);
 		return -rc;
 	}
+	/*
+	 * Return only once the thread is about to block in poll(), holding no
+	 * lock: a process that forks after connecting (many do) must not fork
+	 * while our thread is still starting up inside the allocator or the
+	 * sanitizer's runtime, whose locks the child would inherit held.
+	 */
+	while (sem_wait(&c->watch.ready) && errno == EINTR)
+		;
 	c->watch.running = 1;
 	return 0;
 }
@@ -119,6 +130,7 @@ void client_watch_stop(struct ssq_client *c)
 	}
 	(void)!write(c->watch.stop[1], "x", 1);
 	pthread_join(c->watch.thread, NULL);
+	sem_destroy(&c->watch.ready);
 	close(c->watch.stop[0]);
 	close(c->watch.stop[1]);
 	c->watch.running = 0;
