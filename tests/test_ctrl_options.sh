@@ -48,6 +48,10 @@ expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2
 expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
 expect 2 "--hello-ms '5': want a number from 10 to 60000" --hello-ms 5
 expect 2 "--stall-ms 5: want 0 (no deadline) or 10 to 60000" --stall-ms 5
+expect 2 "--queue-uid 'x1=5': want qN=UID" --queue-uid x1=5
+expect 2 "--queue-gid 'q1=': want qN=GID" --queue-gid q1=
+expect 2 "--queue-uid 'q99=5': want qN=UID" --queue-uid q99=5
+expect 2 "--queue-uid q3=7: there are only 2 queues (q0..q1)" --queues 2 --queue-uid q3=7
 expect 2 "--stall-ms '60001': want a number from 0 to 60000" --stall-ms 60001
 expect 2 "--max-uid-clients '0': want a number from 1 to 256" --max-uid-clients 0
 expect 2 "--max-client-bufs '5000': want a number from 1 to 4096" --max-client-bufs 5000

@@ -25,6 +25,9 @@
 #define SSQD_MAX_CLIENTS 256
 #define SSQD_DATA_IOVA   0x0000550000000000ull /* where the data arena sits, for all */
 
+/* --queue-uid and --queue-gid options one ssqd takes. */
+#define SSQD_MAX_QUEUE_RULES 32
+
 struct ssqd_options {
 	const char *device;      /* NULL: first mlx5 device, else "emu" */
 	const char *socket_path; /* unix socket clients connect to */
@@ -64,6 +67,17 @@ struct ssqd_options {
 	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
 	long allow_uid;                /* -1: only ssqd's own uid (and root) */
 	long allow_gid;                /* -1: none */
+	/*
+	 * --queue-uid / --queue-gid: a queue with rules takes only the clients
+	 * one of its rules names (uid, or primary gid as SO_PEERCRED gives it);
+	 * a queue without any, every client ssqd serves.
+	 */
+	struct ssqd_queue_rule {
+		uint8_t queue;
+		uint8_t is_gid;
+		uint32_t id;
+	} queue_rules[SSQD_MAX_QUEUE_RULES];
+	unsigned nqueue_rules;
 	/*
 	 * What one connection or one uid may hold, so that no client locks
 	 * the others out: a connection says hello within hello_ms or is

@@ -259,6 +259,24 @@ static void reap_graves(struct ssqd *d)
 	}
 }
 
+/* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
+static int queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	int ruled = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueue_rules; i++) {
+		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
+
+		if (r->queue != q)
+			continue;
+		ruled = 1;
+		if (r->id == (r->is_gid ? (uint32_t)c->gid : (uint32_t)c->uid))
+			return 1;
+	}
+	return !ruled;
+}
+
 static int find_queue(const struct ssqd *d, const char *name)
 {
 	unsigned i;
@@ -356,6 +374,12 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		if (q < 0)
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 			                      "no queue named \"%s\"", m->u.attach.name);
+		if (!queue_allows(d, q, c))
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EACCES,
+			    "queue \"%s\" takes only the uids / gids its --queue-uid / "
+			    "--queue-gid name, not uid %u / gid %u",
+			    m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid);
 		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
 		    SSQ_QUEUE_READY)
 			return ssqd_out_error(

@@ -94,6 +94,10 @@ static void usage(FILE *out)
 	    "      --allow-uid UID      also serve this uid (besides ssqd's own and "
 	    "root)\n"
 	    "      --allow-gid GID      also serve this gid\n"
+	    "      --queue-uid qN=UID   queue qN takes only clients of this uid (or of\n"
+	    "                           another --queue-uid / --queue-gid of qN);\n"
+	    "                           repeatable, up to 32 rules in all\n"
+	    "      --queue-gid qN=GID   the same for a (primary) gid\n"
 	    "      --hello-ms N         a connection that has not said hello within N "
 	    "ms\n"
 	    "                           is closed (default 1000, 10..60000)\n"
@@ -134,6 +138,39 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 		exit(2);
 	}
 	return v;
+}
+
+/* --queue-uid / --queue-gid qN=ID: 0, or 1 after saying what is wrong. */
+static int parse_queue_rule(struct ssqd_options *o, int is_gid, const char *s)
+{
+	const char *opt = is_gid ? "--queue-gid" : "--queue-uid";
+	unsigned long q, id;
+	char *end;
+
+	errno = 0;
+	if (s[0] != 'q' || s[1] < '0' || s[1] > '9')
+		goto bad;
+	q = strtoul(s + 1, &end, 10);
+	if (errno || *end != '=' || q >= SSQ_MAX_QUEUES || end[1] < '0' || end[1] > '9')
+		goto bad;
+	id = strtoul(end + 1, &end, 10);
+	if (errno || *end || id > INT_MAX)
+		goto bad;
+	if (o->nqueue_rules >= SSQD_MAX_QUEUE_RULES) {
+		fprintf(stderr,
+		        "ssqd: %s %s: at most %u --queue-uid / --queue-gid rules\n", opt,
+		        s, SSQD_MAX_QUEUE_RULES);
+		return 1;
+	}
+	o->queue_rules[o->nqueue_rules].queue = (uint8_t)q;
+	o->queue_rules[o->nqueue_rules].is_gid = (uint8_t)is_gid;
+	o->queue_rules[o->nqueue_rules].id = (uint32_t)id;
+	o->nqueue_rules++;
+	return 0;
+bad:
+	fprintf(stderr, "ssqd: %s '%s': want qN=%s (N 0..%u, a number)\n", opt, s,
+	        is_gid ? "GID" : "UID", SSQ_MAX_QUEUES - 1);
+	return 1;
 }
 
 static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
@@ -203,6 +240,8 @@ int main(int argc, char **argv)
 		O_HUGE,
 		O_UID,
 		O_GID,
+		O_QUEUE_UID,
+		O_QUEUE_GID,
 		O_LIST,
 		O_HEAL,
 		O_RDEPTH,
@@ -234,6 +273,8 @@ int main(int argc, char **argv)
 		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
+		{ "queue-uid", required_argument, NULL, O_QUEUE_UID },
+		{ "queue-gid", required_argument, NULL, O_QUEUE_GID },
 		{ "hello-ms", required_argument, NULL, O_HELLO },
 		{ "max-uid-clients", required_argument, NULL, O_UID_CLIENTS },
 		{ "max-client-mib", required_argument, NULL, O_CLIENT_MIB },
@@ -374,6 +415,11 @@ int main(int argc, char **argv)
 		case O_UID:
 			o->allow_uid = parse_num("--allow-uid", optarg, 0, INT_MAX);
 			break;
+		case O_QUEUE_UID:
+		case O_QUEUE_GID:
+			if (parse_queue_rule(o, c == O_QUEUE_GID, optarg))
+				return 2;
+			break;
 		case O_GID:
 			o->allow_gid = parse_num("--allow-gid", optarg, 0, INT_MAX);
 			break;
@@ -426,6 +472,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
 		return 2;
 	}
+	for (c = 0; c < (int)o->nqueue_rules; c++)
+		if (o->queue_rules[c].queue >= o->nqueues) {
+			fprintf(stderr,
+			        "ssqd: --queue-%s q%u=%u: there are only %u queues "
+			        "(q0..q%u)\n",
+			        o->queue_rules[c].is_gid ? "gid" : "uid",
+			        o->queue_rules[c].queue, o->queue_rules[c].id, o->nqueues,
+			        o->nqueues - 1);
+			return 2;
+		}
 	/* The arena quotas default to shares of --data-mib and stay within it. */
 	if (!o->max_client_mib)
 		o->max_client_mib = o->data_mib >= 4 ? o->data_mib * 3 / 4 : 1;
