@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "emu/emu.h"
+#include "ctrl/backend/fork_safe.h"
 #include "ctrl/backend/backend.h"
 
 #define MAX_QUEUES 64
@@ -104,8 +105,12 @@ static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t
 {
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	int rc = emu_reg_mr(b->pd, addr, len, iova, access, &b->mr, key);
+	/* ibv_reg_mr's fork support first, as libibverbs does (fork_safe.h). */
+	int rc = ssqd_fork_safe_reg(b->arena, addr, len, why, whylen);
 
+	if (rc)
+		return rc;
+	rc = emu_reg_mr(b->pd, addr, len, iova, access, &b->mr, key);
 	if (rc)
 		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
 		         (unsigned long long)iova, strerror(-rc));

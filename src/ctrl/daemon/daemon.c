@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
+#include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/daemon/socket_claim.h"
@@ -328,6 +329,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	if (o->listen_port || o->connect_to)
 		d->hdr->flags |= SSQ_ARENA_PEER;
 
+	/* Before libibverbs reads its environment (fork_safe.h). */
+	ssqd_fork_safe_prepare(&d->arena);
 	rc = d->ops->open(&d->backend, o->device, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;
