@@ -38,9 +38,10 @@ int main(void)
 	struct ssq_buf src, dst;
 	struct mlx5_wqe_ctrl_seg ctrl;
 	const struct ssq_sq *sq;
-	uint64_t v, pos;
+	uint64_t v, pos = 0;
 	double t0;
 	int ready = 1, rc = 0;
+	unsigned k;
 	pid_t d;
 
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-async-%d.sock", getpid());
@@ -77,6 +78,33 @@ int main(void)
 	CHECK(rc == 0, "recover: %d (%s)", rc, ssq_client_error(c));
 	CHECK(listed_ready(c), "q0 listed READY after the recovery");
 	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE after the recovery");
+
+	/*
+	 * The same with WQEs in flight: three WRITEs published and not rung
+	 * when the SQ freezes. Nothing will complete or flush them, so the
+	 * recovery cannot wait for a drain (it gave up after 2 s with -EBUSY,
+	 * for ever): it rebuilds the queue, dropping them.
+	 */
+	for (k = 0; k < 3; k++) {
+		struct ssq_producer *p = ssq_queue_producer(q);
+
+		CHECK(ssq_reserve(p, 1, &pos) == 0, "reserve %u", k);
+		ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)pos, src.iova, src.lkey,
+		                    64, dst.iova, ssq_queue_peer_rkey(q),
+		                    ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
+		ssq_publish(p, pos, 1, 100 + k, SSQ_WQE_SIGNALED);
+	}
+	__atomic_store_n((uint64_t *)sq->bf_reg, v, __ATOMIC_RELEASE);
+	__atomic_store_n((uint64_t *)(sq->bf_reg + sq->bf_size), v, __ATOMIC_RELEASE);
+	for (ready = 1, t0 = now_s(); now_s() - t0 < 5 && ready; usleep(1000))
+		ready = listed_ready(c);
+	CHECK(!ready,
+	      "q0 still listed READY 5 s after its QP failed with WQEs in flight");
+	rc = ssq_queue_recover(q);
+	printf("recover with WQEs in flight: %d (%s)\n", rc, ssq_client_error(c));
+	CHECK(rc == 0, "recover with WQEs in flight: %d (%s)", rc, ssq_client_error(c));
+	CHECK(listed_ready(c), "q0 listed READY after that recovery");
+	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE after that recovery");
 
 	/*
 	 * A CQ overrun: the consumer index set a whole ring back, the next CQE

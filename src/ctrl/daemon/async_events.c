@@ -49,6 +49,8 @@ static void handle(struct ssqd *d, const struct ssqd_async_event *ev)
 				continue;
 			if (ev->type == IBV_EVENT_CQ_ERR)
 				d->queues[i].cq_dead = 1;
+			if (ev->type == IBV_EVENT_QP_FATAL)
+				d->queues[i].sq_frozen = 1;
 			fence(d, i, ev);
 		}
 		break;

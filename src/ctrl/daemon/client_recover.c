@@ -81,7 +81,20 @@ int ssqd_recover_step(struct ssqd *d)
 
 		if (!d->queues[qi].rec.nwaiters)
 			continue;
-		if (ssqd_queue_drained(d, qi)) {
+		if (d->queues[qi].sq_frozen) {
+			/* Nothing will drain: rebuild, dropping what was in flight. */
+			int rc = ssqd_queue_rebuild(d, qi, why, sizeof(why));
+
+			if (!rc) {
+				snprintf(why, sizeof(why),
+				         "queue q%u rebuilt after its SQ froze "
+				         "(QP_FATAL): what "
+				         "was in flight is dropped without a completion",
+				         qi);
+				fprintf(stderr, "ssqd: %s\n", why);
+			}
+			answer(d, qi, rc, why);
+		} else if (ssqd_queue_drained(d, qi)) {
 			answer(d, qi, ssqd_queue_restart(d, qi, why, sizeof(why)), why);
 		} else if (ssqd_now_ns() > d->queues[qi].rec.deadline_ns) {
 			ssqd_queue_busy_why(d, qi, SSQD_RECOVER_DRAIN_MS, why,

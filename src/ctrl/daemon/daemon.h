@@ -134,6 +134,12 @@ struct ssqd_queue {
 	 * RECOVER refuses rather than list a queue READY that cannot complete.
 	 */
 	int cq_dead;
+	/*
+	 * Its QP failed without a CQE (IBV_EVENT_QP_FATAL): the SQ stopped, so
+	 * what was posted will never complete or flush, and RECOVER cannot wait
+	 * for a drain; it rebuilds the queue instead (ssqd_queue_rebuild).
+	 */
+	int sq_frozen;
 	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
 	struct ssqd_recovery rec;
 	struct ssqd_stall stall; /* stall_watch.c's looks */
@@ -307,6 +313,15 @@ int ssqd_async_poll(struct ssqd *d);
  */
 #define SSQD_GUARD_MS 10
 void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
+
+/*
+ * ssqd_queue_rebuild - queue @qi's QP through RESET back to RTS and its
+ * control block rebuilt (ssq_ctl_rebuild), the attached clients' records
+ * kept; what was in flight is dropped without a completion. The guard's
+ * reset, and RECOVER's for a QP whose SQ froze. 0 or -errno with @why
+ * (queue_guard.c).
+ */
+int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

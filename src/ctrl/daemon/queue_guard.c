@@ -36,7 +36,6 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	char why[160], err[200];
-	unsigned i;
 	int rc;
 
 	/* A recovery under way owns the queue until it answers (or times out). */
@@ -49,8 +48,7 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 	                 "ssqd: q%u: control block inconsistent (%s): a client wrote "
 	                 "it; resetting the queue\n",
 	                 qi, why);
-	ssq_ctl_set_error(q->ctl); /* reservations fail (-EIO) meanwhile */
-	rc = ssqd_queue_restart_qp(d, qi, err, sizeof(err));
+	rc = ssqd_queue_rebuild(d, qi, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr,
 		        "ssqd: q%u: reset after an inconsistent control block: %s\n", qi,
@@ -58,6 +56,21 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 		ssqd_queue_fence(d, qi);
 		return;
 	}
+	fprintf(stderr,
+	        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, epoch %u\n",
+	        qi, q->local.qpn, q->epoch);
+}
+
+int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	unsigned i;
+	int rc;
+
+	ssq_ctl_set_error(q->ctl); /* reservations fail (-EIO) meanwhile */
+	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
+	if (rc)
+		return rc;
 	q->epoch++;
 	ssq_ctl_rebuild(&q->prod, q->epoch, live_records(d, qi), GUARD_LEASE_MS);
 	/* Nothing is left to heal, and everything reserved before is gone. */
@@ -66,7 +79,11 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 	q->heal_logged = 0;
 	for (i = 0; i < SSQD_MAX_GRAVES; i++)
 		d->graves[i].fence[qi] = 0;
-	fprintf(stderr,
-	        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, epoch %u\n",
-	        qi, q->local.qpn, q->epoch);
+	q->sq_frozen = 0;
+	/* A fence listed it ERROR: listed READY again. */
+	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
+	    SSQ_QUEUE_ERROR)
+		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
+		                 __ATOMIC_RELEASE);
+	return 0;
 }
