@@ -10,6 +10,9 @@
  * Each must die of SIGKILL within a bound (before, both lived on with
  * records ssqd had healed under them), and the queue keeps working for the
  * others: a WRITE through it completes, and a new client attaches.
+ * A third one execs another program with the queue attached: its socket
+ * (close-on-exec) hangs up, but it no longer maps the queue, so ssqd heals
+ * it without killing the program (before, the program was killed).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -47,6 +50,9 @@ static int misbehave(const char *how, int ready)
 	(void)!write(ready, "r", 1);
 	if (!strcmp(how, "shutdown")) {
 		shutdown(s, SHUT_RDWR);
+	} else if (!strcmp(how, "exec")) {
+		execl("/bin/sleep", "sleep", "3", (char *)NULL);
+		return 4;
 	} else {
 		/* Ask on, never read: ssqd's queue of replies for us overflows. */
 		while (proto_msg_send(s, SSQ_MSG_LIST, seq++, NULL, 0, NULL, 0) == 0 ||
@@ -117,6 +123,31 @@ int main(void)
 		memset(a.addr, 0x40 + (int)i, 64);
 		CHECK(write_and_wait(q, &a, &b, 64) == 0 && !memcmp(a.addr, b.addr, 64),
 		      "[%s] a WRITE through q0 after the drop", hows[i]);
+	}
+	{
+		int ready[2], status = 0;
+		pid_t m;
+		char r;
+
+		if (pipe(ready))
+			return 1;
+		m = fork();
+		if (m == 0) {
+			close(ready[0]);
+			_exit(misbehave("exec", ready[1]));
+		}
+		close(ready[1]);
+		CHECK(read(ready[0], &r, 1) == 1, "[exec] the client never attached");
+		close(ready[0]);
+		usleep(1000 * 1000); /* ten times ssqd's grace */
+		CHECK(waitpid(m, &status, WNOHANG) == 0,
+		      "[exec] the program the client exec'd was ended (status 0x%x)",
+		      status);
+		memset(a.addr, 0x47, 64);
+		CHECK(write_and_wait(q, &a, &b, 64) == 0 && !memcmp(a.addr, b.addr, 64),
+		      "[exec] a WRITE through q0 after the heal");
+		kill(m, SIGKILL);
+		waitpid(m, NULL, 0);
 	}
 	CHECK(ssq_client_connect(sock_path, &c2) == 0 &&
 	          ssq_queue_open(c2, "q0", &q2) == 0,

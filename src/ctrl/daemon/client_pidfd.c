@@ -5,7 +5,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
+#include <stdio.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include "ctrl/daemon/client_pidfd.h"
 
@@ -33,6 +36,35 @@ int ssqd_pidfd_alive(int pidfd)
 	if (pidfd < 0)
 		return 0;
 	return poll(&p, 1, 0) == 0;
+}
+
+int ssqd_pid_maps_any(pid_t pid, const int *fds, int n)
+{
+	struct stat st[8];
+	char path[64], line[512];
+	FILE *f;
+	int i, k = 0, found = 0;
+
+	for (i = 0; i < n && k < 8; i++)
+		if (fds[i] >= 0 && fstat(fds[i], &st[k]) == 0)
+			k++;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+
+		if (sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &min, &ino) != 3 ||
+		    !ino)
+			continue;
+		for (i = 0; i < k && !found; i++)
+			found = ino == (unsigned long)st[i].st_ino &&
+			        makedev(maj, min) == st[i].st_dev;
+	}
+	fclose(f);
+	return found;
 }
 
 int ssqd_pidfd_kill(int pidfd)

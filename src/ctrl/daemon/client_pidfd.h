@@ -30,4 +30,13 @@ int ssqd_pidfd_alive(int pidfd);
 /* SIGKILL to the process behind @pidfd: 0 or -errno (-EPERM: another uid). */
 int ssqd_pidfd_kill(int pidfd);
 
+/*
+ * Does process @pid still map any of the @n files @fds are open on (by
+ * device and inode, from /proc/@pid/maps)? 1 yes, 0 no, -1 unknown (no
+ * /proc). A client that exec'd, or unmapped the queues, cannot write into
+ * them any more: it need not be killed before its records are healed. The
+ * caller checks its pidfd after, so a pid reused meanwhile is noticed.
+ */
+int ssqd_pid_maps_any(pid_t pid, const int *fds, int n);
+
 #endif /* SSQ_CTRL_DAEMON_CLIENT_PIDFD_H */

@@ -178,6 +178,7 @@ struct ssqd_client {
 	 */
 	int dying;
 	uint64_t kill_by_ns; /* still there then: killed (0: no kill due) */
+	int unmapped;        /* its process maps no queue any more: heal it */
 };
 
 struct ssqd {

@@ -147,11 +147,32 @@ static int heal_deaths(struct ssqd *d)
  */
 static int kill_first(struct ssqd_client *c)
 {
-	if (!c->attached || c->dying || !ssqd_pidfd_alive(c->pidfd))
+	if (!c->attached || c->dying || c->unmapped || !ssqd_pidfd_alive(c->pidfd))
 		return 0;
 	c->dying = 1;
 	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
 	return 1;
+}
+
+static void drop_client(struct ssqd *d, struct ssqd_client *c);
+
+/*
+ * Does dying client @c's process still map the arena or a UAR of a queue
+ * it attached? Unknown (no /proc) counts as yes; so does a pid that may no
+ * longer be its process (the pidfd says it exited: the caller's drop then
+ * finds it gone anyway).
+ */
+static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
+{
+	int fds[SSQ_MAX_QUEUES + 1], n = 0, m;
+	unsigned qi;
+
+	fds[n++] = d->arena.fd;
+	for (qi = 0; qi < SSQ_MAX_QUEUES && n < 8; qi++)
+		if (c->attached & (1u << qi))
+			fds[n++] = d->queues[qi].uar.fd;
+	m = ssqd_pid_maps_any(c->pid, fds, n);
+	return m != 0; /* -1, unknown: assume it does */
 }
 
 /* A dying client still there past its grace: kill it. 1: one still waits. */
@@ -170,6 +191,21 @@ static int kill_late(struct ssqd *d, uint64_t now)
 			continue;
 		}
 		c->kill_by_ns = 0;
+		if (!ssqd_pidfd_alive(c->pidfd))
+			continue; /* exited: the serve loop's poll of its pidfd drops it
+			           */
+		if (!maps_queues(d, c) && ssqd_pidfd_alive(c->pidfd)) {
+			/* It exec'd or unmapped them: nothing left to kill for. */
+			fprintf(
+			    stderr,
+			    "ssqd: client pid %d left with queues attached and no longer "
+			    "maps them: healing its records\n",
+			    (int)c->pid);
+			c->unmapped = 1;
+			c->dying = 0;
+			drop_client(d, c);
+			continue;
+		}
 		rc = ssqd_pidfd_kill(c->pidfd);
 		if (c->stalled) /* killed for it already, and said so */
 			continue;
