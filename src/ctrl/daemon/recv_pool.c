@@ -13,11 +13,13 @@
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/recv_pool.h"
 
-#define REAP_BUDGET 64       /* CQEs per pool per pass: no queue starves the rest */
-#define SPIN_NS     200000   /* busy-poll this long after the last CQE, */
-#define NAP_NS      100000   /* then sleep this long between idle passes, */
-#define DOZE_AFTER  50000000 /* and, after this long without a CQE, */
-#define DOZE_NS     1000000  /* this long: an idle ssqd costs next to nothing */
+#define REAP_BUDGET 64            /* CQEs per pool per pass: no queue starves the rest */
+#define SPIN_NS     200000        /* busy-poll this long after the last CQE, */
+#define NAP_NS      100000        /* then sleep this long between idle passes, */
+#define DOZE_AFTER  50000000      /* and, after this long without a CQE, */
+#define DOZE_NS     1000000       /* this long, */
+#define SLEEP_AFTER 1000000000ull /* and after a second without one, */
+#define SLEEP_NS    10000000      /* this long: an idle ssqd costs well under 1 % */
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -276,9 +278,10 @@ static void *poller_main(void *arg)
 		if (ssqd_now_ns() - last < SPIN_NS) {
 			ssq_cpu_relax();
 		} else {
-			struct timespec nap = { 0, ssqd_now_ns() - last < DOZE_AFTER
-				                       ? NAP_NS
-				                       : DOZE_NS };
+			uint64_t idle_ns = ssqd_now_ns() - last;
+			struct timespec nap = { 0, idle_ns < DOZE_AFTER    ? NAP_NS
+				                   : idle_ns < SLEEP_AFTER ? DOZE_NS
+				                                           : SLEEP_NS };
 
 			nanosleep(&nap, NULL);
 		}
