@@ -87,8 +87,15 @@ int main(void)
 		goto out;
 	CHECK(break_queue(q1, &src) == 0, "no error CQE for a bad rkey");
 
-	/* q2's producer now looks stopped in the middle of building a WQE. */
+	/*
+	 * q2's producer now looks stopped in the middle of building a WQE, as
+	 * a SIGSTOPped one would: holding the last WQEBB reserved (a record
+	 * BUILDING nothing is one ssqd's guard takes for a scribble, and resets
+	 * the queue instead).
+	 */
 	stalled = ssq_queue_producer(q2);
+	stalled->me->pos = __atomic_load_n(&stalled->ctl->reserve, __ATOMIC_ACQUIRE) - 1;
+	stalled->me->len = 1;
 	__atomic_store_n(&stalled->me->state, SSQ_PROD_BUILDING, __ATOMIC_SEQ_CST);
 	r.q = q1;
 	pthread_create(&t, NULL, recover_thread, &r);
