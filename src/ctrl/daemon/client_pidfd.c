@@ -40,12 +40,12 @@ int ssqd_pidfd_alive(int pidfd)
 
 int ssqd_pid_maps_any(pid_t pid, const int *fds, int n)
 {
-	struct stat st[8];
+	struct stat st[SSQD_MAPS_MAX];
 	char path[64], line[512];
 	FILE *f;
 	int i, k = 0, found = 0;
 
-	for (i = 0; i < n && k < 8; i++)
+	for (i = 0; i < n && k < SSQD_MAPS_MAX; i++)
 		if (fds[i] >= 0 && fstat(fds[i], &st[k]) == 0)
 			k++;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);

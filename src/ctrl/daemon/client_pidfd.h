@@ -31,12 +31,14 @@ int ssqd_pidfd_alive(int pidfd);
 int ssqd_pidfd_kill(int pidfd);
 
 /*
- * Does process @pid still map any of the @n files @fds are open on (by
+ * Does process @pid still map any of the @n (<= SSQD_MAPS_MAX) files @fds are
+ * open on (by
  * device and inode, from /proc/@pid/maps)? 1 yes, 0 no, -1 unknown (no
  * /proc). A client that exec'd, or unmapped the queues, cannot write into
  * them any more: it need not be killed before its records are healed. The
  * caller checks its pidfd after, so a pid reused meanwhile is noticed.
  */
+#define SSQD_MAPS_MAX 32
 int ssqd_pid_maps_any(pid_t pid, const int *fds, int n);
 
 #endif /* SSQ_CTRL_DAEMON_CLIENT_PIDFD_H */

@@ -280,6 +280,11 @@ int ssqd_queue_drained(struct ssqd *d, unsigned qi);
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /* Its first half: the QP (and a loopback peer's) through RESET back to RTS. */
 int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/*
+ * The last step of a restart or a rebuild, once the control block works
+ * again: a queue a fence listed ERROR is listed READY.
+ */
+void ssqd_queue_relist(struct ssqd *d, unsigned qi);
 void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
                          size_t whylen);
 

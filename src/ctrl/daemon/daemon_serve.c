@@ -158,9 +158,8 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c);
 
 /*
  * Does dying client @c's process still map the arena or a UAR of a queue
- * it attached? Unknown (no /proc) counts as yes; so does a pid that may no
- * longer be its process (the pidfd says it exited: the caller's drop then
- * finds it gone anyway).
+ * it attached? Unknown (no /proc) counts as yes. One that exits meanwhile
+ * maps nothing, and is healed: it cannot write any more either.
  */
 static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
 {
@@ -168,7 +167,7 @@ static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
 	unsigned qi;
 
 	fds[n++] = d->arena.fd;
-	for (qi = 0; qi < SSQ_MAX_QUEUES && n < 8; qi++)
+	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		if (c->attached & (1u << qi))
 			fds[n++] = d->queues[qi].uar.fd;
 	m = ssqd_pid_maps_any(c->pid, fds, n);
@@ -194,7 +193,7 @@ static int kill_late(struct ssqd *d, uint64_t now)
 		if (!ssqd_pidfd_alive(c->pidfd))
 			continue; /* exited: the serve loop's poll of its pidfd drops it
 			           */
-		if (!maps_queues(d, c) && ssqd_pidfd_alive(c->pidfd)) {
+		if (!maps_queues(d, c)) {
 			/* It exec'd or unmapped them: nothing left to kill for. */
 			fprintf(
 			    stderr,

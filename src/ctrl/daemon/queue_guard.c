@@ -80,10 +80,6 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	for (i = 0; i < SSQD_MAX_GRAVES; i++)
 		d->graves[i].fence[qi] = 0;
 	q->sq_frozen = 0;
-	/* A fence listed it ERROR: listed READY again. */
-	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
-	    SSQ_QUEUE_ERROR)
-		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
-		                 __ATOMIC_RELEASE);
+	ssqd_queue_relist(d, qi);
 	return 0;
 }

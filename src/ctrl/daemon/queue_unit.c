@@ -310,6 +310,15 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i)
 	(void)d->ops->modify_qp(d->backend, &q->local, &attr, IBV_QP_STATE);
 }
 
+void ssqd_queue_relist(struct ssqd *d, unsigned qi)
+{
+	/* A fence (an async event, a stop) listed it ERROR. */
+	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
+	    SSQ_QUEUE_ERROR)
+		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
+		                 __ATOMIC_RELEASE);
+}
+
 void ssqd_queue_heal(struct ssqd *d, unsigned qi)
 {
 	struct ssqd_queue *q = &d->queues[qi];
@@ -434,11 +443,7 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		         qi, strerror(-rc));
 		return rc;
 	}
-	/* A fence (an async event) listed it ERROR: listed READY again. */
-	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
-	    SSQ_QUEUE_ERROR)
-		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
-		                 __ATOMIC_RELEASE);
+	ssqd_queue_relist(d, qi);
 	q->epoch++; /* ssqd's own count: what ssq_ctl_check expects */
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
 	        q->local.qpn, q->epoch);
