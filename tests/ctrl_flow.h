@@ -81,6 +81,60 @@ static inline struct ssq_client *connect_retry(pid_t daemon)
 	return NULL;
 }
 
+/*
+ * The start most tests share: ssqd on memfd pages at /tmp/ssq-@tag-PID.sock,
+ * one client attached to q0 with two 64-byte buffers. Returns ssqd's pid,
+ * or -1 when it could not (ssqd killed then, a CHECK failed or said why).
+ */
+static inline pid_t flow_start_q0(const char *tag, struct ssq_client **c,
+                                  struct ssq_queue **q, struct ssq_buf *a,
+                                  struct ssq_buf *b)
+{
+	pid_t d;
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-%s-%d.sock", tag, getpid());
+	d = start_ssqd("off");
+	*c = connect_retry(d);
+	if (!*c) {
+		kill(d, SIGKILL);
+		waitpid(d, NULL, 0);
+		return -1;
+	}
+	CHECK(ssq_queue_open(*c, "q0", q) == 0 && ssq_buf_alloc(*c, 64, a) == 0 &&
+	          ssq_buf_alloc(*c, 64, b) == 0,
+	      "setup: %s", ssq_client_error(*c));
+	return d;
+}
+
+/*
+ * What /proc/self/maps says holds @addr: 1 and its path (empty for an
+ * anonymous mapping) in @path, or 0 when nothing is mapped there.
+ */
+static inline int flow_mapping(const void *addr, char *path, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int in = 0;
+
+	path[0] = 0;
+	while (f && !in && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int off = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2)
+			continue;
+		in = (unsigned long)addr >= lo && (unsigned long)addr < hi;
+		if (in && off) {
+			snprintf(path, len, "%s", line + off);
+			path[strcspn(path, "\n")] = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return in;
+}
+
 /* One signaled RDMA WRITE of @len bytes from @src to @dst through the shared queue. */
 static inline int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
                                  const struct ssq_buf *dst, uint32_t len)

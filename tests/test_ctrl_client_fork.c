@@ -13,24 +13,6 @@
 #include <dirent.h>
 #include "ctrl_flow.h"
 
-/* 1 if @addr lies in a mapping of this process. */
-static int mapped(const void *addr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int in = 0;
-
-	while (f && !in && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			in = (unsigned long)addr >= lo && (unsigned long)addr < hi;
-	}
-	if (f)
-		fclose(f);
-	return in;
-}
-
 /* Threads of this process. */
 static int threads(void)
 {
@@ -55,22 +37,16 @@ int main(void)
 	double t0;
 	pid_t d, kid;
 
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-cfork-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	CHECK(ssq_queue_open(c, "q0", &q) == 0 && ssq_buf_alloc(c, 64, &a) == 0 &&
-	          ssq_buf_alloc(c, 64, &b) == 0,
-	      "setup: %s", ssq_client_error(c));
+	d = flow_start_q0("cfork", &c, &q, &a, &b);
+	if (d < 0)
+		return test_exit("ctrl_client_fork");
 	before = threads();
 	kid = fork();
 	if (kid == 0) {
 		/* The queues' memory is not inherited: only the parent writes them. */
-		int inherited = mapped(a.addr) || mapped(ssq_queue_sq(q)->bf_reg);
+		char path[256];
+		int inherited = flow_mapping(a.addr, path, sizeof(path)) ||
+		                flow_mapping(ssq_queue_sq(q)->bf_reg, path, sizeof(path));
 
 		ssq_client_close(c);
 		_exit(inherited ? 3 : 0);

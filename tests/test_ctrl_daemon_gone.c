@@ -14,31 +14,6 @@
  */
 #include "ctrl_flow.h"
 
-/* The path /proc/self/maps names for the mapping holding @addr ("" if none). */
-static void mapping_of(const void *addr, char *path, size_t len)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-
-	path[0] = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		int off = 0;
-
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2 ||
-		    !off)
-			continue;
-		if ((unsigned long)addr >= lo && (unsigned long)addr < hi) {
-			snprintf(path, len, "%s", line + off);
-			path[strcspn(path, "\n")] = 0;
-			break;
-		}
-	}
-	fclose(f);
-}
-
 /* A second client: attach, then only ssq_poll until -ENOTCONN. 0: seen. */
 static int poller(int ready)
 {
@@ -73,22 +48,14 @@ int main(void)
 	int ready[2], status, rc, rrc = 0;
 	pid_t d, kid;
 
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-gone-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	CHECK(ssq_queue_open(c, "q0", &q) == 0 && ssq_buf_alloc(c, 64, &a) == 0 &&
-	          ssq_buf_alloc(c, 64, &b) == 0,
-	      "setup: %s", ssq_client_error(c));
+	d = flow_start_q0("gone", &c, &q, &a, &b);
+	if (d < 0)
+		return test_exit("ctrl_daemon_gone");
 	if (test_failures)
 		goto out;
 	p = ssq_queue_producer(q);
 	CHECK(write_and_wait(q, &a, &b, 64) == 0, "a WRITE before ssqd dies");
-	mapping_of(ssq_queue_sq(q)->bf_reg, before, sizeof(before));
+	flow_mapping(ssq_queue_sq(q)->bf_reg, before, sizeof(before));
 	CHECK(before[0] != 0, "the UAR page is not a file mapping: '%s'", before);
 
 	if (pipe(ready))
@@ -124,7 +91,7 @@ int main(void)
 		;
 	CHECK(rc == -ENOTCONN, "ssq_poll after ssqd was killed: %d", rc);
 	/* The library unmaps the UAR before it marks the producer gone. */
-	mapping_of(ssq_queue_sq(q)->bf_reg, after, sizeof(after));
+	flow_mapping(ssq_queue_sq(q)->bf_reg, after, sizeof(after));
 	CHECK(after[0] == 0, "the UAR still maps '%s' after ssqd was killed", after);
 	status = -1;
 	t0 = now_s();

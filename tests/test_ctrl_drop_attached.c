@@ -79,75 +79,69 @@ static int reap(pid_t pid, double limit_s)
 	return -1;
 }
 
+/*
+ * Fork a client that attaches to q0 and misbehaves as @how says; wait for
+ * it to attach. Its pid, or -1 (a CHECK says why).
+ */
+static pid_t spawn(const char *how)
+{
+	int ready[2];
+	pid_t m;
+	char r;
+
+	if (pipe(ready))
+		return -1;
+	m = fork();
+	if (m == 0) {
+		close(ready[0]);
+		_exit(misbehave(how, ready[1]));
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &r, 1) == 1, "[%s] the client never attached", how);
+	close(ready[0]);
+	return m;
+}
+
 int main(void)
 {
-	static const char *const hows[] = { "shutdown", "slow-reader" };
+	static const char *const hows[] = { "shutdown", "slow-reader", "exec" };
 	struct ssq_client *c, *c2;
 	struct ssq_queue *q, *q2;
 	struct ssq_buf a, b;
-	pid_t d;
+	pid_t d, m;
 	unsigned i;
 
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-dropatt-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	CHECK(ssq_queue_open(c, "q0", &q) == 0 && ssq_buf_alloc(c, 64, &a) == 0 &&
-	          ssq_buf_alloc(c, 64, &b) == 0,
-	      "setup: %s", ssq_client_error(c));
-	for (i = 0; i < 2; i++) {
-		int ready[2], status;
-		pid_t m;
-		char r;
+	d = flow_start_q0("dropatt", &c, &q, &a, &b);
+	if (d < 0)
+		return test_exit("ctrl_drop_attached");
+	for (i = 0; i < 3; i++) {
+		int status = 0;
 
-		if (pipe(ready))
+		m = spawn(hows[i]);
+		if (m < 0)
 			return 1;
-		m = fork();
-		if (m == 0) {
-			close(ready[0]);
-			_exit(misbehave(hows[i], ready[1]));
+		if (strcmp(hows[i], "exec")) {
+			status = reap(m, 5.0);
+			CHECK(status != -1 && WIFSIGNALED(status) &&
+			          WTERMSIG(status) == SIGKILL,
+			      "[%s] the client, dropped with q0 attached, was not killed "
+			      "by "
+			      "ssqd (status 0x%x; -1: still running after 5 s)",
+			      hows[i], status);
+		} else {
+			usleep(1000 * 1000); /* ten times ssqd's grace */
+			CHECK(waitpid(m, &status, WNOHANG) == 0,
+			      "[exec] the program the client exec'd was ended (status "
+			      "0x%x)",
+			      status);
 		}
-		close(ready[1]);
-		CHECK(read(ready[0], &r, 1) == 1, "[%s] the client never attached",
-		      hows[i]);
-		close(ready[0]);
-		status = reap(m, 5.0);
-		CHECK(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-		      "[%s] the client, dropped with q0 attached, was not killed by ssqd "
-		      "(status 0x%x; -1: still running after 5 s)",
-		      hows[i], status);
 		memset(a.addr, 0x40 + (int)i, 64);
 		CHECK(write_and_wait(q, &a, &b, 64) == 0 && !memcmp(a.addr, b.addr, 64),
 		      "[%s] a WRITE through q0 after the drop", hows[i]);
-	}
-	{
-		int ready[2], status = 0;
-		pid_t m;
-		char r;
-
-		if (pipe(ready))
-			return 1;
-		m = fork();
-		if (m == 0) {
-			close(ready[0]);
-			_exit(misbehave("exec", ready[1]));
+		if (!strcmp(hows[i], "exec")) {
+			kill(m, SIGKILL);
+			waitpid(m, NULL, 0);
 		}
-		close(ready[1]);
-		CHECK(read(ready[0], &r, 1) == 1, "[exec] the client never attached");
-		close(ready[0]);
-		usleep(1000 * 1000); /* ten times ssqd's grace */
-		CHECK(waitpid(m, &status, WNOHANG) == 0,
-		      "[exec] the program the client exec'd was ended (status 0x%x)",
-		      status);
-		memset(a.addr, 0x47, 64);
-		CHECK(write_and_wait(q, &a, &b, 64) == 0 && !memcmp(a.addr, b.addr, 64),
-		      "[exec] a WRITE through q0 after the heal");
-		kill(m, SIGKILL);
-		waitpid(m, NULL, 0);
 	}
 	CHECK(ssq_client_connect(sock_path, &c2) == 0 &&
 	          ssq_queue_open(c2, "q0", &q2) == 0,

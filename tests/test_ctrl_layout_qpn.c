@@ -19,17 +19,9 @@ int main(void)
 	pid_t d;
 	int rc;
 
-	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lqpn-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	CHECK(ssq_queue_open(c, "q0", &q) == 0 && ssq_buf_alloc(c, 64, &a) == 0 &&
-	          ssq_buf_alloc(c, 64, &b) == 0,
-	      "setup: %s", ssq_client_error(c));
+	d = flow_start_q0("lqpn", &c, &q, &a, &b);
+	if (d < 0)
+		return test_exit("ctrl_layout_qpn");
 	if (test_failures)
 		goto out;
 	l = (struct shm_queue_layout *)
