@@ -100,6 +100,26 @@ int main(void)
 	CHECK(alarms == 0, "%llu of %llu checks under traffic failed, first: %s",
 	      (unsigned long long)alarms, (unsigned long long)checks, first);
 	CHECK(ssq_ctl_check(&owner, 0, why, sizeof(why)) == 0, "after the run: %s", why);
+	/*
+	 * A producer stopped between its publish word and counting it
+	 * (ssq_publish), whose WQE another rang and a router counted done:
+	 * done is one ahead of posted, in a correct run. Two ahead is not.
+	 */
+	{
+		struct ssq_ctl_producer *r = &ctl->producers[w[0].id];
+		uint64_t posted = r->posted;
+
+		r->posted = r->done - 1;
+		rc = ssq_ctl_check(&owner, 0, why, sizeof(why));
+		CHECK(rc == 0,
+		      "done one past posted (a producer between publish and "
+		      "count) raised: %s",
+		      why);
+		r->posted = r->done - 2;
+		CHECK(ssq_ctl_check(&owner, 0, why, sizeof(why)) == -EUCLEAN,
+		      "done two past posted passed");
+		r->posted = posted;
+	}
 	bad = 0;
 	for (t = 0; t < T; t++)
 		bad += check_msgs(&a, t, M, 1);

@@ -26,6 +26,7 @@
 #define SIGNAL_EVERY 32u   /* one completion per 32 WRITEs, as perftest's -Q */
 #define MARKS        4096u /* at most this many timestamps per sender */
 #define SLICES       10u   /* BW peak: the best tenth of the run */
+#define STUCK_S      30u   /* no completion for this long: the run failed */
 
 struct result {
 	uint64_t msgs;
@@ -48,6 +49,40 @@ static uint64_t tag(uint32_t p, uint64_t i)
 	return ((uint64_t)(p + 1) << 48) | i;
 }
 
+/*
+ * Reap what completed: 0, or 1 with res->why set when a WRITE failed, ssqd
+ * went away, or nothing completed for STUCK_S seconds (a queue that stopped
+ * must fail the run, not hang it). @last: when the last completion came.
+ */
+static int reap(struct ssq_producer *prod, uint64_t *reaped, double *last,
+                struct result *res)
+{
+	struct ssq_completion comp[16];
+	int k, got = ssq_poll(prod, comp, 16);
+
+	if (got < 0) {
+		snprintf(res->why, sizeof(res->why), "poll after %llu completions: %s",
+		         (unsigned long long)*reaped, strerror(-got));
+		return 1;
+	}
+	for (k = 0; k < got; k++, ++*reaped)
+		if (comp[k].status != IBV_WC_SUCCESS) {
+			snprintf(res->why, sizeof(res->why), "WRITE %llu: %s",
+			         (unsigned long long)comp[k].wr_id,
+			         ibv_wc_status_str((enum ibv_wc_status)comp[k].status));
+			return 1;
+		}
+	if (got) {
+		*last = now_s();
+	} else if (now_s() - *last > STUCK_S) {
+		snprintf(res->why, sizeof(res->why),
+		         "no completion for %u s after %llu (the queue stopped)", STUCK_S,
+		         (unsigned long long)*reaped);
+		return 1;
+	}
+	return 0;
+}
+
 /* One sender: N WRITEs of @size bytes, its cells in @dst, a completion per 32. */
 static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
                    uint64_t dst_off, struct result *res, double *marks)
@@ -56,10 +91,9 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 	struct ssq_queue *q;
 	struct ssq_producer *prod;
 	struct ssq_buf src, dst;
-	struct ssq_completion comp[16];
 	uint64_t i, reaped = 0, posted = 0;
-	double t0;
-	int rc, k, got;
+	double t0, last;
+	int rc;
 
 	res->rc = 1;
 	if (ssq_client_connect(sock, &c)) {
@@ -75,7 +109,7 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 	}
 	prod = ssq_queue_producer(q);
 	/* Each source cell holds its tag in its first 8 bytes when sent. */
-	t0 = res->t0 = now_s();
+	t0 = last = res->t0 = now_s();
 	for (i = 0; i < n; i++) {
 		uint32_t cell = (uint32_t)(i % CELLS);
 		unsigned flags = (i % SIGNAL_EVERY == SIGNAL_EVERY - 1 || i == n - 1)
@@ -83,28 +117,20 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 		                     : 0;
 
 		/* A source cell is rewritten only once its last WRITE completed. */
-		while (i >= CELLS && reaped * SIGNAL_EVERY + CELLS <= i) {
-			got = ssq_poll(prod, comp, 16);
-			for (k = 0; k < got; k++, reaped++)
-				if (comp[k].status != IBV_WC_SUCCESS) {
-					snprintf(res->why, sizeof(res->why),
-					         "WRITE %llu: %s",
-					         (unsigned long long)comp[k].wr_id,
-					         ibv_wc_status_str(
-					             (enum ibv_wc_status)comp[k].status));
-					return;
-				}
-		}
+		while (i >= CELLS && reaped * SIGNAL_EVERY + CELLS <= i)
+			if (reap(prod, &reaped, &last, res))
+				return;
 		*(uint64_t *)((uint8_t *)src.addr + (size_t)cell * size) = tag(p, i);
-		do
-			/* Loopback: the peer's data arena is this arena, dst in it. */
-			rc = ssq_post_write(prod, src.iova + (uint64_t)cell * size,
-			                    src.lkey, size,
-			                    dst.iova + (uint64_t)cell * size,
-			                    ssq_queue_peer_rkey(q), i, flags);
-		while (rc == -EAGAIN && ssq_poll(prod, comp, 0) >= 0);
+		/* Loopback: the peer's data arena is this arena, dst in it. */
+		while (
+		    (rc = ssq_post_write(prod, src.iova + (uint64_t)cell * size, src.lkey,
+		                         size, dst.iova + (uint64_t)cell * size,
+		                         ssq_queue_peer_rkey(q), i, flags)) == -EAGAIN)
+			if (reap(prod, &reaped, &last, res))
+				return;
 		if (rc) {
-			snprintf(res->why, sizeof(res->why), "post: %s", strerror(-rc));
+			snprintf(res->why, sizeof(res->why), "post of WRITE %llu: %s",
+			         (unsigned long long)i, strerror(-rc));
 			return;
 		}
 		posted++;
@@ -112,21 +138,9 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 			marks[posted / res->mark - 1] = now_s();
 	}
 	/* The last WRITE is signaled: its completion means all arrived. */
-	while (reaped < (n + SIGNAL_EVERY - 1) / SIGNAL_EVERY) {
-		got = ssq_poll(prod, comp, 16);
-		for (k = 0; k < got; k++, reaped++)
-			if (comp[k].status != IBV_WC_SUCCESS) {
-				snprintf(res->why, sizeof(res->why), "WRITE %llu: %s",
-				         (unsigned long long)comp[k].wr_id,
-				         ibv_wc_status_str(
-				             (enum ibv_wc_status)comp[k].status));
-				return;
-			}
-		if (now_s() - t0 > 120) {
-			snprintf(res->why, sizeof(res->why), "completions stopped");
+	while (reaped < (n + SIGNAL_EVERY - 1) / SIGNAL_EVERY)
+		if (reap(prod, &reaped, &last, res))
 			return;
-		}
-	}
 	res->secs = now_s() - t0;
 	res->msgs = n;
 	res->rc = 0;

@@ -192,7 +192,8 @@ static int check_record(const struct ssq_producer *h, uint32_t i, char *why,
 	posted = __atomic_load_n(&rec->posted, __ATOMIC_ACQUIRE);
 	done = __atomic_load_n(&rec->done, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&rec->posted, __ATOMIC_ACQUIRE) == posted &&
-	    (done > posted + 1 || posted - done > (uint64_t)h->comp_mask + 1))
+	    (done > posted + 1 ||
+	     (done <= posted && posted - done > (uint64_t)h->comp_mask + 1)))
 		BAD("record %u: posted %llu, done %llu", i, (unsigned long long)posted,
 		    (unsigned long long)done);
 	return 0;
