@@ -83,7 +83,7 @@ int main(void)
 	 * The same with WQEs in flight: three WRITEs published and not rung
 	 * when the SQ freezes. Nothing will complete or flush them, so the
 	 * recovery cannot wait for a drain (it gave up after 2 s with -EBUSY,
-	 * for ever): it rebuilds the queue, dropping them.
+	 * for ever): it rebuilds the queue, and they complete as flushed.
 	 */
 	for (k = 0; k < 3; k++) {
 		struct ssq_producer *p = ssq_queue_producer(q);
@@ -104,6 +104,19 @@ int main(void)
 	printf("recover with WQEs in flight: %d (%s)\n", rc, ssq_client_error(c));
 	CHECK(rc == 0, "recover with WQEs in flight: %d (%s)", rc, ssq_client_error(c));
 	CHECK(listed_ready(c), "q0 listed READY after that recovery");
+	{
+		struct ssq_completion comp[4];
+		int n = ssq_poll(ssq_queue_producer(q), comp, 4);
+
+		CHECK(n == 3, "%d completions of the 3 WQEs in flight at the rebuild", n);
+		for (k = 0; k < 3 && (int)k < n; k++)
+			CHECK(comp[k].wr_id == 100 + k &&
+			          comp[k].status == IBV_WC_WR_FLUSH_ERR,
+			      "WQE in flight %u: wr_id %llu, %s; want %u, flushed", k,
+			      (unsigned long long)comp[k].wr_id,
+			      ibv_wc_status_str((enum ibv_wc_status)comp[k].status),
+			      100 + k);
+	}
 	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE after that recovery");
 
 	/*

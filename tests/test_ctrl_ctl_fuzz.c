@@ -182,6 +182,21 @@ static void expect_repaired(const char *what)
 	          ctl->producers[1].state == SSQ_PROD_IDLE &&
 	          ctl->producers[5].state == SSQ_PROD_FREE,
 	      "%s: live records IDLE, others FREE", what);
+	/*
+	 * What the rebuild routed and flushed to the live clients (from a
+	 * scribbled block: whatever its slots named) is theirs to take, and
+	 * no more than a completion ring each.
+	 */
+	for (k = 0; k < 2; k++) {
+		struct ssq_completion comp[EVERY];
+		int n, taken = 0;
+
+		while ((n = ssq_poll(&cli[k], comp, EVERY)) > 0 && taken <= (int)RING)
+			taken += n;
+		CHECK(n == 0 && taken <= (int)RING,
+		      "%s: client %u took %d completions after the rebuild (poll %d)",
+		      what, k, taken, n);
+	}
 	CHECK(post_and_complete(0, 77) == 0 && post_and_complete(1, 78) == 0,
 	      "%s: posts after the rebuild", what);
 }

@@ -10,6 +10,7 @@
  *     leaves (ssqd heals after the death, reading those fields);
  *  3. random bytes over the whole block, several seeds, B leaving each
  *     time.
+ * What A had in flight at a reset completes to it as flushed (1b).
  * Each time ssqd must log the inconsistency and reset the queue within a
  * few seconds, A must post and complete again, and ssqd must still be
  * running at the end (and exit 0 on SIGTERM).
@@ -122,6 +123,51 @@ static int wait_resets(int n)
 	return 0;
 }
 
+/* Scenario 1b (see main). Returns 0 or -1, having said why. */
+static int flushed_at_reset(pid_t d, struct ssq_ctl *ctl, uint64_t *wr)
+{
+	struct ssq_producer *p = ssq_queue_producer(qa);
+	struct ssq_completion comp[16];
+	int resets = log_count("control block rebuilt"), got = 0, n, k, rc = 0;
+	uint64_t first = *wr;
+	unsigned i;
+	double t0;
+
+	kill(d, SIGSTOP);
+	__atomic_store_n(&ctl->db_lease, 0xdeadbeefu, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 3 && !rc; i++)
+		rc = ssq_post_write(
+		    p, src.iova, src.lkey, 64, ssq_queue_peer_iova(qa) + dst.off,
+		    ssq_queue_peer_rkey(qa), (*wr)++, i == 1 ? 0 : SSQ_WQE_SIGNALED);
+	kill(d, SIGCONT);
+	if (rc) {
+		fprintf(stderr, "post with ssqd stopped: %d\n", rc);
+		return -1;
+	}
+	if (wait_resets(resets + 1))
+		return -1;
+	for (t0 = now_s(); got < 3 && now_s() - t0 < LIMIT_S;) {
+		n = ssq_poll(p, comp, 16);
+		for (k = 0; k < n; k++, got++)
+			if (comp[k].wr_id != first + (uint64_t)got ||
+			    comp[k].status != IBV_WC_WR_FLUSH_ERR) {
+				fprintf(
+				    stderr,
+				    "completion %d: wr_id %llu status %s, wanted %llu "
+				    "flushed\n",
+				    got, (unsigned long long)comp[k].wr_id,
+				    ibv_wc_status_str((enum ibv_wc_status)comp[k].status),
+				    (unsigned long long)(first + (uint64_t)got));
+				return -1;
+			}
+		usleep(100);
+	}
+	if (got != 3)
+		fprintf(stderr, "%d of the 3 WQEs in flight at the reset completed\n",
+		        got);
+	return got == 3 ? 0 : -1;
+}
+
 static int ssqd_alive(pid_t d)
 {
 	return waitpid(d, NULL, WNOHANG) == 0;
@@ -165,11 +211,20 @@ int main(void)
 	CHECK(log_count("control block inconsistent (db_lease") >= 1,
 	      "ssqd did not log the lease");
 
+	/*
+	 * 1b: WQEs in flight at the reset complete as flushed, signaled or
+	 * not. ssqd stopped, B takes the doorbell lease in nobody's name, A
+	 * posts three (published, left to the "holder" to ring); ssqd goes
+	 * on, finds the lease and resets: A gets all three back as
+	 * IBV_WC_WR_FLUSH_ERR, none dropped.
+	 */
+	CHECK(flushed_at_reset(d, ctl, &wr) == 0, "WQEs in flight at a reset");
+
 	/* 2: bounds ssqd indexes with, then B leaves: ssqd heals. */
 	ctl->max_producers = 0xffffffffu;
 	((struct ssq_ctl_slot *)(ctl + 1))[3].owner = 0x40000000u;
 	ssq_client_close(b);
-	CHECK(wait_resets(2) == 0, "no reset after max_producers 0xffffffff");
+	CHECK(wait_resets(3) == 0, "no reset after max_producers 0xffffffff");
 	CHECK(a_completes(&wr) == 0, "A's posts after max_producers 0xffffffff");
 	CHECK(ssqd_alive(d), "ssqd died after max_producers 0xffffffff");
 	CHECK(log_count("control block inconsistent (max_producers") >= 1,
@@ -185,7 +240,7 @@ int main(void)
 		for (i = 0; i < len; i++)
 			((uint8_t *)ctl)[i] = (uint8_t)rand();
 		ssq_client_close(b);
-		CHECK(wait_resets(2 + (int)seed) == 0,
+		CHECK(wait_resets(3 + (int)seed) == 0,
 		      "no reset after random bytes, seed %u", seed);
 		CHECK(a_completes(&wr) == 0, "A's posts after random bytes, seed %u",
 		      seed);
@@ -194,7 +249,7 @@ int main(void)
 	resets = log_count("control block rebuilt");
 	printf("ssqd logged %d inconsistent control blocks and %d resets\n",
 	       log_count("control block inconsistent"), resets);
-	CHECK(resets >= 6, "ssqd logged %d resets, expected one per scribble (6)",
+	CHECK(resets >= 7, "ssqd logged %d resets, expected one per scribble (7)",
 	      resets);
 out:
 	ssq_client_close(a);

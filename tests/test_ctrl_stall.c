@@ -17,21 +17,19 @@
  *     log names its pid and what it held. Without the deadline the WRITE
  *     waits for as long as the producer stays stopped: for ever here;
  *  4. a producer that is not stopped but sleeps for ever holding a
- *     reservation is killed too, after 10 x the deadline (one merely
- *     waiting for a CPU moves on before): the WRITE completes within 3 s.
+ *     reservation is not killed (what names it as the holder is memory any
+ *     client can write): after 10 x the deadline (one merely waiting for a
+ *     CPU moves on before) ssqd starts the queue over. The WRITE behind the
+ *     hole completes as flushed within 3 s, the next one succeeds, and the
+ *     sleeper lives.
  * SSQ_TEST_STALL_OPT overrides the option passed (empty: none, for an
  * ssqd without it).
  */
 #define SSQ_FAULT_HOOKS 1
-#include "ctrl_flow.h"
-#include <fcntl.h>
+#include "stall_flow.h"
 
-#define STALL_MS "100"
-#define BOUND_S  2.0
-#define WAIT_S   5.0 /* give up on a WRITE: it would wait for ever */
-#define BUSY_S   1.5
+#define BUSY_S 1.5
 
-static char log_path[108];
 static int stop_where;
 
 /* This build's fault hooks: stop (as SIGSTOP, a debugger, a long preemption). */
@@ -41,110 +39,6 @@ void ssq_fault_hook(int where)
 		stop_where = 0;
 		raise(SIGSTOP);
 	}
-}
-
-static pid_t ssqd_start_logged(void)
-{
-	const char *ssqd = getenv("SSQD");
-	const char *opt = getenv("SSQ_TEST_STALL_OPT");
-	pid_t pid = fork();
-
-	if (!opt)
-		opt = "--stall-ms=" STALL_MS;
-	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
-		      "--hugepages=off", "--data-mib", "8", "--sq-size", "256",
-		      *opt ? opt : (char *)NULL, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* Lines of ssqd's log holding @needle (and @needle2 if not NULL). */
-static int log_count(const char *needle, const char *needle2)
-{
-	FILE *f = fopen(log_path, "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, needle) && (!needle2 || strstr(line, needle2));
-	fclose(f);
-	return n;
-}
-
-/* What ssqd said about the queue, for the test's output. */
-static void print_log(void)
-{
-	FILE *f = fopen(log_path, "r");
-	char line[512];
-
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "ssqd: q"))
-			fputs(line, stdout);
-	if (f)
-		fclose(f);
-}
-
-struct conn {
-	struct ssq_client *c;
-	struct ssq_queue *q;
-	struct ssq_producer *p;
-	struct ssq_buf src, dst;
-};
-
-static int conn_open(struct conn *k)
-{
-	if (ssq_client_connect(sock_path, &k->c) || ssq_queue_open(k->c, "q0", &k->q) ||
-	    ssq_buf_alloc(k->c, 4096, &k->src) || ssq_buf_alloc(k->c, 4096, &k->dst))
-		return -1;
-	k->p = ssq_queue_producer(k->q);
-	return 0;
-}
-
-/* Wait up to @limit_s for the completion @wr_id; its time, or -1. */
-static double wait_comp(struct conn *k, uint64_t wr_id, double t0, double limit_s)
-{
-	struct ssq_completion comp;
-
-	while (now_s() - t0 < limit_s) {
-		if (ssq_poll(k->p, &comp, 1) == 1) {
-			if (comp.status == IBV_WC_SUCCESS && comp.wr_id != wr_id)
-				continue; /* an earlier one that gave up (unfixed ssqd) */
-			if (comp.status != IBV_WC_SUCCESS) {
-				fprintf(stderr, "completion status %d wr_id 0x%llx\n",
-				        comp.status, (unsigned long long)comp.wr_id);
-				return -1;
-			}
-			return now_s() - t0;
-		}
-		usleep(100);
-	}
-	return -1;
-}
-
-/* One signaled 64-byte WRITE, src to dst, and its completion's time (or -1). */
-static double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
-{
-	double t0 = now_s();
-	int rc;
-
-	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
-	                            ssq_queue_peer_rkey(k->q), wr_id,
-	                            SSQ_WQE_SIGNALED)) == -EAGAIN &&
-	       now_s() - t0 < limit_s)
-		usleep(100);
-	if (rc) {
-		fprintf(stderr, "ssq_post_write: %d\n", rc);
-		return -1;
-	}
-	return wait_comp(k, wr_id, t0, limit_s);
 }
 
 /* ---- 2. busy producers ---- */
@@ -332,6 +226,55 @@ static void stopped_holder(struct conn *k, int where, const char *what, double b
 	       took * 1e3);
 }
 
+/* Item 4: a producer asleep (not stopped) holding a reservation. */
+static void asleep_holder(struct conn *k, double bound)
+{
+	struct ssq_completion comp;
+	int ready[2], status = 0, rc;
+	char ok = 0, pidstr[32];
+	double t0 = now_s(), took = -1;
+	pid_t v;
+
+	if (pipe(ready))
+		abort();
+	v = fork();
+	if (v == 0)
+		victim(0, ready[1]);
+	close(ready[1]);
+	CHECK(read(ready[0], &ok, 1) == 1 && ok == 1, "asleep: victim did not attach");
+	close(ready[0]);
+	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
+	                            ssq_queue_peer_rkey(k->q), 0x99, SSQ_WQE_SIGNALED)) ==
+	           -EAGAIN &&
+	       now_s() - t0 < WAIT_S)
+		usleep(100);
+	CHECK(rc == 0, "asleep: post behind the hole: %d", rc);
+	while (now_s() - t0 < WAIT_S && took < 0)
+		if (ssq_poll(k->p, &comp, 1) == 1)
+			took = now_s() - t0;
+		else
+			usleep(100);
+	CHECK(took >= 0 && took < bound && comp.wr_id == 0x99 &&
+	          comp.status == IBV_WC_WR_FLUSH_ERR,
+	      "asleep: the WRITE behind the hole: %.3f s (-1: none in %.0f s), wr_id "
+	      "0x%llx, %s; want flushed within %.0f s",
+	      took, WAIT_S, (unsigned long long)comp.wr_id,
+	      took < 0 ? "-" : ibv_wc_status_str((enum ibv_wc_status)comp.status), bound);
+	took = write_timed(k, 0x9a, WAIT_S);
+	CHECK(took >= 0 && took < BOUND_S, "asleep: the next WRITE took %.3f s", took);
+	CHECK(waitpid(v, &status, WNOHANG) == 0,
+	      "asleep: the sleeping holder ended (status 0x%x): ssqd killed a process "
+	      "that was not stopped",
+	      status);
+	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
+	CHECK(log_count(pidstr, "starting the queue over") == 1,
+	      "asleep: ssqd's log does not say it took %s's hold back", pidstr);
+	kill(v, SIGKILL);
+	waitpid(v, &status, 0);
+	printf("a producer asleep holding a reservation: the WRITE behind it flushed, "
+	       "the next completed, nobody killed\n");
+}
+
 int main(void)
 {
 	struct conn k;
@@ -361,7 +304,7 @@ int main(void)
 	               BOUND_S);
 	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "stopped holding the CQ lease", BOUND_S);
 	/* Not stopped: 10 x the deadline (a preempted producer moves on). */
-	stopped_holder(&k, 0, "asleep holding a reservation", BOUND_S + 1.0);
+	asleep_holder(&k, BOUND_S + 1.0);
 	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
 	ssq_client_close(k.c);
 	kill(d, SIGTERM);

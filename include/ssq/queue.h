@@ -262,18 +262,30 @@ int ssq_ctl_check(const struct ssq_producer *owner, uint32_t epoch, char *why,
                   size_t whylen);
 
 /*
+ * ssq_ctl_quiesce - the first half of a rebuild, before the owner takes the
+ * QP through RESET: reservations fail (-EIO), both leases become the
+ * owner's (a live holder is waited for up to @timeout_ms, then overridden),
+ * so nobody rings the QP or routes its CQ meanwhile, and each reservation
+ * open in a record whose bit is set in @live is given until then to be
+ * published. Returns 0 or -EINVAL (no @owner).
+ */
+int ssq_ctl_quiesce(struct ssq_producer *owner, uint64_t live, unsigned timeout_ms);
+
+/*
  * ssq_ctl_rebuild - start over a control block ssq_ctl_check found
- * inconsistent, from @owner's copies of its bounds: the header as made
- * with @epoch, counters, doorbell half and slots at 0, both leases free
- * (a live holder is waited for up to @timeout_ms, then overridden), the
- * CQEs the CQ still holds skipped, and READY. Records whose bit is set in
- * @live (process ids' records the owner handed out, still connected), and
- * the owner's own, are kept IDLE with their pid and their completion ring
- * (emptied if it held more than a ring); every other record is freed.
- * A reservation open in a live record is void: its ssq_reserve returns
- * -EIO, a later ssq_publish -EINVAL. Who: the owner, after the QP went
- * through RESET back to RTS (its WQE counter, like ours, restarts at 0,
- * nothing in flight). Returns 0 or -EINVAL (no @owner).
+ * inconsistent (or a queue that must be taken back from its producers),
+ * from @owner's copies of its bounds, after ssq_ctl_quiesce and the QP's
+ * RESET back to RTS (its WQE counter, like ours, restarts at 0). The CQEs
+ * the CQ still holds are routed; every WQE still in flight completes to
+ * its owner as flushed (IBV_WC_WR_FLUSH_ERR, signaled or not); then the
+ * header as made with @epoch, counters, doorbell half and slots at 0, both
+ * leases free, and READY. Records whose bit is set in @live (process ids'
+ * records the owner handed out, still connected), and the owner's own, are
+ * kept IDLE with their pid and their completion ring (emptied if it held
+ * more than a ring); every other record is freed. A reservation open in a
+ * live record is void: its ssq_reserve and ssq_publish return -EIO.
+ * Without ssq_ctl_quiesce first it takes the leases itself (waiting up to
+ * @timeout_ms). Returns 0 or -EINVAL (no @owner).
  */
 int ssq_ctl_rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
                     unsigned timeout_ms);
@@ -445,7 +457,8 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
  * Returns 0, or -EINVAL (publishing nothing) when @pos is not where the
  * reservation's next WQE starts or @len runs past its end: a healer must be
  * able to trust that everything before an open reservation's next WQE is
- * published.
+ * published; -EIO (publishing nothing) when ssqd started the queue over
+ * since the reservation (ssq_ctl_rebuild voids it; don't submit).
  */
 SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
                            uint64_t wr_id, unsigned user_flags)
@@ -453,9 +466,15 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	struct ssq_ctl_slot *s = ssq__slot(p, pos);
 	struct ssq_ctl_producer *me = p->me;
 
-	if (ssq_unlikely(me->state != SSQ_PROD_BUILDING || pos != p->pub_next || !len ||
-	                 pos + len > p->pub_end))
+	if (ssq_unlikely(pos != p->pub_next || !len || pos + len > p->pub_end))
 		return -EINVAL;
+	/*
+	 * A13b: pairs with R13: ssq_ctl_rebuild voided the reservation (the
+	 * queue was started over under us; relaxed: only the value matters).
+	 */
+	if (ssq_unlikely(__atomic_load_n(&me->state, __ATOMIC_RELAXED) !=
+	                 SSQ_PROD_BUILDING))
+		return -EIO;
 	ssq__force_signal(p, pos, len);
 	s->wr_id = wr_id;
 	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
@@ -617,7 +636,10 @@ SSQ_INLINE int ssq_post_write(struct ssq_producer *p, uint64_t laddr, uint32_t l
 		return rc;
 	ssq_prep_rdma_write(&p->sq, (uint32_t)pos, laddr, lkey, len, raddr, rkey,
 	                    ssq_wqe_flags(p, pos, 1, flags));
-	(void)ssq_publish(p, pos, 1, wr_id, flags); /* cannot fail: pos is ours */
+	/* Fails only when ssqd rebuilt the queue since the reservation. */
+	rc = ssq_publish(p, pos, 1, wr_id, flags);
+	if (ssq_unlikely(rc))
+		return rc;
 	ssq_submit(p);
 	return 0;
 }
@@ -638,7 +660,10 @@ SSQ_INLINE int ssq_post_send(struct ssq_producer *p, uint8_t opcode, uint64_t la
 		return rc;
 	ssq_prep_send(&p->sq, (uint32_t)pos, opcode, laddr, lkey, len, imm,
 	              ssq_wqe_flags(p, pos, 1, flags));
-	(void)ssq_publish(p, pos, 1, wr_id, flags); /* cannot fail: pos is ours */
+	/* Fails only when ssqd rebuilt the queue since the reservation. */
+	rc = ssq_publish(p, pos, 1, wr_id, flags);
+	if (ssq_unlikely(rc))
+		return rc;
 	ssq_submit(p);
 	return 0;
 }

@@ -20,7 +20,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <ssq/queue.h>
-#include "queue_clock.h"
+#include "queue_owner.h"
 
 #define BAD(...)                                                                         \
 	do {                                                                             \
@@ -28,13 +28,6 @@
 			snprintf(why, whylen, __VA_ARGS__);                              \
 		return -EUCLEAN;                                                         \
 	} while (0)
-
-/* The CQ consumer index the NIC was last told (24 bits, ssq_cq_update_ci). */
-static uint32_t cq_dbrec_ci(const struct ssq_producer *h)
-{
-	return be32toh(__atomic_load_n(&h->cq.dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
-	       0xffffff;
-}
 
 /*
  * A lease is 0 or a record's id + 1 (the owner's own value, in
@@ -141,9 +134,9 @@ static int check_counters(const struct ssq_producer *h, uint64_t *reserve_out, c
 	 * router is between the two stores (or died there); and never behind
 	 * by more than a CQ. Read around the record: a router may be mid-run.
 	 */
-	dbci = cq_dbrec_ci(h);
+	dbci = dv_cq_dbrec_ci(h);
 	ci = __atomic_load_n(&ctl->cq_ci, __ATOMIC_ACQUIRE);
-	if (dbci == cq_dbrec_ci(h) && ((dbci - ci) & 0xffffff) > 1 &&
+	if (dbci == dv_cq_dbrec_ci(h) && ((dbci - ci) & 0xffffff) > 1 &&
 	    ((ci - dbci) & 0xffffff) > h->cq.cqe_cnt)
 		BAD("cq_ci %u more than a CQ (%u) past the CQ doorbell record's %u", ci,
 		    h->cq.cqe_cnt, dbci);
@@ -213,108 +206,4 @@ int ssq_ctl_check(const struct ssq_producer *h, uint32_t epoch, char *why, size_
 	for (i = 0; !rc && i < SSQ_MAX_PRODUCERS; i++)
 		rc = check_record(h, i, why, whylen);
 	return rc;
-}
-
-/* Take @lease for the rebuild, waiting until @deadline for a live holder. */
-static void grab_lease(uint32_t *lease, uint64_t deadline)
-{
-	for (;;) {
-		uint32_t v = __atomic_load_n(lease, __ATOMIC_SEQ_CST);
-
-		/*
-		 * C10: as ssq_ctl_reset's C8, from 0 - or from a value that
-		 * names no record (nobody will release it) - or from a holder
-		 * that kept it past the deadline (it is working on a block we
-		 * are about to start over; its late stores show up at the next
-		 * check).
-		 */
-		if ((v == 0 || v > SSQ_MAX_PRODUCERS || dv_now_ms() > deadline) &&
-		    __atomic_compare_exchange_n(lease, &v, SSQ_LEASE_OWNER, 0,
-		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-			return;
-		ssq_cpu_relax();
-	}
-}
-
-/* The CQEs the CQ still holds are the old queue's: skip them. */
-static void skip_old_cqes(struct ssq_producer *h)
-{
-	uint32_t dbci = cq_dbrec_ci(h),
-	         ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
-	uint32_t n;
-
-	/* The NIC's record is the truth when the shared copy left its window. */
-	if (((ci - dbci) & 0xffffff) > h->cq.cqe_cnt)
-		ci = dbci;
-	h->cq.ci = ci;
-	for (n = 0; n < h->cq.cqe_cnt && ssq_cq_peek(&h->cq); n++)
-		h->cq.ci++;
-	ssq_cq_update_ci(&h->cq);
-	__atomic_store_n(&h->ctl->cq_ci, h->cq.ci, __ATOMIC_RELEASE);
-}
-
-int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
-                    unsigned timeout_ms)
-{
-	struct ssq_ctl *ctl;
-	uint64_t deadline = dv_now_ms() + timeout_ms;
-	uint32_t i;
-
-	if (!h || !h->ctl)
-		return -EINVAL;
-	ctl = h->ctl;
-	/* R8b: reservations fail (-EIO) from here until READY below. */
-	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
-	grab_lease(&ctl->cq_lease, deadline);
-	grab_lease(&ctl->db_lease, deadline);
-	ctl->ring = h->slot_mask + 1;
-	ctl->signal_every = h->signal_every;
-	ctl->comp_entries = h->comp_mask + 1;
-	ctl->max_producers = SSQ_MAX_PRODUCERS;
-	ctl->epoch = epoch;
-	memset((void *)h->slots, 0,
-	       ((size_t)h->slot_mask + 1) * sizeof(struct ssq_ctl_slot));
-	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
-		struct ssq_ctl_producer *r = &ctl->producers[i];
-		/* Even, and past any snapshot a healer took (see ssq_ctl_claim). */
-		uint32_t gen = (r->resv_gen + 2) & ~1u;
-		uint64_t head = r->comp_head, tail = r->comp_tail;
-
-		if (i != h->id && !(live >> i & 1)) {
-			memset(r, 0, sizeof(*r));
-			r->resv_gen = gen;
-			continue;
-		}
-		/*
-		 * A live owner keeps its record and what its completion ring
-		 * holds, if that is a ring's worth; what it had in flight is
-		 * gone with the QP's reset, so none of it is outstanding.
-		 */
-		r->resv_gen = gen;
-		r->pos = 0;
-		r->len = 0;
-		r->done = r->posted;
-		r->done_pos = 0;
-		r->deliv_pos = 0;
-		if (head - tail > (uint64_t)h->comp_mask + 1)
-			r->comp_head = tail;
-		/*
-		 * R13: a reservation open across the rebuild is void; pairs
-		 * with A13 (ssq_reserve's wait for room gives up).
-		 */
-		__atomic_store_n(&r->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);
-	}
-	ctl->reserve = 0;
-	ctl->published = 0;
-	ctl->completed = 0;
-	ctl->db_value = 0;
-	ctl->bf_offset = 0;
-	skip_old_cqes(h);
-	__atomic_store_n(&ctl->magic, SSQ_CTL_MAGIC, __ATOMIC_RELEASE);
-	/* C9 and R7, as ssq_ctl_reset hands the leases back. */
-	__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&ctl->cq_lease, 0, __ATOMIC_RELEASE);
-	/* R8c: READY last; pairs with A8. */
-	__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_RELEASE);
-	return 0;
 }

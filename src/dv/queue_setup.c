@@ -254,11 +254,17 @@ int ssq_ctl_drained(const struct ssq_ctl *ctl)
 	       __atomic_load_n(&ctl->reserve, __ATOMIC_SEQ_CST) == r;
 }
 
-/* Take @lease (0 -> SSQ_LEASE_OWNER) before @deadline (ms), or return -EBUSY. */
+/*
+ * Take @lease (0 -> SSQ_LEASE_OWNER) before @deadline (ms), or return -EBUSY.
+ * Already the owner's: a rebuild that quiesced and could not restart the QP.
+ */
 static int take_lease(uint32_t *lease, uint64_t deadline)
 {
 	for (;;) {
 		uint32_t zero = 0;
+
+		if (__atomic_load_n(lease, __ATOMIC_SEQ_CST) == SSQ_LEASE_OWNER)
+			return 0;
 
 		/*
 		 * C8: acquires the last holder's release - R7 for the CQ lease,

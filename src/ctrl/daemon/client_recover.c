@@ -82,14 +82,14 @@ int ssqd_recover_step(struct ssqd *d)
 		if (!d->queues[qi].rec.nwaiters)
 			continue;
 		if (d->queues[qi].sq_frozen) {
-			/* Nothing will drain: rebuild, dropping what was in flight. */
+			/* Nothing will drain: rebuild, flushing what was in flight. */
 			int rc = ssqd_queue_rebuild(d, qi, why, sizeof(why));
 
 			if (!rc) {
 				snprintf(why, sizeof(why),
 				         "queue q%u rebuilt after its SQ froze "
-				         "(QP_FATAL): what "
-				         "was in flight is dropped without a completion",
+				         "(QP_FATAL): what was in flight completes "
+				         "as flushed (IBV_WC_WR_FLUSH_ERR)",
 				         qi);
 				fprintf(stderr, "ssqd: %s\n", why);
 			}

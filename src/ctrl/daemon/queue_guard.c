@@ -67,13 +67,16 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	unsigned i;
 	int rc;
 
-	ssq_ctl_set_error(q->ctl); /* reservations fail (-EIO) meanwhile */
+	/* Nobody rings the QP while it is reset, nor routes its CQ. */
+	ssq_ctl_quiesce(&q->prod, live_records(d, qi), GUARD_LEASE_MS);
 	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
 	if (rc)
-		return rc;
+		return rc; /* fenced; ssq_ctl_reset takes over the leases we hold */
 	q->epoch++;
+	/* What was in flight completes to its owners as flushed. */
 	ssq_ctl_rebuild(&q->prod, q->epoch, live_records(d, qi), GUARD_LEASE_MS);
-	/* Nothing is left to heal, and everything reserved before is gone. */
+	/* Nothing is left to heal, no hold to watch, nothing reserved before. */
+	memset(&q->stall, 0, sizeof(q->stall));
 	q->heal_pending = 0;
 	q->heal_since_ns = 0;
 	q->heal_logged = 0;

@@ -9,13 +9,25 @@
  *  - the CQ lease: nobody else routes completions meanwhile.
  * Each is done in a few hundred instructions by a process that runs. One
  * that does not move for --stall-ms belongs to a process that is stopped
- * (SIGSTOP, a debugger), preempted that long, or buggy. It may resume at
- * any moment and write into the ring, so it cannot be taken away while it
- * lives: ssqd kills the process (SIGKILL; clients of a queue are one trust
- * domain) and, once its socket closes, heals it like any death
- * (ssq_ctl_heal: leases broken, holes published as NOPs). A stopped one
- * at the deadline; one that is not stopped (waiting for a CPU, asleep)
- * at AWAKE_TIMES the deadline (see due()).
+ * (SIGSTOP, a debugger), preempted that long, or buggy - or it is no hold
+ * at all: every field that names a holder is in memory every client of the
+ * queue writes, so a client can forge one in another's name. What ssqd
+ * does depends on what the kernel (which no client can forge) says of the
+ * named holder:
+ *  - stopped (/proc state T or t), at the deadline: it may resume at any
+ *    moment and write into the ring, so its hold cannot be taken away
+ *    while it lives: ssqd kills it (SIGKILL; clients of a queue are one
+ *    trust domain, and whoever could stop it could kill it) and, once its
+ *    socket closes, heals it like any death (ssq_ctl_heal: leases broken,
+ *    holes published as NOPs);
+ *  - not stopped, at AWAKE_TIMES the deadline (a producer waiting that
+ *    long for a CPU moves on once it gets one): nobody is killed on
+ *    evidence a client could have written. ssqd takes the hold back by
+ *    starting the queue over (ssqd_queue_rebuild: what was in flight
+ *    completes as flushed, open reservations fail with -EIO).
+ * A lease that names a record no live client holds, and a hole at the
+ * published head that no live reservation covers, have no holder to
+ * wait for: the queue is started over at the deadline.
  *
  * "Has not moved": each look samples the hold's state - a reservation's
  * generation, position and publish count, a lease's holder and the counters
@@ -122,11 +134,11 @@ static int stopped(const struct ssqd_client *c)
 }
 
 /*
- * A hold unmoved for the deadline: is its holder due for the kill? A
- * stopped process is (it may stay stopped for ever); one that runs, waits
- * for a CPU or sleeps gets AWAKE_TIMES the deadline - on a machine loaded
- * past its CPUs a producer can wait that long for one, and it will move
- * on once it gets it - and is killed after that like any other.
+ * A hold unmoved for the deadline: is something due? A stopped holder is
+ * (it may stay stopped for ever); one that runs, waits for a CPU or sleeps
+ * gets AWAKE_TIMES the deadline - on a machine loaded past its CPUs a
+ * producer can wait that long for one, and it will move on once it gets
+ * it.
  */
 static int due(const struct ssqd_client *c, const struct ssqd_hold_seen *h, uint64_t now,
                uint64_t stall_ns, int *is_stopped)
@@ -135,30 +147,63 @@ static int due(const struct ssqd_client *c, const struct ssqd_hold_seen *h, uint
 	return *is_stopped || now - h->since_ns >= AWAKE_TIMES * stall_ns;
 }
 
-/* Kill client @c for holding @what since @since; its death is healed as any. */
-static void kill_stalled(struct ssqd *d, unsigned qi, struct ssqd_client *c,
-                         const char *what, uint64_t since, uint64_t now, int is_stopped)
+/*
+ * Take back queue @qi's holds by starting it over: @who held @what since
+ * @since. Logged; a queue that cannot restart is fenced (-EIO until a
+ * recovery), never left held.
+ */
+static void take_back(struct ssqd *d, unsigned qi, const char *who, const char *what,
+                      uint64_t since, uint64_t now)
 {
-	const char *how = is_stopped ? "stopped" : "not stopped, but not moving";
+	char why[200];
+
+	fprintf(stderr,
+	        "ssqd: q%u: %s %s for %llu ms (--stall-ms %u): taken back without a kill "
+	        "(a client could have forged it): starting the queue over\n",
+	        qi, who, what, (unsigned long long)((now - since) / 1000000),
+	        d->opt.stall_ms);
+	if (ssqd_queue_rebuild(d, qi, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: q%u: could not start over: %s\n", qi, why);
+		ssqd_queue_fence(d, qi);
+		return;
+	}
+	fprintf(stderr,
+	        "ssqd: q%u started over: QP 0x%x back in RTS, control block rebuilt, "
+	        "epoch %u, what was in flight flushed\n",
+	        qi, d->queues[qi].local.qpn, d->queues[qi].epoch);
+}
+
+/*
+ * Client @c holds @what since @since, unmoved past due(): killed if it is
+ * stopped (its death is healed as any), else the hold is taken back.
+ */
+static void end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c,
+                      const char *what, uint64_t since, uint64_t now, int is_stopped)
+{
+	char who[96];
 	int rc;
 
+	if (!is_stopped) {
+		snprintf(who, sizeof(who), "client pid %d (producer %u, not stopped)",
+		         (int)c->pid, c->producer[qi]);
+		take_back(d, qi, who, what, since, now);
+		return;
+	}
 	/* Never by pid: one reused by another process after the client died. */
 	rc = c->pidfd > 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
 	c->stalled = 1; /* once: its death, or a drop, ends it */
-	if (rc == 0)
+	if (rc == 0) {
 		fprintf(stderr,
-		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
+		        "ssqd: q%u: client pid %d (producer %u, stopped) %s for %llu ms "
 		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
-		        qi, (int)c->pid, c->producer[qi], how, what,
+		        qi, (int)c->pid, c->producer[qi], what,
 		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms);
-	else
-		fprintf(stderr,
-		        "ssqd: q%u: client pid %d (producer %u, %s) %s for %llu ms "
-		        "(--stall-ms %u), and could not be killed: %s; the queue stays "
-		        "held until it moves or dies\n",
-		        qi, (int)c->pid, c->producer[qi], how, what,
-		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms,
-		        strerror(-rc));
+		return;
+	}
+	snprintf(who, sizeof(who),
+	         "client pid %d (producer %u, stopped, and could not be killed: %s)",
+	         (int)c->pid, c->producer[qi], strerror(-rc));
+	take_back(d, qi, who, what, since, now);
 }
 
 /* Open reservations of live clients in queue @qi. */
@@ -220,8 +265,9 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 			         "held WQEBBs %llu..%llu reserved and not all published",
 			         (unsigned long long)pos,
 			         (unsigned long long)(pos + len - 1));
-		kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
+		end_stall(d, qi, c, what, h->since_ns, now, is_stopped);
 		forget(h);
+		return; /* a rebuild starts every look over */
 	}
 }
 
@@ -240,15 +286,16 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 	char what[80];
 	int unmoved_long, is_stopped;
 
-	if (!v || v > SSQ_MAX_PRODUCERS || !(c = holder(d, qi, v - 1))) {
-		forget(h); /* free, ssqd's own, a dead one's (healed), or reset's */
+	if (!v || v > SSQ_MAX_PRODUCERS) {
+		forget(h); /* free, or ssqd's own (ssq_ctl_check says the rest) */
 		return;
 	}
+	c = holder(d, qi, v - 1);
 	mark[0] = v;
 	mark[1] = a64 ? __atomic_load_n((const uint64_t *)a, __ATOMIC_RELAXED)
 	              : __atomic_load_n((const uint32_t *)a, __ATOMIC_RELAXED);
 	mark[2] = __atomic_load_n((const uint64_t *)b, __ATOMIC_RELAXED);
-	unmoved_long = unmoved(h, c->id, mark, now, stall_ns);
+	unmoved_long = unmoved(h, c ? c->id : 0, mark, now, stall_ns);
 	if (h->looks < 2)
 		return;
 	/*
@@ -265,16 +312,70 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 		ssq_cpu_relax();
 	}
 	d->queues[qi].stall.suspect = 1;
+	if (!c) {
+		/*
+		 * No live client has the record: a dead one's lease, which its
+		 * heal breaks, one killed and not yet gone - or a value a
+		 * client wrote, which nobody will ever let go.
+		 */
+		if (unmoved_long && !d->queues[qi].heal_pending &&
+		    now - h->since_ns >= AWAKE_TIMES * stall_ns) {
+			uint64_t since = h->since_ns;
+			char who[32];
+
+			snprintf(who, sizeof(who), "the %s lease", name);
+			snprintf(what, sizeof(what),
+			         "named record %u, which no live client holds,", v - 1);
+			forget(h);
+			take_back(d, qi, who, what, since, now);
+		}
+		return;
+	}
 	if (!unmoved_long || !due(c, h, now, stall_ns, &is_stopped))
 		return;
 	snprintf(what, sizeof(what), "held the %s lease", name);
-	kill_stalled(d, qi, c, what, h->since_ns, now, is_stopped);
+	end_stall(d, qi, c, what, h->since_ns, now, is_stopped);
 	forget(h);
 }
 
 /*
+ * Everything published has completed, yet WQEBBs past it are reserved and
+ * the first is not published, and no live client's record is mid-
+ * reservation: a hole nobody will fill (a client that reserved and then
+ * wrote its record IDLE). A dead client's holes are the healer's.
+ */
+static int unowned_hole(struct ssqd *d, unsigned qi)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_ctl *ctl = q->ctl;
+	/* Relaxed samples: the hole must be there at two repairs in a row. */
+	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
+	uint64_t p = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
+	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_RELAXED);
+	unsigned i;
+
+	if (c != p || r <= p ||
+	    __atomic_load_n(&ssq__slot(&q->prod, p)->seq, __ATOMIC_RELAXED) == p + 1)
+		return 0;
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		const struct ssqd_client *cl = &d->clients[i];
+		uint32_t state;
+
+		if (cl->fd <= 0 || !(cl->attached & (1u << qi)))
+			continue;
+		/* ids are ssqd's: in range */
+		state = __atomic_load_n(&ctl->producers[cl->producer[qi]].state,
+		                        __ATOMIC_RELAXED);
+		if (state == SSQ_PROD_RESERVING || state == SSQ_PROD_BUILDING)
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * Queue @qi has work outstanding and nothing completes, with no hold to
- * blame: ring what is published and unrung, route what the CQ holds.
+ * blame: ring what is published and unrung, route what the CQ holds; a
+ * hole nobody owns is taken back at the second repair.
  */
 static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t stall_ns)
 {
@@ -316,14 +417,29 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		        d->opt.stall_ms, (unsigned long long)pub0,
 		        (unsigned long long)pub1, (unsigned long long)rung0,
 		        (unsigned long long)rung1, cqes);
-	else if (s->repairs == REPAIRS_SAY)
+	else if (s->repairs >= 1 && unowned_hole(d, qi)) {
+		uint64_t since = s->stuck_ns;
+		char what[120];
+
+		snprintf(
+		    what, sizeof(what),
+		    "waited at WQEBB %llu, reserved (to %llu) by no live reservation "
+		    "and never published,",
+		    (unsigned long long)pub1, (unsigned long long)reserved);
+		take_back(d, qi, "the published head", what, since, now);
+		return;
+	} else if (s->repairs == REPAIRS_SAY)
 		fprintf(stderr,
 		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
-		        "after %llu ms, everything published rung and the CQ routed: "
-		        "the device is not completing them (a WQE that asks for no "
-		        "completion, or a device or peer that stopped)\n",
+		        "after %llu ms, with the CQ routed and %s: the device is not "
+		        "completing them (a WQE that asks for no completion, or a "
+		        "device or peer that stopped)\n",
 		        qi, (unsigned long long)(reserved - completed),
-		        (unsigned long long)((now - s->stuck_ns) / 1000000));
+		        (unsigned long long)((now - s->stuck_ns) / 1000000),
+		        __atomic_load_n(&ctl->db_lease, __ATOMIC_RELAXED)
+		            ? "the doorbell lease held by a producer (its ring may "
+		              "be late)"
+		            : "everything published rung");
 	s->repairs++;
 }
 

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting a queue over in place, while its clients stay attached: after
+ * ssq_ctl_check found its control block scribbled, after a fatal error, or
+ * when a hold nobody lets go has to be taken away. The QP goes through
+ * RESET back to RTS (the owner's part) and the block is rebuilt from the
+ * owner's private copies of its bounds, in two halves around the QP's reset:
+ *  - ssq_ctl_quiesce: no new reservation (-EIO), both leases the owner's,
+ *    so that no producer rings the QP while it is reset nor routes its CQ,
+ *    and each reservation open in a live record is given until the deadline
+ *    to be published (a producer that runs publishes in microseconds);
+ *  - ssq_ctl_rebuild: the CQEs the CQ holds are routed, every WQE still in
+ *    flight completes to its owner as flushed (IBV_WC_WR_FLUSH_ERR, signaled
+ *    or not, as a ConnectX flushes the WQEs of a QP in error: src/emu/flush.c),
+ *    and the block starts over.
+ * No request is dropped silently: a WQE published before the rebuild gets
+ * a completion, and one whose reservation the rebuild voided fails its
+ * publish (ssq_post_* return -EIO). What the rebuild cannot stop is a
+ * producer stalled mid-build past the deadline writing its WQE into the
+ * ring late; the stall watch kills a stopped one, and the README says what
+ * is left (a trust domain's risk, not another domain's).
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <ssq/queue.h>
+#include "queue_owner.h"
+
+/* Take @lease for the owner, waiting until @deadline for a live holder. */
+static void grab_lease(uint32_t *lease, uint64_t deadline)
+{
+	for (;;) {
+		uint32_t v = __atomic_load_n(lease, __ATOMIC_SEQ_CST);
+
+		if (v == SSQ_LEASE_OWNER)
+			return; /* ssq_ctl_quiesce took it */
+		/*
+		 * C10: as ssq_ctl_reset's C8, from 0 - or from a value that
+		 * names no record (nobody will release it) - or from a holder
+		 * that kept it past the deadline (it is working on a block we
+		 * are about to start over; its late stores show up at the next
+		 * check).
+		 */
+		if ((v == 0 || v > SSQ_MAX_PRODUCERS || dv_now_ms() > deadline) &&
+		    __atomic_compare_exchange_n(lease, &v, SSQ_LEASE_OWNER, 0,
+		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return;
+		ssq_cpu_relax();
+	}
+}
+
+static int building(const struct ssq_ctl_producer *r)
+{
+	/* A9b's load, as ssq_ctl_heal's: R9b/R9c order the record's stores. */
+	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+	return state == SSQ_PROD_RESERVING || state == SSQ_PROD_BUILDING;
+}
+
+int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
+{
+	uint64_t deadline = dv_now_ms() + timeout_ms;
+	struct ssq_ctl *ctl;
+	uint32_t i;
+
+	if (!h || !h->ctl)
+		return -EINVAL;
+	ctl = h->ctl;
+	/* R8b: reservations fail (-EIO) from here until ssq_ctl_rebuild's READY. */
+	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+	grab_lease(&ctl->cq_lease, deadline);
+	grab_lease(&ctl->db_lease, deadline);
+	/*
+	 * Open reservations publish; their producers' submits find the
+	 * doorbell lease ours and leave the doorbell to us (nothing is rung
+	 * into the QP about to be reset). One waiting for room (S4b) waits
+	 * for completions we no longer route: it gives up at the rebuild
+	 * (R13), like one past the deadline.
+	 */
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
+		while ((live >> i & 1) && building(&ctl->producers[i]) &&
+		       dv_now_ms() <= deadline)
+			ssq_cpu_relax();
+	return 0;
+}
+
+/* The CQEs the CQ still holds, from a window the NIC's record vouches for. */
+static void route_old_cqes(struct ssq_producer *h)
+{
+	uint32_t dbci = dv_cq_dbrec_ci(h),
+	         ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
+	uint32_t n;
+
+	/* The NIC's record is the truth when the shared copy left its window. */
+	if (((ci - dbci) & 0xffffff) > h->cq.cqe_cnt)
+		__atomic_store_n(&h->ctl->cq_ci, dbci, __ATOMIC_RELAXED);
+	/* We hold the CQ lease: route as any holder (bounded by the ring). */
+	(void)ssq__route(h);
+	/* Whatever the walk could not place (a scribbled block) is skipped. */
+	h->cq.ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
+	for (n = 0; n < h->cq.cqe_cnt && ssq_cq_peek(&h->cq); n++)
+		h->cq.ci++;
+	ssq_cq_update_ci(&h->cq);
+	__atomic_store_n(&h->ctl->cq_ci, h->cq.ci, __ATOMIC_RELEASE);
+}
+
+/*
+ * Every WQE from `completed` on that was published - below `published`, or
+ * past it up to `reserve` with its publish word set, holes left by
+ * reservations never published stepped over - completes to its live owner
+ * as flushed. At most a ring of WQEBBs, whatever the block says.
+ */
+static void flush_in_flight(struct ssq_producer *h, uint64_t live)
+{
+	static const struct ssq_cqe flushed = {
+		.opcode = MLX5_CQE_REQ_ERR,
+		.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
+		.status = IBV_WC_WR_FLUSH_ERR,
+	};
+	struct ssq_ctl *ctl = h->ctl;
+	uint64_t ring = (uint64_t)h->slot_mask + 1;
+	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
+	uint64_t p = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED), pos;
+	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_RELAXED);
+
+	if (p < c || p - c > ring)
+		p = c; /* out of its window: only the publish words count */
+	if (r < p || r - c > ring)
+		r = c + ring;
+	for (pos = c; pos < r;) {
+		struct ssq_ctl_slot *s = ssq__slot(h, pos);
+		uint32_t owner = s->owner;
+		uint16_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+
+		/* A1c's load, as the healer's: the slot's fields come first. */
+		if (pos >= p && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != pos + 1) {
+			pos++; /* a hole, or inside one */
+			continue;
+		}
+		if (owner < SSQ_MAX_PRODUCERS && owner != h->id && (live >> owner & 1) &&
+		    __atomic_load_n(&ctl->producers[owner].state, __ATOMIC_ACQUIRE) !=
+		        SSQ_PROD_DEAD)
+			ssq__deliver(h, owner, pos, s->wr_id, &flushed, 1);
+		pos += len ? len : 1;
+	}
+}
+
+int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+                    unsigned timeout_ms)
+{
+	struct ssq_ctl *ctl;
+	uint64_t deadline = dv_now_ms() + timeout_ms;
+	uint32_t i;
+
+	if (!h || !h->ctl)
+		return -EINVAL;
+	ctl = h->ctl;
+	/* R8b: reservations fail (-EIO) from here until READY below. */
+	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+	grab_lease(&ctl->cq_lease, deadline);
+	grab_lease(&ctl->db_lease, deadline);
+	/* The bounds the walks below use are the owner's; the header's next. */
+	route_old_cqes(h);
+	flush_in_flight(h, live);
+	ctl->ring = h->slot_mask + 1;
+	ctl->signal_every = h->signal_every;
+	ctl->comp_entries = h->comp_mask + 1;
+	ctl->max_producers = SSQ_MAX_PRODUCERS;
+	ctl->epoch = epoch;
+	memset((void *)h->slots, 0,
+	       ((size_t)h->slot_mask + 1) * sizeof(struct ssq_ctl_slot));
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
+		struct ssq_ctl_producer *r = &ctl->producers[i];
+		/* Even, and past any snapshot a healer took (see ssq_ctl_claim). */
+		uint32_t gen = (r->resv_gen + 2) & ~1u;
+		uint64_t head = r->comp_head, tail = r->comp_tail;
+
+		if (i != h->id && !(live >> i & 1)) {
+			memset(r, 0, sizeof(*r));
+			r->resv_gen = gen;
+			continue;
+		}
+		/*
+		 * A live owner keeps its record and its completion ring, if that
+		 * is a ring's worth: the flushes above are in it, and nothing
+		 * else is outstanding.
+		 */
+		r->resv_gen = gen;
+		r->pos = 0;
+		r->len = 0;
+		r->done = r->posted;
+		r->done_pos = 0;
+		r->deliv_pos = 0;
+		if (head - tail > (uint64_t)h->comp_mask + 1)
+			r->comp_head = tail;
+		/*
+		 * R13: a reservation open across the rebuild is void; pairs
+		 * with A13 (ssq_reserve's wait for room gives up) and A13b
+		 * (ssq_publish refuses it).
+		 */
+		__atomic_store_n(&r->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);
+	}
+	ctl->reserve = 0;
+	ctl->published = 0;
+	ctl->completed = 0;
+	ctl->db_value = 0;
+	ctl->bf_offset = 0;
+	__atomic_store_n(&ctl->magic, SSQ_CTL_MAGIC, __ATOMIC_RELEASE);
+	/* C9 and R7, as ssq_ctl_reset hands the leases back. */
+	__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	/* R8c: READY last; pairs with A8. */
+	__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_RELEASE);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd with --stall-ms 100 on the emulated device, its log in a file, and
+ * clients that post one WRITE and time its completion: for the tests of
+ * the stall watch (test_ctrl_stall.c, test_ctrl_stall_forge.c).
+ */
+#ifndef SSQ_TEST_STALL_FLOW_H
+#define SSQ_TEST_STALL_FLOW_H
+
+#include <fcntl.h>
+#include "ctrl_flow.h"
+
+#define STALL_MS "100"
+#define BOUND_S  2.0
+#define WAIT_S   5.0 /* give up on a WRITE: it would wait for ever */
+
+static char log_path[108];
+
+static inline pid_t ssqd_start_logged(void)
+{
+	const char *ssqd = getenv("SSQD");
+	const char *opt = getenv("SSQ_TEST_STALL_OPT");
+	pid_t pid = fork();
+
+	if (!opt)
+		opt = "--stall-ms=" STALL_MS;
+	if (pid == 0) {
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0)
+			dup2(fd, 2);
+		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
+		      "--hugepages=off", "--data-mib", "8", "--sq-size", "256",
+		      *opt ? opt : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Lines of ssqd's log holding @needle (and @needle2 if not NULL). */
+static inline int log_count(const char *needle, const char *needle2)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) && (!needle2 || strstr(line, needle2));
+	fclose(f);
+	return n;
+}
+
+/* What ssqd said about the queue, for the test's output. */
+static inline void print_log(void)
+{
+	FILE *f = fopen(log_path, "r");
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "ssqd: q"))
+			fputs(line, stdout);
+	if (f)
+		fclose(f);
+}
+
+struct conn {
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_producer *p;
+	struct ssq_buf src, dst;
+};
+
+static inline int conn_open(struct conn *k)
+{
+	if (ssq_client_connect(sock_path, &k->c) || ssq_queue_open(k->c, "q0", &k->q) ||
+	    ssq_buf_alloc(k->c, 4096, &k->src) || ssq_buf_alloc(k->c, 4096, &k->dst))
+		return -1;
+	k->p = ssq_queue_producer(k->q);
+	return 0;
+}
+
+/* Wait up to @limit_s for the completion @wr_id; its time, or -1. */
+static inline double wait_comp(struct conn *k, uint64_t wr_id, double t0, double limit_s)
+{
+	struct ssq_completion comp;
+
+	while (now_s() - t0 < limit_s) {
+		if (ssq_poll(k->p, &comp, 1) == 1) {
+			if (comp.status == IBV_WC_SUCCESS && comp.wr_id != wr_id)
+				continue; /* an earlier one that gave up (unfixed ssqd) */
+			if (comp.status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "completion status %d wr_id 0x%llx\n",
+				        comp.status, (unsigned long long)comp.wr_id);
+				return -1;
+			}
+			return now_s() - t0;
+		}
+		usleep(100);
+	}
+	return -1;
+}
+
+/* One signaled 64-byte WRITE, src to dst, and its completion's time (or -1). */
+static inline double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
+{
+	double t0 = now_s();
+	int rc;
+
+	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
+	                            ssq_queue_peer_rkey(k->q), wr_id,
+	                            SSQ_WQE_SIGNALED)) == -EAGAIN &&
+	       now_s() - t0 < limit_s)
+		usleep(100);
+	if (rc) {
+		fprintf(stderr, "ssq_post_write: %d\n", rc);
+		return -1;
+	}
+	return wait_comp(k, wr_id, t0, limit_s);
+}
+
+#endif /* SSQ_TEST_STALL_FLOW_H */
