@@ -229,7 +229,7 @@ static void stopped_holder(struct conn *k, int where, const char *what, double b
 /* Item 4: a producer asleep (not stopped) holding a reservation. */
 static void asleep_holder(struct conn *k, double bound)
 {
-	struct ssq_completion comp;
+	struct ssq_completion comp = { 0 };
 	int ready[2], status = 0, rc;
 	char ok = 0, pidstr[32];
 	double t0 = now_s(), took = -1;

@@ -94,7 +94,7 @@ static void victim_lived(pid_t v, const char *what)
  */
 static void queue_moves(struct conn *b, uint64_t wr, const char *what, double bound)
 {
-	struct ssq_completion comp;
+	struct ssq_completion comp = { 0 };
 	double t0 = now_s(), took = -1;
 	int rc;
 
