@@ -50,6 +50,19 @@ __attribute__((noinline)) int bench_post_batch32(struct ssq_producer *p, uint64_
 	return 0;
 }
 
+/*
+ * The same 32 WRITEs as a verbs list through ssq_post_wr (scripts/wqe-insns.sh
+ * --post-wr): the list is the caller's, filled once, as a verbs sender's
+ * would be; what is counted is the translation, checks, build and post.
+ */
+__attribute__((noinline)) int bench_post_wr32(struct ssq_producer *p,
+                                              struct ibv_send_wr *list)
+{
+	struct ibv_send_wr *bad;
+
+	return ssq_post_wr(p, list, &bad);
+}
+
 __attribute__((noinline)) int bench_reap(struct ssq_producer *p)
 {
 	struct ssq_completion comp[8];
@@ -80,12 +93,26 @@ int main(int argc, char **argv)
 	struct ssq_cq cq;
 	struct ssq_ctl *ctl;
 	long batches = argc > 1 ? strtol(argv[1], NULL, 0) : 1000, i;
-	uint32_t cq_pi = 0, qpn = 0x123;
+	int verbs = argc > 2 && !strcmp(argv[2], "wr");
+	static struct ibv_send_wr list[BATCH];
+	static struct ibv_sge sge[BATCH];
+	uint32_t cq_pi = 0, qpn = 0x123, k;
 	uint64_t reaped = 0;
 
-	if (batches <= 0) {
-		fprintf(stderr, "usage: post_insns [BATCHES > 0]\n");
+	if (batches <= 0 || (argc > 2 && !verbs)) {
+		fprintf(stderr, "usage: post_insns [BATCHES > 0 [wr]]\n");
 		return 2;
+	}
+	for (k = 0; k < BATCH; k++) {
+		sge[k] = (struct ibv_sge){ 0x100000 + k * 64, 64, 0x11 };
+		list[k].wr_id = k;
+		list[k].sg_list = &sge[k];
+		list[k].num_sge = 1;
+		list[k].opcode = IBV_WR_RDMA_WRITE;
+		list[k].send_flags = k == BATCH - 1 ? IBV_SEND_SIGNALED : 0;
+		list[k].wr.rdma.remote_addr = 0x200000 + k * 64;
+		list[k].wr.rdma.rkey = 0x22;
+		list[k].next = k + 1 < BATCH ? &list[k + 1] : NULL;
 	}
 	for (i = 0; i < CQES; i++)
 		cq_ring[i].op_own = MLX5_CQE_INVALID << 4 | 1;
@@ -108,7 +135,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < batches; i++) {
-		int rc = bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
+		int rc = verbs
+		             ? bench_post_wr32(&prod, list)
+		             : bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
 
 		if (rc) {
 			fprintf(stderr, "post_insns: batch %ld: %s\n", i, strerror(-rc));

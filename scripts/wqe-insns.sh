@@ -11,11 +11,16 @@
 #       signaled: reserve, build, publish, submit (fence, scan, CAS, lease,
 #       DBR, doorbell), and reaping: CQ lease, routing, completion ring
 #       (bench/post_insns.c; the device's work is not counted)
+#   scripts/wqe-insns.sh --post-wr [BUILD_DIR]   the same 32 WRITEs as a
+#       verbs ibv_send_wr list through ssq_post_wr, and reaping
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 what=build
 if [ "${1:-}" = --post ]; then
 	what=post
+	shift
+elif [ "${1:-}" = --post-wr ]; then
+	what=post_wr
 	shift
 fi
 build=${1:-$here/build}
@@ -25,6 +30,8 @@ build) prog=wqe_insns calls=1000 per=1
 	toggles=(--toggle-collect=bench_build_write_1sge) ;;
 post) prog=post_insns calls=1000 per=32
 	toggles=(--toggle-collect=bench_post_batch32 --toggle-collect=bench_reap) ;;
+post_wr) prog=post_insns calls=1000 per=32 extra=wr
+	toggles=(--toggle-collect=bench_post_wr32 --toggle-collect=bench_reap) ;;
 esac
 
 command -v valgrind >/dev/null || "$here/scripts/install-deps.sh"
@@ -35,7 +42,8 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 valgrind --tool=callgrind "${toggles[@]}" \
-	--callgrind-out-file="$out/cg.out" "$build/bench/$prog" "$calls" >/dev/null 2>"$out/log" || {
+	--callgrind-out-file="$out/cg.out" "$build/bench/$prog" "$calls" ${extra:+"$extra"} \
+	>/dev/null 2>"$out/log" || {
 	cat "$out/log" >&2
 	exit 1
 }
@@ -49,5 +57,8 @@ build)
 post)
 	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per)"
 	echo "host instructions per WQE (reserve, build, publish, submit, route, poll):" ;;
+post_wr)
+	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls verbs lists of $per)"
+	echo "host instructions per WQE (ibv_send_wr translated and checked, then as --post):" ;;
 esac
 echo $((total / wqes))

@@ -3,8 +3,9 @@
 # items_per_second counter, BM_post_write64_batch32 and both
 # BM_post_write64_single_host (with and without the spinlock) ns_per_wqe;
 # scripts/wqe-insns.sh ends with a bare instruction count, which must stay at
-# or under 40 per WQE built, and with --post at or under 150 per WQE posted
-# and reaped on a shared queue (repeatable counts from callgrind, not
+# or under 40 per WQE built, with --post at or under 150 per WQE posted
+# and reaped on a shared queue, and with --post-wr (the same as verbs lists
+# through ssq_post_wr) at or under 320 (repeatable counts from callgrind, not
 # timings; wqe_insns and post_insns are built -O2 and unsanitized in every
 # build).
 set -euo pipefail
@@ -38,3 +39,5 @@ budget() { # what, count, limit
 budget "1-SGE RDMA WRITE built" "$("$src/scripts/wqe-insns.sh" "$build" | tail -n1)" 40
 budget "posted and reaped on a shared queue" \
 	"$("$src/scripts/wqe-insns.sh" --post "$build" | tail -n1)" 150
+budget "posted as verbs lists (ssq_post_wr) and reaped" \
+	"$("$src/scripts/wqe-insns.sh" --post-wr "$build" | tail -n1)" 320

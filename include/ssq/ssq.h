@@ -32,6 +32,7 @@
 #include <ssq/rq.h>
 #include <ssq/dump.h>
 #include <ssq/queue.h>
+#include <ssq/post_wr.h>
 
 #define SSQ_VERSION_MAJOR 0
 #define SSQ_VERSION_MINOR 1
