@@ -10,7 +10,7 @@
  *     on ssq_poll and ssq_submit with nothing to do (it takes and lets go
  *     both leases all the time), one holding a reservation open for 8 x
  *     the deadline's fifth while it publishes it WQE by WQE;
- *  3. a producer stops itself (SIGSTOP at a fault hook) right after the
+ *  3. a producer is stopped (SIGSTOP, while it spins at a fault hook) right after the
  *     fetch-add of its reservation, while it holds the doorbell lease,
  *     and while it holds the CQ lease: each time another producer's WRITE
  *     completes within 2 s, the stopped one dies of SIGKILL, and ssqd's
@@ -30,14 +30,24 @@
 
 #define BUSY_S 1.5
 
-static int stop_where;
+static int stop_where, hook_fd = -1;
 
-/* This build's fault hooks: stop (as SIGSTOP, a debugger, a long preemption). */
+/*
+ * This build's fault hooks: say so and spin in user code, where the test
+ * stops the process (SIGSTOP: as a debugger, or a long preemption would)
+ * in the middle of its hold. Not raise(SIGSTOP): a process stopped inside
+ * a system call holds nothing as far as ssqd can tell (the fast path makes
+ * none mid-hold), and ssqd rightly does not kill it.
+ */
 void ssq_fault_hook(int where)
 {
 	if (where == stop_where) {
+		char b = 1;
+
 		stop_where = 0;
-		raise(SIGSTOP);
+		(void)!write(hook_fd, &b, 1);
+		for (;;)
+			__asm__ volatile("" ::: "memory");
 	}
 }
 
@@ -186,6 +196,7 @@ static void victim(int where, int ready)
 	if (where == 0)
 		for (;;)
 			pause();
+	hook_fd = ready;
 	stop_where = where;
 	(void)write_timed(&k, 0x51, WAIT_S); /* stops in here */
 	_exit(2);                            /* resumed: not killed */
@@ -205,10 +216,15 @@ static void stopped_holder(struct conn *k, int where, const char *what, double b
 		victim(where, ready[1]);
 	close(ready[1]);
 	CHECK(read(ready[0], &ok, 1) == 1 && ok == 1, "%s: victim did not attach", what);
-	close(ready[0]);
-	if (where)
+	if (where) {
+		CHECK(read(ready[0], &ok, 1) == 1, "%s: victim did not reach its hook",
+		      what);
+		usleep(20000); /* out of its write(): spinning in user code */
+		kill(v, SIGSTOP);
 		CHECK(waitpid(v, &status, WUNTRACED) == v && WIFSTOPPED(status),
 		      "%s: victim did not stop (status 0x%x)", what, status);
+	}
+	close(ready[0]);
 	took = write_timed(k, 0x77 + (uint64_t)where, WAIT_S);
 	CHECK(took >= 0 && took < bound,
 	      "%s: another producer's WRITE took %.3f s (-1: not in %.0f s)", what, took,

@@ -12,11 +12,18 @@
  *     published head that no live reservation covers: another client's
  *     WRITE behind it completes (as flushed) within 3 s and the next one
  *     succeeds;
- *  4. the CQ lease set to a record no live client holds: the same.
+ *  4. the CQ lease set to a record no live client holds: the same;
+ *  5. a live, idle record's generation made odd ("mid-reservation" to a
+ *     healer), then a death, whose heal waits on it for ever - which
+ *     turned the take-backs off - and the CQ lease forged again: the
+ *     queue moves on within 3 s all the same;
+ *  6. a client traced (strace-like, PTRACE_SYSCALL: state t at each of its
+ *     system calls) and its idle record forged RESERVING: not killed.
  * Each of these got a healthy process killed or wedged the queue for good
- * before (issue 16, an adversary's findings 1-3).
+ * before (issue 16, two adversaries' findings).
  */
 #include "stall_flow.h"
+#include <sys/ptrace.h>
 
 #define VICTIM_S 4.0
 
@@ -116,9 +123,51 @@ static void queue_moves(struct conn *b, uint64_t wr, const char *what, double bo
 	printf("%s: the queue moved on\n", what);
 }
 
+/*
+ * Case 6: a child traced by this process with PTRACE_SYSCALL (as strace
+ * does: stopped, state t, at every system call's entry and exit) that
+ * sleeps in a loop; its idle record forged RESERVING. ssqd must not count
+ * it stopped (it is not, at most looks) and must not kill it.
+ */
+static void traced_victim(struct ssq_ctl *ctl)
+{
+	uint32_t id = UINT32_MAX;
+	double t0;
+	int status = 0, alive = 1;
+	pid_t v = victim_start(0, &id);
+
+	CHECK(id < SSQ_MAX_PRODUCERS, "traced victim's record");
+	if (ptrace(PTRACE_SEIZE, v, 0, 0)) {
+		CHECK(0, "PTRACE_SEIZE: %s", strerror(errno));
+		kill(v, SIGKILL);
+		waitpid(v, &status, 0);
+		return;
+	}
+	ptrace(PTRACE_INTERRUPT, v, 0, 0);
+	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_RESERVING, __ATOMIC_SEQ_CST);
+	/* The tracer's loop: resume it to its next system call stop, again. */
+	for (t0 = now_s(); now_s() - t0 < 1.5 && alive;) {
+		if (waitpid(v, &status, __WALL) != v || WIFEXITED(status) ||
+		    WIFSIGNALED(status)) {
+			alive = 0;
+			break;
+		}
+		ptrace(PTRACE_SYSCALL, v, 0, 0);
+	}
+	CHECK(alive, "traced: the victim ended under the tracer (status 0x%x, %s)",
+	      status, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exit");
+	if (alive) {
+		/* Detach from a tracing stop: the last resume left it running. */
+		ptrace(PTRACE_INTERRUPT, v, 0, 0);
+		waitpid(v, &status, __WALL);
+		ptrace(PTRACE_DETACH, v, 0, 0);
+		victim_lived(v, "a traced client's record forged RESERVING");
+	}
+}
+
 int main(void)
 {
-	struct conn a, b;
+	struct conn a, b, x;
 	struct ssq_ctl *ctl;
 	uint32_t id;
 	uint64_t pos;
@@ -134,7 +183,7 @@ int main(void)
 	a.c = connect_retry(d); /* ssqd is up: from here, one connection per client */
 	if (a.c)
 		ssq_client_close(a.c);
-	if (!a.c || conn_open(&a) || conn_open(&b)) {
+	if (!a.c || conn_open(&a) || conn_open(&b) || conn_open(&x)) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
 		kill(d, SIGKILL);
 		return 1;
@@ -180,6 +229,19 @@ int main(void)
 	__atomic_store_n(&ctl->cq_lease, SSQ_MAX_PRODUCERS - 1, __ATOMIC_SEQ_CST);
 	queue_moves(&b, 0x400, "the CQ lease naming a record nobody holds",
 	            BOUND_S + 1.0);
+
+	/* 5: a heal that waits for ever, then an orphan CQ lease. */
+	__atomic_store_n(&a.p->me->resv_gen, a.p->me->resv_gen | 1, __ATOMIC_SEQ_CST);
+	ssq_client_close(x.c);
+	usleep(300000);
+	__atomic_store_n(&ctl->producers[SSQ_MAX_PRODUCERS - 2].state, SSQ_PROD_IDLE,
+	                 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ctl->cq_lease, SSQ_MAX_PRODUCERS - 1, __ATOMIC_SEQ_CST);
+	queue_moves(&b, 0x500, "a heal held up for ever, then the CQ lease of nobody",
+	            BOUND_S + 1.0);
+
+	/* 6: a traced client's record forged RESERVING. */
+	traced_victim(ctl);
 
 	CHECK(log_count("killed", NULL) == 0, "ssqd killed someone");
 	ssq_client_close(a.c);

@@ -120,6 +120,16 @@ int main(void)
 		      "done two past posted passed");
 		r->posted = posted;
 	}
+	/* A FREE record mid-reservation: nobody's, and a healer would wait on it. */
+	{
+		struct ssq_ctl_producer *r = &ctl->producers[OWNER - 1];
+
+		CHECK(r->state == SSQ_PROD_FREE, "record %u is free", OWNER - 1);
+		r->resv_gen |= 1;
+		CHECK(ssq_ctl_check(&owner, 0, why, sizeof(why)) == -EUCLEAN,
+		      "a free record with an odd generation passed");
+		r->resv_gen &= ~1u;
+	}
 	bad = 0;
 	for (t = 0; t < T; t++)
 		bad += check_msgs(&a, t, M, 1);

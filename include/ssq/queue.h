@@ -366,6 +366,7 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	uint64_t ring =
 	    (uint64_t)p->slot_mask + 1; /* our copy: see struct ssq_producer */
 	uint64_t at;
+	uint32_t reserving = SSQ_PROD_RESERVING;
 	unsigned spins;
 
 	if (ssq_unlikely(!wqebbs || wqebbs > ring / 2 || me->state != SSQ_PROD_IDLE ||
@@ -420,9 +421,19 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 	 */
 	at = __atomic_fetch_add(&ctl->reserve, wqebbs, __ATOMIC_SEQ_CST);
 	SSQ__HOOK(SSQ_HOOK_AFTER_ADD);
-	__atomic_store_n(&me->pos, at, __ATOMIC_RELEASE);                    /* R9b */
-	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELEASE);                /* R9b */
-	__atomic_store_n(&me->state, SSQ_PROD_BUILDING, __ATOMIC_RELEASE);   /* R9b */
+	__atomic_store_n(&me->pos, at, __ATOMIC_RELEASE);     /* R9b */
+	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELEASE); /* R9b */
+	/*
+	 * R9b, and A13c: pairs with R13. BUILDING only from our RESERVING: if
+	 * ssqd started the queue over since our add (ssq_ctl_rebuild: the
+	 * record IDLE, `reserve` back to 0), our position is void and may be
+	 * handed out again; writing BUILDING over the IDLE would build into
+	 * it. One locked instruction on a line that is ours.
+	 */
+	if (ssq_unlikely(
+	        !__atomic_compare_exchange_n(&me->state, &reserving, SSQ_PROD_BUILDING, 0,
+	                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		return -EIO;
 	__atomic_store_n(&me->resv_gen, me->resv_gen + 1, __ATOMIC_RELEASE); /* R9b */
 	SSQ__HOOK(SSQ_HOOK_AFTER_RECORD);
 	/*

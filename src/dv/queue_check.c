@@ -158,6 +158,16 @@ static int check_record(const struct ssq_producer *h, uint32_t i, char *why,
 	len = __atomic_load_n(&rec->len, __ATOMIC_SEQ_CST);
 	if (state > SSQ_PROD_DEAD)
 		BAD("record %u: state %u", i, state);
+	/*
+	 * A FREE record is nobody's, so nobody is mid-reservation in it (a
+	 * healer would wait on an odd generation). Read again: ssq_ctl_claim
+	 * hands a FREE record out, and its new owner may reserve at once.
+	 */
+	if (state == SSQ_PROD_FREE && (gen & 1) &&
+	    __atomic_load_n(&rec->state, __ATOMIC_SEQ_CST) == SSQ_PROD_FREE &&
+	    __atomic_load_n(&rec->resv_gen, __ATOMIC_SEQ_CST) == gen)
+		BAD("record %u: free, with a reservation under way (generation %u)", i,
+		    gen);
 	if (!(gen & 1) && __atomic_load_n(&rec->resv_gen, __ATOMIC_SEQ_CST) == gen &&
 	    state == SSQ_PROD_BUILDING) {
 		/* reserve after the claim: the claim came from an add below it. */

@@ -122,7 +122,7 @@ static int wait_room(struct ssq_producer *h, uint64_t x, uint64_t deadline)
 int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 {
 	struct ssq_ctl *ctl = h->ctl;
-	uint32_t gen[SSQ_MAX_PRODUCERS], i;
+	uint32_t gen[SSQ_MAX_PRODUCERS], i, state;
 	uint64_t deadline = dv_now_ms() + timeout_ms, r0, x, end, seq;
 	int nops = 0, waiting, rc;
 
@@ -163,8 +163,10 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 
 			if (i == h->id || !(gen[i] & 1))
 				continue; /* was not mid-reservation at the snapshot */
-			if (__atomic_load_n(&r->state, __ATOMIC_SEQ_CST) ==
-			        SSQ_PROD_DEAD ||
+			/* A FREE record is nobody's: an odd generation there is garbage.
+			 */
+			state = __atomic_load_n(&r->state, __ATOMIC_SEQ_CST);
+			if (state == SSQ_PROD_DEAD || state == SSQ_PROD_FREE ||
 			    __atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) != gen[i])
 				continue;
 			waiting = 1;

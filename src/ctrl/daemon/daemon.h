@@ -145,6 +145,9 @@ struct ssqd_queue {
 	struct ssqd_stall stall; /* stall_watch.c's looks */
 	uint32_t epoch;          /* resets of the control block: ssqd's count */
 	uint64_t guard_next_ns;  /* when ssqd_queue_guard looks next */
+	/* ssqd_queue_rebuild_paced: the last restart, the next allowed, the gap */
+	uint64_t restart_last_ns, restart_next_ns;
+	unsigned restart_gap_ms;
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -322,12 +325,20 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
 
 /*
  * ssqd_queue_rebuild - queue @qi's QP through RESET back to RTS and its
- * control block rebuilt (ssq_ctl_rebuild), the attached clients' records
- * kept; what was in flight is dropped without a completion. The guard's
- * reset, and RECOVER's for a QP whose SQ froze. 0 or -errno with @why
+ * control block rebuilt (ssq_ctl_quiesce, ssq_ctl_rebuild), the attached
+ * clients' records kept; what was in flight completes to its owners as
+ * flushed. RECOVER's for a QP whose SQ froze. 0 or -errno with @why
  * (queue_guard.c).
+ * ssqd_queue_rebuild_paced - the same for the guard and the stall watch,
+ * which a client can make ask again and again (a scribble, a forged hold):
+ * restarts of one queue less than a second apart wait 10 ms, then twice
+ * as long each time up to a second, so that ssqd's loop - which a restart
+ * holds for up to twice GUARD_LEASE_MS - goes on serving other queues.
+ * -EAGAIN (nothing done) when it is too soon.
  */
 int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char *why,
+                             size_t whylen);
 
 /*
  * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of

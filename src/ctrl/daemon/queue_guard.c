@@ -42,13 +42,14 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 	if (!q->ctl || q->rec.nwaiters || now_ns < q->guard_next_ns)
 		return;
 	q->guard_next_ns = now_ns + SSQD_GUARD_MS * 1000000ull;
-	if (!ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
+	if (now_ns < q->restart_next_ns ||
+	    !ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
 		return;
 	ssqd_log_limited(&d->client_log, now_ns,
 	                 "ssqd: q%u: control block inconsistent (%s): a client wrote "
 	                 "it; resetting the queue\n",
 	                 qi, why);
-	rc = ssqd_queue_rebuild(d, qi, err, sizeof(err));
+	rc = ssqd_queue_rebuild_paced(d, qi, now_ns, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr,
 		        "ssqd: q%u: reset after an inconsistent control block: %s\n", qi,
@@ -59,6 +60,28 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 	fprintf(stderr,
 	        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, epoch %u\n",
 	        qi, q->local.qpn, q->epoch);
+}
+
+int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char *why,
+                             size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	unsigned gap;
+
+	if (now_ns < q->restart_next_ns) {
+		snprintf(why, whylen,
+		         "queue q%u: restarted too often; the next restart in %llu ms",
+		         qi,
+		         (unsigned long long)((q->restart_next_ns - now_ns) / 1000000));
+		return -EAGAIN;
+	}
+	gap = q->restart_last_ns && now_ns - q->restart_last_ns < 1000000000ull
+	          ? (q->restart_gap_ms ? q->restart_gap_ms * 2 : 10)
+	          : 0;
+	q->restart_gap_ms = gap < 1000 ? gap : 1000;
+	q->restart_last_ns = now_ns;
+	q->restart_next_ns = now_ns + q->restart_gap_ms * 1000000ull;
+	return ssqd_queue_rebuild(d, qi, why, whylen);
 }
 
 int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)

@@ -14,12 +14,17 @@
  * queue writes, so a client can forge one in another's name. What ssqd
  * does depends on what the kernel (which no client can forge) says of the
  * named holder:
- *  - stopped (/proc state T or t), at the deadline: it may resume at any
- *    moment and write into the ring, so its hold cannot be taken away
- *    while it lives: ssqd kills it (SIGKILL; clients of a queue are one
- *    trust domain, and whoever could stop it could kill it) and, once its
- *    socket closes, heals it like any death (ssq_ctl_heal: leases broken,
- *    holes published as NOPs);
+ *  - stopped (/proc state T or t at two looks in a row, the last one at
+ *    the deadline: a traced process passes through t at each system call
+ *    and runs in between) with a thread outside
+ *    any system call (proc_evidence.c; the fast path makes none while it
+ *    holds anything): it may be mid-hold and resume at any moment to write
+ *    into the ring, so its hold cannot be taken away while it lives: ssqd
+ *    kills it (SIGKILL; clients of a queue are one trust domain, and
+ *    whoever could stop it could kill it) and, once its socket closes,
+ *    heals it like any death (ssq_ctl_heal: leases broken, holes published
+ *    as NOPs). Stopped with every thread inside a system call, it holds
+ *    nothing whatever the record says: the hold is taken back (below);
  *  - not stopped, at AWAKE_TIMES the deadline (a producer waiting that
  *    long for a CPU moves on once it gets one): nobody is killed on
  *    evidence a client could have written. ssqd takes the hold back by
@@ -60,6 +65,7 @@
 #include <unistd.h>
 #include "ctrl/daemon/client_pidfd.h"
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/proc_evidence.h"
 
 #define LOOKS_MIN      3
 #define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
@@ -100,37 +106,11 @@ static int unmoved(struct ssqd_hold_seen *h, uint32_t client, const uint64_t mar
 		h->client = client;
 		h->since_ns = now;
 		h->looks = 1;
+		h->stopped_looks = 0;
 		return 0;
 	}
 	h->looks++;
 	return h->looks >= LOOKS_MIN && now - h->since_ns >= stall_ns;
-}
-
-/*
- * Is client @c's process stopped (SIGSTOP: T; a debugger: t)? The state
- * in /proc/PID/stat, after the command name's closing parenthesis (the
- * name may hold one: the last one counts; nothing after it can).
- * 0 for running, runnable, asleep, or not known.
- */
-static int stopped(const struct ssqd_client *c)
-{
-	char path[40], buf[96], *p;
-	ssize_t n;
-	int fd;
-
-	if (c->pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)c->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
 }
 
 /*
@@ -140,11 +120,27 @@ static int stopped(const struct ssqd_client *c)
  * producer can wait that long for one, and it will move on once it gets
  * it.
  */
-static int due(const struct ssqd_client *c, const struct ssqd_hold_seen *h, uint64_t now,
-               uint64_t stall_ns, int *is_stopped)
+static int due(const struct ssqd_hold_seen *h, uint64_t now, uint64_t stall_ns,
+               int *is_stopped)
 {
-	*is_stopped = stopped(c);
+	*is_stopped = h->stopped_looks >= 2;
 	return *is_stopped || now - h->since_ns >= AWAKE_TIMES * stall_ns;
+}
+
+/*
+ * A look found @h unmoved again: is its holder @c stopped now? It counts
+ * as stopped once two looks in a row (a look every --stall-ms / 8) found
+ * it so, the last one this: a traced process passes through t at each
+ * system call it makes, and runs in between.
+ */
+static void look_stopped(const struct ssqd_client *c, struct ssqd_hold_seen *h)
+{
+	if (h->looks < 2)
+		return;
+	if (ssqd_proc_stopped(c->pid))
+		h->stopped_looks++;
+	else
+		h->stopped_looks = 0;
 }
 
 /*
@@ -157,12 +153,14 @@ static void take_back(struct ssqd *d, unsigned qi, const char *who, const char *
 {
 	char why[200];
 
+	if (now < d->queues[qi].restart_next_ns)
+		return; /* paced: the watch finds it again at a later look */
 	fprintf(stderr,
 	        "ssqd: q%u: %s %s for %llu ms (--stall-ms %u): taken back without a kill "
 	        "(a client could have forged it): starting the queue over\n",
 	        qi, who, what, (unsigned long long)((now - since) / 1000000),
 	        d->opt.stall_ms);
-	if (ssqd_queue_rebuild(d, qi, why, sizeof(why))) {
+	if (ssqd_queue_rebuild_paced(d, qi, now, why, sizeof(why))) {
 		fprintf(stderr, "ssqd: q%u: could not start over: %s\n", qi, why);
 		ssqd_queue_fence(d, qi);
 		return;
@@ -185,6 +183,14 @@ static void end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c,
 
 	if (!is_stopped) {
 		snprintf(who, sizeof(who), "client pid %d (producer %u, not stopped)",
+		         (int)c->pid, c->producer[qi]);
+		take_back(d, qi, who, what, since, now);
+		return;
+	}
+	if (!ssqd_proc_may_hold(c->pid)) {
+		snprintf(who, sizeof(who),
+		         "client pid %d (producer %u, stopped inside system calls, so "
+		         "in no hold)",
 		         (int)c->pid, c->producer[qi]);
 		take_back(d, qi, who, what, since, now);
 		return;
@@ -224,7 +230,7 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		uint32_t id = c->producer[qi], state, gen, len;
 		uint64_t pos, mark[3];
 		char what[160];
-		int is_stopped;
+		int is_stopped, unmoved_long;
 
 		if (c->fd <= 0 || c->refused || c->stalled || !(c->attached & (1u << qi)))
 			continue;
@@ -251,8 +257,9 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		mark[0] = (uint64_t)state << 32 | gen;
 		mark[1] = pos;
 		mark[2] = __atomic_load_n(&r->posted, __ATOMIC_RELAXED);
-		if (!unmoved(h, c->id, mark, now, stall_ns) ||
-		    !due(c, h, now, stall_ns, &is_stopped)) {
+		unmoved_long = unmoved(h, c->id, mark, now, stall_ns);
+		look_stopped(c, h);
+		if (!unmoved_long || !due(h, now, stall_ns, &is_stopped)) {
 			q->stall.suspect |= h->looks > 1;
 			continue;
 		}
@@ -331,7 +338,8 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 		}
 		return;
 	}
-	if (!unmoved_long || !due(c, h, now, stall_ns, &is_stopped))
+	look_stopped(c, h);
+	if (!unmoved_long || !due(h, now, stall_ns, &is_stopped))
 		return;
 	snprintf(what, sizeof(what), "held the %s lease", name);
 	end_stall(d, qi, c, what, h->since_ns, now, is_stopped);
@@ -464,6 +472,18 @@ void ssqd_stall_watch(struct ssqd *d, uint64_t now)
 		 * progress is not: there the recovery drains, then resets.
 		 */
 		listed = __atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE);
+		/*
+		 * A heal held up that long waits on a record no watch below
+		 * ends (a live producer's is ended sooner): one that says
+		 * "mid-reservation" and is nobody's, or a forgery.
+		 */
+		if (q->heal_pending && q->heal_since_ns &&
+		    now - q->heal_since_ns >= AWAKE_TIMES * stall_ns) {
+			take_back(d, qi, "the heal after a death",
+			          "waited on a reservation nobody finishes",
+			          q->heal_since_ns, now);
+			continue;
+		}
 		q->stall.suspect = 0;
 		watch_reservations(d, qi, now, stall_ns);
 		watch_lease(d, qi, &q->stall.db, &ctl->db_lease, &ctl->published,

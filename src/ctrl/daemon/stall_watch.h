@@ -13,10 +13,12 @@
 /* One hold as last looked at: what moves while it is healthy, and since when it
  * has not. */
 struct ssqd_hold_seen {
-	uint64_t mark[3];  /* the hold's state: generation, position, counts */
-	uint64_t since_ns; /* first look at this very hold; 0: not held */
-	uint32_t client;   /* the holder's client id (never reused) */
-	unsigned looks;    /* looks that found it unmoved, the first included */
+	uint64_t mark[3];       /* the hold's state: generation, position, counts */
+	uint64_t since_ns;      /* first look at this very hold; 0: not held */
+	uint32_t client;        /* the holder's client id (never reused) */
+	unsigned looks;         /* looks that found it unmoved, the first included */
+	unsigned stopped_looks; /* looks in a row, to the last, that found the
+	                         * holder stopped */
 };
 
 struct ssqd_stall {
