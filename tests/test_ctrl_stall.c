@@ -21,12 +21,15 @@
  *     client can write): after 10 x the deadline (one merely waiting for a
  *     CPU moves on before) ssqd starts the queue over. The WRITE behind the
  *     hole completes as flushed within 3 s, the next one succeeds, and the
- *     sleeper lives.
+ *     sleeper lives;
+ *  5. a producer whose main thread has exited (its /proc/PID/stat says Z)
+ *     and whose worker is stopped mid-reservation is killed like 3.
  * SSQ_TEST_STALL_OPT overrides the option passed (empty: none, for an
  * ssqd without it).
  */
 #define SSQ_FAULT_HOOKS 1
 #include "stall_flow.h"
+#include <pthread.h>
 
 #define BUSY_S 1.5
 
@@ -291,6 +294,70 @@ static void asleep_holder(struct conn *k, double bound)
 	       "the next completed, nobody killed\n");
 }
 
+/* ---- 5. a stopped holder whose main thread has exited ---- */
+
+static struct conn zv;
+
+/* The worker: reserves, says so on fd 3, and spins mid-hold in user code. */
+static void *zombie_worker(void *arg)
+{
+	uint64_t pos = 0;
+	int rc = ssq_reserve(zv.p, 1, &pos);
+
+	(void)arg;
+	(void)!write(3, &rc, sizeof(rc));
+	for (;;)
+		__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+/*
+ * /proc/PID/stat is the thread-group leader's: after pthread_exit in main
+ * it says Z whatever the others do. The worker, stopped mid-reservation,
+ * must be judged by its own state and killed at the deadline.
+ */
+static void zombie_leader_holder(struct conn *k)
+{
+	int p[2], rc = -1, status = 0;
+	char pidstr[32];
+	double took;
+	pid_t v;
+
+	if (pipe(p))
+		abort();
+	v = fork();
+	if (v == 0) {
+		pthread_t t;
+
+		dup2(p[1], 3);
+		if (conn_open(&zv))
+			_exit(3);
+		pthread_create(&t, NULL, zombie_worker, NULL);
+		pthread_exit(NULL); /* the leader goes: its stat says Z */
+	}
+	close(p[1]);
+	CHECK(read(p[0], &rc, sizeof(rc)) == sizeof(rc) && rc == 0,
+	      "zombie leader: the worker's reservation %d", rc);
+	close(p[0]);
+	usleep(20000); /* out of its write(): spinning in user code */
+	kill(v, SIGSTOP);
+	took = write_timed(k, 0x88, WAIT_S);
+	CHECK(took >= 0 && took < BOUND_S,
+	      "zombie leader: another producer's WRITE took %.3f s (-1: not in %.0f s)",
+	      took, WAIT_S);
+	waitpid(v, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "zombie leader: the stopped worker's process ended with status 0x%x, not "
+	      "SIGKILL",
+	      status);
+	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
+	CHECK(log_count(pidstr, "killed") == 1,
+	      "zombie leader: ssqd's log does not say it killed %s", pidstr);
+	printf("a producer stopped mid-hold with its main thread gone: killed, another's "
+	       "WRITE after %.0f ms\n",
+	       took * 1e3);
+}
+
 int main(void)
 {
 	struct conn k;
@@ -321,6 +388,7 @@ int main(void)
 	stopped_holder(&k, SSQ_HOOK_CQ_LEASE, "stopped holding the CQ lease", BOUND_S);
 	/* Not stopped: 10 x the deadline (a preempted producer moves on). */
 	asleep_holder(&k, BOUND_S + 1.0);
+	zombie_leader_holder(&k);
 	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
 	ssq_client_close(k.c);
 	kill(d, SIGTERM);

@@ -6,8 +6,10 @@
  *     and a READ - lands its data, fetches the atomics' old values, and
  *     gives the signaled WRs' completions in list order with their wr_ids;
  *  2. a bad WR in the middle (too many SGEs), an opcode ssq does not build
- *     (LOCAL_INV) and a send flag it does not (IP_CSUM): the error, *bad at
- *     that WR, the WRs before it posted and none of it or after;
+ *     (LOCAL_INV), a send flag it does not (IP_CSUM), a negative num_sge and
+ *     an inline WR with more SGEs than max_sge (it read past sg_list): the
+ *     error, *bad at that WR, the WRs before it posted and none of it or
+ *     after;
  *  3. a list longer than half the ring (100 WRITEs on 64 WQEBBs) goes out
  *     in several reservations, reposted from *bad on -EAGAIN, all of it in
  *     order.
@@ -181,6 +183,14 @@ static void refused(void)
 	w[0].send_flags |= IBV_SEND_IP_CSUM;
 	rc = ssq_post_wr(&prod, w, &bad);
 	CHECK(rc == -EOPNOTSUPP && bad == &w[0], "IP_CSUM first: %d", rc);
+	/* Counts verbs would not take: negative, or over max_sge while inline. */
+	w[0].send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	w[0].num_sge = -1;
+	rc = ssq_post_wr(&prod, w, &bad);
+	CHECK(rc == -EINVAL && bad == &w[0], "num_sge -1, inline: %d", rc);
+	w[0].num_sge = 100;
+	rc = ssq_post_wr(&prod, w, &bad);
+	CHECK(rc == -E2BIG && bad == &w[0], "num_sge 100 > max_sge, inline: %d", rc);
 	CHECK(ssq_ctl_reserved(prod.ctl) == reserved,
 	      "a list refused at its first WR reserved %llu WQEBBs",
 	      (unsigned long long)(ssq_ctl_reserved(prod.ctl) - reserved));

@@ -28,8 +28,9 @@ extern "C" {
  * the kernel's mlx5_ib_opcode[] (drivers/infiniband/hw/mlx5/wr.c) and
  * libmlx5's post_send (rdma-core providers/mlx5/qp.c) use; flags: SIGNALED,
  * SOLICITED, INLINE, FENCE (libmlx5's: MLX5_WQE_CTRL_FENCE, the
- * small-and-fence mode). Returns 0, or -EOPNOTSUPP for any other opcode or
- * flag (LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO, IP_CSUM...).
+ * small-and-fence mode). Returns 0, -EOPNOTSUPP for any other opcode or
+ * flag (LOCAL_INV, BIND_MW, SEND_WITH_INV, TSO, IP_CSUM...), or -EINVAL for
+ * a negative num_sge.
  */
 SSQ_INLINE int ssq_wr_from_verbs(const struct ibv_send_wr *v, struct ssq_wr *w)
 {
@@ -68,7 +69,9 @@ SSQ_INLINE int ssq_wr_from_verbs(const struct ibv_send_wr *v, struct ssq_wr *w)
 	if (v->send_flags & IBV_SEND_FENCE)
 		w->flags |= SSQ_WQE_FENCE_SMALL_AND_FENCE;
 	w->inline_data = !!(v->send_flags & IBV_SEND_INLINE);
-	w->num_sge = (uint32_t)(v->num_sge < 0 ? UINT32_MAX : (uint32_t)v->num_sge);
+	if (v->num_sge < 0)
+		return -EINVAL;
+	w->num_sge = (uint32_t)v->num_sge;
 	w->sg_list = v->sg_list;
 	if (w->opcode == MLX5_OPCODE_SEND_IMM || w->opcode == MLX5_OPCODE_RDMA_WRITE_IMM)
 		w->imm = v->imm_data;
@@ -126,8 +129,8 @@ SSQ_INLINE int ssq__build_verbs(const struct ssq_sq *sq, uint32_t pi,
  * does on a QP of one's own: in list order, each WR's completion (if
  * IBV_SEND_SIGNALED, or if it fails) back through ssq_poll() with its
  * wr_id. One reservation per run of WRs that fits half the ring (a list
- * longer than that takes several) and one ssq_submit - one doorbell - for
- * the list.
+ * longer than that takes several) and one ssq_submit - one doorbell - per
+ * run.
  * Returns 0, or a negative errno with *@bad (if @bad is not NULL) at the
  * first WR not posted: the WRs before it are posted, it and those after
  * are not, as ibv_post_send. The errno says why:
@@ -163,7 +166,16 @@ SSQ_INLINE int ssq_post_wr(struct ssq_producer *p, struct ibv_send_wr *wr,
 			total += (uint64_t)n;
 		}
 		if (total) {
-			int r = ssq_reserve(p, (unsigned)total, &pos);
+			int r;
+
+			/*
+			 * A run after the first: ring what the last run
+			 * published, or this reserve may wait for room on our
+			 * own unrung WQEs.
+			 */
+			if (posted)
+				ssq_submit(p);
+			r = ssq_reserve(p, (unsigned)total, &pos);
 
 			if (r) {
 				rc = r;
@@ -180,7 +192,11 @@ SSQ_INLINE int ssq_post_wr(struct ssq_producer *p, struct ibv_send_wr *wr,
 				n = ssq__build_verbs(&p->sq, (uint32_t)pos, &w);
 				r = ssq_publish(p, pos, (unsigned)n, v->wr_id, w.flags);
 				if (ssq_unlikely(r)) {
-					/* ssqd restarted the queue: the rest is void. */
+					/*
+					 * -EIO: ssqd restarted the queue, the rest
+					 * is void; -EINVAL: the WR changed while we
+					 * posted it (the caller's list is its own).
+					 */
 					rc = r;
 					end = v;
 					break;

@@ -156,6 +156,9 @@ SSQ_INLINE enum ssq_wr_fault ssq_wr_check(const struct ssq_sq *sq,
 		if (wr->raddr & 7)
 			return SSQ_WR_ATOMIC_UNALIGNED;
 	}
+	/* libmlx5 checks the count against max_gs for inline WRs too. */
+	if (wr->num_sge > sq->max_sge)
+		return SSQ_WR_TOO_MANY_SGE;
 	if (wr->inline_data) {
 		for (i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
@@ -166,8 +169,6 @@ SSQ_INLINE enum ssq_wr_fault ssq_wr_check(const struct ssq_sq *sq,
 			ds += (unsigned)((total + 4 + SSQ_WQE_DS_BYTES - 1) /
 			                 SSQ_WQE_DS_BYTES);
 	} else {
-		if (wr->num_sge > sq->max_sge)
-			return SSQ_WR_TOO_MANY_SGE;
 		ds += wr->num_sge;
 	}
 	if (SSQ_DS_TO_WQEBBS(ds) > sq->wqe_cnt)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading /proc for the stall watch. The sources of what it parses:
- *  - /proc/PID/stat: the state letter after the command name's closing
- *    parenthesis (the name may hold one; the last counts); T stopped by a
- *    signal, t stopped by a tracer (fs/proc/array.c, task_state_array);
+ * Reading /proc for the stall watch, thread by thread (a process's own
+ * stat is its leader's, which may have exited while others run). The
+ * sources of what it parses:
+ *  - /proc/PID/task/TID/stat: the state letter after the command name's
+ *    closing parenthesis (the name may hold one; the last counts); T
+ *    stopped by a signal, t stopped by a tracer (fs/proc/array.c,
+ *    task_state_array);
  *  - /proc/PID/task/TID/syscall: "running" while the task runs, else the
  *    system call it is blocked in and its arguments, or "-1 SP PC" when it
  *    is not in one (fs/proc/base.c, proc_pid_syscall; lib/syscall.c,
@@ -38,51 +41,42 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
 	return n;
 }
 
-int ssqd_proc_stopped(pid_t pid)
+/* @tid of @pid (a name in /proc/PID/task) stopped, and outside a system call? */
+static int task_stopped_in_user(pid_t pid, const char *tid)
 {
-	char path[40], buf[96], *p;
+	char path[64], buf[128], *p, *end;
+	long nr;
 
-	if (pid <= 0)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)pid, tid);
 	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'T' || p[2] == 't');
-}
-
-/* 0 when task @tid of @pid is blocked in a system call; else 1. */
-static int task_may_hold(pid_t pid, const char *tid)
-{
-	char path[64], buf[64], *end;
-	long nr;
-
+	if (!p || p[1] != ' ' || (p[2] != 'T' && p[2] != 't'))
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", (int)pid, tid);
 	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return 1; /* gone meanwhile, or no access: the kernel did not say */
+		return 1; /* no access: the kernel did not say */
 	nr = strtol(buf, &end, 10);
-	return end == buf || nr < 0; /* "running", "-1 ...", or unparsable */
+	return end == buf || nr < 0; /* "running", "-1 SP PC", or unparsable */
 }
 
-int ssqd_proc_may_hold(pid_t pid)
+int ssqd_proc_stopped_in_user(pid_t pid)
 {
 	char path[40];
 	struct dirent *e;
-	int any = 0, may = 0;
+	int found = 0;
 	DIR *dir;
 
 	if (pid <= 0)
-		return 1;
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
-		return 1;
-	while (!may && (e = readdir(dir)) != NULL) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		any = 1;
-		may = task_may_hold(pid, e->d_name);
-	}
+		return 0;
+	/* Every thread: the leader may have exited (a zombie) or be running. */
+	while (!found && (e = readdir(dir)) != NULL)
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+			found = task_stopped_in_user(pid, e->d_name);
 	closedir(dir);
-	return may || !any;
+	return found;
 }

@@ -9,18 +9,16 @@
 
 #include <sys/types.h>
 
-/* 1 when process @pid is stopped (SIGSTOP: T; a tracer: t), else 0. */
-int ssqd_proc_stopped(pid_t pid);
-
 /*
- * Could a thread of process @pid be in the middle of a hold on a shared
- * queue? 0 only when every thread is blocked inside a system call: the
- * fast path makes none while it holds anything (reservations, leases and
- * the doorbell are stores and atomics), so none of them can be mid-hold.
- * 1 when a thread is in user code, a fault or an interrupt, or is
- * running, or when the kernel does not say (no /proc, no ptrace access to
- * the process: its syscall files need it).
+ * 1 when a thread of process @pid is stopped (state T: a signal, or t: a
+ * tracer, in /proc/PID/task/TID/stat) outside any system call: one that
+ * may have been stopped in the middle of a hold on a shared queue. The
+ * fast path makes no system call while it holds anything (reservations,
+ * leases and the doorbell are stores and atomics), so a thread stopped
+ * inside one holds nothing. A thread whose system call the kernel does
+ * not say (no ptrace access to the process: its syscall files need it)
+ * counts as outside. 0 otherwise, or when @pid has no /proc entry.
  */
-int ssqd_proc_may_hold(pid_t pid);
+int ssqd_proc_stopped_in_user(pid_t pid);
 
 #endif /* SSQ_CTRL_DAEMON_PROC_EVIDENCE_H */

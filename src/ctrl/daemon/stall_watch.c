@@ -14,18 +14,17 @@
  * queue writes, so a client can forge one in another's name. What ssqd
  * does depends on what the kernel (which no client can forge) says of the
  * named holder:
- *  - stopped (/proc state T or t at two looks in a row, the last one at
- *    the deadline: a traced process passes through t at each system call
- *    and runs in between) with a thread outside
- *    any system call (proc_evidence.c; the fast path makes none while it
- *    holds anything): it may be mid-hold and resume at any moment to write
- *    into the ring, so its hold cannot be taken away while it lives: ssqd
- *    kills it (SIGKILL; clients of a queue are one trust domain, and
- *    whoever could stop it could kill it) and, once its socket closes,
- *    heals it like any death (ssq_ctl_heal: leases broken, holes published
- *    as NOPs). Stopped with every thread inside a system call, it holds
- *    nothing whatever the record says: the hold is taken back (below);
- *  - not stopped, at AWAKE_TIMES the deadline (a producer waiting that
+ *  - stopped mid-hold: a thread in state T or t outside any system call
+ *    (proc_evidence.c: the fast path makes none while it holds anything)
+ *    at two looks in a row, the last one at the deadline (a traced process
+ *    passes through t at each system call and runs in between): it may
+ *    resume at any moment and write into the ring, so its hold cannot be
+ *    taken away while it lives: ssqd kills it (SIGKILL; clients of a queue
+ *    are one trust domain, and whoever could stop it could kill it) and,
+ *    once its socket closes, heals it like any death (ssq_ctl_heal: leases
+ *    broken, holes published as NOPs). One it cannot kill (another uid) is
+ *    taken back as below;
+ *  - otherwise, at AWAKE_TIMES the deadline (a producer waiting that
  *    long for a CPU moves on once it gets one): nobody is killed on
  *    evidence a client could have written. ssqd takes the hold back by
  *    starting the queue over (ssqd_queue_rebuild: what was in flight
@@ -128,16 +127,17 @@ static int due(const struct ssqd_hold_seen *h, uint64_t now, uint64_t stall_ns,
 }
 
 /*
- * A look found @h unmoved again: is its holder @c stopped now? It counts
- * as stopped once two looks in a row (a look every --stall-ms / 8) found
- * it so, the last one this: a traced process passes through t at each
- * system call it makes, and runs in between.
+ * A look found @h unmoved again: is a thread of its holder @c stopped
+ * outside a system call now (proc_evidence.h)? It counts as stopped once
+ * two looks in a row (a look every --stall-ms / 8) found it so, the last
+ * one this: a traced process passes through t at each system call it
+ * makes, and runs in between.
  */
 static void look_stopped(const struct ssqd_client *c, struct ssqd_hold_seen *h)
 {
 	if (h->looks < 2)
 		return;
-	if (ssqd_proc_stopped(c->pid))
+	if (ssqd_proc_stopped_in_user(c->pid))
 		h->stopped_looks++;
 	else
 		h->stopped_looks = 0;
@@ -146,15 +146,17 @@ static void look_stopped(const struct ssqd_client *c, struct ssqd_hold_seen *h)
 /*
  * Take back queue @qi's holds by starting it over: @who held @what since
  * @since. Logged; a queue that cannot restart is fenced (-EIO until a
- * recovery), never left held.
+ * recovery), never left held. Returns 1, or 0 when restarts are paced
+ * (ssqd_queue_rebuild_paced): the caller keeps the hold due, for a later
+ * look.
  */
-static void take_back(struct ssqd *d, unsigned qi, const char *who, const char *what,
-                      uint64_t since, uint64_t now)
+static int take_back(struct ssqd *d, unsigned qi, const char *who, const char *what,
+                     uint64_t since, uint64_t now)
 {
 	char why[200];
 
 	if (now < d->queues[qi].restart_next_ns)
-		return; /* paced: the watch finds it again at a later look */
+		return 0;
 	fprintf(stderr,
 	        "ssqd: q%u: %s %s for %llu ms (--stall-ms %u): taken back without a kill "
 	        "(a client could have forged it): starting the queue over\n",
@@ -163,20 +165,22 @@ static void take_back(struct ssqd *d, unsigned qi, const char *who, const char *
 	if (ssqd_queue_rebuild_paced(d, qi, now, why, sizeof(why))) {
 		fprintf(stderr, "ssqd: q%u: could not start over: %s\n", qi, why);
 		ssqd_queue_fence(d, qi);
-		return;
+		return 1;
 	}
 	fprintf(stderr,
 	        "ssqd: q%u started over: QP 0x%x back in RTS, control block rebuilt, "
 	        "epoch %u, what was in flight flushed\n",
 	        qi, d->queues[qi].local.qpn, d->queues[qi].epoch);
+	return 1;
 }
 
 /*
  * Client @c holds @what since @since, unmoved past due(): killed if it is
- * stopped (its death is healed as any), else the hold is taken back.
+ * stopped mid-hold (its death is healed as any), else the hold is taken
+ * back. Returns 1, or 0 when nothing was done yet (paced).
  */
-static void end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c,
-                      const char *what, uint64_t since, uint64_t now, int is_stopped)
+static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, const char *what,
+                     uint64_t since, uint64_t now, int is_stopped)
 {
 	char who[96];
 	int rc;
@@ -184,32 +188,23 @@ static void end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c,
 	if (!is_stopped) {
 		snprintf(who, sizeof(who), "client pid %d (producer %u, not stopped)",
 		         (int)c->pid, c->producer[qi]);
-		take_back(d, qi, who, what, since, now);
-		return;
-	}
-	if (!ssqd_proc_may_hold(c->pid)) {
-		snprintf(who, sizeof(who),
-		         "client pid %d (producer %u, stopped inside system calls, so "
-		         "in no hold)",
-		         (int)c->pid, c->producer[qi]);
-		take_back(d, qi, who, what, since, now);
-		return;
+		return take_back(d, qi, who, what, since, now);
 	}
 	/* Never by pid: one reused by another process after the client died. */
 	rc = c->pidfd > 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
-	c->stalled = 1; /* once: its death, or a drop, ends it */
 	if (rc == 0) {
+		c->stalled = 1; /* its death, or a drop, ends it */
 		fprintf(stderr,
 		        "ssqd: q%u: client pid %d (producer %u, stopped) %s for %llu ms "
 		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
 		        qi, (int)c->pid, c->producer[qi], what,
 		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms);
-		return;
+		return 1;
 	}
 	snprintf(who, sizeof(who),
 	         "client pid %d (producer %u, stopped, and could not be killed: %s)",
 	         (int)c->pid, c->producer[qi], strerror(-rc));
-	take_back(d, qi, who, what, since, now);
+	return take_back(d, qi, who, what, since, now);
 }
 
 /* Open reservations of live clients in queue @qi. */
@@ -272,8 +267,8 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 			         "held WQEBBs %llu..%llu reserved and not all published",
 			         (unsigned long long)pos,
 			         (unsigned long long)(pos + len - 1));
-		end_stall(d, qi, c, what, h->since_ns, now, is_stopped);
-		forget(h);
+		if (end_stall(d, qi, c, what, h->since_ns, now, is_stopped))
+			forget(h);
 		return; /* a rebuild starts every look over */
 	}
 }
@@ -333,8 +328,8 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 			snprintf(who, sizeof(who), "the %s lease", name);
 			snprintf(what, sizeof(what),
 			         "named record %u, which no live client holds,", v - 1);
-			forget(h);
-			take_back(d, qi, who, what, since, now);
+			if (take_back(d, qi, who, what, since, now))
+				forget(h);
 		}
 		return;
 	}
@@ -342,8 +337,8 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 	if (!unmoved_long || !due(h, now, stall_ns, &is_stopped))
 		return;
 	snprintf(what, sizeof(what), "held the %s lease", name);
-	end_stall(d, qi, c, what, h->since_ns, now, is_stopped);
-	forget(h);
+	if (end_stall(d, qi, c, what, h->since_ns, now, is_stopped))
+		forget(h);
 }
 
 /*
