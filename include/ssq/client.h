@@ -13,9 +13,9 @@
  *	ssq_queue_open(c, "q0", &q);
  *	ssq_buf_alloc(c, 4096, &b);          // b.addr here, b.iova in WQEs
  *	ssq_post_write(ssq_queue_producer(q), b.iova, b.lkey, 64,
- *		       ssq_queue_peer_iova(q) + off, ssq_queue_peer_rkey(q), wr_id,
- *		       SSQ_WQE_SIGNALED);         // <ssq/queue.h>
- *	ssq_poll(ssq_queue_producer(q), comps, 16);
+ *		       ssq_queue_peer_iova(q) + 4096, ssq_queue_peer_rkey(q), wr_id,
+ *		       SSQ_WQE_SIGNALED);         // 4 KiB into the peer's data
+ *	ssq_poll(ssq_queue_producer(q), comps, 16);  // <ssq/queue.h>
  *	ssq_queue_close(q);  ssq_client_close(c);
  *
  * A client is one connection; use it from one thread at a time. Every call
@@ -53,7 +53,13 @@ struct ssq_buf {
 	uint64_t iova; /* what WQEs carry: the same in every process */
 	uint32_t lkey; /* the data arena's key (also its rkey) */
 	uint64_t len;
-	uint64_t off; /* arena offset: what another process needs to find it */
+	/*
+	 * Where it starts in the arena file, counted from the arena's header:
+	 * what another process of this host passes to ssq_buf_at to map it.
+	 * Not an offset into the data (ssq_queue_peer_iova(q) + off misses
+	 * by the header): a peer reaches this buffer at .iova with .lkey.
+	 */
+	uint64_t off;
 };
 
 /*
