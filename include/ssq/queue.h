@@ -319,6 +319,9 @@ SSQ_INLINE unsigned ssq_wqe_flags(const struct ssq_producer *p, uint64_t pos,
 	return user_flags;
 }
 
+/* Wake every producer asleep in ssq_wait on @ctl (ssq_progress calls it). */
+void ssq__wake_waiters(struct ssq_ctl *ctl);
+
 /*
  * ssq_progress - route the queue's completions if no one else is: take the
  * CQ lease (never waiting for it), hand every CQE's WQEs to their owners'
@@ -344,8 +347,29 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	n = ssq__route(p);
 	/* R7: pairs with A7, the next router. */
 	__atomic_store_n(&p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	/*
+	 * Producers asleep in ssq_wait: wake them (a system call, so after the
+	 * lease: none is made while holding anything). Relaxed: a wake missed
+	 * here costs a sleeper the rest of its slice, no more.
+	 */
+	if (ssq_unlikely(n > 0 && __atomic_load_n(&p->ctl->waiters, __ATOMIC_RELAXED)))
+		ssq__wake_waiters(p->ctl);
 	return n;
 }
+
+/*
+ * ssq_wait - wait, asleep, until this producer has at least @min
+ * completions to take with ssq_poll(), or @timeout_ns passes. It routes
+ * the CQ itself when no one else does, and otherwise sleeps on a futex in
+ * the queue's shared block (not private: any process of the queue wakes
+ * it) that whoever routes wakes; a wake it misses costs it at most one
+ * slice of SSQ_WAIT_SLICE_NS. Any thread with its own @p.
+ * Returns the completions ready (>= @min, 1..comp_entries), -ETIMEDOUT
+ * (fewer than @min by then), -ENOTCONN (ssqd is gone) or -EINVAL (@min 0
+ * or more than the completion ring holds).
+ */
+#define SSQ_WAIT_SLICE_NS 1000000ull
+int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns);
 
 /*
  * ssq_reserve - claim @wqebbs WQEBBs (1..ring/2) for WQEs this producer will

@@ -97,7 +97,14 @@ struct ssq_ctl {
 	uint32_t max_producers; /* records in use: SSQ_MAX_PRODUCERS */
 	uint32_t state;         /* SSQ_CTL_* */
 	uint32_t epoch;         /* bumped by ssq_ctl_reset */
-	uint8_t pad0[SSQ_CACHELINE - 32];
+	/*
+	 * ssq_wait's: producers asleep, and the futex word routers bump and
+	 * wake them on. Any value is harmless (a wake too many, or a sleep to
+	 * the end of its slice): nothing indexes with them.
+	 */
+	uint32_t waiters;
+	uint32_t wake_seq;
+	uint8_t pad0[SSQ_CACHELINE - 40];
 	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
 	uint8_t pad1[SSQ_CACHELINE - 8];
 	uint64_t published; /* every WQEBB below is published */

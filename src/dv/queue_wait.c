@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiting for completions asleep (ssq_wait) and waking the sleepers
+ * (ssq__wake_waiters, from ssq_progress once it let go of the CQ lease).
+ * The futex word is the queue's wake_seq, in memory every process of the
+ * queue maps, so the futex is a shared one (no FUTEX_PRIVATE_FLAG): a
+ * router in any process wakes a sleeper in any other. A sleeper sleeps at
+ * most SSQ_WAIT_SLICE_NS at a time and routes the CQ itself between
+ * slices, so it never depends on another process to route, nor on a wake
+ * that was missed (the count of sleepers is read relaxed by routers).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <ssq/queue.h>
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Completions ready for @p (A5a: pairs with R5, as ssq_poll). */
+static uint64_t ready(const struct ssq_producer *p)
+{
+	return __atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) - p->me->comp_tail;
+}
+
+void ssq__wake_waiters(struct ssq_ctl *ctl)
+{
+	/* Release: the completions delivered before are visible to a woken one. */
+	__atomic_fetch_add(&ctl->wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &ctl->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
+{
+	uint64_t deadline, now, n;
+	struct timespec slice;
+	uint32_t seq;
+
+	if (!p || !p->me || !min || min > p->comp_mask + 1)
+		return -EINVAL;
+	deadline = now_ns() + timeout_ns;
+	for (;;) {
+		if ((n = ready(p)) >= min)
+			return (int)n;
+		if (__atomic_load_n(&p->gone, __ATOMIC_RELAXED))
+			return -ENOTCONN;
+		if (ssq_progress(p) > 0)
+			continue; /* routed: perhaps ours */
+		now = now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		/*
+		 * The sequence before the count and the last look: a router
+		 * that delivers after our look bumps it, and the futex then
+		 * returns at once (EAGAIN) instead of sleeping.
+		 */
+		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
+		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
+		if (ready(p) < min) {
+			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
+			                                       : SSQ_WAIT_SLICE_NS;
+			slice.tv_sec = 0;
+			slice.tv_nsec = (long)n;
+			syscall(SYS_futex, &p->ctl->wake_seq, FUTEX_WAIT, seq, &slice,
+			        NULL, 0);
+		}
+		__atomic_fetch_sub(&p->ctl->waiters, 1, __ATOMIC_RELAXED);
+	}
+}

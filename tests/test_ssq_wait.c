@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq_wait sleeps instead of spinning, on the emulated device:
+ *  1. bad arguments (min 0, min past the completion ring): -EINVAL;
+ *  2. nothing in flight: -ETIMEDOUT after the timeout, having used a small
+ *     part of it in CPU time;
+ *  3. producer A waits for its WRITE's completion while producer B holds
+ *     the CQ lease (so A cannot route it itself) for 200 ms, then lets go
+ *     and routes: A returns with its completion soon after, having slept
+ *     (its thread's CPU time a small part of the wait);
+ *  4. ssqd gone (ssq_producer_gone) with nothing ready: -ENOTCONN.
+ */
+#include <pthread.h>
+#include "ssq_flow.h"
+#include "emu/testbed_pvt.h"
+
+#define RING    64u
+#define HOLD_MS 200
+
+static struct emu_tb tb;
+static struct ssq_producer a, b;
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* B: hold the CQ lease HOLD_MS, then let go and route (waking A). */
+static void *holder(void *arg)
+{
+	uint32_t zero = 0;
+
+	(void)arg;
+	if (!__atomic_compare_exchange_n(&b.ctl->cq_lease, &zero, b.id + 1, 0,
+	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return (void *)1;
+	usleep(HOLD_MS * 1000);
+	__atomic_store_n(&b.ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	while (ssq_progress(&b) == 0 &&
+	       ssq_ctl_completed(b.ctl) < ssq_ctl_reserved(b.ctl))
+		usleep(100);
+	return NULL;
+}
+
+int main(void)
+{
+	struct emu_tb_opts o = { 0 };
+	struct ssq_completion c;
+	struct ssq_ctl *ctl;
+	double t0, c0, took, cpu;
+	pthread_t t;
+	void *ret = NULL;
+	int rc;
+
+	o.sq_cnt = RING;
+	rc = emu_tb_init(&tb, &o);
+	if (rc)
+		SKIP("emulated device testbed: %d", rc);
+	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
+	CHECK(ctl && ssq_ctl_init(ctl, RING, 16) == 0, "ssq_ctl_init");
+	CHECK(ssq_producer_init(&a, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v, 1) == 0 &&
+	          ssq_producer_init(&b, ctl, 1, &tb.s[0].sq, &tb.s[0].scq_v, 2) == 0,
+	      "producers");
+	CHECK(emu_start(tb.dev) == 0, "device thread");
+
+	CHECK(ssq_wait(&a, 0, 1000) == -EINVAL, "min 0");
+	CHECK(ssq_wait(&a, RING + 1, 1000) == -EINVAL, "min past the completion ring");
+
+	t0 = now_s();
+	c0 = cpu_s();
+	rc = ssq_wait(&a, 1, 30 * 1000000ull);
+	took = now_s() - t0;
+	cpu = cpu_s() - c0;
+	CHECK(rc == -ETIMEDOUT && took >= 0.030 && took < 0.5,
+	      "nothing in flight: %d after %.3f s, want -ETIMEDOUT after 30 ms", rc,
+	      took);
+	CHECK(cpu < took / 2, "timing out: %.1f ms of CPU in %.1f ms (spinning?)",
+	      cpu * 1e3, took * 1e3);
+
+	pthread_create(&t, NULL, holder, NULL);
+	usleep(10000); /* B holds the lease */
+	CHECK(ssq_post_write(&a, tb.s[0].iova, tb.s[0].key, 64, tb.s[1].iova, tb.s[1].key,
+	                     0xabc, SSQ_WQE_SIGNALED) == 0,
+	      "A's WRITE");
+	t0 = now_s();
+	c0 = cpu_s();
+	rc = ssq_wait(&a, 1, 2000000000ull);
+	took = now_s() - t0;
+	cpu = cpu_s() - c0;
+	pthread_join(t, &ret);
+	CHECK(ret == NULL, "B could not take the CQ lease");
+	CHECK(rc == 1 && took >= (HOLD_MS - 20) / 1e3 && took < (HOLD_MS + 300) / 1e3,
+	      "A's wait behind B's lease: %d after %.3f s, want 1 after about %d ms", rc,
+	      took, HOLD_MS - 10);
+	CHECK(cpu < took / 4, "waiting: %.1f ms of CPU in %.1f ms (spinning?)", cpu * 1e3,
+	      took * 1e3);
+	CHECK(ssq_poll(&a, &c, 1) == 1 && c.wr_id == 0xabc && c.status == IBV_WC_SUCCESS,
+	      "A's completion after the wait");
+	printf("ssq_wait: woken %.1f ms after B's lease, %.2f ms of CPU in %.1f ms\n",
+	       took * 1e3 - (HOLD_MS - 10), cpu * 1e3, took * 1e3);
+
+	ssq_producer_gone(&a);
+	CHECK(ssq_wait(&a, 1, 1000000) == -ENOTCONN, "ssqd gone");
+	emu_stop(tb.dev);
+	emu_tb_fini(&tb);
+	free(ctl);
+	return test_exit("ssq_wait");
+}
