@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq_wait's wake crosses processes: against ssqd on the emulated device,
+ * client B (this process) holds the queue's CQ lease for 300 ms while
+ * client A (a child) posts a signaled WRITE and waits for it in ssq_wait.
+ * A cannot route it itself meanwhile; once B lets go and routes (or ssqd,
+ * the router of last resort), A must wake within a few milliseconds of it,
+ * having slept: its CPU time a small part of the wait.
+ */
+#include "stall_flow.h"
+
+#define HOLD_MS 300
+
+struct report {
+	int rc;
+	double took, cpu;
+};
+
+static double cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A: post, say so, wait; report through @fd. */
+static void waiter(int go, int fd)
+{
+	struct report r = { -1, 0, 0 };
+	struct conn k;
+	char b = 0;
+	double t0, c0;
+
+	if (conn_open(&k) || read(go, &b, 1) != 1 ||
+	    ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
+	                   ssq_queue_peer_rkey(k.q), 7, SSQ_WQE_SIGNALED))
+		_exit(3);
+	t0 = now_s();
+	c0 = cpu_s();
+	r.rc = ssq_wait(k.p, 1, 3000000000ull);
+	r.took = now_s() - t0;
+	r.cpu = cpu_s() - c0;
+	(void)!write(fd, &r, sizeof(r));
+	_exit(0);
+}
+
+int main(void)
+{
+	struct report r = { -1, 0, 0 };
+	int go[2], rep[2], status;
+	uint32_t zero = 0;
+	struct conn b;
+	double t0, held;
+	pid_t d, a;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-wait-%d.sock", getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/ssq-wait-%d.log", getpid());
+	d = ssqd_start_logged();
+	b.c = connect_retry(d); /* ssqd is up: from here, one connection per client */
+	if (b.c)
+		ssq_client_close(b.c);
+	if (!b.c || conn_open(&b) || pipe(go) || pipe(rep)) {
+		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
+		kill(d, SIGKILL);
+		return 1;
+	}
+	a = fork();
+	if (a == 0)
+		waiter(go[0], rep[1]);
+	close(rep[1]);
+	CHECK(__atomic_compare_exchange_n(&b.p->ctl->cq_lease, &zero, b.p->id + 1, 0,
+	                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED),
+	      "B takes the CQ lease");
+	t0 = now_s();
+	(void)!write(go[1], "g", 1);
+	usleep(HOLD_MS * 1000);
+	held = now_s() - t0;
+	__atomic_store_n(&b.p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	(void)ssq_progress(b.p);
+	CHECK(read(rep[0], &r, sizeof(r)) == sizeof(r), "A's report");
+	waitpid(a, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "A exited 0x%x", status);
+	CHECK(r.rc == 1, "A's ssq_wait: %d, want 1", r.rc);
+	CHECK(r.took >= held - 0.05 && r.took < held + 0.2,
+	      "A waited %.3f s; B held the CQ lease %.3f s", r.took, held);
+	CHECK(r.cpu < r.took / 4, "A used %.1f ms of CPU in %.1f ms (spinning?)",
+	      r.cpu * 1e3, r.took * 1e3);
+	printf("ssq_wait across processes: A waited %.1f ms behind B's %.1f ms hold, "
+	       "using %.2f ms of CPU\n",
+	       r.took * 1e3, held * 1e3, r.cpu * 1e3);
+	ssq_client_close(b.c);
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	unlink(sock_path);
+	if (!test_failures)
+		unlink(log_path);
+	else
+		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	return test_exit("ctrl_wait");
+}
