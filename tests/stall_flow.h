@@ -120,4 +120,47 @@ static inline double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
 	return wait_comp(k, wr_id, t0, limit_s);
 }
 
+/*
+ * ssqd started for test @tag (socket and log named after it and this
+ * pid) and answering: from here, one connection per client. Its pid, or
+ * -1 (said why; nothing left running).
+ */
+static inline pid_t stall_ssqd_up(const char *tag)
+{
+	struct ssq_client *c;
+	pid_t d;
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-%s-%d.sock", tag, getpid());
+	snprintf(log_path, sizeof(log_path), "/tmp/ssq-%s-%d.log", tag, getpid());
+	d = ssqd_start_logged();
+	c = connect_retry(d);
+	if (!c) {
+		fprintf(stderr, "ssqd did not answer; its log: %s\n", log_path);
+		kill(d, SIGKILL);
+		waitpid(d, NULL, 0);
+		return -1;
+	}
+	ssq_client_close(c);
+	return d;
+}
+
+/*
+ * SIGTERM to ssqd @d, which must exit 0; what it said of the queues
+ * printed, its log removed unless a check failed.
+ */
+static inline void stall_ssqd_down(pid_t d)
+{
+	int status = 0;
+
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	unlink(sock_path);
+	print_log();
+	if (!test_failures)
+		unlink(log_path);
+	else
+		fprintf(stderr, "ssqd's log: %s\n", log_path);
+}
+
 #endif /* SSQ_TEST_STALL_FLOW_H */

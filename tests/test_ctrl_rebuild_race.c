@@ -39,20 +39,17 @@ int main(void)
 	struct conn s, b;
 	uint64_t pos = 0;
 	uint32_t epoch;
-	int rc, status;
+	int rc;
 	double took;
 	pid_t d;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-race-%d.sock", getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/ssq-race-%d.log", getpid());
-	d = ssqd_start_logged();
-	s.c = connect_retry(d); /* ssqd is up: from here, one connection per client */
-	if (s.c)
-		ssq_client_close(s.c);
-	if (!s.c || conn_open(&s) || conn_open(&b)) {
+	d = stall_ssqd_up("race");
+	if (d < 0)
+		return 1;
+	if (conn_open(&s) || conn_open(&b)) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
 		kill(d, SIGKILL);
 		return 1;
@@ -79,14 +76,6 @@ int main(void)
 	CHECK(took >= 0 && took < BOUND_S, "S's next WRITE took %.3f s", took);
 	ssq_client_close(s.c);
 	ssq_client_close(b.c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
-	unlink(sock_path);
-	print_log();
-	if (!test_failures)
-		unlink(log_path);
-	else
-		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	stall_ssqd_down(d);
 	return test_exit("ctrl_rebuild_race");
 }

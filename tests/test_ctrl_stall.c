@@ -362,18 +362,14 @@ int main(void)
 {
 	struct conn k;
 	pid_t d;
-	int status;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-stall-%d.sock", getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/ssq-stall-%d.log", getpid());
-	d = ssqd_start_logged();
-	k.c = connect_retry(d); /* ssqd is up: from here, one connection per producer */
-	if (k.c)
-		ssq_client_close(k.c);
-	if (!k.c || conn_open(&k)) {
+	d = stall_ssqd_up("stall");
+	if (d < 0)
+		return 1;
+	if (conn_open(&k)) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
 		kill(d, SIGKILL);
 		return 1;
@@ -391,14 +387,6 @@ int main(void)
 	zombie_leader_holder(&k);
 	CHECK(write_timed(&k, 0x99, WAIT_S) >= 0, "the queue works after it all");
 	ssq_client_close(k.c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
-	unlink(sock_path);
-	print_log();
-	if (!test_failures)
-		unlink(log_path);
-	else
-		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	stall_ssqd_down(d);
 	return test_exit("ctrl_stall");
 }

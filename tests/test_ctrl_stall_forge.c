@@ -171,19 +171,16 @@ int main(void)
 	struct ssq_ctl *ctl;
 	uint32_t id;
 	uint64_t pos;
-	int status, overs;
+	int overs;
 	pid_t d, v;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-forge-%d.sock", getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/ssq-forge-%d.log", getpid());
-	d = ssqd_start_logged();
-	a.c = connect_retry(d); /* ssqd is up: from here, one connection per client */
-	if (a.c)
-		ssq_client_close(a.c);
-	if (!a.c || conn_open(&a) || conn_open(&b) || conn_open(&x)) {
+	d = stall_ssqd_up("forge");
+	if (d < 0)
+		return 1;
+	if (conn_open(&a) || conn_open(&b) || conn_open(&x)) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
 		kill(d, SIGKILL);
 		return 1;
@@ -246,14 +243,6 @@ int main(void)
 	CHECK(log_count("killed", NULL) == 0, "ssqd killed someone");
 	ssq_client_close(a.c);
 	ssq_client_close(b.c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
-	unlink(sock_path);
-	print_log();
-	if (!test_failures)
-		unlink(log_path);
-	else
-		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	stall_ssqd_down(d);
 	return test_exit("ctrl_stall_forge");
 }

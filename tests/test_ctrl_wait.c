@@ -57,13 +57,10 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-wait-%d.sock", getpid());
-	snprintf(log_path, sizeof(log_path), "/tmp/ssq-wait-%d.log", getpid());
-	d = ssqd_start_logged();
-	b.c = connect_retry(d); /* ssqd is up: from here, one connection per client */
-	if (b.c)
-		ssq_client_close(b.c);
-	if (!b.c || conn_open(&b) || pipe(go) || pipe(rep)) {
+	d = stall_ssqd_up("wait");
+	if (d < 0)
+		return 1;
+	if (conn_open(&b) || pipe(go) || pipe(rep)) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
 		kill(d, SIGKILL);
 		return 1;
@@ -93,12 +90,6 @@ int main(void)
 	       "using %.2f ms of CPU\n",
 	       r.took * 1e3, held * 1e3, r.cpu * 1e3);
 	ssq_client_close(b.c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
-	if (!test_failures)
-		unlink(log_path);
-	else
-		fprintf(stderr, "ssqd's log: %s\n", log_path);
+	stall_ssqd_down(d);
 	return test_exit("ctrl_wait");
 }

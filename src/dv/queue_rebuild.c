@@ -48,6 +48,19 @@ static void grab_lease(uint32_t *lease, uint64_t deadline)
 	}
 }
 
+/*
+ * The queue the owner's: reservations fail (-EIO) from here until
+ * ssq_ctl_rebuild's READY (R8b), and both leases are taken, waiting for
+ * live holders until @deadline.
+ */
+static void take_over(struct ssq_ctl *ctl, uint64_t deadline)
+{
+	/* R8b: pairs with A8 (ssq_reserve). */
+	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+	grab_lease(&ctl->cq_lease, deadline);
+	grab_lease(&ctl->db_lease, deadline);
+}
+
 static int building(const struct ssq_ctl_producer *r)
 {
 	/* A9b's load, as ssq_ctl_heal's: R9b/R9c order the record's stores. */
@@ -65,10 +78,7 @@ int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
 	if (!h || !h->ctl)
 		return -EINVAL;
 	ctl = h->ctl;
-	/* R8b: reservations fail (-EIO) from here until ssq_ctl_rebuild's READY. */
-	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
-	grab_lease(&ctl->cq_lease, deadline);
-	grab_lease(&ctl->db_lease, deadline);
+	take_over(ctl, deadline);
 	/*
 	 * Open reservations publish; their producers' submits find the
 	 * doorbell lease ours and leave the doorbell to us (nothing is rung
@@ -154,10 +164,7 @@ int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
 	if (!h || !h->ctl)
 		return -EINVAL;
 	ctl = h->ctl;
-	/* R8b: reservations fail (-EIO) from here until READY below. */
-	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
-	grab_lease(&ctl->cq_lease, deadline);
-	grab_lease(&ctl->db_lease, deadline);
+	take_over(ctl, deadline); /* ssq_ctl_quiesce's, if it ran: kept */
 	/* The bounds the walks below use are the owner's; the header's next. */
 	route_old_cqes(h);
 	flush_in_flight(h, live);
