@@ -205,11 +205,38 @@ static void victim(int where, int ready)
 	_exit(2);                            /* resumed: not killed */
 }
 
+/*
+ * Producer @v is stopped holding part of the queue: another's WRITE
+ * (@wr_id, through @k) completes within @bound, and ssqd kills @v and says
+ * so. @what names the case.
+ */
+static void killed_for_stall(struct conn *k, pid_t v, uint64_t wr_id, const char *what,
+                             double bound)
+{
+	char pidstr[32];
+	int status = 0;
+	double took = write_timed(k, wr_id, WAIT_S);
+
+	CHECK(took >= 0 && took < bound,
+	      "%s: another producer's WRITE took %.3f s (-1: not in %.0f s)", what, took,
+	      WAIT_S);
+	if (took < 0) /* as it was: the stop goes on; end it */
+		kill(v, SIGKILL);
+	waitpid(v, &status, 0);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "%s: the stopped producer ended with status 0x%x, not SIGKILL", what,
+	      status);
+	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
+	CHECK(log_count(pidstr, "killed") == 1,
+	      "%s: ssqd's log does not say it killed %s", what, pidstr);
+	printf("a producer %s: killed, another's WRITE completed after %.0f ms\n", what,
+	       took * 1e3);
+}
+
 static void stopped_holder(struct conn *k, int where, const char *what, double bound)
 {
 	int ready[2], status;
-	char ok = 0, pidstr[32];
-	double took;
+	char ok = 0;
 	pid_t v;
 
 	if (pipe(ready))
@@ -228,21 +255,7 @@ static void stopped_holder(struct conn *k, int where, const char *what, double b
 		      "%s: victim did not stop (status 0x%x)", what, status);
 	}
 	close(ready[0]);
-	took = write_timed(k, 0x77 + (uint64_t)where, WAIT_S);
-	CHECK(took >= 0 && took < bound,
-	      "%s: another producer's WRITE took %.3f s (-1: not in %.0f s)", what, took,
-	      WAIT_S);
-	if (took < 0) /* as it was: the stop goes on; end it */
-		kill(v, SIGKILL);
-	waitpid(v, &status, 0);
-	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-	      "%s: the stopped producer ended with status 0x%x, not SIGKILL", what,
-	      status);
-	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
-	CHECK(log_count(pidstr, "killed") == 1,
-	      "%s: ssqd's log does not say it killed %s", what, pidstr);
-	printf("a producer %s: another's WRITE completed after %.0f ms\n", what,
-	       took * 1e3);
+	killed_for_stall(k, v, 0x77 + (uint64_t)where, what, bound);
 }
 
 /* Item 4: a producer asleep (not stopped) holding a reservation. */
@@ -318,9 +331,7 @@ static void *zombie_worker(void *arg)
  */
 static void zombie_leader_holder(struct conn *k)
 {
-	int p[2], rc = -1, status = 0;
-	char pidstr[32];
-	double took;
+	int p[2], rc = -1;
 	pid_t v;
 
 	if (pipe(p))
@@ -341,21 +352,8 @@ static void zombie_leader_holder(struct conn *k)
 	close(p[0]);
 	usleep(20000); /* out of its write(): spinning in user code */
 	kill(v, SIGSTOP);
-	took = write_timed(k, 0x88, WAIT_S);
-	CHECK(took >= 0 && took < BOUND_S,
-	      "zombie leader: another producer's WRITE took %.3f s (-1: not in %.0f s)",
-	      took, WAIT_S);
-	waitpid(v, &status, 0);
-	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-	      "zombie leader: the stopped worker's process ended with status 0x%x, not "
-	      "SIGKILL",
-	      status);
-	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
-	CHECK(log_count(pidstr, "killed") == 1,
-	      "zombie leader: ssqd's log does not say it killed %s", pidstr);
-	printf("a producer stopped mid-hold with its main thread gone: killed, another's "
-	       "WRITE after %.0f ms\n",
-	       took * 1e3);
+	killed_for_stall(k, v, 0x88, "stopped mid-hold with its main thread gone",
+	                 BOUND_S);
 }
 
 int main(void)

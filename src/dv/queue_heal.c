@@ -163,8 +163,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 
 			if (i == h->id || !(gen[i] & 1))
 				continue; /* was not mid-reservation at the snapshot */
-			/* A FREE record is nobody's: an odd generation there is garbage.
-			 */
+			/* FREE: nobody's; an odd generation there is garbage. */
 			state = __atomic_load_n(&r->state, __ATOMIC_SEQ_CST);
 			if (state == SSQ_PROD_DEAD || state == SSQ_PROD_FREE ||
 			    __atomic_load_n(&r->resv_gen, __ATOMIC_SEQ_CST) != gen[i])

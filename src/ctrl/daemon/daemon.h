@@ -337,6 +337,13 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
  * -EAGAIN (nothing done) when it is too soon.
  */
 int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
+/*
+ * ssqd_live_records - the producer records of the clients attached to
+ * queue @qi, a bit each: the ones a rebuild keeps, and the only ones whose
+ * holds count (queue_guard.c).
+ */
+uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi);
 int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char *why,
                              size_t whylen);
 

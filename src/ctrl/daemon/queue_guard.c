@@ -16,8 +16,7 @@
 /* How long the rebuild waits for a live client routing or ringing now. */
 #define GUARD_LEASE_MS 20
 
-/* The records of the clients attached to queue @qi: the ones to keep. */
-static uint64_t live_records(const struct ssqd *d, unsigned qi)
+uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi)
 {
 	uint64_t live = 0;
 	unsigned i;
@@ -91,13 +90,13 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	int rc;
 
 	/* Nobody rings the QP while it is reset, nor routes its CQ. */
-	ssq_ctl_quiesce(&q->prod, live_records(d, qi), GUARD_LEASE_MS);
+	ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), GUARD_LEASE_MS);
 	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
 	if (rc)
 		return rc; /* fenced; ssq_ctl_reset takes over the leases we hold */
 	q->epoch++;
 	/* What was in flight completes to its owners as flushed. */
-	ssq_ctl_rebuild(&q->prod, q->epoch, live_records(d, qi), GUARD_LEASE_MS);
+	ssq_ctl_rebuild(&q->prod, q->epoch, ssqd_live_records(d, qi), GUARD_LEASE_MS);
 	/* Nothing is left to heal, no hold to watch, nothing reserved before. */
 	memset(&q->stall, 0, sizeof(q->stall));
 	q->heal_pending = 0;

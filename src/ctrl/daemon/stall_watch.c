@@ -355,21 +355,18 @@ static int unowned_hole(struct ssqd *d, unsigned qi)
 	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
 	uint64_t p = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED);
 	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_RELAXED);
+	uint64_t live = ssqd_live_records(d, qi);
 	unsigned i;
 
 	if (c != p || r <= p ||
 	    __atomic_load_n(&ssq__slot(&q->prod, p)->seq, __ATOMIC_RELAXED) == p + 1)
 		return 0;
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
-		const struct ssqd_client *cl = &d->clients[i];
-		uint32_t state;
+	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
+		uint32_t state =
+		    __atomic_load_n(&ctl->producers[i].state, __ATOMIC_RELAXED);
 
-		if (cl->fd <= 0 || !(cl->attached & (1u << qi)))
-			continue;
-		/* ids are ssqd's: in range */
-		state = __atomic_load_n(&ctl->producers[cl->producer[qi]].state,
-		                        __ATOMIC_RELAXED);
-		if (state == SSQ_PROD_RESERVING || state == SSQ_PROD_BUILDING)
+		if ((live >> i & 1) &&
+		    (state == SSQ_PROD_RESERVING || state == SSQ_PROD_BUILDING))
 			return 0;
 	}
 	return 1;
