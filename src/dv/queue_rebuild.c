@@ -11,8 +11,10 @@
  *    to be published (a producer that runs publishes in microseconds);
  *  - ssq_ctl_rebuild: the CQEs the CQ holds are routed, every WQE still in
  *    flight completes to its owner as flushed (IBV_WC_WR_FLUSH_ERR, signaled
- *    or not, as a ConnectX flushes the WQEs of a QP in error: src/emu/flush.c),
- *    and the block starts over.
+ *    or not, as a QP in error flushes them: src/emu/flush.c after the PRM,
+ *    and the kernel's own flush, drivers/infiniband/hw/mlx5/cq.c
+ *    sw_send_comp, one error completion per outstanding WQE), and the block
+ *    starts over.
  * No request is dropped silently: a WQE published before the rebuild gets
  * a completion, and one whose reservation the rebuild voided fails its
  * publish (ssq_post_* return -EIO). What the rebuild cannot stop is a
