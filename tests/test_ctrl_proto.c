@@ -137,8 +137,15 @@ static void live_daemon(void)
 	expect_error(s, 5, "shorter", "5-byte datagram");
 	expect_error(s, raw(0xdeadbeef, SSQ_PROTO_VERSION, SSQ_MSG_HELLO, 8, 8, 0),
 	             "magic", "bad magic");
-	expect_error(s, raw(SSQ_PROTO_MAGIC, 2, SSQ_MSG_HELLO, 8, 8, 0), "version 2",
-	             "version 2");
+	{
+		char ver[32];
+
+		snprintf(ver, sizeof(ver), "version %u", SSQ_PROTO_VERSION + 1);
+		expect_error(
+		    s,
+		    raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION + 1, SSQ_MSG_HELLO, 8, 8, 0),
+		    ver, ver);
+	}
 	expect_error(s, raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, 0x99, 0, 0, 0), "0x99",
 	             "unknown type");
 	expect_error(s, raw(SSQ_PROTO_MAGIC, SSQ_PROTO_VERSION, SSQ_MSG_HELLO, 8, 9, 0),
@@ -166,6 +173,26 @@ static void live_daemon(void)
 	                 sizeof(struct proto_msg_list_reply),
 	                 sizeof(struct proto_msg_list_reply), 0),
 	             "not a request", "a reply sent as a request");
+	{
+		/* A registration: of a kind that does not exist, then without its fd. */
+		struct proto_msg_mem_reg mr = { 3, 0, 4096, 4096 };
+
+		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 10, &mr, sizeof(mr), NULL, 0) ==
+		          0,
+		      "mem_reg");
+		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		          m.hdr.type == SSQ_MSG_ERROR &&
+		          strstr(m.u.error.msg, "kind must be 1 or 2"),
+		      "mem_reg of kind 3: %s", m.u.error.msg);
+		mr.kind = SSQ_MEM_PROCESS;
+		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 11, &mr, sizeof(mr), NULL, 0) ==
+		          0,
+		      "mem_reg");
+		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		          m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -EBADF &&
+		          strstr(m.u.error.msg, "file descriptor"),
+		      "mem_reg without a fd: %s", m.u.error.msg);
+	}
 	{
 		struct proto_msg_alloc al = { 1ull << 41, 64 };
 

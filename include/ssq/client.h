@@ -263,6 +263,68 @@ int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b);
 int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
                struct ssq_buf *out);
 
+/*
+ * ---- this process's own memory: zero-copy sends and receives ----
+ *
+ * ssq_mem_reg registers memory of the calling process (malloc, mmap, the
+ * stack) with ssqd's device, ssq_mem_reg_fd shareable memory by its file
+ * descriptor (memfd, tmpfs or hugetlbfs file, dma-buf). Each registration
+ * has its own keys: a peer reaches only what a client registered with
+ * remote access, at .remote_addr with .rkey. On the emulated device ssqd
+ * reaches the memory through this process's /proc/self/mem (ssq_mem_reg)
+ * or its own mapping of the file (ssq_mem_reg_fd); a WQE that touches
+ * the memory after ssq_mem_dereg, or after this process has exited,
+ * completes with IBV_WC_LOC_PROT_ERR (through this host's lkey) or
+ * IBV_WC_REM_ACCESS_ERR (through the rkey), and never reaches memory that
+ * is not this process's. ssqd deregisters a client's memory when the
+ * client goes, once the WQEs posted before have completed.
+ */
+
+/* Memory registered with ssq_mem_reg / ssq_mem_reg_fd. */
+struct ssq_mr {
+	void *addr;           /* ssq_mem_reg: its first byte here; _fd: NULL */
+	uint64_t len;         /* bytes */
+	uint64_t iova;        /* what this host's WQEs carry for its first byte */
+	uint32_t lkey;        /* ... with this key */
+	uint32_t rkey;        /* what a peer's WQEs carry, with remote_addr */
+	uint64_t remote_addr; /* a peer's address of the first byte */
+	uint32_t id;          /* ssqd's name for it */
+	int access;           /* IBV_ACCESS_* as registered */
+};
+
+/*
+ * ssq_mem_reg - register @len bytes at @addr of this process with
+ * IBV_ACCESS_* @access (LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ,
+ * REMOTE_ATOMIC; remote write or atomic need LOCAL_WRITE, as ibv_reg_mr
+ * wants). WQEs then carry addresses inside [@addr, +@len) as IOVAs with
+ * out->lkey; a peer uses out->remote_addr + offset with out->rkey.
+ * Returns 0, -EINVAL (NULL, zero or over 2^40 bytes, bad access bits),
+ * -EFAULT (part of the range is not mapped, or is read-only and write
+ * access was asked: ibv_reg_mr's answer), -EOPNOTSUPP (memory the device
+ * cannot reach: see ssq_mem_reg(3)), -EDQUOT / -ENOMEM (ssqd's limits),
+ * -ENOTCONN, -ETIMEDOUT; ssq_client_error() says which.
+ */
+int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
+                struct ssq_mr *out);
+
+/*
+ * ssq_mem_reg_fd - register @len bytes of the shareable memory @fd from
+ * @offset on; IOVAs are offsets into @fd (out->iova is @offset), so every
+ * process that maps the file addresses it alike. @fd stays the caller's
+ * (ssqd keeps a reference). Returns as ssq_mem_reg, and -EINVAL for a
+ * range past the file's end, -EBADF for a descriptor ssqd cannot map.
+ */
+int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
+                   int access, struct ssq_mr *out);
+
+/*
+ * ssq_mem_dereg - give @mr back. Refused with -EBUSY while a WQE that may
+ * use its keys has not completed on some queue (reap completions with
+ * ssq_poll, then try again); -ENOENT when it is not this client's;
+ * -ENOTCONN. After it returns 0 the keys name nothing.
+ */
+int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -191,14 +191,15 @@ int emu_dealloc_pd(struct emu_pd *pd)
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
 	 IBV_ACCESS_REMOTE_ATOMIC)
 
-int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int access,
-               struct emu_mr **mrp, uint32_t *key)
+/* One MR of @len bytes at @addr (host, or in memory file @fd) as @iova. */
+static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t iova,
+                  int access, struct emu_mr **mrp, uint32_t *key)
 {
 	struct emu_dev *dev;
 	struct emu_mr *mr;
 	unsigned i;
 
-	if (!pd || !addr || !len || !mrp || !key || iova + len - 1 < iova)
+	if (!pd || !len || !mrp || !key || iova + len - 1 < iova)
 		return -EINVAL;
 	if (access & ~EMU_ACCESS_ALL)
 		return -EINVAL;
@@ -220,6 +221,7 @@ int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int acc
 		return -ENOMEM;
 	}
 	mr->pd = pd;
+	mr->fd = fd;
 	mr->addr = addr;
 	mr->iova = iova;
 	mr->len = len;
@@ -236,6 +238,23 @@ int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int acc
 	*mrp = mr;
 	*key = mr->key;
 	return 0;
+}
+
+int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+               struct emu_mr **mrp, uint32_t *key)
+{
+	if (!addr)
+		return -EINVAL;
+	return reg_mr(pd, -1, addr, len, iova, access, mrp, key);
+}
+
+int emu_reg_mr_file(struct emu_pd *pd, int fd, uint64_t addr, size_t len, uint64_t iova,
+                    int access, struct emu_mr **mrp, uint32_t *key)
+{
+	/* Offsets of a memory file are off_t: the range must fit below 2^63. */
+	if (fd < 0 || addr + len < addr || addr + len > (uint64_t)INT64_MAX)
+		return -EINVAL;
+	return reg_mr(pd, fd, (void *)(uintptr_t)addr, len, iova, access, mrp, key);
 }
 
 int emu_dereg_mr(struct emu_mr *mr)

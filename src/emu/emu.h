@@ -384,6 +384,19 @@ int emu_dealloc_pd(struct emu_pd *pd);
 int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int access,
                struct emu_mr **mrp, uint32_t *key);
 
+/*
+ * emu_reg_mr_file - emu_reg_mr for memory the device reaches through the
+ * memory file @fd at offsets @addr .. @addr + @len - 1: a client's
+ * /proc/PID/mem, opened by that client and passed to the device's process,
+ * so the device reads and writes the client's own memory (the emulated
+ * counterpart of pinning a process's pages). The caller keeps @fd open
+ * until emu_dereg_mr. An access the file refuses (the process exited or
+ * unmapped the range) fails the WQE with a protection error.
+ * Returns 0, or -EINVAL and -ENOMEM as emu_reg_mr.
+ */
+int emu_reg_mr_file(struct emu_pd *pd, int fd, uint64_t addr, size_t len, uint64_t iova,
+                    int access, struct emu_mr **mrp, uint32_t *key);
+
 /* Returns 0 or -EINVAL. The key is invalid from now on. */
 int emu_dereg_mr(struct emu_mr *mr);
 

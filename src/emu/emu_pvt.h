@@ -20,7 +20,8 @@ struct emu_pd {
 
 struct emu_mr {
 	struct emu_pd *pd;
-	uint8_t *addr; /* host address of iova */
+	uint8_t *addr; /* host address of iova, or its address in @fd */
+	int fd;        /* -1: host memory; else a memory file (emu_reg_mr_file) */
 	uint64_t iova;
 	uint64_t len;
 	uint32_t key;
@@ -120,11 +121,20 @@ struct emu_dev {
 	struct emu_wire *wire; /* the UDP wire (wire_pvt.h); NULL: none */
 };
 
-/* A gather or scatter list resolved to host memory. */
+/*
+ * One piece of a gather or scatter list, resolved: @len bytes at host
+ * address @p (@fd < 0), or at address @p of the memory file @fd (a
+ * client's /proc/PID/mem; mem_io.c).
+ */
 struct emu_sg {
 	uint8_t *p;
 	uint32_t len;
+	int fd;
 };
+
+/* emu_piece_move and the list copies: which side an access failed on. */
+#define EMU_FAULT_SRC (-1)
+#define EMU_FAULT_DST (-2)
 
 /*
  * The most pieces one WQE resolves to: a send WQE has at most 62 data
@@ -192,8 +202,9 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  * Who calls whom, file by file, leaves first: a file calls only files
  * listed above it, so no two files call each other, directly or round a
  * circle, and each can be read knowing only those above it:
- *	trace.c  fault.c  translate.c  wire_io.c  wire_qp.c  qp_size.c  async.c
+ *	trace.c  fault.c  mem_io.c  wire_io.c  wire_qp.c  qp_size.c  async.c
  *	port.c          (leaves)
+ *	translate.c     mem_io
  *	qp_state.c      wire_qp, async, port
  *	cqe_writer.c    qp_state, trace, async
  *	recv_queue.c    trace
@@ -207,6 +218,18 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  *	engine.c        execute, flush, wire_req, wire_rx, wire_io, wire
  *	device.c        engine, fault, wire, wire_qp, qp_size
  */
+
+/* ---- mem_io.c: bytes to and from one resolved piece ---- */
+/* @n bytes at @off into @piece from @src / out of it to @dst: 0 or -EFAULT. */
+int emu_piece_write(const struct emu_sg *piece, uint64_t off, const void *src,
+                    uint32_t n);
+int emu_piece_read(const struct emu_sg *piece, uint64_t off, void *dst, uint32_t n);
+/* @n bytes from @src + @soff to @dst + @doff: 0, EMU_FAULT_SRC or EMU_FAULT_DST. */
+int emu_piece_move(const struct emu_sg *dst, uint64_t doff, const struct emu_sg *src,
+                   uint64_t soff, uint32_t n);
+/* emu_atomic_apply on the 8 bytes of @target: 0 and *@old, or -EFAULT. */
+int emu_piece_atomic(const struct emu_sg *target, int fetch_add, uint64_t arg,
+                     uint64_t cmp, uint64_t *old);
 
 /* ---- translate.c: keys, addresses and QPNs to host objects ---- */
 /* The QP numbered @qpn on @dev, or NULL. */
@@ -228,20 +251,28 @@ int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, 
  */
 int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
               struct emu_sg *sg, uint64_t *cap);
-/* The range [@raddr, +@len) under @rkey at the responder @qp with @need access. */
-uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
-                        int need);
-/* Copy @total bytes from the pieces of @src to those of @dst. */
-void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total);
+/*
+ * The range [@raddr, +@len) under @rkey at the responder @qp with @need
+ * access, as one piece in *@out. Returns 0, or -1 (no such key, not this
+ * PD, access or range wrong).
+ */
+int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                  int need, struct emu_sg *out);
+/*
+ * Copy @total bytes from the pieces of @src to those of @dst. Returns 0,
+ * or EMU_FAULT_SRC / EMU_FAULT_DST: that side's memory could not be reached
+ * (its process is gone, or unmapped it), the copy stopped there.
+ */
+int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total);
 /*
  * Copy @len bytes into (scatter: a received packet's payload) or out of
  * (gather: a packet being built) the scatter/gather list @sg, starting @off
  * bytes into it. The caller has checked that [off, off + len) lies within
- * the list.
+ * the list. Returns 0, or -EFAULT when a piece's memory cannot be reached.
  */
-void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
-                    uint32_t len);
-void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
+int emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                   uint32_t len);
+int emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len);
 
 /* ---- async.c ---- */
 /* Queue an async event (@qpn / @cqn: its object, else 0). Lock held. */
@@ -283,6 +314,12 @@ int emu_rq_empty(const struct emu_qp *qp);
  * 1 when none is posted (receiver not ready).
  */
 int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe, unsigned *nseg, uint16_t *idx);
+/*
+ * Put back the receive WQE @idx just taken: the message never reached the
+ * responder (its requester could not read its own memory), so the WQE
+ * stays for the next one, as on a NIC that never sent the message.
+ */
+void emu_rq_untake(struct emu_qp *qp, uint16_t idx);
 
 /* ---- sq_doorbell.c ---- */
 /*

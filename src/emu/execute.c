@@ -79,8 +79,19 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
 			               IBV_EVENT_QP_REQ_ERR);
 			return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 		}
-		if (dev->mode == SSQ_EMU_FULL)
-			emu_sg_copy(dst, src, len);
+		if (dev->mode == SSQ_EMU_FULL) {
+			int rc = emu_sg_copy(dst, src, len);
+
+			if (rc == EMU_FAULT_SRC) {
+				emu_rq_untake(peer, idx);
+				return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			}
+			if (rc) {
+				responder_fail(peer, 1, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR,
+				               idx, IBV_EVENT_QP_REQ_ERR);
+				return MLX5_CQE_SYNDROME_REMOTE_OP_ERR;
+			}
+		}
 	}
 	emu_cqe_resp(peer->recv_cq, cqe_op, peer->qpn, idx, (uint32_t)len, imm);
 	return EX_OK;
@@ -103,16 +114,20 @@ static int do_write(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned
 	if (with_imm && emu_rq_empty(peer))
 		return EX_RNR_WAIT;
 	/* IB: a zero-length RDMA WRITE does not check its R_Key. */
-	dst.p = total ? emu_remote_ptr(peer, be64toh(r->raddr), be32toh(r->rkey), total,
-	                               IBV_ACCESS_REMOTE_WRITE)
-	              : NULL;
-	if (!dst.p && total) {
+	if (total && emu_remote_sg(peer, be64toh(r->raddr), be32toh(r->rkey), total,
+	                           IBV_ACCESS_REMOTE_WRITE, &dst)) {
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
-	dst.len = (uint32_t)total;
-	if (qp->dev->mode == SSQ_EMU_FULL && total)
-		emu_sg_copy(&dst, src, total);
+	if (qp->dev->mode == SSQ_EMU_FULL && total) {
+		n = emu_sg_copy(&dst, src, total);
+		if (n == EMU_FAULT_SRC)
+			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		if (n) {
+			responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
+			return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+		}
+	}
 	if (with_imm)
 		return recv_one(qp, peer, NULL, total, MLX5_CQE_RESP_WR_IMM, imm);
 	return EX_OK;
@@ -135,16 +150,20 @@ static int do_read(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned 
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_REQ_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 	}
-	src.p = total ? emu_remote_ptr(peer, be64toh(r->raddr), be32toh(r->rkey), total,
-	                               IBV_ACCESS_REMOTE_READ)
-	              : NULL;
-	if (!src.p && total) {
+	if (total && emu_remote_sg(peer, be64toh(r->raddr), be32toh(r->rkey), total,
+	                           IBV_ACCESS_REMOTE_READ, &src)) {
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
-	src.len = (uint32_t)total;
-	if (qp->dev->mode == SSQ_EMU_FULL && total)
-		emu_sg_copy(dst, &src, total);
+	if (qp->dev->mode == SSQ_EMU_FULL && total) {
+		n = emu_sg_copy(dst, &src, total);
+		if (n == EMU_FAULT_DST)
+			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+		if (n) {
+			responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
+			return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+		}
+	}
 	*byte_cnt = (uint32_t)total;
 	return EX_OK;
 }
@@ -157,9 +176,8 @@ static int do_atomic(struct emu_qp *qp, struct emu_qp *peer, size_t off, uint8_t
 	    (const struct mlx5_wqe_raddr_seg *)emu_wqe_seg(qp, off, 1);
 	const struct mlx5_wqe_atomic_seg *a =
 	    (const struct mlx5_wqe_atomic_seg *)emu_wqe_seg(qp, off, 2);
-	struct emu_sg dst;
+	struct emu_sg dst, target;
 	uint64_t total, raddr = be64toh(r->raddr), old;
-	uint8_t *target;
 	int n;
 
 	n = emu_sq_sg(qp, off, 3, 4, 1, &dst, &total);
@@ -172,24 +190,25 @@ static int do_atomic(struct emu_qp *qp, struct emu_qp *peer, size_t off, uint8_t
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_REQ_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 	}
-	target =
-	    emu_remote_ptr(peer, raddr, be32toh(r->rkey), 8, IBV_ACCESS_REMOTE_ATOMIC);
-	if (!target) {
+	if (emu_remote_sg(peer, raddr, be32toh(r->rkey), 8, IBV_ACCESS_REMOTE_ATOMIC,
+	                  &target) ||
+	    (qp->dev->mode == SSQ_EMU_FULL &&
+	     emu_piece_atomic(&target, opcode == MLX5_OPCODE_ATOMIC_FA,
+	                      be64toh(a->swap_add), be64toh(a->compare), &old))) {
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
 	*byte_cnt = 8;
 	if (qp->dev->mode != SSQ_EMU_FULL)
 		return EX_OK;
-	old = emu_atomic_apply(target, opcode == MLX5_OPCODE_ATOMIC_FA,
-	                       be64toh(a->swap_add), be64toh(a->compare));
 	/*
 	 * The original value lands in host order: mlx5_core puts the
 	 * requester's 8-byte atomics in host-endianness mode
 	 * (drivers/net/ethernet/mellanox/mlx5/core/main.c, handle_hca_cap_atomic)
 	 * and mlx5_ib offers atomics only in that mode (get_atomic_caps).
 	 */
-	memcpy(dst.p, &old, 8);
+	if (emu_piece_write(&dst, 0, &old, 8))
+		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 	return EX_OK;
 }
 

@@ -67,3 +67,13 @@ int emu_rq_take(struct emu_qp *qp, const uint8_t **wqe_out, unsigned *nseg_out,
 	*idx_out = idx;
 	return 0;
 }
+
+void emu_rq_untake(struct emu_qp *qp, uint16_t idx)
+{
+	if (qp->srq) {
+		qp->srq->head = idx;
+		qp->srq->cc--;
+	} else {
+		qp->rq_cc--;
+	}
+}

@@ -29,13 +29,17 @@ static struct emu_mr *mr_get(struct emu_dev *dev, const struct emu_pd *pd, uint3
 	return mr;
 }
 
-/* Host pointer of [@iova, @iova + @len) inside @mr, or NULL. */
-static uint8_t *mr_ptr(const struct emu_mr *mr, uint64_t iova, uint64_t len)
+/* [@iova, @iova + @len) inside @mr as the piece *@sg: 0, or -1 outside it. */
+static int mr_piece(const struct emu_mr *mr, uint64_t iova, uint64_t len,
+                    struct emu_sg *sg)
 {
 	if (ssq_unlikely(iova < mr->iova || len > mr->len ||
 	                 iova - mr->iova > mr->len - len))
-		return NULL;
-	return mr->addr + (iova - mr->iova);
+		return -1;
+	sg->p = mr->addr + (iova - mr->iova);
+	sg->len = (uint32_t)len;
+	sg->fd = mr->fd;
+	return 0;
 }
 
 int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, int write,
@@ -66,10 +70,12 @@ int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, 
 			if (len) {
 				sg[n].p = qp->sq.buf + start;
 				sg[n].len = (uint32_t)(len < room ? len : room);
+				sg[n].fd = -1;
 				if (len > room) {
 					n++;
 					sg[n].p = qp->sq.buf;
 					sg[n].len = (uint32_t)(len - room);
+					sg[n].fd = -1;
 				}
 				n++;
 			}
@@ -85,12 +91,9 @@ int emu_sq_sg(const struct emu_qp *qp, size_t off, unsigned first, unsigned ds, 
 			uint64_t len = bc ? bc : 1ull << 31;
 			struct emu_mr *mr = mr_get(dev, qp->pd, lkey);
 
-			if (!mr || (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+			if (!mr || (write && !(mr->access & IBV_ACCESS_LOCAL_WRITE)) ||
+			    mr_piece(mr, addr, len, &sg[n]))
 				return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-			sg[n].p = mr_ptr(mr, addr, len);
-			if (!sg[n].p)
-				return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-			sg[n].len = (uint32_t)len;
 			*total += len;
 			n++;
 			i++;
@@ -119,31 +122,29 @@ int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
 		if (!len)
 			continue;
 		mr = mr_get(qp->dev, qp->pd, lkey);
-		if (!mr || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		if (!mr || !(mr->access & IBV_ACCESS_LOCAL_WRITE) ||
+		    mr_piece(mr, be64toh(d[i].addr), len, &sg[n]))
 			return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-		sg[n].p = mr_ptr(mr, be64toh(d[i].addr), len);
-		if (!sg[n].p)
-			return -MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
-		sg[n].len = len;
 		*cap += len;
 		n++;
 	}
 	return n;
 }
 
-uint8_t *emu_remote_ptr(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
-                        int need)
+int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
+                  int need, struct emu_sg *out)
 {
 	struct emu_mr *mr = mr_get(qp->dev, qp->pd, rkey);
 
 	if (!mr || (mr->access & need) != need || (qp->access & need) != need)
-		return NULL;
-	return mr_ptr(mr, raddr, len);
+		return -1;
+	return mr_piece(mr, raddr, len, out);
 }
 
-void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total)
+int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total)
 {
 	uint32_t so = 0, doff = 0;
+	int rc;
 
 	while (total) {
 		uint32_t n = src->len - so;
@@ -152,7 +153,9 @@ void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t to
 			n = dst->len - doff;
 		if (n > total)
 			n = (uint32_t)total;
-		memcpy(dst->p + doff, src->p + so, n);
+		rc = emu_piece_move(dst, doff, src, so, n);
+		if (rc)
+			return rc;
 		total -= n;
 		so += n;
 		doff += n;
@@ -165,11 +168,12 @@ void emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t to
 			doff = 0;
 		}
 	}
+	return 0;
 }
 
-/* The one walk of a scatter/gather list: from @off on, @len bytes. */
-static void sg_walk(const struct emu_sg *sg, uint64_t off, uint8_t *out,
-                    const uint8_t *in, uint32_t len)
+/* The one walk of a scatter/gather list: from @off on, @len bytes. 0 or -EFAULT. */
+static int sg_walk(const struct emu_sg *sg, uint64_t off, uint8_t *out, const uint8_t *in,
+                   uint32_t len)
 {
 	while (off >= sg->len) {
 		off -= sg->len;
@@ -181,25 +185,28 @@ static void sg_walk(const struct emu_sg *sg, uint64_t off, uint8_t *out,
 		if (n > len)
 			n = len;
 		if (in) {
-			memcpy(sg->p + off, in, n);
+			if (emu_piece_write(sg, off, in, n))
+				return -EFAULT;
 			in += n;
 		} else {
-			memcpy(out, sg->p + off, n);
+			if (emu_piece_read(sg, off, out, n))
+				return -EFAULT;
 			out += n;
 		}
 		len -= n;
 		off = 0;
 		sg++;
 	}
+	return 0;
 }
 
-void emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
-                    uint32_t len)
+int emu_sg_scatter(const struct emu_sg *sg, uint64_t off, const uint8_t *src,
+                   uint32_t len)
 {
-	sg_walk(sg, off, NULL, src, len);
+	return sg_walk(sg, off, NULL, src, len);
 }
 
-void emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len)
+int emu_sg_gather(uint8_t *dst, const struct emu_sg *sg, uint64_t off, uint32_t len)
 {
-	sg_walk(sg, off, dst, NULL, len);
+	return sg_walk(sg, off, dst, NULL, len);
 }

@@ -180,7 +180,7 @@ struct emu_wire_qp {
 	uint64_t cap; /* receive WQE capacity */
 	int nsg;
 	struct emu_sg sg[EMU_MAX_SG]; /* the receive WQE, resolved */
-	uint8_t *wptr;                /* WRITE target */
+	struct emu_sg wdst;           /* WRITE target */
 	/* Atomics executed, by PSN: a duplicate gets the same reply and is
 	 * not executed twice (IB 9.7.7.4). */
 	struct {

@@ -232,8 +232,9 @@ static int xmit(struct emu_qp *qp, const struct wire_ent *e, uint32_t k)
 		memcpy(pkt + h, &ctrl->imm, 4); /* as stored: network order */
 		h += WIRE_IMMDT;
 	}
-	if (plen)
-		emu_sg_gather(pkt + h, sg, poff, plen);
+	/* The requester's own memory gone (its process exited): nothing is sent. */
+	if (plen && emu_sg_gather(pkt + h, sg, poff, plen))
+		return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 	emu_wire_xmit(qp->dev->wire, &wq->peer, pkt, h + plen);
 	return 0;
 }
@@ -514,8 +515,11 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			return;
 		}
 		orig = get_be64(pkt + WIRE_BTH + WIRE_AETH);
-		if (qp->dev->mode == SSQ_EMU_FULL)
-			memcpy(sg[0].p, &orig, 8);
+		if (qp->dev->mode == SSQ_EMU_FULL &&
+		    emu_piece_write(&sg[0], 0, &orig, 8)) {
+			fail_head(qp, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+			return;
+		}
 		advance(qp, (psn + 1) & PSN_MASK);
 		return;
 	}
@@ -540,8 +544,11 @@ static void read_resp(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 		fail_head(qp, n < 0 ? (uint8_t)-n : MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
 		return;
 	}
-	if (plen && qp->dev->mode == SSQ_EMU_FULL)
-		emu_sg_scatter(sg, poff, pkt + h, plen);
+	if (plen && qp->dev->mode == SSQ_EMU_FULL &&
+	    emu_sg_scatter(sg, poff, pkt + h, plen)) {
+		fail_head(qp, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return;
+	}
 	advance(qp, (psn + 1) & PSN_MASK);
 }
 

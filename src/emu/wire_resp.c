@@ -86,7 +86,7 @@ static void resp_read(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, mtu = emu_mtu_bytes(qp), rkey, dlen,
 	         k, n;
 	uint64_t va;
-	const uint8_t *src;
+	struct emu_sg src;
 	uint8_t out[WIRE_MAX_PKT];
 
 	if (len < WIRE_BTH + WIRE_RETH || (d == 0 && (wq->in_send || wq->in_write)) ||
@@ -98,8 +98,7 @@ static void resp_read(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32
 	va = get_be64(pkt + WIRE_BTH);
 	rkey = get_be32(pkt + WIRE_BTH + 8);
 	dlen = get_be32(pkt + WIRE_BTH + 12);
-	src = dlen ? emu_remote_ptr(qp, va, rkey, dlen, IBV_ACCESS_REMOTE_READ) : NULL;
-	if (dlen && !src) {
+	if (dlen && emu_remote_sg(qp, va, rkey, dlen, IBV_ACCESS_REMOTE_READ, &src)) {
 		if (d == 0)
 			resp_fail(qp, AETH_NAK_ACCESS, 0);
 		return;
@@ -123,8 +122,13 @@ static void resp_read(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int32
 			                      (wq->msn & 0xffffff));
 			h += WIRE_AETH;
 		}
-		if (plen && qp->dev->mode == SSQ_EMU_FULL)
-			memcpy(out + h, src + (size_t)k * mtu, plen);
+		/* The MR's memory gone (its process exited): an access error. */
+		if (plen && qp->dev->mode == SSQ_EMU_FULL &&
+		    emu_piece_read(&src, (uint64_t)k * mtu, out + h, plen)) {
+			if (d == 0)
+				resp_fail(qp, AETH_NAK_ACCESS, 0);
+			return;
+		}
 		emu_wire_xmit(qp->dev->wire, &wq->peer, out, h + plen);
 	}
 }
@@ -150,7 +154,8 @@ static void resp_atomic(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int
 	struct emu_wire_qp *wq = qp->wire;
 	uint32_t psn = get_be32(pkt + 8) & PSN_MASK, rkey;
 	uint64_t va, arg, cmp, old = 0;
-	uint8_t *target, orig[8];
+	struct emu_sg target;
+	uint8_t orig[8];
 	unsigned i;
 
 	if (d < 0) {
@@ -172,13 +177,12 @@ static void resp_atomic(struct emu_qp *qp, const uint8_t *pkt, uint32_t len, int
 		resp_fail(qp, AETH_NAK_INVAL, 0);
 		return;
 	}
-	target = emu_remote_ptr(qp, va, rkey, 8, IBV_ACCESS_REMOTE_ATOMIC);
-	if (!target) {
+	if (emu_remote_sg(qp, va, rkey, 8, IBV_ACCESS_REMOTE_ATOMIC, &target) ||
+	    (qp->dev->mode == SSQ_EMU_FULL &&
+	     emu_piece_atomic(&target, pkt[0] == WIRE_FETCH_ADD, arg, cmp, &old))) {
 		resp_fail(qp, AETH_NAK_ACCESS, 0);
 		return;
 	}
-	if (qp->dev->mode == SSQ_EMU_FULL)
-		old = emu_atomic_apply(target, pkt[0] == WIRE_FETCH_ADD, arg, cmp);
 	put_be64(orig, old);
 	i = wq->atom_next++ % (sizeof(wq->atom) / sizeof(wq->atom[0]));
 	wq->atom[i].valid = 1;
@@ -282,8 +286,11 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			resp_fail(qp, AETH_NAK_INVAL, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 			return;
 		}
-		if (plen && qp->dev->mode == SSQ_EMU_FULL)
-			emu_sg_scatter(wq->sg, wq->off, pkt + h, plen);
+		if (plen && qp->dev->mode == SSQ_EMU_FULL &&
+		    emu_sg_scatter(wq->sg, wq->off, pkt + h, plen)) {
+			resp_fail(qp, AETH_NAK_OP, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+			return;
+		}
 		wq->off += plen;
 		wq->in_send = !last;
 		if (last) {
@@ -296,10 +303,8 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	} else {
 		if (first) {
 			/* IB: a zero-length RDMA WRITE does not check its R_Key. */
-			wq->wptr = dlen ? emu_remote_ptr(qp, va, rkey, dlen,
-			                                 IBV_ACCESS_REMOTE_WRITE)
-			                : NULL;
-			if (dlen && !wq->wptr) {
+			if (dlen && emu_remote_sg(qp, va, rkey, dlen,
+			                          IBV_ACCESS_REMOTE_WRITE, &wq->wdst)) {
 				resp_fail(qp, AETH_NAK_ACCESS, 0);
 				return;
 			}
@@ -320,8 +325,11 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			resp_fail(qp, AETH_NAK_INVAL, 0);
 			return;
 		}
-		if (plen && qp->dev->mode == SSQ_EMU_FULL)
-			memcpy(wq->wptr + wq->off, pkt + h, plen);
+		if (plen && qp->dev->mode == SSQ_EMU_FULL &&
+		    emu_piece_write(&wq->wdst, wq->off, pkt + h, plen)) {
+			resp_fail(qp, AETH_NAK_ACCESS, 0);
+			return;
+		}
 		wq->off += plen;
 		wq->in_write = !last;
 		if (last) {

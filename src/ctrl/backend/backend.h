@@ -146,6 +146,23 @@ struct ssqd_backend_ops {
 	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
 	/*
+	 * Register a client's memory (proto_msg_mem_reg): @kind
+	 * SSQ_MEM_PROCESS, @len bytes at address @addr of process @pid, whose
+	 * /proc/PID/mem @fd is (the client opened it); SSQ_MEM_FILE, @len
+	 * bytes of the shareable memory @fd from offset @addr, IOVAs the
+	 * offsets. On success the backend owns @fd (closed by dereg_client),
+	 * fills *@mr, the keys and *@iova; on failure the caller still owns
+	 * @fd, and @why names what was refused: -EOPNOTSUPP (memory this
+	 * device cannot reach), -EFAULT (not mapped, or read-only for write
+	 * access), -EINVAL (past a file's end), -EBADF, -ENOMEM.
+	 */
+	int (*reg_client)(struct ssqd_backend *b, int kind, int fd, pid_t pid,
+	                  uint64_t addr, uint64_t len, int access, void **mr,
+	                  uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
+	                  size_t whylen);
+	/* Deregister what reg_client made and let go of its fd. */
+	void (*dereg_client)(struct ssqd_backend *b, void *mr);
+	/*
 	 * An RC QP on @port with the SQ @sq asks for (q->dv_qp.sq.wqe_cnt,
 	 * q->max_inline and q->max_sge say what the device made), a send CQ of
 	 * at least shm_scq_cqes(sq.wqe_cnt, @cqes) CQEs, an RQ of at least

@@ -12,8 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include "emu/emu.h"
 #include "ctrl/backend/fork_safe.h"
+#include "ctrl/backend/proc_maps.h"
+#include "ctrl/proto/msg.h"
 #include "ctrl/backend/backend.h"
 
 #define MAX_QUEUES 64
@@ -115,6 +120,99 @@ static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t
 		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
 		         (unsigned long long)iova, strerror(-rc));
 	return rc;
+}
+
+/* A client's registration: the device's MR and the memory file it reads. */
+struct emu_client_mr {
+	struct emu_mr *mr;
+	int fd;
+};
+
+/*
+ * Can the device reach @fd's memory with no I/O and no way to fail it
+ * under the device's feet? A client's /proc/PID/mem (procfs), or a tmpfs /
+ * memfd file, read and written with pread / pwrite: a file the client
+ * shrinks then fails the access, where a mapping of it would SIGBUS ssqd.
+ */
+static int file_ok(int kind, int fd, uint64_t addr, uint64_t len, char *why,
+                   size_t whylen)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (fstatfs(fd, &fs) || fstat(fd, &st)) {
+		snprintf(why, whylen, "the passed descriptor: %s", strerror(errno));
+		return -EBADF;
+	}
+	if (kind == SSQ_MEM_PROCESS) {
+		if (fs.f_type != PROC_SUPER_MAGIC || !S_ISREG(st.st_mode)) {
+			snprintf(why, whylen,
+			         "the passed descriptor is not a /proc memory file");
+			return -EBADF;
+		}
+		return 0;
+	}
+	if (fs.f_type != TMPFS_MAGIC || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen,
+		         "the emulated device reaches only memfd and tmpfs files "
+		         "(filesystem magic 0x%lx is not tmpfs; hugetlbfs and dma-buf "
+		         "need a ConnectX)",
+		         (unsigned long)fs.f_type);
+		return -EOPNOTSUPP;
+	}
+	if (addr + len > (uint64_t)st.st_size) {
+		snprintf(why, whylen,
+		         "bytes %llu..%llu are past the file's end (%lld bytes)",
+		         (unsigned long long)addr, (unsigned long long)(addr + len - 1),
+		         (long long)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
+                          uint64_t addr, uint64_t len, int access, void **mrp,
+                          uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
+                          size_t whylen)
+{
+	/* ib_access_writable (include/rdma/ib_verbs.h): these pin pages for write. */
+	int writable = !!(access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	                            IBV_ACCESS_REMOTE_ATOMIC));
+	struct emu_client_mr *m;
+	int rc = file_ok(kind, fd, addr, len, why, whylen);
+
+	if (!rc && kind == SSQ_MEM_PROCESS)
+		rc = ssqd_proc_range_check(pid, addr, len, writable, why, whylen);
+	if (rc)
+		return rc;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = emu_reg_mr_file(b->pd, fd, addr, len, addr, access, &m->mr, lkey);
+	if (rc) {
+		snprintf(why, whylen, "emulated MR of %llu bytes at 0x%llx: %s",
+		         (unsigned long long)len, (unsigned long long)addr,
+		         strerror(-rc));
+		free(m);
+		return rc;
+	}
+	m->fd = fd;
+	*rkey = *lkey; /* one key serves both, as on mlx5 */
+	*iova = addr;
+	*mrp = m;
+	return 0;
+}
+
+static void emu_dereg_client(struct ssqd_backend *b, void *mrp)
+{
+	struct emu_client_mr *m = mrp;
+
+	(void)b;
+	emu_dereg_mr(m->mr);
+	close(m->fd);
+	free(m);
 }
 
 static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request *sq,
@@ -398,6 +496,8 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.kind = "emu",
 	.open = backend_emu_open,
 	.reg_data = emu_reg_data,
+	.reg_client = emu_reg_client,
+	.dereg_client = emu_dereg_client,
 	.create_queue = emu_create_queue,
 	.modify_qp = backend_emu_modify_qp,
 	.query_port = backend_emu_query_port,

@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include "ctrl/backend/backend.h"
+#include "ctrl/proto/msg.h"
 #include "ctrl/backend/mlx5_list.h"
 
 #define MAX_QUEUES 64
@@ -161,6 +164,98 @@ static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_
 	}
 	*key = b->mr->lkey;
 	return 0;
+}
+
+/* A client's registration: the MR and, for a file ssqd mapped, the mapping. */
+struct mlx5_client_mr {
+	struct ibv_mr *mr;
+	void *map;
+	size_t map_len;
+	int fd;
+};
+
+/*
+ * A client's shareable memory: a dma-buf (GPU or other peer memory) goes
+ * to ibv_reg_dmabuf_mr, whose IOVA we choose (the offsets); any other file
+ * is mapped here and pinned by ibv_reg_mr_iova2 with the same IOVAs, so a
+ * client that truncates it later cannot take pages from under the NIC.
+ * A process's private memory can only be pinned by that process (the
+ * kernel pins current->mm): that needs the client to register in ssqd's
+ * PD through ibv_import_device / ibv_import_pd, which hands it ssqd's
+ * whole verbs context - not done, refused with a reason.
+ */
+static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
+                           uint64_t addr, uint64_t len, int access, void **mrp,
+                           uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
+                           size_t whylen)
+{
+	struct mlx5_client_mr *m;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t base = addr & ~(uint64_t)(page - 1);
+	struct stat st;
+
+	(void)pid;
+	if (kind != SSQ_MEM_FILE) {
+		snprintf(why, whylen,
+		         "on a ConnectX a process's private memory is registered by "
+		         "that process in ssqd's PD, which is not supported yet: "
+		         "register a memfd or hugetlbfs file with ssq_mem_reg_fd");
+		return -EOPNOTSUPP;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	m->mr = ibv_reg_dmabuf_mr(b->pd, addr, len, addr, fd, access);
+	if (!m->mr) {
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+		    addr + len > (uint64_t)st.st_size) {
+			snprintf(why, whylen,
+			         "neither a dma-buf nor a file holding bytes %llu..%llu",
+			         (unsigned long long)addr,
+			         (unsigned long long)(addr + len - 1));
+			free(m);
+			return -EINVAL;
+		}
+		m->map_len = (size_t)(addr + len - base);
+		m->map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		              (off_t)base);
+		if (m->map == MAP_FAILED) {
+			snprintf(why, whylen, "mapping the file: %s", strerror(errno));
+			free(m);
+			return -EBADF;
+		}
+		m->mr = ibv_reg_mr_iova2(b->pd, (uint8_t *)m->map + (addr - base), len,
+		                         addr, (unsigned)access);
+		if (!m->mr) {
+			int rc = -errno;
+
+			snprintf(why, whylen, "ibv_reg_mr_iova2 of %llu bytes: %s",
+			         (unsigned long long)len, strerror(errno));
+			munmap(m->map, m->map_len);
+			free(m);
+			return rc;
+		}
+	}
+	m->fd = fd;
+	*lkey = m->mr->lkey;
+	*rkey = m->mr->rkey;
+	*iova = addr;
+	*mrp = m;
+	return 0;
+}
+
+static void mlx5_dereg_client(struct ssqd_backend *b, void *mrp)
+{
+	struct mlx5_client_mr *m = mrp;
+
+	(void)b;
+	ibv_dereg_mr(m->mr);
+	if (m->map)
+		munmap(m->map, m->map_len);
+	close(m->fd);
+	free(m);
 }
 
 /* mlx5dv_init_obj of a CQ, and a check that libmlx5 put it in the arena. */
@@ -496,6 +591,8 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.kind = "mlx5",
 	.open = mlx5_open,
 	.reg_data = mlx5_reg_data,
+	.reg_client = mlx5_reg_client,
+	.dereg_client = mlx5_dereg_client,
 	.create_queue = mlx5_create_queue,
 	.modify_qp = mlx5_modify_qp,
 	.query_port = mlx5_query_port,

@@ -93,6 +93,11 @@ static void undo_late(struct ssq_client *c, const struct proto_msg *r)
 
 		proto_msg_send(c->sock, SSQ_MSG_FREE, next_seq(c), &req, sizeof(req),
 		               NULL, 0);
+	} else if (r->hdr.type == (SSQ_MSG_MEM_REG | SSQ_MSG_REPLY)) {
+		struct proto_msg_mem_dereg req = { r->u.mem_reg_reply.id, 0 };
+
+		proto_msg_send(c->sock, SSQ_MSG_MEM_DEREG, next_seq(c), &req, sizeof(req),
+		               NULL, 0);
 	} else if (r->hdr.type == (SSQ_MSG_ATTACH | SSQ_MSG_REPLY)) {
 		struct proto_msg_detach req = { r->u.attach_reply.queue, 0 };
 
@@ -150,7 +155,7 @@ static int parting_error(struct ssq_client *c, const struct proto_msg *m)
  * before it closes the connection): that answers any call.
  */
 static int call_wait(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
-                     struct proto_msg *reply, int *fd, int timeout_ms)
+                     int send_fd, struct proto_msg *reply, int *fd, int timeout_ms)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	int got = -1, nfds = 0, rc;
@@ -175,7 +180,8 @@ static int call_wait(struct ssq_client *c, uint16_t type, const void *req, uint3
 		undo_late(c, reply);
 	}
 	seq = next_seq(c);
-	rc = proto_msg_send(c->sock, type, seq, req, len, NULL, 0);
+	rc = proto_msg_send(c->sock, type, seq, req, len, send_fd >= 0 ? &send_fd : NULL,
+	                    send_fd >= 0);
 	if (rc) {
 		/*
 		 * ssqd may have said why before closing (a refused uid): a
@@ -225,7 +231,13 @@ static int call_wait(struct ssq_client *c, uint16_t type, const void *req, uint3
 static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                 struct proto_msg *reply, int *fd)
 {
-	return call_wait(c, type, req, len, reply, fd, REPLY_TIMEOUT_MS);
+	return call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
+}
+
+int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
+                   int send_fd, struct proto_msg *reply)
+{
+	return call_wait(c, type, req, len, send_fd, reply, NULL, REPLY_TIMEOUT_MS);
 }
 
 /*
@@ -519,7 +531,7 @@ int ssq_queue_recover(struct ssq_queue *q)
 	struct proto_msg_detach req = { q->index, 0 };
 	struct proto_msg reply;
 
-	return call_wait(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), &reply, NULL,
+	return call_wait(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), -1, &reply, NULL,
 	                 RECOVER_TIMEOUT_MS);
 }
 

@@ -65,6 +65,14 @@ struct ssq_queue {
  */
 int client_watch_start(struct ssq_client *c);
 
+/*
+ * client_call_fd - one request of @type to ssqd, passing @send_fd (>= 0)
+ * with it, and its reply in *@reply: 0 or the negative errno (ssqd's, or
+ * -ETIMEDOUT, -ENOTCONN, -EBADMSG), c->err saying why. client.c.
+ */
+struct proto_msg;
+int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
+                   int send_fd, struct proto_msg *reply);
 /* Stop and join @c's watcher (if it runs). */
 void client_watch_stop(struct ssq_client *c);
 

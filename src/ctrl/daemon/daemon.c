@@ -424,6 +424,7 @@ void ssqd_teardown(struct ssqd *d)
 	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
 	if (d->backend) {
 		d->ops->stop(d->backend);
+		ssqd_mr_drop_all(d);
 		d->ops->close(d->backend);
 		d->backend = NULL;
 	}

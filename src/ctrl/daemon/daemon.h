@@ -13,6 +13,7 @@
 #include <time.h>
 #include <ssq/queue.h>
 #include "ctrl/backend/backend.h"
+#include "ctrl/daemon/client_mr.h"
 #include "ctrl/daemon/client_out.h"
 #include "ctrl/daemon/data_alloc.h"
 #include "ctrl/daemon/log_limit.h"
@@ -213,6 +214,7 @@ struct ssqd {
 	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
+	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (client_mr.h) */
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
@@ -391,11 +393,12 @@ int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the
- * protocol tests and the fuzzer). Returns 0, or a negative errno when the
- * reply could not be sent.
+ * protocol tests and the fuzzer), and @fd, the descriptor that came with
+ * it or -1, which it takes: kept by a MEM_REG, closed otherwise. Returns 0,
+ * or a negative errno when the reply could not be sent.
  */
 struct proto_msg;
-int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd);
 
 /* CLOCK_MONOTONIC in ns: the daemon's deadlines (reconnect backoff, poller naps). */
 static inline uint64_t ssqd_now_ns(void)

@@ -260,6 +260,8 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        "ssqd: too many clients died at once; pid %d's buffers stay "
 		        "allocated\n",
 		        (int)c->pid);
+		/* Its memory may be gone with it: nothing may reach it later. */
+		ssqd_mr_drop_owner(d, c->id);
 	}
 	close(c->fd);
 	if (c->pidfd > 0)
@@ -286,6 +288,11 @@ static void reap_graves(struct ssqd *d)
 		if (!done)
 			continue;
 		freed = ssqd_data_free_owner(&d->data, g->owner);
+		if (ssqd_mr_drop_owner(d, g->owner))
+			fprintf(stderr,
+			        "ssqd: client pid %d gone, its memory registrations "
+			        "dropped\n",
+			        (int)g->pid);
 		if (freed)
 			fprintf(stderr,
 			        "ssqd: client pid %d gone, %u data buffers returned\n",
@@ -364,7 +371,8 @@ static int over_quota(const struct ssqd *d, const struct ssqd_client *c, uint64_
 	return 0;
 }
 
-int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+static int handle_request(struct ssqd *d, struct ssqd_client *c,
+                          const struct proto_msg *m)
 {
 	uint32_t seq = m->hdr.seq;
 	unsigned i;
@@ -502,6 +510,15 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 		rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
 		return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
 	}
+	case SSQ_MSG_MEM_DEREG: {
+		char why[200];
+
+		rc = ssqd_mr_dereg(d, c, m->u.mem_dereg.id, why, sizeof(why));
+		if (rc)
+			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_MEM_DEREG | SSQ_MSG_REPLY,
+		                     seq, NULL, 0, NULL, 0);
+	}
 	case SSQ_MSG_DETACH:
 		if (!(c->attached & (1u << m->u.detach.queue)))
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
@@ -519,11 +536,50 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 	}
 }
 
+/* MEM_REG: the client's memory, reached through @fd (taken). */
+static int mem_reg(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                   int fd)
+{
+	struct proto_msg_mem_reg_reply r;
+	char why[300];
+	int rc;
+
+	if (fd < 0)
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, -EBADF,
+		                      "a memory registration carries its file "
+		                      "descriptor (SCM_RIGHTS), and this one has none");
+	rc = ssqd_mr_reg(d, c, &m->u.mem_reg, fd, &r, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, rc,
+		                      "registering %llu bytes at 0x%llx: %s",
+		                      (unsigned long long)m->u.mem_reg.len,
+		                      (unsigned long long)m->u.mem_reg.addr, why);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_MEM_REG | SSQ_MSG_REPLY, m->hdr.seq,
+	                     &r, sizeof(r), NULL, 0);
+}
+
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd)
+{
+	if (m->hdr.type == SSQ_MSG_MEM_REG && c->said_hello && !c->refused)
+		return mem_reg(d, c, m, fd);
+	if (fd >= 0)
+		close(fd);
+	return handle_request(d, c, m);
+}
+
 static void serve_client(struct ssqd *d, struct ssqd_client *c)
 {
 	struct proto_msg m;
 	char why[160];
-	int rc = proto_msg_recv(c->fd, &m, NULL, 0, NULL, 0, why, sizeof(why));
+	int fd = -1, nfds = 0;
+	int rc = proto_msg_recv(c->fd, &m, &fd, 1, &nfds, 0, why, sizeof(why));
+
+	if (!nfds)
+		fd = -1;
+	else if (rc || c->refused) {
+		close(fd);
+		fd = -1;
+	}
 
 	if (c->refused) {
 		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
@@ -546,7 +602,7 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 	if (rc == -ETIMEDOUT || rc == -EAGAIN)
 		return;
 	if (!rc)
-		rc = ssqd_handle(d, c, &m);
+		rc = ssqd_handle(d, c, &m, fd);
 	if (rc == -ENOBUFS)
 		fprintf(stderr,
 		        "ssqd: client pid %d does not read its replies (%u waiting): "

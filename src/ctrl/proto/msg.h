@@ -7,7 +7,8 @@
  * defines (sizes fixed, so a decoder checks one length). Requests carry a
  * sequence number the reply echoes. Replies: the request type | REPLY, or
  * SSQ_MSG_ERROR with a negative errno and a sentence. HELLO's reply carries
- * the arena's file descriptor, ATTACH's the UAR's (SCM_RIGHTS).
+ * the arena's file descriptor, ATTACH's the UAR's (SCM_RIGHTS); MEM_REG
+ * carries the client's memory file (SCM_RIGHTS), which ssqd keeps.
  * Host byte order: both ends are on one host.
  */
 #ifndef SSQ_CTRL_PROTO_H
@@ -19,20 +20,24 @@
 #include "shm/layout.h"
 
 #define SSQ_PROTO_MAGIC   0x51515353u /* "SSQQ" */
-#define SSQ_PROTO_VERSION 1u
+#define SSQ_PROTO_VERSION 2u
 #define SSQ_MSG_MAX       1024u /* no message is longer */
 #define SSQ_ERRMSG_MAX    160u
 #define SSQ_ALLOC_MAX     (1ull << 40)
+/* The IBV_ACCESS_* bits a MEM_REG may ask for (values of <infiniband/verbs.h>). */
+#define SSQ_MEM_ACCESS_ALL 0xfu
 
 enum proto_msg_type {
-	SSQ_MSG_HELLO = 1,   /* client: pid; reply: version, device, arena fd */
-	SSQ_MSG_LIST = 2,    /* reply: the queues */
-	SSQ_MSG_ATTACH = 3,  /* name; reply: queue index, UAR fd */
-	SSQ_MSG_ALLOC = 4,   /* length, alignment; reply: data arena offset */
-	SSQ_MSG_FREE = 5,    /* offset */
-	SSQ_MSG_DETACH = 6,  /* queue index */
-	SSQ_MSG_RECOVER = 7, /* queue index: QP from ERR back to RTS */
-	SSQ_MSG_TYPE_MAX = 7,
+	SSQ_MSG_HELLO = 1,     /* client: pid; reply: version, device, arena fd */
+	SSQ_MSG_LIST = 2,      /* reply: the queues */
+	SSQ_MSG_ATTACH = 3,    /* name; reply: queue index, UAR fd */
+	SSQ_MSG_ALLOC = 4,     /* length, alignment; reply: data arena offset */
+	SSQ_MSG_FREE = 5,      /* offset */
+	SSQ_MSG_DETACH = 6,    /* queue index */
+	SSQ_MSG_RECOVER = 7,   /* queue index: QP from ERR back to RTS */
+	SSQ_MSG_MEM_REG = 8,   /* kind, access, range + a fd; reply: id, keys */
+	SSQ_MSG_MEM_DEREG = 9, /* id */
+	SSQ_MSG_TYPE_MAX = 9,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };
@@ -96,6 +101,31 @@ struct proto_msg_detach {
 	uint32_t queue;
 	uint32_t reserved;
 };
+/* What a MEM_REG's file descriptor is. */
+enum proto_mem_kind {
+	/* The client's own /proc/self/mem: @addr is an address of its memory. */
+	SSQ_MEM_PROCESS = 1,
+	/* Shareable memory (memfd, tmpfs or hugetlbfs file, dma-buf): @addr is
+	 * an offset into it, and the MR's IOVAs are those offsets. */
+	SSQ_MEM_FILE = 2,
+};
+struct proto_msg_mem_reg {
+	uint32_t kind;   /* enum proto_mem_kind */
+	uint32_t access; /* IBV_ACCESS_LOCAL_WRITE / REMOTE_WRITE / _READ / _ATOMIC */
+	uint64_t addr;
+	uint64_t len; /* 1 .. SSQ_ALLOC_MAX */
+};
+struct proto_msg_mem_reg_reply {
+	uint32_t id;   /* what MEM_DEREG names */
+	uint32_t lkey; /* for this host's WQEs */
+	uint32_t rkey; /* for a peer's */
+	uint32_t reserved;
+	uint64_t iova; /* of the first byte */
+};
+struct proto_msg_mem_dereg {
+	uint32_t id;
+	uint32_t reserved;
+};
 struct proto_msg_error {
 	int32_t err; /* negative errno */
 	char msg[SSQ_ERRMSG_MAX];
@@ -114,6 +144,9 @@ struct proto_msg {
 		struct proto_msg_alloc_reply alloc_reply;
 		struct proto_msg_free free;
 		struct proto_msg_detach detach;
+		struct proto_msg_mem_reg mem_reg;
+		struct proto_msg_mem_reg_reply mem_reg_reply;
+		struct proto_msg_mem_dereg mem_dereg;
 		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /proc/PID/maps, read for one question: may the emulated device reach a
+ * range of a client's memory? A ConnectX pins a registration's pages once,
+ * in the registering process (ib_umem_get, FOLL_WRITE when the access is
+ * writable: ib_access_writable in include/rdma/ib_verbs.h), and fails with
+ * EFAULT what it cannot pin. The emulated device reaches the pages at each
+ * access instead, from ssqd's device thread; so on top of the same EFAULT
+ * rules it takes only memory whose pages need no I/O: a page of a file on
+ * a filesystem (FUSE, NFS, a disk) could keep the thread waiting for as
+ * long as whoever serves the file likes, and every queue with it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/backend/proc_maps.h"
+
+/* Memory that is there without I/O: anonymous, shmem/tmpfs, hugetlbfs. */
+static int resident_kind(unsigned long inode, const char *path)
+{
+	static const char *const ok[] = {
+		"[heap]", "[stack",    "[anon:",          "/memfd:",       "/dev/shm/",
+		"/SYSV",  "/dev/zero", "/dev/hugepages/", "/anon_hugepage"
+	};
+	unsigned i;
+
+	if (!inode)
+		return 1;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strncmp(path, ok[i], strlen(ok[i])))
+			return 1;
+	return 0;
+}
+
+int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, char *why,
+                          size_t whylen)
+{
+	char path[64], line[512];
+	uint64_t at = addr, end = addr + len;
+	FILE *f;
+	int rc = -EFAULT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		return -EACCES;
+	}
+	while (at < end && fgets(line, sizeof(line), f)) {
+		uint64_t lo, hi;
+		unsigned long inode;
+		char perms[8], file[sizeof(line)] = "";
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %lu %511[^\n]", &lo,
+		           &hi, perms, &inode, file) < 4)
+			continue;
+		if (hi <= at)
+			continue;
+		if (lo > at)
+			break; /* a gap at @at */
+		if (perms[0] != 'r' || (writable && perms[1] != 'w')) {
+			snprintf(why, whylen,
+			         "address 0x%" PRIx64
+			         " is in a mapping without %s access "
+			         "(%s)",
+			         at, perms[0] != 'r' ? "read" : "write", perms);
+			fclose(f);
+			return -EFAULT;
+		}
+		if (!resident_kind(inode, file + strspn(file, " "))) {
+			snprintf(
+			    why, whylen,
+			    "address 0x%" PRIx64 " is in a file mapping (%s): the "
+			    "emulated device reaches only anonymous, shared-memory and "
+			    "hugetlbfs pages (register a file with ssq_mem_reg_fd)",
+			    at, file + strspn(file, " "));
+			fclose(f);
+			return -EOPNOTSUPP;
+		}
+		at = hi;
+	}
+	fclose(f);
+	if (at >= end)
+		return 0;
+	snprintf(why, whylen, "address 0x%" PRIx64 " is not mapped", at);
+	return rc;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clients' own memory registrations. ssqd registers (the backend decides
+ * how the device reaches the memory) and keeps the table, because the
+ * client is not trusted to give back only what is idle: a registration
+ * goes when no WQE in flight carries its keys, and a dead client's goes
+ * with its data buffers, once every queue has completed what was reserved
+ * before its death (daemon_serve.c, reap_graves).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <ssq/queue.h>
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/client_mr.h"
+
+static unsigned owned_by(const struct ssqd *d, uint32_t owner)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		n += d->mrs[i].owner == owner;
+	return n;
+}
+
+int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
+                const struct proto_msg_mem_reg *r, int fd,
+                struct proto_msg_mem_reg_reply *out, char *why, size_t whylen)
+{
+	struct ssqd_mr *m = NULL;
+	uint64_t iova;
+	unsigned i;
+	int rc;
+
+	if (owned_by(d, c->id) >= SSQD_MRS_PER_CLIENT) {
+		snprintf(why, whylen,
+		         "this client holds %u registrations, the most one may",
+		         SSQD_MRS_PER_CLIENT);
+		rc = -EDQUOT;
+		goto fail;
+	}
+	for (i = 0; i < SSQD_MAX_MRS && !m; i++)
+		if (!d->mrs[i].owner)
+			m = &d->mrs[i];
+	if (!m) {
+		snprintf(why, whylen, "ssqd holds %u registrations, the most it may",
+		         SSQD_MAX_MRS);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
+	                        (int)r->access, &m->impl, &m->lkey, &m->rkey, &iova, why,
+	                        whylen);
+	if (rc)
+		goto fail;
+	m->owner = c->id;
+	m->len = r->len;
+	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
+	memset(out, 0, sizeof(*out));
+	out->id = m->id;
+	out->lkey = m->lkey;
+	out->rkey = m->rkey;
+	out->iova = iova;
+	return 0;
+fail:
+	close(fd);
+	return rc;
+}
+
+/*
+ * Might a WQE still in flight on some queue use @key? Every WQEBB between
+ * a queue's completed and reserved counters (at most the ring: they are
+ * client-writable) is searched for the key as any big-endian word: a data
+ * segment's lkey, a remote address segment's rkey, or - harmlessly - a
+ * word of inline data that happens to match, which only delays the answer
+ * until that WQE completes.
+ */
+static int key_in_flight(const struct ssqd *d, uint32_t lkey, uint32_t rkey)
+{
+	__be32 l = htobe32(lkey), r = htobe32(rkey);
+	unsigned qi, w;
+
+	for (qi = 0; qi < d->hdr->nqueues; qi++) {
+		const struct ssqd_queue *q = &d->queues[qi];
+		uint64_t pos, end, from;
+
+		if (!q->ctl)
+			continue;
+		end = ssq_ctl_reserved(q->ctl);
+		from = ssq_ctl_completed(q->ctl);
+		if (end - from > q->prod.sq.wqe_cnt)
+			from = end - q->prod.sq.wqe_cnt;
+		for (pos = from; pos != end; pos++) {
+			const __be32 *wqebb =
+			    (const __be32 *)ssq_sq_wqebb(&q->prod.sq, (uint32_t)pos);
+
+			for (w = 0; w < MLX5_SEND_WQE_BB / 4; w++)
+				if (wqebb[w] == l || wqebb[w] == r)
+					return 1;
+		}
+	}
+	return 0;
+}
+
+static void drop(struct ssqd *d, struct ssqd_mr *m)
+{
+	d->ops->dereg_client(d->backend, m->impl);
+	m->owner = 0;
+	m->impl = NULL;
+}
+
+int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,
+                  size_t whylen)
+{
+	uint32_t slot = (id & 0xffff) - 1;
+	struct ssqd_mr *m = slot < SSQD_MAX_MRS ? &d->mrs[slot] : NULL;
+
+	if (!m || m->id != id || m->owner != c->id) {
+		snprintf(why, whylen, "no registration %u of this client", id);
+		return -ENOENT;
+	}
+	if (key_in_flight(d, m->lkey, m->rkey)) {
+		snprintf(why, whylen,
+		         "registration %u: a WQE carrying its key 0x%x has not completed "
+		         "yet (poll, then try again)",
+		         id, m->lkey);
+		return -EBUSY;
+	}
+	drop(d, m);
+	return 0;
+}
+
+unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (owner && d->mrs[i].owner == owner) {
+			drop(d, &d->mrs[i]);
+			n++;
+		}
+	return n;
+}
+
+void ssqd_mr_drop_all(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (d->mrs[i].owner)
+			drop(d, &d->mrs[i]);
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clients' own memory registered with the device (ssq_mem_reg,
+ * ssq_mem_reg_fd): the table, who owns what, and when a registration may
+ * go - never while a WQE that may use its keys is still in flight.
+ */
+#ifndef SSQ_CTRL_DAEMON_CLIENT_MR_H
+#define SSQ_CTRL_DAEMON_CLIENT_MR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ctrl/proto/msg.h"
+
+#define SSQD_MAX_MRS        1024u /* registrations of all clients */
+#define SSQD_MRS_PER_CLIENT 64u
+
+struct ssqd_mr {
+	uint32_t owner; /* the client's id; 0: a free slot */
+	uint32_t id;    /* (generation << 16) | (slot + 1): a stale id names nothing */
+	uint32_t lkey, rkey;
+	uint64_t len;
+	void *impl; /* the backend's */
+};
+
+struct ssqd;
+struct ssqd_client;
+
+/*
+ * ssqd_mr_reg - register what @r describes for client @c, through the
+ * memory file or shareable memory @fd, which this call takes (kept by the
+ * registration, or closed). Returns 0 with *@out, or -errno and @why:
+ * -EDQUOT (@c holds SSQD_MRS_PER_CLIENT), -ENOMEM (the table is full), the
+ * backend's refusals (backend.h, reg_client).
+ */
+int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
+                const struct proto_msg_mem_reg *r, int fd,
+                struct proto_msg_mem_reg_reply *out, char *why, size_t whylen);
+
+/*
+ * ssqd_mr_dereg - client @c gives back registration @id. Returns 0, -ENOENT
+ * (not @c's), -EBUSY (a WQE not yet completed on some queue carries one of
+ * its keys: it may still be read or written through them).
+ */
+int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,
+                  size_t whylen);
+
+/* Deregister every registration of client @owner; returns how many. */
+unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
+
+/* Deregister all (ssqd's end, before the device closes). */
+void ssqd_mr_drop_all(struct ssqd *d);
+
+#endif /* SSQ_CTRL_DAEMON_CLIENT_MR_H */
