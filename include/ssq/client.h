@@ -18,7 +18,10 @@
  *	ssq_poll(ssq_queue_producer(q), comps, 16);  // <ssq/queue.h>
  *	ssq_queue_close(q);  ssq_client_close(c);
  *
- * A client is one connection; use it from one thread at a time. Every call
+ * A client is one connection; make its calls from one thread at a time. It
+ * may open any number of queues, and one queue up to 16 times: each open is
+ * a producer of its own (its own record and completions), so each thread of
+ * a process can post through its own open of one queue, concurrently. Every call
  * returns 0 (or a count) or a negative errno; the sentence for the last
  * error is ssq_client_error(). When ssqd dies, calls return -ENOTCONN
  * within a second rather than block (ssq_client_alive() checks without a
@@ -105,8 +108,11 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 
 /*
  * ssq_queue_open - attach to the queue @name: map its UAR page and describe
- * its send queue and CQ. Returns 0 and *@out, -ENOENT (no such queue),
- * -EAGAIN (not ready), -EBADMSG (its layout is out of bounds), -ENOTCONN.
+ * its send queue and CQ; each open is a producer of its own. Returns 0 and
+ * *@out, -ENOENT (no such queue), -EAGAIN (not ready), -EACCES (the queue
+ * is for other uids), -EUSERS (its producer records are all in use, or
+ * this client has it open 16 times), -EBADMSG (its layout is out of
+ * bounds), -ENOTCONN.
  */
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 

@@ -99,7 +99,8 @@ static void undo_late(struct ssq_client *c, const struct proto_msg *r)
 		proto_msg_send(c->sock, SSQ_MSG_MEM_DEREG, next_seq(c), &req, sizeof(req),
 		               NULL, 0);
 	} else if (r->hdr.type == (SSQ_MSG_ATTACH | SSQ_MSG_REPLY)) {
-		struct proto_msg_detach req = { r->u.attach_reply.queue, 0 };
+		struct proto_msg_detach req = { r->u.attach_reply.queue,
+			                        r->u.attach_reply.producer };
 
 		proto_msg_send(c->sock, SSQ_MSG_DETACH, next_seq(c), &req, sizeof(req),
 		               NULL, 0);
@@ -511,6 +512,7 @@ int ssq_queue_close(struct ssq_queue *q)
 		}
 	pthread_mutex_unlock(&q->c->lock);
 	req.queue = q->index;
+	req.producer = q->prod.id;
 	/*
 	 * A forked child's copy of the queue: the record is its parent's, and
 	 * so is the mapping (MADV_DONTFORK: the child's range may hold other

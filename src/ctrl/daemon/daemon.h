@@ -24,7 +24,9 @@
 #include "shm/layout.h"
 
 #define SSQD_MAX_CLIENTS 256
-#define SSQD_DATA_IOVA   0x0000550000000000ull /* where the data arena sits, for all */
+/* Opens of one queue on one connection: its producer records (63 a queue). */
+#define SSQD_OPENS_PER_CLIENT 16u
+#define SSQD_DATA_IOVA        0x0000550000000000ull /* where the data arena sits, for all */
 
 /* --queue-uid and --queue-gid options one ssqd takes. */
 #define SSQD_MAX_QUEUE_RULES 32
@@ -169,12 +171,13 @@ struct ssqd_client {
 	uid_t uid;
 	gid_t gid;
 	int refused;       /* not allowed: answered with EACCES, then dropped */
-	uint32_t attached; /* bit per queue */
-	uint32_t producer[SSQ_MAX_QUEUES]; /* its record in each attached queue */
-	struct ssqd_out out;               /* replies its socket did not take yet */
-	int failed;                        /* a late answer could not be sent: drop it */
-	uint64_t hello_by_ns;              /* CLOCK_MONOTONIC: the hello's deadline */
-	uint64_t bytes;                    /* of the data arena, in nbufs buffers */
+	uint32_t attached; /* bit per queue: recs[q] != 0 */
+	/* Its producer records in each queue, a bit per id: one per open. */
+	uint64_t recs[SSQ_MAX_QUEUES];
+	struct ssqd_out out;  /* replies its socket did not take yet */
+	int failed;           /* a late answer could not be sent: drop it */
+	uint64_t hello_by_ns; /* CLOCK_MONOTONIC: the hello's deadline */
+	uint64_t bytes;       /* of the data arena, in nbufs buffers */
 	unsigned nbufs;
 	/*
 	 * Dropped while its process ran with queues attached: killed, and

@@ -238,8 +238,9 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		return;
 
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
-		if (c->attached & (1u << qi))
-			mark_dead(d, qi, c->producer[qi]); /* healed by heal_deaths */
+		for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
+			if (c->recs[qi] & (1ull << i))
+				mark_dead(d, qi, i); /* healed by heal_deaths */
 	/*
 	 * Its buffers may still be read or written by WQEs it posted: they go
 	 * back to the arena only once every queue has completed everything
@@ -431,21 +432,22 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    "the peer ssqd)",
 			    m->u.attach.name);
 		sq = &d->queues[q];
-		if (c->attached & (1u << q))
+		if (__builtin_popcountll(c->recs[q]) >= SSQD_OPENS_PER_CLIENT)
 			return ssqd_out_error(
-			    &c->out, c->fd, seq, -EALREADY,
-			    "queue \"%s\" is already attached to this client",
-			    m->u.attach.name);
+			    &c->out, c->fd, seq, -EUSERS,
+			    "queue \"%s\" is open %u times on this connection, the "
+			    "most one may (its other users need records too)",
+			    m->u.attach.name, SSQD_OPENS_PER_CLIENT);
 		rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 		if (rc < 0)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, rc,
 			    "queue \"%s\" has all %u producer records in use",
 			    m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
-		c->producer[q] = (uint32_t)rc;
+		c->recs[q] |= 1ull << rc;
 		memset(&r, 0, sizeof(r));
 		r.queue = (uint32_t)q;
-		r.producer = c->producer[q];
+		r.producer = (uint32_t)rc;
 		r.uar_offset = sq->uar.offset;
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
@@ -520,12 +522,15 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		                     seq, NULL, 0, NULL, 0);
 	}
 	case SSQ_MSG_DETACH:
-		if (!(c->attached & (1u << m->u.detach.queue)))
-			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
-			                      "queue %u is not attached to this client",
-			                      m->u.detach.queue);
-		c->attached &= ~(1u << m->u.detach.queue);
-		mark_dead(d, m->u.detach.queue, c->producer[m->u.detach.queue]);
+		if (!(c->recs[m->u.detach.queue] & (1ull << m->u.detach.producer)))
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -ENOENT,
+			    "queue %u has no producer %u of this client",
+			    m->u.detach.queue, m->u.detach.producer);
+		c->recs[m->u.detach.queue] &= ~(1ull << m->u.detach.producer);
+		if (!c->recs[m->u.detach.queue])
+			c->attached &= ~(1u << m->u.detach.queue);
+		mark_dead(d, m->u.detach.queue, m->u.detach.producer);
 		ssqd_queue_heal(d, m->u.detach.queue);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);

@@ -24,9 +24,8 @@ uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		const struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && (c->attached & (1u << qi)) &&
-		    c->producer[qi] < SSQ_MAX_PRODUCERS)
-			live |= 1ull << c->producer[qi];
+		if (c->fd > 0)
+			live |= c->recs[qi];
 	}
 	return live;
 }

@@ -79,8 +79,8 @@ static struct ssqd_client *holder(struct ssqd *d, unsigned qi, uint32_t id)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && !c->refused && (c->attached & (1u << qi)) &&
-		    c->producer[qi] == id)
+		if (c->fd > 0 && !c->refused && id < SSQ_MAX_PRODUCERS &&
+		    (c->recs[qi] & (1ull << id)))
 			return c->stalled ? NULL : c;
 	}
 	return NULL;
@@ -179,15 +179,15 @@ static int take_back(struct ssqd *d, unsigned qi, const char *who, const char *w
  * stopped mid-hold (its death is healed as any), else the hold is taken
  * back. Returns 1, or 0 when nothing was done yet (paced).
  */
-static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, const char *what,
-                     uint64_t since, uint64_t now, int is_stopped)
+static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, uint32_t id,
+                     const char *what, uint64_t since, uint64_t now, int is_stopped)
 {
 	char who[96];
 	int rc;
 
 	if (!is_stopped) {
 		snprintf(who, sizeof(who), "client pid %d (producer %u, not stopped)",
-		         (int)c->pid, c->producer[qi]);
+		         (int)c->pid, id);
 		return take_back(d, qi, who, what, since, now);
 	}
 	/* Never by pid: one reused by another process after the client died. */
@@ -197,13 +197,13 @@ static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, const c
 		fprintf(stderr,
 		        "ssqd: q%u: client pid %d (producer %u, stopped) %s for %llu ms "
 		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
-		        qi, (int)c->pid, c->producer[qi], what,
+		        qi, (int)c->pid, id, what,
 		        (unsigned long long)((now - since) / 1000000), d->opt.stall_ms);
 		return 1;
 	}
 	snprintf(who, sizeof(who),
 	         "client pid %d (producer %u, stopped, and could not be killed: %s)",
-	         (int)c->pid, c->producer[qi], strerror(-rc));
+	         (int)c->pid, id, strerror(-rc));
 	return take_back(d, qi, who, what, since, now);
 }
 
@@ -218,16 +218,17 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 	uint64_t completed = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
 	unsigned i;
 
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
-		struct ssqd_client *c = &d->clients[i];
+	for (i = 0; i < SSQD_MAX_CLIENTS * SSQ_MAX_PRODUCERS; i++) {
+		struct ssqd_client *c = &d->clients[i / SSQ_MAX_PRODUCERS];
 		struct ssq_ctl_producer *r;
 		struct ssqd_hold_seen *h;
-		uint32_t id = c->producer[qi], state, gen, len;
+		uint32_t id = i % SSQ_MAX_PRODUCERS, state, gen, len;
 		uint64_t pos, mark[3];
 		char what[160];
 		int is_stopped, unmoved_long;
 
-		if (c->fd <= 0 || c->refused || c->stalled || !(c->attached & (1u << qi)))
+		if (c->fd <= 0 || c->refused || c->stalled ||
+		    !(c->recs[qi] & (1ull << id)))
 			continue;
 		r = &ctl->producers[id]; /* ids are ssqd's: in range */
 		h = &q->stall.resv[id];
@@ -267,7 +268,7 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 			         "held WQEBBs %llu..%llu reserved and not all published",
 			         (unsigned long long)pos,
 			         (unsigned long long)(pos + len - 1));
-		if (end_stall(d, qi, c, what, h->since_ns, now, is_stopped))
+		if (end_stall(d, qi, c, id, what, h->since_ns, now, is_stopped))
 			forget(h);
 		return; /* a rebuild starts every look over */
 	}
@@ -337,7 +338,7 @@ static void watch_lease(struct ssqd *d, unsigned qi, struct ssqd_hold_seen *h,
 	if (!unmoved_long || !due(h, now, stall_ns, &is_stopped))
 		return;
 	snprintf(what, sizeof(what), "held the %s lease", name);
-	if (end_stall(d, qi, c, what, h->since_ns, now, is_stopped))
+	if (end_stall(d, qi, c, v - 1, what, h->since_ns, now, is_stopped))
 		forget(h);
 }
 

@@ -175,9 +175,13 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 	}
 	case SSQ_MSG_DETACH:
 	case SSQ_MSG_RECOVER:
-		if (out->u.detach.queue >= SSQ_MAX_QUEUES) {
-			snprintf(why, whylen, "detach of queue %u, at most %u queues",
-			         out->u.detach.queue, SSQ_MAX_QUEUES);
+		if (out->u.detach.queue >= SSQ_MAX_QUEUES ||
+		    out->u.detach.producer >= SSQ_MAX_PRODUCERS) {
+			snprintf(why, whylen,
+			         "detach of queue %u, producer %u: at most %u queues, %u "
+			         "producers",
+			         out->u.detach.queue, out->u.detach.producer,
+			         SSQ_MAX_QUEUES, SSQ_MAX_PRODUCERS);
 			return -EBADMSG;
 		}
 		break;

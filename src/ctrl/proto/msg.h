@@ -97,9 +97,10 @@ struct proto_msg_alloc_reply {
 struct proto_msg_free {
 	uint64_t off;
 };
+/* DETACH: one open of the queue, by its producer record; RECOVER: the queue. */
 struct proto_msg_detach {
 	uint32_t queue;
-	uint32_t reserved;
+	uint32_t producer;
 };
 /* What a MEM_REG's file descriptor is. */
 enum proto_mem_kind {
