@@ -54,15 +54,17 @@ struct ssq_queue_info {
 struct ssq_buf {
 	void *addr;    /* where this process sees it */
 	uint64_t iova; /* what WQEs carry: the same in every process */
-	uint32_t lkey; /* the data arena's key (also its rkey) */
+	uint32_t lkey; /* the data arena's key */
 	uint64_t len;
 	/*
 	 * Where it starts in the arena file, counted from the arena's header:
 	 * what another process of this host passes to ssq_buf_at to map it.
-	 * Not an offset into the data (ssq_queue_peer_iova(q) + off misses
-	 * by the header): a peer reaches this buffer at .iova with .lkey.
+	 * Not an address: a peer reaches this buffer at .remote_addr with .rkey.
 	 */
 	uint64_t off;
+	/* Its remote descriptor: what a peer's WQEs carry to reach it. */
+	uint64_t remote_addr;
+	uint32_t rkey;
 };
 
 /*

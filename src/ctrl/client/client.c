@@ -585,6 +585,8 @@ int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
 	out->lkey = h->data_key;
 	out->len = len;
 	out->off = off;
+	out->remote_addr = out->iova;
+	out->rkey = h->data_key;
 	return 0;
 }
 
