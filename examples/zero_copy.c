@@ -59,5 +59,8 @@ int main(void)
 		return 1;
 	ssq_queue_close(q);
 	ssq_client_close(c);
+	munmap(dst, 4096);
+	close(fd);
+	free(src);
 	return 0;
 }

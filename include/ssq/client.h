@@ -133,6 +133,20 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
  */
 int ssq_queue_recover(struct ssq_queue *q);
 
+/*
+ * ssq_queue_wait_fd - a descriptor that becomes readable when completions
+ * for this open's producer may be ready, for epoll / poll / select: an
+ * eventfd to which a thread of this process adds 1 each time the
+ * producer's completions grow (asleep meanwhile, as ssq_wait sleeps; it
+ * also routes the CQ when nobody else does). After it polls readable,
+ * read(2) its 8 bytes, then ssq_poll until it returns 0: a wake that came
+ * while completions were still waiting is not repeated. Readable once
+ * more, and then for good, when ssqd goes (ssq_poll says -ENOTCONN).
+ * The same descriptor on every call; ssq_queue_close closes it. Returns
+ * it, or -ENOTCONN, -EINVAL, -EMFILE and the like.
+ */
+int ssq_queue_wait_fd(struct ssq_queue *q);
+
 /* Detach and unmap. Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway). */
 int ssq_queue_close(struct ssq_queue *q);
 

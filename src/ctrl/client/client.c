@@ -408,6 +408,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		return -ENOMEM;
 	}
 	q->c = c;
+	q->wfd.efd = -1;
 	q->index = reply.u.attach_reply.queue;
 	q->l = &c->hdr->queues[q->index];
 	if (__atomic_load_n(&q->l->state, __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY) {
@@ -504,6 +505,7 @@ int ssq_queue_close(struct ssq_queue *q)
 
 	if (!q)
 		return 0;
+	client_wait_fd_stop(q);
 	pthread_mutex_lock(&q->c->lock);
 	for (pp = &q->c->queues; *pp; pp = &(*pp)->next)
 		if (*pp == q) {

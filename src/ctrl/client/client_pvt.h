@@ -43,9 +43,17 @@ struct ssq_client {
 	pid_t self; /* the process that connected: a forked child only unmaps */
 };
 
+/* ssq_queue_wait_fd's eventfd and the thread that signals it (client_wait_fd.c). */
+struct client_wait_fd {
+	pthread_t thread;
+	int efd; /* -1: none made */
+	int stop;
+};
+
 struct ssq_queue {
 	struct ssq_client *c;
 	uint32_t index;
+	struct client_wait_fd wfd;
 	void *uar;
 	size_t uar_len;
 	const struct shm_queue_layout *l;
@@ -73,6 +81,9 @@ int client_watch_start(struct ssq_client *c);
 struct proto_msg;
 int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                    int send_fd, struct proto_msg *reply);
+/* Stop @q's wait-fd thread and close its eventfd (if ssq_queue_wait_fd made one). */
+void client_wait_fd_stop(struct ssq_queue *q);
+
 /* Stop and join @c's watcher (if it runs). */
 void client_watch_stop(struct ssq_client *c);
 
