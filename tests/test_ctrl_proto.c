@@ -175,15 +175,15 @@ static void live_daemon(void)
 	             "not a request", "a reply sent as a request");
 	{
 		/* A registration: of a kind that does not exist, then without its fd. */
-		struct proto_msg_mem_reg mr = { 3, 0, 4096, 4096 };
+		struct proto_msg_mem_reg mr = { 4, 0, 4096, 4096 };
 
 		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 10, &mr, sizeof(mr), NULL, 0) ==
 		          0,
 		      "mem_reg");
 		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
 		          m.hdr.type == SSQ_MSG_ERROR &&
-		          strstr(m.u.error.msg, "kind must be 1 or 2"),
-		      "mem_reg of kind 3: %s", m.u.error.msg);
+		          strstr(m.u.error.msg, "kind must be 1, 2 or 3"),
+		      "mem_reg of kind 4: %s", m.u.error.msg);
 		mr.kind = SSQ_MEM_PROCESS;
 		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 11, &mr, sizeof(mr), NULL, 0) ==
 		          0,

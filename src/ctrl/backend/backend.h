@@ -146,7 +146,9 @@ struct ssqd_backend_ops {
 	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	                uint32_t *key, char *why, size_t whylen);
 	/*
-	 * Register a client's memory (proto_msg_mem_reg): @kind
+	 * Register a client's memory (proto_msg_mem_reg): @kind SSQ_MEM_VERBS,
+	 * the MR handle @addr of @len bytes the client made in ssqd's PD
+	 * (no fd; the backend takes it over, or refuses it); @kind
 	 * SSQ_MEM_PROCESS, @len bytes at address @addr of process @pid, whose
 	 * /proc/PID/mem @fd is (the client opened it); SSQ_MEM_FILE, @len
 	 * bytes of the shareable memory @fd from offset @addr, IOVAs the
@@ -162,6 +164,13 @@ struct ssqd_backend_ops {
 	                  size_t whylen);
 	/* Deregister what reg_client made and let go of its fd. */
 	void (*dereg_client)(struct ssqd_backend *b, void *mr);
+	/*
+	 * Optional (NULL: the device has none). What a client needs to
+	 * register its own memory in ssqd's PD (SSQ_MEM_VERBS): the verbs
+	 * command fd - the one every attached client's UAR mapping already
+	 * comes from - and the PD's handle.
+	 */
+	int (*verbs_handles)(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle);
 	/*
 	 * An RC QP on @port with the SQ @sq asks for (q->dv_qp.sq.wqe_cnt,
 	 * q->max_inline and q->max_sge say what the device made), a send CQ of

@@ -179,8 +179,15 @@ static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	int writable = !!(access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	                            IBV_ACCESS_REMOTE_ATOMIC));
 	struct emu_client_mr *m;
-	int rc = file_ok(kind, fd, addr, len, why, whylen);
+	int rc;
 
+	if (kind == SSQ_MEM_VERBS) {
+		snprintf(why, whylen,
+		         "the emulated device has no verbs context to "
+		         "register in: ssq_mem_reg passes /proc/self/mem");
+		return -EOPNOTSUPP;
+	}
+	rc = file_ok(kind, fd, addr, len, why, whylen);
 	if (!rc && kind == SSQ_MEM_PROCESS)
 		rc = ssqd_proc_range_check(pid, addr, len, writable, why, whylen);
 	if (rc)

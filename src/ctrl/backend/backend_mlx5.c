@@ -171,8 +171,42 @@ struct mlx5_client_mr {
 	struct ibv_mr *mr;
 	void *map;
 	size_t map_len;
-	int fd;
+	int fd; /* -1: none (an MR the client made) */
 };
+
+/*
+ * An MR the client registered itself in ssqd's PD through the imported
+ * context: the only way to pin a process's private memory, which the
+ * kernel pins in the registering process (ib_umem_get, current->mm).
+ * ssqd imports it (ibv_import_mr: the kernel's attributes, not the
+ * client's word) and owns its end: deregistered when the client gives it
+ * back or dies, once the WQEs that may use it have completed. Never the
+ * data MR: a client naming that handle would have ssqd destroy it.
+ */
+static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
+                          struct mlx5_client_mr *m, char *why, size_t whylen)
+{
+	if (handle > UINT32_MAX || (b->mr && handle == b->mr->handle)) {
+		snprintf(why, whylen, "MR handle %llu is not the client's to give",
+		         (unsigned long long)handle);
+		return -EPERM;
+	}
+	m->mr = ibv_import_mr(b->pd, (uint32_t)handle);
+	if (!m->mr) {
+		snprintf(why, whylen, "no MR with handle %llu in ssqd's PD: %s",
+		         (unsigned long long)handle, strerror(errno));
+		return -ENOENT;
+	}
+	if (m->mr->length != len) {
+		snprintf(why, whylen, "MR %llu holds %zu bytes, not the %llu said",
+		         (unsigned long long)handle, m->mr->length,
+		         (unsigned long long)len);
+		ibv_unimport_mr(m->mr);
+		return -EINVAL;
+	}
+	m->fd = -1;
+	return 0;
+}
 
 /*
  * A client's shareable memory: a dma-buf (GPU or other peer memory) goes
@@ -195,17 +229,30 @@ static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	struct stat st;
 
 	(void)pid;
-	if (kind != SSQ_MEM_FILE) {
+	if (kind == SSQ_MEM_PROCESS) {
 		snprintf(why, whylen,
 		         "on a ConnectX a process's private memory is registered by "
-		         "that process in ssqd's PD, which is not supported yet: "
-		         "register a memfd or hugetlbfs file with ssq_mem_reg_fd");
+		         "that process in ssqd's PD (SSQ_MEM_VERBS), not through "
+		         "its memory file");
 		return -EOPNOTSUPP;
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
+	}
+	if (kind == SSQ_MEM_VERBS) {
+		int rc = take_client_mr(b, addr, len, m, why, whylen);
+
+		if (rc) {
+			free(m);
+			return rc;
+		}
+		*lkey = m->mr->lkey;
+		*rkey = m->mr->rkey;
+		*iova = (uint64_t)(uintptr_t)m->mr->addr;
+		*mrp = m;
+		return 0;
 	}
 	m->mr = ibv_reg_dmabuf_mr(b->pd, addr, len, addr, fd, access);
 	if (!m->mr) {
@@ -254,8 +301,16 @@ static void mlx5_dereg_client(struct ssqd_backend *b, void *mrp)
 	ibv_dereg_mr(m->mr);
 	if (m->map)
 		munmap(m->map, m->map_len);
-	close(m->fd);
+	if (m->fd >= 0)
+		close(m->fd);
 	free(m);
+}
+
+static int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle)
+{
+	*cmd_fd = b->ctx->cmd_fd;
+	*pd_handle = b->pd->handle;
+	return 0;
 }
 
 /* mlx5dv_init_obj of a CQ, and a check that libmlx5 put it in the arena. */
@@ -593,6 +648,7 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.reg_data = mlx5_reg_data,
 	.reg_client = mlx5_reg_client,
 	.dereg_client = mlx5_dereg_client,
+	.verbs_handles = mlx5_verbs_handles,
 	.create_queue = mlx5_create_queue,
 	.modify_qp = mlx5_modify_qp,
 	.query_port = mlx5_query_port,

@@ -241,6 +241,12 @@ int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_
 	return call_wait(c, type, req, len, send_fd, reply, NULL, REPLY_TIMEOUT_MS);
 }
 
+int client_call_fd_reply(struct ssq_client *c, uint16_t type, const void *req,
+                         uint32_t len, struct proto_msg *reply, int *fd)
+{
+	return call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
+}
+
 /*
  * Is the process at the other end of @sock one to trust with our data? It
  * maps what we write and sends what we map, so it must be root, our own
@@ -357,6 +363,7 @@ void ssq_client_close(struct ssq_client *c)
 	client_watch_stop(c);
 	while (c->queues)
 		ssq_queue_close(c->queues);
+	client_mem_close(c);
 	/* Not in a forked child: the mappings stayed with the parent (MADV_DONTFORK). */
 	if (c->arena && getpid() == c->self)
 		munmap(c->arena, c->arena_len);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -46,6 +47,128 @@ static int check_args(struct ssq_client *c, uint64_t len, int access, struct ssq
 	return 0;
 }
 
+/*
+ * On a ConnectX a process's private memory can be pinned only by that
+ * process (the kernel pins current->mm's pages), and a WQE on ssqd's QP can
+ * use only an MR of ssqd's PD: so the client imports ssqd's verbs context
+ * and PD (ibv_import_device, ibv_import_pd: rdma-core's import verbs) and
+ * registers there; ssqd then imports the MR by its handle and owns its
+ * end. The command fd is the one every attached client's UAR mapping
+ * already comes from: importing it grants nothing new.
+ */
+#define CLIENT_VERBS_MRS 64u
+
+struct client_verbs {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mrs[CLIENT_VERBS_MRS]; /* ours, until ssqd deregisters */
+	uint32_t ids[CLIENT_VERBS_MRS];
+};
+
+static int verbs_open(struct ssq_client *c)
+{
+	struct client_verbs *v;
+	struct proto_msg reply;
+	int fd = -1, rc;
+
+	if (c->verbs)
+		return 0;
+	rc = client_call_fd_reply(c, SSQ_MSG_VERBS, NULL, 0, &reply, &fd);
+	if (rc)
+		return rc;
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		close(fd);
+		return -ENOMEM;
+	}
+	v->ctx =
+	    ibv_import_device(fd); /* owns fd from here: ibv_close_device closes it */
+	if (!v->ctx) {
+		rc = errno ? -errno : -EINVAL;
+		snprintf(c->err, sizeof(c->err), "ibv_import_device: %s", strerror(-rc));
+		close(fd);
+		free(v);
+		return rc;
+	}
+	v->pd = ibv_import_pd(v->ctx, reply.u.verbs_reply.pd_handle);
+	if (!v->pd) {
+		rc = errno ? -errno : -EINVAL;
+		snprintf(c->err, sizeof(c->err), "ibv_import_pd(%u): %s",
+		         reply.u.verbs_reply.pd_handle, strerror(-rc));
+		ibv_close_device(v->ctx);
+		free(v);
+		return rc;
+	}
+	c->verbs = v;
+	return 0;
+}
+
+static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint64_t len,
+               int access, struct ssq_mr *out);
+
+/* ssq_mem_reg on a ConnectX: register here, hand the MR's end to ssqd. */
+static int reg_verbs(struct ssq_client *c, void *addr, uint64_t len, int access,
+                     struct ssq_mr *out)
+{
+	struct ibv_mr *mr;
+	unsigned slot;
+	int rc = verbs_open(c);
+
+	if (rc)
+		return rc;
+	for (slot = 0; slot < CLIENT_VERBS_MRS && c->verbs->mrs[slot]; slot++)
+		;
+	if (slot == CLIENT_VERBS_MRS) {
+		snprintf(c->err, sizeof(c->err), "this client holds %u registrations",
+		         CLIENT_VERBS_MRS);
+		return -EDQUOT;
+	}
+	mr = ibv_reg_mr(c->verbs->pd, addr, len, access);
+	if (!mr) {
+		rc = errno ? -errno : -EINVAL;
+		snprintf(c->err, sizeof(c->err), "ibv_reg_mr of %llu bytes: %s",
+		         (unsigned long long)len, strerror(-rc));
+		return rc;
+	}
+	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, access, out);
+	if (rc) {
+		ibv_dereg_mr(mr); /* ssqd did not take it: ours to destroy */
+		return rc;
+	}
+	c->verbs->mrs[slot] = mr;
+	c->verbs->ids[slot] = out->id;
+	return 0;
+}
+
+/* ssqd deregistered @id: drop our user-space half of it. */
+static void verbs_forget(struct ssq_client *c, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; c->verbs && i < CLIENT_VERBS_MRS; i++)
+		if (c->verbs->mrs[i] && c->verbs->ids[i] == id) {
+			ibv_unimport_mr(c->verbs->mrs[i]);
+			c->verbs->mrs[i] = NULL;
+		}
+}
+
+void client_mem_close(struct ssq_client *c)
+{
+	struct client_verbs *v = c->verbs;
+	unsigned i;
+
+	if (!v)
+		return;
+	/* ssqd deregisters what is left when this connection ends. */
+	for (i = 0; i < CLIENT_VERBS_MRS; i++)
+		if (v->mrs[i])
+			ibv_unimport_mr(v->mrs[i]);
+	ibv_unimport_pd(v->pd);
+	ibv_close_device(v->ctx);
+	free(v);
+	c->verbs = NULL;
+}
+
 static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint64_t len,
                int access, struct ssq_mr *out)
 {
@@ -79,6 +202,12 @@ int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
 	if (!addr) {
 		snprintf(c->err, sizeof(c->err), "registration at address NULL");
 		return -EINVAL;
+	}
+	if (strcmp(c->device, "emu")) {
+		rc = reg_verbs(c, addr, len, access, out);
+		if (!rc)
+			out->addr = addr;
+		return rc;
 	}
 	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -119,10 +248,14 @@ int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
 {
 	struct proto_msg_mem_dereg req;
 	struct proto_msg reply;
+	int rc;
 
 	if (!c || !mr)
 		return -EINVAL;
 	req.id = mr->id;
 	req.reserved = 0;
-	return client_call_fd(c, SSQ_MSG_MEM_DEREG, &req, sizeof(req), -1, &reply);
+	rc = client_call_fd(c, SSQ_MSG_MEM_DEREG, &req, sizeof(req), -1, &reply);
+	if (!rc)
+		verbs_forget(c, mr->id);
+	return rc;
 }

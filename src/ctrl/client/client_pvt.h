@@ -41,6 +41,7 @@ struct ssq_client {
 	struct client_watch watch;
 	int gone;   /* ssqd hung up (c->lock): a queue opened later is orphaned */
 	pid_t self; /* the process that connected: a forked child only unmaps */
+	struct client_verbs *verbs; /* ssqd's imported context (client_mem.c); NULL */
 };
 
 /* ssq_queue_wait_fd's eventfd and the thread that signals it (client_wait_fd.c). */
@@ -81,6 +82,12 @@ int client_watch_start(struct ssq_client *c);
 struct proto_msg;
 int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                    int send_fd, struct proto_msg *reply);
+/* The same, for a reply that carries a descriptor: *@fd, the caller's. */
+int client_call_fd_reply(struct ssq_client *c, uint16_t type, const void *req,
+                         uint32_t len, struct proto_msg *reply, int *fd);
+/* Let go of ssqd's imported verbs context, if ssq_mem_reg imported it. */
+void client_mem_close(struct ssq_client *c);
+
 /* Stop @q's wait-fd thread and close its eventfd (if ssq_queue_wait_fd made one). */
 void client_wait_fd_stop(struct ssq_queue *q);
 

@@ -41,6 +41,14 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		rc = -EDQUOT;
 		goto fail;
 	}
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (r->kind == SSQ_MEM_VERBS && d->mrs[i].owner &&
+		    d->mrs[i].handle == r->addr) {
+			snprintf(why, whylen, "MR handle %llu is registered already",
+			         (unsigned long long)r->addr);
+			rc = -EEXIST;
+			goto fail;
+		}
 	for (i = 0; i < SSQD_MAX_MRS && !m; i++)
 		if (!d->mrs[i].owner)
 			m = &d->mrs[i];
@@ -57,6 +65,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		goto fail;
 	m->owner = c->id;
 	m->len = r->len;
+	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
 	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
 	memset(out, 0, sizeof(*out));
 	out->id = m->id;
@@ -65,7 +74,8 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	out->iova = iova;
 	return 0;
 fail:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 

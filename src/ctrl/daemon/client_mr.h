@@ -19,7 +19,8 @@ struct ssqd_mr {
 	uint32_t id;    /* (generation << 16) | (slot + 1): a stale id names nothing */
 	uint32_t lkey, rkey;
 	uint64_t len;
-	void *impl; /* the backend's */
+	void *impl;      /* the backend's */
+	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
 };
 
 struct ssqd;

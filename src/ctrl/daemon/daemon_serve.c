@@ -512,6 +512,19 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
 		return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
 	}
+	case SSQ_MSG_VERBS: {
+		struct proto_msg_verbs_reply r;
+		int cmd_fd;
+
+		if (!d->ops->verbs_handles)
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EOPNOTSUPP,
+			    "the %s device has no verbs context to import", d->ops->kind);
+		memset(&r, 0, sizeof(r));
+		d->ops->verbs_handles(d->backend, &cmd_fd, &r.pd_handle);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_VERBS | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), &cmd_fd, 1);
+	}
 	case SSQ_MSG_MEM_DEREG: {
 		char why[200];
 
@@ -549,7 +562,7 @@ static int mem_reg(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	char why[300];
 	int rc;
 
-	if (fd < 0)
+	if (fd < 0 && m->u.mem_reg.kind != SSQ_MEM_VERBS)
 		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, -EBADF,
 		                      "a memory registration carries its file "
 		                      "descriptor (SCM_RIGHTS), and this one has none");

@@ -51,7 +51,10 @@ int proto_msg_payload_len(uint32_t type)
 	case SSQ_MSG_MEM_DEREG:
 		return sizeof(struct proto_msg_mem_dereg);
 	case SSQ_MSG_MEM_DEREG | SSQ_MSG_REPLY:
+	case SSQ_MSG_VERBS:
 		return 0;
+	case SSQ_MSG_VERBS | SSQ_MSG_REPLY:
+		return sizeof(struct proto_msg_verbs_reply);
 	case SSQ_MSG_ERROR:
 		return sizeof(struct proto_msg_error);
 	default:
@@ -159,16 +162,17 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 	case SSQ_MSG_MEM_REG: {
 		const struct proto_msg_mem_reg *r = &out->u.mem_reg;
 
-		if ((r->kind != SSQ_MEM_PROCESS && r->kind != SSQ_MEM_FILE) || !r->len ||
+		if (r->kind < SSQ_MEM_PROCESS || r->kind > SSQ_MEM_VERBS || !r->len ||
 		    r->len > SSQ_ALLOC_MAX || r->addr + r->len < r->addr ||
 		    (r->access & ~(uint32_t)SSQ_MEM_ACCESS_ALL)) {
-			snprintf(why, whylen,
-			         "memory registration of kind %u, %llu bytes at 0x%llx, "
-			         "access 0x%x: kind must be 1 or 2, length 1..2^40, the "
-			         "range must not wrap, access only LOCAL_WRITE, "
-			         "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC",
-			         r->kind, (unsigned long long)r->len,
-			         (unsigned long long)r->addr, r->access);
+			snprintf(
+			    why, whylen,
+			    "memory registration of kind %u, %llu bytes at 0x%llx, "
+			    "access 0x%x: kind must be 1, 2 or 3, length 1..2^40, the "
+			    "range must not wrap, access only LOCAL_WRITE, "
+			    "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC",
+			    r->kind, (unsigned long long)r->len,
+			    (unsigned long long)r->addr, r->access);
 			return -EBADMSG;
 		}
 		break;

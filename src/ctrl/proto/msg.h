@@ -37,7 +37,8 @@ enum proto_msg_type {
 	SSQ_MSG_RECOVER = 7,   /* queue index: QP from ERR back to RTS */
 	SSQ_MSG_MEM_REG = 8,   /* kind, access, range + a fd; reply: id, keys */
 	SSQ_MSG_MEM_DEREG = 9, /* id */
-	SSQ_MSG_TYPE_MAX = 9,
+	SSQ_MSG_VERBS = 10,    /* reply: ssqd's PD handle + its verbs command fd */
+	SSQ_MSG_TYPE_MAX = 10,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };
@@ -109,6 +110,9 @@ enum proto_mem_kind {
 	/* Shareable memory (memfd, tmpfs or hugetlbfs file, dma-buf): @addr is
 	 * an offset into it, and the MR's IOVAs are those offsets. */
 	SSQ_MEM_FILE = 2,
+	/* On a ConnectX: an MR the client registered in ssqd's PD through the
+	 * imported context (SSQ_MSG_VERBS); @addr is its handle, no fd. */
+	SSQ_MEM_VERBS = 3,
 };
 struct proto_msg_mem_reg {
 	uint32_t kind;   /* enum proto_mem_kind */
@@ -122,6 +126,10 @@ struct proto_msg_mem_reg_reply {
 	uint32_t rkey; /* for a peer's */
 	uint32_t reserved;
 	uint64_t iova; /* of the first byte */
+};
+struct proto_msg_verbs_reply {
+	uint32_t pd_handle;
+	uint32_t reserved;
 };
 struct proto_msg_mem_dereg {
 	uint32_t id;
@@ -148,6 +156,7 @@ struct proto_msg {
 		struct proto_msg_mem_reg mem_reg;
 		struct proto_msg_mem_reg_reply mem_reg_reply;
 		struct proto_msg_mem_dereg mem_dereg;
+		struct proto_msg_verbs_reply verbs_reply;
 		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;
