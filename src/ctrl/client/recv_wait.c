@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiting for a receive asleep (ssq_recv_wait). The futex word is the
+ * log's wake_seq, in the arena every process of the queue maps, so the
+ * futex is a shared one (no FUTEX_PRIVATE_FLAG): ssqd's poller, another
+ * process, wakes it after logging (wake_readers in recv_pool.c). A sleeper
+ * sleeps at most SSQ_WAIT_SLICE_NS at a time and looks at the log between
+ * slices, so a wake that was missed costs at most a slice, and a sleeper
+ * learns of ssqd's end within a slice of the client's watcher noticing it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include "ctrl/client/client_pvt.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns)
+{
+	struct shm_recv_log *log;
+	uint64_t deadline, now, n;
+	struct timespec slice;
+	uint32_t seq;
+
+	if (!q || timeout_ns < 0)
+		return -EINVAL;
+	if (!q->rlog)
+		return -ENOTSUP;
+	/* The sleepers' line is the one part of the log clients write. */
+	log = (struct shm_recv_log *)q->rlog;
+	now = now_ns();
+	deadline = now + (uint64_t)timeout_ns;
+	if (deadline < now)
+		deadline = UINT64_MAX;
+	for (;;) {
+		/* R1 (pairs with W3, recv_pool.c): record k is complete. */
+		if (__atomic_load_n(&log->arrived, __ATOMIC_ACQUIRE) > k)
+			return 0;
+		if (__atomic_load_n(&q->prod.gone, __ATOMIC_RELAXED))
+			return -ENOTCONN;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		/*
+		 * The sequence before the count and the last look: a poller
+		 * that logs after our look bumps it, and the futex then
+		 * returns at once (EAGAIN) instead of sleeping.
+		 */
+		seq = __atomic_load_n(&log->wake_seq, __ATOMIC_ACQUIRE);
+		__atomic_fetch_add(&log->waiters, 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&log->beat, 1,
+		                   __ATOMIC_RELAXED); /* keep it spinning */
+		/* R5 (pairs with W5, recv_pool.c): the count, then the look. */
+		if (__atomic_load_n(&log->arrived, __ATOMIC_SEQ_CST) <= k) {
+			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
+			                                       : SSQ_WAIT_SLICE_NS;
+			slice.tv_sec = 0;
+			slice.tv_nsec = (long)n;
+			syscall(SYS_futex, &log->wake_seq, FUTEX_WAIT, seq, &slice, NULL,
+			        0);
+		}
+		__atomic_fetch_sub(&log->waiters, 1, __ATOMIC_RELAXED);
+		now = now_ns();
+	}
+}
