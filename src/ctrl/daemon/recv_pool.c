@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -316,7 +317,7 @@ static void *poller_main(void *arg)
 {
 	struct ssqd *d = arg;
 	uint64_t last = ssqd_now_ns();
-	unsigned i;
+	unsigned i, passes = 0;
 
 	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now;
@@ -340,8 +341,21 @@ static void *poller_main(void *arg)
 			continue;
 		}
 		now = ssqd_now_ns();
-		if (readers_waiting(d, now))
-			last = now; /* spin while they wait; the naps restart after */
+		if (readers_waiting(d, now)) {
+			/*
+			 * Spin while they wait (the naps restart after), but let
+			 * a runnable thread have the core now and then, as the
+			 * emulated device does (src/emu/engine.c): on a machine
+			 * with fewer cores than busy threads the sender, or the
+			 * reader being woken, may be queued behind this one.
+			 */
+			last = now;
+			if ((++passes & 63) == 0)
+				sched_yield();
+			else
+				ssq_cpu_relax();
+			continue;
+		}
 		if (!last)
 			last = now;
 		if (now - last < SPIN_NS) {
