@@ -250,12 +250,13 @@ int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
  * (ssq_recv_arrived(q) > k) or @timeout_ns nanoseconds pass; then read it
  * with ssq_recv_peek / ssq_recv_copy. The sleep is a futex in the arena,
  * shared by every process of the queue: ssqd's receive poller wakes it
- * after logging, and while anyone waits it polls without napping, so a
- * waiter sees a message within microseconds of its completion (the first
- * after a long silence may wait for a nap of the poller already under
- * way: up to 10 ms). The sleep goes in slices of at most 1 ms, so a
- * missed wake costs at most that. Returns at once if message @k has
- * already arrived, even if it is no longer readable (-ESTALE from peek).
+ * after logging, and while anyone waits it polls without napping (a core
+ * of ssqd's busy meanwhile), so a waiter sees a message within
+ * microseconds of its completion (the first after a long silence may wait
+ * for a nap of the poller already under way: up to 10 ms). The sleep goes
+ * in slices of at most 1 ms, so a missed wake costs at most that. Returns
+ * at once if message @k has already arrived, even if it is no longer
+ * readable (-ESTALE from peek).
  * @timeout_ns 0 only looks; INT64_MAX waits for ever in practice.
  * Returns 0, -ETIMEDOUT, -ENOTCONN (ssqd is gone), -ENOTSUP (ssqd runs
  * with --recv-depth 0), -EINVAL (NULL @q, negative @timeout_ns). Any

@@ -248,7 +248,7 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssqd_recv_pool *p = &q->rx;
 	struct ssqd_bqueue *b = rx_qp(q);
-	int rc = 0, again = p->cq.buf != NULL;
+	int rc = 0, again = p->cq.buf != NULL, logged = 0, n;
 
 	if (!p->inited)
 		return 0;
@@ -263,8 +263,8 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		}
 	}
 	/* What the CQ still holds is from before the reset: log it, post nothing. */
-	while (reap(p, 1 << 30, 0))
-		;
+	while ((n = reap(p, 1 << 30, 0)) > 0)
+		logged += n;
 	rc = ssq_rq_init(&p->rq, &b->dv_qp); /* head 0, as the reset left the RQ */
 	if (!rc && p->rq.wqe_cnt < p->depth)
 		rc = -EINVAL;
@@ -289,6 +289,8 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		        (unsigned long long)p->flushed);
 out:
 	pthread_mutex_unlock(&p->lock);
+	if (logged)
+		wake_readers(p);
 	return rc;
 }
 
