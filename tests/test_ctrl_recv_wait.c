@@ -8,9 +8,10 @@
  *    process SENDs through the queue 100 ms later; the reader returns 0
  *    soon after, the message is readable and holds the sender's bytes, and
  *    ssqd's poller woke it (the log's wake_seq moved; no waiter is left);
- *  - while the reader sleeps, ssqd's poller does not nap (it uses a real
- *    share of a core); a reader killed in its sleep leaves the waiter count
- *    behind, and ssqd goes back to idle all the same;
+ *  - while the reader sleeps, ssqd's poller does not nap (its thread,
+ *    ssqd-recv, makes no voluntary context switch); a reader killed in its
+ *    sleep leaves the waiter count behind, and ssqd goes back to idle all
+ *    the same (naps, well under 3 % of a core);
  *  - ssqd killed under a sleeping reader: -ENOTCONN.
  */
 #include "recv_flow.h"
@@ -58,6 +59,47 @@ static double cpu_of(pid_t pid)
 	return (double)sum / 1e9;
 }
 
+/*
+ * Times ssqd @pid's receive poller (the thread named ssqd-recv) has slept
+ * so far: its voluntary context switches. A nap is one; spinning, even
+ * with sched_yield, is none. -1: no such thread.
+ */
+static long poller_naps(pid_t pid)
+{
+	char path[64], tpath[400], line[128];
+	struct dirent *e;
+	long naps = -1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && naps < 0 && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(tpath, sizeof(tpath), "%s/%s/comm", path, e->d_name);
+		f = fopen(tpath, "r");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f) || strcmp(line, "ssqd-recv\n")) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(tpath, sizeof(tpath), "%s/%s/status", path, e->d_name);
+		f = fopen(tpath, "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &naps) == 1)
+				break;
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return naps;
+}
+
 /* Share of a core @pid used over the next @secs. */
 static double busy(pid_t pid, double secs)
 {
@@ -65,6 +107,19 @@ static double busy(pid_t pid, double secs)
 
 	usleep((useconds_t)(secs * 1e6));
 	return (cpu_of(pid) - a) / (now_s() - t0);
+}
+
+/* Wait up to 5 s for @n readers counted in @log (asleep, or about to be). */
+static int counted(const struct shm_recv_log *log, uint32_t n)
+{
+	double t0 = now_s();
+
+	while (__atomic_load_n(&log->waiters, __ATOMIC_RELAXED) != n)
+		if (now_s() - t0 > 5)
+			return 0;
+		else
+			usleep(1000);
+	return 1;
 }
 
 static uint8_t pattern(uint32_t j)
@@ -180,6 +235,7 @@ static void woken(struct ssq_queue *q, pid_t d)
 	struct report r = { -1, -1, -1, 0, 0, 0, 0 };
 	int ready[2], rep[2], go[2], post[2];
 	double posted = 0, spin;
+	long naps;
 	pid_t a, s;
 	char b;
 
@@ -194,13 +250,17 @@ static void woken(struct ssq_queue *q, pid_t d)
 	if (s == 0)
 		sender(go[0], post[1]);
 	CHECK(read(ready[0], &b, 1) == 1, "the reader started");
+	CHECK(counted(log, 1), "the reader never counted itself in the log");
 	/*
-	 * Past the poller's first naps had it gone idle when the reader came
-	 * (100 us naps for 50 ms, then 1 ms: well under 1 % of a core); one
-	 * that spins uses most of a core, on a loaded machine still a good part.
+	 * A poller that naps sleeps at least every 10 ms (its longest nap):
+	 * 20 times in 200 ms. One that spins for the sleeper does not sleep
+	 * at all (its sched_yield is no sleep), unless the reader's beat
+	 * stalls 4 ms on a loaded machine.
 	 */
-	usleep(100 * 1000);
-	spin = busy(d, 0.1);
+	usleep(20 * 1000);
+	naps = poller_naps(d);
+	spin = busy(d, 0.2);
+	naps = poller_naps(d) - naps;
 	(void)!write(go[1], "g", 1);
 	CHECK(read(post[0], &posted, sizeof(posted)) == sizeof(posted),
 	      "the SEND posted");
@@ -220,11 +280,12 @@ static void woken(struct ssq_queue *q, pid_t d)
 	      "ssqd's poller never woke the sleeper (wake_seq still %u)", seq0);
 	CHECK(__atomic_load_n(&log->waiters, __ATOMIC_RELAXED) == 0,
 	      "%u waiters left behind", log->waiters);
-	CHECK(spin > 0.1, "ssqd used %.1f %% of a core while a reader slept (napping?)",
-	      spin * 100);
+	CHECK(naps >= 0 && naps < 10,
+	      "ssqd's poller napped %ld times in 200 ms while a reader slept", naps);
 	printf("woken: %.3f ms after the SEND was posted, having used %.2f ms of CPU in "
-	       "%.1f ms; ssqd meanwhile %.0f %% of a core\n",
-	       (r.woke - posted) * 1e3, r.cpu * 1e3, r.took * 1e3, spin * 100);
+	       "%.1f ms; meanwhile ssqd at %.0f %% of a core, its poller napped %ld "
+	       "times in 200 ms\n",
+	       (r.woke - posted) * 1e3, r.cpu * 1e3, r.took * 1e3, spin * 100, naps);
 }
 
 /* A reader killed in its sleep leaves waiters behind; ssqd @d idles anyway. */
@@ -234,6 +295,7 @@ static void killed_reader(struct ssq_queue *q, pid_t d)
 	uint64_t k = ssq_recv_arrived(q) + 1000;
 	int ready[2], rep[2];
 	double idle;
+	long naps;
 	pid_t a;
 	char b;
 
@@ -245,17 +307,24 @@ static void killed_reader(struct ssq_queue *q, pid_t d)
 	if (a == 0)
 		reader(k, 60000000000ll, ready[1], rep[1]);
 	CHECK(read(ready[0], &b, 1) == 1, "the reader started");
-	usleep(50 * 1000);
+	CHECK(counted(log, 1), "the reader never counted itself in the log");
+	usleep(20 * 1000);
 	kill(a, SIGKILL);
 	waitpid(a, NULL, 0);
 	CHECK(__atomic_load_n(&log->waiters, __ATOMIC_RELAXED) == 1,
 	      "the killed reader left %u waiters (want its 1: killed in its sleep)",
 	      log->waiters);
 	sleep(2); /* past the poller's first naps, as test_ctrl_idle_cpu */
+	naps = poller_naps(d);
 	idle = busy(d, 1.0);
+	naps = poller_naps(d) - naps;
 	CHECK(idle < 0.03, "ssqd used %.2f %% of a core with only a dead reader's count",
 	      idle * 100);
-	printf("dead reader's count: ssqd at %.3f %% of a core\n", idle * 100);
+	CHECK(naps >= 20, "ssqd's poller napped %ld times in 1 s (10 ms naps: 100)",
+	      naps);
+	printf("dead reader's count: ssqd at %.3f %% of a core, its poller napped %ld "
+	       "times in 1 s\n",
+	       idle * 100, naps);
 	/* The count is ours to put right: the next tests want none left. */
 	__atomic_store_n(&((struct shm_recv_log *)log)->waiters, 0, __ATOMIC_RELAXED);
 }
@@ -278,7 +347,8 @@ static void ssqd_dies(struct ssq_queue *q, pid_t d)
 	if (a == 0)
 		reader(k, 20000000000ll, ready[1], rep[1]);
 	CHECK(read(ready[0], &b, 1) == 1, "the reader started");
-	usleep(50 * 1000);
+	CHECK(counted(q->rlog, 1), "the reader never counted itself in the log");
+	usleep(20 * 1000);
 	t0 = now_s();
 	kill(d, SIGKILL);
 	waitpid(d, NULL, 0);

@@ -29,9 +29,12 @@
 /*
  * A reader asleep in ssq_recv_wait bumps its log's beat before every slice
  * (at most SSQ_WAIT_SLICE_NS long): while a beat moved this recently and
- * the waiter count is nonzero, the poller spins instead of napping.
+ * the waiter count is nonzero, the poller spins instead of napping. Far
+ * more than a slice, as a loaded machine leaves a woken reader waiting for
+ * a core for several milliseconds; a reader killed in its sleep costs
+ * this much spinning once.
  */
-#define BEAT_NS (4 * SSQ_WAIT_SLICE_NS)
+#define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -201,10 +204,10 @@ static int reap(struct ssqd_recv_pool *p, int budget, int repost)
  *
  * W5 (pairs with the sleeper's R5 in recv_wait.c): the fence orders the
  * W3 store of `arrived` before the load of `waiters`; the sleeper
- * increments `waiters` (seq_cst) before it loads `arrived` again. One of
- * the two sees the other: we wake it, or it does not sleep. Either way it
- * also read wake_seq before its increment, so our bump after the load
- * makes a FUTEX_WAIT that comes late return at once.
+ * increments `waiters` (seq_cst) before any of its looks at `arrived`
+ * (seq_cst loads). One of the two sees the other: we wake it, or it does
+ * not sleep. It reads wake_seq before each look, so our bump after the
+ * load makes a FUTEX_WAIT that comes after its look return at once.
  */
 static void wake_readers(struct ssqd_recv_pool *p)
 {
@@ -384,6 +387,8 @@ int ssqd_recv_start(struct ssqd *d)
 	rc = pthread_create(&d->rxp.thread, NULL, poller_main, d);
 	if (rc)
 		return -rc;
+	/* Named for top -H, and for tests that count its naps (ctrl_recv_wait). */
+	(void)pthread_setname_np(d->rxp.thread, "ssqd-recv");
 	d->rxp.running = 1;
 	return 0;
 }
