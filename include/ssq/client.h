@@ -164,6 +164,7 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
  * posting order (RC delivers in order, and the shared queue hands the
  * device each producer's WQEs in its order). Any number of processes may
  * read the log at once; nobody consumes it, and no round trip is involved.
+ * A reader spins on ssq_recv_arrived() or sleeps in ssq_recv_wait().
  *
  * A window, not a queue: message k's buffer and record are reused by
  * message k + 2 * depth, whose receive WQE ssqd posts as soon as message
