@@ -3,8 +3,9 @@
  * SENDs into the queue's receive pool, read back from its log. ssqd keeps
  * receive WQEs posted where the queue's other end receives (in loopback,
  * inside ssqd) and logs every arrival in the arena, numbered in arrival
- * order, for any process to read without a round trip. Exit 0 when the
- * three messages sent are read back intact, in order.
+ * order, for any process to read without a round trip; ssq_recv_wait
+ * sleeps until a message has arrived. Exit 0 when the three messages sent
+ * are read back intact, in order.
  */
 #include <stdio.h>
 #include <string.h>
@@ -61,10 +62,15 @@ int main(void)
 	for (i = 0; i < MSGS; i++) {
 		char got[64], want[64];
 
-		/* -EAGAIN until it arrived; -ESTALE if the pool reused it. */
-		while ((rc = ssq_recv_copy(q, first + (uint64_t)i, got, sizeof(got),
-		                           NULL)) == -EAGAIN)
-			;
+		/*
+		 * Asleep until it arrived (ssqd's poller wakes us), or spin
+		 * while ssq_recv_copy says -EAGAIN; -ESTALE if the pool
+		 * reused it.
+		 */
+		rc = ssq_recv_wait(q, first + (uint64_t)i, 1000000000);
+		if (!rc)
+			rc =
+			    ssq_recv_copy(q, first + (uint64_t)i, got, sizeof(got), NULL);
 		snprintf(want, sizeof(want), "message %d", i);
 		if (rc || strcmp(got, want)) {
 			fprintf(stderr, "message %llu: rc %d, '%s' (want '%s')\n",

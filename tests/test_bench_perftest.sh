@@ -10,8 +10,9 @@
 # emulated wire (the data lands in the other ssqd's arena);
 # ssq_send_bw SENDs into ssqd's receive pool (full mode: the pool's log
 # holds every payload, checked) in every mode, -q 2 and --wire; ssq_send_lat
-# times each SEND until the log shows it, refuses sink mode and -s 1 with
-# -P 2; an ssqd without a pool is refused by name; bad flags fail with
+# times each SEND until the log shows it (spinning, or with -e asleep in
+# ssq_recv_wait), refuses sink mode and -s 1 with -P 2 (and -e is
+# send_lat's only); an ssqd without a pool is refused by name; bad flags fail with
 # usage text naming the flag; perftest's conventions: -V names the version
 # and revision, --out_json_file writes perftest's keys (and version,
 # revision, host, time, cpus, as --json does), BW is in MiB = 2^20 bytes,
@@ -172,7 +173,7 @@ else
 	cat "$tmp/wsend.out"; bad "ssq_send_bw --wire failed"
 fi
 grep -q 'receive pool' <<<"$("$bin/ssq_send_lat" -h)" || bad "send_lat -h: does not say what it measures"
-for w in "" --wire; do
+for w in "" --wire -e "-e --wire"; do
 	if SSQ_EMU_MODE=full "$bin/ssq_send_lat" -P 2 -n 100 $w >"$tmp/slat.out" 2>&1; then
 		read -r b it tmin _ <<<"$(grep -A1 '#bytes' "$tmp/slat.out" | tail -n1)"
 		[ "$it" = 200 ] && awk -v a="$tmin" 'BEGIN { exit !(a > 0) }' || bad "send_lat $w: row $b $it $tmin"
@@ -184,6 +185,8 @@ done
 grep -q 'sink moves no data' "$tmp/slat.out" || bad "send_lat, sink: $(cat "$tmp/slat.out")"
 out=$("$bin/ssq_send_lat" -P 2 -s 1 2>&1) && bad "send_lat -P 2 -s 1: exit 0"
 grep -q -- "-s 1 with -P > 1" <<<"$out" || bad "send_lat -P 2 -s 1: $out"
+out=$("$bin/ssq_write_lat" -e 2>&1) && bad "write_lat -e: exit 0"
+grep -q -- "-e: only ssq_send_lat sleeps" <<<"$out" || bad "write_lat -e: $out"
 # An ssqd without a receive pool: SEND is refused, saying why.
 "$SSQD" --device emu --socket "$tmp/nopool.sock" --hugepages=off --data-mib 4 --recv-depth 0 \
 	>"$tmp/nopool.log" 2>&1 &

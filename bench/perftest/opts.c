@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * opts.c - the perftest-style tools' options: perftest's flags where they
- * apply (linux-rdma/perftest, src/perftest_parameters.c: -a -d -D -I -l -n
+ * apply (linux-rdma/perftest, src/perftest_parameters.c: -a -d -D -e -I -l -n
  * -q -Q -t -s -p -S -x -i -V, --report_gbits, --out_json[_file],
  * --run_infinitely), and ssq's own (-P, --mode, --wire, --json,
  * --ssq_socket, --server, --timeout). A leaf: it calls no other file of the
@@ -117,6 +117,9 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
 	    "                             the first mlx5 device, else the emulated one)\n"
 	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
+	    "  -e, --events               ssq_send_lat: the receiver sleeps until\n"
+	    "                             the SEND is logged (ssq_recv_wait), else\n"
+	    "                             it spins on the receive log\n"
 	    "  -h, --help                 Show this help screen\n"
 	    "  -i, --ib-port=<port>       Use port <port> of the device (1..2; given to\n"
 	    "                             the ssqd this tool starts as --ib-port)\n"
@@ -291,6 +294,14 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		bad_flag(
 		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
 		    "-s 1", "");
+	if (o->events && o->test != PT_SEND_LAT)
+		bad_flag(o,
+		         "%s%s: only ssq_send_lat sleeps (its receiver, in "
+		         "ssq_recv_wait); the other tools poll",
+		         "-e", "");
+	if (o->events && o->server)
+		bad_flag(o, "%s%s: the server echoes by polling; give -e to the client",
+		         "-e", "");
 	if (o->iters > 10000000 && pt_is_lat(o))
 		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
 		         "-n", "");
@@ -334,6 +345,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		{ "all", no_argument, NULL, 'a' },
 		{ "ib-dev", required_argument, NULL, 'd' },
 		{ "duration", required_argument, NULL, 'D' },
+		{ "events", no_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "ib-port", required_argument, NULL, 'i' },
 		{ "inline_size", required_argument, NULL, 'I' },
@@ -381,7 +393,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		o->socket = NULL;
 	o->port = PT_PORT;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ad:D:hi:I:l:n:p:q:Q:s:S:t:P:Vx:", longs,
+	while ((opt = getopt_long(argc, argv, ":ad:D:ehi:I:l:n:p:q:Q:s:S:t:P:Vx:", longs,
 	                          NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -392,6 +404,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case 'D':
 			o->duration = (double)num(o, "-D", optarg, 1, 3600);
+			break;
+		case 'e':
+			o->events = 1;
 			break;
 		case 'h':
 			pt_usage(stdout, o);

@@ -54,6 +54,7 @@ struct pt_opts {
 	uint32_t cq_mod;      /* -Q */
 	uint32_t tx_depth;    /* -t */
 	int gbits;            /* --report_gbits */
+	int events;           /* -e: send_lat's receiver sleeps (ssq_recv_wait) */
 	uint32_t procs;       /* -P */
 	uint32_t sl;          /* -S: the service level (ssqd's QPs: 0) */
 	int gid_index;        /* -x: ssqd --gid-index for the ssqd started here; -1 */

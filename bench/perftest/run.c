@@ -27,8 +27,9 @@
 #include <ssq/client.h>
 #include "engine.h"
 
-#define PROXY_TAKE 16u  /* requests the proxy takes from one ring at a time */
-#define STALL_S    60.0 /* no progress for this long: give up */
+#define PROXY_TAKE    16u      /* requests the proxy takes from one ring at a time */
+#define STALL_S       60.0     /* no progress for this long: give up */
+#define WAKE_SLICE_NS 10000000 /* -e: look at the run this often while asleep */
 
 /* One of the -q queues a sender round-robins over. */
 struct lane {
@@ -485,8 +486,33 @@ static int my_send(struct ssq_queue *rq, uint64_t k, uint32_t idx, uint32_t size
 }
 
 /*
+ * -e: sleep in ssq_recv_wait until message @k of @rq has arrived, looking
+ * every WAKE_SLICE_NS whether the run stopped or stalled (as lat_spin
+ * does every 1024 spins). Returns 0, or -1 (pt->why says why).
+ */
+static int recv_sleep(struct port *pt, struct ssq_queue *rq, uint64_t k, double t0,
+                      uint64_t i)
+{
+	int rc;
+
+	while ((rc = ssq_recv_wait(rq, k, WAKE_SLICE_NS)) == -ETIMEDOUT) {
+		if (stopped(pt->sh) || port_poll(pt))
+			return -1;
+		if (pt_now() - t0 > STALL_S) {
+			snprintf(pt->why, pt->why_len, "SEND %llu never arrived",
+			         (unsigned long long)i);
+			return -1;
+		}
+	}
+	if (rc)
+		snprintf(pt->why, pt->why_len, "ssq_recv_wait: %s", strerror(-rc));
+	return rc ? -1 : 0;
+}
+
+/*
  * The loop of ssq_send_lat: one message outstanding, timed from posting the
- * SEND until the receive pool's log (ssq_recv_peek) shows it. Each SEND's
+ * SEND until the receive pool's log (ssq_recv_peek) shows it: spinning on
+ * ssq_recv_arrived, or with -e asleep in ssq_recv_wait. Each SEND's
  * payload says whose (first byte: sender + 1) and which (last byte, as in
  * write_lat); other senders' messages on the same queue are skipped. The
  * CQE is reaped after the clock stops. @rq: each lane's queue as its
@@ -513,6 +539,8 @@ static int send_lat_loop(const struct pt_opts *o, struct port *pt,
 		if (!ln)
 			return -1;
 		for (spins = 0, mine = 0; !mine; next[li]++) {
+			if (o->events && recv_sleep(pt, rq[li], next[li], t0, i))
+				return -1;
 			while (ssq_recv_arrived(rq[li]) <= next[li])
 				if (lat_spin(pt, &spins, t0, i,
 				             "SEND %llu never arrived"))

@@ -186,6 +186,7 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
  * posting order (RC delivers in order, and the shared queue hands the
  * device each producer's WQEs in its order). Any number of processes may
  * read the log at once; nobody consumes it, and no round trip is involved.
+ * A reader spins on ssq_recv_arrived() or sleeps in ssq_recv_wait().
  *
  * A window, not a queue: message k's buffer and record are reused by
  * message k + 2 * depth, whose receive WQE ssqd posts as soon as message
@@ -266,6 +267,25 @@ int ssq_recv_check(struct ssq_queue *q, uint64_t k);
  */
 int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
                   struct ssq_recv_msg *m);
+
+/*
+ * ssq_recv_wait - sleep until message @k of @q has arrived
+ * (ssq_recv_arrived(q) > k) or @timeout_ns nanoseconds pass; then read it
+ * with ssq_recv_peek / ssq_recv_copy. The sleep is a futex in the arena,
+ * shared by every process of the queue: ssqd's receive poller wakes it
+ * after logging, and while anyone waits it polls without napping (a core
+ * of ssqd's busy meanwhile), so a waiter sees a message within
+ * microseconds of its completion (the first after a long silence may wait
+ * for a nap of the poller already under way: up to 10 ms). The sleep goes
+ * in slices of at most 1 ms, so a missed wake costs at most that. Returns
+ * at once if message @k has already arrived, even if it is no longer
+ * readable (-ESTALE from peek).
+ * @timeout_ns 0 only looks; INT64_MAX waits for ever in practice.
+ * Returns 0, -ETIMEDOUT, -ENOTCONN (ssqd is gone), -ENOTSUP (ssqd runs
+ * with --recv-depth 0), -EINVAL (NULL @q, negative @timeout_ns). Any
+ * thread, any number at once.
+ */
+int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns);
 
 /*
  * ssq_buf_alloc - @len bytes (1..2^40) of the data arena, 64-byte aligned,

@@ -18,7 +18,7 @@
 #include <ssq/common.h>
 
 #define SSQ_LAYOUT_MAGIC   0x414e455241515353ull /* "SSQARENA" little-endian */
-#define SSQ_LAYOUT_VERSION 3u                    /* 3: flags (SSQ_ARENA_PEER) */
+#define SSQ_LAYOUT_VERSION 4u /* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line */
 #define SSQ_MAX_QUEUES     16u
 #define SSQ_NAME_MAX       32u
 
@@ -90,8 +90,8 @@ struct shm_recv_record {
 
 /*
  * The shared log of a queue's receive pool: two counters, each on its own
- * cache line (both written by the poller; readers only load them), then
- * recv_slots records.
+ * cache line (both written by the poller; readers only load them), the
+ * sleepers' line (ssq_recv_wait), then recv_slots records.
  */
 struct shm_recv_log {
 	uint64_t arrived; /* records written: messages 0 .. arrived - 1 logged */
@@ -103,12 +103,26 @@ struct shm_recv_log {
 	 */
 	uint64_t posted;
 	uint8_t pad1[56];
+	/*
+	 * Readers asleep in ssq_recv_wait (src/ctrl/client/recv_wait.c).
+	 * Every client writes this line, so ssqd treats it as a hint only:
+	 * `waiters` nonzero makes the poller wake wake_seq after logging and
+	 * spin instead of napping, but only while `beat` keeps moving (each
+	 * sleeper bumps it before every slice), so a count left behind by a
+	 * reader killed in its sleep, or scribbled, costs a FUTEX_WAKE per
+	 * logged batch and no spinning.
+	 */
+	uint32_t waiters;  /* readers inside ssq_recv_wait */
+	uint32_t wake_seq; /* the shared futex word: ssqd bumps it, then wakes */
+	uint32_t beat;     /* bumped by each sleeper before each slice */
+	uint8_t pad2[52];
 	struct shm_recv_record rec[];
 };
 
 SSQ_STATIC_ASSERT(sizeof(struct shm_recv_record) == 32, "record is 32 bytes");
 SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, posted) == 64, "posted line");
-SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, rec) == 128, "records line");
+SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, waiters) == 128, "sleepers line");
+SSQ_STATIC_ASSERT(offsetof(struct shm_recv_log, rec) == 192, "records line");
 
 /* Bytes of the log of a pool of @slots records. */
 static inline uint64_t shm_recv_log_size(uint32_t slots)

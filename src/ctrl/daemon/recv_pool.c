@@ -3,13 +3,19 @@
  * ssqd's receive pool (see recv_pool.h): receive WQEs kept posted, the
  * poller that logs their completions and re-posts, and the ordering that
  * lets clients in other processes read the log and the buffers without a
- * lock (the reader's half is ssq_recv_peek / ssq_recv_copy in client.c).
+ * lock (the reader's half is ssq_recv_peek / ssq_recv_copy in client.c),
+ * and wakes readers asleep in ssq_recv_wait (recv_wait.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/recv_pool.h"
 
@@ -20,6 +26,15 @@
 #define DOZE_NS     1000000       /* this long, */
 #define SLEEP_AFTER 1000000000ull /* and after a second without one, */
 #define SLEEP_NS    10000000      /* this long: an idle ssqd costs well under 1 % */
+/*
+ * A reader asleep in ssq_recv_wait bumps its log's beat before every slice
+ * (at most SSQ_WAIT_SLICE_NS long): while a beat moved this recently and
+ * the waiter count is nonzero, the poller spins instead of napping. Far
+ * more than a slice, as a loaded machine leaves a woken reader waiting for
+ * a core for several milliseconds; a reader killed in its sleep costs
+ * this much spinning once.
+ */
+#define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -181,12 +196,62 @@ static int reap(struct ssqd_recv_pool *p, int budget, int repost)
 	return n;
 }
 
+/*
+ * Wake the readers asleep on @p's log, if any, after its poller logged
+ * messages. The waiter count is client memory: it only decides whether to
+ * make the (never blocking) FUTEX_WAKE, so a scribbled one costs a system
+ * call per logged batch.
+ *
+ * W5 (pairs with the sleeper's R5 in recv_wait.c): the fence orders the
+ * W3 store of `arrived` before the load of `waiters`; the sleeper
+ * increments `waiters` (seq_cst) before any of its looks at `arrived`
+ * (seq_cst loads). One of the two sees the other: we wake it, or it does
+ * not sleep. It reads wake_seq before each look, so our bump after the
+ * load makes a FUTEX_WAIT that comes after its look return at once.
+ */
+static void wake_readers(struct ssqd_recv_pool *p)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
+	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
+		return;
+	/* Release: the records logged are visible to whoever wakes. */
+	__atomic_fetch_add(&p->log->wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &p->log->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * 1 while a reader sleeps in ssq_recv_wait on an armed pool: its count
+ * nonzero and its beat moved within BEAT_NS of @now. A count left behind
+ * by a reader killed in its sleep stops counting once its beat stands.
+ */
+static int readers_waiting(struct ssqd *d, uint64_t now)
+{
+	int any = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueues; i++) {
+		struct ssqd_recv_pool *p = &d->queues[i].rx;
+		uint32_t beat;
+
+		if (!__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) ||
+		    !__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
+			continue;
+		beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
+		if (beat != p->beat_seen) {
+			p->beat_seen = beat;
+			p->beat_ns = now;
+		}
+		any |= now - p->beat_ns < BEAT_NS;
+	}
+	return any;
+}
+
 int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssqd_recv_pool *p = &q->rx;
 	struct ssqd_bqueue *b = rx_qp(q);
-	int rc = 0, again = p->cq.buf != NULL;
+	int rc = 0, again = p->cq.buf != NULL, logged = 0, n;
 
 	if (!p->inited)
 		return 0;
@@ -201,8 +266,8 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		}
 	}
 	/* What the CQ still holds is from before the reset: log it, post nothing. */
-	while (reap(p, 1 << 30, 0))
-		;
+	while ((n = reap(p, 1 << 30, 0)) > 0)
+		logged += n;
 	rc = ssq_rq_init(&p->rq, &b->dv_qp); /* head 0, as the reset left the RQ */
 	if (!rc && p->rq.wqe_cnt < p->depth)
 		rc = -EINVAL;
@@ -227,6 +292,8 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		        (unsigned long long)p->flushed);
 out:
 	pthread_mutex_unlock(&p->lock);
+	if (logged)
+		wake_readers(p);
 	return rc;
 }
 
@@ -243,20 +310,23 @@ void ssqd_recv_pause(struct ssqd *d, unsigned qi)
 
 /*
  * The poller: every armed pool in turn, REAP_BUDGET CQEs at most each. It
- * keeps up with a sender by never sleeping while CQEs come, and costs
- * little when idle: after SPIN_NS without one it naps NAP_NS per pass, and
- * DOZE_NS once idle for DOZE_AFTER (the first message after a long silence
- * then waits up to a millisecond to be logged; the sender does not wait:
+ * keeps up with a sender by never sleeping while CQEs come, nor while a
+ * reader waits in ssq_recv_wait (readers_waiting), and costs little when
+ * idle: after SPIN_NS without either it naps NAP_NS per pass, and DOZE_NS
+ * once idle for DOZE_AFTER, SLEEP_NS after SLEEP_AFTER (the first message
+ * after a long silence then waits up to that nap to be logged, even for a
+ * reader who started waiting during the nap; the sender does not wait:
  * its receive WQE was posted long before).
  */
 static void *poller_main(void *arg)
 {
 	struct ssqd *d = arg;
 	uint64_t last = ssqd_now_ns();
-	unsigned i;
+	unsigned i, passes = 0;
 
 	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
-		int n = 0;
+		uint64_t now;
+		int n = 0, got;
 
 		for (i = 0; i < d->opt.nqueues; i++) {
 			struct ssqd_recv_pool *p = &d->queues[i].rx;
@@ -265,20 +335,38 @@ static void *poller_main(void *arg)
 			if (!__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE))
 				continue;
 			pthread_mutex_lock(&p->lock);
-			if (p->armed)
-				n += reap(p, REAP_BUDGET, 1);
+			got = p->armed ? reap(p, REAP_BUDGET, 1) : 0;
 			pthread_mutex_unlock(&p->lock);
+			if (got)
+				wake_readers(p); /* not under the lock: a system call */
+			n += got;
 		}
 		if (n) {
 			last = 0;
 			continue;
 		}
+		now = ssqd_now_ns();
+		if (readers_waiting(d, now)) {
+			/*
+			 * Spin while they wait (the naps restart after), but let
+			 * a runnable thread have the core now and then, as the
+			 * emulated device does (src/emu/engine.c): on a machine
+			 * with fewer cores than busy threads the sender, or the
+			 * reader being woken, may be queued behind this one.
+			 */
+			last = now;
+			if ((++passes & 63) == 0)
+				sched_yield();
+			else
+				ssq_cpu_relax();
+			continue;
+		}
 		if (!last)
-			last = ssqd_now_ns();
-		if (ssqd_now_ns() - last < SPIN_NS) {
+			last = now;
+		if (now - last < SPIN_NS) {
 			ssq_cpu_relax();
 		} else {
-			uint64_t idle_ns = ssqd_now_ns() - last;
+			uint64_t idle_ns = now - last;
 			struct timespec nap = { 0, idle_ns < DOZE_AFTER    ? NAP_NS
 				                   : idle_ns < SLEEP_AFTER ? DOZE_NS
 				                                           : SLEEP_NS };
@@ -299,6 +387,8 @@ int ssqd_recv_start(struct ssqd *d)
 	rc = pthread_create(&d->rxp.thread, NULL, poller_main, d);
 	if (rc)
 		return -rc;
+	/* Named for top -H, and for tests that count its naps (ctrl_recv_wait). */
+	(void)pthread_setname_np(d->rxp.thread, "ssqd-recv");
 	d->rxp.running = 1;
 	return 0;
 }

@@ -55,6 +55,8 @@ struct ssqd_recv_pool {
 	uint64_t arrived, posted; /* the poller's copies of the log's counters */
 	uint64_t flushed;         /* flush CQEs consumed (not logged) */
 	uint64_t errors;          /* error records logged */
+	uint32_t beat_seen;       /* log->beat when last seen to move, */
+	uint64_t beat_ns;         /* at this time (poller only) */
 };
 
 struct ssqd_recv_poller {

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiting for a receive asleep (ssq_recv_wait). The futex word is the
+ * log's wake_seq, in the arena every process of the queue maps, so the
+ * futex is a shared one (no FUTEX_PRIVATE_FLAG): ssqd's poller, another
+ * process, wakes it after logging (wake_readers in recv_pool.c). A sleeper
+ * sleeps at most SSQ_WAIT_SLICE_NS at a time and looks at the log between
+ * slices, so a wake that was missed costs at most a slice, and a sleeper
+ * learns of ssqd's end within a slice of the client's watcher noticing it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include "ctrl/client/client_pvt.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * Message @k arrived (0), the time ran out, or ssqd is gone; @log's waiter
+ * count already holds us. No spinning first: on a small machine a spinning
+ * reader takes the core that ssqd's poller (or the emulated device) needs
+ * to log the message, and came out slower than a sleeping one.
+ */
+static int wait_counted(struct ssq_queue *q, struct shm_recv_log *log, uint64_t k,
+                        uint64_t now, uint64_t deadline)
+{
+	struct timespec slice;
+	uint32_t seq;
+	uint64_t n;
+
+	for (;;) {
+		/*
+		 * The sequence before the look: a poller that logs after our
+		 * look bumps it, and the futex then returns at once (EAGAIN)
+		 * instead of sleeping. R5 (pairs with W5, recv_pool.c): our
+		 * count was stored before this look, so such a poller sees it.
+		 * Seeing the bump (acquire) also makes this look see what the
+		 * poller logged before it.
+		 */
+		seq = __atomic_load_n(&log->wake_seq, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&log->arrived, __ATOMIC_SEQ_CST) > k)
+			return 0;
+		if (__atomic_load_n(&q->prod.gone, __ATOMIC_RELAXED))
+			return -ENOTCONN;
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		__atomic_fetch_add(&log->beat, 1, __ATOMIC_RELAXED); /* keep it polling */
+		n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
+		                                       : SSQ_WAIT_SLICE_NS;
+		slice.tv_sec = 0;
+		slice.tv_nsec = (long)n;
+		syscall(SYS_futex, &log->wake_seq, FUTEX_WAIT, seq, &slice, NULL, 0);
+		now = now_ns();
+	}
+}
+
+int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns)
+{
+	struct shm_recv_log *log;
+	uint64_t deadline, now;
+	int rc;
+
+	if (!q || timeout_ns < 0)
+		return -EINVAL;
+	if (!q->rlog)
+		return -ENOTSUP;
+	/* The sleepers' line is the one part of the log clients write. */
+	log = (struct shm_recv_log *)q->rlog;
+	/* R1 (pairs with W3, recv_pool.c): record k is complete. */
+	if (__atomic_load_n(&log->arrived, __ATOMIC_ACQUIRE) > k)
+		return 0;
+	now = now_ns();
+	deadline = now + (uint64_t)timeout_ns;
+	if (deadline < now)
+		deadline = UINT64_MAX;
+	/* Counted (and beating) from here: the poller stops napping. */
+	__atomic_fetch_add(&log->waiters, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&log->beat, 1, __ATOMIC_RELAXED);
+	rc = wait_counted(q, log, k, now, deadline);
+	__atomic_fetch_sub(&log->waiters, 1, __ATOMIC_RELAXED);
+	return rc;
+}
