@@ -175,7 +175,7 @@ static void live_daemon(void)
 	             "not a request", "a reply sent as a request");
 	{
 		/* A registration: of a kind that does not exist, then without its fd. */
-		struct proto_msg_mem_reg mr = { 4, 0, 4096, 4096 };
+		struct proto_msg_mem_reg mr = { 4, 0, 4096, 4096, 0 };
 
 		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 10, &mr, sizeof(mr), NULL, 0) ==
 		          0,

@@ -319,7 +319,7 @@ int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
  * completes with IBV_WC_LOC_PROT_ERR (through this host's lkey) or
  * IBV_WC_REM_ACCESS_ERR (through the rkey), and never reaches memory that
  * is not this process's. ssqd deregisters a client's memory when the
- * client goes, once the WQEs posted before have completed.
+ * client goes.
  */
 
 /* Memory registered with ssq_mem_reg / ssq_mem_reg_fd. */
@@ -360,8 +360,8 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
                    int access, struct ssq_mr *out);
 
 /*
- * ssq_mem_dereg - give @mr back. Refused with -EBUSY while a WQE that may
- * use its keys has not completed on some queue (reap completions with
+ * ssq_mem_dereg - give @mr back. Refused with -EBUSY while a WQE of this
+ * client that may use its keys has not completed on some queue (reap completions with
  * ssq_poll, then try again); -ENOENT when it is not this client's;
  * -ENOTCONN. After it returns 0 the keys name nothing.
  */

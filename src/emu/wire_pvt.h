@@ -178,9 +178,17 @@ struct emu_wire_qp {
 	uint16_t rwqe_idx;
 	uint64_t off; /* bytes of the message so far */
 	uint64_t cap; /* receive WQE capacity */
-	int nsg;
-	struct emu_sg sg[EMU_MAX_SG]; /* the receive WQE, resolved */
-	struct emu_sg wdst;           /* WRITE target */
+	/*
+	 * The receive WQE and the WRITE target are resolved again at every
+	 * packet, never kept across a release of the device lock: between two
+	 * packets an MR may be deregistered and its memory file closed, and
+	 * its descriptor number reused for another process's memory.
+	 */
+	const uint8_t *rwqe; /* the receive WQE taken */
+	unsigned rwqe_nseg;
+	struct emu_sg sg[EMU_MAX_SG]; /* scratch: the receive WQE, resolved */
+	uint64_t wva;                 /* WRITE target (RETH) */
+	uint32_t wrkey;
 	/* Atomics executed, by PSN: a duplicate gets the same reply and is
 	 * not executed twice (IB 9.7.7.4). */
 	struct {

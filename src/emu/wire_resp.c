@@ -25,13 +25,13 @@ static int take_rwqe(struct emu_qp *qp, int resolve)
 		return 1;
 	wq->have_rwqe = 1;
 	wq->rwqe_idx = idx;
-	wq->nsg = 0;
+	wq->rwqe = wqe;
+	wq->rwqe_nseg = nseg;
 	wq->cap = 0;
 	if (resolve) {
 		n = emu_rq_sg(qp, wqe, nseg, wq->sg, &wq->cap);
 		if (n < 0)
 			return n;
-		wq->nsg = n;
 	}
 	return 0;
 }
@@ -211,6 +211,7 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 	          op == WIRE_WRITE_LAST_IMM || op == WIRE_WRITE_ONLY_IMM;
 	uint64_t va = 0, dlen = 0;
 	uint32_t rkey = 0;
+	struct emu_sg wdst;
 	__be32 immdt = 0;
 	int r;
 
@@ -282,6 +283,12 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			}
 			wq->off = 0;
 		}
+		/* Resolved again: its MRs may have gone since the last packet. */
+		r = first ? 0 : emu_rq_sg(qp, wq->rwqe, wq->rwqe_nseg, wq->sg, &wq->cap);
+		if (r < 0) {
+			resp_fail(qp, AETH_NAK_OP, (uint8_t)-r);
+			return;
+		}
 		if (wq->off + plen > wq->cap) {
 			resp_fail(qp, AETH_NAK_INVAL, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 			return;
@@ -304,11 +311,13 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 		if (first) {
 			/* IB: a zero-length RDMA WRITE does not check its R_Key. */
 			if (dlen && emu_remote_sg(qp, va, rkey, dlen,
-			                          IBV_ACCESS_REMOTE_WRITE, &wq->wdst)) {
+			                          IBV_ACCESS_REMOTE_WRITE, &wdst)) {
 				resp_fail(qp, AETH_NAK_ACCESS, 0);
 				return;
 			}
 			wq->wlen = dlen;
+			wq->wva = va;
+			wq->wrkey = rkey;
 			wq->off = 0;
 		}
 		/* The receive WQE before any of this packet's data lands. */
@@ -325,8 +334,11 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			resp_fail(qp, AETH_NAK_INVAL, 0);
 			return;
 		}
+		/* This packet's part, resolved now: the MR may have gone since. */
 		if (plen && qp->dev->mode == SSQ_EMU_FULL &&
-		    emu_piece_write(&wq->wdst, wq->off, pkt + h, plen)) {
+		    (emu_remote_sg(qp, wq->wva + wq->off, wq->wrkey, plen,
+		                   IBV_ACCESS_REMOTE_WRITE, &wdst) ||
+		     emu_piece_write(&wdst, 0, pkt + h, plen))) {
 			resp_fail(qp, AETH_NAK_ACCESS, 0);
 			return;
 		}

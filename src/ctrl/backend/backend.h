@@ -150,7 +150,8 @@ struct ssqd_backend_ops {
 	 * the MR handle @addr of @len bytes the client made in ssqd's PD
 	 * (no fd; the backend takes it over, or refuses it); @kind
 	 * SSQ_MEM_PROCESS, @len bytes at address @addr of process @pid, whose
-	 * /proc/PID/mem @fd is (the client opened it); SSQ_MEM_FILE, @len
+	 * /proc/PID/mem @fd is (the client opened it), at IOVA @want_iova;
+	 * SSQ_MEM_FILE, @len
 	 * bytes of the shareable memory @fd from offset @addr, IOVAs the
 	 * offsets. On success the backend owns @fd (closed by dereg_client),
 	 * fills *@mr, the keys and *@iova; on failure the caller still owns
@@ -159,9 +160,9 @@ struct ssqd_backend_ops {
 	 * access), -EINVAL (past a file's end), -EBADF, -ENOMEM.
 	 */
 	int (*reg_client)(struct ssqd_backend *b, int kind, int fd, pid_t pid,
-	                  uint64_t addr, uint64_t len, int access, void **mr,
-	                  uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
-	                  size_t whylen);
+	                  uint64_t addr, uint64_t len, uint64_t want_iova, int access,
+	                  void **mr, uint32_t *lkey, uint32_t *rkey, uint64_t *iova,
+	                  char *why, size_t whylen);
 	/* Deregister what reg_client made and let go of its fd. */
 	void (*dereg_client)(struct ssqd_backend *b, void *mr);
 	/*

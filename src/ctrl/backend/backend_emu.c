@@ -129,51 +129,41 @@ struct emu_client_mr {
 };
 
 /*
- * Can the device reach @fd's memory with no I/O and no way to fail it
- * under the device's feet? A client's /proc/PID/mem (procfs), or a tmpfs /
- * memfd file, read and written with pread / pwrite: a file the client
- * shrinks then fails the access, where a mapping of it would SIGBUS ssqd.
+ * The client's own memory file and no other: a client that may open
+ * another process's (ssqd's, another client's) must not have the device
+ * write there. The file it holds open pins its proc inode, which our
+ * lookup of the same path must then find.
  */
-static int file_ok(int kind, int fd, uint64_t addr, uint64_t len, char *why,
-                   size_t whylen)
+static int own_memory_file(int fd, pid_t pid, char *why, size_t whylen)
 {
+	struct stat st, own;
 	struct statfs fs;
-	struct stat st;
+	char path[64];
 
-	if (fstatfs(fd, &fs) || fstat(fd, &st)) {
-		snprintf(why, whylen, "the passed descriptor: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	if (fstatfs(fd, &fs) || fstat(fd, &st) || fs.f_type != PROC_SUPER_MAGIC ||
+	    !S_ISREG(st.st_mode) || stat(path, &own) || own.st_dev != st.st_dev ||
+	    own.st_ino != st.st_ino) {
+		snprintf(why, whylen,
+		         "the passed descriptor is not this client's own memory file "
+		         "(%s as ssqd sees it)",
+		         path);
 		return -EBADF;
-	}
-	if (kind == SSQ_MEM_PROCESS) {
-		if (fs.f_type != PROC_SUPER_MAGIC || !S_ISREG(st.st_mode)) {
-			snprintf(why, whylen,
-			         "the passed descriptor is not a /proc memory file");
-			return -EBADF;
-		}
-		return 0;
-	}
-	if (fs.f_type != TMPFS_MAGIC || !S_ISREG(st.st_mode)) {
-		snprintf(why, whylen,
-		         "the emulated device reaches only memfd and tmpfs files "
-		         "(filesystem magic 0x%lx is not tmpfs; hugetlbfs and dma-buf "
-		         "need a ConnectX)",
-		         (unsigned long)fs.f_type);
-		return -EOPNOTSUPP;
-	}
-	if (addr + len > (uint64_t)st.st_size) {
-		snprintf(why, whylen,
-		         "bytes %llu..%llu are past the file's end (%lld bytes)",
-		         (unsigned long long)addr, (unsigned long long)(addr + len - 1),
-		         (long long)st.st_size);
-		return -EINVAL;
 	}
 	return 0;
 }
 
+/*
+ * Only memory files: a file the device wrote with pwrite would have ssqd
+ * fault in (and be charged for) every page a WRITE first touches in a
+ * sparse file; through the client's mapping of it they are the client's
+ * (ssq_mem_reg_fd maps the file and registers the mapping), and a file
+ * shrunk under it fails the access instead of raising SIGBUS in ssqd.
+ */
 static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
-                          uint64_t addr, uint64_t len, int access, void **mrp,
-                          uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
-                          size_t whylen)
+                          uint64_t addr, uint64_t len, uint64_t want_iova, int access,
+                          void **mrp, uint32_t *lkey, uint32_t *rkey, uint64_t *iova,
+                          char *why, size_t whylen)
 {
 	/* ib_access_writable (include/rdma/ib_verbs.h): these pin pages for write. */
 	int writable = !!(access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -181,14 +171,15 @@ static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	struct emu_client_mr *m;
 	int rc;
 
-	if (kind == SSQ_MEM_VERBS) {
-		snprintf(why, whylen,
-		         "the emulated device has no verbs context to "
-		         "register in: ssq_mem_reg passes /proc/self/mem");
+	if (kind != SSQ_MEM_PROCESS) {
+		snprintf(
+		    why, whylen,
+		    "the emulated device reaches a client's memory only through its "
+		    "/proc/self/mem (ssq_mem_reg_fd registers its mapping of a file)");
 		return -EOPNOTSUPP;
 	}
-	rc = file_ok(kind, fd, addr, len, why, whylen);
-	if (!rc && kind == SSQ_MEM_PROCESS)
+	rc = own_memory_file(fd, pid, why, whylen);
+	if (!rc)
 		rc = ssqd_proc_range_check(pid, addr, len, writable, why, whylen);
 	if (rc)
 		return rc;
@@ -197,7 +188,7 @@ static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 		snprintf(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = emu_reg_mr_file(b->pd, fd, addr, len, addr, access, &m->mr, lkey);
+	rc = emu_reg_mr_file(b->pd, fd, addr, len, want_iova, access, &m->mr, lkey);
 	if (rc) {
 		snprintf(why, whylen, "emulated MR of %llu bytes at 0x%llx: %s",
 		         (unsigned long long)len, (unsigned long long)addr,
@@ -207,7 +198,7 @@ static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	}
 	m->fd = fd;
 	*rkey = *lkey; /* one key serves both, as on mlx5 */
-	*iova = addr;
+	*iova = want_iova;
 	*mrp = m;
 	return 0;
 }

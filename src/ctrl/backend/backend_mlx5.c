@@ -219,9 +219,9 @@ static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
  * whole verbs context - not done, refused with a reason.
  */
 static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
-                           uint64_t addr, uint64_t len, int access, void **mrp,
-                           uint32_t *lkey, uint32_t *rkey, uint64_t *iova, char *why,
-                           size_t whylen)
+                           uint64_t addr, uint64_t len, uint64_t want_iova, int access,
+                           void **mrp, uint32_t *lkey, uint32_t *rkey, uint64_t *iova,
+                           char *why, size_t whylen)
 {
 	struct mlx5_client_mr *m;
 	long page = sysconf(_SC_PAGESIZE);
@@ -229,6 +229,7 @@ static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	struct stat st;
 
 	(void)pid;
+	(void)want_iova;
 	if (kind == SSQ_MEM_PROCESS) {
 		snprintf(why, whylen,
 		         "on a ConnectX a process's private memory is registered by "

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ctrl/backend/proc_maps.h"
 
@@ -36,10 +37,11 @@ static int resident_kind(unsigned long inode, const char *path)
 int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, char *why,
                           size_t whylen)
 {
-	char path[64], line[512];
 	uint64_t at = addr, end = addr + len;
-	FILE *f;
+	char path[64], *line = NULL;
+	size_t cap = 0;
 	int rc = -EFAULT;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
@@ -47,14 +49,23 @@ int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, 
 		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
 		return -EACCES;
 	}
-	while (at < end && fgets(line, sizeof(line), f)) {
-		uint64_t lo, hi;
+	/*
+	 * Whole lines, however long (getline): a path longer than a buffer,
+	 * read in pieces, would let its tail pass for a line of its own.
+	 */
+	while (at < end && getline(&line, &cap, f) > 0) {
 		unsigned long inode;
-		char perms[8], file[sizeof(line)] = "";
+		uint64_t lo, hi;
+		char perms[8];
+		const char *file;
+		int n = 0;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %lu %511[^\n]", &lo,
-		           &hi, perms, &inode, file) < 4)
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %lu %n", &lo, &hi,
+		           perms, &inode, &n) < 4 ||
+		    !n)
 			continue;
+		file = line + n;
 		if (hi <= at)
 			continue;
 		if (lo > at)
@@ -62,27 +73,29 @@ int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, 
 		if (perms[0] != 'r' || (writable && perms[1] != 'w')) {
 			snprintf(why, whylen,
 			         "address 0x%" PRIx64
-			         " is in a mapping without %s access "
-			         "(%s)",
+			         " is in a mapping without %s access (%s)",
 			         at, perms[0] != 'r' ? "read" : "write", perms);
-			fclose(f);
-			return -EFAULT;
+			rc = -EFAULT;
+			goto out;
 		}
-		if (!resident_kind(inode, file + strspn(file, " "))) {
+		if (!resident_kind(inode, file)) {
 			snprintf(
 			    why, whylen,
-			    "address 0x%" PRIx64 " is in a file mapping (%s): the "
+			    "address 0x%" PRIx64 " is in a file mapping (%.120s): the "
 			    "emulated device reaches only anonymous, shared-memory and "
 			    "hugetlbfs pages (register a file with ssq_mem_reg_fd)",
-			    at, file + strspn(file, " "));
-			fclose(f);
-			return -EOPNOTSUPP;
+			    at, file);
+			rc = -EOPNOTSUPP;
+			goto out;
 		}
 		at = hi;
 	}
-	fclose(f);
 	if (at >= end)
-		return 0;
-	snprintf(why, whylen, "address 0x%" PRIx64 " is not mapped", at);
+		rc = 0;
+	else
+		snprintf(why, whylen, "address 0x%" PRIx64 " is not mapped", at);
+out:
+	fclose(f);
+	free(line);
 	return rc;
 }

@@ -25,8 +25,6 @@
 #include "shm/layout.h"
 #include "ctrl/client/client_pvt.h"
 
-/* A live ssqd answers at once; one that is gone must not hang the caller. */
-#define REPLY_TIMEOUT_MS 1000
 /*
  * RECOVER waits in ssqd for in-flight requests (up to 2 s) and, with a
  * --listen peer, for the peer to come back (up to 3 s): more than both.
@@ -34,14 +32,6 @@
 #define RECOVER_TIMEOUT_MS 6000
 
 static __thread char connect_err[256];
-
-/* Request sequence numbers: never 0, which is ssqd speaking unasked. */
-static uint32_t next_seq(struct ssq_client *c)
-{
-	if (++c->seq == 0)
-		c->seq = 1;
-	return c->seq;
-}
 
 const char *ssq_client_strerror_last(void)
 {
@@ -61,190 +51,6 @@ const char *ssq_client_device(const struct ssq_client *c)
 int ssq_client_peer_mode(const struct ssq_client *c)
 {
 	return (c->hdr->flags & SSQ_ARENA_PEER) != 0;
-}
-
-int ssq_client_alive(struct ssq_client *c)
-{
-	struct pollfd pfd = { c->sock, POLLRDHUP, 0 };
-
-	if (poll(&pfd, 1, 0) < 0)
-		return 1;
-	return !(pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/*
- * Give back what a reply that came too late granted: its caller timed out
- * and returned an error, so nobody will ever free the buffer or detach the
- * producer it names. The undo's own reply is read and dropped like any
- * late one.
- */
-static void undo_late(struct ssq_client *c, const struct proto_msg *r)
-{
-	if (r->hdr.type == (SSQ_MSG_ALLOC | SSQ_MSG_REPLY)) {
-		struct proto_msg_free req = { r->u.alloc_reply.off };
-
-		proto_msg_send(c->sock, SSQ_MSG_FREE, next_seq(c), &req, sizeof(req),
-		               NULL, 0);
-	} else if (r->hdr.type == (SSQ_MSG_MEM_REG | SSQ_MSG_REPLY)) {
-		struct proto_msg_mem_dereg req = { r->u.mem_reg_reply.id, 0 };
-
-		proto_msg_send(c->sock, SSQ_MSG_MEM_DEREG, next_seq(c), &req, sizeof(req),
-		               NULL, 0);
-	} else if (r->hdr.type == (SSQ_MSG_ATTACH | SSQ_MSG_REPLY)) {
-		struct proto_msg_detach req = { r->u.attach_reply.queue,
-			                        r->u.attach_reply.producer };
-
-		proto_msg_send(c->sock, SSQ_MSG_DETACH, next_seq(c), &req, sizeof(req),
-		               NULL, 0);
-	}
-}
-
-/* One message from ssqd, waiting until @deadline; the error says which call. */
-static int recv_one(struct ssq_client *c, struct proto_msg *m, int *fd, int *nfds,
-                    int64_t deadline, uint16_t type, int timeout_ms)
-{
-	int64_t left = deadline - now_ms();
-	int rc;
-
-	*nfds = 0;
-	rc = left <= 0 ? -ETIMEDOUT
-	               : proto_msg_recv(c->sock, m, fd, 1, nfds, (int)left, c->err,
-	                                sizeof(c->err));
-	if (rc == -ETIMEDOUT && !ssq_client_alive(c))
-		rc = -ENOTCONN;
-	if (rc == -ENOTCONN) {
-		snprintf(c->err, sizeof(c->err), "ssqd closed the connection");
-		client_orphan_all(c); /* the watcher's work, if it has not yet */
-	} else if (rc == -ETIMEDOUT)
-		snprintf(c->err, sizeof(c->err),
-		         "ssqd did not answer request 0x%x within %d ms", type,
-		         timeout_ms);
-	return rc;
-}
-
-/* A parting SSQ_MSG_ERROR (sequence 0: ssqd speaking unasked) as the call's result. */
-static int parting_error(struct ssq_client *c, const struct proto_msg *m)
-{
-	if (m->hdr.type != SSQ_MSG_ERROR) {
-		snprintf(c->err, sizeof(c->err), "ssqd sent type 0x%x unasked",
-		         m->hdr.type);
-		return -EBADMSG;
-	}
-	snprintf(c->err, sizeof(c->err), "ssqd: %s", m->u.error.msg);
-	return m->u.error.err;
-}
-
-/*
- * One request, one reply: send, then wait up to @timeout_ms for the reply
- * carrying our sequence number; an SSQ_MSG_ERROR reply becomes its errno
- * and sentence.
- *
- * A call that timed out leaves its request unanswered (c->answered behind
- * c->seq). ssqd answers in order, so the late replies come first: they are
- * read before anything new is asked, any fd they carry closed and what they
- * granted given back (undo_late) - first, so that the new request does not
- * find a buffer or a producer slot still held. A reply is never taken for
- * another call's. Sequence 0 is ssqd speaking unasked (a parting error
- * before it closes the connection): that answers any call.
- */
-static int call_wait(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
-                     int send_fd, struct proto_msg *reply, int *fd, int timeout_ms)
-{
-	int64_t deadline = now_ms() + timeout_ms;
-	int got = -1, nfds = 0, rc;
-	uint32_t seq;
-
-	while (c->answered != c->seq) {
-		rc = recv_one(c, reply, &got, &nfds, deadline, type, timeout_ms);
-		if (rc)
-			return rc;
-		if (nfds)
-			close(got);
-		if (reply->hdr.seq == 0)
-			return parting_error(c, reply);
-		/* Only a request still unanswered may be answered. */
-		if (reply->hdr.seq - c->answered - 1 >= c->seq - c->answered) {
-			snprintf(c->err, sizeof(c->err),
-			         "ssqd answered seq %u; unanswered are %u..%u",
-			         reply->hdr.seq, c->answered + 1, c->seq);
-			return -EBADMSG;
-		}
-		c->answered = reply->hdr.seq;
-		undo_late(c, reply);
-	}
-	seq = next_seq(c);
-	rc = proto_msg_send(c->sock, type, seq, req, len, send_fd >= 0 ? &send_fd : NULL,
-	                    send_fd >= 0);
-	if (rc) {
-		/*
-		 * ssqd may have said why before closing (a refused uid): a
-		 * parting error message still waits in the socket.
-		 */
-		if (proto_msg_recv(c->sock, reply, NULL, 0, NULL, 0, c->err,
-		                   sizeof(c->err)) == 0 &&
-		    reply->hdr.type == SSQ_MSG_ERROR)
-			return parting_error(c, reply);
-		snprintf(c->err, sizeof(c->err), "ssqd is gone: %s", strerror(-rc));
-		return rc == -EPIPE ? -ENOTCONN : rc;
-	}
-	rc = recv_one(c, reply, &got, &nfds, deadline, type, timeout_ms);
-	if (rc)
-		return rc;
-	if (reply->hdr.seq == 0) {
-		if (nfds)
-			close(got);
-		return parting_error(c, reply);
-	}
-	c->answered = reply->hdr.seq;
-	if (reply->hdr.seq != seq) {
-		snprintf(c->err, sizeof(c->err), "ssqd answered seq %u to seq %u",
-		         reply->hdr.seq, seq);
-		rc = -EBADMSG;
-	} else if (reply->hdr.type == SSQ_MSG_ERROR) {
-		snprintf(c->err, sizeof(c->err), "ssqd: %s", reply->u.error.msg);
-		rc = reply->u.error.err;
-	} else if (reply->hdr.type != (type | SSQ_MSG_REPLY)) {
-		snprintf(c->err, sizeof(c->err), "ssqd answered type 0x%x to 0x%x",
-		         reply->hdr.type, type);
-		rc = -EBADMSG;
-	} else if (fd && nfds != 1) {
-		snprintf(c->err, sizeof(c->err),
-		         "ssqd's reply lacks its file descriptor");
-		rc = -EBADMSG;
-	}
-	if (rc || !fd) {
-		if (nfds)
-			close(got);
-		return rc;
-	}
-	*fd = got;
-	return 0;
-}
-
-static int call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
-                struct proto_msg *reply, int *fd)
-{
-	return call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
-}
-
-int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
-                   int send_fd, struct proto_msg *reply)
-{
-	return call_wait(c, type, req, len, send_fd, reply, NULL, REPLY_TIMEOUT_MS);
-}
-
-int client_call_fd_reply(struct ssq_client *c, uint16_t type, const void *req,
-                         uint32_t len, struct proto_msg *reply, int *fd)
-{
-	return call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
 }
 
 /*
@@ -327,7 +133,7 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 	rc = check_server(c->sock, path);
 	if (rc)
 		goto fail;
-	rc = call(c, SSQ_MSG_HELLO, &hello, sizeof(hello), &reply, &fd);
+	rc = client_call(c, SSQ_MSG_HELLO, &hello, sizeof(hello), &reply, &fd);
 	if (rc) {
 		snprintf(connect_err, sizeof(connect_err), "%s", c->err);
 		goto fail;
@@ -376,7 +182,7 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 {
 	struct proto_msg reply;
 	uint32_t i;
-	int rc = call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
+	int rc = client_call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
 
 	if (rc)
 		return rc;
@@ -406,7 +212,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	}
 	memset(&req, 0, sizeof(req));
 	strcpy(req.name, name);
-	rc = call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
+	rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
 	if (rc)
 		return rc;
 	q = calloc(1, sizeof(*q));
@@ -528,7 +334,7 @@ int ssq_queue_close(struct ssq_queue *q)
 	 * things by now).
 	 */
 	if (getpid() == q->c->self) {
-		rc = call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
+		rc = client_call(q->c, SSQ_MSG_DETACH, &req, sizeof(req), &reply, NULL);
 		munmap(q->uar, q->uar_len);
 	} else {
 		rc = 0;
@@ -542,8 +348,8 @@ int ssq_queue_recover(struct ssq_queue *q)
 	struct proto_msg_detach req = { q->index, 0 };
 	struct proto_msg reply;
 
-	return call_wait(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), -1, &reply, NULL,
-	                 RECOVER_TIMEOUT_MS);
+	return client_call_wait(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), -1, &reply,
+	                        NULL, RECOVER_TIMEOUT_MS);
 }
 
 struct ssq_sq *ssq_queue_sq(struct ssq_queue *q)
@@ -610,7 +416,7 @@ int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out)
 		         (unsigned long long)len);
 		return -EINVAL;
 	}
-	rc = call(c, SSQ_MSG_ALLOC, &req, sizeof(req), &reply, NULL);
+	rc = client_call(c, SSQ_MSG_ALLOC, &req, sizeof(req), &reply, NULL);
 	if (rc)
 		return rc;
 	if (ssq_buf_at(c, reply.u.alloc_reply.off, len, out)) {
@@ -626,7 +432,7 @@ int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b)
 	struct proto_msg_free req = { b->off };
 	struct proto_msg reply;
 
-	return call(c, SSQ_MSG_FREE, &req, sizeof(req), &reply, NULL);
+	return client_call(c, SSQ_MSG_FREE, &req, sizeof(req), &reply, NULL);
 }
 
 uint32_t ssq_recv_depth(const struct ssq_queue *q)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <infiniband/verbs.h>
 #include "ctrl/client/client_pvt.h"
 #include "ctrl/proto/msg.h"
@@ -48,131 +50,82 @@ static int check_args(struct ssq_client *c, uint64_t len, int access, struct ssq
 }
 
 /*
- * On a ConnectX a process's private memory can be pinned only by that
- * process (the kernel pins current->mm's pages), and a WQE on ssqd's QP can
- * use only an MR of ssqd's PD: so the client imports ssqd's verbs context
- * and PD (ibv_import_device, ibv_import_pd: rdma-core's import verbs) and
- * registers there; ssqd then imports the MR by its handle and owns its
- * end. The command fd is the one every attached client's UAR mapping
- * already comes from: importing it grants nothing new.
+ * What this client keeps per registration: on a ConnectX the MR it made in
+ * ssqd's imported PD (ibv_import_device, ibv_import_pd: rdma-core's import
+ * verbs; the command fd is the one every attached client's UAR mapping
+ * already comes from, so importing it grants nothing new), because a
+ * process's private memory can be pinned only by that process (the kernel
+ * pins current->mm's pages) and a WQE on ssqd's QP can use only an MR of
+ * ssqd's PD; on the emulated device the mapping ssq_mem_reg_fd made of a
+ * file, registered as this process's memory so that the pages a WRITE
+ * faults in are this process's, not ssqd's.
  */
-#define CLIENT_VERBS_MRS 64u
+#define CLIENT_MRS 64u
 
-struct client_verbs {
-	struct ibv_context *ctx;
+struct client_mem {
+	struct ibv_context *ctx; /* ConnectX: ssqd's, imported; else NULL */
 	struct ibv_pd *pd;
-	struct ibv_mr *mrs[CLIENT_VERBS_MRS]; /* ours, until ssqd deregisters */
-	uint32_t ids[CLIENT_VERBS_MRS];
+	struct {
+		uint32_t id; /* ssqd's name for it; 0: a free slot */
+		struct ibv_mr *mr;
+		void *map;
+		size_t map_len;
+	} slot[CLIENT_MRS];
 };
+
+static int is_emu(const struct ssq_client *c)
+{
+	return !strcmp(c->device, "emu");
+}
+
+/* A free slot of @c's table (made on first use), or -errno. */
+static int free_slot(struct ssq_client *c)
+{
+	unsigned i;
+
+	if (!c->mem && !(c->mem = calloc(1, sizeof(*c->mem))))
+		return -ENOMEM;
+	for (i = 0; i < CLIENT_MRS; i++)
+		if (!c->mem->slot[i].id && !c->mem->slot[i].mr && !c->mem->slot[i].map)
+			return (int)i;
+	snprintf(c->err, sizeof(c->err), "this client holds %u registrations",
+	         CLIENT_MRS);
+	return -EDQUOT;
+}
 
 static int verbs_open(struct ssq_client *c)
 {
-	struct client_verbs *v;
 	struct proto_msg reply;
 	int fd = -1, rc;
 
-	if (c->verbs)
+	if (c->mem->ctx)
 		return 0;
 	rc = client_call_fd_reply(c, SSQ_MSG_VERBS, NULL, 0, &reply, &fd);
 	if (rc)
 		return rc;
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		close(fd);
-		return -ENOMEM;
-	}
-	v->ctx =
-	    ibv_import_device(fd); /* owns fd from here: ibv_close_device closes it */
-	if (!v->ctx) {
+	c->mem->ctx = ibv_import_device(fd); /* owns fd: ibv_close_device closes it */
+	if (!c->mem->ctx) {
 		rc = errno ? -errno : -EINVAL;
 		snprintf(c->err, sizeof(c->err), "ibv_import_device: %s", strerror(-rc));
 		close(fd);
-		free(v);
 		return rc;
 	}
-	v->pd = ibv_import_pd(v->ctx, reply.u.verbs_reply.pd_handle);
-	if (!v->pd) {
+	c->mem->pd = ibv_import_pd(c->mem->ctx, reply.u.verbs_reply.pd_handle);
+	if (!c->mem->pd) {
 		rc = errno ? -errno : -EINVAL;
 		snprintf(c->err, sizeof(c->err), "ibv_import_pd(%u): %s",
 		         reply.u.verbs_reply.pd_handle, strerror(-rc));
-		ibv_close_device(v->ctx);
-		free(v);
+		ibv_close_device(c->mem->ctx);
+		c->mem->ctx = NULL;
 		return rc;
 	}
-	c->verbs = v;
 	return 0;
 }
 
 static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint64_t len,
-               int access, struct ssq_mr *out);
-
-/* ssq_mem_reg on a ConnectX: register here, hand the MR's end to ssqd. */
-static int reg_verbs(struct ssq_client *c, void *addr, uint64_t len, int access,
-                     struct ssq_mr *out)
+               uint64_t iova, int access, struct ssq_mr *out)
 {
-	struct ibv_mr *mr;
-	unsigned slot;
-	int rc = verbs_open(c);
-
-	if (rc)
-		return rc;
-	for (slot = 0; slot < CLIENT_VERBS_MRS && c->verbs->mrs[slot]; slot++)
-		;
-	if (slot == CLIENT_VERBS_MRS) {
-		snprintf(c->err, sizeof(c->err), "this client holds %u registrations",
-		         CLIENT_VERBS_MRS);
-		return -EDQUOT;
-	}
-	mr = ibv_reg_mr(c->verbs->pd, addr, len, access);
-	if (!mr) {
-		rc = errno ? -errno : -EINVAL;
-		snprintf(c->err, sizeof(c->err), "ibv_reg_mr of %llu bytes: %s",
-		         (unsigned long long)len, strerror(-rc));
-		return rc;
-	}
-	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, access, out);
-	if (rc) {
-		ibv_dereg_mr(mr); /* ssqd did not take it: ours to destroy */
-		return rc;
-	}
-	c->verbs->mrs[slot] = mr;
-	c->verbs->ids[slot] = out->id;
-	return 0;
-}
-
-/* ssqd deregistered @id: drop our user-space half of it. */
-static void verbs_forget(struct ssq_client *c, uint32_t id)
-{
-	unsigned i;
-
-	for (i = 0; c->verbs && i < CLIENT_VERBS_MRS; i++)
-		if (c->verbs->mrs[i] && c->verbs->ids[i] == id) {
-			ibv_unimport_mr(c->verbs->mrs[i]);
-			c->verbs->mrs[i] = NULL;
-		}
-}
-
-void client_mem_close(struct ssq_client *c)
-{
-	struct client_verbs *v = c->verbs;
-	unsigned i;
-
-	if (!v)
-		return;
-	/* ssqd deregisters what is left when this connection ends. */
-	for (i = 0; i < CLIENT_VERBS_MRS; i++)
-		if (v->mrs[i])
-			ibv_unimport_mr(v->mrs[i]);
-	ibv_unimport_pd(v->pd);
-	ibv_close_device(v->ctx);
-	free(v);
-	c->verbs = NULL;
-}
-
-static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint64_t len,
-               int access, struct ssq_mr *out)
-{
-	struct proto_msg_mem_reg req = { kind, (uint32_t)access, addr, len };
+	struct proto_msg_mem_reg req = { kind, (uint32_t)access, addr, len, iova };
 	struct proto_msg reply;
 	int rc = client_call_fd(c, SSQ_MSG_MEM_REG, &req, sizeof(req), fd, &reply);
 
@@ -189,10 +142,80 @@ static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint6
 	return 0;
 }
 
+/* [@addr, +@len) of this process, at IOVA @iova, through /proc/self/mem. */
+static int reg_process(struct ssq_client *c, void *addr, uint64_t len, uint64_t iova,
+                       int access, struct ssq_mr *out)
+{
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(c->err, sizeof(c->err), "/proc/self/mem: %s", strerror(errno));
+		return rc;
+	}
+	rc = reg(c, SSQ_MEM_PROCESS, fd, (uint64_t)(uintptr_t)addr, len, iova, access,
+	         out);
+	close(fd); /* ssqd holds its own reference */
+	return rc;
+}
+
+/* ssq_mem_reg on a ConnectX: register in ssqd's PD, hand the MR's end to ssqd. */
+static int reg_verbs(struct ssq_client *c, int slot, void *addr, uint64_t len, int access,
+                     struct ssq_mr *out)
+{
+	struct ibv_mr *mr;
+	int rc = verbs_open(c);
+
+	if (rc)
+		return rc;
+	mr = ibv_reg_mr(c->mem->pd, addr, len, access);
+	if (!mr) {
+		rc = errno ? -errno : -EINVAL;
+		snprintf(c->err, sizeof(c->err), "ibv_reg_mr of %llu bytes: %s",
+		         (unsigned long long)len, strerror(-rc));
+		return rc;
+	}
+	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, 0, access, out);
+	if (rc) {
+		ibv_dereg_mr(mr); /* ssqd did not take it: ours to destroy */
+		return rc;
+	}
+	c->mem->slot[slot].mr = mr;
+	c->mem->slot[slot].id = out->id;
+	return 0;
+}
+
+/* ssqd deregistered @id (or the connection ends): our half of it goes. */
+static void forget(struct ssq_client *c, unsigned i)
+{
+	if (c->mem->slot[i].mr)
+		ibv_unimport_mr(c->mem->slot[i].mr);
+	if (c->mem->slot[i].map)
+		munmap(c->mem->slot[i].map, c->mem->slot[i].map_len);
+	memset(&c->mem->slot[i], 0, sizeof(c->mem->slot[i]));
+}
+
+void client_mem_close(struct ssq_client *c)
+{
+	unsigned i;
+
+	if (!c->mem)
+		return;
+	/* ssqd deregisters what is left when this connection ends. */
+	for (i = 0; i < CLIENT_MRS; i++)
+		forget(c, i);
+	if (c->mem->pd)
+		ibv_unimport_pd(c->mem->pd);
+	if (c->mem->ctx)
+		ibv_close_device(c->mem->ctx);
+	free(c->mem);
+	c->mem = NULL;
+}
+
 int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
                 struct ssq_mr *out)
 {
-	int fd, rc;
+	int rc, slot;
 
 	if (!c)
 		return -EINVAL;
@@ -203,20 +226,14 @@ int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
 		snprintf(c->err, sizeof(c->err), "registration at address NULL");
 		return -EINVAL;
 	}
-	if (strcmp(c->device, "emu")) {
-		rc = reg_verbs(c, addr, len, access, out);
-		if (!rc)
-			out->addr = addr;
-		return rc;
+	if (is_emu(c)) {
+		rc = reg_process(c, addr, len, (uint64_t)(uintptr_t)addr, access, out);
+	} else {
+		slot = free_slot(c);
+		if (slot < 0)
+			return slot;
+		rc = reg_verbs(c, slot, addr, len, access, out);
 	}
-	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(c->err, sizeof(c->err), "/proc/self/mem: %s", strerror(errno));
-		return rc;
-	}
-	rc = reg(c, SSQ_MEM_PROCESS, fd, (uint64_t)(uintptr_t)addr, len, access, out);
-	close(fd); /* ssqd holds its own reference */
 	if (!rc)
 		out->addr = addr;
 	return rc;
@@ -225,29 +242,63 @@ int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
 int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
                    int access, struct ssq_mr *out)
 {
-	int rc;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t base = offset & ~(uint64_t)(page - 1);
+	struct stat st;
+	void *map;
+	int rc, slot;
 
 	if (!c)
 		return -EINVAL;
 	rc = check_args(c, len, access, out);
 	if (rc)
 		return rc;
-	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+	if (fd < 0 || fstat(fd, &st)) {
 		snprintf(c->err, sizeof(c->err), "descriptor %d is not open", fd);
 		return -EBADF;
 	}
-	if (offset + len < offset) {
+	if (offset + len < offset || offset + len > (uint64_t)INT64_MAX) {
 		snprintf(c->err, sizeof(c->err), "offset %llu + %llu bytes wraps",
 		         (unsigned long long)offset, (unsigned long long)len);
 		return -EINVAL;
 	}
-	return reg(c, SSQ_MEM_FILE, fd, offset, len, access, out);
+	if (!is_emu(c))
+		return reg(c, SSQ_MEM_FILE, fd, offset, len, offset, access, out);
+	if (S_ISREG(st.st_mode) && offset + len > (uint64_t)st.st_size) {
+		snprintf(c->err, sizeof(c->err),
+		         "bytes %llu..%llu are past the file's end (%lld bytes)",
+		         (unsigned long long)offset,
+		         (unsigned long long)(offset + len - 1), (long long)st.st_size);
+		return -EINVAL;
+	}
+	slot = free_slot(c);
+	if (slot < 0)
+		return slot;
+	map = mmap(NULL, (size_t)(offset + len - base),
+	           PROT_READ | (access & SSQ_MEM_ACCESS_WRITES ? PROT_WRITE : 0),
+	           MAP_SHARED, fd, (off_t)base);
+	if (map == MAP_FAILED) {
+		rc = -errno;
+		snprintf(c->err, sizeof(c->err), "mapping descriptor %d: %s", fd,
+		         strerror(errno));
+		return rc == -EACCES ? -EBADF : rc;
+	}
+	rc = reg_process(c, (uint8_t *)map + (offset - base), len, offset, access, out);
+	if (rc) {
+		munmap(map, (size_t)(offset + len - base));
+		return rc;
+	}
+	c->mem->slot[slot].id = out->id;
+	c->mem->slot[slot].map = map;
+	c->mem->slot[slot].map_len = (size_t)(offset + len - base);
+	return 0;
 }
 
 int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
 {
 	struct proto_msg_mem_dereg req;
 	struct proto_msg reply;
+	unsigned i;
 	int rc;
 
 	if (!c || !mr)
@@ -255,7 +306,8 @@ int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
 	req.id = mr->id;
 	req.reserved = 0;
 	rc = client_call_fd(c, SSQ_MSG_MEM_DEREG, &req, sizeof(req), -1, &reply);
-	if (!rc)
-		verbs_forget(c, mr->id);
+	for (i = 0; !rc && c->mem && i < CLIENT_MRS; i++)
+		if (c->mem->slot[i].id == mr->id)
+			forget(c, i);
 	return rc;
 }

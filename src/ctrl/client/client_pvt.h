@@ -41,7 +41,7 @@ struct ssq_client {
 	struct client_watch watch;
 	int gone;   /* ssqd hung up (c->lock): a queue opened later is orphaned */
 	pid_t self; /* the process that connected: a forked child only unmaps */
-	struct client_verbs *verbs; /* ssqd's imported context (client_mem.c); NULL */
+	struct client_mem *mem; /* its own registrations (client_mem.c); NULL: none yet */
 };
 
 /* ssq_queue_wait_fd's eventfd and the thread that signals it (client_wait_fd.c). */
@@ -73,6 +73,20 @@ struct ssq_queue {
  * but learns of ssqd's end only in its next call).
  */
 int client_watch_start(struct ssq_client *c);
+
+/*
+ * client_call_wait - one request of @type to ssqd (with @send_fd when >= 0)
+ * and its reply, waiting up to @timeout_ms; *@fd gets the descriptor the
+ * reply carries (NULL: none expected). client_call: 1 s, no descriptor sent.
+ * 0 or the negative errno, c->err saying why. client_call.c.
+ */
+struct proto_msg;
+int client_call_wait(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
+                     int send_fd, struct proto_msg *reply, int *fd, int timeout_ms);
+int client_call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
+                struct proto_msg *reply, int *fd);
+/* The next request sequence number (never 0: that is ssqd speaking unasked). */
+uint32_t client_next_seq(struct ssq_client *c);
 
 /*
  * client_call_fd - one request of @type to ssqd, passing @send_fd (>= 0)

@@ -2,16 +2,16 @@
 /*
  * Clients' own memory registrations. ssqd registers (the backend decides
  * how the device reaches the memory) and keeps the table, because the
- * client is not trusted to give back only what is idle: a registration
- * goes when no WQE in flight carries its keys, and a dead client's goes
- * with its data buffers, once every queue has completed what was reserved
- * before its death (daemon_serve.c, reap_graves).
+ * client is not trusted with the table: a registration goes when none of
+ * its owner's WQEs in flight carries its keys, and a dead client's at its
+ * death (the device resolves keys at each access: what comes later fails).
  */
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <ssq/queue.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/client_mr.h"
@@ -23,6 +23,34 @@ static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 	for (i = 0; i < SSQD_MAX_MRS; i++)
 		n += d->mrs[i].owner == owner;
 	return n;
+}
+
+static unsigned held(const struct ssqd *d, int by_uid, uint32_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		n += d->mrs[i].owner && (!by_uid || d->mrs[i].uid == uid);
+	return n;
+}
+
+void ssqd_mr_limits(struct ssqd *d)
+{
+	struct rlimit rl;
+	rlim_t room = 0;
+
+	/* The soft limit up to the hard one (systemd's soft default is 1024). */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		room = rl.rlim_cur > SSQD_FD_RESERVE ? rl.rlim_cur - SSQD_FD_RESERVE : 0;
+	}
+	d->mr_cap = room < SSQD_MAX_MRS ? (unsigned)room : SSQD_MAX_MRS;
+	d->mr_uid_cap =
+	    d->mr_cap / 4 > SSQD_MRS_PER_CLIENT ? d->mr_cap / 4 : SSQD_MRS_PER_CLIENT;
 }
 
 int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
@@ -39,6 +67,21 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		         "this client holds %u registrations, the most one may",
 		         SSQD_MRS_PER_CLIENT);
 		rc = -EDQUOT;
+		goto fail;
+	}
+	if (held(d, 1, (uint32_t)c->uid) >= d->mr_uid_cap) {
+		snprintf(why, whylen,
+		         "uid %u holds %u registrations, the most one uid may",
+		         (unsigned)c->uid, d->mr_uid_cap);
+		rc = -EDQUOT;
+		goto fail;
+	}
+	if (held(d, 0, 0) >= d->mr_cap) {
+		snprintf(why, whylen,
+		         "ssqd holds %u registrations, the most its descriptor limit "
+		         "(RLIMIT_NOFILE) leaves room for",
+		         d->mr_cap);
+		rc = -ENOMEM;
 		goto fail;
 	}
 	for (i = 0; i < SSQD_MAX_MRS; i++)
@@ -59,11 +102,12 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		goto fail;
 	}
 	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
-	                        (int)r->access, &m->impl, &m->lkey, &m->rkey, &iova, why,
-	                        whylen);
+	                        r->iova, (int)r->access, &m->impl, &m->lkey, &m->rkey,
+	                        &iova, why, whylen);
 	if (rc)
 		goto fail;
 	m->owner = c->id;
+	m->uid = (uint32_t)c->uid;
 	m->len = r->len;
 	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
 	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
@@ -80,35 +124,52 @@ fail:
 }
 
 /*
- * Might a WQE still in flight on some queue use @key? Every WQEBB between
- * a queue's completed and reserved counters (at most the ring: they are
- * client-writable) is searched for the key as any big-endian word: a data
- * segment's lkey, a remote address segment's rkey, or - harmlessly - a
- * word of inline data that happens to match, which only delays the answer
- * until that WQE completes.
+ * Might a WQE client @c posted, still in flight on some queue, use @key?
+ * Only its own WQEs count (the slot of a WQE's first WQEBB names its
+ * producer record): another client cannot keep @c's memory registered by
+ * posting its key. Each of them, between a queue's completed and reserved
+ * counters (at most the ring: they are client-writable), is searched for
+ * the key as any big-endian word: a data segment's lkey, a remote address
+ * segment's rkey, or - harmlessly - a word of inline data that matches,
+ * which only delays the answer until that WQE completes. Not a safety
+ * rule: a WQE that reaches a registration after it went fails with a
+ * protection error (the device resolves keys at each access).
  */
-static int key_in_flight(const struct ssqd *d, uint32_t lkey, uint32_t rkey)
+static int key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
+                         uint32_t rkey)
 {
 	__be32 l = htobe32(lkey), r = htobe32(rkey);
-	unsigned qi, w;
+	unsigned qi, w, i;
 
 	for (qi = 0; qi < d->hdr->nqueues; qi++) {
 		const struct ssqd_queue *q = &d->queues[qi];
+		uint32_t ring = q->prod.sq.wqe_cnt;
 		uint64_t pos, end, from;
 
-		if (!q->ctl)
+		if (!q->ctl || !c->recs[qi])
 			continue;
 		end = ssq_ctl_reserved(q->ctl);
 		from = ssq_ctl_completed(q->ctl);
-		if (end - from > q->prod.sq.wqe_cnt)
-			from = end - q->prod.sq.wqe_cnt;
-		for (pos = from; pos != end; pos++) {
-			const __be32 *wqebb =
-			    (const __be32 *)ssq_sq_wqebb(&q->prod.sq, (uint32_t)pos);
+		if (end - from > ring)
+			from = end - ring;
+		for (pos = from; pos != end;) {
+			const struct ssq_ctl_slot *s = ssq__slot(&q->prod, pos);
+			uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+			uint64_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
 
-			for (w = 0; w < MLX5_SEND_WQE_BB / 4; w++)
-				if (wqebb[w] == l || wqebb[w] == r)
-					return 1;
+			if (!len || len > end - pos)
+				len = 1;
+			if (owner < SSQ_MAX_PRODUCERS && (c->recs[qi] & (1ull << owner)))
+				for (i = 0; i < len; i++) {
+					const __be32 *wqebb =
+					    (const __be32 *)ssq_sq_wqebb(
+					        &q->prod.sq, (uint32_t)(pos + i));
+
+					for (w = 0; w < MLX5_SEND_WQE_BB / 4; w++)
+						if (wqebb[w] == l || wqebb[w] == r)
+							return 1;
+				}
+			pos += len;
 		}
 	}
 	return 0;
@@ -131,7 +192,7 @@ int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char
 		snprintf(why, whylen, "no registration %u of this client", id);
 		return -ENOENT;
 	}
-	if (key_in_flight(d, m->lkey, m->rkey)) {
+	if (key_in_flight(d, c, m->lkey, m->rkey)) {
 		snprintf(why, whylen,
 		         "registration %u: a WQE carrying its key 0x%x has not completed "
 		         "yet (poll, then try again)",

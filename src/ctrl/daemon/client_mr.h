@@ -13,6 +13,13 @@
 
 #define SSQD_MAX_MRS        1024u /* registrations of all clients */
 #define SSQD_MRS_PER_CLIENT 64u
+/*
+ * Descriptors kept for everything else: each client's socket and pidfd,
+ * the device, the arena, the peer link. A registration holds one (its
+ * memory file or its file), so ssqd takes no more than its descriptor
+ * limit leaves above this, and one uid a quarter of that.
+ */
+#define SSQD_FD_RESERVE (2u * SSQD_MAX_CLIENTS + 64u)
 
 struct ssqd_mr {
 	uint32_t owner; /* the client's id; 0: a free slot */
@@ -21,6 +28,7 @@ struct ssqd_mr {
 	uint64_t len;
 	void *impl;      /* the backend's */
 	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
+	uint32_t uid;    /* the owner's */
 };
 
 struct ssqd;
@@ -44,6 +52,9 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
  */
 int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,
                   size_t whylen);
+
+/* Size d->mr_cap and d->mr_uid_cap from RLIMIT_NOFILE (raised to its hard limit). */
+void ssqd_mr_limits(struct ssqd *d);
 
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);

@@ -371,6 +371,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		snprintf(why, whylen, "starting the device: %s", strerror(-rc));
 		goto fail;
 	}
+	ssqd_mr_limits(d);
 	rc = ssqd_recv_start(d);
 	if (rc) {
 		snprintf(why, whylen, "starting the receive poller: %s", strerror(-rc));

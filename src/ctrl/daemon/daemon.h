@@ -222,6 +222,9 @@ struct ssqd {
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
 	uint64_t stall_next_ns;           /* the stall watch's next look */
+	uint64_t accept_pause_until_ns;   /* out of descriptors: accept later */
+	/* Registrations ssqd may hold, and one uid: from RLIMIT_NOFILE (client_mr.h). */
+	unsigned mr_cap, mr_uid_cap;
 	volatile sig_atomic_t stop;
 };
 

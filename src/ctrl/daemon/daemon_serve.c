@@ -18,6 +18,8 @@
 #include "ctrl/proto/msg.h"
 
 #define PROGRESS_MS 10 /* how often ssqd routes completions nobody polls */
+/* Out of descriptors: how long new connections wait before accept is tried again. */
+#define ACCEPT_PAUSE_NS 100000000ull
 
 static int client_allowed(const struct ssqd *d, const struct ucred *cr)
 {
@@ -57,8 +59,19 @@ static void accept_client(struct ssqd *d)
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
 	int known = 0;
 
-	if (fd < 0)
+	if (fd < 0) {
+		/*
+		 * Out of descriptors: the connection stays queued and the socket
+		 * readable; stop looking at it for a while instead of spinning.
+		 */
+		if (errno == EMFILE || errno == ENFILE) {
+			d->accept_pause_until_ns = ssqd_now_ns() + ACCEPT_PAUSE_NS;
+			ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+			                 "ssqd: out of file descriptors: new connections "
+			                 "wait\n");
+		}
 		return;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
 		known = 1;
 		/* One uid (refused ones too) cannot take every connection. */
@@ -261,9 +274,16 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        "ssqd: too many clients died at once; pid %d's buffers stay "
 		        "allocated\n",
 		        (int)c->pid);
-		/* Its memory may be gone with it: nothing may reach it later. */
-		ssqd_mr_drop_owner(d, c->id);
 	}
+	/*
+	 * Its own memory goes now, WQEs in flight or not: the device resolves
+	 * keys at each access, so what still comes fails with a protection
+	 * error, never reaching memory the next registration brings.
+	 */
+	if (ssqd_mr_drop_owner(d, c->id))
+		fprintf(stderr,
+		        "ssqd: client pid %d gone, its memory registrations dropped\n",
+		        (int)c->pid);
 	close(c->fd);
 	if (c->pidfd > 0)
 		close(c->pidfd);
@@ -289,11 +309,6 @@ static void reap_graves(struct ssqd *d)
 		if (!done)
 			continue;
 		freed = ssqd_data_free_owner(&d->data, g->owner);
-		if (ssqd_mr_drop_owner(d, g->owner))
-			fprintf(stderr,
-			        "ssqd: client pid %d gone, its memory registrations "
-			        "dropped\n",
-			        (int)g->pid);
 		if (freed)
 			fprintf(stderr,
 			        "ssqd: client pid %d gone, %u data buffers returned\n",
@@ -714,7 +729,7 @@ int ssqd_serve(struct ssqd *d)
 
 		ssqd_log_tick(&d->client_log, now);
 		n = 0;
-		pfd[n].fd = d->listen_fd;
+		pfd[n].fd = now < d->accept_pause_until_ns ? -1 : d->listen_fd;
 		pfd[n].events = POLLIN;
 		who[n++] = NULL;
 		pfd[n].fd = d->peer_listen_fd; /* -1 unless --listen: poll skips it */

@@ -164,6 +164,7 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 
 		if (r->kind < SSQ_MEM_PROCESS || r->kind > SSQ_MEM_VERBS || !r->len ||
 		    r->len > SSQ_ALLOC_MAX || r->addr + r->len < r->addr ||
+		    r->iova + r->len < r->iova ||
 		    (r->access & ~(uint32_t)SSQ_MEM_ACCESS_ALL)) {
 			snprintf(
 			    why, whylen,

@@ -26,6 +26,9 @@
 #define SSQ_ALLOC_MAX     (1ull << 40)
 /* The IBV_ACCESS_* bits a MEM_REG may ask for (values of <infiniband/verbs.h>). */
 #define SSQ_MEM_ACCESS_ALL 0xfu
+/* Those that write (ib_access_writable, less MW_BIND): LOCAL_WRITE, REMOTE_WRITE,
+ * _ATOMIC. */
+#define SSQ_MEM_ACCESS_WRITES 0xbu
 
 enum proto_msg_type {
 	SSQ_MSG_HELLO = 1,     /* client: pid; reply: version, device, arena fd */
@@ -105,10 +108,16 @@ struct proto_msg_detach {
 };
 /* What a MEM_REG's file descriptor is. */
 enum proto_mem_kind {
-	/* The client's own /proc/self/mem: @addr is an address of its memory. */
+	/*
+	 * The client's own /proc/self/mem: @addr is an address of its memory,
+	 * @iova what WQEs call it (@addr itself; a file's offset when the
+	 * client registers its mapping of a file, so the pages it faults in
+	 * are its own, not ssqd's).
+	 */
 	SSQ_MEM_PROCESS = 1,
-	/* Shareable memory (memfd, tmpfs or hugetlbfs file, dma-buf): @addr is
-	 * an offset into it, and the MR's IOVAs are those offsets. */
+	/* Shareable memory (a ConnectX: memfd, tmpfs or hugetlbfs file,
+	 * dma-buf), mapped and pinned by ssqd: @addr is an offset into it, and
+	 * the MR's IOVAs are those offsets. */
 	SSQ_MEM_FILE = 2,
 	/* On a ConnectX: an MR the client registered in ssqd's PD through the
 	 * imported context (SSQ_MSG_VERBS); @addr is its handle, no fd. */
@@ -118,7 +127,8 @@ struct proto_msg_mem_reg {
 	uint32_t kind;   /* enum proto_mem_kind */
 	uint32_t access; /* IBV_ACCESS_LOCAL_WRITE / REMOTE_WRITE / _READ / _ATOMIC */
 	uint64_t addr;
-	uint64_t len; /* 1 .. SSQ_ALLOC_MAX */
+	uint64_t len;  /* 1 .. SSQ_ALLOC_MAX */
+	uint64_t iova; /* SSQ_MEM_PROCESS: what the first byte is to WQEs */
 };
 struct proto_msg_mem_reg_reply {
 	uint32_t id;   /* what MEM_DEREG names */

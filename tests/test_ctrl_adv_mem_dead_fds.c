@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Adversary: registrations that outlive their client. 40 client
+ * processes each register 64 buffers (the most one may: 40 x 64 is past
+ * the table's 1024, so the later ones are refused until earlier ones are
+ * reaped) and die with SIGKILL, half of them with a SEND stuck in flight
+ * (ssqd --recv-depth 0: it waits for a receive WQE for ever).
+ * Wanted: ssqd holds as many descriptors as before the clients came, and
+ * a new client registers. Before a fix: a dead client's registrations go
+ * only once every queue has completed what was reserved at its death
+ * (reap_graves), and a SEND that waits for ever (here the dead ones' own;
+ * one of a live client does the same) pins every later death's
+ * registrations: the table stays full (1024), ssqd keeps 1024 descriptors
+ * of dead processes, and nobody can register again. With no SEND stuck
+ * (every child i % 2 -> 0) the same run ends with no descriptor left.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include "stall_flow.h"
+
+#define NPROC 40
+
+static int nfds(pid_t d)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)d);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+static void child(int stuck, int ready)
+{
+	uint8_t *mem = malloc(4096);
+	struct conn k;
+	struct ssq_mr mr;
+	int i, n = 0;
+
+	if (!mem || conn_open(&k))
+		_exit(3);
+	for (i = 0; i < 64; i++)
+		n += ssq_mem_reg(k.c, mem, 4096, IBV_ACCESS_LOCAL_WRITE, &mr) == 0;
+	if (stuck && n)
+		ssq_post_send(k.p, MLX5_OPCODE_SEND, (uint64_t)(uintptr_t)mem, mr.lkey,
+		              64, 0, 1, SSQ_WQE_SIGNALED);
+	(void)!write(ready, &n, sizeof(n));
+	pause();
+	_exit(0);
+}
+
+int main(void)
+{
+	struct conn a;
+	struct ssq_mr mr;
+	uint8_t *mem = malloc(4096);
+	int p[2], i, n, total = 0, before, after, rc;
+	pid_t d, kids[NPROC];
+	double t0;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setenv("SSQ_TEST_STALL_OPT", "--recv-depth=0", 1);
+	d = stall_ssqd_up("adv-deadfds");
+	if (d < 0 || pipe(p) || conn_open(&a))
+		return 1;
+	before = nfds(d);
+	for (i = 0; i < NPROC; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0)
+			child(i % 2, p[1]);
+		if (read(p[0], &n, sizeof(n)) == sizeof(n))
+			total += n;
+		if (i % 8 == 7) {
+			int j;
+
+			/* Die, and make room for the next ones. */
+			for (j = i - 7; j <= i; j++) {
+				kill(kids[j], SIGKILL);
+				waitpid(kids[j], NULL, 0);
+			}
+			ssq_queue_recover(a.q);
+			usleep(300000);
+		}
+	}
+	printf("%d registrations made by %d processes, all killed\n", total, NPROC);
+	rc = ssq_queue_recover(a.q);
+	t0 = now_s();
+	do {
+		usleep(100000);
+		after = nfds(d);
+	} while (after > before && now_s() - t0 < 5.0);
+	printf("ssqd's descriptors: %d before, %d after (recover: %d)\n", before, after,
+	       rc);
+	CHECK(after <= before, "no descriptor left behind: %d before, %d after", before,
+	      after);
+	CHECK(mem && ssq_mem_reg(a.c, mem, 4096, IBV_ACCESS_LOCAL_WRITE, &mr) == 0,
+	      "a new registration: %s", ssq_client_error(a.c));
+	ssq_client_close(a.c);
+	free(mem);
+	stall_ssqd_down(d);
+	return test_exit("ctrl_adv_mem_dead_fds");
+}
