@@ -176,8 +176,17 @@ static int reg_verbs(struct ssq_client *c, int slot, void *addr, uint64_t len, i
 		return rc;
 	}
 	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, 0, access, out);
+	if (rc == -ETIMEDOUT || rc == -ENOTCONN) {
+		/*
+		 * ssqd may have taken it over (its late answer is given back
+		 * with a DEREG, client_call.c): destroying it here could destroy
+		 * a handle ssqd now owns. Only our half goes, with the client.
+		 */
+		c->mem->slot[slot].mr = mr;
+		return rc;
+	}
 	if (rc) {
-		ibv_dereg_mr(mr); /* ssqd did not take it: ours to destroy */
+		ibv_dereg_mr(mr); /* ssqd refused it: ours to destroy */
 		return rc;
 	}
 	c->mem->slot[slot].mr = mr;
