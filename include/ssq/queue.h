@@ -263,7 +263,7 @@ int ssq_ctl_check(const struct ssq_producer *owner, uint32_t epoch, char *why,
 
 /*
  * ssq_ctl_quiesce - the first half of a rebuild, before the owner takes the
- * QP through RESET: reservations fail (-EIO), both leases become the
+ * QP through RESET: reservations wait (-EAGAIN; RESTARTING), both leases become the
  * owner's (a live holder is waited for up to @timeout_ms, then overridden),
  * so nobody rings the QP or routes its CQ meanwhile, and each reservation
  * open in a record whose bit is set in @live is given until then to be
@@ -375,8 +375,9 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns);
  * ssq_reserve - claim @wqebbs WQEBBs (1..ring/2) for WQEs this producer will
  * build at *@pos onwards. Waits a bounded time (SSQ_RESERVE_SPINS, polling
  * the CQ) for room.
- * Returns 0, -EAGAIN (no room: poll completions and retry; nothing was
- * reserved), -EIO (the queue is in error: see ssq_queue_recover),
+ * Returns 0, -EAGAIN (no room, or ssqd is starting the queue over: poll
+ * completions and retry; nothing was reserved), -EIO (the queue is in
+ * error: see ssq_queue_recover),
  * -ENOTCONN (ssqd is gone: see ssq_producer_gone), -EINVAL
  * (@wqebbs 0 or too many, or an open reservation). After 0 the caller must
  * publish every WQEBB it reserved (WQEs or NOPs), each within ssqd's
@@ -408,12 +409,15 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		    (__atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE) - me->comp_tail);
 
 		/*
-		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error) and
-		 * R8c (ssq_ctl_reset's READY, after the counters it restarted).
+		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error,
+		 * ssq_ctl_quiesce's RESTARTING) and R8c (ssq_ctl_reset's READY,
+		 * after the counters it restarted). A restart is a wait, like a
+		 * full ring: its flushes may reach the owner before its READY.
 		 */
-		if (ssq_unlikely(__atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE) !=
-		                 SSQ_CTL_READY))
-			return -EIO;
+		uint32_t state = __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE);
+
+		if (ssq_unlikely(state != SSQ_CTL_READY))
+			return state == SSQ_CTL_RESTARTING ? -EAGAIN : -EIO;
 		if (r + wqebbs - c <= ring && mine + wqebbs <= (uint64_t)p->comp_mask + 1)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)

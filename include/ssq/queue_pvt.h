@@ -47,6 +47,13 @@ enum {
 enum {
 	SSQ_CTL_READY = 0,
 	SSQ_CTL_ERROR = 1, /* an error CQE came: QP in ERR until recovered */
+	/*
+	 * ssqd is starting the queue over (ssq_ctl_quiesce .. ssq_ctl_rebuild,
+	 * within one pass of its loop): reservations wait (-EAGAIN), as they
+	 * do for room. Only ever seen from outside ssqd's loop; ssq_ctl_check
+	 * calls it a scribble.
+	 */
+	SSQ_CTL_RESTARTING = 2,
 };
 
 /* Slot flags. */

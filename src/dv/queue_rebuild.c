@@ -51,14 +51,15 @@ static void grab_lease(uint32_t *lease, uint64_t deadline)
 }
 
 /*
- * The queue the owner's: reservations fail (-EIO) from here until
- * ssq_ctl_rebuild's READY (R8b), and both leases are taken, waiting for
- * live holders until @deadline.
+ * The queue the owner's: reservations wait (-EAGAIN) from here until
+ * ssq_ctl_rebuild's READY (R8b) - the flushes it delivers may reach their
+ * owners first, and what they post next must not fail for it - and both
+ * leases are taken, waiting for live holders until @deadline.
  */
 static void take_over(struct ssq_ctl *ctl, uint64_t deadline)
 {
 	/* R8b: pairs with A8 (ssq_reserve). */
-	__atomic_store_n(&ctl->state, SSQ_CTL_ERROR, __ATOMIC_RELEASE);
+	__atomic_store_n(&ctl->state, SSQ_CTL_RESTARTING, __ATOMIC_RELEASE);
 	grab_lease(&ctl->cq_lease, deadline);
 	grab_lease(&ctl->db_lease, deadline);
 }
