@@ -69,7 +69,7 @@ int main(void)
 	if (rc)
 		return test_exit("ctrl_fork_safe");
 	/* 64 KiB inside the first huge page: libibverbs would madvise 4 KiB pages. */
-	rc = ssqd_backend_emu.reg_data(b, a.base + 4096, 64 << 10, 0x1000, &key, why,
+	rc = ssqd_backend_emu.reg_data(b, a.base + 4096, 64 << 10, 0x1000, 1, &key, why,
 	                               sizeof(why));
 	CHECK(rc == -EINVAL,
 	      "RDMAV_FORK_SAFE, 4 KiB rounding on huge pages: %d, want -EINVAL", rc);
@@ -82,8 +82,8 @@ int main(void)
 	rc = ssqd_backend_emu.open(&b, "emu", &a, NULL, why, sizeof(why));
 	CHECK(rc == 0, "open: %s", why);
 	if (!rc) {
-		rc = ssqd_backend_emu.reg_data(b, a.base + 4096, 64 << 10, 0x1000, &key,
-		                               why, sizeof(why));
+		rc = ssqd_backend_emu.reg_data(b, a.base + 4096, 64 << 10, 0x1000, 1,
+		                               &key, why, sizeof(why));
 		CHECK(rc == 0, "with RDMAV_HUGEPAGES_SAFE: %d (%s)", rc, why);
 		ssqd_backend_emu.close(b);
 	}

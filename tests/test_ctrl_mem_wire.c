@@ -9,14 +9,17 @@
  *    (O sees the bytes and the sum: zero-copy at both ends);
  *  - WRITEs with the key of O's local-only registration: REM_ACCESS_ERR,
  *    and those bytes stay untouched (a key nobody exposed reaches nothing);
+ *  - the receiving ssqd runs with --buffer-keys: a WRITE into O's arena
+ *    buffer at the descriptor O gave lands; one at the same address with
+ *    the arena-wide rkey (ssq_queue_peer_rkey) fails with REM_ACCESS_ERR;
  *  - once O is killed, WRITEs with its key: REM_ACCESS_ERR.
  */
 #define _GNU_SOURCE
 #include "recv_flow.h"
 
 struct desc {
-	uint64_t open_addr, shut_addr;
-	uint32_t open_rkey, shut_rkey;
+	uint64_t open_addr, shut_addr, buf_addr;
+	uint32_t open_rkey, shut_rkey, buf_rkey;
 };
 
 static int run_one(struct ssq_producer *p, enum ibv_wr_opcode op, void *laddr,
@@ -58,6 +61,7 @@ static void owner(const char *sock, int to_p, int from_p)
 	uint8_t *open_mem = malloc(8192), *shut_mem = malloc(4096);
 	struct ssq_client *c = ssqd_connect(sock);
 	struct ssq_mr open_mr, shut_mr;
+	struct ssq_buf ob;
 	struct desc dsc;
 	uint64_t sum;
 	uint8_t ok = 1;
@@ -72,8 +76,12 @@ static void owner(const char *sock, int to_p, int from_p)
 	                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 	                    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
 	                &open_mr) ||
-	    ssq_mem_reg(c, shut_mem, 4096, IBV_ACCESS_LOCAL_WRITE, &shut_mr))
+	    ssq_mem_reg(c, shut_mem, 4096, IBV_ACCESS_LOCAL_WRITE, &shut_mr) ||
+	    ssq_buf_alloc(c, 4096, &ob))
 		_exit(4);
+	memset(ob.addr, 0, 4096);
+	dsc.buf_addr = ob.remote_addr;
+	dsc.buf_rkey = ob.rkey;
 	dsc.open_addr = open_mr.remote_addr;
 	dsc.open_rkey = open_mr.rkey;
 	dsc.shut_addr = shut_mr.remote_addr;
@@ -86,6 +94,10 @@ static void owner(const char *sock, int to_p, int from_p)
 	ok &= sum == 7;
 	for (i = 0; i < 4096; i++)
 		ok &= shut_mem[i] == 0x33;
+	for (i = 0; i < 64; i++)
+		ok &= ((uint8_t *)ob.addr)[i] == (uint8_t)(i * 7);
+	for (i = 64; i < 4096; i++)
+		ok &= ((uint8_t *)ob.addr)[i] == 0;
 	(void)!write(to_p, &ok, 1);
 	pause();
 	_exit(0);
@@ -95,7 +107,7 @@ static void run(const char *fault, const char *what)
 {
 	uint16_t port = free_tcp_port();
 	char sa[108], sb[108], arg[32], carg[32];
-	const char *la_args[] = { "--listen", arg, NULL };
+	const char *la_args[] = { "--listen", arg, "--buffer-keys", NULL };
 	const char *cb_args[] = { "--connect", carg, NULL };
 	uint8_t *src = malloc(4096), *back = malloc(4096), ok = 0;
 	uint64_t *old = malloc(8);
@@ -145,6 +157,10 @@ static void run(const char *fault, const char *what)
 	             dsc.open_addr + 4096, dsc.open_rkey, 3);
 	CHECK(st == IBV_WC_SUCCESS && *old == 0, "%s: FETCH_ADD: %d, old %llu", what, st,
 	      (unsigned long long)*old);
+	st = run_one(p, IBV_WR_RDMA_WRITE, src, src_mr.lkey, 64, dsc.buf_addr,
+	             dsc.buf_rkey, 40);
+	CHECK(st == IBV_WC_SUCCESS,
+	      "%s: WRITE into O's arena buffer at its descriptor: %d", what, st);
 	st = run_one(p, IBV_WR_RDMA_WRITE, src, src_mr.lkey, 64, dsc.shut_addr,
 	             dsc.shut_rkey, 4);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR,
@@ -155,6 +171,13 @@ static void run(const char *fault, const char *what)
 	      "%s: O saw the WRITE and the add, and nothing where it gave no key", what);
 	CHECK(ssq_queue_recover(qb) == 0 && wait_q0_ready(cb, 1, 10) >= 0,
 	      "%s: recovered: %s", what, ssq_client_error(cb));
+	st = run_one(p, IBV_WR_RDMA_WRITE, src, src_mr.lkey, 64, dsc.buf_addr + 64,
+	             ssq_queue_peer_rkey(qb), 41);
+	CHECK(st == IBV_WC_REM_ACCESS_ERR,
+	      "%s: WRITE into O's buffer with the arena-wide rkey: %d, want %d", what, st,
+	      IBV_WC_REM_ACCESS_ERR);
+	CHECK(ssq_queue_recover(qb) == 0 && wait_q0_ready(cb, 1, 10) >= 0,
+	      "%s: recovered again: %s", what, ssq_client_error(cb));
 	kill(o, SIGKILL);
 	waitpid(o, &status, 0);
 	/*

@@ -142,9 +142,20 @@ struct ssqd_backend_ops {
 	/* Open device @dev, placing every queue buffer in @arena. */
 	int (*open)(struct ssqd_backend **b, const char *dev, struct shm_arena *arena,
 	            const struct ssqd_backend_conf *conf, char *why, size_t whylen);
-	/* Register [addr, addr + len) at IOVA @iova for local and remote access. */
+	/*
+	 * Register [addr, addr + len) at IOVA @iova for local access, and
+	 * remote access too when @remote.
+	 */
 	int (*reg_data)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-	                uint32_t *key, char *why, size_t whylen);
+	                int remote, uint32_t *key, char *why, size_t whylen);
+	/*
+	 * One buffer inside the data arena as an MR of its own, [@addr, +@len)
+	 * at IOVA @iova, local and remote access (ssqd --buffer-keys): *@mr
+	 * and its one key, or -errno with @why. dereg_buf gives it back.
+	 */
+	int (*reg_buf)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
+	               void **mr, uint32_t *key, char *why, size_t whylen);
+	void (*dereg_buf)(struct ssqd_backend *b, void *mr);
 	/*
 	 * Register a client's memory (proto_msg_mem_reg): @kind SSQ_MEM_VERBS,
 	 * the MR handle @addr of @len bytes the client made in ssqd's PD

@@ -105,11 +105,35 @@ fail:
 	return rc;
 }
 
-static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                        uint32_t *key, char *why, size_t whylen)
+#define ACCESS_ALL                                                                       \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+static int emu_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
+                       void **mrp, uint32_t *key, char *why, size_t whylen)
 {
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct emu_mr *mr;
+	int rc = emu_reg_mr(b->pd, addr, len, iova, ACCESS_ALL, &mr, key);
+
+	if (rc) {
+		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
+		         (unsigned long long)iova, strerror(-rc));
+		return rc;
+	}
+	*mrp = mr;
+	return 0;
+}
+
+static void emu_dereg_buf(struct ssqd_backend *b, void *mr)
+{
+	(void)b;
+	emu_dereg_mr(mr);
+}
+
+static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
+                        int remote, uint32_t *key, char *why, size_t whylen)
+{
+	int access = remote ? ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
 	/* ibv_reg_mr's fork support first, as libibverbs does (fork_safe.h). */
 	int rc = ssqd_fork_safe_reg(b->arena, addr, len, why, whylen);
 
@@ -494,6 +518,8 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.kind = "emu",
 	.open = backend_emu_open,
 	.reg_data = emu_reg_data,
+	.reg_buf = emu_reg_buf,
+	.dereg_buf = emu_dereg_buf,
 	.reg_client = emu_reg_client,
 	.dereg_client = emu_dereg_client,
 	.create_queue = emu_create_queue,

@@ -144,11 +144,42 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 	return 0;
 }
 
-static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                         uint32_t *key, char *why, size_t whylen)
+#define ACCESS_ALL                                                                       \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
+/* A buffer of the arena as an MR of its own, at the arena's IOVAs. */
+static int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
+                        void **mrp, uint32_t *key, char *why, size_t whylen)
 {
-	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mr *mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, ACCESS_ALL);
+
+	if (!mr) {
+		snprintf(why, whylen, "ibv_reg_mr_iova2 of a %zu-byte buffer: %s", len,
+		         strerror(errno));
+		return -errno;
+	}
+	if (mr->lkey != mr->rkey) {
+		snprintf(why, whylen, "buffer MR lkey 0x%x != rkey 0x%x", mr->lkey,
+		         mr->rkey);
+		ibv_dereg_mr(mr);
+		return -EOPNOTSUPP;
+	}
+	*key = mr->lkey;
+	*mrp = mr;
+	return 0;
+}
+
+static void mlx5_dereg_buf(struct ssqd_backend *b, void *mr)
+{
+	(void)b;
+	ibv_dereg_mr(mr);
+}
+
+static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
+                         int remote, uint32_t *key, char *why, size_t whylen)
+{
+	int access = remote ? ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
 
 	/* One fixed IOVA for every process: a WQE address means the same in all. */
 	b->mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, (unsigned)access);
@@ -647,6 +678,8 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.kind = "mlx5",
 	.open = mlx5_open,
 	.reg_data = mlx5_reg_data,
+	.reg_buf = mlx5_reg_buf,
+	.dereg_buf = mlx5_dereg_buf,
 	.reg_client = mlx5_reg_client,
 	.dereg_client = mlx5_dereg_client,
 	.verbs_handles = mlx5_verbs_handles,

@@ -352,8 +352,10 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->arena.limit = d->hdr->data_off;
 	d->hdr->data_len = data_len;
 	d->hdr->data_iova = SSQD_DATA_IOVA;
-	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA,
+	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA, !o->buffer_keys,
 	                      &d->hdr->data_key, why, whylen);
+	if (o->buffer_keys)
+		d->hdr->flags |= SSQ_ARENA_BUFFER_KEYS;
 	if (rc)
 		goto fail;
 	ssqd_data_init(&d->data, d->hdr->data_off, o->data_mib << 20);

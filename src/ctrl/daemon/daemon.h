@@ -62,6 +62,8 @@ struct ssqd_options {
 	 * (stall_watch.h). 0: no deadline.
 	 */
 	unsigned stall_ms;
+	/* --buffer-keys: each arena buffer its own MR, the arena's no remote access */
+	int buffer_keys;
 	enum shm_hugepages hugepages;
 	uint16_t listen_port;          /* 0: not listening for a peer */
 	const char *connect_to;        /* HOST:PORT of a listening peer, or NULL */

@@ -291,6 +291,16 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A buffer's own MR (--buffer-keys) goes with it. */
+static void release_buf(void *ctx, struct ssqd_data_buf *b)
+{
+	struct ssqd *d = ctx;
+
+	if (b->mr)
+		d->ops->dereg_buf(d->backend, b->mr);
+	b->mr = NULL;
+}
+
 /* Return the buffers of dead clients whose WQEs have all completed. */
 static void reap_graves(struct ssqd *d)
 {
@@ -308,7 +318,7 @@ static void reap_graves(struct ssqd *d)
 				done = 0;
 		if (!done)
 			continue;
-		freed = ssqd_data_free_owner(&d->data, g->owner);
+		freed = ssqd_data_free_owner(&d->data, g->owner, release_buf, d);
 		if (freed)
 			fprintf(stderr,
 			        "ssqd: client pid %d gone, %u data buffers returned\n",
@@ -479,12 +489,27 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		rc = over_quota(d, c, len, why, sizeof(why));
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		memset(&r, 0, sizeof(r));
 		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
 		if (rc)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, rc,
 			    "no room for %llu bytes in the %llu MiB data arena",
 			    (unsigned long long)len, (unsigned long long)d->opt.data_mib);
+		if (d->opt.buffer_keys) {
+			struct ssqd_data_buf *b = ssqd_data_find(&d->data, r.off);
+
+			rc = d->ops->reg_buf(d->backend, d->arena.base + r.off, len,
+			                     d->hdr->data_iova +
+			                         (r.off - d->hdr->data_off),
+			                     &b->mr, &b->key, why, sizeof(why));
+			if (rc) {
+				ssqd_data_free(&d->data, r.off, c->id, NULL);
+				return ssqd_out_error(&c->out, c->fd, seq, rc,
+				                      "a buffer's own keys: %s", why);
+			}
+			r.key = b->key;
+		}
 		c->bytes += len;
 		c->nbufs++;
 		r.len = len;
@@ -492,14 +517,15 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		                     &r, sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_FREE: {
-		uint64_t len = 0;
+		struct ssqd_data_buf gone;
 
-		rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &len);
+		rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &gone);
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc,
 			                      "no buffer of this client at offset %llu",
 			                      (unsigned long long)m->u.free.off);
-		c->bytes -= len;
+		release_buf(d, &gone);
+		c->bytes -= gone.len;
 		c->nbufs--;
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);

@@ -26,7 +26,7 @@ int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
 		if (a >= at && a <= gap_end && gap_end - a >= len) {
 			memmove(&d->bufs[i + 1], &d->bufs[i],
 			        (d->n - i) * sizeof(d->bufs[0]));
-			d->bufs[i] = (struct ssqd_data_buf){ a, len, owner };
+			d->bufs[i] = (struct ssqd_data_buf){ a, len, owner, 0, NULL };
 			d->n++;
 			*off = a;
 			return 0;
@@ -37,7 +37,18 @@ int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
 	return -ENOMEM;
 }
 
-int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner, uint64_t *len)
+struct ssqd_data_buf *ssqd_data_find(struct ssqd_data_alloc *d, uint64_t off)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->bufs[i].off == off)
+			return &d->bufs[i];
+	return NULL;
+}
+
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner,
+                   struct ssqd_data_buf *gone)
 {
 	uint32_t i;
 
@@ -46,8 +57,8 @@ int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner, uint
 			continue;
 		if (d->bufs[i].owner != owner)
 			return -ENOENT;
-		if (len)
-			*len = d->bufs[i].len;
+		if (gone)
+			*gone = d->bufs[i];
 		memmove(&d->bufs[i], &d->bufs[i + 1],
 		        (d->n - i - 1) * sizeof(d->bufs[0]));
 		d->n--;
@@ -56,13 +67,17 @@ int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner, uint
 	return -ENOENT;
 }
 
-unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner)
+unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
+                              void (*release)(void *ctx, struct ssqd_data_buf *b),
+                              void *ctx)
 {
 	uint32_t i, j = 0;
 	unsigned freed = 0;
 
 	for (i = 0; i < d->n; i++) {
 		if (d->bufs[i].owner == owner) {
+			if (release)
+				release(ctx, &d->bufs[i]);
 			freed++;
 			continue;
 		}

@@ -14,6 +14,8 @@
 struct ssqd_data_buf {
 	uint64_t off, len;
 	uint32_t owner;
+	uint32_t key; /* its own MR's key (ssqd --buffer-keys), else 0 */
+	void *mr;     /* that MR (the backend's), or NULL */
 };
 
 struct ssqd_data_alloc {
@@ -31,11 +33,22 @@ void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len);
 int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
                     uint32_t owner, uint64_t *off);
 
-/* Free the buffer at @off if @owner has it (*@len: its length, if @len). 0 or -ENOENT. */
-int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner,
-                   uint64_t *len);
+/* The buffer at @off, or NULL. */
+struct ssqd_data_buf *ssqd_data_find(struct ssqd_data_alloc *d, uint64_t off);
 
-/* Free every buffer of @owner; returns how many. */
-unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner);
+/*
+ * Free the buffer at @off if @owner has it (*@gone: what it was, if @gone).
+ * 0 or -ENOENT.
+ */
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner,
+                   struct ssqd_data_buf *gone);
+
+/*
+ * Free every buffer of @owner, @release(@ctx, buffer) on each first (NULL:
+ * nothing to do); returns how many.
+ */
+unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
+                              void (*release)(void *ctx, struct ssqd_data_buf *b),
+                              void *ctx);
 
 #endif

@@ -58,6 +58,10 @@ static void usage(FILE *out)
 	    "                           64 to %u (default 4096); the pool takes\n"
 	    "                           2 x depth x size per queue, besides --data-mib\n"
 	    "      --hugepages=MODE     auto (default), required or off\n"
+	    "      --buffer-keys        each ssq_buf_alloc buffer its own keys, and no\n"
+	    "                           remote access through the arena-wide key: a\n"
+	    "                           peer reaches only buffers whose descriptor\n"
+	    "                           (remote_addr, rkey) it was given\n"
 	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port; a peer "
 	    "that\n"
 	    "                           dies can be replaced by a new one, a second "
@@ -253,7 +257,8 @@ int main(int argc, char **argv)
 		O_CLIENT_BUFS,
 		O_EMU_LINK,
 		O_EMU_MTU,
-		O_STALL
+		O_STALL,
+		O_BUFFER_KEYS
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -271,6 +276,7 @@ int main(int argc, char **argv)
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
 		{ "stall-ms", required_argument, NULL, O_STALL },
+		{ "buffer-keys", no_argument, NULL, O_BUFFER_KEYS },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
 		{ "queue-uid", required_argument, NULL, O_QUEUE_UID },
@@ -400,6 +406,9 @@ int main(int argc, char **argv)
 		}
 		case O_HEAL:
 			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
+			break;
+		case O_BUFFER_KEYS:
+			o->buffer_keys = 1;
 			break;
 		case O_STALL:
 			o->stall_ms = (unsigned)parse_num("--stall-ms", optarg, 0, 60000);
