@@ -8,18 +8,36 @@ ssqd=$1
 example=$2
 work=$(mktemp -d)
 pid=
+peer=
 cleanup() {
-	[ -z "$pid" ] || kill "$pid" 2>/dev/null || true
-	[ -z "$pid" ] || wait "$pid" 2>/dev/null || true
+	for p in $pid $peer; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 export SSQ_SOCKET=$work/ssqd.sock
-"$ssqd" --device emu --hugepages=off --data-mib 8 >"$work/log" 2>&1 &
+# An example named two_hosts gets a second ssqd, "host B", linked to the
+# first over the emulated wire: its socket in $SSQ_PEER_SOCKET.
+peer_args=()
+if [[ $(basename "$example") == *two_hosts* ]]; then
+	port=$((20000 + RANDOM % 20000))
+	peer_args=(--listen "$port")
+	export SSQ_PEER_SOCKET=$work/peer.sock
+	"$ssqd" --device emu --hugepages=off --data-mib 8 --socket "$SSQ_PEER_SOCKET" \
+		--connect "127.0.0.1:$port" >"$work/peer.log" 2>&1 &
+	peer=$!
+fi
+"$ssqd" --device emu --hugepages=off --data-mib 8 "${peer_args[@]}" >"$work/log" 2>&1 &
 pid=$!
-for _ in $(seq 200); do
-	grep -q "serving" "$work/log" && break
-	kill -0 "$pid" 2>/dev/null || { cat "$work/log"; exit 1; }
-	sleep 0.05
-done
+serving() { # log pid
+	for _ in $(seq 200); do
+		grep -q "serving" "$1" && return 0
+		kill -0 "$2" 2>/dev/null || { cat "$1"; exit 1; }
+		sleep 0.05
+	done
+}
+serving "$work/log" "$pid"
+[ -z "$peer" ] || serving "$work/peer.log" "$peer"
 "$example"
