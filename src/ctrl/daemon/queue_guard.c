@@ -91,8 +91,15 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	/* Nobody rings the QP while it is reset, nor routes its CQ. */
 	ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), GUARD_LEASE_MS);
 	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
-	if (rc)
-		return rc; /* fenced; ssq_ctl_reset takes over the leases we hold */
+	if (rc) {
+		/*
+		 * Not restarting any more: in error (-EIO to reservations, not
+		 * the -EAGAIN of a restart), until a fence or a recovery;
+		 * ssq_ctl_reset takes over the leases we hold.
+		 */
+		ssq_ctl_set_error(q->ctl);
+		return rc;
+	}
 	q->epoch++;
 	/* What was in flight completes to its owners as flushed. */
 	ssq_ctl_rebuild(&q->prod, q->epoch, ssqd_live_records(d, qi), GUARD_LEASE_MS);

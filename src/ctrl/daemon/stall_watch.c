@@ -227,8 +227,12 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		char what[160];
 		int is_stopped, unmoved_long;
 
-		if (c->fd <= 0 || c->refused || c->stalled ||
-		    !(c->recs[qi] & (1ull << id)))
+		if (c->fd <= 0 || c->refused || c->stalled || !c->recs[qi]) {
+			i |=
+			    SSQ_MAX_PRODUCERS - 1; /* the next client: one test for all */
+			continue;
+		}
+		if (!(c->recs[qi] & (1ull << id)))
 			continue;
 		r = &ctl->producers[id]; /* ids are ssqd's: in range */
 		h = &q->stall.resv[id];
