@@ -197,7 +197,7 @@ static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t io
 {
 	struct emu_dev *dev;
 	struct emu_mr *mr;
-	unsigned i;
+	unsigned i, n;
 
 	if (!pd || !len || !mrp || !key || iova + len - 1 < iova)
 		return -EINVAL;
@@ -213,9 +213,17 @@ static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t io
 		return -ENOMEM;
 	dev = pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	for (i = 0; i < SSQ_EMU_MAX_MR && dev->mrs[i]; i++)
+	/*
+	 * The slots in turn, not the lowest free one: a key is index and an
+	 * 8-bit tag, so reusing one slot would give a freed MR's key to the
+	 * 255th registration after it - whoever still holds the old key would
+	 * reach the new memory. In turn, a key comes back only after every
+	 * slot has been used 255 times over.
+	 */
+	for (n = 0, i = dev->mr_next % SSQ_EMU_MAX_MR; n < SSQ_EMU_MAX_MR && dev->mrs[i];
+	     n++, i = (i + 1) % SSQ_EMU_MAX_MR)
 		;
-	if (i == SSQ_EMU_MAX_MR) {
+	if (n == SSQ_EMU_MAX_MR) {
 		pthread_mutex_unlock(&dev->lock);
 		free(mr);
 		return -ENOMEM;
@@ -233,6 +241,7 @@ static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t io
 	 * receive-list terminator. */
 	dev->mr_tag = dev->mr_tag == 0xff ? 1 : dev->mr_tag + 1;
 	dev->mrs[i] = mr;
+	dev->mr_next = i + 1;
 	pd->users++;
 	pthread_mutex_unlock(&dev->lock);
 	*mrp = mr;

@@ -114,6 +114,7 @@ struct emu_dev {
 	struct emu_srq *srqs[SSQ_EMU_MAX_SRQ]; /* by SRQN */
 	struct emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
 	uint8_t mr_tag;
+	unsigned mr_next;   /* where the search for a free MR slot starts */
 	struct emu_pd *pds; /* list head */
 	/* Async events not yet taken (async.c): [ev_head, ev_tail), free-running. */
 	struct emu_async_event events[EMU_ASYNC_MAX];

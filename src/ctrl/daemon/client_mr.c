@@ -135,8 +135,8 @@ fail:
  * rule: a WQE that reaches a registration after it went fails with a
  * protection error (the device resolves keys at each access).
  */
-static int key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
-                         uint32_t rkey)
+int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
+                       uint32_t rkey)
 {
 	__be32 l = htobe32(lkey), r = htobe32(rkey);
 	unsigned qi, w, i;
@@ -192,7 +192,7 @@ int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char
 		snprintf(why, whylen, "no registration %u of this client", id);
 		return -ENOENT;
 	}
-	if (key_in_flight(d, c, m->lkey, m->rkey)) {
+	if (ssqd_key_in_flight(d, c, m->lkey, m->rkey)) {
 		snprintf(why, whylen,
 		         "registration %u: a WQE carrying its key 0x%x has not completed "
 		         "yet (poll, then try again)",

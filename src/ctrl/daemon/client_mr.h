@@ -13,6 +13,8 @@
 
 #define SSQD_MAX_MRS        1024u /* registrations of all clients */
 #define SSQD_MRS_PER_CLIENT 64u
+/* --buffer-keys: buffers with an MR of their own, of all clients (a quarter a uid). */
+#define SSQD_KEYED_BUFS 2048u
 /*
  * Descriptors kept for everything else: each client's socket and pidfd,
  * the device, the arena, the peer link. A registration holds one (its
@@ -55,6 +57,14 @@ int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char
 
 /* Size d->mr_cap and d->mr_uid_cap from RLIMIT_NOFILE (raised to its hard limit). */
 void ssqd_mr_limits(struct ssqd *d);
+
+/*
+ * ssqd_key_in_flight - might a WQE client @c posted, not yet completed on
+ * some queue, use @lkey or @rkey? (Conservative: any matching word of its
+ * WQEs counts.) For ssq_mem_dereg and, with --buffer-keys, ssq_buf_free.
+ */
+int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
+                       uint32_t rkey);
 
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);

@@ -38,6 +38,17 @@ static unsigned uid_clients(const struct ssqd *d, uid_t uid)
 	return n;
 }
 
+/* Data arena buffers @uid's live clients hold. */
+static unsigned uid_bufs(const struct ssqd *d, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+			n += d->clients[i].nbufs;
+	return n;
+}
+
 /* Data arena bytes @uid's live clients hold. */
 static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 {
@@ -489,6 +500,18 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		rc = over_quota(d, c, len, why, sizeof(why));
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		/*
+		 * --buffer-keys: each buffer takes one of the device's MRs, which
+		 * registrations need too: one uid takes at most a quarter of
+		 * SSQD_KEYED_BUFS, and all of them leave the rest of the table.
+		 */
+		if (d->opt.buffer_keys && (uid_bufs(d, c->uid) >= SSQD_KEYED_BUFS / 4 ||
+		                           d->data.n >= SSQD_KEYED_BUFS))
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EDQUOT,
+			    "buffers with keys of their own: uid %u may hold %u, ssqd %u "
+			    "(--buffer-keys)",
+			    (unsigned)c->uid, SSQD_KEYED_BUFS / 4, SSQD_KEYED_BUFS);
 		memset(&r, 0, sizeof(r));
 		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
 		if (rc)
@@ -517,8 +540,21 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		                     &r, sizeof(r), NULL, 0);
 	}
 	case SSQ_MSG_FREE: {
-		struct ssqd_data_buf gone;
+		struct ssqd_data_buf gone, *b = ssqd_data_find(&d->data, m->u.free.off);
 
+		/*
+		 * A buffer with keys of its own loses them when freed: its owner's
+		 * WQEs still using them would fail, and put the queue every client
+		 * shares in error. Refused until they complete (as ssq_mem_dereg).
+		 */
+		if (b && b->owner == c->id && b->mr &&
+		    ssqd_key_in_flight(d, c, b->key, b->key))
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, -EBUSY,
+			    "buffer at offset %llu: a WQE of this client "
+			    "carrying its key 0x%x has not completed yet "
+			    "(poll, then free again)",
+			    (unsigned long long)m->u.free.off, b->key);
 		rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &gone);
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc,
