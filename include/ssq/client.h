@@ -294,7 +294,11 @@ int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns);
  */
 int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out);
 
-/* Returns 0, -ENOENT (not this client's), -ENOTCONN. */
+/*
+ * Returns 0, -ENOENT (not this client's), -EBUSY (ssqd --buffer-keys: a
+ * WQE of this client that may use the buffer's keys has not completed:
+ * poll, then free again), -ENOTCONN.
+ */
 int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b);
 
 /*
