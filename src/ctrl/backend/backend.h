@@ -67,6 +67,11 @@ struct ssqd_sq_request {
 	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |                \
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                  \
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+/* All the access a shared queue's peers use (WRITE, READ, atomics): QPs, data MRs. */
+#define SSQD_ACCESS_ALL                                                                  \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
+	 IBV_ACCESS_REMOTE_ATOMIC)
+
 #define SSQD_SEND_ATOMIC_OPS                                                             \
 	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 

@@ -105,15 +105,11 @@ fail:
 	return rc;
 }
 
-#define ACCESS_ALL                                                                       \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
-	 IBV_ACCESS_REMOTE_ATOMIC)
-
 static int emu_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                        void **mrp, uint32_t *key, char *why, size_t whylen)
 {
 	struct emu_mr *mr;
-	int rc = emu_reg_mr(b->pd, addr, len, iova, ACCESS_ALL, &mr, key);
+	int rc = emu_reg_mr(b->pd, addr, len, iova, SSQD_ACCESS_ALL, &mr, key);
 
 	if (rc) {
 		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
@@ -133,7 +129,7 @@ static void emu_dereg_buf(struct ssqd_backend *b, void *mr)
 static int emu_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                         int remote, uint32_t *key, char *why, size_t whylen)
 {
-	int access = remote ? ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
+	int access = remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
 	/* ibv_reg_mr's fork support first, as libibverbs does (fork_safe.h). */
 	int rc = ssqd_fork_safe_reg(b->arena, addr, len, why, whylen);
 
@@ -190,8 +186,7 @@ static int emu_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
                           char *why, size_t whylen)
 {
 	/* ib_access_writable (include/rdma/ib_verbs.h): these pin pages for write. */
-	int writable = !!(access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	                            IBV_ACCESS_REMOTE_ATOMIC));
+	int writable = !!(access & SSQ_MEM_ACCESS_WRITES);
 	struct emu_client_mr *m;
 	int rc;
 

@@ -144,15 +144,11 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 	return 0;
 }
 
-#define ACCESS_ALL                                                                       \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
-	 IBV_ACCESS_REMOTE_ATOMIC)
-
 /* A buffer of the arena as an MR of its own, at the arena's IOVAs. */
 static int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                         void **mrp, uint32_t *key, char *why, size_t whylen)
 {
-	struct ibv_mr *mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, ACCESS_ALL);
+	struct ibv_mr *mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, SSQD_ACCESS_ALL);
 
 	if (!mr) {
 		snprintf(why, whylen, "ibv_reg_mr_iova2 of a %zu-byte buffer: %s", len,
@@ -179,7 +175,7 @@ static void mlx5_dereg_buf(struct ssqd_backend *b, void *mr)
 static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                          int remote, uint32_t *key, char *why, size_t whylen)
 {
-	int access = remote ? ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
+	int access = remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
 
 	/* One fixed IOVA for every process: a WQE address means the same in all. */
 	b->mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, (unsigned)access);

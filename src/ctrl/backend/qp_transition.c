@@ -8,11 +8,6 @@
 #include <string.h>
 #include "ctrl/backend/backend.h"
 
-/* All the remote access a shared queue's peers use (WRITE, READ, atomics). */
-#define SSQ_QP_ACCESS                                                                    \
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |     \
-	 IBV_ACCESS_REMOTE_ATOMIC)
-
 void ssqd_qp_attr_reset(struct ibv_qp_attr *attr, int *mask)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -27,7 +22,7 @@ void ssqd_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port)
 	attr->qp_state = IBV_QPS_INIT;
 	attr->pkey_index = 0;
 	attr->port_num = port;
-	attr->qp_access_flags = SSQ_QP_ACCESS;
+	attr->qp_access_flags = SSQD_ACCESS_ALL;
 	*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 }
 
