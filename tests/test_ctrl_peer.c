@@ -60,7 +60,7 @@ static void codec(void)
 	          !strcmp(b.name, "q2") && b.link_layer == IBV_LINK_LAYER_ETHERNET &&
 	          b.mtu == IBV_MTU_1024 && b.rd_atom == 16,
 	      "roundtrip fields differ");
-	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 2, "version 2, 88 bytes");
+	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 3, "version 3, 88 bytes");
 	/* Network byte order on the wire: QPN at 12, big-endian. */
 	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
 
@@ -80,19 +80,19 @@ static void codec(void)
 	bad[0] = 'X';
 	expect_bad(bad, sizeof(m), "magic", "bad magic");
 	memcpy(bad, m, sizeof(m));
-	bad[5] = 3;
-	expect_bad(bad, sizeof(m), "version 3", "version 3");
+	bad[5] = 4;
+	expect_bad(bad, sizeof(m), "version 4", "version 4");
 	/*
 	 * A version-1 ssqd's message (80 bytes, no link layer, MTU or depth):
 	 * its header alone says so, and it is refused naming the versions,
-	 * never read as a shorter version 2.
+	 * never read as a shorter version 3.
 	 */
 	memcpy(bad, m, sizeof(m));
 	bad[5] = 1;
 	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == -EPROTO &&
-	          strstr(why, "version 1, this ssqd 2"),
+	          strstr(why, "version 1, this ssqd 3"),
 	      "version 1 header: %s", why);
-	expect_bad(bad, 80, "version 1, this ssqd 2", "version 1 message");
+	expect_bad(bad, 80, "version 1, this ssqd 3", "version 1 message");
 	m[80] = 3;
 	expect_bad(m, sizeof(m), "link layer 3", "unknown link layer");
 	m[80] = IBV_LINK_LAYER_INFINIBAND;
@@ -132,6 +132,75 @@ static void codec(void)
 	CHECK(proto_peer_decode(bad, 80, &b, why, sizeof(why)) == -ECONNREFUSED &&
 	          !strcmp(why, "peer refused: busy"),
 	      "refusal: %s", why);
+}
+
+/* A restart decoded on a link of 4 queues: @needle in the error. */
+static void restart_bad(const uint8_t *msg, size_t n, const char *needle)
+{
+	struct proto_peer_restart r;
+	char why[200] = "";
+	int rc = proto_peer_decode_restart(msg, n, 4, &r, why, sizeof(why));
+
+	CHECK(rc < 0 && strstr(why, needle), "restart '%s' refused: %d (%s)", needle, rc,
+	      why);
+}
+
+/* The queue restart after the exchange (peer_msg.h): layout and checks. */
+static void restart_codec(void)
+{
+	struct proto_peer_restart a = { 3,          PROTO_RESTART_ASK, 0,
+		                        0xdeadbeef, 0xabcdef,          0x123456 },
+	                          b;
+	struct proto_peer_addr pa = { .count = 4,
+		                      .lid = 1,
+		                      .name = "q0",
+		                      .link_layer = IBV_LINK_LAYER_INFINIBAND,
+		                      .mtu = IBV_MTU_1024,
+		                      .rd_atom = 1 };
+	uint8_t m[SSQ_PEER_RESTART_LEN], bad[SSQ_PEER_MSG_LEN];
+	char why[200] = "";
+
+	proto_peer_encode_restart(&a, 4, m);
+	CHECK(proto_peer_msg_len(m, why, sizeof(why)) == SSQ_PEER_RESTART_LEN,
+	      "restart length: %s", why);
+	CHECK(!proto_peer_decode_restart(m, sizeof(m), 4, &b, why, sizeof(why)) &&
+	          b.index == 3 && b.kind == PROTO_RESTART_ASK && b.seq == 0xdeadbeef &&
+	          b.psn == 0xabcdef && b.peer_psn == 0x123456 && !b.status,
+	      "restart roundtrip: %s", why);
+	CHECK(!memcmp(m, "SSQR", 4) && m[5] == 3 && m[12] == 0xde, "restart bytes");
+	/* A link of 5 queues is not this one: the peer counts differently. */
+	CHECK(proto_peer_decode_restart(m, sizeof(m), 5, &b, why, sizeof(why)) ==
+	              -EBADMSG &&
+	          strstr(why, "this link has 5"),
+	      "restart of another count: %s", why);
+	restart_bad(m, sizeof(m) - 1, "not a queue restart");
+	/* Where an address is due, a restart is refused as such. */
+	CHECK(proto_peer_decode(m, sizeof(m), &pa, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "address was due"),
+	      "restart in the exchange: %s", why);
+	/* And an address is no restart. */
+	proto_peer_encode(&pa, bad);
+	restart_bad(bad, SSQ_PEER_MSG_LEN, "not a queue restart");
+	memcpy(bad, m, sizeof(m));
+	bad[9] = 4; /* index 4 of 4 */
+	restart_bad(bad, sizeof(m), "queue 4 of 4");
+	memcpy(bad, m, sizeof(m));
+	bad[10] = 3;
+	restart_bad(bad, sizeof(m), "kind 3");
+	memcpy(bad, m, sizeof(m));
+	bad[16] = 1; /* PSN 0x1abcdef */
+	restart_bad(bad, sizeof(m), "24 bits");
+	memcpy(bad, m, sizeof(m));
+	bad[11] = 5; /* an ask carries no status */
+	restart_bad(bad, sizeof(m), "status 5");
+	memcpy(bad, m, sizeof(m));
+	bad[10] = PROTO_RESTART_DONE; /* an answer carries no PSNs */
+	restart_bad(bad, sizeof(m), "answer carrying PSNs");
+	memcpy(bad, m, sizeof(m));
+	bad[5] = 2;
+	CHECK(proto_peer_decode_restart(bad, sizeof(m), 4, &b, why, sizeof(why)) ==
+	          -EPROTO,
+	      "restart of version 2: %s", why);
 }
 
 static pid_t start(const char *sock, const char *mode, const char *arg)
@@ -193,8 +262,8 @@ static void old_peer(uint16_t port)
 	while ((n = recv(s, got + total, sizeof(got) - (size_t)total, 0)) > 0)
 		total += n;
 	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
-	CHECK(total >= 8 && !memcmp(got, "SSQP", 4) && got[4] == 0 && got[5] == 2,
-	      "ssqd's header says version 2 (%zd bytes)", total);
+	CHECK(total >= 8 && !memcmp(got, "SSQP", 4) && got[4] == 0 && got[5] == 3,
+	      "ssqd's header says version 3 (%zd bytes)", total);
 	close(s);
 }
 
@@ -278,6 +347,7 @@ int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	codec();
+	restart_codec();
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	two_daemons();

@@ -290,6 +290,18 @@ int ssq_ctl_quiesce(struct ssq_producer *owner, uint64_t live, unsigned timeout_
 int ssq_ctl_rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
                     unsigned timeout_ms);
 
+/*
+ * ssq_ctl_rebuild_held - ssq_ctl_rebuild, but the queue stays RESTARTING
+ * (reservations -EAGAIN) until ssq_ctl_release: for a QP that cannot go
+ * back to RTS before someone else answers (the peer host's QP restarting
+ * at the PSNs this one will use). ssq_ctl_release - RESTARTING to READY;
+ * -ESTALE (nothing done) when the state is anything else, such as the
+ * ERROR of a fence meanwhile. Both return 0 or -EINVAL (no @owner/@ctl).
+ */
+int ssq_ctl_rebuild_held(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
+                         unsigned timeout_ms);
+int ssq_ctl_release(struct ssq_ctl *ctl);
+
 /* The control block's layout and the inline calls' internals. */
 #include <ssq/queue_pvt.h>
 
@@ -411,8 +423,9 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 		/*
 		 * A8: pairs with R8a (an error CQE), R8b (ssq_ctl_set_error,
 		 * ssq_ctl_quiesce's RESTARTING) and R8c (ssq_ctl_reset's READY,
-		 * after the counters it restarted). A restart is a wait, like a
-		 * full ring: its flushes may reach the owner before its READY.
+		 * after the counters it restarted; R8d, ssq_ctl_release's). A restart is
+		 * a wait, like a full ring: its flushes may reach the owner before its
+		 * READY.
 		 */
 		uint32_t state = __atomic_load_n(&ctl->state, __ATOMIC_ACQUIRE);
 

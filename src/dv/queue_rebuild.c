@@ -23,6 +23,7 @@
  * is left (a trust domain's risk, not another domain's).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <string.h>
 #include <ssq/queue.h>
 #include "queue_owner.h"
@@ -157,8 +158,9 @@ static void flush_in_flight(struct ssq_producer *h, uint64_t live)
 	}
 }
 
-int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
-                    unsigned timeout_ms)
+/* ssq_ctl_rebuild's body; the block ends @final (READY, or RESTARTING held). */
+static int rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+                   unsigned timeout_ms, uint32_t final)
 {
 	struct ssq_ctl *ctl;
 	uint64_t deadline = dv_now_ms() + timeout_ms;
@@ -218,7 +220,36 @@ int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
 	/* C9 and R7, as ssq_ctl_reset hands the leases back. */
 	__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&ctl->cq_lease, 0, __ATOMIC_RELEASE);
-	/* R8c: READY last; pairs with A8. */
-	__atomic_store_n(&ctl->state, SSQ_CTL_READY, __ATOMIC_RELEASE);
+	/* R8c: READY (or still RESTARTING) last; pairs with A8. */
+	__atomic_store_n(&ctl->state, final, __ATOMIC_RELEASE);
 	return 0;
+}
+
+int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+                    unsigned timeout_ms)
+{
+	return rebuild(h, epoch, live, timeout_ms, SSQ_CTL_READY);
+}
+
+int ssq_ctl_rebuild_held(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+                         unsigned timeout_ms)
+{
+	return rebuild(h, epoch, live, timeout_ms, SSQ_CTL_RESTARTING);
+}
+
+int ssq_ctl_release(struct ssq_ctl *ctl)
+{
+	uint32_t v = SSQ_CTL_RESTARTING;
+
+	if (!ctl)
+		return -EINVAL;
+	/*
+	 * R8d: pairs with A8, as R8c. A CAS, so that a fence's ERROR stored
+	 * meanwhile stays; a block a client scribbled meanwhile is the
+	 * guard's to find.
+	 */
+	return __atomic_compare_exchange_n(&ctl->state, &v, SSQ_CTL_READY, 0,
+	                                   __ATOMIC_RELEASE, __ATOMIC_RELAXED)
+	           ? 0
+	           : -ESTALE;
 }

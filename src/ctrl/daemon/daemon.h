@@ -153,6 +153,13 @@ struct ssqd_queue {
 	/* ssqd_queue_rebuild_paced: the last restart, the next allowed, the gap */
 	uint64_t restart_last_ns, restart_next_ns;
 	unsigned restart_gap_ms;
+	/*
+	 * A restart of this queue asked of the peer host (peer_restart.c):
+	 * the ask's seq (0: none under way), the PSNs it picked (ours, the
+	 * peer's), its deadline. The queue stays RESTARTING meanwhile.
+	 */
+	uint32_t link_seq, link_psn, link_peer_psn;
+	uint64_t link_deadline_ns;
 };
 
 /* A dead client's buffers, held until the WQEs it posted have completed. */
@@ -215,6 +222,10 @@ struct ssqd {
 	unsigned peer_backoff_ms; /* 100, doubling to 2000 */
 	unsigned peer_attempts;   /* since the peer was lost */
 	char peer_last_why[200];  /* last attempt's outcome: logged when it changes */
+	/* After the exchange: a restart message read so far, the next ask's seq. */
+	uint8_t peer_rx[SSQ_PEER_RESTART_LEN];
+	unsigned peer_rx_len;
+	uint32_t link_next_seq;
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
@@ -291,8 +302,15 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i);
 void ssqd_queue_heal(struct ssqd *d, unsigned qi);
 int ssqd_queue_drained(struct ssqd *d, unsigned qi);
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
-/* Its first half: the QP (and a loopback peer's) through RESET back to RTS. */
+/*
+ * Its first half: the QP (and a loopback peer's) through RESET back to RTS,
+ * in two steps: ssqd_queue_reset_qp (to RESET; nothing posted into it), and
+ * ssqd_queue_reconnect (to RTS at d->psn[qi] against q->remote, whose psn
+ * is the peer's send PSN; the receive pool posted again).
+ */
 int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_queue_reset_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_queue_reconnect(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
  * The last step of a restart or a rebuild, once the control block works
  * again: a queue a fence listed ERROR is listed READY.
@@ -343,7 +361,7 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
  * which a client can make ask again and again (a scribble, a forged hold):
  * restarts of one queue less than a second apart wait 10 ms, then twice
  * as long each time up to a second, so that ssqd's loop - which a restart
- * holds for up to twice GUARD_LEASE_MS - goes on serving other queues.
+ * holds for up to twice SSQD_LEASE_MS - goes on serving other queues.
  * -EAGAIN (nothing done) when it is too soon.
  */
 int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen);
@@ -351,8 +369,15 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
  * ssqd_live_records - the producer records of the clients attached to
  * queue @qi, a bit each: the ones a rebuild keeps, and the only ones whose
- * holds count (queue_guard.c).
+ * holds count. ssqd_queue_start_over - once queue @qi's QP is through
+ * RESET: the control block rebuilt (what was in flight flushed to its
+ * owners), nothing left to heal or watch, and the queue listed READY
+ * again; with @held it stays RESTARTING instead, for ssq_ctl_release
+ * (queue_start_over.c). SSQD_LEASE_MS: how long the rebuild waits for a
+ * live client routing or ringing now.
  */
+#define SSQD_LEASE_MS 20
+void ssqd_queue_start_over(struct ssqd *d, unsigned qi, int held);
 uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi);
 int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char *why,
                              size_t whylen);
@@ -395,6 +420,32 @@ void ssqd_peer_fence_all(struct ssqd *d);
  * not in error), or a negative errno with @why.
  */
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
+/*
+ * A queue's restart with the peer host (peer_restart.c; the message is
+ * peer_msg.h's):
+ * ssqd_peer_linked - nonzero when queue @qi is connected to another host's
+ *   ssqd over a live link: a reset of its QP then needs the peer's QP
+ *   restarted too;
+ * ssqd_link_restart - after ssq_ctl_quiesce: the QP to RESET, the control
+ *   block rebuilt but held RESTARTING (what was in flight flushed to its
+ *   owners), and the peer asked to restart its QP at two fresh PSNs; the
+ *   queue comes back READY when the peer answers (ssqd_link_input). 0, or
+ *   -errno with @why (the queue then in error);
+ * ssqd_link_input - read what the link has (restart asks and answers) and
+ *   act on it; 0, or -errno with @why when the peer broke the protocol or
+ *   the link closed (the caller drops the peer);
+ * ssqd_link_restart_overdue - 1 (and @why) when an ask has gone
+ *   unanswered past its deadline: the peer is not working, drop it;
+ * ssqd_link_restart_abandon - every ask under way given up: its queue
+ *   fenced (in error, for the link's re-bring to recover).
+ */
+int ssqd_peer_linked(const struct ssqd *d, unsigned qi);
+int ssqd_link_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_link_input(struct ssqd *d, char *why, size_t whylen);
+int ssqd_link_restart_overdue(const struct ssqd *d, uint64_t now_ns, char *why,
+                              size_t whylen);
+void ssqd_link_restart_abandon(struct ssqd *d);
 
 /* Nonzero when ssqd has a peer mode and no peer now; @why says so. */
 int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);

@@ -70,6 +70,8 @@ void ssqd_peer_lost(struct ssqd *d, const char *reason)
 		close(d->peer_fd);
 	d->peer_fd = -1;
 	d->peer_connecting = 0;
+	/* A queue whose restart the peer never answered: in error, for the re-bring. */
+	ssqd_link_restart_abandon(d);
 	for (i = 0; i < d->opt.nqueues; i++)
 		if (__atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE) ==
 		    SSQ_QUEUE_READY)
@@ -129,6 +131,7 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 	ssqd_link_keepalive(s);
 	d->peer_fd = s;
 	d->peer_connecting = 0;
+	d->peer_rx_len = 0;
 	return 0;
 }
 
@@ -153,6 +156,11 @@ void ssqd_peer_tick(struct ssqd *d)
 	char why[200];
 	int s;
 
+	if (d->peer_fd >= 0 && !d->peer_connecting &&
+	    ssqd_link_restart_overdue(d, ssqd_now_ns(), why, sizeof(why))) {
+		ssqd_peer_lost(d, why);
+		return;
+	}
 	if (!d->opt.connect_to || ssqd_now_ns() < d->peer_retry_ns)
 		return;
 	if (d->peer_connecting) {
@@ -181,8 +189,6 @@ void ssqd_peer_tick(struct ssqd *d)
 void ssqd_peer_events(struct ssqd *d, short revents)
 {
 	char why[256];
-	ssize_t r;
-	char b;
 	int s = d->peer_fd, rc;
 
 	if (s < 0)
@@ -208,16 +214,8 @@ void ssqd_peer_events(struct ssqd *d, short revents)
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
-	r = recv(s, &b, 1, MSG_DONTWAIT);
-	if (r == 0) {
-		ssqd_peer_lost(d, "it closed the connection");
-	} else if (r < 0 && errno != EAGAIN && errno != EINTR) {
-		snprintf(why, sizeof(why), "its connection: %s", strerror(errno));
+	if (ssqd_link_input(d, why, sizeof(why)))
 		ssqd_peer_lost(d, why);
-	} else if (r > 0) {
-		ssqd_peer_lost(d, "it sent bytes after the exchange, which the protocol "
-		                  "does not have");
-	}
 }
 
 /* Whether the present peer still counts: connected, and no queue failed. */

@@ -13,33 +13,30 @@
 #include <string.h>
 #include "ctrl/daemon/daemon.h"
 
-/* How long the rebuild waits for a live client routing or ringing now. */
-#define GUARD_LEASE_MS 20
-
-uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi)
-{
-	uint64_t live = 0;
-	unsigned i;
-
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
-		const struct ssqd_client *c = &d->clients[i];
-
-		if (c->fd > 0)
-			live |= c->recs[qi];
-	}
-	return live;
-}
-
 void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	char why[160], err[200];
 	int rc;
 
-	/* A recovery under way owns the queue until it answers (or times out). */
-	if (!q->ctl || q->rec.nwaiters || now_ns < q->guard_next_ns)
+	/*
+	 * A recovery under way, or a restart the peer host has not answered
+	 * yet, owns the queue until it ends (or times out).
+	 */
+	if (!q->ctl || q->rec.nwaiters || q->link_seq || now_ns < q->guard_next_ns)
 		return;
 	q->guard_next_ns = now_ns + SSQD_GUARD_MS * 1000000ull;
+	/*
+	 * RESTARTING now is a client's store (ssqd's own restarts are over,
+	 * or skipped above): it only makes reservations wait, so it is undone
+	 * at once, even while restarts are paced; the check then decides
+	 * whether anything else was written.
+	 */
+	if (!ssq_ctl_release(q->ctl))
+		ssqd_log_limited(&d->client_log, now_ns,
+		                 "ssqd: q%u: a client stored RESTARTING in the control "
+		                 "block: READY again\n",
+		                 qi);
 	if (now_ns < q->restart_next_ns ||
 	    !ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
 		return;
@@ -55,9 +52,11 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 		ssqd_queue_fence(d, qi);
 		return;
 	}
-	fprintf(stderr,
-	        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, epoch %u\n",
-	        qi, q->local.qpn, q->epoch);
+	if (!q->link_seq) /* else the peer's answer finishes it, and says so */
+		fprintf(stderr,
+		        "ssqd: q%u reset: QP 0x%x back in RTS, control block rebuilt, "
+		        "epoch %u\n",
+		        qi, q->local.qpn, q->epoch);
 }
 
 int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char *why,
@@ -85,11 +84,12 @@ int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char 
 int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
-	unsigned i;
 	int rc;
 
 	/* Nobody rings the QP while it is reset, nor routes its CQ. */
-	ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), GUARD_LEASE_MS);
+	ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), SSQD_LEASE_MS);
+	if (ssqd_peer_linked(d, qi))
+		return ssqd_link_restart(d, qi, why, whylen);
 	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
 	if (rc) {
 		/*
@@ -100,17 +100,6 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		ssq_ctl_set_error(q->ctl);
 		return rc;
 	}
-	q->epoch++;
-	/* What was in flight completes to its owners as flushed. */
-	ssq_ctl_rebuild(&q->prod, q->epoch, ssqd_live_records(d, qi), GUARD_LEASE_MS);
-	/* Nothing is left to heal, no hold to watch, nothing reserved before. */
-	memset(&q->stall, 0, sizeof(q->stall));
-	q->heal_pending = 0;
-	q->heal_since_ns = 0;
-	q->heal_logged = 0;
-	for (i = 0; i < SSQD_MAX_GRAVES; i++)
-		d->graves[i].fence[qi] = 0;
-	q->sq_frozen = 0;
-	ssqd_queue_relist(d, qi);
+	ssqd_queue_start_over(d, qi, 0);
 	return 0;
 }

@@ -395,7 +395,7 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	return ssqd_queue_restart(d, qi, why, whylen);
 }
 
-int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+int ssqd_queue_reset_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ibv_qp_attr attr;
@@ -415,6 +415,14 @@ int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	/* libmlx5 clears its doorbell record on reset; ssq owns this one. */
 	__atomic_store_n(&q->local.dv_qp.dbrec[MLX5_SND_DBR], 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&q->local.dv_qp.dbrec[MLX5_RCV_DBR], 0, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int ssqd_queue_reconnect(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc;
+
 	if (q->loopback) {
 		rc = ssqd_queue_connect(d, &q->peer, q->peer_psn, &d->local_addrs[qi],
 		                        why, whylen);
@@ -426,6 +434,13 @@ int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		return rc;
 	/* The RQ came back empty: post the receive pool again. */
 	return ssqd_recv_arm(d, qi, why, whylen);
+}
+
+int ssqd_queue_restart_qp(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	int rc = ssqd_queue_reset_qp(d, qi, why, whylen);
+
+	return rc ? rc : ssqd_queue_reconnect(d, qi, why, whylen);
 }
 
 int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)

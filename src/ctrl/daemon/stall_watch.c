@@ -167,10 +167,11 @@ static int take_back(struct ssqd *d, unsigned qi, const char *who, const char *w
 		ssqd_queue_fence(d, qi);
 		return 1;
 	}
-	fprintf(stderr,
-	        "ssqd: q%u started over: QP 0x%x back in RTS, control block rebuilt, "
-	        "epoch %u, what was in flight flushed\n",
-	        qi, d->queues[qi].local.qpn, d->queues[qi].epoch);
+	if (!d->queues[qi].link_seq) /* else the peer's answer finishes it */
+		fprintf(stderr,
+		        "ssqd: q%u started over: QP 0x%x back in RTS, control block "
+		        "rebuilt, epoch %u, what was in flight flushed\n",
+		        qi, d->queues[qi].local.qpn, d->queues[qi].epoch);
 	return 1;
 }
 
@@ -462,7 +463,8 @@ void ssqd_stall_watch(struct ssqd *d, uint64_t now)
 
 		uint32_t listed;
 
-		if (!ctl)
+		/* A restart the peer host has yet to answer holds the queue. */
+		if (!ctl || q->link_seq)
 			continue;
 		/*
 		 * Holds are watched in error too: a recovery waits for them. The

@@ -15,6 +15,8 @@
 static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
 /* In place of the first address: "no", and why (NUL-terminated text). */
 static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
+/* After the exchange: one queue's restart (peer_msg.h). */
+static const uint8_t restart_magic[4] = { 'S', 'S', 'Q', 'R' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
@@ -35,6 +37,16 @@ enum {
 	OFF_PAD = 83,     /* 5, zero */
 	OFF_REASON = 8,   /* a refusal: the reason, to the end */
 };
+/* A restart: the header, then these. */
+enum {
+	ROFF_INDEX = 8,     /* 2 */
+	ROFF_KIND = 10,     /* 1 */
+	ROFF_STATUS = 11,   /* 1 */
+	ROFF_SEQ = 12,      /* 4 */
+	ROFF_PSN = 16,      /* 4 */
+	ROFF_PEER_PSN = 20, /* 4 */
+};
+_Static_assert(ROFF_PEER_PSN + 4 == SSQ_PEER_RESTART_LEN, "restart layout");
 _Static_assert(OFF_PAD + 5 == SSQ_PEER_MSG_LEN, "peer message layout");
 _Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_REFUSAL_LEN, "refusal layout");
 _Static_assert(OFF_COUNT + 2 == SSQ_PEER_HEAD_LEN, "header layout");
@@ -99,7 +111,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 {
 	if (!memcmp(head + OFF_MAGIC, refuse_magic, 4))
 		return SSQ_PEER_REFUSAL_LEN;
-	if (memcmp(head + OFF_MAGIC, peer_magic, 4)) {
+	if (memcmp(head + OFF_MAGIC, peer_magic, 4) &&
+	    memcmp(head + OFF_MAGIC, restart_magic, 4)) {
 		snprintf(why, whylen, "peer message without the SSQP magic");
 		return -EBADMSG;
 	}
@@ -110,7 +123,73 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 		         get16(head + OFF_VERSION), SSQ_PEER_VERSION);
 		return -EPROTO;
 	}
-	return SSQ_PEER_MSG_LEN;
+	return memcmp(head + OFF_MAGIC, restart_magic, 4) ? (int)SSQ_PEER_MSG_LEN
+	                                                  : (int)SSQ_PEER_RESTART_LEN;
+}
+
+void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t count,
+                               uint8_t *out)
+{
+	memset(out, 0, SSQ_PEER_RESTART_LEN);
+	memcpy(out + OFF_MAGIC, restart_magic, 4);
+	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	put16(out + OFF_COUNT, count);
+	put16(out + ROFF_INDEX, r->index);
+	out[ROFF_KIND] = r->kind;
+	out[ROFF_STATUS] = r->status;
+	put32(out + ROFF_SEQ, r->seq);
+	put32(out + ROFF_PSN, r->psn);
+	put32(out + ROFF_PEER_PSN, r->peer_psn);
+}
+
+int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
+                              struct proto_peer_restart *r, char *why, size_t whylen)
+{
+	int len;
+
+	if (n < SSQ_PEER_HEAD_LEN) {
+		snprintf(why, whylen, "peer message of %zu bytes", n);
+		return -EBADMSG;
+	}
+	len = proto_peer_msg_len(buf, why, whylen);
+	if (len < 0)
+		return len;
+	if (memcmp(buf + OFF_MAGIC, restart_magic, 4) || n != SSQ_PEER_RESTART_LEN) {
+		snprintf(why, whylen,
+		         "peer sent a message of %zu bytes that is not a queue restart "
+		         "(the only message after the exchange)",
+		         n);
+		return -EBADMSG;
+	}
+	memset(r, 0, sizeof(*r));
+	r->index = get16(buf + ROFF_INDEX);
+	r->kind = buf[ROFF_KIND];
+	r->status = buf[ROFF_STATUS];
+	r->seq = get32(buf + ROFF_SEQ);
+	r->psn = get32(buf + ROFF_PSN);
+	r->peer_psn = get32(buf + ROFF_PEER_PSN);
+	if (get16(buf + OFF_COUNT) != count || r->index >= count) {
+		snprintf(why, whylen, "peer restart of queue %u of %u, this link has %u",
+		         r->index, get16(buf + OFF_COUNT), count);
+		return -EBADMSG;
+	}
+	if (r->kind != PROTO_RESTART_ASK && r->kind != PROTO_RESTART_DONE) {
+		snprintf(why, whylen, "peer restart of kind %u (1 ask, 2 done)", r->kind);
+		return -EBADMSG;
+	}
+	if (r->kind == PROTO_RESTART_ASK &&
+	    (r->status || r->psn > 0xffffff || r->peer_psn > 0xffffff)) {
+		snprintf(why, whylen,
+		         "peer restart ask with status %u or a PSN wider than 24 bits "
+		         "(0x%x, 0x%x)",
+		         r->status, r->psn, r->peer_psn);
+		return -EBADMSG;
+	}
+	if (r->kind == PROTO_RESTART_DONE && (r->psn || r->peer_psn)) {
+		snprintf(why, whylen, "peer restart answer carrying PSNs");
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, char *why,
@@ -123,6 +202,11 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		return len;
 	if (n != (size_t)len) {
 		snprintf(why, whylen, "peer message of %zu bytes, expected %d", n, len);
+		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, restart_magic, 4)) {
+		snprintf(why, whylen,
+		         "peer sent a queue restart where its address was due");
 		return -EBADMSG;
 	}
 	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {

@@ -13,8 +13,9 @@
  * whose size every version keeps, so a reader learns the version before
  * it reads the rest and refuses another version with a reason instead of
  * reading a message of another size. Version 1 (80 bytes) lacked the link
- * layer, MTU and depth; version 2 is 88 bytes. A refusal keeps version 1's
- * 80-byte layout, so a version-1 ssqd can read one.
+ * layer, MTU and depth; version 2 is 88 bytes; version 3 adds the restart
+ * message below. A refusal keeps version 1's 80-byte layout, so a
+ * version-1 ssqd can read one.
  */
 #ifndef SSQ_CTRL_PROTO_PEER_MSG_H
 #define SSQ_CTRL_PROTO_PEER_MSG_H
@@ -23,8 +24,8 @@
 #include <stdint.h>
 #include "shm/layout.h"
 
-#define SSQ_PEER_VERSION     2u
-#define SSQ_PEER_MSG_LEN     88u /* version 2's address message */
+#define SSQ_PEER_VERSION     3u
+#define SSQ_PEER_MSG_LEN     88u /* the address message, since version 2 */
 #define SSQ_PEER_REFUSAL_LEN 80u
 #define SSQ_PEER_HEAD_LEN    8u /* magic, version, count: the same in every version */
 
@@ -43,21 +44,61 @@ struct proto_peer_addr {
 	uint8_t rd_atom;    /* READs/atomics it takes as responder, 1 .. 255 */
 };
 
+/*
+ * After the exchange the connection carries one message more, both ways:
+ * one queue's restart. A host that must reset a queue's QP (ssqd found its
+ * control block scribbled, or took a stalled hold back) cannot bring it
+ * back alone: its first PSNs again would fall in the peer QP's duplicate
+ * window, and the peer would acknowledge WRITEs it never executes. So the
+ * asker picks both new PSNs and sends ASK {index, seq, psn: the asker's
+ * send PSN, peer_psn: the answerer's}; the answerer resets its own QP of
+ * that queue to them and sends DONE {index, seq, status: 0, or the errno
+ * its restart failed with}. 24 bytes, the header as every message's.
+ */
+#define SSQ_PEER_RESTART_LEN 24u
+enum proto_restart_kind {
+	PROTO_RESTART_ASK = 1,
+	PROTO_RESTART_DONE = 2,
+};
+struct proto_peer_restart {
+	uint16_t index;    /* the queue, below the link's count */
+	uint8_t kind;      /* enum proto_restart_kind */
+	uint8_t status;    /* DONE: 0 or a positive errno */
+	uint32_t seq;      /* the asker's, echoed by DONE */
+	uint32_t psn;      /* ASK: the asker's new send PSN (24 bits) */
+	uint32_t peer_psn; /* ASK: the answerer's new send PSN (24 bits) */
+};
+
+/* Encode @r, for a link of @count queues, into SSQ_PEER_RESTART_LEN bytes. */
+void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t count,
+                               uint8_t *out);
+
+/*
+ * proto_peer_decode_restart - check and decode a restart message of @n
+ * bytes on a link of @count queues: -EBADMSG with @why for a wrong length
+ * or magic, another count, an index not below it, an unknown kind or
+ * status, a PSN over 24 bits; -EPROTO for another version.
+ */
+int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
+                              struct proto_peer_restart *r, char *why, size_t whylen);
+
 /* Encode @a into exactly SSQ_PEER_MSG_LEN bytes at @out. */
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
 
 /*
  * proto_peer_msg_len - from a message's first SSQ_PEER_HEAD_LEN bytes, how
  * long the whole message is: SSQ_PEER_MSG_LEN for an address,
- * SSQ_PEER_REFUSAL_LEN for a refusal; or -EBADMSG (no magic) / -EPROTO
- * (another version: "peer speaks exchange version N, this ssqd 2") with
+ * SSQ_PEER_REFUSAL_LEN for a refusal, SSQ_PEER_RESTART_LEN for a restart;
+ * or -EBADMSG (no magic) / -EPROTO (another version: "peer speaks exchange
+ * version N, this ssqd 3") with
  * the reason in @why.
  */
 int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen);
 
 /*
- * proto_peer_decode - check and decode one message of @n bytes. Returns 0, or
- * -EBADMSG / -EPROTO (another version) with the reason in @why: wrong
+ * proto_peer_decode - check and decode one address message of @n bytes.
+ * Returns 0, or -EBADMSG / -EPROTO (another version) with the reason in
+ * @why: a restart message where an address is due, wrong
  * length or magic, QPN or PSN over 24 bits, index not below count, a count
  * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated, a link
  * layer, MTU or responder depth out of range; or -ECONNREFUSED when the
