@@ -237,9 +237,9 @@ static void fake_peer(uint16_t port, const void *msg, size_t n)
 
 /*
  * A version-1 ssqd at @port: it sends its 80-byte message and reads ours.
- * The listening ssqd must refuse it by the version in the header (then
- * close, not reset, the connection), and what it sent must say version 2
- * in the header a version-1 ssqd reads first, so that one refuses too.
+ * The listening ssqd reads first and must refuse it by the version in the
+ * header (then close, not reset, the connection) with a refusal - whose
+ * layout is version 1's - saying both versions, so that one refuses too.
  */
 static void old_peer(uint16_t port)
 {
@@ -262,8 +262,9 @@ static void old_peer(uint16_t port)
 	while ((n = recv(s, got + total, sizeof(got) - (size_t)total, 0)) > 0)
 		total += n;
 	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
-	CHECK(total >= 8 && !memcmp(got, "SSQP", 4) && got[4] == 0 && got[5] == 3,
-	      "ssqd's header says version 3 (%zd bytes)", total);
+	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 3 &&
+	          memmem(got, (size_t)total, "version 1, this ssqd 3", 22),
+	      "ssqd refuses saying versions 1 and 3 (%zd bytes)", total);
 	close(s);
 }
 

@@ -98,7 +98,8 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 		return rc;
 	}
 	ssqd_link_keepalive(s);
-	d->peer_fd = s;
+	d->peers[0].fd = s;
+	d->peers[0].ever = 1;
 	return 0;
 }
 
@@ -126,7 +127,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	unsigned i;
 	int rc;
 
-	if ((d->opt.listen_port || d->opt.connect_to) && d->ops->peer_mode) {
+	if (d->npeers && d->ops->peer_mode) {
 		rc = d->ops->peer_mode(d->backend, why, whylen);
 		if (rc)
 			return rc;
@@ -144,18 +145,19 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		if (rc)
 			return rc;
 		/* Listed before they are ready, so clients can see them come up. */
-		snprintf(d->hdr->queues[i].name, SSQ_NAME_MAX, "q%u", i);
+		ssqd_queue_name(d, i, d->hdr->queues[i].name);
 	}
 	d->hdr->nqueues = d->opt.nqueues;
 	if (d->opt.listen_port) {
-		/* Queues come up when a peer has connected: ssqd_serve() waits for one.
+		/*
+		 * Queues come up as their peers link: ssqd_serve() accepts them
+		 * and dials the ones this ssqd dials.
 		 */
 		d->peer_listen_fd = ssqd_link_listen(d->opt.listen_port, why, whylen);
 		return d->peer_listen_fd < 0 ? d->peer_listen_fd : 0;
 	}
 	if (d->opt.connect_to) {
 		rc = peer_connect(d, d->local_addrs, remote, why, whylen);
-		d->peer_ever = 1;
 		return rc ? rc : ssqd_queue_connect_all(d, remote, why, whylen);
 	}
 	for (i = 0; i < d->opt.nqueues; i++) {
@@ -173,62 +175,6 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 			return rc;
 	}
 	return ssqd_queue_connect_all(d, remote, why, whylen);
-}
-
-/*
- * --listen: a peer ssqd connected. Exchange addresses and bring the queues
- * up; a peer that sends a truncated or malformed message is refused with
- * the reason on stderr, and ssqd keeps serving and waiting for a good one.
- * The listening socket stays open: a second peer while the first is
- * healthy is refused (both sides say why); one that comes after the first
- * died, or after the queues failed, replaces it and the queues are
- * brought up again against it (ssqd_peer_rebring).
- */
-void ssqd_accept_peer(struct ssqd *d)
-{
-	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	char why[256], from[80];
-	int s = ssqd_peer_accept(d, from, sizeof(from)), rc;
-
-	if (s < 0)
-		return;
-	if (d->peer_ever) {
-		rc = ssqd_peer_rebring(d, s, why, sizeof(why));
-		if (rc) {
-			close(s);
-			fprintf(stderr,
-			        "ssqd: peer %s refused: %s; queues stay in error, still "
-			        "waiting for a peer on port %u\n",
-			        from, why, d->opt.listen_port);
-		} else {
-			fprintf(stderr,
-			        "ssqd: new peer %s connected, %u queue(s) ready again\n",
-			        from, d->opt.nqueues);
-		}
-		return;
-	}
-	rc = ssqd_link_exchange(s, d->local_addrs, remote, d->opt.nqueues,
-	                        PEER_EXCHANGE_MS, why, sizeof(why));
-	if (rc) {
-		close(s);
-		fprintf(stderr,
-		        "ssqd: peer refused: %s; still waiting for a peer on port %u\n",
-		        why, d->opt.listen_port);
-		return;
-	}
-	d->peer_ever = 1;
-	rc = ssqd_queue_connect_all(d, remote, why, sizeof(why));
-	if (rc) {
-		close(s);
-		ssqd_peer_fence_all(d);
-		fprintf(stderr, "ssqd: connecting to the peer: %s; queues in error\n",
-		        why);
-		return;
-	}
-	ssqd_link_keepalive(s);
-	d->peer_fd = s;
-	fprintf(stderr, "ssqd: peer %s connected, %u queue(s) ready\n", from,
-	        d->opt.nqueues);
 }
 
 static int open_socket(struct ssqd *d, char *why, size_t whylen)
@@ -280,7 +226,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
-	d->peer_fd = -1;
+	ssqd_peers_init(d);
 	/*
 	 * First: a second ssqd on a served path builds nothing before it says
 	 * so. A socket handed over by systemd is systemd's to guard.
@@ -326,7 +272,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->hdr->arena_len = d->arena.len;
 	d->hdr->hugepages = (uint32_t)d->arena.hugepages;
 	/* Clients (the benchmark tools) must know their RDMA goes to a peer. */
-	if (o->listen_port || o->connect_to)
+	if (d->npeers)
 		d->hdr->flags |= SSQ_ARENA_PEER;
 
 	/* Before libibverbs reads its environment (fork_safe.h). */
@@ -402,10 +348,11 @@ void ssqd_teardown(struct ssqd *d)
 		close(d->peer_listen_fd);
 		d->peer_listen_fd = -1;
 	}
-	if (d->peer_fd >= 0) {
-		close(d->peer_fd);
-		d->peer_fd = -1;
-	}
+	for (i = 0; i < d->npeers; i++)
+		if (d->peers[i].fd >= 0) {
+			close(d->peers[i].fd);
+			d->peers[i].fd = -1;
+		}
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		if (d->listen_fd != d->opt.listen_fd) /* ours, not a handed-over one */

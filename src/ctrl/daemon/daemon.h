@@ -31,6 +31,21 @@
 /* --queue-uid and --queue-gid options one ssqd takes. */
 #define SSQD_MAX_QUEUE_RULES 32
 
+/*
+ * Peers one ssqd links to (each takes at least one of the SSQ_MAX_QUEUES
+ * queues), and the longest name one may have: its queues are "NAME/qK"
+ * within SSQ_NAME_MAX.
+ */
+#define SSQD_MAX_PEERS     16
+#define SSQD_PEER_NAME_MAX 24
+#define SSQD_PEER_ADDR_MAX 128
+
+/* A peer as --peer NAME=HOST:PORT or a --peers file line names it. */
+struct ssqd_peer_spec {
+	char name[SSQD_PEER_NAME_MAX];
+	char addr[SSQD_PEER_ADDR_MAX]; /* HOST:PORT */
+};
+
 struct ssqd_options {
 	const char *device;      /* NULL: first mlx5 device, else "emu" */
 	const char *socket_path; /* unix socket clients connect to */
@@ -40,7 +55,9 @@ struct ssqd_options {
 	 * left in place at exit, as its owner made it. -1: bind socket_path.
 	 */
 	int listen_fd;
+	/* Queues in all: --queues, times the peers when --peer/--peers name them. */
 	unsigned nqueues;      /* 1 .. SSQ_MAX_QUEUES */
+	unsigned peer_queues;  /* --queues: each peer's (loopback: nqueues) */
 	uint32_t sq_wqebbs;    /* per queue, power of two */
 	uint32_t cqes;         /* per queue, power of two */
 	uint64_t data_mib;     /* data arena */
@@ -65,8 +82,16 @@ struct ssqd_options {
 	/* --buffer-keys: each arena buffer its own MR, the arena's no remote access */
 	int buffer_keys;
 	enum shm_hugepages hugepages;
-	uint16_t listen_port;          /* 0: not listening for a peer */
-	const char *connect_to;        /* HOST:PORT of a listening peer, or NULL */
+	uint16_t listen_port;   /* 0: not listening for a peer */
+	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
+	/*
+	 * --name and the cluster (--peer, --peers): this ssqd's name, and the
+	 * other daemons it links to, each its own --queues queues "NAME/qK".
+	 * NULL / 0: the one-peer modes (--listen or --connect) or loopback.
+	 */
+	const char *name;
+	struct ssqd_peer_spec peers[SSQD_MAX_PEERS];
+	unsigned npeers;
 	uint8_t port;                  /* device port */
 	int gid_index;                 /* SSQD_GID_AUTO, SSQD_GID_NONE or an index */
 	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
@@ -133,6 +158,7 @@ struct ssqd_queue {
 	struct proto_peer_addr remote; /* what local is connected to */
 	uint32_t peer_psn;             /* loopback: the other end's first PSN */
 	int loopback;
+	unsigned peer_ix; /* not loopback: its ssqd_peer, d->peers[peer_ix] */
 	/*
 	 * One of its CQs overran (IBV_EVENT_CQ_ERR): an mlx5 CQ in error
 	 * writes nothing more, and resetting the QP does not revive it, so
@@ -197,6 +223,28 @@ struct ssqd_client {
 	int unmapped;        /* its process maps no queue any more: heal it */
 };
 
+/*
+ * Another host's ssqd and the link to it: the exchange's TCP connection,
+ * kept open (its close, or error, is how ssqd learns the peer is gone,
+ * idle queues included), and that peer's share of the queues.
+ */
+struct ssqd_peer {
+	char name[SSQD_PEER_NAME_MAX]; /* "" for the one peer of --listen/--connect */
+	const char *addr;              /* HOST:PORT ssqd dials; NULL: the peer dials */
+	unsigned q0;                   /* its queues: q0 .. q0 + opt.peer_queues - 1 */
+	int fd;                        /* -1: not linked */
+	int connecting;                /* fd is a dial under way */
+	int ever;                      /* its queues were up once: re-bring them */
+	/* CLOCK_MONOTONIC: the next dial; connecting: its deadline */
+	uint64_t retry_ns;
+	unsigned backoff_ms; /* 100, doubling to 2000 */
+	unsigned attempts;   /* since the peer was lost */
+	char last_why[200];  /* last attempt's outcome: logged when it changes */
+	/* After the exchange: a restart message read so far (peer_restart.c). */
+	uint8_t rx[SSQ_PEER_RESTART_LEN];
+	unsigned rx_len;
+};
+
 struct ssqd {
 	struct ssqd_options opt;
 	struct shm_arena arena;
@@ -209,23 +257,9 @@ struct ssqd {
 	uint32_t psn[SSQ_MAX_QUEUES];                       /* our QPs' first PSNs */
 	struct proto_peer_addr local_addrs[SSQ_MAX_QUEUES]; /* what we tell the peer */
 	int peer_listen_fd; /* --listen: open for as long as ssqd runs */
-	/*
-	 * The TCP connection of the exchange, kept open: its close (or error)
-	 * is how ssqd learns the peer is gone, idle queues included. -1: no
-	 * peer. With peer_connecting, a --connect attempt under way.
-	 */
-	int peer_fd;
-	int peer_connecting;
-	int peer_ever; /* queues were up once: a new peer re-brings them */
-	/* --connect, CLOCK_MONOTONIC: the next attempt; connecting: its deadline */
-	uint64_t peer_retry_ns;
-	unsigned peer_backoff_ms; /* 100, doubling to 2000 */
-	unsigned peer_attempts;   /* since the peer was lost */
-	char peer_last_why[200];  /* last attempt's outcome: logged when it changes */
-	/* After the exchange: a restart message read so far, the next ask's seq. */
-	uint8_t peer_rx[SSQ_PEER_RESTART_LEN];
-	unsigned peer_rx_len;
-	uint32_t link_next_seq;
+	struct ssqd_peer peers[SSQD_MAX_PEERS];
+	unsigned npeers;        /* 0: loopback */
+	uint32_t link_next_seq; /* the next restart ask's (peer_restart.c) */
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
@@ -257,9 +291,6 @@ int ssqd_serve(struct ssqd *d);
 
 void ssqd_teardown(struct ssqd *d);
 
-/* --listen: a peer ssqd is knocking; exchange and bring the queues up. */
-void ssqd_accept_peer(struct ssqd *d);
-
 /*
  * One queue's life (queue_unit.c), called by the bring-up and the peer link:
  * ssqd_queue_make - the queue's QP (and, loopback, its other end), control
@@ -273,6 +304,8 @@ void ssqd_accept_peer(struct ssqd *d);
  * The int ones return 0 or a negative errno with the reason in @why.
  */
 uint32_t ssqd_queue_new_psn(void);
+/* Queue @i's name for clients: "qK", or "PEER/qK" in a cluster. */
+void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
                           uint32_t psn, struct proto_peer_addr *a, char *why,
@@ -383,43 +416,48 @@ int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char 
                              size_t whylen);
 
 /*
- * The peer link (daemon_peer.c). ssqd_peer_events: what poll() says of
- * d->peer_fd (the peer closed: lost; a --connect attempt finished: exchange
- * and re-bring the queues up). ssqd_peer_tick: once per serve loop, start
- * a --connect attempt when one is due, or drop one unanswered for 2 s.
- * ssqd_peer_lost: forget the peer
- * (queues listed as not ready; requests in flight end as the transport
- * decides, retry-exceeded); --connect starts retrying with backoff.
+ * The peers and their links (daemon_peer.c).
+ * ssqd_peers_init - d->peers from the options: none (loopback), the one
+ *   peer of --listen or --connect, or --peer/--peers' cluster, each peer
+ *   its opt.peer_queues queues from q0 on; in a cluster the daemon whose
+ *   name sorts first dials, the other accepts.
+ * ssqd_queue_peer - queue @qi's peer, or NULL for a loopback queue.
+ * ssqd_peer_events - what poll() says of @p's fd (the peer closed: lost;
+ *   a dial finished: exchange and (re-)bring its queues up; restart
+ *   messages: peer_restart.c).
+ * ssqd_peer_tick - once per serve loop: drop a peer whose restart went
+ *   unanswered, start a dial that is due, drop one unanswered for 2 s.
+ * ssqd_peer_lost - forget @p's link: its queues listed as not ready
+ *   (requests in flight end as the transport decides, retry-exceeded); a
+ *   peer ssqd dials is dialed again with backoff.
+ * ssqd_peer_rebring - @p on the connected socket @s: fresh PSNs, the
+ *   exchange (@got: the addresses the accept path read already, ours are
+ *   sent after; NULL: ours first, then theirs), then each of its queues
+ *   connected (the first time) or fenced, drained and taken RESET -> INIT
+ *   -> RTR -> RTS against the new addresses (ssqd_queue_recover), and
+ *   published READY. On any failure its queues are left in ERROR and @s is
+ *   not kept. Returns 0 (p->fd = @s) or a negative errno with @why.
+ * ssqd_accept_peer - --listen: a peer is knocking: read its addresses, tell
+ *   which peer it is (its name; the one peer of --listen), refuse it with a
+ *   reason both sides log when it is unknown or already linked and
+ *   healthy, else bring its queues up.
+ * ssqd_peer_fence_all - @p's queues to ERROR (listed, shared state, QP).
+ * ssqd_peer_relink - RECOVER of queue @qi with its peer connected: close
+ *   the link and reopen it, so that both hosts bring their queues up again
+ *   with a fresh exchange. 0, -EINVAL (not in error), or -errno with @why.
+ * ssqd_peer_down - nonzero when queue @qi's peer is not linked now; @why
+ *   says so.
  */
-void ssqd_peer_events(struct ssqd *d, short revents);
+void ssqd_peers_init(struct ssqd *d);
+void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents);
 void ssqd_peer_tick(struct ssqd *d);
-void ssqd_peer_lost(struct ssqd *d, const char *reason);
-
-/*
- * ssqd_peer_rebring - a new peer on the connected socket @s: fresh PSNs, the
- * exchange, then every queue fenced (ERROR, QP to ERR), drained and taken
- * RESET -> INIT -> RTR -> RTS against the new peer (ssqd_queue_recover),
- * and published READY. On any failure every queue is left in ERROR and @s
- * is not kept. Returns 0 (d->peer_fd = @s) or a negative errno with @why.
- */
-int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen);
-
-/*
- * --listen: accept the knocking peer (its address in @from). Returns the
- * socket, or -1 when it was refused because the present peer is healthy.
- */
-int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen);
-
-/* Every queue to ERROR (listed, shared state, QP): nothing half-up. */
-void ssqd_peer_fence_all(struct ssqd *d);
-
-/*
- * RECOVER of queue @qi between two hosts with the peer connected: close the
- * link and reopen it (see daemon_peer.c), so that both hosts bring their
- * queues up again with a fresh exchange. Returns 0, -EINVAL (the queue is
- * not in error), or a negative errno with @why.
- */
+void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason);
+int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
+                      const struct proto_peer_addr *got, char *why, size_t whylen);
+void ssqd_accept_peer(struct ssqd *d);
+void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p);
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * A queue's restart with the peer host (peer_restart.c; the message is
@@ -432,23 +470,20 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  *   owners), and the peer asked to restart its QP at two fresh PSNs; the
  *   queue comes back READY when the peer answers (ssqd_link_input). 0, or
  *   -errno with @why (the queue then in error);
- * ssqd_link_input - read what the link has (restart asks and answers) and
+ * ssqd_link_input - read what @p's link has (restart asks and answers) and
  *   act on it; 0, or -errno with @why when the peer broke the protocol or
  *   the link closed (the caller drops the peer);
- * ssqd_link_restart_overdue - 1 (and @why) when an ask has gone
+ * ssqd_link_restart_overdue - 1 (and @why) when an ask to @p has gone
  *   unanswered past its deadline: the peer is not working, drop it;
- * ssqd_link_restart_abandon - every ask under way given up: its queue
- *   fenced (in error, for the link's re-bring to recover).
+ * ssqd_link_restart_abandon - every ask to @p under way given up: its
+ *   queue fenced (in error, for the link's re-bring to recover).
  */
-int ssqd_peer_linked(const struct ssqd *d, unsigned qi);
+int ssqd_peer_linked(struct ssqd *d, unsigned qi);
 int ssqd_link_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen);
-int ssqd_link_input(struct ssqd *d, char *why, size_t whylen);
-int ssqd_link_restart_overdue(const struct ssqd *d, uint64_t now_ns, char *why,
-                              size_t whylen);
-void ssqd_link_restart_abandon(struct ssqd *d);
-
-/* Nonzero when ssqd has a peer mode and no peer now; @why says so. */
-int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
+int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
+int ssqd_link_restart_overdue(const struct ssqd *d, const struct ssqd_peer *p,
+                              uint64_t now_ns, char *why, size_t whylen);
+void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the
@@ -458,6 +493,12 @@ int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen);
  */
 struct proto_msg;
 int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd);
+
+static inline struct ssqd_peer *ssqd_queue_peer(struct ssqd *d, unsigned qi)
+{
+	return d->queues[qi].loopback || !d->npeers ? NULL
+	                                            : &d->peers[d->queues[qi].peer_ix];
+}
 
 /* CLOCK_MONOTONIC in ns: the daemon's deadlines (reconnect backoff, poller naps). */
 static inline uint64_t ssqd_now_ns(void)

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's body, part three: the link to the peer ssqd after the first
- * exchange. The exchange's TCP connection stays open, as rc_pingpong-style
- * programs and rdma_cm keep theirs: its close says the peer is gone even
- * when no queue is sending. Then
- *  - requests in flight end as the transport decides (retry exceeded, the
- *    rest flushed), the queues are listed as not ready, clients stay
- *    attached and are served;
- *  - --connect retries the peer with backoff (100 ms doubling to 2 s),
- *    --listen keeps accepting; whoever answers gets a fresh exchange (new
- *    PSNs, its new QPNs and wire address), and every queue is fenced,
- *    drained and taken RESET -> INIT -> RTR -> RTS against it
+ * ssqd's body, part three: the links to the peer daemons. One TCP
+ * connection per peer carries the exchange and stays open, as
+ * rc_pingpong-style programs and rdma_cm keep theirs: its close says the
+ * peer is gone even when no queue is sending. Then
+ *  - requests in flight on that peer's queues end as the transport decides
+ *    (retry exceeded, the rest flushed), its queues are listed as not
+ *    ready, clients stay attached and are served; other peers' queues go
+ *    on untouched;
+ *  - the side that dials (--connect, or in a cluster the daemon whose name
+ *    sorts first) dials again with backoff (100 ms doubling to 2 s), the
+ *    other keeps accepting; whoever answers gets a fresh exchange (new
+ *    PSNs, its new QPNs and wire address), and each of that peer's queues
+ *    is fenced, drained and taken RESET -> INIT -> RTR -> RTS against it
  *    (ssqd_queue_recover), then published READY again.
- * One peer at a time: a second one while the first is healthy is refused
- * with a reason both sides print.
+ * A second link from a peer whose link is healthy is refused with a
+ * reason both sides print, as is a daemon whose name is not in the
+ * cluster.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,70 +36,176 @@
 #define BACKOFF_MAX_MS   2000
 #define REFUSE_DRAIN_MS  1000
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
-#define CONNECT_MS       2000 /* one --connect attempt */
+#define CONNECT_MS       2000 /* one dial */
 
-void ssqd_peer_fence_all(struct ssqd *d)
+void ssqd_peers_init(struct ssqd *d)
 {
+	struct ssqd_options *o = &d->opt;
 	unsigned i;
 
-	for (i = 0; i < d->opt.nqueues; i++)
-		ssqd_queue_fence(d, i);
+	/* Options made without ssqd.c's parsing (the protocol tests): one share. */
+	if (!o->peer_queues)
+		o->peer_queues = o->nqueues / (o->npeers ? o->npeers : 1);
+	d->npeers = 0;
+	if (o->npeers) {
+		for (i = 0; i < o->npeers; i++) {
+			struct ssqd_peer *p = &d->peers[d->npeers++];
+
+			memcpy(p->name, o->peers[i].name, sizeof(p->name));
+			/* One dial a pair: the name that sorts first dials. */
+			p->addr = strcmp(o->name, p->name) < 0 ? o->peers[i].addr : NULL;
+		}
+	} else if (o->listen_port || o->connect_to) {
+		d->peers[d->npeers++].addr = o->connect_to;
+	}
+	for (i = 0; i < d->npeers; i++) {
+		struct ssqd_peer *p = &d->peers[i];
+		unsigned k;
+
+		p->fd = -1;
+		p->q0 = i * o->peer_queues;
+		p->backoff_ms = BACKOFF_MIN_MS;
+		for (k = 0; k < o->peer_queues; k++)
+			d->queues[p->q0 + k].peer_ix = i;
+	}
 }
 
-int ssqd_peer_down(const struct ssqd *d, char *why, size_t whylen)
+/* "peer nodeB" in a cluster, "the peer ssqd" with one peer: for the logs. */
+static const char *peer_str(const struct ssqd_peer *p, char *buf, size_t len)
 {
-	if (!d->opt.listen_port && !d->opt.connect_to)
+	if (p->name[0])
+		snprintf(buf, len, "peer %s", p->name);
+	else
+		snprintf(buf, len, "the peer ssqd");
+	return buf;
+}
+
+void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p)
+{
+	unsigned k;
+
+	for (k = 0; k < d->opt.peer_queues; k++)
+		ssqd_queue_fence(d, p->q0 + k);
+}
+
+int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+	char who[64];
+
+	if (!p || (p->fd >= 0 && !p->connecting))
 		return 0;
-	if (d->peer_fd >= 0 && !d->peer_connecting)
-		return 0;
-	if (d->opt.connect_to)
+	peer_str(p, who, sizeof(who));
+	if (p->addr)
 		snprintf(why, whylen,
-		         "the peer ssqd is gone; ssqd is reconnecting to %s and brings "
-		         "the queue back when it answers",
-		         d->opt.connect_to);
+		         "%s is gone; ssqd is reconnecting to %s and brings the queue "
+		         "back when it answers",
+		         who, p->addr);
 	else
 		snprintf(why, whylen,
-		         "no peer ssqd; ssqd waits for one on TCP port %u and brings the "
-		         "queue back when it connects",
-		         d->opt.listen_port);
+		         "%s is not linked; ssqd waits for it on TCP port %u and brings "
+		         "the queue back when it connects",
+		         who, d->opt.listen_port);
 	return 1;
 }
 
-void ssqd_peer_lost(struct ssqd *d, const char *reason)
+void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 {
-	unsigned i;
+	char who[64];
+	unsigned k;
 
-	if (d->peer_fd >= 0)
-		close(d->peer_fd);
-	d->peer_fd = -1;
-	d->peer_connecting = 0;
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->connecting = 0;
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
-	ssqd_link_restart_abandon(d);
-	for (i = 0; i < d->opt.nqueues; i++)
-		if (__atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE) ==
-		    SSQ_QUEUE_READY)
-			__atomic_store_n(&d->hdr->queues[i].state, SSQ_QUEUE_ERROR,
-			                 __ATOMIC_RELEASE);
-	d->peer_attempts = 0;
-	d->peer_last_why[0] = 0;
-	d->peer_backoff_ms = BACKOFF_MIN_MS;
-	d->peer_retry_ns = ssqd_now_ns() + BACKOFF_MIN_MS * 1000000ull;
-	if (d->opt.connect_to)
+	ssqd_link_restart_abandon(d, p);
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		uint32_t *state = &d->hdr->queues[p->q0 + k].state;
+
+		if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == SSQ_QUEUE_READY)
+			__atomic_store_n(state, SSQ_QUEUE_ERROR, __ATOMIC_RELEASE);
+	}
+	p->attempts = 0;
+	p->last_why[0] = 0;
+	p->backoff_ms = BACKOFF_MIN_MS;
+	p->retry_ns = ssqd_now_ns() + BACKOFF_MIN_MS * 1000000ull;
+	peer_str(p, who, sizeof(who));
+	if (p->addr)
 		fprintf(stderr,
-		        "ssqd: peer link down (%s); clients stay attached, reconnecting "
+		        "ssqd: %s: link down (%s); clients stay attached, reconnecting "
 		        "to %s every %u ms .. %u s\n",
-		        reason, d->opt.connect_to, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
+		        who, reason, p->addr, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
 	else
 		fprintf(stderr,
-		        "ssqd: peer link down (%s); clients stay attached, waiting for a "
-		        "peer on TCP port %u\n",
-		        reason, d->opt.listen_port);
+		        "ssqd: %s: link down (%s); clients stay attached, waiting for it "
+		        "on TCP port %u\n",
+		        who, reason, d->opt.listen_port);
 }
 
-int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
+/* Our addresses for @p's queues, at fresh PSNs. */
+static void fresh_psns(struct ssqd *d, const struct ssqd_peer *p)
+{
+	unsigned k;
+
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		unsigned qi = p->q0 + k;
+
+		d->psn[qi] = ssqd_queue_new_psn();
+		d->local_addrs[qi].psn = d->psn[qi];
+	}
+}
+
+/* In a cluster: the addresses came from the daemon @p names. */
+static int check_sender(const struct ssqd *d, const struct ssqd_peer *p,
+                        const struct proto_peer_addr *remote, char *why, size_t whylen)
+{
+	unsigned k;
+
+	if (!p->name[0])
+		return 0;
+	for (k = 0; k < d->opt.peer_queues; k++)
+		if (strcmp(remote[k].name, p->name)) {
+			snprintf(why, whylen,
+			         "dialed %s but the daemon there is named '%s' (the "
+			         "peers files differ)",
+			         p->name, remote[k].name);
+			return -EBADMSG;
+		}
+	return 0;
+}
+
+/* Queue @qi against its peer's new address @r: connected or recovered, READY. */
+static int bring_queue(struct ssqd *d, const struct ssqd_peer *p, unsigned qi,
+                       const struct proto_peer_addr *r, char *why, size_t whylen)
+{
+	struct shm_queue_layout *l = &d->hdr->queues[qi];
+	int rc;
+
+	d->queues[qi].remote = *r;
+	if (!p->ever) {
+		rc = ssqd_queue_connect(d, &d->queues[qi].local, d->psn[qi], r, why,
+		                        whylen);
+		if (!rc)
+			rc = ssqd_recv_arm(d, qi, why, whylen);
+	} else {
+		/* The new peer's arena, before anyone may post again. */
+		l->peer_qpn = r->qpn;
+		l->peer_data_iova = r->data_iova;
+		l->peer_key = r->data_rkey;
+		rc = ssqd_queue_recover(d, qi, why, whylen);
+	}
+	if (!rc)
+		ssqd_queue_publish(d, qi, r);
+	return rc;
+}
+
+int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
+                      const struct proto_peer_addr *got, char *why, size_t whylen)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	unsigned i;
+	const struct proto_peer_addr *r = got;
+	unsigned n = d->opt.peer_queues, k;
 	int rc;
 
 	/*
@@ -104,181 +213,277 @@ int ssqd_peer_rebring(struct ssqd *d, int s, char *why, size_t whylen)
 	 * its side is up, and our QPs should be back in RTR by then, not
 	 * still draining.
 	 */
-	ssqd_peer_fence_all(d);
-	for (i = 0; i < d->opt.nqueues; i++) {
-		d->psn[i] = ssqd_queue_new_psn();
-		d->local_addrs[i].psn = d->psn[i];
-	}
-	rc = ssqd_link_exchange(s, d->local_addrs, remote, d->opt.nqueues,
-	                        PEER_EXCHANGE_MS, why, whylen);
+	if (p->ever)
+		ssqd_peer_fence_all(d, p);
+	fresh_psns(d, p);
+	/* Accepting, theirs came first; either way each side connects its own. */
+	if (got)
+		rc = ssqd_link_send(s, &d->local_addrs[p->q0], n, why, whylen);
+	else
+		rc = ssqd_link_exchange(s, &d->local_addrs[p->q0], remote, n,
+		                        PEER_EXCHANGE_MS, why, whylen);
+	if (!rc && !got)
+		rc = check_sender(d, p, remote, why, whylen);
 	if (rc)
-		return rc;
-	for (i = 0; i < d->opt.nqueues; i++) {
-		struct shm_queue_layout *l = &d->hdr->queues[i];
-
-		d->queues[i].remote = remote[i];
-		/* The new peer's arena, before anyone may post again. */
-		l->peer_qpn = remote[i].qpn;
-		l->peer_data_iova = remote[i].data_iova;
-		l->peer_key = remote[i].data_rkey;
-		rc = ssqd_queue_recover(d, i, why, whylen);
-		if (rc) {
-			ssqd_peer_fence_all(d);
-			return rc;
-		}
-		ssqd_queue_publish(d, i, &remote[i]);
+		goto fail;
+	if (!got)
+		r = remote;
+	for (k = 0; k < n; k++) {
+		rc = bring_queue(d, p, p->q0 + k, &r[k], why, whylen);
+		if (rc)
+			goto fail;
 	}
 	ssqd_link_keepalive(s);
-	d->peer_fd = s;
-	d->peer_connecting = 0;
-	d->peer_rx_len = 0;
+	p->fd = s;
+	p->connecting = 0;
+	p->ever = 1;
+	p->rx_len = 0;
 	return 0;
+fail:
+	if (p->ever)
+		ssqd_peer_fence_all(d, p);
+	return rc;
 }
 
-/* A --connect attempt failed: say so if the reason changed, back off. */
-static void attempt_failed(struct ssqd *d, const char *why)
+/* A dial failed: say so if the reason changed, back off. */
+static void attempt_failed(struct ssqd_peer *p, const char *why)
 {
-	if (strcmp(why, d->peer_last_why)) {
+	char who[64];
+
+	if (strcmp(why, p->last_why)) {
 		fprintf(stderr,
-		        "ssqd: reconnecting to %s (attempt %u): %s; retrying, backoff up "
-		        "to %u s\n",
-		        d->opt.connect_to, d->peer_attempts, why, BACKOFF_MAX_MS / 1000);
-		snprintf(d->peer_last_why, sizeof(d->peer_last_why), "%s", why);
+		        "ssqd: %s: dialing %s (attempt %u): %s; retrying, backoff up to "
+		        "%u s\n",
+		        peer_str(p, who, sizeof(who)), p->addr, p->attempts, why,
+		        BACKOFF_MAX_MS / 1000);
+		snprintf(p->last_why, sizeof(p->last_why), "%s", why);
 	}
-	d->peer_retry_ns = ssqd_now_ns() + (uint64_t)d->peer_backoff_ms * 1000000ull;
-	d->peer_backoff_ms = d->peer_backoff_ms * 2 > BACKOFF_MAX_MS
-	                         ? BACKOFF_MAX_MS
-	                         : d->peer_backoff_ms * 2;
+	p->retry_ns = ssqd_now_ns() + (uint64_t)p->backoff_ms * 1000000ull;
+	p->backoff_ms =
+	    p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
 }
 
-void ssqd_peer_tick(struct ssqd *d)
+static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 {
 	char why[200];
 	int s;
 
-	if (d->peer_fd >= 0 && !d->peer_connecting &&
-	    ssqd_link_restart_overdue(d, ssqd_now_ns(), why, sizeof(why))) {
-		ssqd_peer_lost(d, why);
+	if (p->fd >= 0 && !p->connecting &&
+	    ssqd_link_restart_overdue(d, p, now, why, sizeof(why))) {
+		ssqd_peer_lost(d, p, why);
 		return;
 	}
-	if (!d->opt.connect_to || ssqd_now_ns() < d->peer_retry_ns)
+	if (!p->addr || now < p->retry_ns)
 		return;
-	if (d->peer_connecting) {
+	if (p->connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
-		close(d->peer_fd);
-		d->peer_fd = -1;
-		d->peer_connecting = 0;
-		snprintf(why, sizeof(why), "no answer from %s within %u ms",
-		         d->opt.connect_to, CONNECT_MS);
-		attempt_failed(d, why);
+		close(p->fd);
+		p->fd = -1;
+		p->connecting = 0;
+		snprintf(why, sizeof(why), "no answer from %s within %u ms", p->addr,
+		         CONNECT_MS);
+		attempt_failed(p, why);
 		return;
 	}
-	if (d->peer_fd >= 0)
+	if (p->fd >= 0)
 		return;
-	d->peer_attempts++;
-	s = ssqd_link_connect_start(d->opt.connect_to, why, sizeof(why));
+	p->attempts++;
+	s = ssqd_link_connect_start(p->addr, why, sizeof(why));
 	if (s < 0) {
-		attempt_failed(d, why);
+		attempt_failed(p, why);
 		return;
 	}
-	d->peer_fd = s;
-	d->peer_connecting = 1;
-	d->peer_retry_ns = ssqd_now_ns() + CONNECT_MS * 1000000ull; /* its deadline */
+	p->fd = s;
+	p->connecting = 1;
+	p->retry_ns = now + CONNECT_MS * 1000000ull; /* its deadline */
 }
 
-void ssqd_peer_events(struct ssqd *d, short revents)
+void ssqd_peer_tick(struct ssqd *d)
 {
-	char why[256];
-	int s = d->peer_fd, rc;
+	uint64_t now = ssqd_now_ns();
+	unsigned i;
+
+	for (i = 0; i < d->npeers; i++)
+		peer_tick(d, &d->peers[i], now);
+}
+
+void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	char why[256], who[64];
+	int s = p->fd, rc;
 
 	if (s < 0)
 		return;
-	if (d->peer_connecting) {
+	if (p->connecting) {
+		int first = !p->ever;
+
 		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
 			return;
-		d->peer_fd = -1;
-		d->peer_connecting = 0;
-		rc = ssqd_link_connect_finish(s, d->opt.connect_to, why, sizeof(why));
+		p->fd = -1;
+		p->connecting = 0;
+		rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
 		if (!rc)
-			rc = ssqd_peer_rebring(d, s, why, sizeof(why));
+			rc = ssqd_peer_rebring(d, p, s, NULL, why, sizeof(why));
 		if (rc) {
 			close(s);
-			attempt_failed(d, why);
+			attempt_failed(p, why);
 			return;
 		}
-		fprintf(stderr,
-		        "ssqd: reconnected to %s (attempt %u), %u queue(s) ready\n",
-		        d->opt.connect_to, d->peer_attempts, d->opt.nqueues);
-		d->peer_last_why[0] = 0;
+		fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
+		        peer_str(p, who, sizeof(who)),
+		        first ? "linked to" : "reconnected to", p->addr, p->attempts,
+		        d->opt.peer_queues);
+		p->last_why[0] = 0;
 		return;
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
-	if (ssqd_link_input(d, why, sizeof(why)))
-		ssqd_peer_lost(d, why);
+	if (ssqd_link_input(d, p, why, sizeof(why)))
+		ssqd_peer_lost(d, p, why);
 }
 
-/* Whether the present peer still counts: connected, and no queue failed. */
-static int peer_healthy(struct ssqd *d)
+/* Whether @p's link still counts: connected, and none of its queues failed. */
+static int peer_healthy(struct ssqd *d, struct ssqd_peer *p)
 {
-	struct pollfd p = { d->peer_fd, POLLIN, 0 };
-	unsigned i;
+	struct pollfd pfd = { p->fd, POLLIN, 0 };
+	unsigned k;
 
-	if (poll(&p, 1, 0) > 0)
-		ssqd_peer_events(d, p.revents);
-	if (d->peer_fd < 0)
+	if (p->fd < 0 || p->connecting)
 		return 0;
-	for (i = 0; i < d->opt.nqueues; i++)
-		if (d->queues[i].ctl && ssq_ctl_in_error(d->queues[i].ctl)) {
-			ssqd_peer_lost(d, "its queues failed and a new peer connected");
+	if (poll(&pfd, 1, 0) > 0)
+		ssqd_peer_events(d, p, pfd.revents);
+	if (p->fd < 0)
+		return 0;
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		struct ssq_ctl *ctl = d->queues[p->q0 + k].ctl;
+
+		if (ctl && ssq_ctl_in_error(ctl)) {
+			ssqd_peer_lost(d, p,
+			               p->name[0]
+			                   ? "its queues failed and it connected again"
+			                   : "its queues failed and a new peer "
+			                     "connected");
 			return 0;
 		}
+	}
 	return 1;
 }
 
-int ssqd_peer_accept(struct ssqd *d, char *from, size_t fromlen)
+/* Which peer sent @remote: its name in a cluster; the one peer otherwise. */
+static struct ssqd_peer *which_peer(struct ssqd *d, const struct proto_peer_addr *remote,
+                                    char *why, size_t whylen)
 {
+	unsigned i;
+
+	if (!d->opt.npeers)
+		return &d->peers[0];
+	if (!strcmp(remote[0].name, d->opt.name)) {
+		snprintf(why, whylen,
+		         "a daemon named '%s' like this one connected (two daemons "
+		         "share a name)",
+		         remote[0].name);
+		return NULL;
+	}
+	for (i = 0; i < d->npeers; i++)
+		if (!strcmp(remote[0].name, d->peers[i].name))
+			return check_sender(d, &d->peers[i], remote, why, whylen)
+			           ? NULL
+			           : &d->peers[i];
+	snprintf(why, whylen, "'%s' is not a peer of %s (the peers files differ)",
+	         remote[0].name, d->opt.name);
+	return NULL;
+}
+
+void ssqd_accept_peer(struct ssqd *d)
+{
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 	struct sockaddr_in6 sa;
 	socklen_t len = sizeof(sa);
-	char ip[INET6_ADDRSTRLEN];
-	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC);
+	char ip[INET6_ADDRSTRLEN], from[80], why[256], who[64];
+	struct ssqd_peer *p;
+	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC),
+	    rc, again;
 
 	if (s < 0)
-		return -1;
+		return;
 	if (sa.sin6_family != AF_INET6 ||
 	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
 		snprintf(ip, sizeof(ip), "?");
-	snprintf(from, fromlen, "[%s]:%u", ip, ntohs(sa.sin6_port));
-	if (d->peer_fd >= 0 && peer_healthy(d)) {
-		fprintf(stderr,
-		        "ssqd: refused a second peer %s: the connected peer is healthy "
-		        "(one peer at a time)\n",
-		        from);
-		ssqd_link_refuse(s,
-		                 "this ssqd already has a healthy peer (one peer at a "
-		                 "time)",
-		                 REFUSE_DRAIN_MS);
-		return -1;
+	snprintf(from, sizeof(from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	rc = ssqd_link_recv(s, remote, d->opt.peer_queues, PEER_EXCHANGE_MS, why,
+	                    sizeof(why));
+	if (rc) {
+		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
+		        from, why, d->opt.listen_port);
+		/* Another version reads a refusal (its layout is version 1's): say why.
+		 */
+		if (rc == -EPROTO)
+			ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
+		else
+			close(s);
+		return;
 	}
-	return s;
+	p = which_peer(d, remote, why, sizeof(why));
+	if (!p) {
+		fprintf(stderr, "ssqd: refused %s: %s\n", from, why);
+		ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
+		return;
+	}
+	peer_str(p, who, sizeof(who));
+	if (peer_healthy(d, p)) {
+		if (p->name[0])
+			fprintf(stderr,
+			        "ssqd: refused a second link from %s (%s): its link is "
+			        "healthy\n",
+			        from, who);
+		else
+			fprintf(stderr,
+			        "ssqd: refused a second peer %s: the connected peer is "
+			        "healthy (one peer at a time)\n",
+			        from);
+		ssqd_link_refuse(s,
+		                 d->opt.npeers
+		                     ? "this ssqd already has a healthy link to "
+		                       "that daemon"
+		                     : "this ssqd already has a healthy peer "
+		                       "(one peer at a time)",
+		                 REFUSE_DRAIN_MS);
+		return;
+	}
+	if (p->fd >= 0) { /* our own dial to it, still under way: theirs wins */
+		close(p->fd);
+		p->fd = -1;
+		p->connecting = 0;
+	}
+	again = p->ever;
+	rc = ssqd_peer_rebring(d, p, s, remote, why, sizeof(why));
+	if (rc) {
+		close(s);
+		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
+		        who, from, why);
+		return;
+	}
+	fprintf(stderr, "ssqd: %s%s %s connected, %u queue(s) ready%s\n",
+	        again ? "new " : "", who, from, d->opt.peer_queues,
+	        again ? " again" : "");
 }
 
 /*
- * RECOVER of queue @qi with the peer alive. Resetting only our QP, as
+ * RECOVER of queue @qi with its peer alive. Resetting only our QP, as
  * loopback recovery does, is not enough between two hosts: the error may
  * have moved the peer's QP to ERR too (a remote access or invalid-request
  * error does), and even if not, our restarted PSNs would fall in its
  * duplicate window and be acknowledged without being executed. So both
- * sides start over: the link is closed, and reopened at once (--connect)
- * or awaited (--listen: the peer sees the close and reconnects after its
- * first backoff step); the fresh exchange brings every queue up on both
- * hosts. Returns 0 once the queues are READY again, -EINVAL (not in
- * error), or -ENOTCONN etc. with @why (the link then keeps being retried).
+ * sides start over: the link is closed, and reopened at once (we dial) or
+ * awaited (the peer sees the close and dials again after its first
+ * backoff step); the fresh exchange brings every queue of that peer up on
+ * both hosts.
  */
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
-	char reason[96], from[80];
+	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
+	char reason[96], who[64];
 	int s, rc;
 
 	if (!ssq_ctl_in_error(d->queues[qi].ctl)) {
@@ -288,42 +493,35 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	}
 	snprintf(reason, sizeof(reason),
 	         "a client asked to recover q%u: both hosts start over", qi);
-	ssqd_peer_lost(d, reason);
-	if (d->opt.connect_to) {
-		s = ssqd_link_connect(d->opt.connect_to, RELINK_MS, why, whylen);
+	ssqd_peer_lost(d, p, reason);
+	peer_str(p, who, sizeof(who));
+	if (p->addr) {
+		s = ssqd_link_connect(p->addr, RELINK_MS, why, whylen);
 		if (s < 0)
 			return -ENOTCONN;
-		d->peer_attempts++;
-		rc = ssqd_peer_rebring(d, s, why, whylen);
+		p->attempts++;
+		rc = ssqd_peer_rebring(d, p, s, NULL, why, whylen);
 		if (rc) {
 			close(s);
 			return rc;
 		}
-		fprintf(stderr, "ssqd: re-linked with %s, %u queue(s) ready\n",
-		        d->opt.connect_to, d->opt.nqueues);
+		fprintf(stderr, "ssqd: %s: re-linked with %s, %u queue(s) ready\n", who,
+		        p->addr, d->opt.peer_queues);
 		return 0;
 	}
-	for (;;) {
-		struct pollfd p = { d->peer_listen_fd, POLLIN, 0 };
+	while (p->fd < 0) {
+		struct pollfd pfd = { d->peer_listen_fd, POLLIN, 0 };
 		uint64_t t = ssqd_now_ns();
 
-		if (t >= end || poll(&p, 1, (int)((end - t) / 1000000) + 1) <= 0)
+		if (t >= end || poll(&pfd, 1, (int)((end - t) / 1000000) + 1) <= 0)
 			break;
-		s = ssqd_peer_accept(d, from, sizeof(from));
-		if (s < 0)
-			continue;
-		rc = ssqd_peer_rebring(d, s, why, whylen);
-		if (rc) {
-			close(s);
-			return rc;
-		}
-		fprintf(stderr, "ssqd: re-linked with peer %s, %u queue(s) ready\n", from,
-		        d->opt.nqueues);
-		return 0;
+		ssqd_accept_peer(d); /* it, or another peer meanwhile */
 	}
+	if (p->fd >= 0)
+		return 0;
 	snprintf(why, whylen,
-	         "the peer did not reconnect within %d ms; ssqd keeps waiting for it on "
-	         "TCP port %u",
-	         RELINK_MS, d->opt.listen_port);
+	         "%s did not reconnect within %d ms; ssqd keeps waiting for it on TCP "
+	         "port %u",
+	         who, RELINK_MS, d->opt.listen_port);
 	return -ENOTCONN;
 }

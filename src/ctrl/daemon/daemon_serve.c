@@ -573,11 +573,11 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 			                      "queue %u is not attached to this client",
 			                      m->u.detach.queue);
-		if (ssqd_peer_down(d, why, sizeof(why)))
+		if (ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN,
 			                      "queue q%u: %s", m->u.detach.queue, why);
 		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
-		if (d->opt.listen_port || d->opt.connect_to) {
+		if (ssqd_queue_peer(d, m->u.detach.queue)) {
 			rc = ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why));
 			if (rc)
 				return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
@@ -758,9 +758,10 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 {
 	int i;
 
-	if (pfd[2].revents && pfd[2].fd == d->peer_fd)
-		ssqd_peer_events(d, pfd[2].revents);
-	for (i = 3; i < n; i++) {
+	for (i = 0; i < (int)d->npeers; i++)
+		if (pfd[2 + i].revents && pfd[2 + i].fd == d->peers[i].fd)
+			ssqd_peer_events(d, &d->peers[i], pfd[2 + i].revents);
+	for (i = 2 + (int)d->npeers; i < n; i++) {
 		if (who[i]->dying) {
 			if (pfd[i].revents) /* its pidfd: the process has exited */
 				drop_client(d, who[i]);
@@ -782,8 +783,8 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + 3];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + 3];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + 2];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + 2];
 	int i, n, rc, recovering = 0, healing = 0, dying = 0;
 
 	while (!d->stop) {
@@ -797,9 +798,12 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].fd = d->peer_listen_fd; /* -1 unless --listen: poll skips it */
 		pfd[n].events = POLLIN;
 		who[n++] = NULL;
-		pfd[n].fd = d->peer_fd; /* the peer's close, or a connect finishing */
-		pfd[n].events = d->peer_connecting ? POLLOUT : POLLIN;
-		who[n++] = NULL;
+		for (i = 0; i < (int)d->npeers; i++) {
+			/* A peer's close or message, or a dial finishing. */
+			pfd[n].fd = d->peers[i].fd;
+			pfd[n].events = d->peers[i].connecting ? POLLOUT : POLLIN;
+			who[n++] = NULL;
+		}
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 			if (d->clients[i].fd > 0 && d->clients[i].failed &&
 			    !d->clients[i].dying)

@@ -65,23 +65,32 @@ static void discard_pending(int sock, int ms)
 		;
 }
 
-int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
-                       struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                       char *why, size_t whylen)
+int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, char *why,
+                   size_t whylen)
 {
 	uint8_t buf[SSQ_PEER_MSG_LEN];
 	unsigned i;
-	int rc;
 
 	for (i = 0; i < n; i++) {
 		proto_peer_encode(&local[i], buf);
 		if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
-			rc = -errno;
+			int rc = -errno;
+
 			snprintf(why, whylen, "sending queue %u to the peer: %s", i,
 			         strerror(errno));
 			return rc;
 		}
 	}
+	return 0;
+}
+
+int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
+                   char *why, size_t whylen)
+{
+	uint8_t buf[SSQ_PEER_MSG_LEN];
+	unsigned i;
+	int rc;
+
 	for (i = 0; i < n; i++) {
 		int len;
 
@@ -107,12 +116,22 @@ int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
 			return rc;
 		if (remote[i].count != n || remote[i].index != i) {
 			snprintf(why, whylen,
-			         "peer sent queue %u of %u, expected %u of %u",
+			         "peer sent queue %u of %u, expected %u of %u (both "
+			         "daemons need the same --queues)",
 			         remote[i].index, remote[i].count, i, n);
 			return -EBADMSG;
 		}
 	}
 	return 0;
+}
+
+int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
+                       struct proto_peer_addr *remote, unsigned n, int timeout_ms,
+                       char *why, size_t whylen)
+{
+	int rc = ssqd_link_send(sock, local, n, why, whylen);
+
+	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, why, whylen);
 }
 
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen)

@@ -11,6 +11,18 @@
 #include "ctrl/proto/peer_msg.h"
 
 /*
+ * The exchange's halves: ssqd_link_send - our @n addresses; ssqd_link_recv
+ * - the peer's @n, each in index order within @timeout_ms (each names its
+ * sender in a cluster, its queue "qK" in the one-peer modes). The dialer
+ * sends first; the accepting side reads first, to learn which peer
+ * it is, then sends that peer's queues.
+ */
+int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, char *why,
+                   size_t whylen);
+int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
+                   char *why, size_t whylen);
+
+/*
  * ssqd_link_exchange - send @n local addresses on the connected TCP socket
  * @sock and read the peer's, which must number @n too and come in index
  * order, each within @timeout_ms. Returns 0, -ETIMEDOUT, -ENOTCONN, or a

@@ -34,26 +34,28 @@
 /* Restart messages handled per call, so a chatty peer cannot hold the loop. */
 #define LINK_INPUT_MAX 16
 
-int ssqd_peer_linked(const struct ssqd *d, unsigned qi)
+int ssqd_peer_linked(struct ssqd *d, unsigned qi)
 {
-	return !d->queues[qi].loopback && d->peer_fd >= 0 && !d->peer_connecting;
+	const struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+
+	return p && p->fd >= 0 && !p->connecting;
 }
 
-static int send_restart(struct ssqd *d, const struct proto_peer_restart *r, char *why,
-                        size_t whylen)
+static int send_restart(struct ssqd *d, struct ssqd_peer *p,
+                        const struct proto_peer_restart *r, char *why, size_t whylen)
 {
 	uint8_t buf[SSQ_PEER_RESTART_LEN];
 	ssize_t n;
 
-	proto_peer_encode_restart(r, (uint16_t)d->opt.nqueues, buf);
+	proto_peer_encode_restart(r, (uint16_t)d->opt.peer_queues, buf);
 	/*
 	 * Never waits: a few bytes now and then fit the socket's buffer
 	 * unless the peer stopped reading, and then it is not working.
 	 */
-	n = send(d->peer_fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+	n = send(p->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
 	if (n == (ssize_t)sizeof(buf))
 		return 0;
-	snprintf(why, whylen, "sending q%u's restart to the peer: %s", r->index,
+	snprintf(why, whylen, "sending q%u's restart to the peer: %s", p->q0 + r->index,
 	         n < 0 ? strerror(errno) : "short send (it does not read)");
 	return n < 0 ? -errno : -EIO;
 }
@@ -69,6 +71,7 @@ static void set_psns(struct ssqd *d, unsigned qi, uint32_t mine, uint32_t peers)
 int ssqd_link_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
+	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 	struct proto_peer_restart r;
 	int rc = ssqd_queue_reset_qp(d, qi, why, whylen);
 
@@ -78,12 +81,12 @@ int ssqd_link_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	}
 	ssqd_queue_start_over(d, qi, 1);
 	memset(&r, 0, sizeof(r));
-	r.index = (uint16_t)qi;
+	r.index = (uint16_t)(qi - p->q0);
 	r.kind = PROTO_RESTART_ASK;
 	r.seq = ++d->link_next_seq ? d->link_next_seq : ++d->link_next_seq;
 	r.psn = ssqd_queue_new_psn();
 	r.peer_psn = ssqd_queue_new_psn();
-	rc = send_restart(d, &r, why, whylen);
+	rc = send_restart(d, p, &r, why, whylen);
 	if (rc) {
 		ssqd_queue_fence(d, qi);
 		return rc;
@@ -132,16 +135,16 @@ static void restart_done(struct ssqd *d, unsigned qi, const struct proto_peer_re
 }
 
 /* The peer asks us to restart queue @qi at its PSNs: do it, answer. */
-static int restart_ask(struct ssqd *d, unsigned qi, const struct proto_peer_restart *r,
-                       char *why, size_t whylen)
+static int restart_ask(struct ssqd *d, struct ssqd_peer *p, unsigned qi,
+                       const struct proto_peer_restart *r, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct proto_peer_restart done;
 	char err[200];
 	int rc = 0;
 
-	if (q->link_seq && d->opt.connect_to)
-		return 0; /* both asked: ours wins, the peer answers it */
+	if (q->link_seq && p->addr)
+		return 0; /* both asked: the dialer's wins, the peer answers ours */
 	if (!q->link_seq) {
 		ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), SSQD_LEASE_MS);
 		rc = ssqd_queue_reset_qp(d, qi, err, sizeof(err));
@@ -169,17 +172,17 @@ static int restart_ask(struct ssqd *d, unsigned qi, const struct proto_peer_rest
 		        "fresh PSNs, what was in flight flushed\n",
 		        qi, q->local.qpn);
 	}
-	return send_restart(d, &done, why, whylen);
+	return send_restart(d, p, &done, why, whylen);
 }
 
-int ssqd_link_input(struct ssqd *d, char *why, size_t whylen)
+int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
 {
 	unsigned msgs;
 
 	for (msgs = 0; msgs < LINK_INPUT_MAX; msgs++) {
 		struct proto_peer_restart r;
-		ssize_t n = recv(d->peer_fd, d->peer_rx + d->peer_rx_len,
-		                 SSQ_PEER_RESTART_LEN - d->peer_rx_len, MSG_DONTWAIT);
+		ssize_t n = recv(p->fd, p->rx + p->rx_len,
+		                 SSQ_PEER_RESTART_LEN - p->rx_len, MSG_DONTWAIT);
 		int rc;
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -192,32 +195,33 @@ int ssqd_link_input(struct ssqd *d, char *why, size_t whylen)
 			snprintf(why, whylen, "it closed the connection");
 			return -ENOTCONN;
 		}
-		d->peer_rx_len += (unsigned)n;
-		if (d->peer_rx_len < SSQ_PEER_RESTART_LEN)
+		p->rx_len += (unsigned)n;
+		if (p->rx_len < SSQ_PEER_RESTART_LEN)
 			continue;
-		d->peer_rx_len = 0;
-		rc = proto_peer_decode_restart(d->peer_rx, SSQ_PEER_RESTART_LEN,
-		                               (uint16_t)d->opt.nqueues, &r, why, whylen);
+		p->rx_len = 0;
+		rc = proto_peer_decode_restart(p->rx, SSQ_PEER_RESTART_LEN,
+		                               (uint16_t)d->opt.peer_queues, &r, why,
+		                               whylen);
 		if (rc)
 			return rc;
 		if (r.kind == PROTO_RESTART_ASK) {
-			rc = restart_ask(d, r.index, &r, why, whylen);
+			rc = restart_ask(d, p, p->q0 + r.index, &r, why, whylen);
 			if (rc)
 				return rc;
-		} else if (d->queues[r.index].link_seq == r.seq) {
-			restart_done(d, r.index, &r);
+		} else if (d->queues[p->q0 + r.index].link_seq == r.seq) {
+			restart_done(d, p->q0 + r.index, &r);
 		}
 		/* An answer to an ask that yielded or was given up: nothing. */
 	}
 	return 0;
 }
 
-int ssqd_link_restart_overdue(const struct ssqd *d, uint64_t now_ns, char *why,
-                              size_t whylen)
+int ssqd_link_restart_overdue(const struct ssqd *d, const struct ssqd_peer *p,
+                              uint64_t now_ns, char *why, size_t whylen)
 {
 	unsigned qi;
 
-	for (qi = 0; qi < d->opt.nqueues; qi++)
+	for (qi = p->q0; qi < p->q0 + d->opt.peer_queues; qi++)
 		if (d->queues[qi].link_seq && now_ns >= d->queues[qi].link_deadline_ns) {
 			snprintf(why, whylen,
 			         "it did not answer q%u's restart within %u ms", qi,
@@ -227,15 +231,15 @@ int ssqd_link_restart_overdue(const struct ssqd *d, uint64_t now_ns, char *why,
 	return 0;
 }
 
-void ssqd_link_restart_abandon(struct ssqd *d)
+void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p)
 {
 	unsigned qi;
 
-	for (qi = 0; qi < d->opt.nqueues; qi++) {
+	for (qi = p->q0; qi < p->q0 + d->opt.peer_queues; qi++) {
 		if (!d->queues[qi].link_seq)
 			continue;
 		d->queues[qi].link_seq = 0;
 		ssqd_queue_fence(d, qi);
 	}
-	d->peer_rx_len = 0;
+	p->rx_len = 0;
 }

@@ -88,7 +88,7 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
-	int two_hosts = d->opt.listen_port || d->opt.connect_to;
+	int two_hosts = d->npeers > 0;
 	struct ssqd_sq_request sq;
 	int rc;
 
@@ -144,8 +144,9 @@ int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned 
 	if (rc)
 		return rc;
 	memset(a, 0, sizeof(*a));
-	a->index = (uint16_t)i;
-	a->count = (uint16_t)d->opt.nqueues;
+	/* Its place among the queues shared with that peer. */
+	a->index = (uint16_t)(i % d->opt.peer_queues);
+	a->count = (uint16_t)d->opt.peer_queues;
 	a->qpn = b->qpn;
 	a->psn = psn;
 	a->lid = pi.lid;
@@ -155,8 +156,21 @@ int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned 
 	a->rd_atom = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
 	a->data_iova = d->hdr->data_iova;
 	a->data_rkey = d->hdr->data_key;
-	snprintf(a->name, sizeof(a->name), "q%u", i);
+	/* In a cluster the peer learns who dialed (or answered) from it. */
+	if (d->opt.npeers)
+		snprintf(a->name, sizeof(a->name), "%s", d->opt.name);
+	else
+		snprintf(a->name, sizeof(a->name), "q%u", i);
 	return 0;
+}
+
+void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX])
+{
+	if (d->opt.npeers)
+		snprintf(name, SSQ_NAME_MAX, "%s/q%u",
+		         d->peers[d->queues[i].peer_ix].name, i % d->opt.peer_queues);
+	else
+		snprintf(name, SSQ_NAME_MAX, "q%u", i);
 }
 
 /*
@@ -216,7 +230,7 @@ void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr
 	struct shm_queue_layout *l = &d->hdr->queues[i];
 	struct ssqd_queue *q = &d->queues[i];
 
-	snprintf(l->name, sizeof(l->name), "q%u", i);
+	ssqd_queue_name(d, i, l->name);
 	l->qpn = q->local.qpn;
 	l->peer_qpn = peer->qpn;
 	l->cqn = q->local.dv_cq.cqn;

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peer_opts.h"
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/socket_path.h"
 #include "ssq_version.h"
@@ -72,6 +73,15 @@ static void usage(FILE *out)
 	    "                           serving and reconnect (backoff 0.1 s .. 2 s)\n"
 	    "                           (neither: loopback, each queue's peer inside "
 	    "ssqd)\n"
+	    "      --name NAME          this daemon's name in a cluster (default: the\n"
+	    "                           host name up to its first dot)\n"
+	    "      --peer NAME=HOST:PORT\n"
+	    "                           a peer daemon (repeatable); with --peer or\n"
+	    "                           --peers, --listen is required and each peer\n"
+	    "                           gets --queues queues, named NAME/q0..; of two\n"
+	    "                           daemons the one whose name sorts first dials\n"
+	    "      --peers FILE         peers, one 'NAME HOST:PORT' a line, # comments;\n"
+	    "                           this daemon's own line is skipped\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
@@ -258,7 +268,10 @@ int main(int argc, char **argv)
 		O_EMU_LINK,
 		O_EMU_MTU,
 		O_STALL,
-		O_BUFFER_KEYS
+		O_BUFFER_KEYS,
+		O_NAME,
+		O_PEER,
+		O_PEERS
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -272,6 +285,9 @@ int main(int argc, char **argv)
 		{ "hugepages", required_argument, NULL, O_HUGE },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "connect", required_argument, NULL, 'c' },
+		{ "name", required_argument, NULL, O_NAME },
+		{ "peer", required_argument, NULL, O_PEER },
+		{ "peers", required_argument, NULL, O_PEERS },
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
@@ -372,6 +388,18 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			o->connect_to = optarg;
+			break;
+		case O_NAME:
+			o->name = optarg;
+			break;
+		case O_PEER:
+		case O_PEERS:
+			if ((c == O_PEER
+			         ? ssqd_peer_opt(o, optarg, why, sizeof(why))
+			         : ssqd_peers_file(o, optarg, why, sizeof(why)))) {
+				fprintf(stderr, "ssqd: %s\n", why);
+				return 2;
+			}
 			break;
 		case 'p':
 			o->port = (uint8_t)parse_num("--ib-port", optarg, 1, 2);
@@ -477,8 +505,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o->listen_port && o->connect_to) {
+	if (o->listen_port && o->connect_to && !o->npeers) {
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
+		return 2;
+	}
+	if (ssqd_peer_opts_check(o, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: %s\n", why);
 		return 2;
 	}
 	for (c = 0; c < (int)o->nqueue_rules; c++)

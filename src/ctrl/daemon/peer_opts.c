@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* The cluster's options (peer_opts.h). */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctrl/daemon/peer_opts.h"
+
+int ssqd_peer_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (!n || n >= SSQD_PEER_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return 0;
+	return 1;
+}
+
+/* Add peer @name at @addr; @where ("--peer", "FILE:LINE") for errors. */
+static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
+                    const char *where, char *why, size_t whylen)
+{
+	const char *colon = strrchr(addr, ':');
+	unsigned i;
+
+	if (!ssqd_peer_name_ok(name)) {
+		snprintf(why, whylen,
+		         "%s: peer name '%s': want 1..%u characters of A-Z a-z 0-9 . _ -",
+		         where, name, SSQD_PEER_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	if (!colon || colon == addr || !colon[1] || strlen(addr) >= SSQD_PEER_ADDR_MAX) {
+		snprintf(why, whylen, "%s: peer %s: address '%s': want HOST:PORT", where,
+		         name, addr);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->npeers; i++)
+		if (!strcmp(o->peers[i].name, name)) {
+			snprintf(why, whylen, "%s: peer %s named twice", where, name);
+			return -EINVAL;
+		}
+	if (o->npeers == SSQD_MAX_PEERS) {
+		snprintf(why, whylen, "%s: more than %u peers", where, SSQD_MAX_PEERS);
+		return -EINVAL;
+	}
+	snprintf(o->peers[o->npeers].name, SSQD_PEER_NAME_MAX, "%s", name);
+	snprintf(o->peers[o->npeers].addr, SSQD_PEER_ADDR_MAX, "%s", addr);
+	o->npeers++;
+	return 0;
+}
+
+int ssqd_peer_opt(struct ssqd_options *o, const char *spec, char *why, size_t whylen)
+{
+	char name[SSQD_PEER_NAME_MAX + 1];
+	const char *eq = strchr(spec, '=');
+
+	if (!eq || (size_t)(eq - spec) >= sizeof(name)) {
+		snprintf(why, whylen, "--peer '%s': want NAME=HOST:PORT", spec);
+		return -EINVAL;
+	}
+	memcpy(name, spec, (size_t)(eq - spec));
+	name[eq - spec] = 0;
+	return add_peer(o, name, eq + 1, "--peer", why, whylen);
+}
+
+int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t whylen)
+{
+	char *line = NULL, where[300];
+	size_t cap = 0;
+	unsigned no = 0;
+	FILE *f = fopen(path, "r");
+	int rc = 0;
+
+	if (!f) {
+		rc = -errno;
+		snprintf(why, whylen, "--peers %s: %s", path, strerror(errno));
+		return rc;
+	}
+	while (!rc && getline(&line, &cap, f) >= 0) {
+		char name[64], addr[SSQD_PEER_ADDR_MAX + 1], extra[2];
+		char *hash = strchr(line, '#');
+		int n;
+
+		no++;
+		if (hash)
+			*hash = 0;
+		n = sscanf(line, "%63s %128s %1s", name, addr, extra);
+		snprintf(where, sizeof(where), "%s:%u", path, no);
+		if (n <= 0)
+			continue;
+		if (n != 2) {
+			snprintf(why, whylen, "%s: want 'NAME HOST:PORT'", where);
+			rc = -EINVAL;
+			break;
+		}
+		rc = add_peer(o, name, addr, where, why, whylen);
+	}
+	free(line);
+	fclose(f);
+	if (!rc && !o->npeers) {
+		snprintf(why, whylen, "--peers %s: no peer in it", path);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
+int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
+{
+	static char host[256];
+	unsigned i, j;
+
+	o->peer_queues = o->nqueues;
+	if (!o->npeers)
+		return 0;
+	if (!o->name) {
+		if (gethostname(host, sizeof(host) - 1)) {
+			snprintf(why, whylen, "gethostname: %s: give --name",
+			         strerror(errno));
+			return -EINVAL;
+		}
+		host[strcspn(host, ".")] = 0;
+		o->name = host;
+	}
+	if (!ssqd_peer_name_ok(o->name)) {
+		snprintf(why, whylen,
+		         "--name '%s': want 1..%u characters of A-Z a-z 0-9 . _ -",
+		         o->name, SSQD_PEER_NAME_MAX - 1);
+		return -EINVAL;
+	}
+	/* A cluster's file lists every daemon, this one too. */
+	for (i = j = 0; i < o->npeers; i++)
+		if (strcmp(o->peers[i].name, o->name))
+			o->peers[j++] = o->peers[i];
+	o->npeers = j;
+	if (!o->npeers) {
+		snprintf(why, whylen, "--peer/--peers name no daemon but this one (%s)",
+		         o->name);
+		return -EINVAL;
+	}
+	if (!o->listen_port || o->connect_to) {
+		snprintf(why, whylen,
+		         "with --peer/--peers every ssqd listens (--listen PORT) and "
+		         "dials its peers itself: %s",
+		         o->connect_to ? "--connect does not go with them"
+		                       : "--listen is missing");
+		return -EINVAL;
+	}
+	if (o->peer_queues * o->npeers > SSQ_MAX_QUEUES) {
+		snprintf(
+		    why, whylen,
+		    "--queues %u for each of %u peers is %u queues, more than the %u "
+		    "one ssqd has",
+		    o->peer_queues, o->npeers, o->peer_queues * o->npeers,
+		    SSQ_MAX_QUEUES);
+		return -EINVAL;
+	}
+	o->nqueues = o->peer_queues * o->npeers;
+	return 0;
+}
