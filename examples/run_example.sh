@@ -29,8 +29,6 @@ if [[ $(basename "$example") == *two_hosts* ]]; then
 		--connect "127.0.0.1:$port" >"$work/peer.log" 2>&1 &
 	peer=$!
 fi
-"$ssqd" --device emu --hugepages=off --data-mib 8 "${peer_args[@]}" >"$work/log" 2>&1 &
-pid=$!
 serving() { # log pid
 	for _ in $(seq 200); do
 		grep -q "serving" "$1" && return 0
@@ -38,6 +36,26 @@ serving() { # log pid
 		sleep 0.05
 	done
 }
+# An example named cluster_send gets the README's cluster on one machine:
+# alice (this ssqd), bob and carol from one peers file.
+if [[ $(basename "$example") == *cluster_send* ]]; then
+	for name in alice bob carol; do
+		echo "$name 127.0.0.1:$((20000 + RANDOM % 20000))"
+	done >"$work/peers"
+	for name in bob carol; do
+		port=$(awk -v n=$name '$1 == n { sub(/.*:/, "", $2); print $2 }' "$work/peers")
+		"$ssqd" --device emu --hugepages=off --data-mib 8 --name "$name" \
+			--peers "$work/peers" --listen "$port" \
+			--socket "$work/$name.sock" >"$work/$name.log" 2>&1 &
+		peer="$peer $!"
+	done
+	port=$(awk '$1 == "alice" { sub(/.*:/, "", $2); print $2 }' "$work/peers")
+	peer_args=(--name alice --peers "$work/peers" --listen "$port")
+fi
+"$ssqd" --device emu --hugepages=off --data-mib 8 "${peer_args[@]}" >"$work/log" 2>&1 &
+pid=$!
 serving "$work/log" "$pid"
-[ -z "$peer" ] || serving "$work/peer.log" "$peer"
+if [[ $(basename "$example") == *two_hosts* ]]; then
+	serving "$work/peer.log" "$peer"
+fi
 "$example"
