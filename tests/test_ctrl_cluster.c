@@ -3,15 +3,17 @@
  * One ssqd serves several peers (--name, --peers, --listen): three daemons
  * on the emulated wire, a full mesh from one peers file, each daemon with
  * one queue per peer named "PEER/q0" in one arena.
- *  1. every pair links (whoever's name sorts first dials); a client of each
+ *  0. nothing links before a client opens a queue (on demand);
+ *  1. every pair links (whoever's name sorts first dials; the other, when
+ *     its client opens first, asks it to with a want); a client of each
  *     daemon WRITEs into a buffer of every other daemon's client, READs it
  *     back and FETCH_ADDs there: all land, from one arena on every queue;
  *  2. carol killed: alice's and bob's queues to her leave READY, while
  *     alice <-> bob keeps carrying WRITEs without an error;
  *  3. carol restarted: her queues come back on both, and WRITEs to and from
  *     her land again, alice and bob never restarted;
- *  4. a daemon whose name is not in the file (aaron, who dials: its name
- *     sorts first) is refused, with the reason
+ *  4. a daemon whose name is not in the file (aaron, --eager, who dials:
+ *     its name sorts first) is refused, with the reason
  *     in both logs; bad cluster options are refused naming what is wrong.
  */
 #define _GNU_SOURCE
@@ -124,8 +126,8 @@ static int open_node(int i)
 		if (j == i)
 			continue;
 		snprintf(qn, sizeof(qn), "%s/q0", names[j]);
-		if (!wait_ready(nodes[i].c, qn, 1, 20) ||
-		    ssq_queue_open(nodes[i].c, qn, &nodes[i].q[j])) {
+		/* On demand: the open links the peer, waiting for it. */
+		if (ssq_queue_open(nodes[i].c, qn, &nodes[i].q[j])) {
 			fprintf(stderr, "%s: %s: %s\n", names[i], qn,
 			        ssq_client_error(nodes[i].c));
 			return -1;
@@ -194,7 +196,8 @@ int main(void)
 {
 	char lport[16];
 	const char *stray_args[] = { "--name",   "aaron", "--peers", peers_path,
-		                     "--listen", lport,   NULL };
+		                     "--listen", lport,   "--eager", NULL };
+	struct ssq_client *probe;
 	int i, j, st;
 	pid_t stray;
 	FILE *f;
@@ -217,8 +220,18 @@ int main(void)
 	for (i = 0; i < N; i++)
 		pids[i] = start(i);
 
-	/* 1. The mesh. */
-	for (i = 0; i < N; i++)
+	/* 0. On demand: no link before a client opens a queue of it. */
+	probe = ssqd_connect_pid(socks[0], pids[0]);
+	usleep(300000);
+	CHECK(probe && ready(probe, "bob/q0") == 0 && ready(probe, "carol/q0") == 0,
+	      "alice linked a peer nobody opened a queue of");
+	ssq_client_close(probe);
+
+	/*
+	 * 1. The mesh, carol's client first: her queues' peers both dial her
+	 * (their names sort first), so her opens go through wants.
+	 */
+	for (i = N - 1; i >= 0; i--)
 		CHECK(!open_node(i), "%s: its queues to both peers ready", names[i]);
 	for (i = 0; i < N; i++)
 		for (j = 0; j < N; j++)

@@ -185,8 +185,15 @@ static void restart_codec(void)
 	bad[9] = 4; /* index 4 of 4 */
 	restart_bad(bad, sizeof(m), "queue 4 of 4");
 	memcpy(bad, m, sizeof(m));
-	bad[10] = 3;
-	restart_bad(bad, sizeof(m), "kind 3");
+	bad[10] = 5;
+	restart_bad(bad, sizeof(m), "kind 5");
+	bad[10] = PROTO_LINK_BUSY; /* busy/idle carry nothing else */
+	restart_bad(bad, sizeof(m), "busy/idle message with fields set");
+	memset(bad + 8, 0, sizeof(m) - 8);
+	bad[10] = PROTO_LINK_BUSY;
+	CHECK(!proto_peer_decode_restart(bad, sizeof(m), 4, &b, why, sizeof(why)) &&
+	          b.kind == PROTO_LINK_BUSY,
+	      "busy message: %s", why);
 	memcpy(bad, m, sizeof(m));
 	bad[16] = 1; /* PSN 0x1abcdef */
 	restart_bad(bad, sizeof(m), "24 bits");
@@ -201,6 +208,21 @@ static void restart_codec(void)
 	CHECK(proto_peer_decode_restart(bad, sizeof(m), 4, &b, why, sizeof(why)) ==
 	          -EPROTO,
 	      "restart of version 2: %s", why);
+
+	/* A want: its length from the header, its name, nothing else. */
+	proto_peer_encode_want("carol", 4, bad);
+	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == SSQ_PEER_WANT_LEN,
+	      "want length");
+	CHECK(proto_peer_decode(bad, SSQ_PEER_WANT_LEN, &pa, why, sizeof(why)) ==
+	              PROTO_PEER_WANT &&
+	          !strcmp(pa.name, "carol") && pa.count == 4,
+	      "want decoded: %s", why);
+	memset(bad + SSQ_PEER_HEAD_LEN, 'x', SSQ_NAME_MAX);
+	CHECK(proto_peer_decode(bad, SSQ_PEER_WANT_LEN, &pa, why, sizeof(why)) ==
+	              -EBADMSG &&
+	          strstr(why, "not NUL-terminated"),
+	      "want with an unterminated name: %s", why);
+	restart_bad(bad, SSQ_PEER_WANT_LEN, "not a queue restart");
 }
 
 static pid_t start(const char *sock, const char *mode, const char *arg)

@@ -109,13 +109,17 @@ int ssq_client_peer_mode(const struct ssq_client *c);
 int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 
 /*
- * ssq_queue_open - attach to the queue @name: map its UAR page and describe
- * its send queue and CQ; each open is a producer of its own. Returns 0 and
- * *@out, -ENOENT (no such queue), -EAGAIN (not ready), -EACCES (the queue
- * is for other uids), -EUSERS (its producer records are all in use, or
- * this client has it open 16 times), -EBADMSG (its layout is out of
- * bounds), -ENOTCONN.
+ * ssq_queue_open - attach to the queue @name ("qK", or "PEER/qK" when ssqd
+ * serves a cluster): map its UAR page and describe its send queue and CQ;
+ * each open is a producer of its own. A cluster's peer not linked yet is
+ * linked now, the open waiting up to SSQ_OPEN_LINK_MS for it. Returns 0
+ * and *@out, -ENOENT (no such queue), -EAGAIN (not ready), -ETIMEDOUT
+ * (its peer did not link in time: ssq_client_error says why), -EBUSY (ssqd
+ * has --max-active-peers in use), -EACCES (the queue is for other uids),
+ * -EUSERS (its producer records are all in use, or this client has it
+ * open 16 times), -EBADMSG (its layout is out of bounds), -ENOTCONN.
  */
+#define SSQ_OPEN_LINK_MS 5000u
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
 /*

@@ -202,6 +202,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	struct mlx5dv_qp dv_qp;
 	struct mlx5dv_cq dv_cq;
 	struct ssq_queue *q;
+	unsigned waited;
 	int fd = -1, rc;
 
 	*out = NULL;
@@ -212,7 +213,25 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	}
 	memset(&req, 0, sizeof(req));
 	strcpy(req.name, name);
-	rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
+	/*
+	 * -EINPROGRESS: the queue's peer is being linked on demand (ssqd
+	 * --peers); ask again until it is up, at most SSQ_OPEN_LINK_MS.
+	 */
+	for (waited = 0;; waited += 10) {
+		rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
+		if (rc != -EINPROGRESS)
+			break;
+		if (waited >= SSQ_OPEN_LINK_MS) {
+			char last[160];
+
+			snprintf(last, sizeof(last), "%.159s", c->err);
+			snprintf(c->err, sizeof(c->err),
+			         "its peer did not link within %u ms: %s",
+			         SSQ_OPEN_LINK_MS, last);
+			return -ETIMEDOUT;
+		}
+		usleep(10000);
+	}
 	if (rc)
 		return rc;
 	q = calloc(1, sizeof(*q));

@@ -92,6 +92,16 @@ struct ssqd_options {
 	const char *name;
 	struct ssqd_peer_spec peers[SSQD_MAX_PEERS];
 	unsigned npeers;
+	/*
+	 * A cluster links a peer when a client first opens one of its queues,
+	 * unless --eager (all at start); --max-active-peers keeps at most that
+	 * many linked (0: all), closing the least recently used idle one for a
+	 * new one; --idle-ms closes a link nobody has had a queue of open for
+	 * that long (0: never).
+	 */
+	int eager;
+	unsigned max_active_peers;
+	unsigned idle_ms;
 	uint8_t port;                  /* device port */
 	int gid_index;                 /* SSQD_GID_AUTO, SSQD_GID_NONE or an index */
 	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
@@ -230,11 +240,23 @@ struct ssqd_client {
  */
 struct ssqd_peer {
 	char name[SSQD_PEER_NAME_MAX]; /* "" for the one peer of --listen/--connect */
-	const char *addr;              /* HOST:PORT ssqd dials; NULL: the peer dials */
-	unsigned q0;                   /* its queues: q0 .. q0 + opt.peer_queues - 1 */
-	int fd;                        /* -1: not linked */
-	int connecting;                /* fd is a dial under way */
-	int ever;                      /* its queues were up once: re-bring them */
+	const char *addr;              /* its HOST:PORT; NULL: unknown (--listen) */
+	int dials;                     /* this ssqd dials for the exchange */
+	/*
+	 * Its link is wanted: a client opened one of its queues (or --eager,
+	 * or a one-peer mode). A dialer dials a wanted peer; the other side
+	 * sends it a want (noting: that connection is under way).
+	 */
+	int wanted;
+	int noting;
+	uint64_t used_ns; /* the last time one of its queues was open: LRU */
+	/* Linked: whether the peer has one of our queues open; what we told it. */
+	int remote_busy;
+	int busy_told;  /* -1: nothing yet */
+	unsigned q0;    /* its queues: q0 .. q0 + opt.peer_queues - 1 */
+	int fd;         /* -1: not linked */
+	int connecting; /* fd is a dial under way */
+	int ever;       /* its queues were up once: re-bring them */
 	/* CLOCK_MONOTONIC: the next dial; connecting: its deadline */
 	uint64_t retry_ns;
 	unsigned backoff_ms; /* 100, doubling to 2000 */
@@ -458,6 +480,20 @@ void ssqd_accept_peer(struct ssqd *d);
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p);
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/*
+ * On demand (daemon_peer.c):
+ * ssqd_peer_want - a client opens queue @qi, whose peer is not linked: the
+ *   link is wanted from now on (dialed, or the peer asked to dial).
+ *   -EINPROGRESS with @why saying how far it got; -EBUSY when
+ *   --max-active-peers are all in use; 0 outside a cluster.
+ * ssqd_peer_in_use - whether a client has one of @p's queues open.
+ * ssqd_peer_close_idle - close @p's link though it is healthy (idle, or
+ *   room for another under --max-active-peers): its queues fenced, not
+ *   wanted until a client opens one again.
+ */
+int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p);
+void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 
 /*
  * A queue's restart with the peer host (peer_restart.c; the message is
@@ -484,6 +520,9 @@ int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whyle
 int ssqd_link_restart_overdue(const struct ssqd *d, const struct ssqd_peer *p,
                               uint64_t now_ns, char *why, size_t whylen);
 void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p);
+/* Tell @p whether a client here has one of its queues open (@busy), if changed. */
+int ssqd_link_tell_busy(struct ssqd *d, struct ssqd_peer *p, int busy, char *why,
+                        size_t whylen);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the

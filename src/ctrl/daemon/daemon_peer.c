@@ -37,6 +37,7 @@
 #define REFUSE_DRAIN_MS  1000
 #define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 #define CONNECT_MS       2000 /* one dial */
+#define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
 
 void ssqd_peers_init(struct ssqd *d)
 {
@@ -52,11 +53,16 @@ void ssqd_peers_init(struct ssqd *d)
 			struct ssqd_peer *p = &d->peers[d->npeers++];
 
 			memcpy(p->name, o->peers[i].name, sizeof(p->name));
+			p->addr = o->peers[i].addr;
 			/* One dial a pair: the name that sorts first dials. */
-			p->addr = strcmp(o->name, p->name) < 0 ? o->peers[i].addr : NULL;
+			p->dials = strcmp(o->name, p->name) < 0;
+			p->wanted = o->eager;
 		}
 	} else if (o->listen_port || o->connect_to) {
-		d->peers[d->npeers++].addr = o->connect_to;
+		d->peers[0].addr = o->connect_to;
+		d->peers[0].dials = o->connect_to != NULL;
+		d->peers[0].wanted = 1;
+		d->npeers = 1;
 	}
 	for (i = 0; i < d->npeers; i++) {
 		struct ssqd_peer *p = &d->peers[i];
@@ -96,7 +102,7 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (!p || (p->fd >= 0 && !p->connecting))
 		return 0;
 	peer_str(p, who, sizeof(who));
-	if (p->addr)
+	if (p->dials)
 		snprintf(why, whylen,
 		         "%s is gone; ssqd is reconnecting to %s and brings the queue "
 		         "back when it answers",
@@ -130,17 +136,41 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	p->last_why[0] = 0;
 	p->backoff_ms = BACKOFF_MIN_MS;
 	p->retry_ns = ssqd_now_ns() + BACKOFF_MIN_MS * 1000000ull;
+	/* On demand, a peer nobody has a queue of open waits for the next open. */
+	if (d->opt.npeers && !d->opt.eager && !ssqd_peer_in_use(d, p))
+		p->wanted = 0;
 	peer_str(p, who, sizeof(who));
-	if (p->addr)
+	if (p->dials && p->wanted)
 		fprintf(stderr,
 		        "ssqd: %s: link down (%s); clients stay attached, reconnecting "
 		        "to %s every %u ms .. %u s\n",
 		        who, reason, p->addr, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
-	else
+	else if (p->wanted || !d->opt.npeers)
 		fprintf(stderr,
 		        "ssqd: %s: link down (%s); clients stay attached, waiting for it "
 		        "on TCP port %u\n",
 		        who, reason, d->opt.listen_port);
+	else
+		fprintf(stderr,
+		        "ssqd: %s: link down (%s); none of its queues is open: linked "
+		        "again when a client opens one\n",
+		        who, reason);
+}
+
+/* In use on either side of the link: not to be closed for idleness. */
+static int busy(const struct ssqd *d, const struct ssqd_peer *p)
+{
+	return ssqd_peer_in_use(d, p) || (p->fd >= 0 && !p->connecting && p->remote_busy);
+}
+
+int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p)
+{
+	unsigned k;
+
+	for (k = 0; k < d->opt.peer_queues; k++)
+		if (ssqd_live_records(d, p->q0 + k))
+			return 1;
+	return 0;
 }
 
 /* Our addresses for @p's queues, at fresh PSNs. */
@@ -238,6 +268,8 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
 	p->connecting = 0;
 	p->ever = 1;
 	p->rx_len = 0;
+	p->remote_busy = 1; /* until it says otherwise */
+	p->busy_told = -1;
 	return 0;
 fail:
 	if (p->ever)
@@ -273,7 +305,28 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		ssqd_peer_lost(d, p, why);
 		return;
 	}
-	if (!p->addr || now < p->retry_ns)
+	if (d->opt.npeers && p->fd >= 0 && !p->connecting &&
+	    ssqd_link_tell_busy(d, p, ssqd_peer_in_use(d, p), why, sizeof(why))) {
+		ssqd_peer_lost(d, p, why);
+		return;
+	}
+	if (busy(d, p))
+		p->used_ns = now;
+	else if (d->opt.idle_ms && p->fd >= 0 && !p->connecting &&
+	         now - p->used_ns > d->opt.idle_ms * 1000000ull) {
+		snprintf(why, sizeof(why),
+		         "no queue of the pair open on either side for %u ms (--idle-ms)",
+		         d->opt.idle_ms);
+		ssqd_peer_close_idle(d, p, why);
+		return;
+	}
+	/*
+	 * Who dials: the dialer, when the link is wanted; the other side of
+	 * an on-demand pair sends a want instead; --listen's one peer and an
+	 * --eager cluster's accepting side wait.
+	 */
+	if (!p->addr || !p->wanted || now < p->retry_ns ||
+	    (!p->dials && (!d->opt.npeers || d->opt.eager)))
 		return;
 	if (p->connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
@@ -295,6 +348,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	}
 	p->fd = s;
 	p->connecting = 1;
+	p->noting = !p->dials;
 	p->retry_ns = now + CONNECT_MS * 1000000ull; /* its deadline */
 }
 
@@ -322,6 +376,20 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		p->fd = -1;
 		p->connecting = 0;
 		rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
+		if (!rc && p->noting) {
+			/* Our want delivered: the peer dials back (asked again if not).
+			 */
+			rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
+			                         sizeof(why));
+			close(s);
+			p->noting = 0;
+			if (rc) {
+				attempt_failed(p, why);
+				return;
+			}
+			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
+			return;
+		}
 		if (!rc)
 			rc = ssqd_peer_rebring(d, p, s, NULL, why, sizeof(why));
 		if (rc) {
@@ -394,6 +462,134 @@ static struct ssqd_peer *which_peer(struct ssqd *d, const struct proto_peer_addr
 	return NULL;
 }
 
+/* Peers linked, or being linked, besides @except. */
+static unsigned active_peers(const struct ssqd *d, const struct ssqd_peer *except)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < d->npeers; i++)
+		if (&d->peers[i] != except && (d->peers[i].fd >= 0 || d->peers[i].wanted))
+			n++;
+	return n;
+}
+
+void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reason)
+{
+	char who[64];
+	unsigned k;
+
+	/* Nothing of it is open here; the peer sees the close and stops too. */
+	for (k = 0; k < d->opt.peer_queues; k++)
+		ssqd_queue_fence(d, p->q0 + k);
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->connecting = 0;
+	p->noting = 0;
+	p->wanted = 0;
+	ssqd_link_restart_abandon(d, p);
+	fprintf(stderr,
+	        "ssqd: %s: link closed (%s); linked again when a client opens "
+	        "one of its queues\n",
+	        peer_str(p, who, sizeof(who)), reason);
+}
+
+/*
+ * Room for @p under --max-active-peers: the least recently used linked peer
+ * that nobody has a queue of open is closed. 0, or -EBUSY with @why when
+ * every active peer is in use.
+ */
+static int make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
+{
+	struct ssqd_peer *lru = NULL;
+	char reason[160];
+	unsigned i;
+
+	if (!d->opt.max_active_peers || p->fd >= 0 || p->wanted ||
+	    active_peers(d, p) < d->opt.max_active_peers)
+		return 0;
+	for (i = 0; i < d->npeers; i++) {
+		struct ssqd_peer *o = &d->peers[i];
+
+		if (o == p || (o->fd < 0 && !o->wanted) || busy(d, o))
+			continue;
+		if (!lru || o->used_ns < lru->used_ns)
+			lru = o;
+	}
+	if (!lru) {
+		snprintf(why, whylen,
+		         "all %u active peers have queues open here or there "
+		         "(--max-active-peers %u)",
+		         d->opt.max_active_peers, d->opt.max_active_peers);
+		return -EBUSY;
+	}
+	snprintf(reason, sizeof(reason),
+	         "the least recently used of %u active peers, for %s "
+	         "(--max-active-peers)",
+	         d->opt.max_active_peers, p->name);
+	ssqd_peer_close_idle(d, lru, reason);
+	return 0;
+}
+
+int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+	char who[64];
+	int rc;
+
+	if (!p || !d->opt.npeers)
+		return 0;
+	peer_str(p, who, sizeof(who));
+	rc = make_room(d, p, why, whylen);
+	if (rc)
+		return rc;
+	p->used_ns = ssqd_now_ns();
+	if (!p->wanted) {
+		p->wanted = 1;
+		p->attempts = 0;
+		p->backoff_ms = BACKOFF_MIN_MS;
+		p->retry_ns = 0; /* at the next tick */
+	}
+	if (p->last_why[0])
+		snprintf(why, whylen, "%s: linking (attempt %u: %s)", who, p->attempts,
+		         p->last_why);
+	else if (p->dials)
+		snprintf(why, whylen, "%s: linking, dialing %s", who, p->addr);
+	else
+		snprintf(why, whylen, "%s: linking, asked it to dial this ssqd", who);
+	return -EINPROGRESS;
+}
+
+/* A want from daemon @name: dial it at the next tick. */
+static void want_from(struct ssqd *d, const char *name, const char *from)
+{
+	char why[200];
+	unsigned i;
+
+	for (i = 0; i < d->npeers; i++) {
+		struct ssqd_peer *p = &d->peers[i];
+
+		if (strcmp(p->name, name) || !p->dials)
+			continue;
+		if (p->fd >= 0 && !p->connecting)
+			return; /* linked: its want crossed our dial */
+		if (make_room(d, p, why, sizeof(why))) {
+			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
+			return;
+		}
+		if (!p->wanted) {
+			p->wanted = 1;
+			p->attempts = 0;
+			p->backoff_ms = BACKOFF_MIN_MS;
+			p->retry_ns = 0;
+		}
+		p->used_ns = ssqd_now_ns();
+		return;
+	}
+	fprintf(stderr, "ssqd: a want from %s naming '%s', not a peer this ssqd dials\n",
+	        from, name);
+}
+
 void ssqd_accept_peer(struct ssqd *d)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
@@ -412,6 +608,11 @@ void ssqd_accept_peer(struct ssqd *d)
 	snprintf(from, sizeof(from), "[%s]:%u", ip, ntohs(sa.sin6_port));
 	rc = ssqd_link_recv(s, remote, d->opt.peer_queues, PEER_EXCHANGE_MS, why,
 	                    sizeof(why));
+	if (rc == PROTO_PEER_WANT) {
+		close(s);
+		want_from(d, remote[0].name, from);
+		return;
+	}
 	if (rc) {
 		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
 		        from, why, d->opt.listen_port);
@@ -454,7 +655,15 @@ void ssqd_accept_peer(struct ssqd *d)
 		close(p->fd);
 		p->fd = -1;
 		p->connecting = 0;
+		p->noting = 0;
 	}
+	if (make_room(d, p, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: refused %s (%s): %s\n", from, who, why);
+		ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
+		return;
+	}
+	p->wanted = 1;
+	p->used_ns = ssqd_now_ns();
 	again = p->ever;
 	rc = ssqd_peer_rebring(d, p, s, remote, why, sizeof(why));
 	if (rc) {
@@ -495,7 +704,7 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	         "a client asked to recover q%u: both hosts start over", qi);
 	ssqd_peer_lost(d, p, reason);
 	peer_str(p, who, sizeof(who));
-	if (p->addr) {
+	if (p->dials) {
 		s = ssqd_link_connect(p->addr, RELINK_MS, why, whylen);
 		if (s < 0)
 			return -ENOTCONN;

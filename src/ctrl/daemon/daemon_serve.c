@@ -449,6 +449,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 	case SSQ_MSG_ATTACH: {
 		struct proto_msg_attach_reply r;
 		struct ssqd_queue *sq;
+		char why[200];
 
 		q = find_queue(d, m->u.attach.name);
 		if (q < 0)
@@ -460,6 +461,11 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    "queue \"%s\" takes only the uids / gids its --queue-uid / "
 			    "--queue-gid name, not uid %u / gid %u",
 			    m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid);
+		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
+		        SSQ_QUEUE_READY &&
+		    (rc = ssqd_peer_want(d, (unsigned)q, why, sizeof(why))))
+			return ssqd_out_error(&c->out, c->fd, seq, rc, "queue \"%s\": %s",
+			                      m->u.attach.name, why);
 		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
 		    SSQ_QUEUE_READY)
 			return ssqd_out_error(

@@ -112,6 +112,12 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		if (rc)
 			return rc;
 		rc = proto_peer_decode(buf, (size_t)len, &remote[i], why, whylen);
+		if (rc == PROTO_PEER_WANT && !i)
+			return rc; /* a note, not an exchange */
+		if (rc == PROTO_PEER_WANT) {
+			snprintf(why, whylen, "peer sent a want amid its addresses");
+			return -EBADMSG;
+		}
 		if (rc)
 			return rc;
 		if (remote[i].count != n || remote[i].index != i) {
@@ -123,6 +129,18 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		}
 	}
 	return 0;
+}
+
+int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen)
+{
+	uint8_t buf[SSQ_PEER_WANT_LEN];
+
+	proto_peer_encode_want(name, (uint16_t)n, buf);
+	if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	    (ssize_t)sizeof(buf))
+		return 0;
+	snprintf(why, whylen, "sending a want: %s", strerror(errno));
+	return -EIO;
 }
 
 int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,

@@ -21,6 +21,13 @@ int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, ch
                    size_t whylen);
 int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
                    char *why, size_t whylen);
+/*
+ * A cluster's want (peer_msg.h): ssqd_link_send_want sends @name's on a
+ * connected socket, without waiting; ssqd_link_recv returns
+ * PROTO_PEER_WANT when the first message is one (its sender in
+ * remote[0].name).
+ */
+int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen);
 
 /*
  * ssqd_link_exchange - send @n local addresses on the connected TCP socket

@@ -115,8 +115,15 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 	unsigned i, j;
 
 	o->peer_queues = o->nqueues;
-	if (!o->npeers)
+	if (!o->npeers) {
+		if (o->eager || o->max_active_peers || o->idle_ms) {
+			snprintf(why, whylen,
+			         "--eager, --max-active-peers and --idle-ms are for a "
+			         "cluster (--peer/--peers)");
+			return -EINVAL;
+		}
 		return 0;
+	}
 	if (!o->name) {
 		if (gethostname(host, sizeof(host) - 1)) {
 			snprintf(why, whylen, "gethostname: %s: give --name",

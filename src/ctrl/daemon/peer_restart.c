@@ -204,7 +204,9 @@ int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whyle
 		                               whylen);
 		if (rc)
 			return rc;
-		if (r.kind == PROTO_RESTART_ASK) {
+		if (r.kind >= PROTO_LINK_BUSY) {
+			p->remote_busy = r.kind == PROTO_LINK_BUSY;
+		} else if (r.kind == PROTO_RESTART_ASK) {
 			rc = restart_ask(d, p, p->q0 + r.index, &r, why, whylen);
 			if (rc)
 				return rc;
@@ -242,4 +244,20 @@ void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p)
 		ssqd_queue_fence(d, qi);
 	}
 	p->rx_len = 0;
+}
+
+int ssqd_link_tell_busy(struct ssqd *d, struct ssqd_peer *p, int busy, char *why,
+                        size_t whylen)
+{
+	struct proto_peer_restart r;
+	int rc;
+
+	if (p->busy_told == busy)
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.kind = busy ? PROTO_LINK_BUSY : PROTO_LINK_IDLE;
+	rc = send_restart(d, p, &r, why, whylen);
+	if (!rc)
+		p->busy_told = busy;
+	return rc;
 }

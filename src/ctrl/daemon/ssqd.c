@@ -82,6 +82,12 @@ static void usage(FILE *out)
 	    "                           daemons the one whose name sorts first dials\n"
 	    "      --peers FILE         peers, one 'NAME HOST:PORT' a line, # comments;\n"
 	    "                           this daemon's own line is skipped\n"
+	    "      --eager              link every peer at start (default: a peer is\n"
+	    "                           linked when a client first opens its queue)\n"
+	    "      --max-active-peers N at most N peers linked at once; a new one\n"
+	    "                           closes the least recently used idle one\n"
+	    "      --idle-ms N          close a peer's link when none of its queues\n"
+	    "                           has been open for N ms (default: never)\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
@@ -271,7 +277,10 @@ int main(int argc, char **argv)
 		O_BUFFER_KEYS,
 		O_NAME,
 		O_PEER,
-		O_PEERS
+		O_PEERS,
+		O_EAGER,
+		O_MAX_ACTIVE,
+		O_IDLE
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -288,6 +297,9 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, O_NAME },
 		{ "peer", required_argument, NULL, O_PEER },
 		{ "peers", required_argument, NULL, O_PEERS },
+		{ "eager", no_argument, NULL, O_EAGER },
+		{ "max-active-peers", required_argument, NULL, O_MAX_ACTIVE },
+		{ "idle-ms", required_argument, NULL, O_IDLE },
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
@@ -391,6 +403,17 @@ int main(int argc, char **argv)
 			break;
 		case O_NAME:
 			o->name = optarg;
+			break;
+		case O_EAGER:
+			o->eager = 1;
+			break;
+		case O_MAX_ACTIVE:
+			o->max_active_peers = (unsigned)parse_num(
+			    "--max-active-peers", optarg, 1, SSQD_MAX_PEERS);
+			break;
+		case O_IDLE:
+			o->idle_ms =
+			    (unsigned)parse_num("--idle-ms", optarg, 10, 86400000);
 			break;
 		case O_PEER:
 		case O_PEERS:

@@ -17,6 +17,8 @@ static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
 static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
 /* After the exchange: one queue's restart (peer_msg.h). */
 static const uint8_t restart_magic[4] = { 'S', 'S', 'Q', 'R' };
+/* A cluster's "dial me": see peer_msg.h. */
+static const uint8_t want_magic[4] = { 'S', 'S', 'Q', 'W' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
@@ -50,6 +52,7 @@ _Static_assert(ROFF_PEER_PSN + 4 == SSQ_PEER_RESTART_LEN, "restart layout");
 _Static_assert(OFF_PAD + 5 == SSQ_PEER_MSG_LEN, "peer message layout");
 _Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_REFUSAL_LEN, "refusal layout");
 _Static_assert(OFF_COUNT + 2 == SSQ_PEER_HEAD_LEN, "header layout");
+_Static_assert(SSQ_PEER_HEAD_LEN + SSQ_NAME_MAX == SSQ_PEER_WANT_LEN, "want layout");
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -112,7 +115,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 	if (!memcmp(head + OFF_MAGIC, refuse_magic, 4))
 		return SSQ_PEER_REFUSAL_LEN;
 	if (memcmp(head + OFF_MAGIC, peer_magic, 4) &&
-	    memcmp(head + OFF_MAGIC, restart_magic, 4)) {
+	    memcmp(head + OFF_MAGIC, restart_magic, 4) &&
+	    memcmp(head + OFF_MAGIC, want_magic, 4)) {
 		snprintf(why, whylen, "peer message without the SSQP magic");
 		return -EBADMSG;
 	}
@@ -123,8 +127,19 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 		         get16(head + OFF_VERSION), SSQ_PEER_VERSION);
 		return -EPROTO;
 	}
+	if (!memcmp(head + OFF_MAGIC, want_magic, 4))
+		return SSQ_PEER_WANT_LEN;
 	return memcmp(head + OFF_MAGIC, restart_magic, 4) ? (int)SSQ_PEER_MSG_LEN
 	                                                  : (int)SSQ_PEER_RESTART_LEN;
+}
+
+void proto_peer_encode_want(const char *name, uint16_t count, uint8_t *out)
+{
+	memset(out, 0, SSQ_PEER_WANT_LEN);
+	memcpy(out + OFF_MAGIC, want_magic, 4);
+	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	put16(out + OFF_COUNT, count);
+	memcpy(out + SSQ_PEER_HEAD_LEN, name, strnlen(name, SSQ_NAME_MAX - 1));
 }
 
 void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t count,
@@ -173,8 +188,15 @@ int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
 		         r->index, get16(buf + OFF_COUNT), count);
 		return -EBADMSG;
 	}
-	if (r->kind != PROTO_RESTART_ASK && r->kind != PROTO_RESTART_DONE) {
-		snprintf(why, whylen, "peer restart of kind %u (1 ask, 2 done)", r->kind);
+	if (r->kind < PROTO_RESTART_ASK || r->kind > PROTO_LINK_IDLE) {
+		snprintf(why, whylen,
+		         "peer restart of kind %u (1 ask, 2 done, 3 busy, 4 idle)",
+		         r->kind);
+		return -EBADMSG;
+	}
+	if (r->kind >= PROTO_LINK_BUSY &&
+	    (r->index || r->status || r->seq || r->psn || r->peer_psn)) {
+		snprintf(why, whylen, "peer busy/idle message with fields set");
 		return -EBADMSG;
 	}
 	if (r->kind == PROTO_RESTART_ASK &&
@@ -208,6 +230,20 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		snprintf(why, whylen,
 		         "peer sent a queue restart where its address was due");
 		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, want_magic, 4)) {
+		const char *name = (const char *)buf + SSQ_PEER_HEAD_LEN;
+
+		if (!memchr(name, 0, SSQ_NAME_MAX) || !name[0]) {
+			snprintf(why, whylen,
+			         "peer want with a name empty or not "
+			         "NUL-terminated");
+			return -EBADMSG;
+		}
+		memset(a, 0, sizeof(*a));
+		a->count = get16(buf + OFF_COUNT);
+		memcpy(a->name, name, strlen(name));
+		return PROTO_PEER_WANT;
 	}
 	if (!memcmp(buf + OFF_MAGIC, refuse_magic, 4)) {
 		char reason[SSQ_PEER_REFUSAL_LEN - OFF_REASON];

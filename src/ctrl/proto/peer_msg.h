@@ -59,6 +59,14 @@ struct proto_peer_addr {
 enum proto_restart_kind {
 	PROTO_RESTART_ASK = 1,
 	PROTO_RESTART_DONE = 2,
+	/*
+	 * The same message tells, on a cluster's link, whether the sender has
+	 * a queue of this peer open (BUSY) or none (IDLE): a link is closed
+	 * for --idle-ms or --max-active-peers only when both sides are idle.
+	 * Index, seq, status and PSNs 0.
+	 */
+	PROTO_LINK_BUSY = 3,
+	PROTO_LINK_IDLE = 4,
 };
 struct proto_peer_restart {
 	uint16_t index;    /* the queue, below the link's count */
@@ -82,13 +90,25 @@ void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t coun
 int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
                               struct proto_peer_restart *r, char *why, size_t whylen);
 
+/*
+ * A cluster links a pair on demand, and only the daemon whose name sorts
+ * first dials for the exchange. When the other one's client opens a queue
+ * to it first, it connects just to send WANT {its name} and closes: the
+ * first dials back. 40 bytes: the header (count: --queues), then the name
+ * (SSQ_NAME_MAX, NUL-terminated).
+ */
+#define SSQ_PEER_WANT_LEN 40u
+#define PROTO_PEER_WANT   1
+void proto_peer_encode_want(const char *name, uint16_t count, uint8_t *out);
+
 /* Encode @a into exactly SSQ_PEER_MSG_LEN bytes at @out. */
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
 
 /*
  * proto_peer_msg_len - from a message's first SSQ_PEER_HEAD_LEN bytes, how
  * long the whole message is: SSQ_PEER_MSG_LEN for an address,
- * SSQ_PEER_REFUSAL_LEN for a refusal, SSQ_PEER_RESTART_LEN for a restart;
+ * SSQ_PEER_REFUSAL_LEN for a refusal, SSQ_PEER_RESTART_LEN for a restart,
+ * SSQ_PEER_WANT_LEN for a want;
  * or -EBADMSG (no magic) / -EPROTO (another version: "peer speaks exchange
  * version N, this ssqd 3") with
  * the reason in @why.
@@ -103,7 +123,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen);
  * of 0 or over SSQ_MAX_QUEUES, a name empty or not NUL-terminated, a link
  * layer, MTU or responder depth out of range; or -ECONNREFUSED when the
  * message is a refusal (ssqd_link_refuse, SSQ_PEER_REFUSAL_LEN bytes), @why
- * then saying "peer refused: " and the peer's reason.
+ * then saying "peer refused: " and the peer's reason; or PROTO_PEER_WANT
+ * (positive) for a want, @a->name and @a->count then its only fields.
  */
 int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, char *why,
                       size_t whylen);

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A cluster's links on demand and their bound (ssqd --max-active-peers,
+ * --idle-ms). Four daemons, alice with three peers:
+ *  1. --max-active-peers 2: alice's client opens bob/q0 and carol/q0 and
+ *     closes them; opening dave/q0 closes the least recently used idle
+ *     link (bob's; both sides' logs say so) and dave's comes up; with
+ *     carol/q0 and dave/q0 held open, bob/q0 is refused -EBUSY naming the
+ *     limit; once carol/q0 is closed, bob/q0 opens again (carol's link is
+ *     the one closed).
+ *  2. --idle-ms 300 (alice restarted): a link stays up while a client at
+ *     either end has a queue of it open (bob's client holds alice/q0;
+ *     alice has none), and closes within about --idle-ms once neither has.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include "recv_flow.h"
+#include "shm/layout.h"
+
+#define N 4
+static const char *const names[N] = { "alice", "bob", "carol", "dave" };
+static char socks[N][108], logs[N][108], peers_path[108];
+static uint16_t ports[N];
+static pid_t pids[N];
+
+static pid_t start(int i, const char *opt, const char *val)
+{
+	char lport[16];
+	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
+		               lport,    opt,      val,       NULL };
+	int fd = open(logs[i], O_WRONLY | O_CREAT | O_APPEND, 0600);
+	int saved = dup(2);
+	pid_t pid;
+
+	snprintf(lport, sizeof(lport), "%u", ports[i]);
+	dup2(fd, 2);
+	pid = rssqd_start(socks[i], NULL, args);
+	dup2(saved, 2);
+	close(fd);
+	close(saved);
+	return pid;
+}
+
+static int ready(struct ssq_client *c, const char *name)
+{
+	struct ssq_queue_info info[SSQ_MAX_QUEUES];
+	int n = ssq_client_list(c, info, SSQ_MAX_QUEUES), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(info[i].name, name))
+			return info[i].ready;
+	return -1;
+}
+
+static int wait_ready(struct ssq_client *c, const char *name, int want, double secs)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < secs) {
+		if (ready(c, name) == want)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
+/* Open @name on @c; 0 or the errno, the queue in *@q. */
+static int open_q(struct ssq_client *c, const char *name, struct ssq_queue **q)
+{
+	int rc = ssq_queue_open(c, name, q);
+
+	if (rc)
+		fprintf(stderr, "open %s: %d (%s)\n", name, rc, ssq_client_error(c));
+	return rc;
+}
+
+int main(void)
+{
+	struct ssq_client *a, *b;
+	struct ssq_queue *qb, *qc, *qd, *qa;
+	double t0, took;
+	int i, st;
+	FILE *f;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-peers-%d", getpid());
+	f = fopen(peers_path, "w");
+	for (i = 0; i < N; i++) {
+		ports[i] = free_tcp_port();
+		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-%s-%d.sock", names[i],
+		         getpid());
+		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-%s-%d.log", names[i],
+		         getpid());
+		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
+	}
+	fclose(f);
+	pids[0] = start(0, "--max-active-peers", "2");
+	for (i = 1; i < N; i++)
+		pids[i] = start(i, NULL, NULL);
+	a = ssqd_connect_pid(socks[0], pids[0]);
+	CHECK(a != NULL, "alice serves");
+	if (!a)
+		goto out;
+
+	/* 1. At most two links. */
+	CHECK(!open_q(a, "bob/q0", &qb), "bob/q0 opens (linked on demand)");
+	ssq_queue_close(qb);
+	usleep(20000); /* the LRU order: bob before carol */
+	CHECK(!open_q(a, "carol/q0", &qc), "carol/q0 opens");
+	ssq_queue_close(qc);
+	usleep(50000); /* both peers hear alice is idle */
+	CHECK(!open_q(a, "dave/q0", &qd), "dave/q0 opens, a third peer");
+	CHECK(ready(a, "bob/q0") == 0 && ready(a, "carol/q0") == 1,
+	      "the least recently used link (bob's) closed for dave's");
+	CHECK(file_has(logs[0], "peer bob: link closed (the least recently used"),
+	      "alice says why bob's link closed");
+	for (i = 0; i < 100 && !file_has(logs[1], "peer alice: link down"); i++)
+		usleep(10000);
+	CHECK(file_has(logs[1], "peer alice: link down"), "bob saw the close");
+	CHECK(!open_q(a, "carol/q0", &qc), "carol/q0 open again, held");
+	st = ssq_queue_open(a, "bob/q0", &qb);
+	CHECK(st == -EBUSY && strstr(ssq_client_error(a), "--max-active-peers 2"),
+	      "bob/q0 while two peers are in use: %d (%s)", st, ssq_client_error(a));
+	ssq_queue_close(qc);
+	usleep(50000);
+	CHECK(!open_q(a, "bob/q0", &qb), "bob/q0 once carol's link is idle");
+	CHECK(ready(a, "carol/q0") == 0 && ready(a, "dave/q0") == 1,
+	      "carol's link closed for bob's, dave's (in use) kept");
+	ssq_queue_close(qb);
+	ssq_queue_close(qd);
+	ssq_client_close(a);
+
+	/* 2. --idle-ms, both ends' use counted. */
+	kill(pids[0], SIGTERM);
+	waitpid(pids[0], &st, 0);
+	pids[0] = start(0, "--idle-ms", "300");
+	a = ssqd_connect_pid(socks[0], pids[0]);
+	b = ssqd_connect_pid(socks[1], pids[1]);
+	CHECK(a && b, "alice (--idle-ms 300) and bob serve");
+	if (!a || !b)
+		goto out;
+	CHECK(!open_q(b, "alice/q0", &qa), "bob's client opens alice/q0");
+	CHECK(wait_ready(a, "bob/q0", 1, 5), "alice's side of it up");
+	usleep(900000); /* three times --idle-ms: bob's end is in use */
+	CHECK(ready(a, "bob/q0") == 1 && ready(b, "alice/q0") == 1,
+	      "a link in use at the other end stays up");
+	ssq_queue_close(qa);
+	t0 = now_s();
+	CHECK(wait_ready(a, "bob/q0", 0, 5), "idle at both ends: alice closes it");
+	took = now_s() - t0;
+	CHECK(took > 0.2 && took < 2.0,
+	      "closed %.2f s after the last close (--idle-ms 300)", took);
+	CHECK(file_has(logs[0], "(--idle-ms)"), "alice says why");
+	CHECK(wait_ready(b, "alice/q0", 0, 5), "bob's side closed too");
+	CHECK(!open_q(b, "alice/q0", &qa), "and opens again on demand");
+	ssq_queue_close(qa);
+	ssq_client_close(a);
+	ssq_client_close(b);
+out:
+	for (i = 0; i < N; i++) {
+		kill(pids[i], SIGTERM);
+		waitpid(pids[i], &st, 0);
+		unlink(socks[i]);
+		if (!getenv("KEEP_LOGS"))
+			unlink(logs[i]);
+	}
+	unlink(peers_path);
+	return test_exit("ctrl_cluster_idle");
+}
