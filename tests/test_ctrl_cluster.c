@@ -1,28 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One ssqd serves several peers (--name, --peers, --listen): three daemons
+ * One ssqd serves several peers (--name, --peers, --listen): four daemons
  * on the emulated wire, a full mesh from one peers file, each daemon with
- * one queue per peer named "PEER/q0" in one arena.
+ * one queue per peer named "PEER/q0" in one arena. Run twice: on a clean
+ * wire and with 5 % of packets dropped, duplicated and reordered.
  *  0. nothing links before a client opens a queue (on demand);
  *  1. every pair links (whoever's name sorts first dials; the other, when
  *     its client opens first, asks it to with a want); a client of each
  *     daemon WRITEs into a buffer of every other daemon's client, READs it
- *     back and FETCH_ADDs there: all land, from one arena on every queue;
- *  2. carol killed: alice's and bob's queues to her leave READY, while
- *     alice <-> bob keeps carrying WRITEs without an error;
- *  3. carol restarted: her queues come back on both, and WRITEs to and from
- *     her land again, alice and bob never restarted;
- *  4. a daemon whose name is not in the file (aaron, --eager, who dials:
- *     its name sorts first) is refused, with the reason
- *     in both logs; bad cluster options are refused naming what is wrong.
+ *     back, FETCH_ADDs there and SENDs it numbered messages, which arrive
+ *     in its receive log exactly once and in order: from one arena on
+ *     every queue;
+ *  2. dave killed: a WRITE to him fails retry-exceeded (or flushed) within
+ *     the transport's timeout, the queues to him leave READY, while every
+ *     other pair keeps carrying WRITEs without an error;
+ *  3. dave restarted: his queues come back on all three, and WRITEs to and
+ *     from him land again, nobody else restarted;
+ *  4. (once) a daemon whose name is not in the file (aaron, --eager, who
+ *     dials: its name sorts first) is refused, with the reason in both
+ *     logs; bad cluster options are refused naming what is wrong.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include "recv_flow.h"
 #include "shm/layout.h"
 
-#define N 3
-static const char *const names[N] = { "alice", "bob", "carol" };
+#define N     4
+#define SENDS 8
+static const char *const names[N] = { "alice", "bob", "carol", "dave" };
+static const char *fault; /* SSQ_EMU_WIRE_FAULT of this run, or NULL */
 static char socks[N][108], logs[N + 1][108], peers_path[108];
 static uint16_t ports[N];
 static pid_t pids[N];
@@ -38,7 +44,7 @@ static pid_t start(int i)
 
 	snprintf(lport, sizeof(lport), "%u", ports[i]);
 	dup2(fd, 2); /* its log, for the checks of 4. */
-	pid = rssqd_start(socks[i], NULL, args);
+	pid = rssqd_start(socks[i], fault, args);
 	dup2(saved, 2);
 	close(fd);
 	close(saved);
@@ -69,11 +75,12 @@ static int wait_ready(struct ssq_client *c, const char *name, int want, double s
 	return 0;
 }
 
-/* One signaled 8-byte @op; its status, or below 0 for none. */
-static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_buf *l,
-               uint64_t loff, const struct ssq_buf *r, uint64_t roff, uint64_t id)
+/* One signaled @op of @len bytes; its status, or below 0 for none. */
+static int one_len(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_buf *l,
+                   uint64_t loff, uint32_t len, const struct ssq_buf *r, uint64_t roff,
+                   uint64_t id)
 {
-	struct ibv_sge sge = { l->iova + loff, 8, l->lkey };
+	struct ibv_sge sge = { l->iova + loff, len, l->lkey };
 	struct ibv_send_wr wr, *bad = NULL;
 	struct ssq_completion comp;
 	double t0 = now_s();
@@ -89,7 +96,7 @@ static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_b
 		wr.wr.atomic.remote_addr = r->remote_addr + roff;
 		wr.wr.atomic.rkey = r->rkey;
 		wr.wr.atomic.compare_add = 5;
-	} else {
+	} else if (r) { /* a SEND has no remote address */
 		wr.wr.rdma.remote_addr = r->remote_addr + roff;
 		wr.wr.rdma.rkey = r->rkey;
 	}
@@ -103,6 +110,12 @@ static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_b
 		usleep(100);
 	}
 	return -1;
+}
+
+static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_buf *l,
+               uint64_t loff, const struct ssq_buf *r, uint64_t roff, uint64_t id)
+{
+	return one_len(p, op, l, loff, 8, r, roff, id);
 }
 
 struct node {
@@ -192,13 +205,150 @@ static void bad_options(const char *const *args, const char *needle)
 	unlink(out);
 }
 
+/* @i SENDs SENDS numbered messages to @j; @j reads them from its log of @i. */
+static void sends(int i, int j)
+{
+	struct ssq_producer *p = ssq_queue_producer(nodes[i].q[j]);
+	struct ssq_queue *rq = nodes[j].q[i];
+	uint64_t first = ssq_recv_arrived(rq);
+	char *msg = (char *)nodes[i].buf.addr + 3584;
+	unsigned k;
+	int st;
+
+	for (k = 0; k < SENDS; k++) {
+		snprintf(msg, 64, "%s to %s, message %u", names[i], names[j], k);
+		st = one_len(p, IBV_WR_SEND, &nodes[i].buf, 3584, 64, NULL, 0, 100 + k);
+		CHECK(st == IBV_WC_SUCCESS, "%s SEND %u to %s: %d", names[i], k, names[j],
+		      st);
+	}
+	for (k = 0; k < SENDS; k++) {
+		char got[64] = "", want[64];
+		int rc = ssq_recv_wait(rq, first + k, 5000000000ll);
+
+		if (!rc)
+			rc = ssq_recv_copy(rq, first + k, got, sizeof(got), NULL);
+		snprintf(want, sizeof(want), "%s to %s, message %u", names[i], names[j],
+		         k);
+		CHECK(!rc && !strcmp(got, want), "%s's log of %s, entry %u: %d '%s'",
+		      names[j], names[i], k, rc, got);
+	}
+	/* Exactly once: nothing more came. */
+	usleep(fault ? 20000 : 0);
+	CHECK(ssq_recv_arrived(rq) == first + SENDS,
+	      "%s's log of %s: %llu entries, not %u", names[j], names[i],
+	      (unsigned long long)(ssq_recv_arrived(rq) - first), SENDS);
+}
+
+/* Phases 0-3 on a wire with @wire_fault (NULL: clean). */
+static void run(const char *wire_fault)
+{
+	const char *when = wire_fault ? "lossy" : "clean";
+	struct ssq_client *probe;
+	int i, j, st;
+
+	fault = wire_fault;
+	for (i = 0; i < N; i++)
+		pids[i] = start(i);
+
+	/* 0. On demand: no link before a client opens a queue of it. */
+	probe = ssqd_connect_pid(socks[0], pids[0]);
+	usleep(300000);
+	CHECK(probe && ready(probe, "bob/q0") == 0 && ready(probe, "dave/q0") == 0,
+	      "%s: alice linked a peer nobody opened a queue of", when);
+	ssq_client_close(probe);
+
+	/*
+	 * 1. The mesh, dave's client first: his queues' peers all dial him
+	 * (their names sort first), so his opens go through wants.
+	 */
+	for (i = N - 1; i >= 0; i--)
+		CHECK(!open_node(i), "%s: %s's queues to every peer ready", when,
+		      names[i]);
+	for (i = 0; i < N; i++)
+		for (j = 0; j < N; j++)
+			if (i != j && nodes[i].q[j] && nodes[j].q[i])
+				write_to(i, j, 0x1000u * (i + 1) + j, when);
+	for (i = 0; i < N; i++)
+		for (j = 0; j < N; j++) {
+			struct ssq_producer *p;
+			uint64_t *old;
+
+			if (i == j || !nodes[i].q[j])
+				continue;
+			p = ssq_queue_producer(nodes[i].q[j]);
+			old = (uint64_t *)((uint8_t *)nodes[i].buf.addr + 3072);
+			st = one(p, IBV_WR_ATOMIC_FETCH_AND_ADD, &nodes[i].buf, 3072,
+			         &nodes[j].buf, 512, 77);
+			CHECK(st == IBV_WC_SUCCESS && *old % 5 == 0,
+			      "%s: %s FETCH_ADD at %s: %d, old %llu", when, names[i],
+			      names[j], st, (unsigned long long)*old);
+		}
+	for (j = 0; j < N; j++)
+		CHECK(*(uint64_t *)((uint8_t *)nodes[j].buf.addr + 512) == 5 * (N - 1),
+		      "%s: %s took every peer's FETCH_ADD", when, names[j]);
+	for (i = 0; i < N; i++)
+		for (j = 0; j < N; j++)
+			if (i != j && nodes[i].q[j] && nodes[j].q[i])
+				sends(i, j);
+
+	/* 2. dave dies: only his queues fail. */
+	close_node(3);
+	kill(pids[3], SIGKILL);
+	waitpid(pids[3], &st, 0);
+	if (nodes[0].q[3]) {
+		double t0 = now_s();
+		uint64_t *src = (uint64_t *)((uint8_t *)nodes[0].buf.addr + 2048);
+
+		*src = 1;
+		st = one(ssq_queue_producer(nodes[0].q[3]), IBV_WR_RDMA_WRITE,
+		         &nodes[0].buf, 2048, &nodes[1].buf, 0, 999);
+		CHECK((st == IBV_WC_RETRY_EXC_ERR || st == IBV_WC_WR_FLUSH_ERR ||
+		       st == -1000 - EIO) &&
+		          now_s() - t0 < 3.0,
+		      "%s: a WRITE to dead dave: %d after %.2f s", when, st,
+		      now_s() - t0);
+	}
+	for (i = 0; i < 3; i++)
+		CHECK(wait_ready(nodes[i].c, "dave/q0", 0, 10),
+		      "%s: %s's queue to dave leaves READY", when, names[i]);
+	for (i = 0; i < 10; i++) {
+		write_to(0, 1, 0x2000u + i, when);
+		write_to(1, 2, 0x3000u + i, when);
+		write_to(2, 0, 0x4000u + i, when);
+	}
+	CHECK(ready(nodes[0].c, "bob/q0") == 1 && ready(nodes[1].c, "carol/q0") == 1 &&
+	          ready(nodes[2].c, "alice/q0") == 1,
+	      "%s: the others stayed READY", when);
+
+	/* 3. dave back: his queues on all three, nobody else restarted. */
+	pids[3] = start(3);
+	CHECK(!open_node(3), "%s: dave back, his queues ready", when);
+	for (i = 0; i < 3; i++)
+		CHECK(wait_ready(nodes[i].c, "dave/q0", 1, 20),
+		      "%s: %s's queue to dave back", when, names[i]);
+	if (nodes[3].c)
+		for (i = 0; i < 3; i++) {
+			/* Their clients stayed attached while he was gone: the same
+			 * opens. */
+			write_to(i, 3, 0x5000u + i, when);
+			write_to(3, i, 0x6000u + i, when);
+		}
+	for (i = 0; i < 3; i++)
+		CHECK(!kill(pids[i], 0), "%s: %s never restarted", when, names[i]);
+	for (i = 0; i < N; i++) {
+		close_node(i);
+		kill(pids[i], SIGTERM);
+		waitpid(pids[i], &st, 0);
+		unlink(socks[i]);
+	}
+}
+
 int main(void)
 {
 	char lport[16];
 	const char *stray_args[] = { "--name",   "aaron", "--peers", peers_path,
 		                     "--listen", lport,   "--eager", NULL };
-	struct ssq_client *probe;
-	int i, j, st;
+	int i, st;
 	pid_t stray;
 	FILE *f;
 
@@ -217,75 +367,12 @@ int main(void)
 		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
 	}
 	fclose(f);
-	for (i = 0; i < N; i++)
-		pids[i] = start(i);
+	run(NULL);
+	run("drop=0.05,dup=0.05,reorder=0.05,seed=7");
 
-	/* 0. On demand: no link before a client opens a queue of it. */
-	probe = ssqd_connect_pid(socks[0], pids[0]);
-	usleep(300000);
-	CHECK(probe && ready(probe, "bob/q0") == 0 && ready(probe, "carol/q0") == 0,
-	      "alice linked a peer nobody opened a queue of");
-	ssq_client_close(probe);
-
-	/*
-	 * 1. The mesh, carol's client first: her queues' peers both dial her
-	 * (their names sort first), so her opens go through wants.
-	 */
-	for (i = N - 1; i >= 0; i--)
-		CHECK(!open_node(i), "%s: its queues to both peers ready", names[i]);
-	for (i = 0; i < N; i++)
-		for (j = 0; j < N; j++)
-			if (i != j && nodes[i].q[j])
-				write_to(i, j, 0x1000u * (i + 1) + j, "mesh");
-	for (i = 0; i < N; i++)
-		for (j = 0; j < N; j++) {
-			struct ssq_producer *p;
-			uint64_t *old;
-
-			if (i == j || !nodes[i].q[j])
-				continue;
-			p = ssq_queue_producer(nodes[i].q[j]);
-			old = (uint64_t *)((uint8_t *)nodes[i].buf.addr + 3072);
-			st = one(p, IBV_WR_ATOMIC_FETCH_AND_ADD, &nodes[i].buf, 3072,
-			         &nodes[j].buf, 512, 77);
-			CHECK(st == IBV_WC_SUCCESS && *old % 5 == 0,
-			      "%s FETCH_ADD at %s: %d, old %llu", names[i], names[j], st,
-			      (unsigned long long)*old);
-		}
-	for (j = 0; j < N; j++)
-		CHECK(*(uint64_t *)((uint8_t *)nodes[j].buf.addr + 512) == 5 * (N - 1),
-		      "%s took both peers' FETCH_ADDs", names[j]);
-
-	/* 2. carol dies: only her queues fail. */
-	close_node(2);
-	kill(pids[2], SIGKILL);
-	waitpid(pids[2], &st, 0);
-	CHECK(wait_ready(nodes[0].c, "carol/q0", 0, 10) &&
-	          wait_ready(nodes[1].c, "carol/q0", 0, 10),
-	      "queues to carol leave READY on alice and bob");
-	for (i = 0; i < 20; i++) {
-		write_to(0, 1, 0x2000u + i, "carol dead");
-		write_to(1, 0, 0x3000u + i, "carol dead");
-	}
-	CHECK(ready(nodes[0].c, "bob/q0") == 1 && ready(nodes[1].c, "alice/q0") == 1,
-	      "alice <-> bob stayed READY");
-
-	/* 3. carol back: her queues on both, nobody else restarted. */
-	pids[2] = start(2);
-	CHECK(!open_node(2), "carol back, her queues ready");
-	CHECK(wait_ready(nodes[0].c, "carol/q0", 1, 20) &&
-	          wait_ready(nodes[1].c, "carol/q0", 1, 20),
-	      "alice's and bob's queues to carol back");
-	if (nodes[2].c) {
-		for (i = 0; i < 2; i++) {
-			/* Their clients attached before she died: the same opens. */
-			write_to(i, 2, 0x4000u + i, "carol back");
-			write_to(2, i, 0x5000u + i, "carol back");
-		}
-	}
-	CHECK(!kill(pids[0], 0) && !kill(pids[1], 0), "alice and bob still the same");
-
-	/* 4. A stranger, and bad options. */
+	/* 4. A stranger, and bad options, against a clean alice. */
+	fault = NULL;
+	pids[0] = start(0);
 	snprintf(logs[N], sizeof(logs[N]), "/tmp/ssq-cl-aaron-%d.log", getpid());
 	snprintf(lport, sizeof(lport), "%u", free_tcp_port());
 	{
@@ -306,6 +393,8 @@ int main(void)
 	      "aaron says alice refused it, and why");
 	kill(stray, SIGTERM);
 	waitpid(stray, &st, 0);
+	kill(pids[0], SIGTERM);
+	waitpid(pids[0], &st, 0);
 	{
 		const char *a1[] = { "--peer", "bob", NULL };
 		const char *a2[] = { "--peer", "b ob=h:1", "--listen", "1", NULL };
@@ -317,6 +406,7 @@ int main(void)
 		const char *a7[] = { "--name",   "a",     "--queues", "9",
 			             "--peer",   "b=h:1", "--peer",   "c=h:2",
 			             "--listen", "1",     NULL };
+		const char *a8[] = { "--eager", NULL };
 
 		bad_options(a1, "--peer 'bob': want NAME=HOST:PORT");
 		bad_options(a2, "peer name 'b ob'");
@@ -325,17 +415,12 @@ int main(void)
 		bad_options(a5, "name no daemon but this one (alice)");
 		bad_options(a6, "--peers /nonexistent/peers: No such file");
 		bad_options(a7, "--queues 9 for each of 2 peers is 18 queues");
-	}
-
-	for (i = 0; i < N; i++) {
-		close_node(i);
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
+		bad_options(a8, "are for a cluster");
 	}
 	for (i = 0; i <= N; i++)
-		if (getenv("KEEP_LOGS") == NULL)
+		if (!getenv("KEEP_LOGS"))
 			unlink(logs[i]);
+	unlink(socks[0]);
 	unlink(peers_path);
 	unlink("/tmp/ssq-cl-aaron.sock");
 	return test_exit("ctrl_cluster");
