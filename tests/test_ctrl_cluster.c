@@ -4,7 +4,8 @@
  * on the emulated wire, a full mesh from one peers file, each daemon with
  * one queue per peer named "PEER/q0" in one arena. Run twice: on a clean
  * wire and with 5 % of packets dropped, duplicated and reordered.
- *  0. nothing links before a client opens a queue (on demand);
+ *  0. nothing links before a client opens a queue (on demand); the file
+ *     lists every daemon, so each also has its own loopback queue;
  *  1. every pair links (whoever's name sorts first dials; the other, when
  *     its client opens first, asks it to with a want); a client of each
  *     daemon WRITEs into a buffer of every other daemon's client, READs it
@@ -136,8 +137,7 @@ static int open_node(int i)
 	for (j = 0; j < N; j++) {
 		char qn[40];
 
-		if (j == i)
-			continue;
+		/* Its own name too: the file lists it, a loopback queue. */
 		snprintf(qn, sizeof(qn), "%s/q0", names[j]);
 		/* On demand: the open links the peer, waiting for it. */
 		if (ssq_queue_open(nodes[i].c, qn, &nodes[i].q[j])) {
@@ -290,6 +290,12 @@ static void run(const char *wire_fault)
 		for (j = 0; j < N; j++)
 			if (i != j && nodes[i].q[j] && nodes[j].q[i])
 				sends(i, j);
+	/* Each daemon's own queue, loopback beside the peers', same arena. */
+	for (i = 0; i < N; i++)
+		if (nodes[i].q[i]) {
+			write_to(i, i, 0x7000u + i, when);
+			sends(i, i);
+		}
 
 	/* 2. dave dies: only his queues fail. */
 	close_node(3);

@@ -121,6 +121,38 @@ static int port_log(struct ssqd *d, char *why, size_t whylen)
 	return 0;
 }
 
+/* Queues @first.. on: each QP connected to its other end inside ssqd, READY. */
+static int loopback_up(struct ssqd *d, unsigned first, char *why, size_t whylen)
+{
+	struct proto_peer_addr remote;
+	unsigned i;
+	int rc;
+
+	for (i = first; i < d->opt.nqueues; i++) {
+		struct ssqd_queue *q = &d->queues[i];
+		uint32_t ppsn = ssqd_queue_new_psn();
+
+		rc = ssqd_queue_local_addr(d, &q->peer, i, ppsn, &remote, why, whylen);
+		if (rc)
+			return rc;
+		q->peer_psn = ppsn;
+		/* The loopback end's side of the handshake, done in place. */
+		rc = ssqd_queue_connect(d, &q->peer, ppsn, &d->local_addrs[i], why,
+		                        whylen);
+		if (!rc)
+			rc = ssqd_queue_connect(d, &q->local, d->psn[i], &remote, why,
+			                        whylen);
+		if (rc)
+			return rc;
+		q->remote = remote; /* for recovery */
+		rc = ssqd_recv_arm(d, i, why, whylen);
+		if (rc)
+			return rc;
+		ssqd_queue_publish(d, i, &remote);
+	}
+	return 0;
+}
+
 static int bring_up(struct ssqd *d, char *why, size_t whylen)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
@@ -148,6 +180,12 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		ssqd_queue_name(d, i, d->hdr->queues[i].name);
 	}
 	d->hdr->nqueues = d->opt.nqueues;
+	/* A cluster's own queues, after the peers'. */
+	if (d->opt.self_queues) {
+		rc = loopback_up(d, d->npeers * d->opt.peer_queues, why, whylen);
+		if (rc)
+			return rc;
+	}
 	if (d->opt.listen_port) {
 		/*
 		 * Queues come up as their peers link: ssqd_serve() accepts them
@@ -160,21 +198,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		rc = peer_connect(d, d->local_addrs, remote, why, whylen);
 		return rc ? rc : ssqd_queue_connect_all(d, remote, why, whylen);
 	}
-	for (i = 0; i < d->opt.nqueues; i++) {
-		uint32_t ppsn = ssqd_queue_new_psn();
-
-		rc = ssqd_queue_local_addr(d, &d->queues[i].peer, i, ppsn, &remote[i],
-		                           why, whylen);
-		if (rc)
-			return rc;
-		d->queues[i].peer_psn = ppsn;
-		/* The loopback end's side of the handshake, done in place. */
-		rc = ssqd_queue_connect(d, &d->queues[i].peer, ppsn, &d->local_addrs[i],
-		                        why, whylen);
-		if (rc)
-			return rc;
-	}
-	return ssqd_queue_connect_all(d, remote, why, whylen);
+	return loopback_up(d, 0, why, whylen);
 }
 
 static int open_socket(struct ssqd *d, char *why, size_t whylen)

@@ -92,6 +92,8 @@ struct ssqd_options {
 	const char *name;
 	struct ssqd_peer_spec peers[SSQD_MAX_PEERS];
 	unsigned npeers;
+	/* The peers named this daemon too: its own queues NAME/qK, loopback. */
+	int self_queues;
 	/*
 	 * A cluster links a peer when a client first opens one of its queues,
 	 * unless --eager (all at start); --max-active-peers keeps at most that
@@ -326,7 +328,12 @@ void ssqd_teardown(struct ssqd *d);
  * The int ones return 0 or a negative errno with the reason in @why.
  */
 uint32_t ssqd_queue_new_psn(void);
-/* Queue @i's name for clients: "qK", or "PEER/qK" in a cluster. */
+/*
+ * Queue @i's name for clients: "qK", or "PEER/qK" in a cluster.
+ * ssqd_queue_is_loopback: whether its other end is inside this ssqd (no
+ * peer mode, or a cluster's own queues, after the peers').
+ */
+int ssqd_queue_is_loopback(const struct ssqd *d, unsigned i);
 void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,

@@ -139,10 +139,15 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 		         o->name, SSQD_PEER_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	/* A cluster's file lists every daemon, this one too. */
+	/*
+	 * A cluster's file lists every daemon, this one too: that line gives
+	 * this daemon's own queues, loopback.
+	 */
 	for (i = j = 0; i < o->npeers; i++)
 		if (strcmp(o->peers[i].name, o->name))
 			o->peers[j++] = o->peers[i];
+		else
+			o->self_queues = 1;
 	o->npeers = j;
 	if (!o->npeers) {
 		snprintf(why, whylen, "--peer/--peers name no daemon but this one (%s)",
@@ -157,15 +162,14 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 		                       : "--listen is missing");
 		return -EINVAL;
 	}
-	if (o->peer_queues * o->npeers > SSQ_MAX_QUEUES) {
-		snprintf(
-		    why, whylen,
-		    "--queues %u for each of %u peers is %u queues, more than the %u "
-		    "one ssqd has",
-		    o->peer_queues, o->npeers, o->peer_queues * o->npeers,
-		    SSQ_MAX_QUEUES);
+	if (o->peer_queues * (o->npeers + o->self_queues) > SSQ_MAX_QUEUES) {
+		snprintf(why, whylen,
+		         "--queues %u for each of %u peers%s is %u queues, more than the "
+		         "%u one ssqd has",
+		         o->peer_queues, o->npeers, o->self_queues ? " and itself" : "",
+		         o->peer_queues * (o->npeers + o->self_queues), SSQ_MAX_QUEUES);
 		return -EINVAL;
 	}
-	o->nqueues = o->peer_queues * o->npeers;
+	o->nqueues = o->peer_queues * (o->npeers + o->self_queues);
 	return 0;
 }

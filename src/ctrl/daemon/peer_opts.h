@@ -2,7 +2,7 @@
 /*
  * A cluster's options: --name, --peer NAME=HOST:PORT and --peers FILE (one
  * "NAME HOST:PORT" a line, '#' comments: the hostfile convention of MPI
- * launchers, this daemon's own line allowed and skipped). Each returns 0 or
+ * launchers, this daemon's own line giving it loopback queues). Each returns 0 or
  * -EINVAL with a sentence naming what was wrong in @why.
  */
 #ifndef SSQ_CTRL_DAEMON_PEER_OPTS_H
@@ -19,7 +19,8 @@ int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t 
 
 /*
  * After all options: with peers, this daemon's name (--name, else the host
- * name up to its first dot), its own entry dropped, --listen required and
+ * name up to its first dot), its own entry taken out (o->self_queues), --listen required
+ * and
  * --connect refused, names unique, and --queues times the peers within
  * SSQ_MAX_QUEUES; o->peer_queues and o->nqueues set.
  */

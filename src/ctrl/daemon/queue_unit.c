@@ -88,7 +88,7 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
-	int two_hosts = d->npeers > 0;
+	int two_hosts = !ssqd_queue_is_loopback(d, i);
 	struct ssqd_sq_request sq;
 	int rc;
 
@@ -164,11 +164,19 @@ int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned 
 	return 0;
 }
 
+int ssqd_queue_is_loopback(const struct ssqd *d, unsigned i)
+{
+	return !d->npeers || i >= d->npeers * d->opt.peer_queues;
+}
+
 void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX])
 {
 	if (d->opt.npeers)
 		snprintf(name, SSQ_NAME_MAX, "%s/q%u",
-		         d->peers[d->queues[i].peer_ix].name, i % d->opt.peer_queues);
+		         ssqd_queue_is_loopback(d, i)
+		             ? d->opt.name
+		             : d->peers[d->queues[i].peer_ix].name,
+		         i % d->opt.peer_queues);
 	else
 		snprintf(name, SSQ_NAME_MAX, "q%u", i);
 }

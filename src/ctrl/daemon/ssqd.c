@@ -81,7 +81,7 @@ static void usage(FILE *out)
 	    "                           gets --queues queues, named NAME/q0..; of two\n"
 	    "                           daemons the one whose name sorts first dials\n"
 	    "      --peers FILE         peers, one 'NAME HOST:PORT' a line, # comments;\n"
-	    "                           this daemon's own line is skipped\n"
+	    "                           this daemon's own line gives loopback queues\n"
 	    "      --eager              link every peer at start (default: a peer is\n"
 	    "                           linked when a client first opens its queue)\n"
 	    "      --max-active-peers N at most N peers linked at once; a new one\n"
