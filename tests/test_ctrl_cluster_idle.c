@@ -8,9 +8,13 @@
  *     carol/q0 and dave/q0 held open, bob/q0 is refused -EBUSY naming the
  *     limit; once carol/q0 is closed, bob/q0 opens again (carol's link is
  *     the one closed).
+ *     ssq_client_peers and ssqd --status show bob idle, dave ready and
+ *     open here;
  *  2. --idle-ms 300 (alice restarted): a link stays up while a client at
  *     either end has a queue of it open (bob's client holds alice/q0;
- *     alice has none), and closes within about --idle-ms once neither has.
+ *     alice has none), and closes within about --idle-ms once neither has;
+ *  3. a peer nobody answers for (zed): its open fails -ETIMEDOUT after
+ *     SSQ_OPEN_LINK_MS saying why, and the peer shows failed, with why.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -76,6 +80,34 @@ static int file_has(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+/* `ssqd --status --socket @sock` prints @needle. */
+static int status_has(const char *sock, const char *needle)
+{
+	char cmd[400], out[108];
+	int found;
+
+	snprintf(out, sizeof(out), "/tmp/ssq-ci-status-%d", getpid());
+	snprintf(cmd, sizeof(cmd), "'%s' --status --socket '%s' > %s 2>&1",
+	         getenv("SSQD"), sock, out);
+	if (system(cmd)) {
+		fprintf(stderr, "%s failed\n", cmd);
+		return 0;
+	}
+	found = file_has(out, needle);
+	if (!found) {
+		char buf[4096];
+		FILE *f = fopen(out, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		buf[n] = 0;
+		fprintf(stderr, "ssqd --status, no '%s':\n%s", needle, buf);
+		if (f)
+			fclose(f);
+	}
+	unlink(out);
+	return found;
+}
+
 /* Open @name on @c; 0 or the errno, the queue in *@q. */
 static int open_q(struct ssq_client *c, const char *name, struct ssq_queue **q)
 {
@@ -107,6 +139,8 @@ int main(void)
 		         getpid());
 		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
 	}
+	/* Nobody listens there: a peer that cannot be reached. */
+	fprintf(f, "zed 127.0.0.1:%u\n", free_tcp_port());
 	fclose(f);
 	pids[0] = start(0, "--max-active-peers", "2");
 	for (i = 1; i < N; i++)
@@ -126,6 +160,27 @@ int main(void)
 	CHECK(!open_q(a, "dave/q0", &qd), "dave/q0 opens, a third peer");
 	CHECK(ready(a, "bob/q0") == 0 && ready(a, "carol/q0") == 1,
 	      "the least recently used link (bob's) closed for dave's");
+	{
+		struct ssq_peer_info pi[8];
+		int n = ssq_client_peers(a, pi, 8);
+
+		CHECK(n == 4 && !strcmp(pi[0].name, "bob") &&
+		          pi[0].state == SSQ_PEER_IDLE && pi[0].links == 1 &&
+		          pi[1].state == SSQ_PEER_READY &&
+		          !(pi[1].flags & SSQ_PEER_OPEN_HERE) &&
+		          pi[2].state == SSQ_PEER_READY &&
+		          (pi[2].flags & SSQ_PEER_OPEN_HERE) &&
+		          (pi[2].flags & SSQ_PEER_DIALS) &&
+		          pi[3].state == SSQ_PEER_IDLE && pi[2].first_queue == 2 &&
+		          pi[2].nqueues == 1,
+		      "ssq_client_peers: %d; bob %d/%u, carol %d/%x, dave %d/%x, zed %d",
+		      n, pi[0].state, pi[0].links, pi[1].state, pi[1].flags, pi[2].state,
+		      pi[2].flags, pi[3].state);
+		CHECK(status_has(socks[0], "bob              idle") &&
+		          status_has(socks[0], "dave             ready") &&
+		          status_has(socks[0], "dave/q0"),
+		      "ssqd --status shows bob idle, dave ready, the queues");
+	}
 	CHECK(file_has(logs[0], "peer bob: link closed (the least recently used"),
 	      "alice says why bob's link closed");
 	for (i = 0; i < 100 && !file_has(logs[1], "peer alice: link down"); i++)
@@ -168,6 +223,25 @@ int main(void)
 	CHECK(wait_ready(b, "alice/q0", 0, 5), "bob's side closed too");
 	CHECK(!open_q(b, "alice/q0", &qa), "and opens again on demand");
 	ssq_queue_close(qa);
+
+	/* 3. A peer nobody answers for: the open says why, the state too. */
+	t0 = now_s();
+	st = ssq_queue_open(a, "zed/q0", &qa);
+	took = now_s() - t0;
+	CHECK(st == -ETIMEDOUT && strstr(ssq_client_error(a), "Connection refused") &&
+	          took > 4.5 && took < 8,
+	      "zed/q0: %d after %.1f s (%s)", st, took, ssq_client_error(a));
+	{
+		struct ssq_peer_info pi[8];
+		int n = ssq_client_peers(a, pi, 8);
+
+		CHECK(n == 4 && pi[3].state == SSQ_PEER_FAILED &&
+		          strstr(pi[3].why, "Connection refused") && pi[3].attempts >= 2,
+		      "zed failed, saying why: %d %s (%u attempts)", pi[3].state,
+		      pi[3].why, pi[3].attempts);
+		CHECK(status_has(socks[0], "zed              failed"),
+		      "ssqd --status shows zed failed");
+	}
 	ssq_client_close(a);
 	ssq_client_close(b);
 out:

@@ -105,6 +105,36 @@ const char *ssq_client_device(const struct ssq_client *c);
  */
 int ssq_client_peer_mode(const struct ssq_client *c);
 
+/*
+ * A peer daemon of ssqd's cluster (ssqd --peers) and its link, as
+ * ssq_client_peers() reports it.
+ */
+enum ssq_peer_state {
+	SSQ_PEER_IDLE = 0,       /* not linked, nobody asked: on demand, or closed idle */
+	SSQ_PEER_CONNECTING = 1, /* wanted, being linked */
+	SSQ_PEER_FAILED = 2,     /* wanted; the last attempt failed (why says how) */
+	SSQ_PEER_READY = 3,      /* linked: its queues up */
+};
+#define SSQ_PEER_DIALS      1u /* this ssqd dials it (its name sorts first) */
+#define SSQ_PEER_OPEN_HERE  2u /* a client here has one of its queues open */
+#define SSQ_PEER_OPEN_THERE 4u /* a client there has one of the pair's open */
+struct ssq_peer_info {
+	char name[32];
+	char addr[64]; /* HOST:PORT */
+	enum ssq_peer_state state;
+	unsigned first_queue, nqueues; /* its queues, in ssq_client_list's order */
+	unsigned attempts;             /* dials since it was last linked */
+	unsigned links, losses;        /* times linked, times the link was lost */
+	unsigned flags;                /* SSQ_PEER_* */
+	char why[128];                 /* the last attempt's outcome, or "" */
+};
+
+/*
+ * ssq_client_peers - fill up to @max entries with ssqd's peers; returns how
+ * many peers it has (0 outside a cluster), or -errno.
+ */
+int ssq_client_peers(struct ssq_client *c, struct ssq_peer_info *out, int max);
+
 /* Fill up to @max entries; returns how many queues ssqd has, or -errno. */
 int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 

@@ -252,6 +252,7 @@ struct ssqd_peer {
 	int wanted;
 	int noting;
 	uint64_t used_ns; /* the last time one of its queues was open: LRU */
+	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
 	int busy_told;  /* -1: nothing yet */
@@ -499,6 +500,10 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
  *   wanted until a client opens one again.
  */
 int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/* Peer @i as a client's PEER request shows it (0, or -ENOENT with @why). */
+struct proto_msg_peer_reply;
+int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r,
+                   char *why, size_t whylen);
 int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p);
 void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 

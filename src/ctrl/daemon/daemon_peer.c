@@ -29,7 +29,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <ssq/client.h>
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/proto/msg.h"
 
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
 #define BACKOFF_MIN_MS   100
@@ -120,6 +122,8 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	char who[64];
 	unsigned k;
 
+	if (p->fd >= 0 && !p->connecting)
+		p->losses++;
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
@@ -270,6 +274,9 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
 	p->rx_len = 0;
 	p->remote_busy = 1; /* until it says otherwise */
 	p->busy_told = -1;
+	p->links++;
+	p->attempts = 0;
+	p->last_why[0] = 0;
 	return 0;
 fail:
 	if (p->ever)
@@ -733,4 +740,38 @@ int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	         "port %u",
 	         who, RELINK_MS, d->opt.listen_port);
 	return -ENOTCONN;
+}
+
+int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,
+                   size_t whylen)
+{
+	const struct ssqd_peer *p = &d->peers[i];
+
+	if (i >= d->npeers) {
+		snprintf(why, whylen, "peer %u: this ssqd has %u", i, d->npeers);
+		return -ENOENT;
+	}
+	memset(r, 0, sizeof(*r));
+	r->npeers = d->npeers;
+	if (p->fd >= 0 && !p->connecting)
+		r->state = SSQ_PEER_READY;
+	else if (p->wanted && p->last_why[0])
+		r->state = SSQ_PEER_FAILED;
+	else if (p->wanted || p->connecting)
+		r->state = SSQ_PEER_CONNECTING;
+	else
+		r->state = SSQ_PEER_IDLE;
+	r->first_queue = p->q0;
+	r->nqueues = d->opt.peer_queues;
+	r->attempts = p->attempts;
+	r->links = p->links;
+	r->losses = p->losses;
+	r->flags =
+	    (p->dials ? SSQ_PEER_DIALS : 0) |
+	    (ssqd_peer_in_use(d, p) ? SSQ_PEER_OPEN_HERE : 0) |
+	    (r->state == SSQ_PEER_READY && p->remote_busy ? SSQ_PEER_OPEN_THERE : 0);
+	snprintf(r->name, sizeof(r->name), "%s", p->name);
+	snprintf(r->addr, sizeof(r->addr), "%s", p->addr ? p->addr : "");
+	snprintf(r->why, sizeof(r->why), "%s", p->last_why);
+	return 0;
 }

@@ -595,6 +595,16 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
 		return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
 	}
+	case SSQ_MSG_PEER: {
+		struct proto_msg_peer_reply r;
+		char why[120];
+
+		rc = ssqd_peer_info(d, m->u.peer.index, &r, why, sizeof(why));
+		if (rc)
+			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_PEER | SSQ_MSG_REPLY, seq,
+		                     &r, sizeof(r), NULL, 0);
+	}
 	case SSQ_MSG_VERBS: {
 		struct proto_msg_verbs_reply r;
 		int cmd_fd;

@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/peer_opts.h"
+#include "ctrl/daemon/status_cmd.h"
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/socket_path.h"
 #include "ssq_version.h"
@@ -88,6 +89,8 @@ static void usage(FILE *out)
 	    "                           closes the least recently used idle one\n"
 	    "      --idle-ms N          close a peer's link when none of its queues\n"
 	    "                           has been open for N ms (default: never)\n"
+	    "      --status             print the queues and peers of the ssqd\n"
+	    "                           serving --socket, and exit\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
@@ -280,7 +283,8 @@ int main(int argc, char **argv)
 		O_PEERS,
 		O_EAGER,
 		O_MAX_ACTIVE,
-		O_IDLE
+		O_IDLE,
+		O_STATUS
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -300,6 +304,7 @@ int main(int argc, char **argv)
 		{ "eager", no_argument, NULL, O_EAGER },
 		{ "max-active-peers", required_argument, NULL, O_MAX_ACTIVE },
 		{ "idle-ms", required_argument, NULL, O_IDLE },
+		{ "status", no_argument, NULL, O_STATUS },
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
@@ -325,6 +330,7 @@ int main(int argc, char **argv)
 	struct ssqd_options *o = &d->opt;
 	char why[512], default_sock[108], passed_sock[sizeof(default_sock) + 8];
 	const char *socket_opt = NULL;
+	int status = 0;
 	struct sigaction sa;
 	int c, rc;
 
@@ -406,6 +412,9 @@ int main(int argc, char **argv)
 			break;
 		case O_EAGER:
 			o->eager = 1;
+			break;
+		case O_STATUS:
+			status = 1;
 			break;
 		case O_MAX_ACTIVE:
 			o->max_active_peers = (unsigned)parse_num(
@@ -528,6 +537,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* A client of the ssqd at --socket: its queues and peers, then exit. */
+	if (status)
+		return ssqd_status_print(o->socket_path, stdout);
 	if (o->listen_port && o->connect_to && !o->npeers) {
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
 		return 2;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <ssq/client.h>
 #include <ssq/queue.h>
 #include "ctrl/proto/msg.h"
 
@@ -55,6 +56,10 @@ int proto_msg_payload_len(uint32_t type)
 		return 0;
 	case SSQ_MSG_VERBS | SSQ_MSG_REPLY:
 		return sizeof(struct proto_msg_verbs_reply);
+	case SSQ_MSG_PEER:
+		return sizeof(struct proto_msg_peer);
+	case SSQ_MSG_PEER | SSQ_MSG_REPLY:
+		return sizeof(struct proto_msg_peer_reply);
 	case SSQ_MSG_ERROR:
 		return sizeof(struct proto_msg_error);
 	default:
@@ -126,6 +131,21 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 		for (i = 0; i < out->u.list_reply.nqueues; i++)
 			if (!has_nul(out->u.list_reply.queues[i].name, SSQ_NAME_MAX))
 				goto unterminated;
+		break;
+	case SSQ_MSG_PEER | SSQ_MSG_REPLY:
+		if (!has_nul(out->u.peer_reply.name, SSQ_NAME_MAX) ||
+		    !has_nul(out->u.peer_reply.addr, SSQ_PEER_ADDR_MAX) ||
+		    !has_nul(out->u.peer_reply.why, SSQ_PEER_WHY_MAX))
+			goto unterminated;
+		if (out->u.peer_reply.state > SSQ_PEER_READY ||
+		    out->u.peer_reply.first_queue > SSQ_MAX_QUEUES ||
+		    out->u.peer_reply.nqueues >
+		        SSQ_MAX_QUEUES - out->u.peer_reply.first_queue) {
+			snprintf(why, whylen, "peer reply with state %u, queues %u+%u",
+			         out->u.peer_reply.state, out->u.peer_reply.first_queue,
+			         out->u.peer_reply.nqueues);
+			return -EBADMSG;
+		}
 		break;
 	case SSQ_MSG_ATTACH:
 		if (!has_nul(out->u.attach.name, SSQ_NAME_MAX))

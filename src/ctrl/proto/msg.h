@@ -41,7 +41,8 @@ enum proto_msg_type {
 	SSQ_MSG_MEM_REG = 8,   /* kind, access, range + a fd; reply: id, keys */
 	SSQ_MSG_MEM_DEREG = 9, /* id */
 	SSQ_MSG_VERBS = 10,    /* reply: ssqd's PD handle + its verbs command fd */
-	SSQ_MSG_TYPE_MAX = 10,
+	SSQ_MSG_PEER = 11,     /* index; reply: that peer of a cluster, its link */
+	SSQ_MSG_TYPE_MAX = 11,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };
@@ -143,6 +144,23 @@ struct proto_msg_verbs_reply {
 	uint32_t pd_handle;
 	uint32_t reserved;
 };
+/* PEER: one peer of ssqd's (index below npeers), as ssq_client_peers shows it. */
+#define SSQ_PEER_ADDR_MAX 64u
+#define SSQ_PEER_WHY_MAX  128u
+struct proto_msg_peer {
+	uint32_t index;
+	uint32_t reserved;
+};
+struct proto_msg_peer_reply {
+	uint32_t npeers;
+	uint32_t state; /* enum ssq_peer_state */
+	uint32_t first_queue, nqueues;
+	uint32_t attempts, links, losses;
+	uint32_t flags; /* SSQ_PEER_* of <ssq/client.h> */
+	char name[SSQ_NAME_MAX];
+	char addr[SSQ_PEER_ADDR_MAX];
+	char why[SSQ_PEER_WHY_MAX];
+};
 struct proto_msg_mem_dereg {
 	uint32_t id;
 	uint32_t reserved;
@@ -169,6 +187,8 @@ struct proto_msg {
 		struct proto_msg_mem_reg_reply mem_reg_reply;
 		struct proto_msg_mem_dereg mem_dereg;
 		struct proto_msg_verbs_reply verbs_reply;
+		struct proto_msg_peer peer;
+		struct proto_msg_peer_reply peer_reply;
 		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;

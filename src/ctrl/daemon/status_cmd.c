@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* ssqd --status (status_cmd.h): LIST and PEER requests, as any client makes them. */
+#include <stdio.h>
+#include <string.h>
+#include <ssq/client.h>
+#include "ctrl/daemon/status_cmd.h"
+#include "shm/layout.h"
+
+static const char *state_str(enum ssq_peer_state s)
+{
+	switch (s) {
+	case SSQ_PEER_IDLE:
+		return "idle";
+	case SSQ_PEER_CONNECTING:
+		return "connecting";
+	case SSQ_PEER_FAILED:
+		return "failed";
+	case SSQ_PEER_READY:
+		return "ready";
+	}
+	return "?";
+}
+
+int ssqd_status_print(const char *socket_path, FILE *out)
+{
+	struct ssq_queue_info q[SSQ_MAX_QUEUES];
+	struct ssq_peer_info p[SSQ_MAX_QUEUES];
+	struct ssq_client *c;
+	int nq, np, i;
+
+	if (ssq_client_connect(socket_path, &c)) {
+		fprintf(stderr, "ssqd --status: %s\n", ssq_client_strerror_last());
+		return 1;
+	}
+	nq = ssq_client_list(c, q, SSQ_MAX_QUEUES);
+	np = nq < 0 ? nq : ssq_client_peers(c, p, SSQ_MAX_QUEUES);
+	if (nq < 0 || np < 0) {
+		fprintf(stderr, "ssqd --status: %s\n", ssq_client_error(c));
+		ssq_client_close(c);
+		return 1;
+	}
+	fprintf(out, "ssqd at %s on %s: %d queue(s), %d peer(s)\n", socket_path,
+	        ssq_client_device(c), nq, np);
+	if (np > 0) {
+		fprintf(out, "%-16s %-10s %-24s %-6s %-5s %5s %5s %5s  %s\n", "PEER",
+		        "STATE", "ADDRESS", "QUEUES", "OPEN", "LINKS", "LOST", "TRIES",
+		        "LAST");
+		for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
+			char open[16];
+
+			snprintf(open, sizeof(open), "%s%s",
+			         p[i].flags & SSQ_PEER_OPEN_HERE ? "here" : "",
+			         p[i].flags & SSQ_PEER_OPEN_THERE ? "+far" : "");
+			fprintf(out, "%-16s %-10s %-24s %-6u %-5s %5u %5u %5u  %s\n",
+			        p[i].name, state_str(p[i].state), p[i].addr, p[i].nqueues,
+			        open[0] ? open : "-", p[i].links, p[i].losses,
+			        p[i].attempts, p[i].why[0] ? p[i].why : "-");
+		}
+	}
+	fprintf(out, "%-24s %-8s %s\n", "QUEUE", "QPN", "STATE");
+	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
+		fprintf(out, "%-24s 0x%-6x %s\n", q[i].name, q[i].qpn,
+		        q[i].ready ? "ready" : "not ready");
+	ssq_client_close(c);
+	return 0;
+}
