@@ -7,14 +7,45 @@
  * it afterwards: each answers a new client's hello, and runs its first
  * WRITE (the device woken by the attach, not at the end of its nap), well
  * within that sleep. A machine loaded by other work may delay a few of
- * them: at most SLOW_MAX of the eight may take longer than PROMPT_S.
+ * them: at most SLOW_MAX of the eight may take longer than PROMPT_S. The
+ * deadlines an idle ssqd keeps shorten its sleep: a connection that never
+ * says hello is closed at --hello-ms (HELLO_MS, not a multiple of the
+ * sleep), not at the next wake after it.
  */
+#include <sys/socket.h>
+#include <sys/un.h>
 #include "stall_flow.h"
 #include "idle_flow.h"
+#include "ctrl/proto/msg.h"
 
 #define NDAEMONS 8
 #define PROMPT_S 0.05 /* a fifth of SSQD_IDLE_MS */
 #define SLOW_MAX 3
+#define HELLO_MS 300
+
+/*
+ * A connection to ssqd at sock_path that says nothing: how long until
+ * ssqd closes it with its -ETIMEDOUT, in s, or -1.
+ */
+static double silent_closed_after(void)
+{
+	struct sockaddr_un sa;
+	struct proto_msg m;
+	char why[160];
+	double t0 = now_s(), t = -1;
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	if (s >= 0 && !connect(s, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !proto_msg_recv(s, &m, NULL, 0, NULL, 3000, why, sizeof(why)) &&
+	    m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -ETIMEDOUT)
+		t = now_s() - t0;
+	if (s >= 0)
+		close(s);
+	return t;
+}
 
 static char socks[NDAEMONS][108];
 
@@ -26,6 +57,7 @@ int main(void)
 	pid_t d[NDAEMONS];
 
 	signal(SIGPIPE, SIG_IGN);
+	flow_ssqd_opt = "--hello-ms=300"; /* HELLO_MS */
 	for (i = 0; i < NDAEMONS; i++) {
 		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-idle%d-%d.sock", i,
 		         getpid());
@@ -58,6 +90,15 @@ int main(void)
 		CHECK(a > 0 && pct < NDAEMONS * IDLE_BOUND_PCT,
 		      "%d idle ssqd used %.3f %% of a core (want < %.2f %%)", NDAEMONS,
 		      pct, NDAEMONS * IDLE_BOUND_PCT);
+		memcpy(sock_path, socks[0], sizeof(sock_path));
+		secs = silent_closed_after();
+		printf("a silent connection to an idle ssqd closed after %.1f ms "
+		       "(--hello-ms %d)\n",
+		       secs * 1e3, HELLO_MS);
+		CHECK(secs * 1e3 >= HELLO_MS - 1 && secs * 1e3 < HELLO_MS + 100,
+		      "a silent connection closed after %.1f ms (want --hello-ms %d, "
+		      "at most 100 ms late)",
+		      secs * 1e3, HELLO_MS);
 	}
 	for (i = 0; i < up && up == NDAEMONS; i++) {
 		struct conn k;
