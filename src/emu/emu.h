@@ -561,11 +561,14 @@ int emu_stop(struct emu_dev *dev);
  * .. 1 s) once it has been idle about a second, instead of 10 ms; 0 puts
  * back the 10 ms. For a host that knows no doorbell will come meanwhile
  * (ssqd while no client has a queue attached): a doorbell rung anyway
- * waits up to @max_ns. Shortening the naps ends the one under way at once
- * and the thread polls as after fresh work, so call it before a doorbell
- * may come. Any thread, the device thread running or not. Returns 0,
- * -EINVAL (NULL @dev, @max_ns out of range), or the negative errno of the
- * eventfd write that wakes the thread.
+ * waits up to @max_ns. While the wire has deadlines of its own (a packet
+ * held back, a request not yet acknowledged) the naps stay 10 ms at most,
+ * and a packet from the wire ends a nap at once. Shortening the naps
+ * ends the one under way at once and the thread polls as after fresh
+ * work, so call it before a doorbell may come. Any thread, the device
+ * thread running or not. Returns 0, -EINVAL (NULL @dev, @max_ns out of
+ * range), or the negative errno of the eventfd write that wakes the
+ * thread.
  */
 int emu_set_idle_nap(struct emu_dev *dev, long max_ns);
 
