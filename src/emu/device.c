@@ -5,6 +5,8 @@
  * device's own bookkeeping, as a NIC keeps its contexts in its own memory.
  */
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 #include "emu/emu_pvt.h"
 
 static int is_pow2(uint64_t v)
@@ -46,12 +48,20 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
+	/* What ends the device thread's nap early (emu_set_idle_nap). */
+	dev->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->kick_fd < 0) {
+		ret = -errno;
+		free(dev);
+		return ret;
+	}
 	if (a.trace_path) {
 		dev->trace = fopen(a.trace_path, "a");
 		if (!dev->trace) {
 			ret = -errno;
 			fprintf(stderr, "ssq_emu: cannot open trace file '%s'\n",
 			        a.trace_path);
+			close(dev->kick_fd);
 			free(dev);
 			return ret;
 		}
@@ -92,6 +102,7 @@ void emu_close(struct emu_dev *dev)
 		free(dev->mrs[i]);
 	if (dev->trace)
 		fclose(dev->trace);
+	close(dev->kick_fd);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

@@ -544,7 +544,8 @@ int emu_process(struct emu_dev *dev, unsigned budget);
 
 /*
  * emu_start - run emu_process() in a device thread that polls,
- * pausing (cpu relax, then 50 us sleeps) while idle. Returns 0, -EBUSY if
+ * pausing (cpu relax, then sleeps of 50 us growing to 10 ms, see
+ * emu_set_idle_nap) while idle. Returns 0, -EBUSY if
  * running, or the negative errno of pthread_create.
  */
 int emu_start(struct emu_dev *dev);
@@ -554,6 +555,22 @@ int emu_start(struct emu_dev *dev);
  * when none runs. One caller at a time (it joins the thread).
  */
 int emu_stop(struct emu_dev *dev);
+
+/*
+ * emu_set_idle_nap - let the device thread's naps grow to @max_ns (10 ms
+ * .. 1 s) once it has been idle about a second, instead of 10 ms; 0 puts
+ * back the 10 ms. For a host that knows no doorbell will come meanwhile
+ * (ssqd while no client has a queue attached): a doorbell rung anyway
+ * waits up to @max_ns. While the wire has deadlines of its own (a packet
+ * held back, a request not yet acknowledged) the naps stay 10 ms at most,
+ * and a packet from the wire ends a nap at once. Shortening the naps
+ * ends the one under way at once and the thread polls as after fresh
+ * work, so call it before a doorbell may come. Any thread, the device
+ * thread running or not. Returns 0, -EINVAL (NULL @dev, @max_ns out of
+ * range), or the negative errno of the eventfd write that wakes the
+ * thread.
+ */
+int emu_set_idle_nap(struct emu_dev *dev, long max_ns);
 
 /* ---- the wire: RC between devices in different processes ---- */
 

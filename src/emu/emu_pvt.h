@@ -106,7 +106,9 @@ struct emu_dev {
 
 	pthread_t thread;
 	int thread_running;
-	int stop; /* __atomic: the thread's stop request */
+	int stop;         /* __atomic: the thread's stop request */
+	int kick_fd;      /* eventfd that ends the thread's nap (emu_set_idle_nap) */
+	long idle_nap_ns; /* __atomic: the longest nap of an idle thread */
 
 	unsigned nqp;                          /* highest QP slot used + 1 */
 	struct emu_qp *qps[SSQ_EMU_MAX_QP];    /* by QPN - base */
@@ -368,6 +370,11 @@ void emu_wire_qp_free(struct emu_qp *qp);
 void emu_wire_close(struct emu_dev *dev);
 /* wire.c: the wire's UDP socket, or -1 without a wire. */
 int emu_wire_fd(const struct emu_dev *dev);
+/*
+ * wire.c: 1 while the wire has a deadline of its own: a packet held back
+ * (delay fault) or a request not yet acknowledged (its ACK and RNR timers).
+ */
+int emu_wire_waiting(const struct emu_dev *dev);
 /* wire_req.c: run the SQ of a QP in RTS whose peer is remote (qp->wire). */
 unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget);
 

@@ -5,9 +5,11 @@
  * calls the same step in a polling loop (the daemon hosts it).
  */
 #define _GNU_SOURCE /* ppoll */
+#include <errno.h>
 #include <poll.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 #include "emu/emu_pvt.h"
 
 static inline void cpu_relax(void)
@@ -89,13 +91,51 @@ int emu_process(struct emu_dev *dev, unsigned budget)
 
 /*
  * Naps of an idle device: 50 us at first, growing to 1 ms once idle 20 ms,
- * and 10 ms once idle about a second.
+ * and to the idle nap (NAP_DOZE_NS unless emu_set_idle_nap raised it) once
+ * idle about a second.
  */
-#define NAP_FIRST_NS 50000L
-#define NAP_MAX_NS   1000000L
-#define NAP_DOZE_NS  10000000L
-#define NAPS_SHORT   400u
-#define NAPS_DOZE    (NAPS_SHORT + 1000u)
+#define NAP_FIRST_NS    50000L
+#define NAP_MAX_NS      1000000L
+#define NAP_DOZE_NS     10000000L
+#define NAPS_SHORT      400u
+#define NAPS_DOZE       (NAPS_SHORT + 1000u)
+#define IDLE_NAP_MAX_NS 1000000000L
+
+int emu_set_idle_nap(struct emu_dev *dev, long max_ns)
+{
+	uint64_t one = 1;
+	long was;
+
+	if (!dev || (max_ns && (max_ns < NAP_DOZE_NS || max_ns > IDLE_NAP_MAX_NS)))
+		return -EINVAL;
+	was = __atomic_exchange_n(&dev->idle_nap_ns, max_ns, __ATOMIC_RELAXED);
+	/*
+	 * Shortened: whoever said no doorbell would come now expects one. The
+	 * thread's nap ends at once and it polls afresh, so that doorbell
+	 * waits no longer than after any short pause.
+	 */
+	if ((max_ns ? max_ns : NAP_DOZE_NS) < (was ? was : NAP_DOZE_NS) &&
+	    write(dev->kick_fd, &one, sizeof(one)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Sleep up to @ns, or less if a packet comes on the wire (@wire_fd >= 0)
+ * or emu_set_idle_nap shortened the nap. 1: it did that.
+ */
+static int nap(struct emu_dev *dev, int wire_fd, long ns)
+{
+	struct pollfd pfd[2] = { { .fd = dev->kick_fd, .events = POLLIN },
+		                 { .fd = wire_fd, .events = POLLIN } };
+	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
+	uint64_t v;
+
+	/* poll skips a negative fd: a device without a wire waits on the kick. */
+	if (ppoll(pfd, 2, &ts, NULL) <= 0 || !(pfd[0].revents & POLLIN))
+		return 0;
+	return read(dev->kick_fd, &v, sizeof(v)) == sizeof(v);
+}
 
 /*
  * Busy-poll while work comes (pausing stream_poll_ns between looks while
@@ -106,10 +146,15 @@ int emu_process(struct emu_dev *dev, unsigned budget)
  * second grow to 10 ms, so that a device nobody uses costs well under 1 % of
  * a core (20 000 looks a second at 50 us cost ~13 %) and several ssqd fit on
  * a small machine; the first doorbell after a long pause waits at most that
- * nap, as a NIC's first packet after idle pays for its power states. With a wire the
- * sleep is a wait on its socket, so a packet from the peer (a request, an
- * ACK) wakes the device at once instead of after the nap: a doorbell is a
- * memory write and can only be polled for, a packet can be waited on.
+ * nap, as a NIC's first packet after idle pays for its power states. A host
+ * that knows no doorbell can come (ssqd while no client has a queue
+ * attached: a client rings only after its attach is answered) lets the
+ * naps grow further with emu_set_idle_nap, and shortens them again before
+ * one can come, which wakes the thread at once: that doorbell then pays
+ * nothing for the long naps. With a wire the sleep is also a wait on its
+ * socket, so a packet from the peer (a request, an ACK) wakes the device at
+ * once instead of after the nap: a doorbell is a memory write and can only
+ * be polled for, a packet can be waited on.
  */
 static void *device_thread(void *arg)
 {
@@ -119,11 +164,13 @@ static void *device_thread(void *arg)
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		unsigned n;
-		int fd;
+		int fd, waiting = 0;
 
 		pthread_mutex_lock(&dev->lock);
 		n = process_locked(dev, 1024);
 		fd = emu_wire_fd(dev); /* the wire closes only after this thread stops */
+		if (!n)
+			waiting = emu_wire_waiting(dev);
 		pthread_mutex_unlock(&dev->lock);
 		if (n) {
 			idle = 0;
@@ -148,19 +195,21 @@ static void *device_thread(void *arg)
 			else
 				cpu_relax();
 		} else {
-			struct timespec ts = { 0, nap_ns };
+			/* The wire's own timers keep the naps they had. */
+			long longest = waiting ? 0
+			                       : __atomic_load_n(&dev->idle_nap_ns,
+			                                         __ATOMIC_RELAXED);
 
 			if (++naps > NAPS_DOZE)
-				nap_ns = NAP_DOZE_NS;
+				nap_ns = longest ? longest : NAP_DOZE_NS;
 			else if (naps > NAPS_SHORT && nap_ns < NAP_MAX_NS)
 				nap_ns =
 				    nap_ns * 2 > NAP_MAX_NS ? NAP_MAX_NS : nap_ns * 2;
-			if (fd >= 0) {
-				struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-				(void)ppoll(&pfd, 1, &ts, NULL);
-			} else {
-				nanosleep(&ts, NULL);
+			if (nap(dev, fd, nap_ns)) {
+				/* A doorbell is due: look as after fresh work. */
+				idle = 0;
+				naps = 0;
+				nap_ns = NAP_FIRST_NS;
 			}
 		}
 	}

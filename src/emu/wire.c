@@ -204,6 +204,23 @@ int emu_wire_fd(const struct emu_dev *dev)
 	return dev->wire ? dev->wire->fd : -1;
 }
 
+int emu_wire_waiting(const struct emu_dev *dev)
+{
+	unsigned i;
+
+	if (!dev->wire)
+		return 0;
+	if (dev->wire->nheld)
+		return 1;
+	for (i = 0; i < dev->nqp; i++) {
+		const struct emu_qp *qp = dev->qps[i];
+
+		if (qp && qp->wire && qp->wire->head != qp->wire->tail)
+			return 1;
+	}
+	return 0;
+}
+
 int emu_wire_stats(struct emu_dev *dev, struct emu_wire_stats *st)
 {
 	int ret = -EINVAL;

@@ -234,6 +234,14 @@ struct ssqd_backend_ops {
 	 * 1 and @ev, 0 when none is pending, or a negative errno.
 	 */
 	int (*async_event)(struct ssqd_backend *b, struct ssqd_async_event *ev);
+	/*
+	 * Optional. @max_ms nonzero: no doorbell comes for now (no client has
+	 * a queue attached, nothing in flight), so whatever polls for them may
+	 * sleep up to @max_ms; 0: one may come now (called before an attach is
+	 * answered). The emulated device's thread naps longer (emu_set_idle_nap);
+	 * a ConnectX needs no polling.
+	 */
+	void (*idle)(struct ssqd_backend *b, unsigned max_ms);
 	/* Start / stop whatever makes progress without clients (emu: its thread). */
 	int (*start)(struct ssqd_backend *b);
 	void (*stop)(struct ssqd_backend *b);

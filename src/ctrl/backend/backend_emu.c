@@ -499,6 +499,12 @@ static void backend_emu_stop(struct ssqd_backend *b)
 	emu_stop(b->dev);
 }
 
+static void backend_emu_idle(struct ssqd_backend *b, unsigned max_ms)
+{
+	/* ssqd passes 0 or a nap in range: nothing to report. */
+	(void)emu_set_idle_nap(b->dev, (long)max_ms * 1000000L);
+}
+
 static void backend_emu_close(struct ssqd_backend *b)
 {
 	if (!b)
@@ -524,6 +530,7 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.set_remote = emu_set_remote,
 	.uar_map = emu_uar_map,
 	.async_event = backend_emu_async_event,
+	.idle = backend_emu_idle,
 	.start = backend_emu_start,
 	.stop = backend_emu_stop,
 	.close = backend_emu_close,

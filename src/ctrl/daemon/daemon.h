@@ -295,6 +295,7 @@ struct ssqd {
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
 	uint64_t stall_next_ns;           /* the stall watch's next look */
 	uint64_t accept_pause_until_ns;   /* out of descriptors: accept later */
+	int idle;                         /* sleeping up to SSQD_IDLE_MS (idle.c) */
 	/* Registrations ssqd may hold, and one uid: from RLIMIT_NOFILE (client_mr.h). */
 	unsigned mr_cap, mr_uid_cap;
 	volatile sig_atomic_t stop;
@@ -402,6 +403,19 @@ int ssqd_recover_step(struct ssqd *d);
  * Returns how many events it took. async_events.c.
  */
 int ssqd_async_poll(struct ssqd *d);
+
+/*
+ * An idle ssqd (idle.c): no client has a queue attached, nothing is in
+ * flight. ssqd_idle_poll_ms - how long the serve loop may wait in poll
+ * from @now: 10 ms while busy; while idle up to SSQD_IDLE_MS, less for a
+ * deadline (hello, reconnect). It tells the device and the receive poller
+ * whether they may sleep that long too. ssqd_idle_leave - busy from now
+ * on, before anything that lets a client ring a doorbell (an attach's
+ * answer): the device and the poller are woken and poll as usual.
+ */
+#define SSQD_IDLE_MS 250
+int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now);
+void ssqd_idle_leave(struct ssqd *d);
 
 /*
  * ssqd_queue_guard - at most every SSQD_GUARD_MS (@now_ns, CLOCK_MONOTONIC),

@@ -17,7 +17,6 @@
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
 
-#define PROGRESS_MS 10 /* how often ssqd routes completions nobody polls */
 /* Out of descriptors: how long new connections wait before accept is tried again. */
 #define ACCEPT_PAUSE_NS 100000000ull
 
@@ -495,6 +494,8 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		r.uar_reg_off = sq->uar.reg_off;
 		r.qpn = sq->local.qpn;
 		c->attached |= 1u << q;
+		/* Its doorbells may come as soon as it reads this answer. */
+		ssqd_idle_leave(d);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq,
 		                     &r, sizeof(r), &sq->uar.fd, 1);
 	}
@@ -841,7 +842,7 @@ int ssqd_serve(struct ssqd *d)
 		}
 		/* A recovery or a heal under way is looked at every millisecond. */
 		rc = poll(pfd, (nfds_t)n,
-		          recovering || healing || dying ? 1 : PROGRESS_MS);
+		          recovering || healing || dying ? 1 : ssqd_idle_poll_ms(d, now));
 		/* Failures no CQE reports, before anything routes or recovers. */
 		ssqd_async_poll(d);
 		progress(d);

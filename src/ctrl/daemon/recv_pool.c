@@ -309,6 +309,38 @@ void ssqd_recv_pause(struct ssqd *d, unsigned qi)
 }
 
 /*
+ * While nothing can arrive (ssqd_recv_idle): sleep up to idle_ms, or until
+ * kicked. 1: kicked, 0: slept, -1: something may arrive, no sleep here.
+ *
+ * K1 (pairs with K2 in ssqd_recv_idle): kick is read before idle_ms, and
+ * ssqd_recv_idle stores idle_ms = 0 before it bumps kick: a poller that
+ * read the old kick sleeps on it and FUTEX_WAIT returns at once (the value
+ * moved) or is woken; one that read the new kick sees idle_ms = 0.
+ */
+static int idle_sleep(struct ssqd *d)
+{
+	uint32_t k = __atomic_load_n(&d->rxp.kick, __ATOMIC_SEQ_CST); /* K1 */
+	uint32_t ms = __atomic_load_n(&d->rxp.idle_ms, __ATOMIC_SEQ_CST);
+	struct timespec ts;
+
+	if (!ms)
+		return -1;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+	return __atomic_load_n(&d->rxp.kick, __ATOMIC_SEQ_CST) != k;
+}
+
+void ssqd_recv_idle(struct ssqd *d, unsigned max_ms)
+{
+	__atomic_store_n(&d->rxp.idle_ms, max_ms, __ATOMIC_SEQ_CST);
+	if (max_ms)
+		return;
+	__atomic_fetch_add(&d->rxp.kick, 1, __ATOMIC_SEQ_CST); /* K2 */
+	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
  * The poller: every armed pool in turn, REAP_BUDGET CQEs at most each. It
  * keeps up with a sender by never sleeping while CQEs come, nor while a
  * reader waits in ssq_recv_wait (readers_waiting), and costs little when
@@ -316,7 +348,8 @@ void ssqd_recv_pause(struct ssqd *d, unsigned qi)
  * once idle for DOZE_AFTER, SLEEP_NS after SLEEP_AFTER (the first message
  * after a long silence then waits up to that nap to be logged, even for a
  * reader who started waiting during the nap; the sender does not wait:
- * its receive WQE was posted long before).
+ * its receive WQE was posted long before). While nothing can arrive
+ * (ssqd_recv_idle) it sleeps longer, until told something may.
  */
 static void *poller_main(void *arg)
 {
@@ -326,7 +359,7 @@ static void *poller_main(void *arg)
 
 	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now;
-		int n = 0, got;
+		int n = 0, got, slept;
 
 		for (i = 0; i < d->opt.nqueues; i++) {
 			struct ssqd_recv_pool *p = &d->queues[i].rx;
@@ -365,6 +398,10 @@ static void *poller_main(void *arg)
 			last = now;
 		if (now - last < SPIN_NS) {
 			ssq_cpu_relax();
+		} else if (now - last >= SLEEP_AFTER && (slept = idle_sleep(d)) >= 0) {
+			/* Woken for a sender: poll afresh. */
+			if (slept)
+				last = ssqd_now_ns();
 		} else {
 			uint64_t idle_ns = now - last;
 			struct timespec nap = { 0, idle_ns < DOZE_AFTER    ? NAP_NS

@@ -62,7 +62,9 @@ struct ssqd_recv_pool {
 struct ssqd_recv_poller {
 	pthread_t thread;
 	int running;
-	int stop; /* atomic */
+	int stop;         /* atomic */
+	uint32_t idle_ms; /* atomic: ssqd_recv_idle's */
+	uint32_t kick;    /* atomic, a futex: bumped when idle_ms drops to 0 */
 };
 
 /* Data-arena bytes the pools of all queues take (0 with --recv-depth 0). */
@@ -97,6 +99,14 @@ void ssqd_recv_pause(struct ssqd *d, unsigned qi);
 
 /* Start / stop the poller thread. Start returns 0 or a negative errno. */
 int ssqd_recv_start(struct ssqd *d);
+
+/*
+ * @max_ms nonzero: nothing can arrive for now (loopback queues, no client
+ * attached to send), so the poller, idle a second, may sleep up to
+ * @max_ms; 0: something may come now, the poller wakes at once. Control
+ * thread.
+ */
+void ssqd_recv_idle(struct ssqd *d, unsigned max_ms);
 void ssqd_recv_stop(struct ssqd *d);
 
 #endif /* SSQ_CTRL_RECV_POOL_H */

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An idle ssqd: no client has a queue attached and nothing is in flight,
+ * so the serve loop has nobody to guard, route for or stall-watch, and no
+ * doorbell can come (a client rings only after its attach is answered).
+ * Its loop, the device's thread and (loopback) the receive poller then
+ * sleep up to SSQD_IDLE_MS instead of every 10 ms, so that several ssqd
+ * fit on a small machine; each is woken at once by what ends the idle:
+ * the serve loop's poll by a connection, a request or the peer link, the
+ * device and the poller by ssqd_idle_leave before an attach is answered.
+ * Deadlines an idle ssqd still has (a connection's hello, a reconnect to
+ * the peer, accept paused) shorten its sleep to the earliest of them.
+ */
+#include "ctrl/daemon/daemon.h"
+
+#define PROGRESS_MS 10 /* how often a busy ssqd routes completions nobody polls */
+
+/* Nothing to do between polls but wait for a socket or a deadline? */
+static int quiet(const struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		const struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd > 0 && (c->attached || c->dying || c->failed))
+			return 0;
+	}
+	for (i = 0; i < SSQD_MAX_GRAVES; i++)
+		if (d->graves[i].owner) /* waits for completions */
+			return 0;
+	for (i = 0; i < d->opt.nqueues; i++) {
+		const struct ssqd_queue *q = &d->queues[i];
+
+		if (!q->ctl)
+			continue;
+		/*
+		 * The counters are in client memory: a forged pair only makes
+		 * ssqd look at the queue more often, or sleep as if idle, which
+		 * nobody attached can notice.
+		 */
+		if (q->heal_pending || q->rec.nwaiters ||
+		    ssq_ctl_reserved(q->ctl) != ssq_ctl_completed(q->ctl))
+			return 0;
+	}
+	return 1;
+}
+
+/* @at is due before *@first: take it. */
+static void earliest(uint64_t *first, uint64_t at)
+{
+	if (at && at < *first)
+		*first = at;
+}
+
+/* Only the queue's own QP receives: what the wire brings, any time. */
+static int all_loopback(const struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueues; i++)
+		if (!d->queues[i].loopback)
+			return 0;
+	return 1;
+}
+
+static void set_idle(struct ssqd *d, int idle)
+{
+	if (idle == d->idle)
+		return;
+	d->idle = idle;
+	if (d->backend && d->ops->idle)
+		d->ops->idle(d->backend, idle ? SSQD_IDLE_MS : 0);
+	/* A wire brings messages to the receive CQs whatever ssqd's clients do. */
+	ssqd_recv_idle(d, idle && all_loopback(d) ? SSQD_IDLE_MS : 0);
+}
+
+void ssqd_idle_leave(struct ssqd *d)
+{
+	set_idle(d, 0);
+}
+
+int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
+{
+	uint64_t first = UINT64_MAX;
+	unsigned i;
+
+	set_idle(d, quiet(d));
+	if (!d->idle)
+		return PROGRESS_MS;
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		const struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd > 0 && (!c->said_hello || c->refused))
+			earliest(&first, c->hello_by_ns);
+	}
+	if (d->accept_pause_until_ns > now)
+		earliest(&first, d->accept_pause_until_ns);
+	/* The next connect, or the end of the one under way. */
+	if (d->opt.connect_to && (d->peer_fd < 0 || d->peer_connecting))
+		earliest(&first, d->peer_retry_ns);
+	/* Each at most PROGRESS_MS late, as when busy. */
+	if (first <= now + PROGRESS_MS * 1000000ull)
+		return PROGRESS_MS;
+	if (first - now >= SSQD_IDLE_MS * 1000000ull)
+		return SSQD_IDLE_MS;
+	return (int)((first - now + 999999) / 1000000);
+}
