@@ -8,8 +8,9 @@
  * fit on a small machine; each is woken at once by what ends the idle:
  * the serve loop's poll by a connection, a request or the peer link, the
  * device and the poller by ssqd_idle_leave before an attach is answered.
- * Deadlines an idle ssqd still has (a connection's hello, a reconnect to
- * the peer, accept paused) shorten its sleep to the earliest of them.
+ * Deadlines an idle ssqd still has (a connection's hello, a dial or want
+ * to a peer, a linked peer's --idle-ms, accept paused) shorten its sleep
+ * to the earliest of them.
  */
 #include "ctrl/daemon/daemon.h"
 
@@ -39,7 +40,7 @@ static int quiet(const struct ssqd *d)
 		 * ssqd look at the queue more often, or sleep as if idle, which
 		 * nobody attached can notice.
 		 */
-		if (q->heal_pending || q->rec.nwaiters ||
+		if (q->heal_pending || q->rec.nwaiters || q->link_seq ||
 		    ssq_ctl_reserved(q->ctl) != ssq_ctl_completed(q->ctl))
 			return 0;
 	}
@@ -96,9 +97,16 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 	}
 	if (d->accept_pause_until_ns > now)
 		earliest(&first, d->accept_pause_until_ns);
-	/* The next connect, or the end of the one under way. */
-	if (d->opt.connect_to && (d->peer_fd < 0 || d->peer_connecting))
-		earliest(&first, d->peer_retry_ns);
+	for (i = 0; i < d->npeers; i++) {
+		const struct ssqd_peer *p = &d->peers[i];
+
+		/* The next dial or want, or the end of the one under way. */
+		if (p->addr && p->wanted && (p->fd < 0 || p->connecting))
+			earliest(&first, p->retry_ns ? p->retry_ns : now);
+		/* A linked peer's --idle-ms. */
+		if (d->opt.idle_ms && p->fd >= 0 && !p->connecting)
+			earliest(&first, p->used_ns + d->opt.idle_ms * 1000000ull);
+	}
 	/* Each at most PROGRESS_MS late, as when busy. */
 	if (first <= now + PROGRESS_MS * 1000000ull)
 		return PROGRESS_MS;
