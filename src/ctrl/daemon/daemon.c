@@ -251,6 +251,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
 	ssqd_peers_init(d);
+	ssqd_knocks_init(d);
 	/*
 	 * First: a second ssqd on a served path builds nothing before it says
 	 * so. A socket handed over by systemd is systemd's to guard.
@@ -372,6 +373,11 @@ void ssqd_teardown(struct ssqd *d)
 		close(d->peer_listen_fd);
 		d->peer_listen_fd = -1;
 	}
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		if (d->knocks[i].fd >= 0) {
+			close(d->knocks[i].fd);
+			d->knocks[i].fd = -1;
+		}
 	for (i = 0; i < d->npeers; i++)
 		if (d->peers[i].fd >= 0) {
 			close(d->peers[i].fd);

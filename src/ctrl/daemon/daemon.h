@@ -251,7 +251,7 @@ struct ssqd_peer {
 	 */
 	int wanted;
 	int noting;
-	uint64_t used_ns; /* the last time one of its queues was open: LRU */
+	uint64_t used_ns;       /* the last time one of its queues was open: LRU */
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
@@ -270,6 +270,20 @@ struct ssqd_peer {
 	unsigned rx_len;
 };
 
+/*
+ * A connection to the peer port that has yet to send its first message
+ * (peer_accept.c), or one refused and being drained before its close.
+ */
+#define SSQD_MAX_KNOCKS 8
+struct ssqd_knock {
+	int fd; /* -1: free */
+	int draining;
+	uint64_t deadline_ns;
+	unsigned len;
+	char from[80];
+	uint8_t buf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
+};
+
 struct ssqd {
 	struct ssqd_options opt;
 	struct shm_arena arena;
@@ -285,6 +299,7 @@ struct ssqd {
 	struct ssqd_peer peers[SSQD_MAX_PEERS];
 	unsigned npeers;        /* 0: loopback */
 	uint32_t link_next_seq; /* the next restart ask's (peer_restart.c) */
+	struct ssqd_knock knocks[SSQD_MAX_KNOCKS];
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
@@ -498,8 +513,36 @@ void ssqd_peer_tick(struct ssqd *d);
 void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
                       const struct proto_peer_addr *got, char *why, size_t whylen);
-void ssqd_accept_peer(struct ssqd *d);
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p);
+/* "peer NAME", or "the peer ssqd" in a one-peer mode, for the logs. */
+const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len);
+/* In a cluster: @remote (opt.peer_queues addresses) all came from @p. */
+int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
+                           const struct proto_peer_addr *remote, char *why,
+                           size_t whylen);
+/*
+ * ssqd_peer_make_room - room for @p under --max-active-peers (the least
+ * recently used idle link closed), or -EBUSY with @why.
+ * ssqd_peer_want_from - a want from daemon @name (at @from): dial it.
+ */
+int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
+void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from);
+
+/*
+ * Links coming in, without waiting on any (peer_accept.c):
+ * ssqd_accept_peer - accept on the peer port: a knock, read as it comes;
+ * ssqd_knock_events - what poll() says of knock @k: read, and once its
+ *   first message is whole, act on it (a want, or the exchange: tell which
+ *   peer and bring its queues up, or refuse it saying why);
+ * ssqd_knocks_tick - knocks past their deadline closed;
+ * ssqd_knocks_wait - wait up to @timeout_ms on the knocks (a RECOVER's
+ *   relink waiting for its peer).
+ */
+void ssqd_knocks_init(struct ssqd *d);
+void ssqd_accept_peer(struct ssqd *d);
+void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents);
+void ssqd_knocks_tick(struct ssqd *d, uint64_t now);
+void ssqd_knocks_wait(struct ssqd *d, int timeout_ms);
 int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
@@ -516,8 +559,8 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /* Peer @i as a client's PEER request shows it (0, or -ENOENT with @why). */
 struct proto_msg_peer_reply;
-int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r,
-                   char *why, size_t whylen);
+int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,
+                   size_t whylen);
 int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p);
 void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 

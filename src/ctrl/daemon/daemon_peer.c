@@ -36,8 +36,6 @@
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
 #define BACKOFF_MIN_MS   100
 #define BACKOFF_MAX_MS   2000
-#define REFUSE_DRAIN_MS  1000
-#define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 #define CONNECT_MS       2000 /* one dial */
 #define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
 
@@ -79,7 +77,7 @@ void ssqd_peers_init(struct ssqd *d)
 }
 
 /* "peer nodeB" in a cluster, "the peer ssqd" with one peer: for the logs. */
-static const char *peer_str(const struct ssqd_peer *p, char *buf, size_t len)
+const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len)
 {
 	if (p->name[0])
 		snprintf(buf, len, "peer %s", p->name);
@@ -103,7 +101,7 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 	if (!p || (p->fd >= 0 && !p->connecting))
 		return 0;
-	peer_str(p, who, sizeof(who));
+	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials)
 		snprintf(why, whylen,
 		         "%s is gone; ssqd is reconnecting to %s and brings the queue "
@@ -143,7 +141,7 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	/* On demand, a peer nobody has a queue of open waits for the next open. */
 	if (d->opt.npeers && !d->opt.eager && !ssqd_peer_in_use(d, p))
 		p->wanted = 0;
-	peer_str(p, who, sizeof(who));
+	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials && p->wanted)
 		fprintf(stderr,
 		        "ssqd: %s: link down (%s); clients stay attached, reconnecting "
@@ -191,8 +189,8 @@ static void fresh_psns(struct ssqd *d, const struct ssqd_peer *p)
 }
 
 /* In a cluster: the addresses came from the daemon @p names. */
-static int check_sender(const struct ssqd *d, const struct ssqd_peer *p,
-                        const struct proto_peer_addr *remote, char *why, size_t whylen)
+int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
+                           const struct proto_peer_addr *remote, char *why, size_t whylen)
 {
 	unsigned k;
 
@@ -257,7 +255,7 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
 		rc = ssqd_link_exchange(s, &d->local_addrs[p->q0], remote, n,
 		                        PEER_EXCHANGE_MS, why, whylen);
 	if (!rc && !got)
-		rc = check_sender(d, p, remote, why, whylen);
+		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
 	if (rc)
 		goto fail;
 	if (!got)
@@ -293,7 +291,7 @@ static void attempt_failed(struct ssqd_peer *p, const char *why)
 		fprintf(stderr,
 		        "ssqd: %s: dialing %s (attempt %u): %s; retrying, backoff up to "
 		        "%u s\n",
-		        peer_str(p, who, sizeof(who)), p->addr, p->attempts, why,
+		        ssqd_peer_str(p, who, sizeof(who)), p->addr, p->attempts, why,
 		        BACKOFF_MAX_MS / 1000);
 		snprintf(p->last_why, sizeof(p->last_why), "%s", why);
 	}
@@ -405,7 +403,7 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 			return;
 		}
 		fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
-		        peer_str(p, who, sizeof(who)),
+		        ssqd_peer_str(p, who, sizeof(who)),
 		        first ? "linked to" : "reconnected to", p->addr, p->attempts,
 		        d->opt.peer_queues);
 		p->last_why[0] = 0;
@@ -415,58 +413,6 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		return;
 	if (ssqd_link_input(d, p, why, sizeof(why)))
 		ssqd_peer_lost(d, p, why);
-}
-
-/* Whether @p's link still counts: connected, and none of its queues failed. */
-static int peer_healthy(struct ssqd *d, struct ssqd_peer *p)
-{
-	struct pollfd pfd = { p->fd, POLLIN, 0 };
-	unsigned k;
-
-	if (p->fd < 0 || p->connecting)
-		return 0;
-	if (poll(&pfd, 1, 0) > 0)
-		ssqd_peer_events(d, p, pfd.revents);
-	if (p->fd < 0)
-		return 0;
-	for (k = 0; k < d->opt.peer_queues; k++) {
-		struct ssq_ctl *ctl = d->queues[p->q0 + k].ctl;
-
-		if (ctl && ssq_ctl_in_error(ctl)) {
-			ssqd_peer_lost(d, p,
-			               p->name[0]
-			                   ? "its queues failed and it connected again"
-			                   : "its queues failed and a new peer "
-			                     "connected");
-			return 0;
-		}
-	}
-	return 1;
-}
-
-/* Which peer sent @remote: its name in a cluster; the one peer otherwise. */
-static struct ssqd_peer *which_peer(struct ssqd *d, const struct proto_peer_addr *remote,
-                                    char *why, size_t whylen)
-{
-	unsigned i;
-
-	if (!d->opt.npeers)
-		return &d->peers[0];
-	if (!strcmp(remote[0].name, d->opt.name)) {
-		snprintf(why, whylen,
-		         "a daemon named '%s' like this one connected (two daemons "
-		         "share a name)",
-		         remote[0].name);
-		return NULL;
-	}
-	for (i = 0; i < d->npeers; i++)
-		if (!strcmp(remote[0].name, d->peers[i].name))
-			return check_sender(d, &d->peers[i], remote, why, whylen)
-			           ? NULL
-			           : &d->peers[i];
-	snprintf(why, whylen, "'%s' is not a peer of %s (the peers files differ)",
-	         remote[0].name, d->opt.name);
-	return NULL;
 }
 
 /* Peers linked, or being linked, besides @except. */
@@ -498,7 +444,7 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
 	fprintf(stderr,
 	        "ssqd: %s: link closed (%s); linked again when a client opens "
 	        "one of its queues\n",
-	        peer_str(p, who, sizeof(who)), reason);
+	        ssqd_peer_str(p, who, sizeof(who)), reason);
 }
 
 /*
@@ -506,7 +452,7 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
  * that nobody has a queue of open is closed. 0, or -EBUSY with @why when
  * every active peer is in use.
  */
-static int make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
+int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
 {
 	struct ssqd_peer *lru = NULL;
 	char reason[160];
@@ -546,8 +492,8 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 	if (!p || !d->opt.npeers)
 		return 0;
-	peer_str(p, who, sizeof(who));
-	rc = make_room(d, p, why, whylen);
+	ssqd_peer_str(p, who, sizeof(who));
+	rc = ssqd_peer_make_room(d, p, why, whylen);
 	if (rc)
 		return rc;
 	p->used_ns = ssqd_now_ns();
@@ -568,7 +514,7 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 }
 
 /* A want from daemon @name: dial it at the next tick. */
-static void want_from(struct ssqd *d, const char *name, const char *from)
+void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
 {
 	char why[200];
 	unsigned i;
@@ -580,7 +526,7 @@ static void want_from(struct ssqd *d, const char *name, const char *from)
 			continue;
 		if (p->fd >= 0 && !p->connecting)
 			return; /* linked: its want crossed our dial */
-		if (make_room(d, p, why, sizeof(why))) {
+		if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
 			return;
 		}
@@ -595,151 +541,6 @@ static void want_from(struct ssqd *d, const char *name, const char *from)
 	}
 	fprintf(stderr, "ssqd: a want from %s naming '%s', not a peer this ssqd dials\n",
 	        from, name);
-}
-
-void ssqd_accept_peer(struct ssqd *d)
-{
-	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	struct sockaddr_in6 sa;
-	socklen_t len = sizeof(sa);
-	char ip[INET6_ADDRSTRLEN], from[80], why[256], who[64];
-	struct ssqd_peer *p;
-	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC),
-	    rc, again;
-
-	if (s < 0)
-		return;
-	if (sa.sin6_family != AF_INET6 ||
-	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
-		snprintf(ip, sizeof(ip), "?");
-	snprintf(from, sizeof(from), "[%s]:%u", ip, ntohs(sa.sin6_port));
-	rc = ssqd_link_recv(s, remote, d->opt.peer_queues, PEER_EXCHANGE_MS, why,
-	                    sizeof(why));
-	if (rc == PROTO_PEER_WANT) {
-		close(s);
-		want_from(d, remote[0].name, from);
-		return;
-	}
-	if (rc) {
-		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
-		        from, why, d->opt.listen_port);
-		/* Another version reads a refusal (its layout is version 1's): say why.
-		 */
-		if (rc == -EPROTO)
-			ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
-		else
-			close(s);
-		return;
-	}
-	p = which_peer(d, remote, why, sizeof(why));
-	if (!p) {
-		fprintf(stderr, "ssqd: refused %s: %s\n", from, why);
-		ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
-		return;
-	}
-	peer_str(p, who, sizeof(who));
-	if (peer_healthy(d, p)) {
-		if (p->name[0])
-			fprintf(stderr,
-			        "ssqd: refused a second link from %s (%s): its link is "
-			        "healthy\n",
-			        from, who);
-		else
-			fprintf(stderr,
-			        "ssqd: refused a second peer %s: the connected peer is "
-			        "healthy (one peer at a time)\n",
-			        from);
-		ssqd_link_refuse(s,
-		                 d->opt.npeers
-		                     ? "this ssqd already has a healthy link to "
-		                       "that daemon"
-		                     : "this ssqd already has a healthy peer "
-		                       "(one peer at a time)",
-		                 REFUSE_DRAIN_MS);
-		return;
-	}
-	if (p->fd >= 0) { /* our own dial to it, still under way: theirs wins */
-		close(p->fd);
-		p->fd = -1;
-		p->connecting = 0;
-		p->noting = 0;
-	}
-	if (make_room(d, p, why, sizeof(why))) {
-		fprintf(stderr, "ssqd: refused %s (%s): %s\n", from, who, why);
-		ssqd_link_refuse(s, why, REFUSE_DRAIN_MS);
-		return;
-	}
-	p->wanted = 1;
-	p->used_ns = ssqd_now_ns();
-	again = p->ever;
-	rc = ssqd_peer_rebring(d, p, s, remote, why, sizeof(why));
-	if (rc) {
-		close(s);
-		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
-		        who, from, why);
-		return;
-	}
-	fprintf(stderr, "ssqd: %s%s %s connected, %u queue(s) ready%s\n",
-	        again ? "new " : "", who, from, d->opt.peer_queues,
-	        again ? " again" : "");
-}
-
-/*
- * RECOVER of queue @qi with its peer alive. Resetting only our QP, as
- * loopback recovery does, is not enough between two hosts: the error may
- * have moved the peer's QP to ERR too (a remote access or invalid-request
- * error does), and even if not, our restarted PSNs would fall in its
- * duplicate window and be acknowledged without being executed. So both
- * sides start over: the link is closed, and reopened at once (we dial) or
- * awaited (the peer sees the close and dials again after its first
- * backoff step); the fresh exchange brings every queue of that peer up on
- * both hosts.
- */
-int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
-{
-	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
-	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
-	char reason[96], who[64];
-	int s, rc;
-
-	if (!ssq_ctl_in_error(d->queues[qi].ctl)) {
-		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
-		         qi);
-		return -EINVAL;
-	}
-	snprintf(reason, sizeof(reason),
-	         "a client asked to recover q%u: both hosts start over", qi);
-	ssqd_peer_lost(d, p, reason);
-	peer_str(p, who, sizeof(who));
-	if (p->dials) {
-		s = ssqd_link_connect(p->addr, RELINK_MS, why, whylen);
-		if (s < 0)
-			return -ENOTCONN;
-		p->attempts++;
-		rc = ssqd_peer_rebring(d, p, s, NULL, why, whylen);
-		if (rc) {
-			close(s);
-			return rc;
-		}
-		fprintf(stderr, "ssqd: %s: re-linked with %s, %u queue(s) ready\n", who,
-		        p->addr, d->opt.peer_queues);
-		return 0;
-	}
-	while (p->fd < 0) {
-		struct pollfd pfd = { d->peer_listen_fd, POLLIN, 0 };
-		uint64_t t = ssqd_now_ns();
-
-		if (t >= end || poll(&pfd, 1, (int)((end - t) / 1000000) + 1) <= 0)
-			break;
-		ssqd_accept_peer(d); /* it, or another peer meanwhile */
-	}
-	if (p->fd >= 0)
-		return 0;
-	snprintf(why, whylen,
-	         "%s did not reconnect within %d ms; ssqd keeps waiting for it on TCP "
-	         "port %u",
-	         who, RELINK_MS, d->opt.listen_port);
-	return -ENOTCONN;
 }
 
 int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,

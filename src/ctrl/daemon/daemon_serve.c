@@ -778,7 +778,13 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 	for (i = 0; i < (int)d->npeers; i++)
 		if (pfd[2 + i].revents && pfd[2 + i].fd == d->peers[i].fd)
 			ssqd_peer_events(d, &d->peers[i], pfd[2 + i].revents);
-	for (i = 2 + (int)d->npeers; i < n; i++) {
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		const struct pollfd *k = &pfd[2 + d->npeers + i];
+
+		if (k->revents && k->fd >= 0 && k->fd == d->knocks[i].fd)
+			ssqd_knock_events(d, &d->knocks[i], k->revents);
+	}
+	for (i = 2 + (int)d->npeers + SSQD_MAX_KNOCKS; i < n; i++) {
 		if (who[i]->dying) {
 			if (pfd[i].revents) /* its pidfd: the process has exited */
 				drop_client(d, who[i]);
@@ -800,8 +806,8 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + 2];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + 2];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 2];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 2];
 	int i, n, rc, recovering = 0, healing = 0, dying = 0;
 
 	while (!d->stop) {
@@ -819,6 +825,12 @@ int ssqd_serve(struct ssqd *d)
 			/* A peer's close or message, or a dial finishing. */
 			pfd[n].fd = d->peers[i].fd;
 			pfd[n].events = d->peers[i].connecting ? POLLOUT : POLLIN;
+			who[n++] = NULL;
+		}
+		for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+			/* Links coming in, each read as it comes (-1: poll skips it). */
+			pfd[n].fd = d->knocks[i].fd;
+			pfd[n].events = POLLIN;
 			who[n++] = NULL;
 		}
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
@@ -849,6 +861,7 @@ int ssqd_serve(struct ssqd *d)
 		ssqd_stall_watch(d, ssqd_now_ns());
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
+		ssqd_knocks_tick(d, ssqd_now_ns());
 		if (rc > 0)
 			serve_events(d, pfd, who, n);
 		healing = heal_deaths(d);

@@ -97,6 +97,9 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 	}
 	if (d->accept_pause_until_ns > now)
 		earliest(&first, d->accept_pause_until_ns);
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		if (d->knocks[i].fd >= 0)
+			earliest(&first, d->knocks[i].deadline_ns);
 	for (i = 0; i < d->npeers; i++) {
 		const struct ssqd_peer *p = &d->peers[i];
 

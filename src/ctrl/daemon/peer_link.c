@@ -120,15 +120,23 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		}
 		if (rc)
 			return rc;
-		if (remote[i].count != n || remote[i].index != i) {
-			snprintf(why, whylen,
-			         "peer sent queue %u of %u, expected %u of %u (both "
-			         "daemons need the same --queues)",
-			         remote[i].index, remote[i].count, i, n);
-			return -EBADMSG;
-		}
+		rc = ssqd_link_check_addr(&remote[i], i, n, why, whylen);
+		if (rc)
+			return rc;
 	}
 	return 0;
+}
+
+int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n,
+                         char *why, size_t whylen)
+{
+	if (a->count == n && a->index == i)
+		return 0;
+	snprintf(why, whylen,
+	         "peer sent queue %u of %u, expected %u of %u (both daemons need the "
+	         "same --queues)",
+	         a->index, a->count, i, n);
+	return -EBADMSG;
 }
 
 int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen)

@@ -39,6 +39,10 @@ int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
                        struct proto_peer_addr *remote, unsigned n, int timeout_ms,
                        char *why, size_t whylen);
 
+/* Address @a, received @i-th of @n: its index and count as expected, or -EBADMSG. */
+int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n,
+                         char *why, size_t whylen);
+
 /* A listening TCP socket on @port (all addresses), or a negative errno. */
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen);
 

@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Links that come in (--listen): each accepted connection is a "knock",
+ * read without waiting as the serve loop polls it, until it has sent a
+ * whole first message: a cluster's want (a note: the knocking daemon
+ * wants a link and this one dials it), or its addresses for the exchange
+ * (then it is told apart by its name and its queues are brought up). A
+ * peer that connects and says nothing, or says it byte by byte, holds
+ * only its own slot until PEER_EXCHANGE_MS; a refusal is sent and the
+ * connection drained for REFUSE_DRAIN_MS (so that the peer reads it before
+ * our close), the loop serving everyone meanwhile. Also a RECOVER's wait
+ * for the peer to link again (ssqd_peer_relink).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "ctrl/daemon/daemon.h"
+
+#define PEER_EXCHANGE_MS 5000 /* a connected peer sends at once */
+#define REFUSE_DRAIN_MS  1000
+#define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
+
+void ssqd_knocks_init(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		d->knocks[i].fd = -1;
+}
+
+static void knock_close(struct ssqd_knock *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+/* Say no, with @why; the connection is drained, then closed, by the loop. */
+static void knock_refuse(struct ssqd_knock *k, const char *why)
+{
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+
+	proto_peer_encode_refusal(why, buf);
+	(void)!send(k->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(k->fd, SHUT_WR);
+	k->draining = 1;
+	k->deadline_ns = ssqd_now_ns() + REFUSE_DRAIN_MS * 1000000ull;
+}
+
+/* Whether @p's link still counts: connected, and none of its queues failed. */
+static int peer_healthy(struct ssqd *d, struct ssqd_peer *p)
+{
+	struct pollfd pfd = { p->fd, POLLIN, 0 };
+	unsigned k;
+
+	if (p->fd < 0 || p->connecting)
+		return 0;
+	if (poll(&pfd, 1, 0) > 0)
+		ssqd_peer_events(d, p, pfd.revents);
+	if (p->fd < 0)
+		return 0;
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		struct ssq_ctl *ctl = d->queues[p->q0 + k].ctl;
+
+		if (ctl && ssq_ctl_in_error(ctl)) {
+			ssqd_peer_lost(d, p,
+			               p->name[0]
+			                   ? "its queues failed and it connected again"
+			                   : "its queues failed and a new peer "
+			                     "connected");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Which peer sent @remote: its name in a cluster; the one peer otherwise. */
+static struct ssqd_peer *which_peer(struct ssqd *d, const struct proto_peer_addr *remote,
+                                    char *why, size_t whylen)
+{
+	unsigned i;
+
+	if (!d->opt.npeers)
+		return &d->peers[0];
+	if (!strcmp(remote[0].name, d->opt.name)) {
+		snprintf(why, whylen,
+		         "a daemon named '%s' like this one connected (two daemons "
+		         "share a name)",
+		         remote[0].name);
+		return NULL;
+	}
+	for (i = 0; i < d->npeers; i++)
+		if (!strcmp(remote[0].name, d->peers[i].name))
+			return ssqd_peer_check_sender(d, &d->peers[i], remote, why,
+			                              whylen)
+			           ? NULL
+			           : &d->peers[i];
+	snprintf(why, whylen, "'%s' is not a peer of %s (the peers files differ)",
+	         remote[0].name, d->opt.name);
+	return NULL;
+}
+
+/* A knock's addresses are in: which peer, and bring its queues up. */
+static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
+                           const struct proto_peer_addr *remote)
+{
+	char why[256], who[64];
+	struct ssqd_peer *p = which_peer(d, remote, why, sizeof(why));
+	int rc, again, fl;
+
+	if (!p) {
+		fprintf(stderr, "ssqd: refused %s: %s\n", k->from, why);
+		knock_refuse(k, why);
+		return;
+	}
+	ssqd_peer_str(p, who, sizeof(who));
+	if (peer_healthy(d, p)) {
+		if (p->name[0])
+			fprintf(stderr,
+			        "ssqd: refused a second link from %s (%s): its link is "
+			        "healthy\n",
+			        k->from, who);
+		else
+			fprintf(stderr,
+			        "ssqd: refused a second peer %s: the connected peer is "
+			        "healthy (one peer at a time)\n",
+			        k->from);
+		knock_refuse(k, d->opt.npeers ? "this ssqd already has a healthy link to "
+		                                "that daemon"
+		                              : "this ssqd already has a healthy peer "
+		                                "(one peer at a time)");
+		return;
+	}
+	if (p->fd >= 0) { /* our own dial to it, still under way: theirs wins */
+		close(p->fd);
+		p->fd = -1;
+		p->connecting = 0;
+		p->noting = 0;
+	}
+	if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
+		knock_refuse(k, why);
+		return;
+	}
+	p->wanted = 1;
+	p->used_ns = ssqd_now_ns();
+	again = p->ever;
+	/* The link itself is read without waiting, written with: blocking. */
+	fl = fcntl(k->fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK);
+	rc = ssqd_peer_rebring(d, p, k->fd, remote, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
+		        who, k->from, why);
+		knock_close(k);
+		return;
+	}
+	k->fd = -1; /* the peer's link now */
+	fprintf(stderr, "ssqd: %s%s %s connected, %u queue(s) ready%s\n",
+	        again ? "new " : "", who, k->from, d->opt.peer_queues,
+	        again ? " again" : "");
+}
+
+/* What the knock has sent so far, whole? Act on it. */
+static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
+{
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
+	unsigned n = d->opt.peer_queues, i;
+	char why[256];
+	int len, rc;
+
+	if (k->len < SSQ_PEER_HEAD_LEN)
+		return;
+	len = proto_peer_msg_len(k->buf, why, sizeof(why));
+	if (len < 0) {
+		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
+		        k->from, why, d->opt.listen_port);
+		/* Another version reads a refusal (its layout is version 1's): say why.
+		 */
+		if (len == -EPROTO)
+			knock_refuse(k, why);
+		else
+			knock_close(k);
+		return;
+	}
+	if ((unsigned)len == SSQ_PEER_WANT_LEN) {
+		if (k->len < SSQ_PEER_WANT_LEN)
+			return;
+		rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
+		                       sizeof(why));
+		if (rc == PROTO_PEER_WANT)
+			ssqd_peer_want_from(d, remote[0].name, k->from);
+		else
+			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+		knock_close(k);
+		return;
+	}
+	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
+		fprintf(stderr,
+		        "ssqd: peer %s refused: its first message is no address\n",
+		        k->from);
+		knock_close(k);
+		return;
+	}
+	if (k->len < n * SSQ_PEER_MSG_LEN)
+		return;
+	for (i = 0; i < n; i++) {
+		rc = proto_peer_decode(k->buf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
+		                       &remote[i], why, sizeof(why));
+		if (!rc)
+			rc = ssqd_link_check_addr(&remote[i], i, n, why, sizeof(why));
+		if (rc) {
+			fprintf(stderr,
+			        "ssqd: peer %s refused: %s; still listening on port %u\n",
+			        k->from, why, d->opt.listen_port);
+			knock_close(k);
+			return;
+		}
+	}
+	knock_accepted(d, k, remote);
+}
+
+void ssqd_accept_peer(struct ssqd *d)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = sizeof(sa);
+	char ip[INET6_ADDRSTRLEN];
+	struct ssqd_knock *k = NULL;
+	unsigned i;
+	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
+	                SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (s < 0)
+		return;
+	for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
+		if (d->knocks[i].fd < 0)
+			k = &d->knocks[i];
+	if (!k) {
+		/* Peers link one at a time; this many at once are not peers. */
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 "ssqd: %u connections to the peer port are still to "
+		                 "say who they are: one more closed\n",
+		                 SSQD_MAX_KNOCKS);
+		close(s);
+		return;
+	}
+	memset(k, 0, sizeof(*k));
+	k->fd = s;
+	k->deadline_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
+	if (sa.sin6_family != AF_INET6 ||
+	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(k->from, sizeof(k->from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	/* A peer sends at once: often it is all here already. */
+	ssqd_knock_events(d, k, POLLIN);
+}
+
+void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
+{
+	uint8_t junk[256];
+	ssize_t r;
+
+	if (k->fd < 0 || !(revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	if (k->draining) {
+		while ((r = recv(k->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+			;
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			knock_close(k);
+		return;
+	}
+	r = recv(k->fd, k->buf + k->len, sizeof(k->buf) - k->len, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		if (k->len)
+			fprintf(
+			    stderr,
+			    "ssqd: peer %s refused: it closed the connection after %u "
+			    "bytes\n",
+			    k->from, k->len);
+		knock_close(k);
+		return;
+	}
+	k->len += (unsigned)r;
+	knock_parse(d, k);
+}
+
+void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		struct ssqd_knock *k = &d->knocks[i];
+
+		if (k->fd < 0 || now < k->deadline_ns)
+			continue;
+		if (!k->draining)
+			ssqd_log_limited(
+			    &d->client_log, now,
+			    "ssqd: peer %s refused: it sent %u bytes in %u ms, "
+			    "not a whole first message\n",
+			    k->from, k->len, PEER_EXCHANGE_MS);
+		knock_close(k);
+	}
+}
+
+void ssqd_knocks_wait(struct ssqd *d, int timeout_ms)
+{
+	struct pollfd pfd[SSQD_MAX_KNOCKS];
+	struct ssqd_knock *who[SSQD_MAX_KNOCKS];
+	int n = 0, i;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		if (d->knocks[i].fd >= 0) {
+			pfd[n].fd = d->knocks[i].fd;
+			pfd[n].events = POLLIN;
+			who[n++] = &d->knocks[i];
+		}
+	if (n && poll(pfd, (nfds_t)n, timeout_ms) > 0)
+		for (i = 0; i < n; i++)
+			if (pfd[i].revents)
+				ssqd_knock_events(d, who[i], pfd[i].revents);
+	ssqd_knocks_tick(d, ssqd_now_ns());
+}
+
+/*
+ * RECOVER of queue @qi with its peer alive. Resetting only our QP, as
+ * loopback recovery does, is not enough between two hosts: the error may
+ * have moved the peer's QP to ERR too (a remote access or invalid-request
+ * error does), and even if not, our restarted PSNs would fall in its
+ * duplicate window and be acknowledged without being executed. So both
+ * sides start over: the link is closed, and reopened at once (we dial) or
+ * awaited (the peer sees the close and dials again after its first
+ * backoff step); the fresh exchange brings every queue of that peer up on
+ * both hosts.
+ */
+int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
+	char reason[96], who[64];
+	int s, rc;
+
+	if (!ssq_ctl_in_error(d->queues[qi].ctl)) {
+		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
+		         qi);
+		return -EINVAL;
+	}
+	snprintf(reason, sizeof(reason),
+	         "a client asked to recover q%u: both hosts start over", qi);
+	ssqd_peer_lost(d, p, reason);
+	ssqd_peer_str(p, who, sizeof(who));
+	if (p->dials) {
+		s = ssqd_link_connect(p->addr, RELINK_MS, why, whylen);
+		if (s < 0)
+			return -ENOTCONN;
+		p->attempts++;
+		rc = ssqd_peer_rebring(d, p, s, NULL, why, whylen);
+		if (rc) {
+			close(s);
+			return rc;
+		}
+		fprintf(stderr, "ssqd: %s: re-linked with %s, %u queue(s) ready\n", who,
+		        p->addr, d->opt.peer_queues);
+		return 0;
+	}
+	while (p->fd < 0) {
+		struct pollfd pfd = { d->peer_listen_fd, POLLIN, 0 };
+		uint64_t t = ssqd_now_ns();
+
+		if (t >= end)
+			break;
+		if (poll(&pfd, 1, 1) <= 0) {
+			ssqd_knocks_wait(d, 1);
+			continue;
+		}
+		ssqd_accept_peer(d);
+		/* It, or another peer meanwhile: their exchanges, as they come. */
+		ssqd_knocks_wait(d, (int)((end - ssqd_now_ns()) / 1000000) + 1);
+	}
+	if (p->fd >= 0)
+		return 0;
+	snprintf(why, whylen,
+	         "%s did not reconnect within %d ms; ssqd keeps waiting for it on TCP "
+	         "port %u",
+	         who, RELINK_MS, d->opt.listen_port);
+	return -ENOTCONN;
+}
