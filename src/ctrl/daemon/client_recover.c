@@ -5,7 +5,8 @@
  * SSQD_RECOVER_DRAIN_MS, held up by a producer stopped mid-reservation,
  * say) is one look per loop, so every other client's call is served
  * meanwhile, and the asking client gets its answer when the recovery is
- * done or out of time.
+ * done or out of time. A queue to another host is recovered by starting
+ * its link over (peer_relink.c), answered the same way.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,10 +20,20 @@ int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint3
 	int rc;
 
 	if (!r->nwaiters) {
-		rc = ssqd_queue_in_error(d, qi, why, whylen);
+		int peer = ssqd_queue_peer(d, qi) != NULL;
+		/* The link already starting over, for another of the peer's queues. */
+		uint64_t under_way = peer ? ssqd_peer_relinking(d, qi) : 0;
+
+		rc = under_way ? 0
+		     : peer    ? ssqd_peer_relink_start(d, qi, why, whylen)
+		               : ssqd_queue_in_error(d, qi, why, whylen);
 		if (rc)
 			return rc;
-		r->deadline_ns = ssqd_now_ns() + SSQD_RECOVER_DRAIN_MS * 1000000ull;
+		r->deadline_ns = under_way
+		                     ? under_way
+		                     : ssqd_now_ns() + (peer ? SSQD_RELINK_MS
+		                                             : SSQD_RECOVER_DRAIN_MS) *
+		                                           1000000ull;
 	} else if (r->nwaiters == SSQD_RECOVER_WAITERS) {
 		snprintf(why, whylen, "queue q%u: %u recoveries already asked for", qi,
 		         SSQD_RECOVER_WAITERS);
@@ -81,7 +92,15 @@ int ssqd_recover_step(struct ssqd *d)
 
 		if (!d->queues[qi].rec.nwaiters)
 			continue;
-		if (d->queues[qi].sq_frozen) {
+		if (ssqd_queue_peer(d, qi)) {
+			int rc = ssqd_peer_relink_done(
+			    d, qi, d->queues[qi].rec.deadline_ns, why, sizeof(why));
+
+			if (rc > 0)
+				busy++;
+			else
+				answer(d, qi, rc, why);
+		} else if (d->queues[qi].sq_frozen) {
 			/* Nothing will drain: rebuild, flushing what was in flight. */
 			int rc = ssqd_queue_rebuild(d, qi, why, sizeof(why));
 

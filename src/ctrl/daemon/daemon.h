@@ -90,7 +90,7 @@ struct ssqd_options {
 	 * NULL / 0: the one-peer modes (--listen or --connect) or loopback.
 	 */
 	const char *name;
-	struct ssqd_peer_spec peers[SSQD_MAX_PEERS];
+	struct ssqd_peer_spec peers[SSQD_MAX_PEERS + 1]; /* + this one, in a file */
 	unsigned npeers;
 	/* The peers named this daemon too: its own queues NAME/qK, loopback. */
 	int self_queues;
@@ -259,7 +259,14 @@ struct ssqd_peer {
 	unsigned q0;    /* its queues: q0 .. q0 + opt.peer_queues - 1 */
 	int fd;         /* -1: not linked */
 	int connecting; /* fd is a dial under way */
-	int ever;       /* its queues were up once: re-bring them */
+	/*
+	 * The dial connected and our addresses went out: the peer's are read
+	 * into xbuf as they come (connecting stays set until they are whole).
+	 */
+	int exchanging;
+	unsigned xlen;
+	uint8_t xbuf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
+	int ever; /* its queues were up once: re-bring them */
 	/* CLOCK_MONOTONIC: the next dial; connecting: its deadline */
 	uint64_t retry_ns;
 	unsigned backoff_ms; /* 100, doubling to 2000 */
@@ -361,7 +368,8 @@ int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
 int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
                            char *why, size_t whylen);
 void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer);
-int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+int ssqd_queue_recover(struct ssqd *d, unsigned qi, uint64_t end_ns, char *why,
+                       size_t whylen);
 /*
  * ssqd_queue_recover in steps, for callers that must not block
  * (client_recover.c): ssqd_queue_in_error - 0, or -EINVAL with @why;
@@ -501,9 +509,6 @@ int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char 
  *   reason both sides log when it is unknown or already linked and
  *   healthy, else bring its queues up.
  * ssqd_peer_fence_all - @p's queues to ERROR (listed, shared state, QP).
- * ssqd_peer_relink - RECOVER of queue @qi with its peer connected: close
- *   the link and reopen it, so that both hosts bring their queues up again
- *   with a fresh exchange. 0, -EINVAL (not in error), or -errno with @why.
  * ssqd_peer_down - nonzero when queue @qi's peer is not linked now; @why
  *   says so.
  */
@@ -534,16 +539,30 @@ void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from);
  * ssqd_knock_events - what poll() says of knock @k: read, and once its
  *   first message is whole, act on it (a want, or the exchange: tell which
  *   peer and bring its queues up, or refuse it saying why);
- * ssqd_knocks_tick - knocks past their deadline closed;
- * ssqd_knocks_wait - wait up to @timeout_ms on the knocks (a RECOVER's
- *   relink waiting for its peer).
+ * ssqd_knocks_tick - knocks past their deadline closed.
  */
 void ssqd_knocks_init(struct ssqd *d);
 void ssqd_accept_peer(struct ssqd *d);
 void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents);
 void ssqd_knocks_tick(struct ssqd *d, uint64_t now);
-void ssqd_knocks_wait(struct ssqd *d, int timeout_ms);
-int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/*
+ * A client's RECOVER of a queue to another host (peer_relink.c), answered
+ * from the serve loop (client_recover.c):
+ * ssqd_peer_relink_start - queue @qi in error: its link closed and made
+ *   again (dialed at once, or awaited), so that both hosts bring the
+ *   peer's queues up with a fresh exchange. 0, or -EINVAL (not in error)
+ *   with @why;
+ * ssqd_peer_relinking - the deadline of a RECOVER under way on any queue
+ *   of queue @qi's peer (another RECOVER of one of them joins it), or 0;
+ * ssqd_peer_relink_done - one look: 0 when the link is back and the queue
+ *   out of error, 1 while @deadline_ns is ahead, else -ENOTCONN with @why.
+ * SSQD_RELINK_MS: how long a RECOVER waits for the peer.
+ */
+#define SSQD_RELINK_MS 3000
+int ssqd_peer_relink_start(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+uint64_t ssqd_peer_relinking(const struct ssqd *d, unsigned qi);
+int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, char *why,
+                          size_t whylen);
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
  * On demand (daemon_peer.c):

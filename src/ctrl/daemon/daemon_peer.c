@@ -37,6 +37,13 @@
 #define BACKOFF_MIN_MS   100
 #define BACKOFF_MAX_MS   2000
 #define CONNECT_MS       2000 /* one dial */
+/*
+ * A re-bring waits this long at most, for all of the peer's queues
+ * together, for what was in flight (a client holding a reservation, say):
+ * then the link is dropped and the next dial tries again, the loop having
+ * served everyone meanwhile.
+ */
+#define REBRING_DRAIN_MS 200
 #define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
 
 void ssqd_peers_init(struct ssqd *d)
@@ -126,6 +133,7 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 		close(p->fd);
 	p->fd = -1;
 	p->connecting = 0;
+	p->exchanging = 0;
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
 	ssqd_link_restart_abandon(d, p);
 	for (k = 0; k < d->opt.peer_queues; k++) {
@@ -209,7 +217,8 @@ int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
 
 /* Queue @qi against its peer's new address @r: connected or recovered, READY. */
 static int bring_queue(struct ssqd *d, const struct ssqd_peer *p, unsigned qi,
-                       const struct proto_peer_addr *r, char *why, size_t whylen)
+                       const struct proto_peer_addr *r, uint64_t end_ns, char *why,
+                       size_t whylen)
 {
 	struct shm_queue_layout *l = &d->hdr->queues[qi];
 	int rc;
@@ -225,43 +234,35 @@ static int bring_queue(struct ssqd *d, const struct ssqd_peer *p, unsigned qi,
 		l->peer_qpn = r->qpn;
 		l->peer_data_iova = r->data_iova;
 		l->peer_key = r->data_rkey;
-		rc = ssqd_queue_recover(d, qi, why, whylen);
+		rc = ssqd_queue_recover(d, qi, end_ns, why, whylen);
 	}
 	if (!rc)
 		ssqd_queue_publish(d, qi, r);
 	return rc;
 }
 
-int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
-                      const struct proto_peer_addr *got, char *why, size_t whylen)
+/*
+ * Before our addresses go out: fenced first (the peer that answers may
+ * start sending as soon as its side is up, and our QPs should be back in
+ * RTR by then, not still draining), and fresh PSNs.
+ */
+static void prepare(struct ssqd *d, struct ssqd_peer *p)
 {
-	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	const struct proto_peer_addr *r = got;
-	unsigned n = d->opt.peer_queues, k;
-	int rc;
-
-	/*
-	 * Fenced first: the peer that answers may start sending as soon as
-	 * its side is up, and our QPs should be back in RTR by then, not
-	 * still draining.
-	 */
 	if (p->ever)
 		ssqd_peer_fence_all(d, p);
 	fresh_psns(d, p);
-	/* Accepting, theirs came first; either way each side connects its own. */
-	if (got)
-		rc = ssqd_link_send(s, &d->local_addrs[p->q0], n, why, whylen);
-	else
-		rc = ssqd_link_exchange(s, &d->local_addrs[p->q0], remote, n,
-		                        PEER_EXCHANGE_MS, why, whylen);
-	if (!rc && !got)
-		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
-	if (rc)
-		goto fail;
-	if (!got)
-		r = remote;
-	for (k = 0; k < n; k++) {
-		rc = bring_queue(d, p, p->q0 + k, &r[k], why, whylen);
+}
+
+/* The peer's addresses @r are in: its queues up, @s its link. */
+static int finish(struct ssqd *d, struct ssqd_peer *p, int s,
+                  const struct proto_peer_addr *r, char *why, size_t whylen)
+{
+	uint64_t end = ssqd_now_ns() + REBRING_DRAIN_MS * 1000000ull;
+	unsigned k;
+	int rc;
+
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		rc = bring_queue(d, p, p->q0 + k, &r[k], end, why, whylen);
 		if (rc)
 			goto fail;
 	}
@@ -280,6 +281,80 @@ fail:
 	if (p->ever)
 		ssqd_peer_fence_all(d, p);
 	return rc;
+}
+
+int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
+                      const struct proto_peer_addr *got, char *why, size_t whylen)
+{
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
+	unsigned n = d->opt.peer_queues;
+	int rc;
+
+	prepare(d, p);
+	/* Accepting, theirs came first; either way each side connects its own. */
+	if (got)
+		rc = ssqd_link_send(s, &d->local_addrs[p->q0], n, why, whylen);
+	else
+		rc = ssqd_link_exchange(s, &d->local_addrs[p->q0], remote, n,
+		                        PEER_EXCHANGE_MS, why, whylen);
+	if (!rc && !got)
+		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
+	if (rc) {
+		if (p->ever)
+			ssqd_peer_fence_all(d, p);
+		return rc;
+	}
+	return finish(d, p, s, got ? got : remote, why, whylen);
+}
+
+/*
+ * What the dialed peer sent so far: 0 while its addresses are not whole,
+ * 1 once they are (in @remote), or -errno with @why (a refusal, a bad
+ * message).
+ */
+static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
+                         struct proto_peer_addr *remote, char *why, size_t whylen)
+{
+	unsigned n = d->opt.peer_queues, i;
+	ssize_t r =
+	    recv(p->fd, p->xbuf + p->xlen, sizeof(p->xbuf) - p->xlen, MSG_DONTWAIT);
+	int len, rc;
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0) {
+		snprintf(why, whylen, "the peer closed the connection after %u bytes",
+		         p->xlen);
+		return -ENOTCONN;
+	}
+	p->xlen += (unsigned)r;
+	if (p->xlen < SSQ_PEER_HEAD_LEN)
+		return 0;
+	len = proto_peer_msg_len(p->xbuf, why, whylen);
+	if (len < 0)
+		return len;
+	if ((unsigned)len == SSQ_PEER_REFUSAL_LEN) {
+		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+			return 0;
+		return proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, remote, why,
+		                         whylen);
+	}
+	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
+		snprintf(why, whylen, "the peer answered with no address");
+		return -EBADMSG;
+	}
+	if (p->xlen < n * SSQ_PEER_MSG_LEN)
+		return 0;
+	for (i = 0; i < n; i++) {
+		rc = proto_peer_decode(p->xbuf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
+		                       &remote[i], why, whylen);
+		if (!rc)
+			rc = ssqd_link_check_addr(&remote[i], i, n, why, whylen);
+		if (rc)
+			return rc < 0 ? rc : -EBADMSG;
+	}
+	rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
+	return rc ? rc : 1;
 }
 
 /* A dial failed: say so if the reason changed, back off. */
@@ -338,8 +413,15 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		close(p->fd);
 		p->fd = -1;
 		p->connecting = 0;
-		snprintf(why, sizeof(why), "no answer from %s within %u ms", p->addr,
-		         CONNECT_MS);
+		if (p->exchanging)
+			snprintf(why, sizeof(why),
+			         "%s sent %u bytes of its addresses within %u ms",
+			         p->addr, p->xlen, PEER_EXCHANGE_MS);
+		else
+			snprintf(why, sizeof(why), "no answer from %s within %u ms",
+			         p->addr, CONNECT_MS);
+		/* prepare() fenced them already; they stay so for the next dial. */
+		p->exchanging = 0;
 		attempt_failed(p, why);
 		return;
 	}
@@ -373,9 +455,34 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 
 	if (s < 0)
 		return;
-	if (p->connecting) {
+	if (p->exchanging) {
+		struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 		int first = !p->ever;
 
+		if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+			return;
+		rc = exchange_read(d, p, remote, why, sizeof(why));
+		if (!rc)
+			return;
+		p->fd = -1;
+		p->connecting = 0;
+		p->exchanging = 0;
+		if (rc > 0)
+			rc = finish(d, p, s, remote, why, sizeof(why));
+		else if (p->ever)
+			ssqd_peer_fence_all(d, p);
+		if (rc) {
+			close(s);
+			attempt_failed(p, why);
+			return;
+		}
+		fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
+		        ssqd_peer_str(p, who, sizeof(who)),
+		        first ? "linked to" : "reconnected to", p->addr, p->attempts,
+		        d->opt.peer_queues);
+		return;
+	}
+	if (p->connecting) {
 		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
 			return;
 		p->fd = -1;
@@ -395,18 +502,28 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
 			return;
 		}
-		if (!rc)
-			rc = ssqd_peer_rebring(d, p, s, NULL, why, sizeof(why));
-		if (rc) {
+		if (rc) { /* nobody there: what is in flight ends as the transport decides
+			   */
 			close(s);
 			attempt_failed(p, why);
 			return;
 		}
-		fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
-		        ssqd_peer_str(p, who, sizeof(who)),
-		        first ? "linked to" : "reconnected to", p->addr, p->attempts,
-		        d->opt.peer_queues);
-		p->last_why[0] = 0;
+		/* Ours out now; theirs read as they come (exchange_read). */
+		prepare(d, p);
+		rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, why,
+		                    sizeof(why));
+		if (rc) {
+			close(s);
+			if (p->ever)
+				ssqd_peer_fence_all(d, p);
+			attempt_failed(p, why);
+			return;
+		}
+		p->fd = s;
+		p->connecting = 1;
+		p->exchanging = 1;
+		p->xlen = 0;
+		p->retry_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
 		return;
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
@@ -438,6 +555,7 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
 		close(p->fd);
 	p->fd = -1;
 	p->connecting = 0;
+	p->exchanging = 0;
 	p->noting = 0;
 	p->wanted = 0;
 	ssqd_link_restart_abandon(d, p);

@@ -580,19 +580,15 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 			                      "queue %u is not attached to this client",
 			                      m->u.detach.queue);
-		if (ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
+		/* A link started over by a RECOVER is down: this one joins it. */
+		if (!ssqd_peer_relinking(d, m->u.detach.queue) &&
+		    ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN,
 			                      "queue q%u: %s", m->u.detach.queue, why);
-		/* Two hosts: both QPs start over; loopback: ssqd has both ends. */
-		if (ssqd_queue_peer(d, m->u.detach.queue)) {
-			rc = ssqd_peer_relink(d, m->u.detach.queue, why, sizeof(why));
-			if (rc)
-				return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
-			return ssqd_out_send(&c->out, c->fd,
-			                     SSQ_MSG_RECOVER | SSQ_MSG_REPLY, seq, NULL,
-			                     0, NULL, 0);
-		}
-		/* Answered by ssqd_recover_step, from the serve loop. */
+		/*
+		 * Answered by ssqd_recover_step, from the serve loop. Two
+		 * hosts: both QPs start over; loopback: ssqd has both ends.
+		 */
 		rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
 		return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
 	}
@@ -824,7 +820,9 @@ int ssqd_serve(struct ssqd *d)
 		for (i = 0; i < (int)d->npeers; i++) {
 			/* A peer's close or message, or a dial finishing. */
 			pfd[n].fd = d->peers[i].fd;
-			pfd[n].events = d->peers[i].connecting ? POLLOUT : POLLIN;
+			pfd[n].events = d->peers[i].connecting && !d->peers[i].exchanging
+			                    ? POLLOUT
+			                    : POLLIN;
 			who[n++] = NULL;
 		}
 		for (i = 0; i < SSQD_MAX_KNOCKS; i++) {

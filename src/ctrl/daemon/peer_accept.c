@@ -8,8 +8,7 @@
  * peer that connects and says nothing, or says it byte by byte, holds
  * only its own slot until PEER_EXCHANGE_MS; a refusal is sent and the
  * connection drained for REFUSE_DRAIN_MS (so that the peer reads it before
- * our close), the loop serving everyone meanwhile. Also a RECOVER's wait
- * for the peer to link again (ssqd_peer_relink).
+ * our close), the loop serving everyone meanwhile.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +24,6 @@
 
 #define PEER_EXCHANGE_MS 5000 /* a connected peer sends at once */
 #define REFUSE_DRAIN_MS  1000
-#define RELINK_MS        3000 /* a RECOVER waits this long for the peer */
 
 void ssqd_knocks_init(struct ssqd *d)
 {
@@ -142,6 +140,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		close(p->fd);
 		p->fd = -1;
 		p->connecting = 0;
+		p->exchanging = 0;
 		p->noting = 0;
 	}
 	if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
@@ -311,87 +310,4 @@ void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
 			    k->from, k->len, PEER_EXCHANGE_MS);
 		knock_close(k);
 	}
-}
-
-void ssqd_knocks_wait(struct ssqd *d, int timeout_ms)
-{
-	struct pollfd pfd[SSQD_MAX_KNOCKS];
-	struct ssqd_knock *who[SSQD_MAX_KNOCKS];
-	int n = 0, i;
-
-	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
-		if (d->knocks[i].fd >= 0) {
-			pfd[n].fd = d->knocks[i].fd;
-			pfd[n].events = POLLIN;
-			who[n++] = &d->knocks[i];
-		}
-	if (n && poll(pfd, (nfds_t)n, timeout_ms) > 0)
-		for (i = 0; i < n; i++)
-			if (pfd[i].revents)
-				ssqd_knock_events(d, who[i], pfd[i].revents);
-	ssqd_knocks_tick(d, ssqd_now_ns());
-}
-
-/*
- * RECOVER of queue @qi with its peer alive. Resetting only our QP, as
- * loopback recovery does, is not enough between two hosts: the error may
- * have moved the peer's QP to ERR too (a remote access or invalid-request
- * error does), and even if not, our restarted PSNs would fall in its
- * duplicate window and be acknowledged without being executed. So both
- * sides start over: the link is closed, and reopened at once (we dial) or
- * awaited (the peer sees the close and dials again after its first
- * backoff step); the fresh exchange brings every queue of that peer up on
- * both hosts.
- */
-int ssqd_peer_relink(struct ssqd *d, unsigned qi, char *why, size_t whylen)
-{
-	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
-	uint64_t end = ssqd_now_ns() + RELINK_MS * 1000000ull;
-	char reason[96], who[64];
-	int s, rc;
-
-	if (!ssq_ctl_in_error(d->queues[qi].ctl)) {
-		snprintf(why, whylen, "queue q%u is not in error: nothing to recover",
-		         qi);
-		return -EINVAL;
-	}
-	snprintf(reason, sizeof(reason),
-	         "a client asked to recover q%u: both hosts start over", qi);
-	ssqd_peer_lost(d, p, reason);
-	ssqd_peer_str(p, who, sizeof(who));
-	if (p->dials) {
-		s = ssqd_link_connect(p->addr, RELINK_MS, why, whylen);
-		if (s < 0)
-			return -ENOTCONN;
-		p->attempts++;
-		rc = ssqd_peer_rebring(d, p, s, NULL, why, whylen);
-		if (rc) {
-			close(s);
-			return rc;
-		}
-		fprintf(stderr, "ssqd: %s: re-linked with %s, %u queue(s) ready\n", who,
-		        p->addr, d->opt.peer_queues);
-		return 0;
-	}
-	while (p->fd < 0) {
-		struct pollfd pfd = { d->peer_listen_fd, POLLIN, 0 };
-		uint64_t t = ssqd_now_ns();
-
-		if (t >= end)
-			break;
-		if (poll(&pfd, 1, 1) <= 0) {
-			ssqd_knocks_wait(d, 1);
-			continue;
-		}
-		ssqd_accept_peer(d);
-		/* It, or another peer meanwhile: their exchanges, as they come. */
-		ssqd_knocks_wait(d, (int)((end - ssqd_now_ns()) / 1000000) + 1);
-	}
-	if (p->fd >= 0)
-		return 0;
-	snprintf(why, whylen,
-	         "%s did not reconnect within %d ms; ssqd keeps waiting for it on TCP "
-	         "port %u",
-	         who, RELINK_MS, d->opt.listen_port);
-	return -ENOTCONN;
 }

@@ -44,7 +44,8 @@ static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
 			snprintf(why, whylen, "%s: peer %s named twice", where, name);
 			return -EINVAL;
 		}
-	if (o->npeers == SSQD_MAX_PEERS) {
+	/* One more than the peers: the file may list this daemon too. */
+	if (o->npeers == SSQD_MAX_PEERS + 1) {
 		snprintf(why, whylen, "%s: more than %u peers", where, SSQD_MAX_PEERS);
 		return -EINVAL;
 	}
@@ -149,6 +150,12 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 		else
 			o->self_queues = 1;
 	o->npeers = j;
+	if (o->npeers > SSQD_MAX_PEERS) {
+		snprintf(why, whylen,
+		         "--peer/--peers: %u peers besides this one (%s), more than %u",
+		         o->npeers, o->name, SSQD_MAX_PEERS);
+		return -EINVAL;
+	}
 	if (!o->npeers) {
 		snprintf(why, whylen, "--peer/--peers name no daemon but this one (%s)",
 		         o->name);

@@ -9,6 +9,7 @@
  * of its bounds (q->prod) and epoch (q->epoch) - instead of stalling
  * every client of the queue for good.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "ctrl/daemon/daemon.h"
@@ -90,6 +91,28 @@ int ssqd_queue_rebuild(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), SSQD_LEASE_MS);
 	if (ssqd_peer_linked(d, qi))
 		return ssqd_link_restart(d, qi, why, whylen);
+	if (ssqd_queue_peer(d, qi)) {
+		/*
+		 * Another host's queue whose link is down: its QP is likely
+		 * still in RTS there, expecting the PSNs after what it took.
+		 * Ours alone at its first PSNs would fall inside that
+		 * duplicate window (WRITEs acknowledged, or dropped until
+		 * retry exceeded, not executed), and nobody can ask the peer
+		 * to restart with us. The block is rebuilt (consistent again,
+		 * nothing in flight) but the queue stays fenced: the link's
+		 * re-bring restarts both QPs at fresh PSNs.
+		 */
+		rc = ssqd_queue_reset_qp(d, qi, why, whylen);
+		if (!rc)
+			ssqd_queue_start_over(d, qi, 1);
+		ssqd_queue_fence(d, qi);
+		if (!rc)
+			snprintf(why, whylen,
+			         "queue q%u: its peer is not linked: in error until the "
+			         "link is back, which restarts both QPs",
+			         qi);
+		return rc ? rc : -ENOTCONN;
+	}
 	rc = ssqd_queue_restart_qp(d, qi, why, whylen);
 	if (rc) {
 		/*

@@ -400,16 +400,19 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 	         (unsigned long long)ssq_ctl_reserved(ctl));
 }
 
-int ssqd_queue_recover(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+int ssqd_queue_recover(struct ssqd *d, unsigned qi, uint64_t end_ns, char *why,
+                       size_t whylen)
 {
-	uint64_t end = ssqd_now_ns() + SSQD_RECOVER_DRAIN_MS * 1000000ull;
+	uint64_t t0 = ssqd_now_ns(), t;
 	int rc = ssqd_queue_in_error(d, qi, why, whylen);
 
 	if (rc)
 		return rc;
 	while (!ssqd_queue_drained(d, qi)) {
-		if (ssqd_now_ns() > end) {
-			ssqd_queue_busy_why(d, qi, SSQD_RECOVER_DRAIN_MS, why, whylen);
+		t = ssqd_now_ns();
+		if (t > end_ns) {
+			ssqd_queue_busy_why(d, qi, (unsigned)((t - t0) / 1000000), why,
+			                    whylen);
 			return -EBUSY;
 		}
 		usleep(100);

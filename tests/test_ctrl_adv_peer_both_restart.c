@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Both ends of a two-host queue reset at once, again and again: a client
+ * of each daemon scribbles its own control block (the epoch) while one
+ * daemon is stopped for 50 ms, so both guards ask the other for a restart
+ * together (the dialer's ask wins, the other yields and answers). After every round the
+ * queue must be READY on both, and a WRITE each way must complete with
+ * success and be there: no success for data that never landed, and no
+ * round that leaves a side in error.
+ */
+#define _GNU_SOURCE
+#include "recv_flow.h"
+#include "shm/layout.h"
+
+#define ROUNDS 10
+
+static int one(struct ssq_producer *p, const struct ssq_buf *l, const struct ssq_buf *r,
+               uint64_t off, uint64_t wr_id)
+{
+	struct ibv_sge sge = { l->iova, 64, l->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ssq_completion comp;
+	double t0 = now_s();
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = wr_id;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = r->remote_addr + off;
+	wr.wr.rdma.rkey = r->rkey;
+	while ((rc = ssq_post_wr(p, &wr, &bad)) && (rc == -EAGAIN || rc == -EIO) &&
+	       now_s() - t0 < 5)
+		usleep(1000);
+	if (rc)
+		return -1000 + rc;
+	while (now_s() - t0 < 15) {
+		int n = ssq_poll(p, &comp, 1);
+
+		if (n == 1 && comp.wr_id == wr_id)
+			return (int)comp.status;
+		if (n == 1) /* an older one's flush: not this */
+			continue;
+		usleep(100);
+	}
+	return -1;
+}
+
+struct side {
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf buf;
+};
+
+int main(void)
+{
+	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
+	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
+		                 peer_a,    "--listen", pa,      NULL };
+	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
+		                 peer_b,    "--listen", pb,    NULL };
+	struct side a = { 0 }, b = { 0 };
+	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
+	int i, st, bad = 0, notready = 0;
+	char first[200] = "";
+	pid_t la, lb;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sa, sizeof(sa), "/tmp/ssq-advb-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-advb-b-%d.sock", getpid());
+	snprintf(pa, sizeof(pa), "%u", port_a);
+	snprintf(pb, sizeof(pb), "%u", port_b);
+	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
+	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
+	la = rssqd_start(sa, NULL, a_args);
+	lb = rssqd_start(sb, NULL, b_args);
+	a.c = ssqd_connect_pid(sa, la);
+	b.c = a.c ? ssqd_connect_pid(sb, lb) : NULL;
+	CHECK(a.c && b.c && wait_q0_ready(a.c, 1, 10) >= 0 &&
+	          wait_q0_ready(b.c, 1, 10) >= 0,
+	      "alice and bob linked");
+	if (!a.c || !b.c || ssq_queue_open(a.c, "bob/q0", &a.q) ||
+	    ssq_queue_open(b.c, "alice/q0", &b.q) || ssq_buf_alloc(a.c, 4096, &a.buf) ||
+	    ssq_buf_alloc(b.c, 4096, &b.buf))
+		goto out;
+	for (i = 0; i < ROUNDS; i++) {
+		struct ssq_producer *pa_ = ssq_queue_producer(a.q),
+		                    *pb_ = ssq_queue_producer(b.q);
+		uint8_t *da = (uint8_t *)b.buf.addr + 64 * (i % 16),
+		        *db = (uint8_t *)a.buf.addr + 64 * (i % 16);
+		struct ssq_buf srca = a.buf, srcb = b.buf;
+		int s1, s2;
+
+		usleep(1100000); /* past the guard's pacing: each round restarts */
+		/*
+		 * One daemon stopped while both blocks are scribbled: the
+		 * other asks, and the stopped one, run again, finds its own
+		 * block first and asks too before it reads the ask.
+		 */
+		kill(i % 2 ? lb : la, SIGSTOP);
+		__atomic_fetch_add(&pa_->ctl->epoch, 7, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&pb_->ctl->epoch, 7, __ATOMIC_SEQ_CST);
+		usleep(50000);
+		kill(i % 2 ? lb : la, SIGCONT);
+		usleep(20000 + (i % 5) * 7000);
+		srca.addr = (uint8_t *)srca.addr + 2048;
+		srca.iova += 2048;
+		srcb.addr = (uint8_t *)srcb.addr + 2048;
+		srcb.iova += 2048;
+		memset(srca.addr, 0x40 + i, 64);
+		memset(srcb.addr, 0x80 + i, 64);
+		memset(da, 0, 64);
+		memset(db, 0, 64);
+		s1 = one(pa_, &srca, &b.buf, 64 * (i % 16), 100 + i);
+		s2 = one(pb_, &srcb, &a.buf, 64 * (i % 16), 200 + i);
+		if (s1 != IBV_WC_SUCCESS || s2 != IBV_WC_SUCCESS ||
+		    da[0] != (uint8_t)(0x40 + i) || da[63] != (uint8_t)(0x40 + i) ||
+		    db[0] != (uint8_t)(0x80 + i) || db[63] != (uint8_t)(0x80 + i)) {
+			if (!bad++)
+				snprintf(
+				    first, sizeof(first),
+				    "round %d: alice->bob %d (landed 0x%02x), bob->alice "
+				    "%d (landed 0x%02x)",
+				    i, s1, da[0], s2, db[0]);
+		}
+		if (wait_q0_ready(a.c, 1, 2) < 0 || wait_q0_ready(b.c, 1, 2) < 0)
+			notready++;
+	}
+	CHECK(!bad, "%d of %d rounds of both-sides restarts lost a WRITE (%s)", bad,
+	      ROUNDS, first);
+	CHECK(!notready, "%d rounds left a side not READY", notready);
+out:
+	ssq_client_close(a.c);
+	ssq_client_close(b.c);
+	kill(la, SIGTERM);
+	waitpid(la, &st, 0);
+	kill(lb, SIGTERM);
+	waitpid(lb, &st, 0);
+	unlink(sa);
+	unlink(sb);
+	return test_exit("ctrl_adv_peer_both_restart");
+}

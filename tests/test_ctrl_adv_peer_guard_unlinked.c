@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A queue reset while its link is down. The link is TCP; the queue's QPs
+ * do not need it, and when it drops (a network blip, a keepalive timeout,
+ * an unanswered restart ask) both ends stay in RTS and
+ * the peer's QP expects the PSNs after what it already took. If alice's
+ * guard then restarts her QP alone - the link cannot carry the restart
+ * ask - it comes back at its first PSNs, inside bob's duplicate window:
+ * bob acknowledges (or drops) WRITEs it never executes. So a WRITE posted
+ * after that reset must not complete with success unless it landed, must
+ * not fail with RETRY_EXC either, and once the link is back WRITEs land.
+ * alice reaches bob through a TCP relay in this process: the link is
+ * dropped by stopping the relay (a network partition of the TCP path
+ * only), and comes back when it runs again.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include "recv_flow.h"
+#include "shm/layout.h"
+
+static int one(struct ssq_queue *q, const struct ssq_buf *src, const struct ssq_buf *dst,
+               uint64_t off, uint64_t id, double secs)
+{
+	struct ssq_producer *p = ssq_queue_producer(q);
+	struct ibv_sge sge = { src->iova, 64, src->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ssq_completion comp;
+	double t0 = now_s();
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = dst->remote_addr + off;
+	wr.wr.rdma.rkey = dst->rkey;
+	while ((rc = ssq_post_wr(p, &wr, &bad)) == -EAGAIN && now_s() - t0 < secs)
+		usleep(1000);
+	if (rc)
+		return -1000 + rc;
+	while (now_s() - t0 < secs + 10) {
+		if (ssq_poll(p, &comp, 1) == 1 && comp.wr_id == id)
+			return (int)comp.status;
+		usleep(100);
+	}
+	return -1;
+}
+
+/*
+ * A relay from 127.0.0.1:@port to @to: each connection forwarded to a new
+ * one to @to, until killed (then everything closes, and nothing listens).
+ */
+static pid_t relay(uint16_t port, uint16_t to)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct sockaddr_in sa;
+		struct pollfd pfd[3];
+		int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, a = -1, b = -1;
+		char buf[4096];
+
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sa.sin_port = htons(port);
+		if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 4))
+			_exit(3);
+		for (;;) {
+			int n, i;
+
+			pfd[0] = (struct pollfd){ l, POLLIN, 0 };
+			pfd[1] = (struct pollfd){ a, POLLIN, 0 };
+			pfd[2] = (struct pollfd){ b, POLLIN, 0 };
+			if (poll(pfd, 3, -1) < 0)
+				_exit(4);
+			if (pfd[0].revents & POLLIN) {
+				int c = accept(l, NULL, NULL);
+
+				if (a >=
+				    0) { /* one link at a time: the new one replaces it */
+					close(a);
+					close(b);
+				}
+				a = c;
+				b = socket(AF_INET, SOCK_STREAM, 0);
+				sa.sin_port = htons(to);
+				if (connect(b, (struct sockaddr *)&sa, sizeof(sa))) {
+					close(a);
+					close(b);
+					a = b = -1;
+				}
+				continue;
+			}
+			for (i = 1; i < 3; i++) {
+				if (!pfd[i].revents)
+					continue;
+				n = (int)read(pfd[i].fd, buf, sizeof(buf));
+				if (n <= 0) {
+					close(a);
+					close(b);
+					a = b = -1;
+					break;
+				}
+				(void)!write(i == 1 ? b : a, buf, (size_t)n);
+			}
+		}
+	}
+	return pid;
+}
+
+int main(void)
+{
+	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
+	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
+		                 peer_a,    "--listen", pa,      NULL };
+	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
+		                 peer_b,    "--listen", pb,    NULL };
+	struct ssq_client *ca = NULL, *cb = NULL;
+	struct ssq_queue *qa = NULL;
+	struct ssq_buf src, dst;
+	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port(),
+	         port_r = free_tcp_port();
+	uint8_t *d;
+	int i, st;
+	double t0;
+	pid_t la, lb, r = relay(port_r, port_b);
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sa, sizeof(sa), "/tmp/ssq-advg-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-advg-b-%d.sock", getpid());
+	snprintf(pa, sizeof(pa), "%u", port_a);
+	snprintf(pb, sizeof(pb), "%u", port_b);
+	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_r); /* the relay */
+	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
+	la = rssqd_start(sa, NULL, a_args);
+	lb = rssqd_start(sb, NULL, b_args);
+	ca = ssqd_connect_pid(sa, la);
+	cb = ca ? ssqd_connect_pid(sb, lb) : NULL;
+	CHECK(ca && cb && wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
+	      "alice and bob linked");
+	if (!ca || !cb || ssq_queue_open(ca, "bob/q0", &qa) ||
+	    ssq_buf_alloc(ca, 4096, &src) || ssq_buf_alloc(cb, 4096, &dst))
+		goto out;
+	d = dst.addr;
+	/* PSNs move on: bob's QP expects the ones after these. */
+	for (i = 0; i < 20; i++) {
+		memset(src.addr, 0x10 + i, 64);
+		st = one(qa, &src, &dst, 64 * (unsigned)i, (uint64_t)i, 5);
+		CHECK(st == IBV_WC_SUCCESS && d[64 * i] == 0x10 + i,
+		      "WRITE %d before: %d", i, st);
+	}
+
+	/* The link dropped (the relay gone: alice's redials refused), the QPs untouched.
+	 */
+	kill(r, SIGKILL);
+	waitpid(r, &st, 0);
+	r = -1;
+	CHECK(wait_q0_ready(ca, 0, 2) >= 0, "alice lists bob/q0 down");
+	/* alice's block scribbled: her guard resets the queue with the link down. */
+	__atomic_fetch_add(&ssq_queue_producer(qa)->ctl->epoch, 7, __ATOMIC_SEQ_CST);
+	usleep(30000);
+	memset(src.addr, 0x77, 64);
+	memset(d + 2048, 0, 64);
+	st = one(qa, &src, &dst, 2048, 100, 0.05);
+	CHECK(st != IBV_WC_SUCCESS || d[2048] == 0x77,
+	      "a WRITE after the reset with the link down: success, but bob holds 0x%02x",
+	      d[2048]);
+	printf("the WRITE after the reset: status %d, bob holds 0x%02x\n", st, d[2048]);
+	CHECK(st != IBV_WC_RETRY_EXC_ERR,
+	      "a WRITE after the reset with the link down: retry exceeded (%d)", st);
+	/* Once the link is back, WRITEs land. */
+	r = relay(port_r, port_b);
+	memset(src.addr, 0x78, 64);
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(10000))
+		if ((st = one(qa, &src, &dst, 2048 + 64, 101, 0.05)) == IBV_WC_SUCCESS)
+			break;
+	CHECK(st == IBV_WC_SUCCESS && d[2048 + 64] == 0x78,
+	      "after the link is back: WRITE %d, bob holds 0x%02x", st, d[2048 + 64]);
+out:
+	if (r > 0) {
+		kill(r, SIGKILL);
+		waitpid(r, &st, 0);
+	}
+	ssq_client_close(ca);
+	ssq_client_close(cb);
+	kill(la, SIGTERM);
+	waitpid(la, &st, 0);
+	kill(lb, SIGTERM);
+	waitpid(lb, &st, 0);
+	unlink(sa);
+	unlink(sb);
+	return test_exit("ctrl_adv_peer_guard_unlinked");
+}

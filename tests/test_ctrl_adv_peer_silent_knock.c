@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Anyone who can reach an ssqd's --listen port must not be able to stop it
+ * serving. Two daemons of a cluster (alice dials, bob accepts); this
+ * process is a client of bob and, meanwhile, a stranger on bob's TCP port:
+ *  1. a connection that never says anything;
+ *  2. one that sends its address message a byte a second;
+ *  3. four silent connections at once;
+ *  4. four that each send a well-formed address message of a daemon that
+ *     is not in the cluster (mallory), then neither read nor close.
+ * Throughout, bob's clients are answered at once (a LIST well under a
+ * second) and the link to alice stays up: a WRITE alice -> bob lands. A
+ * peer that really is slow is the peer's problem, not every client's.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include "recv_flow.h"
+#include "ctrl/proto/peer_msg.h"
+#include "shm/layout.h"
+
+static double worst; /* the slowest LIST of bob's client, seconds */
+static int failed;   /* LISTs that failed */
+static char first_err[200];
+
+/* LISTs of @c for @secs; the slowest one's time goes to worst. */
+static void list_for(struct ssq_client *c, double secs, void (*tick)(double))
+{
+	struct ssq_queue_info info[SSQ_MAX_QUEUES];
+	double t0 = now_s();
+
+	while (now_s() - t0 < secs) {
+		double t = now_s(), dt;
+		int n = ssq_client_list(c, info, SSQ_MAX_QUEUES);
+
+		dt = now_s() - t;
+		if (n < 1 && !failed++)
+			snprintf(first_err, sizeof(first_err), "%d after %.2f s: %s", n,
+			         dt, ssq_client_error(c));
+		if (dt > worst)
+			worst = dt;
+		if (tick)
+			tick(now_s() - t0);
+		usleep(20000);
+	}
+}
+
+static int knock(uint16_t port)
+{
+	struct sockaddr_in sa;
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* 2.'s talker: a version-3 header, then zeros, one byte a second. */
+static int slow_fd = -1;
+static unsigned slow_sent;
+static void slow_tick(double t)
+{
+	static const uint8_t head[8] = { 'S', 'S', 'Q', 'P', 0, 3, 0, 1 };
+	uint8_t b;
+
+	if (t < slow_sent * 1.0)
+		return;
+	b = slow_sent < sizeof(head) ? head[slow_sent] : 0;
+	(void)!send(slow_fd, &b, 1, MSG_NOSIGNAL);
+	slow_sent++;
+}
+
+/* A WRITE on @q of 8 bytes to @dst; its status, or below 0 for none. */
+static int write8(struct ssq_queue *q, const struct ssq_buf *src,
+                  const struct ssq_buf *dst)
+{
+	struct ssq_producer *p = ssq_queue_producer(q);
+	struct ibv_sge sge = { src->iova, 8, src->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ssq_completion comp;
+	double t0 = now_s();
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 7;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = dst->remote_addr;
+	wr.wr.rdma.rkey = dst->rkey;
+	if (ssq_post_wr(p, &wr, &bad))
+		return -3;
+	while (now_s() - t0 < 10) {
+		if (ssq_poll(p, &comp, 1) == 1)
+			return (int)comp.status;
+		usleep(100);
+	}
+	return -1;
+}
+
+int main(void)
+{
+	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
+	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
+		                 peer_a,    "--listen", pa,      NULL };
+	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
+		                 peer_b,    "--listen", pb,    NULL };
+	struct ssq_client *ca = NULL, *cb = NULL;
+	struct ssq_queue *qa = NULL;
+	struct ssq_buf ba, bb;
+	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
+	int s[4], i, st;
+	pid_t la, lb;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(sa, sizeof(sa), "/tmp/ssq-advk-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-advk-b-%d.sock", getpid());
+	snprintf(pa, sizeof(pa), "%u", port_a);
+	snprintf(pb, sizeof(pb), "%u", port_b);
+	/* alice's peer is bob and the reverse; alice sorts first: she dials. */
+	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
+	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
+	la = rssqd_start(sa, NULL, a_args);
+	lb = rssqd_start(sb, NULL, b_args);
+	ca = ssqd_connect_pid(sa, la);
+	cb = ca ? ssqd_connect_pid(sb, lb) : NULL;
+	CHECK(ca && cb && wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
+	      "alice and bob linked");
+	if (!ca || !cb || ssq_queue_open(ca, "bob/q0", &qa) ||
+	    ssq_buf_alloc(ca, 4096, &ba) || ssq_buf_alloc(cb, 4096, &bb))
+		goto out;
+
+	/* 1. Silent. */
+	s[0] = knock(port_b);
+	worst = 0;
+	failed = 0;
+	list_for(cb, 3.0, NULL);
+	CHECK(worst < 0.8 && !failed,
+	      "a silent stranger on bob's port: slowest LIST %.2f s, %d failed (%s)",
+	      worst, failed, first_err);
+	close(s[0]);
+
+	/* 2. A byte a second. */
+	slow_fd = knock(port_b);
+	worst = 0;
+	failed = 0;
+	list_for(cb, 8.0, slow_tick);
+	CHECK(worst < 0.8 && !failed,
+	      "a stranger sending a byte a second: slowest LIST %.2f s, %d failed (%s)",
+	      worst, failed, first_err);
+	close(slow_fd);
+
+	/* 3. Four at once. */
+	for (i = 0; i < 4; i++)
+		s[i] = knock(port_b);
+	worst = 0;
+	failed = 0;
+	list_for(cb, 3.0, NULL);
+	CHECK(worst < 0.8 && !failed,
+	      "four silent strangers: slowest LIST %.2f s, %d failed (%s)", worst, failed,
+	      first_err);
+	for (i = 0; i < 4; i++)
+		close(s[i]);
+
+	/* 4. Strangers with a name, refused, that keep the connection open. */
+	for (i = 0; i < 4; i++) {
+		struct proto_peer_addr m;
+		uint8_t msg[SSQ_PEER_MSG_LEN];
+
+		memset(&m, 0, sizeof(m));
+		m.count = 1;
+		m.lid = 1;
+		m.qpn = 0x100;
+		m.psn = 1;
+		m.data_rkey = 1;
+		m.link_layer = IBV_LINK_LAYER_INFINIBAND;
+		m.mtu = IBV_MTU_4096;
+		m.rd_atom = 16;
+		snprintf(m.name, sizeof(m.name), "mallory");
+		proto_peer_encode(&m, msg);
+		s[i] = knock(port_b);
+		(void)!send(s[i], msg, sizeof(msg), MSG_NOSIGNAL);
+	}
+	worst = 0;
+	failed = 0;
+	list_for(cb, 3.0, NULL);
+	CHECK(worst < 0.8 && !failed,
+	      "four named strangers held open: slowest LIST %.2f s, %d failed (%s)",
+	      worst, failed, first_err);
+	for (i = 0; i < 4; i++)
+		close(s[i]);
+
+	*(uint64_t *)ba.addr = 0x5eed;
+	st = write8(qa, &ba, &bb);
+	CHECK(st == IBV_WC_SUCCESS && *(uint64_t *)bb.addr == 0x5eed,
+	      "alice -> bob still carries a WRITE: status %d, landed 0x%llx", st,
+	      (unsigned long long)*(uint64_t *)bb.addr);
+out:
+	ssq_client_close(ca);
+	ssq_client_close(cb);
+	kill(la, SIGTERM);
+	waitpid(la, &st, 0);
+	kill(lb, SIGTERM);
+	waitpid(lb, &st, 0);
+	unlink(sa);
+	unlink(sb);
+	return test_exit("ctrl_adv_peer_silent_knock");
+}
