@@ -143,7 +143,7 @@ static int restart_ask(struct ssqd *d, struct ssqd_peer *p, unsigned qi,
 	char err[200];
 	int rc = 0;
 
-	if (q->link_seq && p->addr)
+	if (q->link_seq && p->dials)
 		return 0; /* both asked: the dialer's wins, the peer answers ours */
 	if (!q->link_seq) {
 		ssq_ctl_quiesce(&q->prod, ssqd_live_records(d, qi), SSQD_LEASE_MS);
