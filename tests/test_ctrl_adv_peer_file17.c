@@ -72,9 +72,8 @@ int main(void)
 	pid = start(sock, log, args);
 	c = ssqd_connect_pid(sock, pid);
 	n = c ? ssq_client_list(c, info, SSQ_MAX_QUEUES) : -1;
-	CHECK(c && n == 16,
-	      "a file of 16 daemons is 16 queues: ssqd serves %d (log: %s)", n,
-	      file_has(log, "more than 16 peers") ? "'more than 16 peers'" : "-");
+	CHECK(c && n == 16, "a file of 16 daemons is 16 queues: ssqd serves %d (log: %s)",
+	      n, file_has(log, "more than 16 peers") ? "'more than 16 peers'" : "-");
 	ssq_client_close(c);
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);
