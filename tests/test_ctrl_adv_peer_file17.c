@@ -9,35 +9,7 @@
  * (17 peers) saying there are too many peers.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
-
-static int file_has(const char *path, const char *needle)
-{
-	char buf[8192];
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	return strstr(buf, needle) != NULL;
-}
-
-/* ssqd with @args, its stderr in @log; its pid. */
-static pid_t start(const char *sock, const char *log, const char *const *args)
-{
-	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
-	pid_t pid;
-
-	dup2(fd, 2);
-	pid = rssqd_start(sock, NULL, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	return pid;
-}
+#include "cluster_flow.h"
 
 static void write_file(const char *path, unsigned n, uint16_t first_port)
 {
@@ -69,11 +41,11 @@ int main(void)
 	/* 16 daemons, n15 among them: its 15 peers and its own queue. */
 	args[2] = "n15";
 	write_file(peers, 16, 40000);
-	pid = start(sock, log, args);
+	pid = cf_start(sock, log, 0, NULL, args);
 	c = ssqd_connect_pid(sock, pid);
 	n = c ? ssq_client_list(c, info, SSQ_MAX_QUEUES) : -1;
 	CHECK(c && n == 16, "a file of 16 daemons is 16 queues: ssqd serves %d (log: %s)",
-	      n, file_has(log, "more than 16 peers") ? "'more than 16 peers'" : "-");
+	      n, cf_file_has(log, "more than 16 peers") ? "'more than 16 peers'" : "-");
 	ssq_client_close(c);
 	kill(pid, SIGTERM);
 	waitpid(pid, &st, 0);
@@ -81,18 +53,18 @@ int main(void)
 	/* 17 daemons: 17 queues, one too many. */
 	args[2] = "n16";
 	write_file(peers, 17, 40000);
-	pid = start(sock, log, args);
+	pid = cf_start(sock, log, 0, NULL, args);
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-	          file_has(log, "is 17 queues, more than the 16"),
+	          cf_file_has(log, "is 17 queues, more than the 16"),
 	      "a file of 17 daemons is refused: exit 0x%x", st);
 
 	/* 18 daemons: 17 peers, one too many. */
 	write_file(peers, 18, 40000);
-	pid = start(sock, log, args);
+	pid = cf_start(sock, log, 0, NULL, args);
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 &&
-	          file_has(log, "more than 16 peers"),
+	          cf_file_has(log, "more than 16 peers"),
 	      "a file of 18 daemons is refused: exit 0x%x", st);
 
 	unlink(peers);

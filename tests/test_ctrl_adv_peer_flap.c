@@ -8,9 +8,7 @@
  * the end carol's queues come back on both.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 #define SLOTS 512u
 
@@ -22,16 +20,10 @@ static pid_t start(int i)
 {
 	const char *args[] = { "--eager",  "--name",   names[i],  "--peers",
 		               peers_path, "--listen", lports[i], NULL };
-	int fd = open("/dev/null", O_WRONLY), saved = dup(2);
-	pid_t pid;
 
-	if (i == 2)
-		dup2(fd, 2); /* carol's many starts say nothing */
-	pid = rssqd_start(socks[i], NULL, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	return pid;
+	/* carol's many starts say nothing */
+	return i == 2 ? cf_start(socks[i], NULL, 0, NULL, args)
+	              : rssqd_start(socks[i], NULL, args);
 }
 
 struct side {
@@ -94,17 +86,6 @@ static void reap_side(struct side *s, struct side *t)
 	}
 }
 
-static int ready(struct ssq_client *c, const char *name)
-{
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int n = ssq_client_list(c, info, SSQ_MAX_QUEUES), i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(info[i].name, name))
-			return info[i].ready;
-	return -1;
-}
-
 int main(void)
 {
 	struct side a = { 0 }, b = { 0 };
@@ -131,10 +112,11 @@ int main(void)
 	a.c = ssqd_connect_pid(socks[0], pids[0]);
 	b.c = a.c ? ssqd_connect_pid(socks[1], pids[1]) : NULL;
 	for (t0 = now_s(); a.c && b.c && now_s() - t0 < 20; usleep(10000))
-		if (ready(a.c, "bob/q0") == 1 && ready(b.c, "alice/q0") == 1 &&
-		    ready(a.c, "carol/q0") == 1)
+		if (cf_ready(a.c, "bob/q0") == 1 && cf_ready(b.c, "alice/q0") == 1 &&
+		    cf_ready(a.c, "carol/q0") == 1)
 			break;
-	CHECK(a.c && b.c && ready(a.c, "bob/q0") == 1 && ready(b.c, "alice/q0") == 1,
+	CHECK(a.c && b.c && cf_ready(a.c, "bob/q0") == 1 &&
+	          cf_ready(b.c, "alice/q0") == 1,
 	      "the cluster linked");
 	if (!a.c || !b.c || ssq_queue_open(a.c, "bob/q0", &a.q) ||
 	    ssq_queue_open(b.c, "alice/q0", &b.q) || ssq_buf_alloc(a.c, 4096, &a.buf) ||
@@ -177,9 +159,9 @@ int main(void)
 	CHECK(!lfail && worst < 0.8,
 	      "alice answers LIST throughout: %d failed, slowest %.2f s", lfail, worst);
 	for (t0 = now_s(); now_s() - t0 < 20; usleep(20000))
-		if (ready(a.c, "carol/q0") == 1 && ready(b.c, "carol/q0") == 1)
+		if (cf_ready(a.c, "carol/q0") == 1 && cf_ready(b.c, "carol/q0") == 1)
 			break;
-	CHECK(ready(a.c, "carol/q0") == 1 && ready(b.c, "carol/q0") == 1,
+	CHECK(cf_ready(a.c, "carol/q0") == 1 && cf_ready(b.c, "carol/q0") == 1,
 	      "carol's queues back on alice and bob");
 out:
 	ssq_client_close(a.c);

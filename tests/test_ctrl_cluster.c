@@ -22,9 +22,7 @@
  *     logs; bad cluster options are refused naming what is wrong.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 #define N     4
 #define SENDS 8
@@ -39,41 +37,9 @@ static pid_t start(int i)
 	char lport[16];
 	const char *args[] = { "--name",   names[i], "--peers", peers_path,
 		               "--listen", lport,    NULL };
-	int fd = open(logs[i], O_WRONLY | O_CREAT | O_APPEND, 0600);
-	int saved = dup(2);
-	pid_t pid;
 
 	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	dup2(fd, 2); /* its log, for the checks of 4. */
-	pid = rssqd_start(socks[i], fault, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	return pid;
-}
-
-/* A LIST of @c: is its queue @name READY? 1, 0, or -1 when it has none such. */
-static int ready(struct ssq_client *c, const char *name)
-{
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int n = ssq_client_list(c, info, SSQ_MAX_QUEUES), i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(info[i].name, name))
-			return info[i].ready;
-	return -1;
-}
-
-static int wait_ready(struct ssq_client *c, const char *name, int want, double secs)
-{
-	double t0 = now_s();
-
-	while (now_s() - t0 < secs) {
-		if (ready(c, name) == want)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
+	return cf_start(socks[i], logs[i], 1, fault, args); /* its log: for 4. */
 }
 
 /* One signaled @op of @len bytes; its status, or below 0 for none. */
@@ -173,34 +139,15 @@ static int write_to(int i, int j, uint64_t v, const char *when)
 	return st == IBV_WC_SUCCESS && *dst == v && st2 == IBV_WC_SUCCESS ? 0 : -1;
 }
 
-static int file_has(const char *path, const char *needle)
-{
-	char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	return strstr(buf, needle) != NULL;
-}
-
 /* ssqd with @args exits 2 saying @needle. */
 static void bad_options(const char *const *args, const char *needle)
 {
 	char out[108];
-	int fd, saved = dup(2), st;
-	pid_t pid;
+	int st;
 
 	snprintf(out, sizeof(out), "/tmp/ssq-cl-bad-%d.log", getpid());
-	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fd, 2);
-	pid = rssqd_start("/tmp/ssq-cl-bad.sock", NULL, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && file_has(out, needle),
+	waitpid(cf_start("/tmp/ssq-cl-bad.sock", out, 0, NULL, args), &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && cf_file_has(out, needle),
 	      "bad options (%s ...): exit 0x%x, says '%s'", args[0], st, needle);
 	unlink(out);
 }
@@ -253,7 +200,7 @@ static void run(const char *wire_fault)
 	/* 0. On demand: no link before a client opens a queue of it. */
 	probe = ssqd_connect_pid(socks[0], pids[0]);
 	usleep(300000);
-	CHECK(probe && ready(probe, "bob/q0") == 0 && ready(probe, "dave/q0") == 0,
+	CHECK(probe && cf_ready(probe, "bob/q0") == 0 && cf_ready(probe, "dave/q0") == 0,
 	      "%s: alice linked a peer nobody opened a queue of", when);
 	ssq_client_close(probe);
 
@@ -315,22 +262,23 @@ static void run(const char *wire_fault)
 		      now_s() - t0);
 	}
 	for (i = 0; i < 3; i++)
-		CHECK(wait_ready(nodes[i].c, "dave/q0", 0, 10),
+		CHECK(cf_wait_ready(nodes[i].c, "dave/q0", 0, 10),
 		      "%s: %s's queue to dave leaves READY", when, names[i]);
 	for (i = 0; i < 10; i++) {
 		write_to(0, 1, 0x2000u + i, when);
 		write_to(1, 2, 0x3000u + i, when);
 		write_to(2, 0, 0x4000u + i, when);
 	}
-	CHECK(ready(nodes[0].c, "bob/q0") == 1 && ready(nodes[1].c, "carol/q0") == 1 &&
-	          ready(nodes[2].c, "alice/q0") == 1,
+	CHECK(cf_ready(nodes[0].c, "bob/q0") == 1 &&
+	          cf_ready(nodes[1].c, "carol/q0") == 1 &&
+	          cf_ready(nodes[2].c, "alice/q0") == 1,
 	      "%s: the others stayed READY", when);
 
 	/* 3. dave back: his queues on all three, nobody else restarted. */
 	pids[3] = start(3);
 	CHECK(!open_node(3), "%s: dave back, his queues ready", when);
 	for (i = 0; i < 3; i++)
-		CHECK(wait_ready(nodes[i].c, "dave/q0", 1, 20),
+		CHECK(cf_wait_ready(nodes[i].c, "dave/q0", 1, 20),
 		      "%s: %s's queue to dave back", when, names[i]);
 	if (nodes[3].c)
 		for (i = 0; i < 3; i++) {
@@ -381,21 +329,13 @@ int main(void)
 	pids[0] = start(0);
 	snprintf(logs[N], sizeof(logs[N]), "/tmp/ssq-cl-aaron-%d.log", getpid());
 	snprintf(lport, sizeof(lport), "%u", free_tcp_port());
-	{
-		int fd = open(logs[N], O_WRONLY | O_CREAT | O_TRUNC, 0600),
-		    saved = dup(2);
-
-		dup2(fd, 2);
-		stray = rssqd_start("/tmp/ssq-cl-aaron.sock", NULL, stray_args);
-		dup2(saved, 2);
-		close(fd);
-		close(saved);
-	}
-	for (i = 0; i < 100 && !file_has(logs[0], "'aaron' is not a peer of alice"); i++)
+	stray = cf_start("/tmp/ssq-cl-aaron.sock", logs[N], 0, NULL, stray_args);
+	for (i = 0; i < 100 && !cf_file_has(logs[0], "'aaron' is not a peer of alice");
+	     i++)
 		usleep(50000);
-	CHECK(file_has(logs[0], "'aaron' is not a peer of alice"),
+	CHECK(cf_file_has(logs[0], "'aaron' is not a peer of alice"),
 	      "alice says why aaron is refused");
-	CHECK(file_has(logs[N], "peer refused: 'aaron' is not a peer of alice"),
+	CHECK(cf_file_has(logs[N], "peer refused: 'aaron' is not a peer of alice"),
 	      "aaron says alice refused it, and why");
 	kill(stray, SIGTERM);
 	waitpid(stray, &st, 0);

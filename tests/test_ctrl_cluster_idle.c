@@ -17,9 +17,7 @@
  *     SSQ_OPEN_LINK_MS saying why, and the peer shows failed, with why.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 #define N 4
 static const char *const names[N] = { "alice", "bob", "carol", "dave" };
@@ -32,52 +30,9 @@ static pid_t start(int i, const char *opt, const char *val)
 	char lport[16];
 	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
 		               lport,    opt,      val,       NULL };
-	int fd = open(logs[i], O_WRONLY | O_CREAT | O_APPEND, 0600);
-	int saved = dup(2);
-	pid_t pid;
 
 	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	dup2(fd, 2);
-	pid = rssqd_start(socks[i], NULL, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	return pid;
-}
-
-static int ready(struct ssq_client *c, const char *name)
-{
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int n = ssq_client_list(c, info, SSQ_MAX_QUEUES), i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(info[i].name, name))
-			return info[i].ready;
-	return -1;
-}
-
-static int wait_ready(struct ssq_client *c, const char *name, int want, double secs)
-{
-	double t0 = now_s();
-
-	while (now_s() - t0 < secs) {
-		if (ready(c, name) == want)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
-
-static int file_has(const char *path, const char *needle)
-{
-	char buf[65536];
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	return strstr(buf, needle) != NULL;
+	return cf_start(socks[i], logs[i], 1, NULL, args);
 }
 
 /* `ssqd --status --socket @sock` prints @needle. */
@@ -93,7 +48,7 @@ static int status_has(const char *sock, const char *needle)
 		fprintf(stderr, "%s failed\n", cmd);
 		return 0;
 	}
-	found = file_has(out, needle);
+	found = cf_file_has(out, needle);
 	if (!found) {
 		char buf[4096];
 		FILE *f = fopen(out, "r");
@@ -158,7 +113,7 @@ int main(void)
 	ssq_queue_close(qc);
 	usleep(50000); /* both peers hear alice is idle */
 	CHECK(!open_q(a, "dave/q0", &qd), "dave/q0 opens, a third peer");
-	CHECK(ready(a, "bob/q0") == 0 && ready(a, "carol/q0") == 1,
+	CHECK(cf_ready(a, "bob/q0") == 0 && cf_ready(a, "carol/q0") == 1,
 	      "the least recently used link (bob's) closed for dave's");
 	{
 		struct ssq_peer_info pi[8];
@@ -181,11 +136,11 @@ int main(void)
 		          status_has(socks[0], "dave/q0"),
 		      "ssqd --status shows bob idle, dave ready, the queues");
 	}
-	CHECK(file_has(logs[0], "peer bob: link closed (the least recently used"),
+	CHECK(cf_file_has(logs[0], "peer bob: link closed (the least recently used"),
 	      "alice says why bob's link closed");
-	for (i = 0; i < 100 && !file_has(logs[1], "peer alice: link down"); i++)
+	for (i = 0; i < 100 && !cf_file_has(logs[1], "peer alice: link down"); i++)
 		usleep(10000);
-	CHECK(file_has(logs[1], "peer alice: link down"), "bob saw the close");
+	CHECK(cf_file_has(logs[1], "peer alice: link down"), "bob saw the close");
 	CHECK(!open_q(a, "carol/q0", &qc), "carol/q0 open again, held");
 	st = ssq_queue_open(a, "bob/q0", &qb);
 	CHECK(st == -EBUSY && strstr(ssq_client_error(a), "--max-active-peers 2"),
@@ -193,7 +148,7 @@ int main(void)
 	ssq_queue_close(qc);
 	usleep(50000);
 	CHECK(!open_q(a, "bob/q0", &qb), "bob/q0 once carol's link is idle");
-	CHECK(ready(a, "carol/q0") == 0 && ready(a, "dave/q0") == 1,
+	CHECK(cf_ready(a, "carol/q0") == 0 && cf_ready(a, "dave/q0") == 1,
 	      "carol's link closed for bob's, dave's (in use) kept");
 	ssq_queue_close(qb);
 	ssq_queue_close(qd);
@@ -209,18 +164,18 @@ int main(void)
 	if (!a || !b)
 		goto out;
 	CHECK(!open_q(b, "alice/q0", &qa), "bob's client opens alice/q0");
-	CHECK(wait_ready(a, "bob/q0", 1, 5), "alice's side of it up");
+	CHECK(cf_wait_ready(a, "bob/q0", 1, 5), "alice's side of it up");
 	usleep(900000); /* three times --idle-ms: bob's end is in use */
-	CHECK(ready(a, "bob/q0") == 1 && ready(b, "alice/q0") == 1,
+	CHECK(cf_ready(a, "bob/q0") == 1 && cf_ready(b, "alice/q0") == 1,
 	      "a link in use at the other end stays up");
 	ssq_queue_close(qa);
 	t0 = now_s();
-	CHECK(wait_ready(a, "bob/q0", 0, 5), "idle at both ends: alice closes it");
+	CHECK(cf_wait_ready(a, "bob/q0", 0, 5), "idle at both ends: alice closes it");
 	took = now_s() - t0;
 	CHECK(took > 0.2 && took < 2.0,
 	      "closed %.2f s after the last close (--idle-ms 300)", took);
-	CHECK(file_has(logs[0], "(--idle-ms)"), "alice says why");
-	CHECK(wait_ready(b, "alice/q0", 0, 5), "bob's side closed too");
+	CHECK(cf_file_has(logs[0], "(--idle-ms)"), "alice says why");
+	CHECK(cf_wait_ready(b, "alice/q0", 0, 5), "bob's side closed too");
 	CHECK(!open_q(b, "alice/q0", &qa), "and opens again on demand");
 	ssq_queue_close(qa);
 

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared pieces of the tests that run several ssqd as a cluster (--name,
+ * --peers): a daemon started with its stderr in a log file, a log's
+ * contents, and a queue's readiness by name as LIST shows it.
+ */
+#ifndef SSQ_TEST_CLUSTER_FLOW_H
+#define SSQ_TEST_CLUSTER_FLOW_H
+
+#include <fcntl.h>
+#include "recv_flow.h"
+#include "shm/layout.h"
+
+/*
+ * ssqd (rssqd_start's, SSQ_EMU_WIRE_FAULT @fault unless NULL) at @sock with
+ * @args, its stderr into @log (appended when @append, else truncated;
+ * NULL: /dev/null). Returns its pid.
+ */
+static inline pid_t cf_start(const char *sock, const char *log, int append,
+                             const char *fault, const char *const *args)
+{
+	int fd = log ? open(log, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0600)
+	             : open("/dev/null", O_WRONLY);
+	int saved = dup(2);
+	pid_t pid;
+
+	dup2(fd, 2);
+	pid = rssqd_start(sock, fault, args);
+	dup2(saved, 2);
+	close(fd);
+	close(saved);
+	return pid;
+}
+
+/* Does the file at @path (its first 64 KiB) hold @needle? */
+static inline int cf_file_has(const char *path, const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
+/* A LIST of @c: is its queue @name READY? 1, 0, or -1 when it has none such. */
+static inline int cf_ready(struct ssq_client *c, const char *name)
+{
+	struct ssq_queue_info info[SSQ_MAX_QUEUES];
+	int n = ssq_client_list(c, info, SSQ_MAX_QUEUES), i;
+
+	for (i = 0; i < n && i < (int)SSQ_MAX_QUEUES; i++)
+		if (!strcmp(info[i].name, name))
+			return info[i].ready;
+	return -1;
+}
+
+/* Poll cf_ready until it says @want, for up to @secs; 1 if it did. */
+static inline int cf_wait_ready(struct ssq_client *c, const char *name, int want,
+                                double secs)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < secs) {
+		if (cf_ready(c, name) == want)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+#endif
