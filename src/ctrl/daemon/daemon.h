@@ -497,17 +497,12 @@ int ssqd_queue_rebuild_paced(struct ssqd *d, unsigned qi, uint64_t now_ns, char 
  * ssqd_peer_lost - forget @p's link: its queues listed as not ready
  *   (requests in flight end as the transport decides, retry-exceeded); a
  *   peer ssqd dials is dialed again with backoff.
- * ssqd_peer_rebring - @p on the connected socket @s: fresh PSNs, the
- *   exchange (@got: the addresses the accept path read already, ours are
- *   sent after; NULL: ours first, then theirs), then each of its queues
- *   connected (the first time) or fenced, drained and taken RESET -> INIT
- *   -> RTR -> RTS against the new addresses (ssqd_queue_recover), and
- *   published READY. On any failure its queues are left in ERROR and @s is
- *   not kept. Returns 0 (p->fd = @s) or a negative errno with @why.
- * ssqd_accept_peer - --listen: a peer is knocking: read its addresses, tell
- *   which peer it is (its name; the one peer of --listen), refuse it with a
- *   reason both sides log when it is unknown or already linked and
- *   healthy, else bring its queues up.
+ * ssqd_peer_rebring - @p knocked on the socket @s with its addresses
+ *   @remote (peer_accept.c): fresh PSNs, ours sent, then each of its
+ *   queues connected (the first time) or fenced, drained and taken RESET
+ *   -> INIT -> RTR -> RTS against the new addresses (ssqd_queue_recover),
+ *   and published READY. On any failure its queues are left in ERROR and
+ *   @s is not kept. Returns 0 (p->fd = @s) or a negative errno with @why.
  * ssqd_peer_fence_all - @p's queues to ERROR (listed, shared state, QP).
  * ssqd_peer_down - nonzero when queue @qi's peer is not linked now; @why
  *   says so.
@@ -517,8 +512,10 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents);
 void ssqd_peer_tick(struct ssqd *d);
 void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
-                      const struct proto_peer_addr *got, char *why, size_t whylen);
+                      const struct proto_peer_addr *remote, char *why, size_t whylen);
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p);
+/* @p's connection closed, whatever it was (a dial, a want, the link). */
+void ssqd_peer_close_link(struct ssqd_peer *p);
 /* "peer NAME", or "the peer ssqd" in a one-peer mode, for the logs. */
 const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len);
 /* In a cluster: @remote (opt.peer_queues addresses) all came from @p. */

@@ -93,6 +93,16 @@ const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len)
 	return buf;
 }
 
+void ssqd_peer_close_link(struct ssqd_peer *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	p->connecting = 0;
+	p->exchanging = 0;
+	p->noting = 0;
+}
+
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p)
 {
 	unsigned k;
@@ -129,11 +139,7 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 
 	if (p->fd >= 0 && !p->connecting)
 		p->losses++;
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
-	p->connecting = 0;
-	p->exchanging = 0;
+	ssqd_peer_close_link(p);
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
 	ssqd_link_restart_abandon(d, p);
 	for (k = 0; k < d->opt.peer_queues; k++) {
@@ -284,27 +290,30 @@ fail:
 }
 
 int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
-                      const struct proto_peer_addr *got, char *why, size_t whylen)
+                      const struct proto_peer_addr *remote, char *why, size_t whylen)
 {
-	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	unsigned n = d->opt.peer_queues;
 	int rc;
 
 	prepare(d, p);
-	/* Accepting, theirs came first; either way each side connects its own. */
-	if (got)
-		rc = ssqd_link_send(s, &d->local_addrs[p->q0], n, why, whylen);
-	else
-		rc = ssqd_link_exchange(s, &d->local_addrs[p->q0], remote, n,
-		                        PEER_EXCHANGE_MS, why, whylen);
-	if (!rc && !got)
-		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
+	/* Theirs came first; each side connects its own QPs after the exchange. */
+	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, why, whylen);
 	if (rc) {
 		if (p->ever)
 			ssqd_peer_fence_all(d, p);
 		return rc;
 	}
-	return finish(d, p, s, got ? got : remote, why, whylen);
+	return finish(d, p, s, remote, why, whylen);
+}
+
+/* From now on @p's link is wanted: dialed (or asked for) at the next tick. */
+static void want_now(struct ssqd_peer *p)
+{
+	if (p->wanted)
+		return;
+	p->wanted = 1;
+	p->attempts = 0;
+	p->backoff_ms = BACKOFF_MIN_MS;
+	p->retry_ns = 0;
 }
 
 /*
@@ -315,7 +324,7 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
 static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
                          struct proto_peer_addr *remote, char *why, size_t whylen)
 {
-	unsigned n = d->opt.peer_queues, i;
+	unsigned n = d->opt.peer_queues;
 	ssize_t r =
 	    recv(p->fd, p->xbuf + p->xlen, sizeof(p->xbuf) - p->xlen, MSG_DONTWAIT);
 	int len, rc;
@@ -345,15 +354,9 @@ static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
 	}
 	if (p->xlen < n * SSQ_PEER_MSG_LEN)
 		return 0;
-	for (i = 0; i < n; i++) {
-		rc = proto_peer_decode(p->xbuf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
-		                       &remote[i], why, whylen);
-		if (!rc)
-			rc = ssqd_link_check_addr(&remote[i], i, n, why, whylen);
-		if (rc)
-			return rc < 0 ? rc : -EBADMSG;
-	}
-	rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
+	rc = ssqd_link_decode_addrs(p->xbuf, n, remote, why, whylen);
+	if (!rc)
+		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
 	return rc ? rc : 1;
 }
 
@@ -377,20 +380,20 @@ static void attempt_failed(struct ssqd_peer *p, const char *why)
 
 static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 {
+	int linked = p->fd >= 0 && !p->connecting, here = ssqd_peer_in_use(d, p), s;
 	char why[200];
-	int s;
 
-	if (p->fd >= 0 && !p->connecting &&
-	    ssqd_link_restart_overdue(d, p, now, why, sizeof(why))) {
+	if (linked && ssqd_link_restart_overdue(d, p, now, why, sizeof(why))) {
 		ssqd_peer_lost(d, p, why);
 		return;
 	}
-	if (d->opt.npeers && p->fd >= 0 && !p->connecting &&
-	    ssqd_link_tell_busy(d, p, ssqd_peer_in_use(d, p), why, sizeof(why))) {
+	if (d->opt.npeers && linked &&
+	    ssqd_link_tell_busy(d, p, here, why, sizeof(why))) {
 		ssqd_peer_lost(d, p, why);
 		return;
 	}
-	if (busy(d, p))
+	/* busy(), with the look at the clients above taken once a tick. */
+	if (here || (linked && p->remote_busy))
 		p->used_ns = now;
 	else if (d->opt.idle_ms && p->fd >= 0 && !p->connecting &&
 	         now - p->used_ns > d->opt.idle_ms * 1000000ull) {
@@ -410,9 +413,6 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		return;
 	if (p->connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
-		close(p->fd);
-		p->fd = -1;
-		p->connecting = 0;
 		if (p->exchanging)
 			snprintf(why, sizeof(why),
 			         "%s sent %u bytes of its addresses within %u ms",
@@ -421,7 +421,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 			snprintf(why, sizeof(why), "no answer from %s within %u ms",
 			         p->addr, CONNECT_MS);
 		/* prepare() fenced them already; they stay so for the next dial. */
-		p->exchanging = 0;
+		ssqd_peer_close_link(p);
 		attempt_failed(p, why);
 		return;
 	}
@@ -551,12 +551,7 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
 	/* Nothing of it is open here; the peer sees the close and stops too. */
 	for (k = 0; k < d->opt.peer_queues; k++)
 		ssqd_queue_fence(d, p->q0 + k);
-	if (p->fd >= 0)
-		close(p->fd);
-	p->fd = -1;
-	p->connecting = 0;
-	p->exchanging = 0;
-	p->noting = 0;
+	ssqd_peer_close_link(p);
 	p->wanted = 0;
 	ssqd_link_restart_abandon(d, p);
 	fprintf(stderr,
@@ -615,12 +610,7 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	p->used_ns = ssqd_now_ns();
-	if (!p->wanted) {
-		p->wanted = 1;
-		p->attempts = 0;
-		p->backoff_ms = BACKOFF_MIN_MS;
-		p->retry_ns = 0; /* at the next tick */
-	}
+	want_now(p);
 	if (p->last_why[0])
 		snprintf(why, whylen, "%s: linking (attempt %u: %s)", who, p->attempts,
 		         p->last_why);
@@ -648,12 +638,7 @@ void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
 			return;
 		}
-		if (!p->wanted) {
-			p->wanted = 1;
-			p->attempts = 0;
-			p->backoff_ms = BACKOFF_MIN_MS;
-			p->retry_ns = 0;
-		}
+		want_now(p);
 		p->used_ns = ssqd_now_ns();
 		return;
 	}

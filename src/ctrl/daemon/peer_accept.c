@@ -136,13 +136,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		                                "(one peer at a time)");
 		return;
 	}
-	if (p->fd >= 0) { /* our own dial to it, still under way: theirs wins */
-		close(p->fd);
-		p->fd = -1;
-		p->connecting = 0;
-		p->exchanging = 0;
-		p->noting = 0;
-	}
+	ssqd_peer_close_link(p); /* our own dial to it, still under way: theirs wins */
 	if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
 		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
 		knock_refuse(k, why);
@@ -172,7 +166,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	unsigned n = d->opt.peer_queues, i;
+	unsigned n = d->opt.peer_queues;
 	char why[256];
 	int len, rc;
 
@@ -211,18 +205,11 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 	}
 	if (k->len < n * SSQ_PEER_MSG_LEN)
 		return;
-	for (i = 0; i < n; i++) {
-		rc = proto_peer_decode(k->buf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
-		                       &remote[i], why, sizeof(why));
-		if (!rc)
-			rc = ssqd_link_check_addr(&remote[i], i, n, why, sizeof(why));
-		if (rc) {
-			fprintf(stderr,
-			        "ssqd: peer %s refused: %s; still listening on port %u\n",
-			        k->from, why, d->opt.listen_port);
-			knock_close(k);
-			return;
-		}
+	if (ssqd_link_decode_addrs(k->buf, n, remote, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
+		        k->from, why, d->opt.listen_port);
+		knock_close(k);
+		return;
 	}
 	knock_accepted(d, k, remote);
 }

@@ -139,6 +139,27 @@ int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n
 	return -EBADMSG;
 }
 
+int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_addr *remote,
+                           char *why, size_t whylen)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = proto_peer_decode(buf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
+		                       &remote[i], why, whylen);
+		if (rc > 0) {
+			snprintf(why, whylen, "peer sent a want amid its addresses");
+			rc = -EBADMSG;
+		}
+		if (!rc)
+			rc = ssqd_link_check_addr(&remote[i], i, n, why, whylen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen)
 {
 	uint8_t buf[SSQ_PEER_WANT_LEN];

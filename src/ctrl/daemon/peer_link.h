@@ -43,6 +43,14 @@ int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
 int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n,
                          char *why, size_t whylen);
 
+/*
+ * @n address messages, SSQ_PEER_MSG_LEN bytes each, at @buf (read without
+ * waiting, as they came): each decoded and checked into @remote. 0, or a
+ * decode or order error with @why.
+ */
+int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_addr *remote,
+                           char *why, size_t whylen);
+
 /* A listening TCP socket on @port (all addresses), or a negative errno. */
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen);
 
