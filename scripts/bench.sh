@@ -20,6 +20,12 @@
 # sender, in full mode, in-device loopback against --wire (two ssqd, RC over
 # UDP on 127.0.0.1): a small table, and their records in the same JSON
 # ("transport": "local" or "wire").
+# Then processes x peers (issue: one shared queue per peer instead of one
+# per process and peer): ssq_write_bw --peers M (the tool starts a cluster
+# of M + 1 ssqd on the emulated wire, full mode) with P = 1, 2, 4 senders
+# and M = 1, 2, 4 peers, lockfree (M shared queues on the sending host)
+# against qp-per-process (P x M), the QPs the sending host used next to
+# each message rate ("transport": "cluster", "peers", "host_qps").
 #
 #   scripts/bench.sh [--quick] [--out DIR] [-s size] [-D seconds] [--reps N]
 #                    [--cpus SENDERS:DEVICE]
@@ -164,6 +170,32 @@ for t in $wtools; do
 	done
 done
 
+# Processes x peers over the emulated wire (see the top). --quick: 2000
+# messages a sender.
+pmodes="lockfree qp-per-process"
+pprocs="1 2 4"
+ppeers="1 2 4"
+plen=("${runlen[@]}")
+[ $quick = 1 ] && plen=(-n 2000)
+for r in $(seq "$reps"); do
+	for m in $pmodes; do
+		for p in $pprocs; do
+			for n in $ppeers; do
+				run=$tmp/pm-$m-$p-$n-$r
+				if ! SSQ_EMU_MODE=full "${pin[@]}" "$tool" --peers "$n" --mode "$m" -P "$p" \
+					-s "$size" "${plen[@]}" --json "$run.json" >"$run.out" 2>&1; then
+					echo "bench.sh: ssq_write_bw --peers $n --mode $m -P $p failed:" >&2
+					cat "$run.out" >&2
+					exit 1
+				fi
+				sed -i "s/}\$/, \"rep\": $r, \"pin\": \"${cpus:-any}\"}/" "$run.json"
+				sed -n 's/.*"msg_rate_mpps": \([0-9.]*\).*/\1/p' "$run.json" >>"$tmp/pm-$m-$p-$n.rates"
+				sed -n 's/.*"host_qps": \([0-9]*\).*/\1/p' "$run.json" >"$tmp/pm-$m-$p-$n.qps"
+			done
+		done
+	done
+done
+
 # One JSON array of every run's record (each --json file holds one).
 cat "$tmp"/*-*-*.json | awk '/^  \{/ { rec[n++] = $0 }
 	END { print "["; for (i = 0; i < n; i++) print rec[i] (i + 1 < n ? "," : ""); print "]" }' \
@@ -207,6 +239,19 @@ for t in $wtools; do
 	w=$(cat "$tmp/w-$t-wire.val")
 	awk -v t="ssq_$t" -v l="$l" -v w="$w" -v u="$([ "${t#*_}" = lat ] && echo 't_typical[us]' || echo 'MsgRate[Mpps]')" \
 		'BEGIN { printf "%-16s%-16s%12.3f%12.3f%11.3fx\n", t, u, l, w, (l > 0 ? w / l : 0) }'
+done
+echo
+echo "Processes x peers: ssq_write_bw --peers M -s $size ${plen[*]}, full mode over the emulated wire, median of $reps"
+printf '%-4s%-7s%16s%12s%20s%12s%16s\n' P peers "lockfree QPs" Mpps "qp-per-process QPs" Mpps lockfree/qpp
+for p in $pprocs; do
+	for n in $ppeers; do
+		lq=$(cat "$tmp/pm-lockfree-$p-$n.qps")
+		lr=$(median "$tmp/pm-lockfree-$p-$n.rates")
+		qq=$(cat "$tmp/pm-qp-per-process-$p-$n.qps")
+		qr=$(median "$tmp/pm-qp-per-process-$p-$n.rates")
+		awk -v p="$p" -v n="$n" -v lq="$lq" -v lr="$lr" -v qq="$qq" -v qr="$qr" \
+			'BEGIN { printf "%-4s%-7s%16s%12.3f%20s%12.3f%15.2fx\n", p, n, lq, lr, qq, qr, (qr > 0 ? lr / qr : 0) }'
+	done
 done
 echo "wrote $out/bench-results.json"
 

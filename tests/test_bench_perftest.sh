@@ -20,9 +20,9 @@
 # the tool starts, perftest's banner with each queue's QPN, and
 # --run_infinitely prints a row every -D seconds until SIGINT, then exits
 # 0; a tool finds the ssqd next to it (an install) with $SSQD unset;
-# scripts/bench.sh --quick writes one record per run of the matrix and of
-# the wire table, pinned with --cpus (a bad --cpus is named and runs
-# nothing).
+# scripts/bench.sh --quick writes one record per run of the matrix, of
+# the wire table and of the processes x peers table, pinned with --cpus
+# (a bad --cpus is named and runs nothing).
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -383,17 +383,17 @@ if (cd "$tmp" && timeout 150 "$src/scripts/bench.sh" --quick --out "$tmp/bench" 
 	cat "$tmp/bench.out"
 	if [ -n "$cpus" ]; then
 		n=$(grep -c "\"pin\": \"$cpus\"" "$tmp/bench/bench-results.json" || true)
-		[ "$n" = 16 ] || bad "bench.sh --cpus $cpus: $n matrix records say so, want 16"
+		[ "$n" = 34 ] || bad "bench.sh --cpus $cpus: $n matrix records say so, want 34 (16 modes, 18 peers)"
 		# Each tool's own record: the CPUs it was allowed (the senders').
 		n=$(grep -c "\"cpus\": \"${cpus%:*}\"" "$tmp/bench/bench-results.json" || true)
-		[ "$n" = 28 ] || bad "bench.sh --cpus $cpus: $n records with \"cpus\": \"${cpus%:*}\", want 28"
+		[ "$n" = 46 ] || bad "bench.sh --cpus $cpus: $n records with \"cpus\": \"${cpus%:*}\", want 46"
 		grep -q "senders on CPUs ${cpus%:*}, ssqd on ${cpus#*:})" "$tmp/bench.out" ||
 			bad "bench.sh --cpus $cpus: the table does not say where it ran"
 	fi
 	n=$(grep -c '"msg_rate_mpps"' "$tmp/bench/bench-results.json" || true)
-	[ "$n" = 28 ] || bad "bench.sh --quick: $n records, want 28 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire)"
+	[ "$n" = 46 ] || bad "bench.sh --quick: $n records, want 46 (4 modes x P = 1, 2, 4, 8; 6 tools local and wire; 2 modes x P = 1, 2, 4 x 1, 2, 4 peers)"
 	for k in mode procs size msg_rate_mpps ns_per_wqe device transport version revision host time cpus; do
-		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 28 ] ||
+		[ "$(grep -c "\"$k\": " "$tmp/bench/bench-results.json")" = 46 ] ||
 			bad "bench.sh: not every record has $k"
 	done
 	# The matrix's 16 runs each keep the cross-core line cost measured before them.
@@ -404,6 +404,11 @@ if (cd "$tmp" && timeout 150 "$src/scripts/bench.sh" --quick --out "$tmp/bench" 
 	n=$(grep -c '"transport": "wire"' "$tmp/bench/bench-results.json" || true)
 	[ "$n" = 6 ] || bad "bench.sh --quick: $n wire records, want 6"
 	grep -q "^ssq_send_lat  *t_typical" "$tmp/bench.out" || bad "bench.sh: no wire table"
+	# Processes x peers: the sending host's QPs, lockfree M against qp-per-process P x M.
+	n=$(grep -c '"transport": "cluster"' "$tmp/bench/bench-results.json" || true)
+	[ "$n" = 18 ] || bad "bench.sh --quick: $n cluster records, want 18"
+	grep -qE '^4 +4 +4 +[0-9.]+ +16 +[0-9.]+ +[0-9.]+x$' "$tmp/bench.out" ||
+		bad "bench.sh: no processes x peers row for P=4, 4 peers (4 QPs against 16)"
 	if command -v gnuplot >/dev/null; then
 		[ -s "$tmp/bench/bench-results.png" ] || bad "bench.sh: no PNG"
 	fi

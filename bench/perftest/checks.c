@@ -13,31 +13,46 @@
 #include <ssq/client.h>
 #include "engine.h"
 
+/* The bytes at @d: every one 0x5a (write_lat: but the last). 0 or 1 (said why). */
+static int check_bytes(const struct pt_opts *o, const uint8_t *d, uint32_t size,
+                       uint8_t last, const char *whose)
+{
+	uint32_t i;
+
+	for (i = 0; i < size; i++) {
+		uint8_t want = i + 1 == size ? last : 0x5a;
+
+		if (d[i] != want) {
+			fprintf(stderr,
+			        "%s: destination byte %u%s is 0x%02x after the run, not "
+			        "0x%02x\n",
+			        o->tool, i, whose, d[i], want);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* After a run of @size: did the WRITEs land? 0 or 1 (said why). */
 int pt_check_dst(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
 {
-	uint32_t p, i, np = o->test == PT_WRITE_LAT ? o->procs : 1;
+	uint32_t p, np = o->test == PT_WRITE_LAT ? o->procs : 1;
 	/* write_lat: the last WRITE's last byte was (iters - 1) % 255 + 1. */
 	uint8_t last =
 	    o->test == PT_WRITE_LAT ? (uint8_t)((o->iters - 1) % 255 + 1) : 0x5a;
+	char whose[48];
 
-	/* Every sender's source holds 0x5a (write_lat: but its last byte). */
-	for (p = 0; p < np; p++) {
-		const uint8_t *d = e->dst + (size_t)p * e->slot;
-
-		for (i = 0; i < size; i++) {
-			uint8_t want = i + 1 == size ? last : 0x5a;
-
-			if (d[i] != want) {
-				fprintf(stderr,
-				        "%s: destination byte %u%s is 0x%02x after the "
-				        "run, not 0x%02x\n",
-				        o->tool, i, np > 1 ? " of a sender's slot" : "",
-				        d[i], want);
-				return 1;
-			}
-		}
+	/* --peers: every peer's destination got every sender's WRITEs. */
+	for (p = 0; p < o->npeers; p++) {
+		snprintf(whose, sizeof(whose), " at %s", o->peers[p]);
+		if (check_bytes(o, e->peer_dst[p].addr, size, last, whose))
+			return 1;
 	}
+	/* Every sender's source holds 0x5a (write_lat: but its last byte). */
+	for (p = 0; !o->npeers && p < np; p++)
+		if (check_bytes(o, e->dst + (size_t)p * e->slot, size, last,
+		                np > 1 ? " of a sender's slot" : ""))
+			return 1;
 	return 0;
 }
 

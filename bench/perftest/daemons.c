@@ -100,17 +100,18 @@ static void show_log(const char *log)
 }
 
 /*
- * Start ssqd for @o as @d ("<tag>" names its socket and log), with
- * @peer_flag @peer_arg (--listen PORT, --connect HOST:PORT) when given,
- * and connect to it. Returns the client or NULL (said why).
+ * Start ssqd for @o as @d ("<tag>" names its socket and log), with @extra
+ * (NULL-terminated: --listen PORT, --connect HOST:PORT, a cluster's
+ * --name, --peer ...) after its own flags, and connect to it. Returns the
+ * client or NULL (said why).
  */
 static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
                                      struct pt_daemon *d, const char *tag,
-                                     const char *peer_flag, const char *peer_arg)
+                                     const char *const *extra)
 {
 	char path[PATH_MAX], queues[16], mib[16], rdepth[16], rsize[16], gid[16],
 	    port[16];
-	const char *argv[28];
+	const char *argv[28 + 2 * PT_MAX_PEERS + 8];
 	struct ssq_client *c = NULL;
 	uint32_t depth, bytes;
 	unsigned a = 0;
@@ -156,10 +157,8 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 		argv[a++] = "--ib-port";
 		argv[a++] = port;
 	}
-	if (peer_flag) {
-		argv[a++] = peer_flag;
-		argv[a++] = peer_arg;
-	}
+	while (extra && *extra)
+		argv[a++] = *extra++;
 	argv[a] = NULL;
 	fflush(stdout); /* not twice: the child's copy of the buffer */
 	d->pid = fork();
@@ -190,7 +189,7 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 	for (i = 0; i < 400 && ssq_client_connect(d->sock, &c); i++) {
 		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
 			fprintf(stderr, "%s: ssqd (%s%s%s) exited at start:\n", o->tool,
-			        path, peer_flag ? " " : "", peer_flag ? peer_flag : "");
+			        path, extra ? " " : "", extra ? extra[0] : "");
 			show_log(d->log);
 			d->pid = 0;
 			return NULL;
@@ -288,9 +287,11 @@ int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
 		snprintf(to, sizeof(to), "127.0.0.1:%u", pn);
 		printf("--wire: two ssqd on the emulated mlx5 device, RC over the "
 		       "emulated wire (UDP on 127.0.0.1)\n");
-		*cd = ssqd_start(o, dev, dl, "-listen", "--listen", port);
+		*cd = ssqd_start(o, dev, dl, "-listen",
+		                 (const char *const[]){ "--listen", port, NULL });
 		if (*cd)
-			*c = ssqd_start(o, dev, dc, "-connect", "--connect", to);
+			*c = ssqd_start(o, dev, dc, "-connect",
+			                (const char *const[]){ "--connect", to, NULL });
 		if (!*c || wait_ready(o, *cd, "listening") ||
 		    wait_ready(o, *c, "connecting"))
 			return -1;
@@ -305,8 +306,73 @@ int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
 		       o->device ? "-d emu" : "no mlx5 device in /sys/class/infiniband");
 	else
 		printf("running on %s\n", dev);
-	*c = *cd = ssqd_start(o, dev, dc, "", NULL, NULL);
+	*c = *cd = ssqd_start(o, dev, dc, "", NULL);
 	return *c ? 0 : -1;
+}
+
+int pt_start_cluster(const struct pt_opts *o, struct pt_daemon *dc, struct ssq_client **c,
+                     struct pt_daemon *dp, struct ssq_client **cp)
+{
+	const char *mode = getenv("SSQ_EMU_MODE");
+	const char *args[8 + 2 * PT_MAX_PEERS];
+	char port[PT_MAX_PEERS + 1][8], peer[PT_MAX_PEERS + 1][PT_PEER_NAME + 24];
+	char tag[PT_PEER_NAME + 2];
+	uint16_t pn[PT_MAX_PEERS + 1];
+	uint32_t k, j, a = 0;
+
+	if (mode && !strcasecmp(mode, "sink")) {
+		fprintf(stderr,
+		        "%s: --peers with SSQ_EMU_MODE=sink: the sink device sends "
+		        "nothing over the wire (use full)\n",
+		        o->tool);
+		return -1;
+	}
+	/* Index 0 is this host's ssqd, "here"; k + 1 is peer k. */
+	for (k = 0; k <= o->npeers; k++) {
+		for (j = 0, pn[k] = free_port(); pn[k] && j < k; j++)
+			if (pn[j] == pn[k]) /* the kernel gave it again: another */
+				pn[k] = free_port(), j = (uint32_t)-1;
+		if (!pn[k]) {
+			fprintf(stderr, "%s: --peers: no free TCP port on 127.0.0.1\n",
+			        o->tool);
+			return -1;
+		}
+		snprintf(port[k], sizeof(port[k]), "%u", pn[k]);
+		snprintf(peer[k], sizeof(peer[k]), "%s=127.0.0.1:%u",
+		         k ? o->peers[k - 1] : "here", pn[k]);
+	}
+	printf("--peers: %u+1 ssqd on the emulated mlx5 device, RC over the emulated "
+	       "wire (UDP on 127.0.0.1): this host's (here) and",
+	       o->npeers);
+	for (k = 0; k < o->npeers; k++)
+		printf(" %s", o->peers[k]);
+	printf("\n");
+	args[a++] = "--name";
+	args[a++] = "here";
+	args[a++] = "--listen";
+	args[a++] = port[0];
+	args[a++] = "--eager";
+	for (k = 1; k <= o->npeers; k++) {
+		args[a++] = "--peer";
+		args[a++] = peer[k];
+	}
+	args[a] = NULL;
+	*c = ssqd_start(o, "emu", dc, "-here", args);
+	for (k = 0; *c && k < o->npeers; k++) {
+		snprintf(tag, sizeof(tag), "-%s", o->peers[k]);
+		cp[k] = ssqd_start(
+		    o, "emu", &dp[k], tag,
+		    (const char *const[]){ "--name", o->peers[k], "--listen", port[k + 1],
+		                           "--eager", "--peer", peer[0], NULL });
+		if (!cp[k])
+			return -1;
+	}
+	if (!*c || wait_ready(o, *c, "sending"))
+		return -1;
+	for (k = 0; k < o->npeers; k++)
+		if (wait_ready(o, cp[k], o->peers[k]))
+			return -1;
+	return 0;
 }
 
 void pt_port_facts(const char *dev, int port, struct pt_info *in)

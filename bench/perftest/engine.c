@@ -127,8 +127,10 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 	}
 	for (i = 0; i < PT_MAX_LANES; i++)
 		pthread_spin_init(&e->sh->lock[i], PTHREAD_PROCESS_SHARED);
-	if (e->check_data)
+	if (e->check_data && !o->npeers)
 		memset(e->dst, 0, e->dst_len);
+	for (i = 0; e->check_data && i < o->npeers; i++)
+		memset(e->peer_dst[i].addr, 0, e->peer_dst[i].len);
 	fflush(stdout);
 	for (i = 0; i < nproc; i++) {
 		kids[i] = fork();
@@ -252,13 +254,13 @@ static void run_info(const struct pt_opts *o, struct ssq_client *c,
                      const struct pt_env *e, struct pt_info *in)
 {
 	struct ssq_queue_info qi[PT_MAX_LANES];
-	char name[16];
+	char name[32];
 	uint32_t i;
 	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
 
-	in->nq = pt_queues_needed(o);
+	in->nq = pt_host_qps(o);
 	for (i = 0; i < in->nq; i++) {
-		snprintf(name, sizeof(name), "q%u", i);
+		pt_host_queue_name(o, i, name, sizeof(name));
 		for (k = 0; k < n; k++)
 			if (!strcmp(qi[k].name, name))
 				in->qpn[i] = qi[k].qpn;
@@ -278,10 +280,49 @@ static void run_info(const struct pt_opts *o, struct ssq_client *c,
 		pt_port_facts(in->dev, o->ib_port ? o->ib_port : 1, in);
 }
 
+/*
+ * --peers: a destination of @top bytes in each peer's arena (@cp[k], the
+ * tool a client of each), reached through this host's PEER/q0 (@c), whose
+ * peer rkey covers it. *@q0: the first peer's queue, for the banner. 0 or
+ * -1 (said why).
+ */
+static int peer_dsts(const struct pt_opts *o, struct ssq_client *c,
+                     struct ssq_client *const *cp, uint32_t top, struct pt_env *e,
+                     struct ssq_queue **q0, struct ssq_buf *dst0)
+{
+	struct ssq_queue *q;
+	struct ssq_buf b;
+	char name[32];
+	uint32_t k;
+
+	for (k = 0; k < o->npeers; k++) {
+		snprintf(name, sizeof(name), "%s/q0", o->peers[k]);
+		if (ssq_queue_open(c, name, &q)) {
+			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
+			        ssq_client_error(c));
+			return -1;
+		}
+		if (ssq_buf_alloc(cp[k], top < 8 ? 8 : top, &b)) {
+			fprintf(stderr, "%s: %s's arena: %s\n", o->tool, o->peers[k],
+			        ssq_client_error(cp[k]));
+			return -1;
+		}
+		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.iova,
+			                               .rkey = ssq_queue_peer_rkey(q),
+			                               .addr = b.addr,
+			                               .len = b.len };
+		if (k == 0) {
+			*q0 = q;
+			*dst0 = b;
+		}
+	}
+	return 0;
+}
+
 int pt_main(const struct pt_opts *o)
 {
-	struct pt_daemon dl = { 0 }, dc = { 0 };
-	struct ssq_client *c = NULL, *cd = NULL;
+	struct pt_daemon dl = { 0 }, dc = { 0 }, dp[PT_MAX_PEERS] = { 0 };
+	struct ssq_client *c = NULL, *cd = NULL, *cp[PT_MAX_PEERS] = { NULL };
 	struct ssq_queue *q;
 	struct ssq_queue_info qi[PT_MAX_LANES];
 	struct ssq_buf dst;
@@ -289,7 +330,7 @@ int pt_main(const struct pt_opts *o)
 	struct pt_info in = { .dev = "emu", .emu_mode = "" };
 	struct pt_row rows[24];
 	char verdicts[24][200];
-	uint32_t sizes[24], nsizes = 0, s, top, need = pt_queues_needed(o);
+	uint32_t sizes[24], nsizes = 0, s, top, need = pt_host_qps(o), k;
 	int rc = 1, n, fail, moves;
 	struct sigaction sa;
 
@@ -318,6 +359,10 @@ int pt_main(const struct pt_opts *o)
 		}
 		snprintf(in.dev, sizeof(in.dev), "%s", ssq_client_device(c));
 		printf("running on device %s (ssqd at %s)\n", in.dev, o->socket);
+	} else if (o->npeers) {
+		if (pt_start_cluster(o, &dc, &c, dp, cp))
+			goto out;
+		cd = c;
 	} else if (pt_start_daemons(o, in.dev, sizeof(in.dev), &dl, &dc, &c, &cd)) {
 		goto out;
 	}
@@ -365,6 +410,9 @@ int pt_main(const struct pt_opts *o)
 		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
 		if (!e.slot && o->test != PT_SEND_LAT)
 			dst.len = e.dst_len;
+	} else if (o->npeers) {
+		if (peer_dsts(o, c, cp, top, &e, &q, &dst))
+			goto out;
 	} else if (ssq_queue_open(c, "q0", &q) ||
 	           ssq_buf_alloc(
 	               cd, e.slot ? (uint64_t)e.slot * o->procs : (top < 8 ? 8 : top),
@@ -414,7 +462,8 @@ int pt_main(const struct pt_opts *o)
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *in.emu_mode ? (strcmp(in.emu_mode, "sink") ? "" : ", device in sink mode")
 	                    : "",
-	       need, need > 1 ? "s" : "", o->wire ? ", over the emulated wire" : "",
+	       need, need > 1 ? "s" : "",
+	       o->wire || o->npeers ? ", over the emulated wire" : "",
 	       !o->peer_host ? ""
 	       : o->test == PT_SEND_BW
 	           ? ", into the server's receive pool through the peer ssqd"
@@ -459,10 +508,15 @@ out:
 		close(e.th_fd); /* no BYE: the server must not take this for success */
 	if (cd && cd != c)
 		ssq_client_close(cd);
+	for (k = 0; k < o->npeers; k++)
+		if (cp[k])
+			ssq_client_close(cp[k]);
 	if (c)
 		ssq_client_close(c);
 	/* The sender's side first: the listener would wait for it otherwise. */
 	pt_ssqd_stop(&dc);
 	pt_ssqd_stop(&dl);
+	for (k = 0; k < o->npeers; k++)
+		pt_ssqd_stop(&dp[k]);
 	return rc;
 }

@@ -91,6 +91,14 @@ struct pt_shared {
 	struct pt_samples smp[PT_MAX_PROCS];
 };
 
+/* --peers: one peer's destination, in its ssqd's arena. */
+struct pt_peer_dst {
+	uint64_t iova; /* what WQEs carry for it, under rkey */
+	uint32_t rkey; /* the queues' peer rkey */
+	uint8_t *addr; /* the parent's view of it (it is a client of that ssqd) */
+	uint64_t len;
+};
+
 /*
  * Where a run's senders find the daemons and the destination. Loopback:
  * one ssqd, the destination in its own arena. --wire: the senders post on
@@ -113,6 +121,7 @@ struct pt_env {
 	uint32_t nrq;
 	struct ssq_queue *rq[PT_MAX_LANES];
 	int th_fd; /* two hosts, the client: the side channel to the server; -1 */
+	struct pt_peer_dst peer_dst[PT_MAX_PEERS]; /* --peers, in o->peers' order */
 };
 
 /* One table row (one size, or one --run_infinitely interval), kept for JSON. */
@@ -162,6 +171,14 @@ struct pt_daemon {
 int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
                      struct pt_daemon *dl, struct pt_daemon *dc, struct ssq_client **c,
                      struct ssq_client **cd);
+/*
+ * --peers: a cluster on the emulated wire, every ssqd --eager: this host's
+ * (@dc, named "here", *@c) with a peer link to each of @o's peers (@dp[k],
+ * *@cp[k] their clients), each with --queues pt_queues_needed(). Returns 0
+ * once every queue is in RTS, or -1 (said why).
+ */
+int pt_start_cluster(const struct pt_opts *o, struct pt_daemon *dc, struct ssq_client **c,
+                     struct pt_daemon *dp, struct ssq_client **cp);
 /* Stop it (SIGTERM, wait), remove its socket and log. */
 void pt_ssqd_stop(struct pt_daemon *d);
 /* An mlx5 device's port @port (libibverbs): link layer, active MTU, LID into @in. */

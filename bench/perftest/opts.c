@@ -8,6 +8,7 @@
  * tools.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -30,13 +31,101 @@ int pt_is_send(const struct pt_opts *o)
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len)
 {
-	snprintf(out, len, "q%u",
-	         o->mode == PT_QP_PER_PROCESS ? idx * o->qps + lane : lane);
+	uint32_t np = o->npeers ? o->npeers : 1, k = lane / np;
+
+	k = o->mode == PT_QP_PER_PROCESS ? idx * o->qps + k : k;
+	if (o->npeers)
+		snprintf(out, len, "%s/q%u", o->peers[lane % np], k);
+	else
+		snprintf(out, len, "q%u", k);
 }
 
 uint32_t pt_queues_needed(const struct pt_opts *o)
 {
 	return o->mode == PT_QP_PER_PROCESS ? o->procs * o->qps : o->qps;
+}
+
+uint32_t pt_lanes(const struct pt_opts *o)
+{
+	return o->qps * (o->npeers ? o->npeers : 1);
+}
+
+uint32_t pt_host_qps(const struct pt_opts *o)
+{
+	return pt_queues_needed(o) * (o->npeers ? o->npeers : 1);
+}
+
+void pt_host_queue_name(const struct pt_opts *o, uint32_t i, char *out, size_t len)
+{
+	uint32_t per = pt_queues_needed(o);
+
+	if (o->npeers)
+		snprintf(out, len, "%s/q%u", o->peers[i / per], i % per);
+	else
+		snprintf(out, len, "q%u", i);
+}
+
+/*
+ * --peers LIST: a count N (peers named peer1..peerN) or names separated by
+ * commas, each as ssqd takes a peer's name (1..23 of A-Z a-z 0-9 . _ -),
+ * none twice and none "here", the sending ssqd's name.
+ */
+static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t len)
+{
+	const char *p = list, *end;
+	char *stop;
+	unsigned long n;
+	size_t w, i;
+	uint32_t k;
+
+	n = strtoul(list, &stop, 10);
+	if (*list >= '0' && *list <= '9' && !*stop) {
+		if (n < 1 || n > PT_MAX_PEERS) {
+			snprintf(why, len, "want 1..%u peers", PT_MAX_PEERS);
+			return -1;
+		}
+		for (o->npeers = 0; o->npeers < n; o->npeers++)
+			snprintf(o->peers[o->npeers], PT_PEER_NAME, "peer%u",
+			         o->npeers + 1);
+		return 0;
+	}
+	for (o->npeers = 0; *p; p = *end ? end + 1 : end) {
+		end = strchr(p, ',');
+		end = end ? end : p + strlen(p);
+		w = (size_t)(end - p);
+		if (o->npeers == PT_MAX_PEERS) {
+			snprintf(why, len, "more than %u peers", PT_MAX_PEERS);
+			return -1;
+		}
+		if (w < 1 || w >= PT_PEER_NAME) {
+			snprintf(why, len, "a name of %zu characters: want 1..%u", w,
+			         PT_PEER_NAME - 1);
+			return -1;
+		}
+		for (i = 0; i < w; i++)
+			if (!isalnum((unsigned char)p[i]) && !strchr("._-", p[i])) {
+				snprintf(why, len, "'%.*s': want A-Z a-z 0-9 . _ -",
+				         (int)w, p);
+				return -1;
+			}
+		memcpy(o->peers[o->npeers], p, w);
+		o->peers[o->npeers][w] = 0;
+		if (!strcmp(o->peers[o->npeers], "here")) {
+			snprintf(why, len, "'here' is the sending ssqd's own name");
+			return -1;
+		}
+		for (k = 0; k < o->npeers; k++)
+			if (!strcmp(o->peers[k], o->peers[o->npeers])) {
+				snprintf(why, len, "%s named twice", o->peers[k]);
+				return -1;
+			}
+		o->npeers++;
+		if (*end && !end[1]) {
+			snprintf(why, len, "a trailing comma");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -166,6 +255,12 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "                             emulated wire (UDP on 127.0.0.1) into the\n"
 	    "                             listening one's arena (not with "
 	    "--ssq_socket)\n"
+	    "      --peers=<n|names>      Start a cluster on the emulated wire: this\n"
+	    "                             host's ssqd and one per peer (n, named\n"
+	    "                             peer1.., or names a,b,c; <= 15); every\n"
+	    "                             sender spreads its batches over the\n"
+	    "                             peers' queues PEER/q<k>, -q per peer\n"
+	    "                             (write, read and atomic bw)\n"
 	    "      --json=<file>          Write ssq's records (one per size) as JSON\n"
 	    "      --server               Two hosts (ssqd with --listen/--connect):\n"
 	    "                             hold the destination in this host's arena\n"
@@ -228,6 +323,36 @@ static const char *flag_name(char *buf, const char *word)
 	return word;
 }
 
+/* --peers: what it goes with. */
+static void check_peers(struct pt_opts *o, int s_given, const char *role)
+{
+	char val[48];
+
+	if (s_given || role)
+		bad_flag(o,
+		         "--peers with %s: --peers starts its own cluster of ssqd on "
+		         "the emulated wire; against running daemons, run one "
+		         "two-host pair per peer%s",
+		         s_given ? "--ssq_socket" : role, "");
+	if (o->wire)
+		bad_flag(o, "--peers with %s%s: one or the other", "--wire", "");
+	if (o->device && strcmp(o->device, "emu"))
+		bad_flag(o, "%s %s: --peers runs on the emulated device's wire (-d emu)",
+		         "-d", o->device);
+	if (o->test != PT_WRITE_BW && o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
+		bad_flag(o,
+		         "--peers with %s%s: ssq_write_bw, ssq_read_bw and "
+		         "ssq_atomic_bw spread over peers",
+		         o->tool, "");
+	snprintf(val, sizeof(val), " %u x %u peers =", pt_queues_needed(o), o->npeers);
+	if (pt_host_qps(o) > PT_MAX_LANES)
+		bad_flag(o,
+		         "queues%s more than ssqd's 16 (qp-per-process: -P x -q per "
+		         "peer)%s",
+		         val, "");
+	o->socket = NULL; /* not $SSQ_SOCKET either */
+}
+
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
@@ -256,6 +381,8 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
 		         "most 16%s",
 		         val, "");
+	if (o->npeers)
+		check_peers(o, s_given, role);
 	if (o->wire && s_given)
 		bad_flag(o,
 		         "%s%s: --wire starts its own two ssqd; a running one cannot be "
@@ -339,7 +466,8 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		OPT_SSQ_SOCKET,
 		OPT_OUT_JSON,
 		OPT_OUT_JSON_FILE,
-		OPT_RUN_INF
+		OPT_RUN_INF,
+		OPT_PEERS
 	};
 	static const struct option longs[] = {
 		{ "all", no_argument, NULL, 'a' },
@@ -367,6 +495,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "wire", no_argument, NULL, OPT_WIRE },
+		{ "peers", required_argument, NULL, OPT_PEERS },
 		{ "server", no_argument, NULL, OPT_SERVER },
 		{ "port", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -374,7 +503,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	};
 	int opt, i, q_given = 0, s_given = 0, n_given = 0, out_json = 0;
 	const char *out_json_file = NULL;
-	char flag[4] = "-?";
+	char flag[4] = "-?", why[80];
 
 	memset(o, 0, sizeof(*o));
 	o->test = test;
@@ -493,6 +622,10 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_WIRE:
 			o->wire = 1;
+			break;
+		case OPT_PEERS:
+			if (parse_peers(o, optarg, why, sizeof(why)))
+				bad_flag(o, "--peers '%s': %s", optarg, why);
 			break;
 		case OPT_SERVER:
 			o->server = 1;

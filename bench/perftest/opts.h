@@ -21,6 +21,8 @@
 #define PT_MAX_SL       15u   /* perftest's MAX_SL */
 #define PT_INF_DURATION 5u    /* --run_infinitely without -D: perftest's DEF_DURATION */
 #define PT_OUT_JSON     "perftest_out.json" /* perftest's DEFAULT_JSON_FILE_NAME */
+#define PT_MAX_PEERS    15u /* --peers: ssqd's 16 queues, one each at least */
+#define PT_PEER_NAME    24u /* ssqd's peer names: 1..23 characters */
 
 enum pt_test {
 	PT_WRITE_BW,
@@ -41,6 +43,9 @@ struct pt_opts {
 	const char
 	    *socket; /* --ssq_socket or $SSQ_SOCKET: a running ssqd; NULL: start one */
 	int wire;    /* --wire: two ssqd over the emulated wire */
+	/* --peers: a cluster of ssqd on the emulated wire, spread over these */
+	uint32_t npeers;
+	char peers[PT_MAX_PEERS][PT_PEER_NAME];
 	const char *json;     /* --json FILE: ssq's records */
 	const char *out_json; /* --out_json[_file]: perftest's report; NULL: none */
 	uint32_t size;        /* -s */
@@ -74,11 +79,21 @@ void pt_usage(FILE *f, const struct pt_opts *o);
 int pt_is_lat(const struct pt_opts *o);
 int pt_is_send(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
-/* The queue sender @idx posts on as its lane @lane: "q<n>". */
+/*
+ * The queue sender @idx posts on as its lane @lane: "q<n>"; with --peers
+ * "PEER/q<n>", the lanes going round the peers first, so consecutive
+ * batches go to different peers.
+ */
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len);
-/* Queues ssqd needs for @o. */
+/* Queues ssqd needs for @o (--peers: for each peer). */
 uint32_t pt_queues_needed(const struct pt_opts *o);
+/* Lanes a sender round-robins over: -q, times the peers. */
+uint32_t pt_lanes(const struct pt_opts *o);
+/* The sending host's QPs in the run: what --mode costs the NIC's QP cache. */
+uint32_t pt_host_qps(const struct pt_opts *o);
+/* The @i-th of those queues, by name (the banner's lines). */
+void pt_host_queue_name(const struct pt_opts *o, uint32_t i, char *out, size_t len);
 /* The receive pool SEND tests ask ssqd for: --recv-depth, --recv-size. */
 void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes);
 

@@ -37,6 +37,8 @@ struct lane {
 	pthread_spinlock_t *lock;  /* spinlock mode: this queue's */
 	uint64_t posted;           /* this sender's messages on it */
 	uint64_t completed; /* known complete (a signaled one covers earlier ones) */
+	uint64_t raddr;     /* where its RDMA goes (--peers: its peer's arena) */
+	uint32_t rkey;
 };
 
 /* How a sender reaches its queues. */
@@ -334,6 +336,8 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 			uint64_t i = ln->posted + j;
 
 			r[j] = *tmpl;
+			r[j].raddr = ln->raddr;
+			r[j].rkey = ln->rkey;
 			r[j].wr_id = i;
 			r[j].flags = ((i + 1) % q == 0 || (last_on_lane && j + 1 == k))
 			                 ? SSQ_WQE_SIGNALED
@@ -573,7 +577,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	struct ssq_client *c = NULL, *cd = NULL;
 	struct ssq_queue *q;
 	struct port pt = { .mode = o->mode,
-		           .nlanes = o->qps,
+		           .nlanes = pt_lanes(o),
 		           .sh = sh,
 		           .why = res->why,
 		           .why_len = sizeof(res->why) };
@@ -581,7 +585,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	struct ssq_queue *rq[PT_MAX_LANES] = { NULL };
 	uint64_t next[PT_MAX_LANES];
 	struct pt_req tmpl;
-	char name[16];
+	char name[32];
 	uint32_t i;
 	int rc;
 
@@ -590,7 +594,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_strerror_last());
 		goto fail;
 	}
-	for (i = 0; i < o->qps && o->mode != PT_PROXY; i++) {
+	for (i = 0; i < pt.nlanes && o->mode != PT_PROXY; i++) {
 		pt_queue_name(o, idx, i, name, sizeof(name));
 		if (ssq_queue_open(c, name, &q)) {
 			snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
@@ -625,6 +629,13 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	tmpl.rkey = e->rkey;
 	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)
 		tmpl.raddr = tmpl.rkey = 0;
+	for (i = 0; i < pt.nlanes; i++) {
+		const struct pt_peer_dst *pd =
+		    &e->peer_dst[i % (o->npeers ? o->npeers : 1)];
+
+		pt.lane[i].raddr = o->npeers ? pd->iova : tmpl.raddr;
+		pt.lane[i].rkey = o->npeers ? pd->rkey : tmpl.rkey;
+	}
 	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
 		/*
 		 * Watch the destination (send_lat: the receive log) where it is:
@@ -732,7 +743,7 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 	unsigned spins = 0;
 	double idle = 0;
 	int rc, bad = 0, n;
-	char name[16];
+	char name[32];
 
 	res->rc = 1;
 	if (ssq_client_connect(e->socket, &c) || ssq_buf_alloc(c, 64, &b)) {
@@ -740,7 +751,7 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 		         c ? ssq_client_error(c) : ssq_client_strerror_last());
 		goto fail;
 	}
-	for (li = 0; li < o->qps; li++) {
+	for (li = 0; li < pt_lanes(o); li++) {
 		pt_queue_name(o, 0, li, name, sizeof(name));
 		if (ssq_queue_open(c, name, &q)) {
 			snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
@@ -788,7 +799,7 @@ int pt_proxy(const struct pt_opts *o, const struct pt_env *e)
 			__atomic_store_n(&ring->tail, t + take, __ATOMIC_RELEASE);
 			moved = 1;
 		}
-		for (li = 0; li < o->qps; li++) {
+		for (li = 0; li < pt_lanes(o); li++) {
 			n = ssq_poll(p[li], comp, 64);
 			if ((bad = proxy_route(sh, comp, n)) != 0)
 				goto bad;
