@@ -6,9 +6,15 @@
 # arena (the tool checks each destination and fails naming the peer);
 # --json says "transport": "cluster", the peers and the QPs the sending host
 # used (lockfree: -q x peers; qp-per-process: -P x -q x peers); ssq_read_bw
-# and ssq_atomic_bw run over peers; a count names peers peer1..peerN; bad
-# --peers values and combinations are refused naming what was wrong, and
-# start nothing.
+# and ssq_atomic_bw run over peers; a count names peers peer1..peerN.
+# Against a running cluster (three ssqd started here: alice, bob, carol):
+# the client on alice with --ssq_socket and --peers bob@HOST:PORT,carol@...
+# talks to a --server on each of bob and carol, which finds its queue to
+# alice by QPN and checks its share (write_bw: the data; atomic_bw: its
+# counter equals the messages sent to that peer, so the shares add up to
+# the run); a server on the wrong peer refuses, saying so. Bad --peers
+# values and combinations are refused naming what was wrong, and start
+# nothing.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 export SSQD=${SSQD:-$build/ssqd}
@@ -16,7 +22,14 @@ export SSQ_EMU_MODE=full
 unset SSQ_SOCKET
 bin=$build/bench/perftest
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
@@ -52,6 +65,85 @@ for t in read_bw atomic_bw; do
 	[ "$(field "$tmp/$t.json" host_qps)" = 2 ] || bad "$t: host_qps, want 2"
 done
 
+# A TCP port on 127.0.0.1 nobody answers on just now (random: tests run
+# side by side).
+port() {
+	local p
+	while :; do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# A running cluster of three, linked on demand; a server on bob and carol.
+declare -A lp
+for n in alice bob carol; do lp[$n]=$(port); done
+for n in alice bob carol; do
+	args=()
+	for m in alice bob carol; do
+		[ $m = $n ] || args+=(--peer "$m=127.0.0.1:${lp[$m]}")
+	done
+	"$SSQD" --device emu --hugepages=off --queues 2 --data-mib 16 --name $n \
+		--listen "${lp[$n]}" --socket "$tmp/$n.sock" "${args[@]}" >"$tmp/$n.log" 2>&1 &
+	pids+=($!)
+done
+# And a loopback one, which has no peers at all.
+"$SSQD" --device emu --hugepages=off --queues 1 --data-mib 16 --socket "$tmp/loop.sock" \
+	>"$tmp/loop.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do
+	[ -S "$tmp/loop.sock" ] && [ -S "$tmp/alice.sock" ] && [ -S "$tmp/bob.sock" ] && [ -S "$tmp/carol.sock" ] && break
+	sleep 0.05
+done
+# Run tool $1 (flags: the rest) with a server on bob and on carol.
+cluster_run() {
+	local t=$1 sb sc
+	shift
+	sb=$(port) sc=$(port)
+	"$bin/ssq_$t" --ssq_socket="$tmp/bob.sock" --server -p "$sb" --timeout 30 -s 64 \
+		>"$tmp/srv-bob.out" 2>&1 &
+	pids+=($!)
+	srv=($!)
+	"$bin/ssq_$t" --ssq_socket="$tmp/carol.sock" --server -p "$sc" --timeout 30 -s 64 \
+		>"$tmp/srv-carol.out" 2>&1 &
+	pids+=($!)
+	srv+=($!)
+	"$bin/ssq_$t" --ssq_socket="$tmp/alice.sock" \
+		--peers "bob@127.0.0.1:$sb,carol@127.0.0.1:$sc" "$@" >"$tmp/cli.out" 2>&1
+}
+if cluster_run write_bw -P 2 -q 2 -n 400 -s 64; then
+	grep -q '^ssq_write_bw: server: 64 bytes: .* (bob)$' "$tmp/cli.out" &&
+		grep -q '^ssq_write_bw: server: 64 bytes: .* (carol)$' "$tmp/cli.out" ||
+		{ cat "$tmp/cli.out"; bad "running cluster: no verdict from both servers"; }
+	grep -q 'found by its QPN' "$tmp/srv-bob.out" || bad "bob's server did not look its queue up by QPN"
+	grep -qE "^ 64 +800 " <(grep -A1 '#bytes' "$tmp/cli.out") || bad "running cluster: not 800 messages"
+else
+	cat "$tmp/cli.out" "$tmp/srv-bob.out" "$tmp/srv-carol.out"; bad "write_bw against a running cluster failed"
+fi
+wait "${srv[@]}" || true
+# 2 senders x 501 over 2 peers x 2 queues: lanes 126+125 | 125+125 each.
+if cluster_run atomic_bw -P 2 -q 2 -n 501; then
+	grep -q 'counter is 502, 502 completed (bob)$' "$tmp/cli.out" &&
+		grep -q 'counter is 500, 500 completed (carol)$' "$tmp/cli.out" ||
+		{ cat "$tmp/cli.out"; bad "atomic_bw: each server's counter is not its share (502, 500)"; }
+else
+	cat "$tmp/cli.out" "$tmp/srv-bob.out" "$tmp/srv-carol.out"; bad "atomic_bw against a running cluster failed"
+fi
+wait "${srv[@]}" || true
+# carol's server where the client expects bob's: refused by the server.
+sb=$(port)
+"$bin/ssq_write_bw" --ssq_socket="$tmp/carol.sock" --server -p "$sb" --timeout 30 -s 64 \
+	>"$tmp/srv-wrong.out" 2>&1 &
+pids+=($!)
+srv=($!)
+if "$bin/ssq_write_bw" --ssq_socket="$tmp/alice.sock" --peers "bob@127.0.0.1:$sb" -n 10 -s 64 \
+	>"$tmp/cli.out" 2>&1; then
+	bad "a server on the wrong peer (carol for bob) was accepted"
+fi
+grep -q "the client's ssqd is not this one's peer" "$tmp/cli.out" ||
+	{ cat "$tmp/cli.out"; bad "the wrong peer's server does not say why"; }
+wait "${srv[@]}" || true
+
 # Refused, naming what was wrong, before any ssqd starts.
 refuse() { # want-in-stderr args...
 	local want=$1 out
@@ -74,7 +166,12 @@ refuse "a name of 24 characters" "$w" --peers abcdefghijklmnopqrstuvwx
 refuse "more than 15 peers" "$w" --peers a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p
 refuse "queues 8 x 3 peers = more than ssqd's 16" "$w" --peers 3 -P 4 -q 2 --mode qp-per-process
 refuse "--peers with --wire" "$w" --peers 2 --wire
-refuse "--peers with --ssq_socket" "$w" --peers 2 --ssq_socket=/tmp/nowhere
+refuse "--peers N with --ssq_socket" "$w" --peers 2 --ssq_socket=/tmp/nowhere
+refuse "where a peer's server runs is for a running cluster" "$w" --peers bob@h:1
+refuse "want NAME@HOST or NAME@HOST:PORT" "$w" --peers bob@h:0 --ssq_socket=/tmp/x
+refuse "want NAME@HOST or NAME@HOST:PORT" "$w" --peers bob@ --ssq_socket=/tmp/x
+refuse "--peers with --server" "$w" --peers bob --server --ssq_socket=/tmp/x
+refuse "has no peer ssqd" env SSQ_EMU_MODE=sink "$w" --peers bob --ssq_socket="$tmp/loop.sock"
 refuse "--peers with ssq_write_lat" "$bin/ssq_write_lat" --peers 2
 refuse "--peers with ssq_send_bw" "$bin/ssq_send_bw" --peers 2
 refuse "the sink device sends nothing" env SSQ_EMU_MODE=sink "$w" --peers 2 -n 10

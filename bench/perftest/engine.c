@@ -112,6 +112,7 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 	    pt_is_lat(o) ? (size_t)o->procs * o->iters * sizeof(double) : 0;
 	uint64_t base[PT_MAX_LANES];
 
+	memset(e->peer_msgs, 0, sizeof(e->peer_msgs));
 	/* The receive logs count on across sizes: this run's start from here. */
 	for (i = 0; e->check_recv && i < e->nrq; i++)
 		base[i] = ssq_recv_arrived(e->rq[i]);
@@ -177,6 +178,8 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 		if (i >= o->procs)
 			continue;
 		total += res->msgs;
+		for (k = 0; k < o->npeers; k++)
+			e->peer_msgs[k] += res->peer_msgs[k];
 		t0 = res->t0 < t0 ? res->t0 : t0;
 		t1 = res->t1 > t1 ? res->t1 : t1;
 	}
@@ -216,7 +219,7 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
  */
 static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
 {
-	int peer = ssq_client_peer_mode(c), role = o->server || o->peer_host;
+	int peer = ssq_client_peer_mode(c), role = o->server || o->peer_host || o->npeers;
 
 	if (peer && !role) {
 		fprintf(stderr,
@@ -236,7 +239,11 @@ static int two_host_role(const struct pt_opts *o, struct ssq_client *c)
 		        "%s: %s: ssqd at %s has no peer ssqd (it runs loopback): two "
 		        "hosts need ssqd --listen PORT on one and --connect HOST:PORT "
 		        "on the other\n",
-		        o->tool, o->server ? "--server" : o->peer_host, o->socket);
+		        o->tool,
+		        o->server      ? "--server"
+		        : o->peer_host ? o->peer_host
+		                       : "--peers",
+		        o->socket);
 		return -1;
 	}
 	return 0;
@@ -329,7 +336,7 @@ int pt_main(const struct pt_opts *o)
 	struct pt_env e = { 0 };
 	struct pt_info in = { .dev = "emu", .emu_mode = "" };
 	struct pt_row rows[24];
-	char verdicts[24][200];
+	char verdicts[24][PT_MAX_PEERS * 220];
 	uint32_t sizes[24], nsizes = 0, s, top, need = pt_host_qps(o), k;
 	int rc = 1, n, fail, moves;
 	struct sigaction sa;
@@ -410,6 +417,10 @@ int pt_main(const struct pt_opts *o)
 		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
 		if (!e.slot && o->test != PT_SEND_LAT)
 			dst.len = e.dst_len;
+	} else if (o->npeers && o->socket) {
+		/* A running cluster: each peer's server holds its destination. */
+		if (pt_cl_open(o, c, top, moves, &e, &q, &dst))
+			goto out;
 	} else if (o->npeers) {
 		if (peer_dsts(o, c, cp, top, &e, &q, &dst))
 			goto out;
@@ -451,7 +462,7 @@ int pt_main(const struct pt_opts *o)
 	 */
 	e.check_data =
 	    (o->test == PT_WRITE_LAT || (o->test == PT_WRITE_BW && !o->peer_host)) &&
-	    moves;
+	    moves && !e.nsrv;
 	e.check_recv = o->test == PT_SEND_BW && moves && !o->peer_host;
 	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s%s\n", o->tool,
 	       o->test == PT_READ_BW     ? "RDMA READ"
@@ -464,7 +475,8 @@ int pt_main(const struct pt_opts *o)
 	                    : "",
 	       need, need > 1 ? "s" : "",
 	       o->wire || o->npeers ? ", over the emulated wire" : "",
-	       !o->peer_host ? ""
+	       e.nsrv          ? ", to each peer's server's arena through the peer ssqd"
+	       : !o->peer_host ? ""
 	       : o->test == PT_SEND_BW
 	           ? ", into the server's receive pool through the peer ssqd"
 	       : pt_is_lat(o)
@@ -480,7 +492,8 @@ int pt_main(const struct pt_opts *o)
 		printf(" WARNING: BW peak won't be measured in this run.\n");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {
-		if (e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s]))
+		if ((e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s])) ||
+		    (e.nsrv && pt_cl_start(o, &e, sizes[s])))
 			goto out;
 		fail = run_size(o, &e, &in, sizes[s], &rows[s]);
 		if (!fail && !o->run_inf)
@@ -492,18 +505,26 @@ int pt_main(const struct pt_opts *o)
 				fprintf(stderr, "%s\n", verdicts[s]);
 			goto out;
 		}
+		if (e.nsrv && pt_cl_done(o, &e, sizes[s], !fail, verdicts[s],
+		                         sizeof(verdicts[s]))) {
+			if (!fail)
+				fprintf(stderr, "%s\n", verdicts[s]);
+			goto out;
+		}
 		if (fail)
 			goto out;
 	}
 	pt_print_row(o, NULL);
 	/* The server's verdicts after the table, which stays perftest's. */
-	for (s = 0; e.th_fd >= 0 && s < nsizes; s++)
+	for (s = 0; (e.th_fd >= 0 || e.nsrv) && s < nsizes; s++)
 		printf("%s\n", verdicts[s]);
 	/* --run_infinitely wrote its files with each row. */
 	rc = !o->run_inf && ((o->json && pt_write_json(o, &in, rows, nsizes)) ||
 	                     (o->out_json && pt_write_out_json(o, &in, rows, nsizes)));
 	pt_th_client_close(o, &e);
+	pt_cl_close(o, &e, 1);
 out:
+	pt_cl_close(o, &e, 0);
 	if (e.th_fd >= 0)
 		close(e.th_fd); /* no BYE: the server must not take this for success */
 	if (cd && cd != c)

@@ -4,8 +4,9 @@
  * bench/perftest): the run's shared page, results and rows, and each
  * file's calls. The files call each other without a circle:
  *
- *   main.c -> engine.c -> daemons.c, run.c, twohost.c, checks.c, report.c
- *   twohost.c -> checks.c;  every file -> opts.c (options), clock.h
+ *   main.c -> engine.c -> daemons.c, run.c, cluster.c, twohost.c, checks.c,
+ *                          report.c
+ *   cluster.c -> twohost.c -> checks.c;  every file -> opts.c (options), clock.h
  *
  * Each tool (ssq_write_bw, ssq_write_lat, ...) is main.c built with its
  * test kind.
@@ -71,6 +72,7 @@ struct pt_result {
 	uint64_t msgs;
 	uint64_t live; /* --run_infinitely: messages completed so far */
 	double t0, t1; /* CLOCK_MONOTONIC seconds: first post, last completion */
+	uint64_t peer_msgs[PT_MAX_PEERS]; /* --peers: its messages to each peer */
 	int rc;
 	char why[160];
 };
@@ -122,6 +124,10 @@ struct pt_env {
 	struct ssq_queue *rq[PT_MAX_LANES];
 	int th_fd; /* two hosts, the client: the side channel to the server; -1 */
 	struct pt_peer_dst peer_dst[PT_MAX_PEERS]; /* --peers, in o->peers' order */
+	/* --peers of a running cluster: each peer's server, in o->peers' order */
+	uint32_t nsrv;
+	int srv_fd[PT_MAX_PEERS];
+	uint64_t peer_msgs[PT_MAX_PEERS]; /* the last size's messages to each peer */
 };
 
 /* One table row (one size, or one --run_infinitely interval), kept for JSON. */
@@ -230,6 +236,21 @@ int pt_th_client_start(const struct pt_opts *o, const struct pt_env *e, uint32_t
 int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
                       uint64_t msgs, int ok, char *verdict, size_t len);
 void pt_th_client_close(const struct pt_opts *o, struct pt_env *e);
+
+/*
+ * cluster.c: --peers against a running cluster (--ssq_socket), a server on
+ * each peer's host. Open: each peer's PEER/q0 (linking it), its server's
+ * side channel, its destination into @e->peer_dst (*@q0, *@dst0: the
+ * first's); then per size start and done (each server checks its share,
+ * @e->peer_msgs; their verdicts into @verdicts, a line each), then close
+ * (@bye 0: the run failed, no BYE). Each returns 0 or -1 (said why).
+ */
+int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int check,
+               struct pt_env *e, struct ssq_queue **q0, struct ssq_buf *dst0);
+int pt_cl_start(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
+int pt_cl_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size, int ok,
+               char *verdicts, size_t len);
+void pt_cl_close(const struct pt_opts *o, struct pt_env *e, int bye);
 
 /* run.c: one process's part of a run of @size bytes; returns its exit code. */
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,

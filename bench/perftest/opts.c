@@ -66,16 +66,45 @@ void pt_host_queue_name(const struct pt_opts *o, uint32_t i, char *out, size_t l
 }
 
 /*
+ * One --peers entry's "@HOST[:PORT]", where its server runs, into peer
+ * @k. 0 or -1 (@why says what was wrong).
+ */
+static int parse_srv(struct pt_opts *o, uint32_t k, const char *at, size_t w, char *why,
+                     size_t len)
+{
+	const char *colon = memchr(at, ':', w);
+	size_t hw = colon ? (size_t)(colon - at) : w, i;
+	unsigned long port = 0;
+
+	for (i = colon ? hw + 1 : w; i < w; i++)
+		port = at[i] >= '0' && at[i] <= '9' && port < 65536
+		           ? port * 10 + (unsigned long)(at[i] - '0')
+		           : 65536;
+	if (hw < 1 || hw >= PT_SRV_HOST || memchr(at, '@', w) ||
+	    (colon && (w == hw + 1 || port < 1 || port > 65535))) {
+		snprintf(why, len,
+		         "'%s@%.*s': want NAME@HOST or NAME@HOST:PORT (1..65535)",
+		         o->peers[k], (int)w, at);
+		return -1;
+	}
+	memcpy(o->peer_srv[k], at, hw);
+	o->peer_srv[k][hw] = 0;
+	o->peer_port[k] = (uint16_t)port;
+	return 0;
+}
+
+/*
  * --peers LIST: a count N (peers named peer1..peerN) or names separated by
  * commas, each as ssqd takes a peer's name (1..23 of A-Z a-z 0-9 . _ -),
- * none twice and none "here", the sending ssqd's name.
+ * none twice and none "here", the sending ssqd's name; a name may say
+ * where its server runs (NAME@HOST[:PORT], with --ssq_socket).
  */
 static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t len)
 {
-	const char *p = list, *end;
+	const char *p = list, *end, *at;
 	char *stop;
 	unsigned long n;
-	size_t w, i;
+	size_t w, i, full;
 	uint32_t k;
 
 	n = strtoul(list, &stop, 10);
@@ -84,6 +113,7 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 			snprintf(why, len, "want 1..%u peers", PT_MAX_PEERS);
 			return -1;
 		}
+		o->peers_counted = 1;
 		for (o->npeers = 0; o->npeers < n; o->npeers++)
 			snprintf(o->peers[o->npeers], PT_PEER_NAME, "peer%u",
 			         o->npeers + 1);
@@ -92,7 +122,9 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 	for (o->npeers = 0; *p; p = *end ? end + 1 : end) {
 		end = strchr(p, ',');
 		end = end ? end : p + strlen(p);
-		w = (size_t)(end - p);
+		full = (size_t)(end - p);
+		at = memchr(p, '@', full);
+		w = at ? (size_t)(at - p) : full;
 		if (o->npeers == PT_MAX_PEERS) {
 			snprintf(why, len, "more than %u peers", PT_MAX_PEERS);
 			return -1;
@@ -110,6 +142,8 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 			}
 		memcpy(o->peers[o->npeers], p, w);
 		o->peers[o->npeers][w] = 0;
+		if (at && parse_srv(o, o->npeers, at + 1, full - w - 1, why, len))
+			return -1;
 		if (!strcmp(o->peers[o->npeers], "here")) {
 			snprintf(why, len, "'here' is the sending ssqd's own name");
 			return -1;
@@ -260,7 +294,10 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "                             peer1.., or names a,b,c; <= 15); every\n"
 	    "                             sender spreads its batches over the\n"
 	    "                             peers' queues PEER/q<k>, -q per peer\n"
-	    "                             (write, read and atomic bw)\n"
+	    "                             (write, read and atomic bw). With\n"
+	    "                             --ssq_socket: that ssqd's cluster, names\n"
+	    "                             NAME[@HOST[:PORT]], a --server on each\n"
+	    "                             peer's host (at HOST, else NAME; -p)\n"
 	    "      --json=<file>          Write ssq's records (one per size) as JSON\n"
 	    "      --server               Two hosts (ssqd with --listen/--connect):\n"
 	    "                             hold the destination in this host's arena\n"
@@ -327,17 +364,31 @@ static const char *flag_name(char *buf, const char *word)
 static void check_peers(struct pt_opts *o, int s_given, const char *role)
 {
 	char val[48];
+	uint32_t k;
 
-	if (s_given || role)
+	if (role)
 		bad_flag(o,
-		         "--peers with %s: --peers starts its own cluster of ssqd on "
-		         "the emulated wire; against running daemons, run one "
-		         "two-host pair per peer%s",
-		         s_given ? "--ssq_socket" : role, "");
+		         "--peers with %s%s: the client names its servers in --peers "
+		         "(NAME@HOST[:PORT]); a server finds its queue to the client "
+		         "by the client's QPN",
+		         o->server ? "--server" : o->peer_host, "");
+	for (k = 0; !s_given && k < o->npeers; k++)
+		if (o->peer_srv[k][0])
+			bad_flag(o,
+			         "--peers %s@...: where a peer's server runs is for a "
+			         "running cluster (--ssq_socket)%s",
+			         o->peers[k], "");
+	if (s_given && o->peers_counted)
+		bad_flag(o,
+		         "--peers N with %s%s: name the running cluster's peers "
+		         "(NAME[@HOST[:PORT]],...)",
+		         "--ssq_socket", "");
 	if (o->wire)
 		bad_flag(o, "--peers with %s%s: one or the other", "--wire", "");
-	if (o->device && strcmp(o->device, "emu"))
-		bad_flag(o, "%s %s: --peers runs on the emulated device's wire (-d emu)",
+	if (!s_given && o->device && strcmp(o->device, "emu"))
+		bad_flag(o,
+		         "%s %s: --peers without --ssq_socket runs on the emulated "
+		         "device's wire (-d emu)",
 		         "-d", o->device);
 	if (o->test != PT_WRITE_BW && o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
 		bad_flag(o,
@@ -350,7 +401,8 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		         "queues%s more than ssqd's 16 (qp-per-process: -P x -q per "
 		         "peer)%s",
 		         val, "");
-	o->socket = NULL; /* not $SSQ_SOCKET either */
+	if (!s_given)
+		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
 
 /* The checks between flags, once all are read. */

@@ -23,6 +23,7 @@
 #define PT_OUT_JSON     "perftest_out.json" /* perftest's DEFAULT_JSON_FILE_NAME */
 #define PT_MAX_PEERS    15u /* --peers: ssqd's 16 queues, one each at least */
 #define PT_PEER_NAME    24u /* ssqd's peer names: 1..23 characters */
+#define PT_SRV_HOST     64u /* --peers NAME@HOST: where its server runs */
 
 enum pt_test {
 	PT_WRITE_BW,
@@ -43,9 +44,18 @@ struct pt_opts {
 	const char
 	    *socket; /* --ssq_socket or $SSQ_SOCKET: a running ssqd; NULL: start one */
 	int wire;    /* --wire: two ssqd over the emulated wire */
-	/* --peers: a cluster of ssqd on the emulated wire, spread over these */
+	/*
+	 * --peers: the senders spread over these peers' queues PEER/q<k>: of
+	 * a cluster of ssqd this tool starts on the emulated wire, or with
+	 * --ssq_socket of that running ssqd's cluster, each peer's host
+	 * running a --server (at peer_srv, else the peer's name; peer_port,
+	 * else -p).
+	 */
 	uint32_t npeers;
 	char peers[PT_MAX_PEERS][PT_PEER_NAME];
+	char peer_srv[PT_MAX_PEERS][PT_SRV_HOST];
+	uint16_t peer_port[PT_MAX_PEERS];
+	int peers_counted;    /* --peers N: named peer1..peerN */
 	const char *json;     /* --json FILE: ssq's records */
 	const char *out_json; /* --out_json[_file]: perftest's report; NULL: none */
 	uint32_t size;        /* -s */

@@ -220,7 +220,7 @@ static int one_sided(const struct pt_opts *o)
 /* perftest: the side channel (TCP) is "Ethernet"; one host has none. */
 static const char *exchange(const struct pt_opts *o)
 {
-	return o->peer_host || o->wire ? "Ethernet" : "none (one host)";
+	return o->peer_host || o->wire || o->npeers ? "Ethernet" : "none (one host)";
 }
 
 void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)

@@ -685,6 +685,9 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		__atomic_store_n(&pt.ring->fin, 1, __ATOMIC_RELEASE);
 	if (rc)
 		goto fail;
+	/* Lane i goes to peer i % peers (pt_queue_name). */
+	for (i = 0; o->npeers && i < pt.nlanes; i++)
+		res->peer_msgs[i % o->npeers] += pt.lane[i].posted;
 	res->rc = 0;
 	if (cd)
 		ssq_client_close(cd);

@@ -252,6 +252,51 @@ static int open_q0(const struct pt_opts *o, struct ssq_client *c, double secs,
 
 /* ---- the server ---- */
 
+/*
+ * Does @c's ssqd name its queues PEER/qK (ssqd --peers), so that the
+ * server finds its queue to the client by QPN, once the client says it?
+ */
+static int named_by_peer(struct ssq_client *c)
+{
+	struct ssq_queue_info qi[PT_MAX_LANES];
+	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
+
+	for (k = 0; k < n; k++)
+		if (!strcmp(qi[k].name, "q0"))
+			return 0;
+	return n > 0;
+}
+
+/*
+ * The queue of @c paired with the client's q0: its QPN is @qpn (the
+ * client's q0's peer) and its peer's QPN @peer (the client's q0). Two
+ * daemons may number QPs alike, so both ends must match. 0 or -1 (@why).
+ */
+static int open_by_qpn(struct ssq_client *c, uint32_t qpn, uint32_t peer,
+                       struct ssq_queue **q, char *why, size_t len)
+{
+	struct ssq_queue_info qi[PT_MAX_LANES];
+	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
+
+	for (k = 0; k < n; k++) {
+		if (qi[k].qpn != qpn)
+			continue;
+		if (ssq_queue_open(c, qi[k].name, q)) {
+			snprintf(why, len, "%.31s: %.120s", qi[k].name,
+			         ssq_client_error(c));
+			return -1;
+		}
+		if (ssq_queue_peer_qpn(*q) == peer)
+			return 0;
+		ssq_queue_close(*q);
+	}
+	snprintf(why, len,
+	         "no queue of this ssqd is paired with the client's (QPN 0x%x, its "
+	         "peer 0x%x): the client's ssqd is not this one's peer",
+	         peer, qpn);
+	return -1;
+}
+
 /* Listen on -p, wait for one client (--timeout, else for ever). The fd or -1. */
 static int accept_one(const struct pt_opts *o)
 {
@@ -545,13 +590,19 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	struct echo x = { 0 };
 	uint64_t base[PT_MAX_LANES] = { 0 };
 	uint32_t top, i, started = 0;
-	int fd, rc = 1, fails = 0, check;
+	int fd, rc = 1, fails = 0, check, cluster = named_by_peer(c);
 
-	if (open_q0(o, c, o->timeout > 0 ? o->timeout : 60, &q0))
+	/* A cluster's queue to the client is known once it says its QPN. */
+	if (!cluster && open_q0(o, c, o->timeout > 0 ? o->timeout : 60, &q0))
 		return 1;
-	printf("%s --server: ssqd at %s (peer QPN 0x%x), waiting for a client on "
-	       "TCP port %u\n",
-	       o->tool, o->socket, ssq_queue_peer_qpn(q0), o->port);
+	if (cluster)
+		printf("%s --server: ssqd at %s (a cluster: the client's peer queue "
+		       "is found by its QPN), waiting for a client on TCP port %u\n",
+		       o->tool, o->socket, o->port);
+	else
+		printf("%s --server: ssqd at %s (peer QPN 0x%x), waiting for a client "
+		       "on TCP port %u\n",
+		       o->tool, o->socket, ssq_queue_peer_qpn(q0), o->port);
 	fflush(stdout);
 	fd = accept_one(o);
 	if (fd < 0)
@@ -566,6 +617,8 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 		th_send(o, fd, &r);
 		goto out;
 	}
+	if (cluster && open_by_qpn(c, h.peer_qpn, h.qpn, &q0, r.text, sizeof(r.text)))
+		goto refuse;
 	check = h.check != 0;
 	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
 	/* write_lat: a 64-byte aligned slot per client sender, as on one host. */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster.c - --peers against a running cluster (--ssq_socket): this
+ * host's ssqd links to every peer ssqd, and each peer's host runs the
+ * tool's --server on its own ssqd. The client keeps one side channel per
+ * peer (twohost.c's, each to NAME@HOST[:PORT], else the peer's name and
+ * -p): each server holds a destination in its arena and checks what its
+ * share of the run left there, as in a two-host run.
+ */
+#include <string.h>
+#include <unistd.h>
+#include <ssq/ssq.h>
+#include <ssq/client.h>
+#include "engine.h"
+
+/* Peer @k's view of the run: twohost.c's server is its host and port. */
+static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)
+{
+	*po = *o;
+	po->peer_host = o->peer_srv[k][0] ? o->peer_srv[k] : o->peers[k];
+	po->port = o->peer_port[k] ? o->peer_port[k] : o->port;
+}
+
+int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int check,
+               struct pt_env *e, struct ssq_queue **q0, struct ssq_buf *dst0)
+{
+	struct pt_opts po;
+	struct pt_env pe;
+	struct ssq_queue *q;
+	char name[32];
+	uint32_t k;
+
+	for (k = 0; k < o->npeers; k++) {
+		snprintf(name, sizeof(name), "%s/q0", o->peers[k]);
+		/* A peer not linked yet is linked now (the open waits for it). */
+		if (ssq_queue_open(c, name, &q)) {
+			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
+			        ssq_client_error(c));
+			return -1;
+		}
+		peer_opts(o, k, &po);
+		memset(&pe, 0, sizeof(pe));
+		if (pt_th_client_open(&po, q, top, check, NULL, &pe))
+			return -1;
+		e->srv_fd[e->nsrv++] = pe.th_fd;
+		e->peer_dst[k] = (struct pt_peer_dst){ .iova = pe.dst_iova,
+			                               .rkey = pe.rkey,
+			                               .len = pe.dst_len };
+		if (k == 0) {
+			*q0 = q;
+			memset(dst0, 0, sizeof(*dst0));
+			dst0->iova = pe.dst_iova;
+			dst0->len = pe.dst_len;
+		}
+	}
+	return 0;
+}
+
+int pt_cl_start(const struct pt_opts *o, const struct pt_env *e, uint32_t size)
+{
+	struct pt_opts po;
+	struct pt_env pe = { .th_fd = -1 };
+	uint32_t k;
+
+	for (k = 0; k < e->nsrv; k++) {
+		peer_opts(o, k, &po);
+		pe.th_fd = e->srv_fd[k];
+		if (pt_th_client_start(&po, &pe, size))
+			return -1;
+	}
+	return 0;
+}
+
+int pt_cl_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size, int ok,
+               char *verdicts, size_t len)
+{
+	struct pt_opts po;
+	struct pt_env pe = { .th_fd = -1 };
+	char v[200];
+	size_t at = 0;
+	uint32_t k;
+	int rc = 0;
+
+	verdicts[0] = 0;
+	for (k = 0; k < e->nsrv; k++) {
+		peer_opts(o, k, &po);
+		pe.th_fd = e->srv_fd[k];
+		v[0] = 0;
+		/* Every server hears the end of the size, even after one failed. */
+		if (pt_th_client_done(&po, &pe, size, ok ? e->peer_msgs[k] : 0, ok, v,
+		                      sizeof(v)))
+			rc = -1;
+		if (v[0] && at < len)
+			at += (size_t)snprintf(verdicts + at, len - at, "%s%s (%s)",
+			                       at ? "\n" : "", v, o->peers[k]);
+	}
+	return rc;
+}
+
+void pt_cl_close(const struct pt_opts *o, struct pt_env *e, int bye)
+{
+	struct pt_env pe;
+	uint32_t k;
+
+	for (k = 0; k < e->nsrv; k++) {
+		pe.th_fd = e->srv_fd[k];
+		if (bye)
+			pt_th_client_close(o, &pe); /* BYE, then closed */
+		else
+			close(pe.th_fd); /* no BYE: the server must not take it for
+			                    success */
+	}
+	e->nsrv = 0;
+}
