@@ -15,23 +15,8 @@
 # the run); a server on the wrong peer refuses, saying so. Bad --peers
 # values and combinations are refused naming what was wrong, and start
 # nothing.
-set -euo pipefail
-build=${SSQ_BINARY_DIR:?}
+. "$(dirname "$0")/bench_common.sh"
 export SSQD=${SSQD:-$build/ssqd}
-export SSQ_EMU_MODE=full
-unset SSQ_SOCKET
-bin=$build/bench/perftest
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 
 # A record's numeric field.
 field() { # file key
@@ -64,16 +49,6 @@ for t in read_bw atomic_bw; do
 	grep -q 'here) and peer1 peer2' "$tmp/$t.out" || bad "$t: peers not named peer1 peer2"
 	[ "$(field "$tmp/$t.json" host_qps)" = 2 ] || bad "$t: host_qps, want 2"
 done
-
-# A TCP port on 127.0.0.1 nobody answers on just now (random: tests run
-# side by side).
-port() {
-	local p
-	while :; do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # A running cluster of three, linked on demand; a server on bob and carol.
 declare -A lp

@@ -13,33 +13,8 @@
 # to a peer-mode ssqd with no role; a different -s or a different tool on
 # the two sides (both sides fail); a frame without the magic; a role against a
 # loopback ssqd; a server with --timeout and no client.
-set -euo pipefail
-build=${SSQ_BINARY_DIR:?}
+. "$(dirname "$0")/bench_common.sh"
 ssqd=${SSQD:-$build/ssqd}
-bin=$build/bench/perftest
-export SSQ_EMU_MODE=full
-unset SSQ_SOCKET
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-
-# A TCP port on 127.0.0.1 nobody answers on just now (a random one, since
-# several tests run at once; a clash shows as a failed bind, retried below).
-port() {
-	local p
-	while :; do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
 
 # Start B (--listen) and A (--connect); wait until their queues are up.
 start_pair() {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cluster.c - --peers against a running cluster (--ssq_socket): this
- * host's ssqd links to every peer ssqd, and each peer's host runs the
- * tool's --server on its own ssqd. The client keeps one side channel per
- * peer (twohost.c's, each to NAME@HOST[:PORT], else the peer's name and
- * -p): each server holds a destination in its arena and checks what its
- * share of the run left there, as in a two-host run.
+ * cluster.c - where --peers runs write: on the cluster this tool started
+ * (daemons.c), a destination in each peer ssqd's arena, the tool a client
+ * of each; against a running cluster (--ssq_socket), this host's ssqd
+ * links to every peer ssqd and each peer's host runs the tool's --server
+ * on its own ssqd. The client then keeps one side channel per peer
+ * (twohost.c's, each to NAME@HOST[:PORT], else the peer's name and -p):
+ * each server holds a destination in its arena and checks what its share
+ * of the run left there, as in a two-host run.
  */
 #include <string.h>
 #include <unistd.h>
@@ -21,23 +23,59 @@ static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)
 	po->port = o->peer_port[k] ? o->peer_port[k] : o->port;
 }
 
+/* Peer @k's queue NAME/q0 on @c, linking the peer if it is not (the open waits). */
+static int open_peer_q0(const struct pt_opts *o, struct ssq_client *c, uint32_t k,
+                        struct ssq_queue **q)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s/q0", o->peers[k]);
+	if (ssq_queue_open(c, name, q) == 0)
+		return 0;
+	fprintf(stderr, "%s: %s: %s\n", o->tool, name, ssq_client_error(c));
+	return -1;
+}
+
+int pt_cl_local_open(const struct pt_opts *o, struct ssq_client *c,
+                     struct ssq_client *const *cp, uint32_t top, struct pt_env *e,
+                     struct ssq_queue **q0, struct ssq_buf *dst0)
+{
+	struct ssq_queue *q;
+	struct ssq_buf b;
+	uint32_t k;
+
+	for (k = 0; k < o->npeers; k++) {
+		if (open_peer_q0(o, c, k, &q))
+			return -1;
+		if (ssq_buf_alloc(cp[k], top < 8 ? 8 : top, &b)) {
+			fprintf(stderr, "%s: %s's arena: %s\n", o->tool, o->peers[k],
+			        ssq_client_error(cp[k]));
+			return -1;
+		}
+		/* The queue's peer rkey covers the peer's arena. */
+		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.iova,
+			                               .rkey = ssq_queue_peer_rkey(q),
+			                               .addr = b.addr,
+			                               .len = b.len };
+		if (k == 0) {
+			*q0 = q;
+			*dst0 = b;
+		}
+	}
+	return 0;
+}
+
 int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int check,
                struct pt_env *e, struct ssq_queue **q0, struct ssq_buf *dst0)
 {
 	struct pt_opts po;
 	struct pt_env pe;
 	struct ssq_queue *q;
-	char name[32];
 	uint32_t k;
 
 	for (k = 0; k < o->npeers; k++) {
-		snprintf(name, sizeof(name), "%s/q0", o->peers[k]);
-		/* A peer not linked yet is linked now (the open waits for it). */
-		if (ssq_queue_open(c, name, &q)) {
-			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
-			        ssq_client_error(c));
+		if (open_peer_q0(o, c, k, &q))
 			return -1;
-		}
 		peer_opts(o, k, &po);
 		memset(&pe, 0, sizeof(pe));
 		if (pt_th_client_open(&po, q, top, check, NULL, &pe))

@@ -287,45 +287,6 @@ static void run_info(const struct pt_opts *o, struct ssq_client *c,
 		pt_port_facts(in->dev, o->ib_port ? o->ib_port : 1, in);
 }
 
-/*
- * --peers: a destination of @top bytes in each peer's arena (@cp[k], the
- * tool a client of each), reached through this host's PEER/q0 (@c), whose
- * peer rkey covers it. *@q0: the first peer's queue, for the banner. 0 or
- * -1 (said why).
- */
-static int peer_dsts(const struct pt_opts *o, struct ssq_client *c,
-                     struct ssq_client *const *cp, uint32_t top, struct pt_env *e,
-                     struct ssq_queue **q0, struct ssq_buf *dst0)
-{
-	struct ssq_queue *q;
-	struct ssq_buf b;
-	char name[32];
-	uint32_t k;
-
-	for (k = 0; k < o->npeers; k++) {
-		snprintf(name, sizeof(name), "%s/q0", o->peers[k]);
-		if (ssq_queue_open(c, name, &q)) {
-			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
-			        ssq_client_error(c));
-			return -1;
-		}
-		if (ssq_buf_alloc(cp[k], top < 8 ? 8 : top, &b)) {
-			fprintf(stderr, "%s: %s's arena: %s\n", o->tool, o->peers[k],
-			        ssq_client_error(cp[k]));
-			return -1;
-		}
-		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.iova,
-			                               .rkey = ssq_queue_peer_rkey(q),
-			                               .addr = b.addr,
-			                               .len = b.len };
-		if (k == 0) {
-			*q0 = q;
-			*dst0 = b;
-		}
-	}
-	return 0;
-}
-
 int pt_main(const struct pt_opts *o)
 {
 	struct pt_daemon dl = { 0 }, dc = { 0 }, dp[PT_MAX_PEERS] = { 0 };
@@ -422,7 +383,7 @@ int pt_main(const struct pt_opts *o)
 		if (pt_cl_open(o, c, top, moves, &e, &q, &dst))
 			goto out;
 	} else if (o->npeers) {
-		if (peer_dsts(o, c, cp, top, &e, &q, &dst))
+		if (pt_cl_local_open(o, c, cp, top, &e, &q, &dst))
 			goto out;
 	} else if (ssq_queue_open(c, "q0", &q) ||
 	           ssq_buf_alloc(
