@@ -141,7 +141,7 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	__be32 l = htobe32(lkey), r = htobe32(rkey);
 	unsigned qi, w, i;
 
-	for (qi = 0; qi < d->hdr->nqueues; qi++) {
+	for (qi = 0; qi < d->own.nqueues; qi++) {
 		const struct ssqd_queue *q = &d->queues[qi];
 		uint32_t ring = q->prod.sq.wqe_cnt;
 		uint64_t pos, end, from;

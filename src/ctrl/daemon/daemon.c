@@ -177,9 +177,10 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 		if (rc)
 			return rc;
 		/* Listed before they are ready, so clients can see them come up. */
-		ssqd_queue_name(d, i, d->hdr->queues[i].name);
+		ssqd_queue_name(d, i, d->own.queues[i].name);
+		memcpy(d->hdr->queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 	}
-	d->hdr->nqueues = d->opt.nqueues;
+	d->hdr->nqueues = d->own.nqueues = d->opt.nqueues;
 	/* A cluster's own queues, after the peers'. */
 	if (d->opt.self_queues) {
 		rc = loopback_up(d, d->npeers * d->opt.peer_queues, why, whylen);
@@ -330,6 +331,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	if (rc)
 		goto fail;
 	ssqd_data_init(&d->data, d->hdr->data_off, o->data_mib << 20);
+	/* No client has mapped the header yet: what it says now is ssqd's. */
+	d->own = *d->hdr;
 
 	rc = bring_up(d, why, whylen);
 	if (rc)

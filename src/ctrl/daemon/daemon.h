@@ -298,6 +298,14 @@ struct ssqd {
 	struct ssqd_backend *backend;
 	int async_failed; /* reading async events failed: said so once */
 	struct shm_arena_header *hdr;
+	/*
+	 * The header as ssqd wrote it, where no client can write: every
+	 * client maps the arena read-write, header and all, so ssqd reads
+	 * the queue count, names, data arena and device from here, never
+	 * from hdr, and puts them back into hdr before a new client maps it
+	 * (ssqd_hdr_restore). Queue states stay hdr's: they are shared.
+	 */
+	struct shm_arena_header own;
 	struct ssqd_queue queues[SSQ_MAX_QUEUES];
 	struct ssqd_data_alloc data;
 	uint32_t psn[SSQ_MAX_QUEUES];                       /* our QPs' first PSNs */
@@ -359,6 +367,11 @@ uint32_t ssqd_queue_new_psn(void);
  */
 int ssqd_queue_is_loopback(const struct ssqd *d, unsigned i);
 void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
+/*
+ * ssqd_hdr_restore (arena_header.c) - rewrite the arena header's fixed part
+ * and the queue names from d->own, undoing whatever a client scribbled.
+ */
+void ssqd_hdr_restore(struct ssqd *d);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
                           uint32_t psn, struct proto_peer_addr *a, char *why,

@@ -276,7 +276,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 	if (g) {
 		g->owner = c->id;
 		g->pid = c->pid;
-		for (qi = 0; qi < d->hdr->nqueues; qi++)
+		for (qi = 0; qi < d->own.nqueues; qi++)
 			g->fence[qi] =
 			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
 	} else {
@@ -322,7 +322,7 @@ static void reap_graves(struct ssqd *d)
 
 		if (!g->owner)
 			continue;
-		for (qi = 0; qi < d->hdr->nqueues && done; qi++)
+		for (qi = 0; qi < d->own.nqueues && done; qi++)
 			if (d->queues[qi].ctl &&
 			    ssq_ctl_completed(d->queues[qi].ctl) < g->fence[qi])
 				done = 0;
@@ -359,8 +359,8 @@ static int find_queue(const struct ssqd *d, const char *name)
 {
 	unsigned i;
 
-	for (i = 0; i < d->hdr->nqueues; i++)
-		if (!strncmp(d->hdr->queues[i].name, name, SSQ_NAME_MAX))
+	for (i = 0; i < d->own.nqueues; i++)
+		if (!strncmp(d->own.queues[i].name, name, SSQ_NAME_MAX))
 			return (int)i;
 	return -1;
 }
@@ -424,7 +424,9 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		memset(&r, 0, sizeof(r));
 		r.version = SSQ_PROTO_VERSION;
 		r.max_queues = SSQ_MAX_QUEUES;
-		memcpy(r.device, d->hdr->device, sizeof(r.device));
+		memcpy(r.device, d->own.device, sizeof(r.device));
+		/* What this client is about to map says what ssqd wrote. */
+		ssqd_hdr_restore(d);
 		r.arena_len = d->arena.len;
 		r.arena_offset = d->arena.fd_offset;
 		c->said_hello =
@@ -436,11 +438,16 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		struct proto_msg_list_reply r;
 
 		memset(&r, 0, sizeof(r));
-		r.nqueues = d->hdr->nqueues;
+		r.nqueues = d->own.nqueues;
 		for (i = 0; i < r.nqueues; i++) {
-			memcpy(r.queues[i].name, d->hdr->queues[i].name, SSQ_NAME_MAX);
-			r.queues[i].qpn = d->hdr->queues[i].qpn;
-			r.queues[i].state = d->hdr->queues[i].state;
+			uint32_t st =
+			    __atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE);
+
+			memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
+			r.queues[i].qpn = d->queues[i].local.qpn;
+			/* Shared, so any value: READY only when it says so. */
+			r.queues[i].state =
+			    st == SSQ_QUEUE_READY ? SSQ_QUEUE_READY : SSQ_QUEUE_ERROR;
 		}
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq,
 		                     &r, sizeof(r), NULL, 0);
@@ -530,8 +537,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			struct ssqd_data_buf *b = ssqd_data_find(&d->data, r.off);
 
 			rc = d->ops->reg_buf(d->backend, d->arena.base + r.off, len,
-			                     d->hdr->data_iova +
-			                         (r.off - d->hdr->data_off),
+			                     d->own.data_iova + (r.off - d->own.data_off),
 			                     &b->mr, &b->key, why, sizeof(why));
 			if (rc) {
 				ssqd_data_free(&d->data, r.off, c->id, NULL);
@@ -751,7 +757,7 @@ static void progress(struct ssqd *d)
 	uint64_t now = ssqd_now_ns();
 	unsigned i;
 
-	for (i = 0; i < d->hdr->nqueues; i++) {
+	for (i = 0; i < d->own.nqueues; i++) {
 		struct ssqd_queue *q = &d->queues[i];
 
 		/* Also while the peer is gone: flushes still go to their owners. */

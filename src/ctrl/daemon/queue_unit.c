@@ -154,8 +154,8 @@ int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned 
 	a->link_layer = pi.link_layer;
 	a->mtu = (uint8_t)pi.active_mtu;
 	a->rd_atom = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
-	a->data_iova = d->hdr->data_iova;
-	a->data_rkey = d->hdr->data_key;
+	a->data_iova = d->own.data_iova;
+	a->data_rkey = d->own.data_key;
 	/* In a cluster the peer learns who dialed (or answered) from it. */
 	if (d->opt.npeers)
 		snprintf(a->name, sizeof(a->name), "%s", d->opt.name);

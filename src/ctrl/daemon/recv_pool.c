@@ -81,14 +81,14 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		return -ENOSPC;
 	}
 	/* The pools sit after the client part of the data arena (ssqd_setup). */
-	off = d->hdr->data_off + (o->data_mib << 20) + qi * pool_bytes(o);
-	if (off + (uint64_t)p->slots * p->size > d->hdr->data_off + d->hdr->data_len) {
+	off = d->own.data_off + (o->data_mib << 20) + qi * pool_bytes(o);
+	if (off + (uint64_t)p->slots * p->size > d->own.data_off + d->own.data_len) {
 		snprintf(why, whylen,
 		         "queue q%u's receive buffers overrun the data arena", qi);
 		return -ENOSPC;
 	}
-	p->buf_iova = d->hdr->data_iova + (off - d->hdr->data_off);
-	p->lkey = d->hdr->data_key;
+	p->buf_iova = d->own.data_iova + (off - d->own.data_off);
+	p->lkey = d->own.data_key;
 	pthread_mutex_init(&p->lock, NULL);
 	p->inited = 1;
 	l->recv_depth = p->depth;

@@ -597,13 +597,13 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
 	        "0x%llx, %s pages; serving %s\n",
-	        d->hdr->nqueues, d->queues[0].local.dv_qp.sq.wqe_cnt, d->hdr->device,
+	        d->own.nqueues, d->queues[0].local.dv_qp.sq.wqe_cnt, d->own.device,
 	        d->ops->kind, (unsigned long long)o->data_mib,
-	        (unsigned long long)d->hdr->data_iova,
+	        (unsigned long long)d->own.data_iova,
 	        d->arena.hugepages ? "2 MiB huge" : "4 KiB memfd", o->socket_path);
 	/* Serving: the socket listens (connections queue until the loop runs). */
 	(void)sd_notifyf(0, "READY=1\nSTATUS=serving %u queue(s) on %s (%s) at %s",
-	                 d->hdr->nqueues, d->hdr->device, d->ops->kind, o->socket_path);
+	                 d->own.nqueues, d->own.device, d->ops->kind, o->socket_path);
 	ssqd_serve(d);
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	ssqd_teardown(d);

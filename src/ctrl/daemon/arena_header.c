@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The arena header's fixed part, put back. Every client maps the arena
+ * read-write (its buffers are in it), the header included, so one client
+ * can scribble the queue count, the names, the data arena's place and key
+ * or the device. ssqd never reads those back (it keeps its own copy,
+ * d->own); before a new client maps the arena, this rewrites them, so a
+ * scribbler cannot keep later clients from connecting (shm_layout_check
+ * refuses a bad header) or send them to the wrong queue by name. Queue
+ * states and each queue's layout are left as they are: states are shared
+ * by design, and a queue's layout is rewritten whenever ssqd rebuilds it.
+ */
+#include <stddef.h>
+#include <string.h>
+#include "daemon.h"
+
+void ssqd_hdr_restore(struct ssqd *d)
+{
+	unsigned i;
+
+	memcpy(d->hdr, &d->own, offsetof(struct shm_arena_header, queues));
+	for (i = 0; i < d->own.nqueues; i++)
+		memcpy(d->hdr->queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
+}
