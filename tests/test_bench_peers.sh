@@ -130,16 +130,16 @@ refuse() { # want-in-stderr args...
 	fi
 }
 w=$bin/ssq_write_bw
-refuse "want 1..15 peers" "$w" --peers 0
-refuse "want 1..15 peers" "$w" --peers 16
+refuse "want 1..64 peers" "$w" --peers 0
+refuse "want 1..64 peers" "$w" --peers 65
 refuse "nodeB named twice" "$w" --peers nodeB,nodeC,nodeB
 refuse "'here' is the sending ssqd's own name" "$w" --peers here
 refuse "'no/de': want A-Z a-z 0-9 . _ -" "$w" --peers no/de
 refuse "a trailing comma" "$w" --peers nodeB,
 refuse "a name of 0 characters" "$w" --peers nodeB,,nodeC
 refuse "a name of 24 characters" "$w" --peers abcdefghijklmnopqrstuvwx
-refuse "more than 15 peers" "$w" --peers a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p
-refuse "queues 8 x 3 peers = more than ssqd's 16" "$w" --peers 3 -P 4 -q 2 --mode qp-per-process
+refuse "more than 64 peers" "$w" --peers "$(seq -s, -f p%g 65)"
+refuse "queues 32 x 3 peers = 96, more than ssqd's 64" "$w" --peers 3 -P 8 -q 4 --mode qp-per-process
 refuse "--peers with --wire" "$w" --peers 2 --wire
 refuse "--peers N with --ssq_socket" "$w" --peers 2 --ssq_socket=/tmp/nowhere
 refuse "where a peer's server runs is for a running cluster" "$w" --peers bob@h:1

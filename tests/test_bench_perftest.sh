@@ -208,7 +208,7 @@ check_flag() { # expected-word args...
 check_flag "-s '0'" -s 0
 check_flag "--mode 'bogus'" --mode bogus
 check_flag "-P '0'" -P 0
-check_flag "-P" -P 17 --mode qp-per-process
+check_flag "-P x -q = 68 queues" -P 17 -q 4 --mode qp-per-process
 check_flag "-Q 1000" -Q 1000
 check_flag "-Q '2000'" -Q 2000 -t 1024
 check_flag "-x" -x
@@ -216,8 +216,8 @@ check_flag "--frob" --frob
 check_flag "-n" -n
 check_flag "-s 'abc'" -s abc
 check_flag "-q '0'" -q 0
-check_flag "-q '17'" -q 17
-check_flag "= 20 queues with --mode qp-per-process" -P 4 -q 5 --mode qp-per-process
+check_flag "-q '65'" -q 65
+check_flag "= 68 queues with --mode qp-per-process" -P 4 -q 17 --mode qp-per-process
 check_flag "--ssq_socket: --wire starts its own" --wire --ssq_socket=/tmp/none.sock
 check_flag "-d mlx5_0: --wire" --wire -d mlx5_0
 check_flag "--wire" --wire=1

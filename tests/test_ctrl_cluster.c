@@ -349,7 +349,7 @@ int main(void)
 		const char *a5[] = { "--name",   "alice", "--peer", "alice=h:1",
 			             "--listen", "1",     NULL };
 		const char *a6[] = { "--peers", "/nonexistent/peers", NULL };
-		const char *a7[] = { "--name",   "a",     "--queues", "9",
+		const char *a7[] = { "--name",   "a",     "--queues", "33",
 			             "--peer",   "b=h:1", "--peer",   "c=h:2",
 			             "--listen", "1",     NULL };
 		const char *a8[] = { "--eager", NULL };
@@ -360,7 +360,7 @@ int main(void)
 		bad_options(a4, "--listen is missing");
 		bad_options(a5, "name no daemon but this one (alice)");
 		bad_options(a6, "--peers /nonexistent/peers: No such file");
-		bad_options(a7, "--queues 9 for each of 2 peers is 18 queues");
+		bad_options(a7, "--queues 33 for each of 2 peers is 66 queues");
 		bad_options(a8, "are for a cluster");
 	}
 	for (i = 0; i <= N; i++)

@@ -31,7 +31,7 @@ expect() { # RC NEEDLE ARGS...
 
 expect 2 "--hugepages 'maybe': want auto, required or off" --hugepages=maybe
 expect 2 "--sq-size 100: must be a power of two" --sq-size 100
-expect 2 "--queues '0': want a number from 1 to 16" --queues 0
+expect 2 "--queues '0': want a number from 1 to 64" --queues 0
 expect 2 "--ib-port 'x': want a number" --ib-port x
 expect 2 "unknown or incomplete option '--bogus'" --bogus
 expect 2 "--gid-index (auto, none or an index) 'x': want a number from 0 to 255" --gid-index x

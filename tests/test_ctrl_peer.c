@@ -114,9 +114,9 @@ static void codec(void)
 	proto_peer_encode(&a, bad);
 	expect_bad(bad, sizeof(m), "queue 3 of 3", "index past count");
 	a.index = 0;
-	a.count = 17;
+	a.count = SSQ_MAX_QUEUES + 1;
 	proto_peer_encode(&a, bad);
-	expect_bad(bad, sizeof(m), "of 17", "17 queues");
+	expect_bad(bad, sizeof(m), "of 65", "65 queues");
 	a.count = 1;
 	a.name[0] = 0;
 	proto_peer_encode(&a, bad);

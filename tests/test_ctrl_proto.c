@@ -22,7 +22,7 @@
 #include "ctrl/proto/msg.h"
 #include "helpers.h"
 
-static uint8_t buf[2048];
+static uint8_t buf[sizeof(struct proto_msg_hdr) + SSQ_MSG_MAX + 16];
 
 /* A raw datagram: header fields as given, then @len payload bytes of @fill. */
 static size_t raw(uint32_t magic, uint16_t version, uint16_t type, uint32_t hdr_len,

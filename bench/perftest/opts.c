@@ -279,7 +279,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
 	    "      --mode=<mode>          lockfree (ssq, default), spinlock (one\n"
 	    "                             process-shared lock per queue),\n"
-	    "                             qp-per-process (each its own QPs, <= 16),\n"
+	    "                             qp-per-process (each its own QPs, <= 64),\n"
 	    "                             proxy (one posting process, SPSC rings)\n"
 	    "      --ssq_socket=<path>    A running ssqd's socket (default\n"
 	    "                             $SSQ_SOCKET; neither: start ssqd: $SSQD,\n"
@@ -363,7 +363,7 @@ static const char *flag_name(char *buf, const char *word)
 /* --peers: what it goes with. */
 static void check_peers(struct pt_opts *o, int s_given, const char *role)
 {
-	char val[48];
+	char val[48], lim[16];
 	uint32_t k;
 
 	if (role)
@@ -395,12 +395,14 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		         "--peers with %s%s: ssq_write_bw, ssq_read_bw and "
 		         "ssq_atomic_bw spread over peers",
 		         o->tool, "");
-	snprintf(val, sizeof(val), " %u x %u peers =", pt_queues_needed(o), o->npeers);
+	snprintf(val, sizeof(val), " %u x %u peers = %u,", pt_queues_needed(o), o->npeers,
+	         pt_host_qps(o));
+	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (pt_host_qps(o) > PT_MAX_LANES)
 		bad_flag(o,
-		         "queues%s more than ssqd's 16 (qp-per-process: -P x -q per "
-		         "peer)%s",
-		         val, "");
+		         "queues%s more than ssqd's %s (qp-per-process: -P x -q per "
+		         "peer)",
+		         val, lim);
 	if (!s_given)
 		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
@@ -408,7 +410,7 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
-	char val[16];
+	char val[16], lim[16];
 	const char *role = o->server ? "--server" : o->peer_host;
 
 	if (o->server && o->peer_host)
@@ -428,11 +430,12 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		bad_flag(o, "--server with %s%s: the client writes the results",
 		         o->json ? "--json" : "--out_json", "");
 	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
+	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
 		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
-		         "most 16%s",
-		         val, "");
+		         "most %s",
+		         val, lim);
 	if (o->npeers)
 		check_peers(o, s_given, role);
 	if (o->wire && s_given)

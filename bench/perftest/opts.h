@@ -12,16 +12,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define PT_MAX_PROCS    32u        /* -P; qp-per-process also needs <= 16 queues */
+#define PT_MAX_PROCS    32u /* -P; qp-per-process also needs -P x -q <= PT_MAX_LANES */
 #define PT_MAX_SIZE     (1u << 20) /* -s and the top of -a */
 #define PT_TX_DEPTH     128u       /* default -t: messages a sender keeps in flight */
 #define PT_MAX_TX       1024u      /* the largest -t */
-#define PT_MAX_LANES    16u   /* -q: queues a sender round-robins over (ssqd's limit) */
+#define PT_MAX_LANES    64u   /* -q: queues a sender round-robins over (ssqd's limit) */
 #define PT_PORT         18515 /* perftest's default side-channel port */
 #define PT_MAX_SL       15u   /* perftest's MAX_SL */
 #define PT_INF_DURATION 5u    /* --run_infinitely without -D: perftest's DEF_DURATION */
 #define PT_OUT_JSON     "perftest_out.json" /* perftest's DEFAULT_JSON_FILE_NAME */
-#define PT_MAX_PEERS    15u /* --peers: ssqd's 16 queues, one each at least */
+#define PT_MAX_PEERS    64u /* --peers: ssqd's 64 queues, one each at least */
 #define PT_PEER_NAME    24u /* ssqd's peer names: 1..23 characters */
 #define PT_SRV_HOST     64u /* --peers NAME@HOST: where its server runs */
 

@@ -17,10 +17,11 @@
 #include <stddef.h>
 #include <ssq/common.h>
 
-#define SSQ_LAYOUT_MAGIC   0x414e455241515353ull /* "SSQARENA" little-endian */
-#define SSQ_LAYOUT_VERSION 4u /* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line */
-#define SSQ_MAX_QUEUES     16u
-#define SSQ_NAME_MAX       32u
+#define SSQ_LAYOUT_MAGIC 0x414e455241515353ull /* "SSQARENA" little-endian */
+#define SSQ_LAYOUT_VERSION                                                               \
+	5u /* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues */
+#define SSQ_MAX_QUEUES 64u /* a cluster: 63 peers and this host, a queue each */
+#define SSQ_NAME_MAX   32u
 
 #define SSQ_RECV_DEPTH_MAX 32768u     /* --recv-depth: receive WQEs per queue */
 #define SSQ_RECV_SIZE_MAX  (1u << 20) /* --recv-size: bytes per buffer */

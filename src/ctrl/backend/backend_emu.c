@@ -21,7 +21,7 @@
 #include "ctrl/proto/msg.h"
 #include "ctrl/backend/backend.h"
 
-#define MAX_QUEUES 64
+#define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
 
 struct emu_queue {
 	struct emu_qp *qp;

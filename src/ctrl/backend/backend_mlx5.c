@@ -20,7 +20,7 @@
 #include "ctrl/proto/msg.h"
 #include "ctrl/backend/mlx5_list.h"
 
-#define MAX_QUEUES 64
+#define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
 
 struct mlx5_queue {
 	struct ibv_qp *qp;

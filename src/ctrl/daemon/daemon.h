@@ -36,7 +36,7 @@
  * queues), and the longest name one may have: its queues are "NAME/qK"
  * within SSQ_NAME_MAX.
  */
-#define SSQD_MAX_PEERS     16
+#define SSQD_MAX_PEERS     64
 #define SSQD_PEER_NAME_MAX 24
 #define SSQD_PEER_ADDR_MAX 128
 
@@ -218,7 +218,7 @@ struct ssqd_client {
 	uid_t uid;
 	gid_t gid;
 	int refused;       /* not allowed: answered with EACCES, then dropped */
-	uint32_t attached; /* bit per queue: recs[q] != 0 */
+	uint64_t attached; /* bit per queue: recs[q] != 0 */
 	/* Its producer records in each queue, a bit per id: one per open. */
 	uint64_t recs[SSQ_MAX_QUEUES];
 	struct ssqd_out out;  /* replies its socket did not take yet */

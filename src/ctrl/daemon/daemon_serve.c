@@ -191,7 +191,7 @@ static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
 
 	fds[n++] = d->arena.fd;
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
-		if (c->attached & (1u << qi))
+		if (c->attached & (1ull << qi))
 			fds[n++] = d->queues[qi].uar.fd;
 	m = ssqd_pid_maps_any(c->pid, fds, n);
 	return m != 0; /* -1, unknown: assume it does */
@@ -500,7 +500,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		r.uar_len = sq->uar.len;
 		r.uar_reg_off = sq->uar.reg_off;
 		r.qpn = sq->local.qpn;
-		c->attached |= 1u << q;
+		c->attached |= 1ull << q;
 		/* Its doorbells may come as soon as it reads this answer. */
 		ssqd_idle_leave(d);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq,
@@ -582,7 +582,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 	case SSQ_MSG_RECOVER: {
 		char why[200];
 
-		if (!(c->attached & (1u << m->u.detach.queue)))
+		if (!(c->attached & (1ull << m->u.detach.queue)))
 			return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 			                      "queue %u is not attached to this client",
 			                      m->u.detach.queue);
@@ -638,7 +638,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    m->u.detach.queue, m->u.detach.producer);
 		c->recs[m->u.detach.queue] &= ~(1ull << m->u.detach.producer);
 		if (!c->recs[m->u.detach.queue])
-			c->attached &= ~(1u << m->u.detach.queue);
+			c->attached &= ~(1ull << m->u.detach.queue);
 		mark_dead(d, m->u.detach.queue, m->u.detach.producer);
 		ssqd_queue_heal(d, m->u.detach.queue);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq,

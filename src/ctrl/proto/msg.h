@@ -20,8 +20,8 @@
 #include "shm/layout.h"
 
 #define SSQ_PROTO_MAGIC   0x51515353u /* "SSQQ" */
-#define SSQ_PROTO_VERSION 2u
-#define SSQ_MSG_MAX       1024u /* no message is longer */
+#define SSQ_PROTO_VERSION 3u          /* 3: LIST replies hold up to 64 queues */
+#define SSQ_MSG_MAX       4096u       /* no message is longer (LIST: 64 queues) */
 #define SSQ_ERRMSG_MAX    160u
 #define SSQ_ALLOC_MAX     (1ull << 40)
 /* The IBV_ACCESS_* bits a MEM_REG may ask for (values of <infiniband/verbs.h>). */
