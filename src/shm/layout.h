@@ -17,10 +17,12 @@
 #include <stddef.h>
 #include <ssq/common.h>
 
-#define SSQ_LAYOUT_MAGIC 0x414e455241515353ull /* "SSQARENA" little-endian */
-#define SSQ_LAYOUT_VERSION                                                               \
-	5u /* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues */
-#define SSQ_MAX_QUEUES 64u /* a cluster: 63 peers and this host, a queue each */
+/* "SSQARENA" little-endian */
+#define SSQ_LAYOUT_MAGIC 0x414e455241515353ull
+/* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues */
+#define SSQ_LAYOUT_VERSION 5u
+/* A cluster of 63 peers and this host, a queue each, or 64 peers. */
+#define SSQ_MAX_QUEUES 64u
 #define SSQ_NAME_MAX   32u
 
 #define SSQ_RECV_DEPTH_MAX 32768u     /* --recv-depth: receive WQEs per queue */
