@@ -2,7 +2,8 @@
 /*
  * Shared pieces of the tests that run several ssqd as a cluster (--name,
  * --peers): a daemon started with its stderr in a log file, a log's
- * contents, and a queue's readiness by name as LIST shows it.
+ * contents, a queue's readiness by name as LIST shows it, and one work
+ * request posted and waited for.
  */
 #ifndef SSQ_TEST_CLUSTER_FLOW_H
 #define SSQ_TEST_CLUSTER_FLOW_H
@@ -69,6 +70,54 @@ static inline int cf_wait_ready(struct ssq_client *c, const char *name, int want
 		usleep(10000);
 	}
 	return 0;
+}
+
+/*
+ * One signaled @op of @len bytes from @l + @loff to @r + @roff (@r NULL: a
+ * SEND) on @p with wr_id @id: posted within @secs, retrying -EAGAIN (and
+ * -EIO when @retry_eio: while a queue restarts or waits for its link); its
+ * own completion within @secs + 10 s, older ones (flushes) skipped. Its
+ * status, -1000 + the post's -errno, or -1 when none came.
+ */
+static inline int cf_one(struct ssq_producer *p, enum ibv_wr_opcode op,
+                         const struct ssq_buf *l, uint64_t loff, uint32_t len,
+                         const struct ssq_buf *r, uint64_t roff, uint64_t id, double secs,
+                         int retry_eio)
+{
+	struct ibv_sge sge = { l->iova + loff, len, l->lkey };
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ssq_completion comp;
+	double t0 = now_s();
+	int rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = r->remote_addr + roff;
+		wr.wr.atomic.rkey = r->rkey;
+		wr.wr.atomic.compare_add = 5;
+	} else if (r) {
+		wr.wr.rdma.remote_addr = r->remote_addr + roff;
+		wr.wr.rdma.rkey = r->rkey;
+	}
+	while ((rc = ssq_post_wr(p, &wr, &bad)) &&
+	       (rc == -EAGAIN || (retry_eio && rc == -EIO)) && now_s() - t0 < secs)
+		usleep(1000);
+	if (rc)
+		return -1000 + rc;
+	while (now_s() - t0 < secs + 10) {
+		int n = ssq_poll(p, &comp, 1);
+
+		if (n == 1 && comp.wr_id == id)
+			return (int)comp.status;
+		if (n != 1)
+			usleep(100);
+	}
+	return -1;
 }
 
 #endif

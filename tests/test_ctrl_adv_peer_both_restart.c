@@ -9,43 +9,14 @@
  * round that leaves a side in error.
  */
 #define _GNU_SOURCE
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 #define ROUNDS 10
 
 static int one(struct ssq_producer *p, const struct ssq_buf *l, const struct ssq_buf *r,
                uint64_t off, uint64_t wr_id)
 {
-	struct ibv_sge sge = { l->iova, 64, l->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	struct ssq_completion comp;
-	double t0 = now_s();
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = r->remote_addr + off;
-	wr.wr.rdma.rkey = r->rkey;
-	while ((rc = ssq_post_wr(p, &wr, &bad)) && (rc == -EAGAIN || rc == -EIO) &&
-	       now_s() - t0 < 5)
-		usleep(1000);
-	if (rc)
-		return -1000 + rc;
-	while (now_s() - t0 < 15) {
-		int n = ssq_poll(p, &comp, 1);
-
-		if (n == 1 && comp.wr_id == wr_id)
-			return (int)comp.status;
-		if (n == 1) /* an older one's flush: not this */
-			continue;
-		usleep(100);
-	}
-	return -1;
+	return cf_one(p, IBV_WR_RDMA_WRITE, l, 0, 64, r, off, wr_id, 5, 1);
 }
 
 struct side {

@@ -15,37 +15,13 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 static int one(struct ssq_queue *q, const struct ssq_buf *src, const struct ssq_buf *dst,
                uint64_t off, uint64_t id, double secs)
 {
-	struct ssq_producer *p = ssq_queue_producer(q);
-	struct ibv_sge sge = { src->iova, 64, src->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	struct ssq_completion comp;
-	double t0 = now_s();
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dst->remote_addr + off;
-	wr.wr.rdma.rkey = dst->rkey;
-	while ((rc = ssq_post_wr(p, &wr, &bad)) == -EAGAIN && now_s() - t0 < secs)
-		usleep(1000);
-	if (rc)
-		return -1000 + rc;
-	while (now_s() - t0 < secs + 10) {
-		if (ssq_poll(p, &comp, 1) == 1 && comp.wr_id == id)
-			return (int)comp.status;
-		usleep(100);
-	}
-	return -1;
+	return cf_one(ssq_queue_producer(q), IBV_WR_RDMA_WRITE, src, 0, 64, dst, off, id,
+	              secs, 0);
 }
 
 /*

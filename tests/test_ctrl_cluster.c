@@ -47,36 +47,7 @@ static int one_len(struct ssq_producer *p, enum ibv_wr_opcode op, const struct s
                    uint64_t loff, uint32_t len, const struct ssq_buf *r, uint64_t roff,
                    uint64_t id)
 {
-	struct ibv_sge sge = { l->iova + loff, len, l->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	struct ssq_completion comp;
-	double t0 = now_s();
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = r->remote_addr + roff;
-		wr.wr.atomic.rkey = r->rkey;
-		wr.wr.atomic.compare_add = 5;
-	} else if (r) { /* a SEND has no remote address */
-		wr.wr.rdma.remote_addr = r->remote_addr + roff;
-		wr.wr.rdma.rkey = r->rkey;
-	}
-	while ((rc = ssq_post_wr(p, &wr, &bad)) == -EAGAIN && now_s() - t0 < 5)
-		usleep(100);
-	if (rc)
-		return -1000 + rc;
-	while (now_s() - t0 < 15) {
-		if (ssq_poll(p, &comp, 1) == 1)
-			return comp.wr_id == id ? (int)comp.status : -2;
-		usleep(100);
-	}
-	return -1;
+	return cf_one(p, op, l, loff, len, r, roff, id, 5, 0);
 }
 
 static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_buf *l,

@@ -15,38 +15,14 @@
  *     link is re-brought and q0 carries WRITEs both ways, no client call.
  */
 #define _GNU_SOURCE
-#include "recv_flow.h"
+#include "cluster_flow.h"
 
 /* One signaled @op of 64 bytes; its status, or below 0 for no completion. */
 static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_buf *l,
                const struct ssq_buf *r, uint64_t off, uint64_t wr_id, double secs)
 {
-	struct ibv_sge sge = { l->iova, 64, l->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	struct ssq_completion comp;
-	double t0 = now_s();
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = r->remote_addr + off;
-	wr.wr.rdma.rkey = r->rkey;
 	/* -EAGAIN while the queue restarts, -EIO while it waits for the link. */
-	while ((rc = ssq_post_wr(p, &wr, &bad)) && (rc == -EAGAIN || rc == -EIO) &&
-	       now_s() - t0 < secs)
-		usleep(1000);
-	if (rc)
-		return -1000 + rc;
-	while (now_s() - t0 < secs + 10.0) {
-		if (ssq_poll(p, &comp, 1) == 1)
-			return comp.wr_id == wr_id ? (int)comp.status : -2;
-		usleep(100);
-	}
-	return -1;
+	return cf_one(p, op, l, 0, 64, r, off, wr_id, secs, 1);
 }
 
 struct side {
