@@ -11,37 +11,14 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include "recv_flow.h"
-#include "shm/layout.h"
+#include "cluster_flow.h"
 
 /* A WRITE on @q of 8 bytes to @dst; its status, or below 0 for none. */
 static int write8(struct ssq_queue *q, const struct ssq_buf *src,
                   const struct ssq_buf *dst, uint64_t id)
 {
-	struct ssq_producer *p = ssq_queue_producer(q);
-	struct ibv_sge sge = { src->iova, 8, src->lkey };
-	struct ibv_send_wr wr, *bad = NULL;
-	struct ssq_completion comp;
-	double t0 = now_s();
-	int rc;
-
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dst->remote_addr;
-	wr.wr.rdma.rkey = dst->rkey;
-	rc = ssq_post_wr(p, &wr, &bad);
-	if (rc)
-		return -1000 + rc;
-	while (now_s() - t0 < 10) {
-		if (ssq_poll(p, &comp, 1) == 1)
-			return comp.wr_id == id ? (int)comp.status : -2;
-		usleep(100);
-	}
-	return -1;
+	return cf_one(ssq_queue_producer(q), IBV_WR_RDMA_WRITE, src, 0, 8, dst, 0, id, 0,
+	              0);
 }
 
 /* A TCP socket listening on 127.0.0.1: carol, who never answers. */
