@@ -52,9 +52,9 @@ int pt_cl_local_open(const struct pt_opts *o, struct ssq_client *c,
 			        ssq_client_error(cp[k]));
 			return -1;
 		}
-		/* The queue's peer rkey covers the peer's arena. */
-		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.iova,
-			                               .rkey = ssq_queue_peer_rkey(q),
+		/* Its remote descriptor: the arena's, or its own (--buffer-keys). */
+		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.remote_addr,
+			                               .rkey = b.rkey,
 			                               .addr = b.addr,
 			                               .len = b.len };
 		if (k == 0) {
