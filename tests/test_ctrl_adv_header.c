@@ -8,8 +8,10 @@
  * client B connects (before, the scribbled magic made every later connect
  * fail), its device is ssqd's, "q1" opens the queue LIST calls q1 (before,
  * a name copied into q0's entry sent B to q0), B's buffer has the IOVA
- * its place in the arena says, and a WRITE through q0 into it lands; ssqd
- * is still running.
+ * its place in the arena says, and a WRITE through q1, whose rings,
+ * control block, doorbell page and peer key A also moved, lands in it
+ * (before, the open of q1 was refused as out of bounds); ssqd is still
+ * running.
  */
 #define _GNU_SOURCE
 #include "cluster_flow.h"
@@ -20,7 +22,7 @@ int main(void)
 	struct ssq_queue_info before[SSQ_MAX_QUEUES], after[SSQ_MAX_QUEUES];
 	struct ssq_completion comp[4];
 	struct ssq_client *a = NULL, *b = NULL;
-	struct ssq_queue *q1 = NULL, *q0 = NULL;
+	struct ssq_queue *q1 = NULL;
 	struct ssq_buf abuf, src, dst;
 	struct shm_arena_header *h;
 	char sock[108], dev[SSQ_NAME_MAX];
@@ -50,6 +52,14 @@ int main(void)
 	memset(h->device, 'y', SSQ_NAME_MAX);
 	h->data_iova += 1u << 20;
 	h->magic = 0;
+	/* And q1's layout: its rings, control block, doorbell page, peer key. */
+	h->queues[1].sq_off += 4096;
+	h->queues[1].cq_off = 0;
+	h->queues[1].ctl_off = h->arena_len;
+	h->queues[1].uar_off += 1u << 20;
+	h->queues[1].sq_wqe_cnt = 3;
+	h->queues[1].peer_key ^= 0xff;
+	h->queues[1].recv_log_off = 1;
 
 	n1 = ssq_client_list(a, after, SSQ_MAX_QUEUES);
 	CHECK(n0 == 2 && n1 == 2, "LIST after the scribble: %d queues (before %d), %s",
@@ -70,20 +80,19 @@ int main(void)
 		CHECK(rc == 0 && ssq_queue_qpn(q1) == before[1].qpn,
 		      "q1 opens the queue q1 (QPN 0x%x): got 0x%x (%s)", before[1].qpn,
 		      q1 ? ssq_queue_qpn(q1) : 0, rc ? ssq_client_error(b) : "ok");
-		rc = ssq_queue_open(b, "q0", &q0) || ssq_buf_alloc(b, 64, &src) ||
-		     ssq_buf_alloc(b, 64, &dst);
-		CHECK(rc == 0, "q0 and two buffers: %s", rc ? ssq_client_error(b) : "ok");
+		rc = !q1 || ssq_buf_alloc(b, 64, &src) || ssq_buf_alloc(b, 64, &dst);
+		CHECK(rc == 0, "q1 and two buffers: %s", rc ? ssq_client_error(b) : "ok");
 		CHECK(rc || (dst.iova - dst.off == abuf.iova - abuf.off),
 		      "a buffer's IOVA follows its place: 0x%llx at offset 0x%llx",
 		      (unsigned long long)dst.iova, (unsigned long long)dst.off);
 		if (!rc) {
 			memset(src.addr, 0xa5, 64);
 			memset(dst.addr, 0, 64);
-			rc = ssq_post_write(ssq_queue_producer(q0), src.iova, src.lkey,
-			                    64, dst.iova, ssq_queue_peer_rkey(q0), 1,
+			rc = ssq_post_write(ssq_queue_producer(q1), src.iova, src.lkey,
+			                    64, dst.iova, ssq_queue_peer_rkey(q1), 1,
 			                    SSQ_WQE_SIGNALED);
 			for (t0 = now_s(); !rc && !got && now_s() - t0 < 10;)
-				got = ssq_poll(ssq_queue_producer(q0), comp, 4);
+				got = ssq_poll(ssq_queue_producer(q1), comp, 4);
 			CHECK(!rc && got == 1 && comp[0].status == 0 &&
 			          ((uint8_t *)dst.addr)[63] == 0xa5,
 			      "a WRITE into B's buffer lands: post %d, %d completion(s), "

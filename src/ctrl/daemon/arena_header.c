@@ -6,9 +6,8 @@
  * or the device. ssqd never reads those back (it keeps its own copy,
  * d->own); before a new client maps the arena, this rewrites them, so a
  * scribbler cannot keep later clients from connecting (shm_layout_check
- * refuses a bad header) or send them to the wrong queue by name. Queue
- * states and each queue's layout are left as they are: states are shared
- * by design, and a queue's layout is rewritten whenever ssqd rebuilds it.
+ * refuses a bad header) or send them to the wrong queue by name or to the
+ * wrong ring. Queue states are left as they are: they are shared by design.
  */
 #include <stddef.h>
 #include <string.h>
@@ -19,6 +18,8 @@ void ssqd_hdr_restore(struct ssqd *d)
 	unsigned i;
 
 	memcpy(d->hdr, &d->own, offsetof(struct shm_arena_header, queues));
-	for (i = 0; i < d->own.nqueues; i++)
+	for (i = 0; i < d->own.nqueues; i++) {
 		memcpy(d->hdr->queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
+		ssqd_queue_layout_restore(d, i);
+	}
 }

@@ -161,6 +161,7 @@ struct ssqd_recovery {
 struct ssqd_queue {
 	struct ssq_ctl *ctl;
 	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
+	int published;            /* its layout has been in the header (publish) */
 	int heal_pending;         /* deaths not healed yet: try (again) */
 	uint64_t heal_since_ns; /* when the pending heal first timed out; 0: it has not */
 	int heal_logged;        /* held up past heal_ms: said so */
@@ -372,6 +373,11 @@ void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
  * and the queue names from d->own, undoing whatever a client scribbled.
  */
 void ssqd_hdr_restore(struct ssqd *d);
+/*
+ * ssqd_queue_layout_restore (queue_unit.c) - rewrite queue @i's layout in
+ * the header, all but its state, from ssqd's own records (once published).
+ */
+void ssqd_queue_layout_restore(struct ssqd *d, unsigned i);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
                           uint32_t psn, struct proto_peer_addr *a, char *why,

@@ -233,10 +233,11 @@ int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
 	return ssqd_qp_connect(d->ops, d->backend, b, my_psn, &r, why, whylen);
 }
 
-void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer)
+/* Queue @i's layout as ssqd made it, all but its state, into @l. */
+static void layout_fill(const struct ssqd *d, unsigned i, struct shm_queue_layout *l,
+                        const struct proto_peer_addr *peer)
 {
-	struct shm_queue_layout *l = &d->hdr->queues[i];
-	struct ssqd_queue *q = &d->queues[i];
+	const struct ssqd_queue *q = &d->queues[i];
 
 	ssqd_queue_name(d, i, l->name);
 	l->qpn = q->local.qpn;
@@ -257,8 +258,26 @@ void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr
 	l->peer_key = peer->data_rkey;
 	l->ctl_off = shm_arena_off(&d->arena, q->ctl);
 	l->ctl_len = ssq_ctl_size(l->sq_wqe_cnt);
+}
+
+void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr *peer)
+{
+	struct shm_queue_layout *l = &d->hdr->queues[i];
+
+	layout_fill(d, i, l, peer);
+	d->queues[i].published = 1;
 	/* Readers load state with acquire: everything above is visible first. */
 	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
+}
+
+void ssqd_queue_layout_restore(struct ssqd *d, unsigned i)
+{
+	struct ssqd_queue *q = &d->queues[i];
+
+	if (!q->published)
+		return; /* nothing in it yet that a client may use */
+	layout_fill(d, i, &d->hdr->queues[i], &q->remote);
+	ssqd_recv_layout(d, i, &d->hdr->queues[i]);
 }
 
 /* Connect every local QP to its remote address and publish the queues. */

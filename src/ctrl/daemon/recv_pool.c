@@ -91,12 +91,21 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	p->lkey = d->own.data_key;
 	pthread_mutex_init(&p->lock, NULL);
 	p->inited = 1;
+	ssqd_recv_layout(d, qi, l);
+	return 0;
+}
+
+void ssqd_recv_layout(const struct ssqd *d, unsigned qi, struct shm_queue_layout *l)
+{
+	const struct ssqd_recv_pool *p = &d->queues[qi].rx;
+
+	if (!p->inited)
+		return;
 	l->recv_depth = p->depth;
 	l->recv_slots = p->slots;
 	l->recv_size = p->size;
-	l->recv_buf_off = off;
+	l->recv_buf_off = d->own.data_off + (p->buf_iova - d->own.data_iova);
 	l->recv_log_off = shm_arena_off(&d->arena, p->log);
-	return 0;
 }
 
 /*

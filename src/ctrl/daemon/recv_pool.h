@@ -80,6 +80,8 @@ uint64_t ssqd_recv_log_bytes(const struct ssqd_options *o);
  * -ENOSPC with a sentence in @why.
  */
 int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+/* Queue @qi's pool (if it has one) described in layout @l. */
+void ssqd_recv_layout(const struct ssqd *d, unsigned qi, struct shm_queue_layout *l);
 
 /*
  * ssqd_recv_arm - queue @qi's receiving QP has just come from RESET to RTS
