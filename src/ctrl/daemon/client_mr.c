@@ -58,7 +58,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
                 struct proto_msg_mem_reg_reply *out, char *why, size_t whylen)
 {
 	struct ssqd_mr *m = NULL;
-	uint64_t iova;
+	uint64_t iova, pinned = 0;
 	unsigned i;
 	int rc;
 
@@ -101,6 +101,11 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/* A file ssqd pins for the client counts against the client's limit. */
+	rc = ssqd_pin_charge(d, c, (int)r->kind, fd, r->addr, r->len, &pinned, why,
+	                     whylen);
+	if (rc)
+		goto fail;
 	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
 	                        r->iova, (int)r->access, &m->impl, &m->lkey, &m->rkey,
 	                        &iova, why, whylen);
@@ -109,6 +114,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	m->owner = c->id;
 	m->uid = (uint32_t)c->uid;
 	m->len = r->len;
+	m->pinned = pinned;
 	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
 	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
 	memset(out, 0, sizeof(*out));
@@ -179,6 +185,7 @@ static void drop(struct ssqd *d, struct ssqd_mr *m)
 {
 	d->ops->dereg_client(d->backend, m->impl);
 	m->owner = 0;
+	m->pinned = 0;
 	m->impl = NULL;
 }
 

@@ -31,6 +31,7 @@ struct ssqd_mr {
 	void *impl;      /* the backend's */
 	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
 	uint32_t uid;    /* the owner's */
+	uint64_t pinned; /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
 };
 
 struct ssqd;

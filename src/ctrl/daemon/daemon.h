@@ -374,6 +374,15 @@ void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
  */
 void ssqd_hdr_restore(struct ssqd *d);
 /*
+ * ssqd_pin_charge (pin.c) - may client @c have ssqd register @len bytes at
+ * @addr of kind @kind (@fd) against its RLIMIT_MEMLOCK? 0 and the bytes to
+ * charge to the registration in *@charge, or -ENOMEM (over the limit) /
+ * -EPERM (the limit cannot be read), saying why in @why.
+ */
+int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind, int fd,
+                    uint64_t addr, uint64_t len, uint64_t *charge, char *why,
+                    size_t whylen);
+/*
  * ssqd_queue_layout_restore (queue_unit.c) - rewrite queue @i's layout in
  * the header, all but its state, from ssqd's own records (once published).
  */
