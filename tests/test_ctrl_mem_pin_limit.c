@@ -97,6 +97,7 @@ int main(void)
 	CHECK(rc == 0, "2 MiB with CAP_IPC_LOCK or an 8 MiB limit: %d (%s)", rc,
 	      ssq_client_error(c));
 	ssq_client_close(c);
+	free(big);
 	kill(d, SIGTERM);
 	waitpid(d, &st, 0);
 	unlink(sock);
