@@ -563,10 +563,12 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
  * On demand (daemon_peer.c):
- * ssqd_peer_want - a client opens queue @qi, whose peer is not linked: the
- *   link is wanted from now on (dialed, or the peer asked to dial).
+ * ssqd_peer_want - a client opens queue @qi, which is not ready: the
+ *   link is wanted from now on (dialed, or the peer asked to dial), or,
+ *   linked with the queue fenced and nobody holding it, started over.
  *   -EINPROGRESS with @why saying how far it got; -EBUSY when
- *   --max-active-peers are all in use; 0 outside a cluster.
+ *   --max-active-peers are all in use; -EIO for a queue that cannot come
+ *   back; 0 outside a cluster.
  * ssqd_peer_in_use - whether a client has one of @p's queues open.
  * ssqd_peer_close_idle - close @p's link though it is healthy (idle, or
  *   room for another under --max-active-peers): its queues fenced, not

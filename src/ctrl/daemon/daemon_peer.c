@@ -597,6 +597,38 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 	return 0;
 }
 
+/*
+ * Queue @qi of linked peer @p is not ready: fenced (an async event, a
+ * restart the peer refused) while the link stays up. Waiting brings it back
+ * never: only a fresh exchange does, which a RECOVER of a client that has
+ * it open asks for (peer_relink.c). With nobody holding it, the open asks
+ * instead: the link starts over, every queue of the pair recovered.
+ * -EINPROGRESS with @why, or -EIO for a queue that cannot come back.
+ */
+static int want_fenced(struct ssqd *d, struct ssqd_peer *p, unsigned qi, char *why,
+                       size_t whylen)
+{
+	char who[64], reason[96];
+
+	ssqd_peer_str(p, who, sizeof(who));
+	if (d->queues[qi].cq_dead)
+		return ssqd_queue_in_error(d, qi, why, whylen);
+	if (ssqd_live_records(d, qi)) {
+		snprintf(why, whylen,
+		         "%s is linked but q%u is in error: waiting for the clients "
+		         "that have it open to recover it",
+		         who, qi);
+		return -EINPROGRESS;
+	}
+	snprintf(reason, sizeof(reason),
+	         "q%u is in error and nobody has it open: both hosts start over", qi);
+	ssqd_peer_lost(d, p, reason);
+	want_now(p);
+	p->retry_ns = 0; /* dial (or want) at once */
+	snprintf(why, whylen, "%s: re-linking (%s)", who, reason);
+	return -EINPROGRESS;
+}
+
 int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
@@ -605,6 +637,8 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 	if (!p || !d->opt.npeers)
 		return 0;
+	if (p->fd >= 0 && !p->connecting)
+		return want_fenced(d, p, qi, why, whylen);
 	ssqd_peer_str(p, who, sizeof(who));
 	rc = ssqd_peer_make_room(d, p, why, whylen);
 	if (rc)
