@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <netinet/in.h>
 #include <ssq/queue.h>
 #include "ctrl/backend/backend.h"
 #include "ctrl/daemon/client_mr.h"
@@ -279,15 +280,20 @@ struct ssqd_peer {
 
 /*
  * A connection to the peer port that has yet to send its first message
- * (peer_accept.c), or one refused and being drained before its close.
+ * (peer_accept.c), or one refused and being drained before its close. A
+ * newcomer to a full table takes the slot of the oldest knock of the
+ * source that holds the most: one that keeps them all full keeps only its
+ * own knocks out, not a peer's.
  */
 #define SSQD_MAX_KNOCKS 8
 struct ssqd_knock {
 	int fd; /* -1: free */
 	int draining;
 	uint64_t deadline_ns;
+	uint64_t accepted_ns;
 	unsigned len;
 	char from[80];
+	struct in6_addr ip; /* from's address, to tell sources apart */
 	uint8_t buf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
 };
 
