@@ -325,8 +325,13 @@ static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
                          struct proto_peer_addr *remote, char *why, size_t whylen)
 {
 	unsigned n = d->opt.peer_queues;
+	/*
+	 * The addresses and not a byte more: the link's next message (the
+	 * peer's BUSY/IDLE, sent right after) may be in the socket already,
+	 * and is ssqd_link_input's to read.
+	 */
 	ssize_t r =
-	    recv(p->fd, p->xbuf + p->xlen, sizeof(p->xbuf) - p->xlen, MSG_DONTWAIT);
+	    recv(p->fd, p->xbuf + p->xlen, n * SSQ_PEER_MSG_LEN - p->xlen, MSG_DONTWAIT);
 	int len, rc;
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
