@@ -248,10 +248,13 @@ struct ssqd_peer {
 	/*
 	 * Its link is wanted: a client opened one of its queues (or --eager,
 	 * or a one-peer mode). A dialer dials a wanted peer; the other side
-	 * sends it a want (noting: that connection is under way).
+	 * sends it a want (noting: that connection is under way; exchanging
+	 * too once the want is out, its answer read into xbuf: the peer's
+	 * close, or a refusal when it has no room).
 	 */
 	int wanted;
 	int noting;
+	uint64_t refused_ns;    /* when our want was last refused (last_why: why) */
 	uint64_t used_ns;       /* the last time one of its queues was open: LRU */
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
@@ -531,10 +534,13 @@ int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
 /*
  * ssqd_peer_make_room - room for @p under --max-active-peers (the least
  * recently used idle link closed), or -EBUSY with @why.
- * ssqd_peer_want_from - a want from daemon @name (at @from): dial it.
+ * ssqd_peer_want_from - a want from daemon @name (at @from): dial it. 0,
+ *   or -EBUSY with @no, a reason short enough for a refusal, when
+ *   --max-active-peers leaves no room.
  */
 int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
-void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from);
+int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char *no,
+                        size_t nolen);
 
 /*
  * Links coming in, without waiting on any (peer_accept.c):

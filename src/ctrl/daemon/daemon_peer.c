@@ -416,6 +416,10 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	if (!p->addr || !p->wanted || now < p->retry_ns ||
 	    (!p->dials && (!d->opt.npeers || d->opt.eager)))
 		return;
+	if (p->connecting && p->exchanging && p->noting) {
+		ssqd_peer_close_link(p); /* no answer to our want: asked again now */
+		return;
+	}
 	if (p->connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
 		if (p->exchanging)
@@ -453,6 +457,41 @@ void ssqd_peer_tick(struct ssqd *d)
 		peer_tick(d, &d->peers[i], now);
 }
 
+/*
+ * The answer to our want: the peer's close (it dials back), or a refusal
+ * (it has no room: --max-active-peers all in use), which the opens
+ * waiting here are told as -EBUSY (ssqd_peer_want).
+ */
+static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	struct proto_peer_addr a;
+	char why[200], who[64];
+	ssize_t r;
+
+	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+		return;
+	r = recv(p->fd, p->xbuf + p->xlen, SSQ_PEER_REFUSAL_LEN - p->xlen, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r > 0) {
+		p->xlen += (unsigned)r;
+		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+			return;
+	}
+	ssqd_peer_close_link(p); /* retry_ns stays: asked again then */
+	if (p->xlen < SSQ_PEER_REFUSAL_LEN ||
+	    proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, &a, why, sizeof(why)) !=
+	        -ECONNREFUSED)
+		return;
+	snprintf(p->last_why, sizeof(p->last_why), "%s",
+	         strncmp(why, "peer refused: ", 14) ? why : why + 14);
+	p->refused_ns = ssqd_now_ns();
+	if (!d->opt.eager && !ssqd_peer_in_use(d, p))
+		p->wanted = 0; /* asked again by the next open */
+	fprintf(stderr, "ssqd: %s refused to link: %s\n",
+	        ssqd_peer_str(p, who, sizeof(who)), p->last_why);
+}
+
 void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
 	char why[256], who[64];
@@ -460,6 +499,10 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 
 	if (s < 0)
 		return;
+	if (p->exchanging && p->noting) {
+		want_answer(d, p, revents);
+		return;
+	}
 	if (p->exchanging) {
 		struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 		int first = !p->ever;
@@ -494,16 +537,23 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		p->connecting = 0;
 		rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
 		if (!rc && p->noting) {
-			/* Our want delivered: the peer dials back (asked again if not).
-			 */
 			rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
 			                         sizeof(why));
-			close(s);
-			p->noting = 0;
 			if (rc) {
+				close(s);
+				p->noting = 0;
 				attempt_failed(p, why);
 				return;
 			}
+			/*
+			 * Our want delivered: the peer closes, and dials back,
+			 * or refuses it first (no room there); read which.
+			 * Asked again after WANT_AGAIN_MS if it does not dial.
+			 */
+			p->fd = s;
+			p->connecting = 1;
+			p->exchanging = 1;
+			p->xlen = 0;
 			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
 			return;
 		}
@@ -645,6 +695,12 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (p->fd >= 0 && !p->connecting)
 		return want_fenced(d, p, qi, why, whylen);
 	ssqd_peer_str(p, who, sizeof(who));
+	/* Told once, to the open that asked: the next one asks again. */
+	if (p->refused_ns && ssqd_now_ns() - p->refused_ns < WANT_AGAIN_MS * 1000000ull) {
+		p->refused_ns = 0;
+		snprintf(why, whylen, "%s refused to link: %s", who, p->last_why);
+		return -EBUSY;
+	}
 	rc = ssqd_peer_make_room(d, p, why, whylen);
 	if (rc)
 		return rc;
@@ -661,7 +717,8 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 }
 
 /* A want from daemon @name: dial it at the next tick. */
-void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
+int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char *no,
+                        size_t nolen)
 {
 	char why[200];
 	unsigned i;
@@ -672,17 +729,24 @@ void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
 		if (strcmp(p->name, name) || !p->dials)
 			continue;
 		if (p->fd >= 0 && !p->connecting)
-			return; /* linked: its want crossed our dial */
+			return 0; /* linked: its want crossed our dial */
 		if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
-			return;
+			/* A refusal's reason is short (SSQ_PEER_REFUSAL_LEN). */
+			snprintf(no, nolen,
+			         "all its --max-active-peers %u links are in use",
+			         d->opt.max_active_peers);
+			return -EBUSY;
 		}
 		want_now(p);
 		p->used_ns = ssqd_now_ns();
-		return;
+		return 0;
 	}
-	fprintf(stderr, "ssqd: a want from %s naming '%s', not a peer this ssqd dials\n",
-	        from, name);
+	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+	                 "ssqd: a want from %s naming '%s', not a peer this ssqd "
+	                 "dials\n",
+	                 from, name);
+	return 0;
 }
 
 int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,

@@ -190,10 +190,13 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			return;
 		rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
 		                       sizeof(why));
-		if (rc == PROTO_PEER_WANT)
-			ssqd_peer_want_from(d, remote[0].name, k->from);
-		else
+		if (rc != PROTO_PEER_WANT)
 			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
+		                             sizeof(why))) {
+			knock_refuse(k, why); /* its opens are told -EBUSY */
+			return;
+		}
 		knock_close(k);
 		return;
 	}
