@@ -254,8 +254,10 @@ struct ssqd_peer {
 	 */
 	int wanted;
 	int noting;
-	uint64_t refused_ns;    /* when our want was last refused (last_why: why) */
-	uint64_t used_ns;       /* the last time one of its queues was open: LRU */
+	uint64_t refused_ns; /* when our want was last refused (last_why: why) */
+	uint64_t used_ns;    /* the last time one of its queues was open: LRU */
+	/* An open here (or the peer's, by its want) waits for the link: busy. */
+	uint64_t open_wait_ns;
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;

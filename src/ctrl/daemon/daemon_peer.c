@@ -45,6 +45,7 @@
  */
 #define REBRING_DRAIN_MS 200
 #define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
+#define OPEN_PENDING_MS  1500 /* busy(): an open's want outlives its asking */
 
 void ssqd_peers_init(struct ssqd *d)
 {
@@ -173,10 +174,18 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 		        who, reason);
 }
 
-/* In use on either side of the link: not to be closed for idleness. */
+/*
+ * In use on either side of the link, or being linked for an open that
+ * waits: not to be closed for another peer. Each waiting open asks again
+ * every 10 ms (a peer's want, every WANT_AGAIN_MS); one that gave up, was
+ * killed or stopped holds the link no longer than OPEN_PENDING_MS.
+ */
 static int busy(const struct ssqd *d, const struct ssqd_peer *p)
 {
-	return ssqd_peer_in_use(d, p) || (p->fd >= 0 && !p->connecting && p->remote_busy);
+	return ssqd_peer_in_use(d, p) ||
+	       (p->fd >= 0 && !p->connecting && p->remote_busy) ||
+	       (p->open_wait_ns &&
+	        ssqd_now_ns() - p->open_wait_ns < OPEN_PENDING_MS * 1000000ull);
 }
 
 int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p)
@@ -398,6 +407,8 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		return;
 	}
 	/* busy(), with the look at the clients above taken once a tick. */
+	if (here)
+		p->open_wait_ns = 0; /* the open that waited has it */
 	if (here || (linked && p->remote_busy))
 		p->used_ns = now;
 	else if (d->opt.idle_ms && p->fd >= 0 && !p->connecting &&
@@ -639,8 +650,8 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 	}
 	if (!lru) {
 		snprintf(why, whylen,
-		         "all %u active peers have queues open here or there "
-		         "(--max-active-peers %u)",
+		         "all %u active peers have queues open (or being opened) "
+		         "here or there (--max-active-peers %u)",
 		         d->opt.max_active_peers, d->opt.max_active_peers);
 		return -EBUSY;
 	}
@@ -705,6 +716,7 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	p->used_ns = ssqd_now_ns();
+	p->open_wait_ns = p->used_ns;
 	want_now(p);
 	if (p->last_why[0])
 		snprintf(why, whylen, "%s: linking (attempt %u: %s)", who, p->attempts,
@@ -740,6 +752,7 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
 		}
 		want_now(p);
 		p->used_ns = ssqd_now_ns();
+		p->open_wait_ns = p->used_ns; /* the peer's open waits for it */
 		return 0;
 	}
 	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
