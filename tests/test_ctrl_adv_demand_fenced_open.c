@@ -10,6 +10,10 @@
  * alice's bob/q0 opens again too. Before, the open answered "linking"
  * for 5 s with nothing under way and failed -ETIMEDOUT saying the peer
  * did not link, though it was linked, and so did every open after it.
+ * The same on a loopback queue (alice/q0, alice's own): one client's bad
+ * WRITE, then its leaving, wedged the queue until ssqd restarted, every
+ * open -EAGAIN "not connected yet (waiting for the peer ssqd)"; now the
+ * next open recovers it.
  */
 #define _GNU_SOURCE
 #include "cluster_flow.h"
@@ -107,6 +111,30 @@ int main(void)
 	took = now_s() - t0;
 	CHECK(!st && took < 3, "alice's client opens bob/q0 again: %d after %.2f s (%s)",
 	      st, took, st ? ssq_client_error(a) : "");
+	if (!st)
+		ssq_queue_close(q);
+	q = NULL;
+
+	/* The same on alice's loopback queue (alice/q0, both ends in alice). */
+	st = ssq_queue_open(a, "alice/q0", &q);
+	CHECK(!st, "alice's client opens its loopback alice/q0: %d (%s)", st,
+	      st ? ssq_client_error(a) : "");
+	if (st)
+		goto out;
+	CHECK(!ssq_buf_alloc(a, 4096, &buf), "a buffer");
+	st = bad_write(q, &buf);
+	CHECK(st == IBV_WC_REM_ACCESS_ERR, "the WRITE with a wrong rkey: status %d", st);
+	for (i = 0; i < 300 && !cf_file_has(logs[0], "async event"); i++)
+		usleep(10000);
+	CHECK(cf_file_has(logs[0], "async event"), "alice fenced alice/q0");
+	ssq_buf_free(a, &buf);
+	ssq_queue_close(q);
+	q = NULL;
+	t0 = now_s();
+	st = ssq_queue_open(a, "alice/q0", &q);
+	took = now_s() - t0;
+	CHECK(!st && took < 3, "alice/q0 opens again: %d after %.2f s (%s)", st, took,
+	      st ? ssq_client_error(a) : "");
 	if (!st)
 		ssq_queue_close(q);
 out:

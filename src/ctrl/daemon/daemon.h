@@ -430,6 +430,14 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen);
 int ssqd_recover_step(struct ssqd *d);
+/*
+ * ssqd_recover_for_open - a client opens loopback queue @qi, which is in
+ * error with no client holding it to RECOVER (the last one left after an
+ * error it caused, say): recovered now, as a RECOVER would. 0 (READY
+ * again), -EINPROGRESS (what was in flight still drains: the open asks
+ * again), -EAGAIN (clients hold it: theirs to recover) or -EIO, with @why.
+ */
+int ssqd_recover_for_open(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * ssqd_async_poll - take every pending async event of the device (no

@@ -701,10 +701,12 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	char who[64];
 	int rc;
 
-	if (!p || !d->opt.npeers)
+	if (!p)
 		return 0;
 	if (p->fd >= 0 && !p->connecting)
 		return want_fenced(d, p, qi, why, whylen);
+	if (!d->opt.npeers)
+		return 0;
 	ssqd_peer_str(p, who, sizeof(who));
 	/* Told once, to the open that asked: the next one asks again. */
 	if (p->refused_ns && ssqd_now_ns() - p->refused_ns < WANT_AGAIN_MS * 1000000ull) {
