@@ -691,6 +691,7 @@ static int want_fenced(struct ssqd *d, struct ssqd_peer *p, unsigned qi, char *w
 	ssqd_peer_lost(d, p, reason);
 	want_now(p);
 	p->retry_ns = 0; /* dial (or want) at once */
+	p->used_ns = p->open_wait_ns = ssqd_now_ns();
 	snprintf(why, whylen, "%s: re-linking (%s)", who, reason);
 	return -EINPROGRESS;
 }
