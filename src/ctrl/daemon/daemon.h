@@ -258,6 +258,8 @@ struct ssqd_peer {
 	uint64_t used_ns;    /* the last time one of its queues was open: LRU */
 	/* An open here (or the peer's, by its want) waits for the link: busy. */
 	uint64_t open_wait_ns;
+	/* --idle-ms: when we asked the peer to close the link; 0: not asked. */
+	uint64_t closing_ns;
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
@@ -616,8 +618,9 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
  *   queue comes back READY when the peer answers (ssqd_link_input). 0, or
  *   -errno with @why (the queue then in error);
  * ssqd_link_input - read what @p's link has (restart asks and answers) and
- *   act on it; 0, or -errno with @why when the peer broke the protocol or
- *   the link closed (the caller drops the peer);
+ *   act on it; 0, 1 when the peer asks to close the link as idle (the
+ *   caller closes it or answers BUSY), or -errno with @why when the peer
+ *   broke the protocol or the link closed (the caller drops the peer);
  * ssqd_link_restart_overdue - 1 (and @why) when an ask to @p has gone
  *   unanswered past its deadline: the peer is not working, drop it;
  * ssqd_link_restart_abandon - every ask to @p under way given up: its
@@ -632,6 +635,13 @@ void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p);
 /* Tell @p whether a client here has one of its queues open (@busy), if changed. */
 int ssqd_link_tell_busy(struct ssqd *d, struct ssqd_peer *p, int busy, char *why,
                         size_t whylen);
+/* Ask @p to close the link, idle at both ends as far as this side knows. */
+int ssqd_link_ask_close(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
+/*
+ * 1 while queue @qi's link is being closed for --idle-ms (the peer asked to
+ * agree): an open waits and links it again (ssqd_peer_want).
+ */
+int ssqd_peer_closing(struct ssqd *d, unsigned qi);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the

@@ -46,6 +46,7 @@
 #define REBRING_DRAIN_MS 200
 #define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
 #define OPEN_PENDING_MS  1500 /* busy(): an open's want outlives its asking */
+#define LINK_CLOSE_MS    1000 /* an idle close the peer did not answer: closed */
 
 void ssqd_peers_init(struct ssqd *d)
 {
@@ -102,6 +103,7 @@ void ssqd_peer_close_link(struct ssqd_peer *p)
 	p->connecting = 0;
 	p->exchanging = 0;
 	p->noting = 0;
+	p->closing_ns = 0;
 }
 
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p)
@@ -409,14 +411,29 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	/* busy(), with the look at the clients above taken once a tick. */
 	if (here)
 		p->open_wait_ns = 0; /* the open that waited has it */
-	if (here || (linked && p->remote_busy))
+	if (here || (linked && p->remote_busy)) {
 		p->used_ns = now;
-	else if (d->opt.idle_ms && p->fd >= 0 && !p->connecting &&
-	         now - p->used_ns > d->opt.idle_ms * 1000000ull) {
-		snprintf(why, sizeof(why),
-		         "no queue of the pair open on either side for %u ms (--idle-ms)",
-		         d->opt.idle_ms);
-		ssqd_peer_close_idle(d, p, why);
+		p->closing_ns = 0; /* it said BUSY: not closed after all */
+	} else if (d->opt.idle_ms && linked &&
+	           now - p->used_ns > d->opt.idle_ms * 1000000ull) {
+		/*
+		 * Idle as far as we know; the peer's word may be stale (its
+		 * client just attached, its BUSY under way), so it closes the
+		 * link, or says BUSY (ssqd_peer_events). Opens here wait
+		 * meanwhile (ssqd_peer_want).
+		 */
+		if (!p->closing_ns) {
+			if (ssqd_link_ask_close(d, p, why, sizeof(why)))
+				ssqd_peer_lost(d, p, why);
+			else
+				p->closing_ns = now;
+		} else if (now - p->closing_ns > LINK_CLOSE_MS * 1000000ull) {
+			snprintf(why, sizeof(why),
+			         "no queue of the pair open on either side for %u ms "
+			         "(--idle-ms), and no answer from the peer",
+			         d->opt.idle_ms);
+			ssqd_peer_close_idle(d, p, why);
+		}
 		return;
 	}
 	/*
@@ -501,6 +518,33 @@ static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
 		p->wanted = 0; /* asked again by the next open */
 	fprintf(stderr, "ssqd: %s refused to link: %s\n",
 	        ssqd_peer_str(p, who, sizeof(who)), p->last_why);
+}
+
+/*
+ * The peer would close the link as idle (its --idle-ms): closed if nothing
+ * of it is open or being opened here, else BUSY said again.
+ */
+static void close_asked(struct ssqd *d, struct ssqd_peer *p)
+{
+	char why[200];
+
+	p->remote_busy = 0;
+	if (!p->closing_ns && busy(d, p)) {
+		p->busy_told = -1; /* said again, though we said it before */
+		if (ssqd_link_tell_busy(d, p, 1, why, sizeof(why)))
+			ssqd_peer_lost(d, p, why);
+		return;
+	}
+	ssqd_peer_close_idle(d, p,
+	                     "the peer closes it as idle (its --idle-ms), and "
+	                     "nothing of it is open here");
+}
+
+int ssqd_peer_closing(struct ssqd *d, unsigned qi)
+{
+	const struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+
+	return p && p->closing_ns;
 }
 
 void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
@@ -594,8 +638,17 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
-	if (ssqd_link_input(d, p, why, sizeof(why)))
+	rc = ssqd_link_input(d, p, why, sizeof(why));
+	if (rc > 0) {
+		close_asked(d, p);
+	} else if (rc && p->closing_ns) { /* it agreed: closed its end */
+		snprintf(why, sizeof(why),
+		         "no queue of the pair open on either side for %u ms (--idle-ms)",
+		         d->opt.idle_ms);
+		ssqd_peer_close_idle(d, p, why);
+	} else if (rc) {
 		ssqd_peer_lost(d, p, why);
+	}
 }
 
 /* Peers linked, or being linked, besides @except. */
@@ -704,6 +757,12 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 	if (!p)
 		return 0;
+	if (p->closing_ns) {
+		snprintf(why, whylen,
+		         "%s: its idle link is closing (--idle-ms): linked again next",
+		         ssqd_peer_str(p, who, sizeof(who)));
+		return -EINPROGRESS;
+	}
 	if (p->fd >= 0 && !p->connecting)
 		return want_fenced(d, p, qi, why, whylen);
 	if (!d->opt.npeers)
