@@ -185,8 +185,8 @@ static void restart_codec(void)
 	bad[9] = 4; /* index 4 of 4 */
 	restart_bad(bad, sizeof(m), "queue 4 of 4");
 	memcpy(bad, m, sizeof(m));
-	bad[10] = 5;
-	restart_bad(bad, sizeof(m), "kind 5");
+	bad[10] = 6;
+	restart_bad(bad, sizeof(m), "kind 6");
 	bad[10] = PROTO_LINK_BUSY; /* busy/idle carry nothing else */
 	restart_bad(bad, sizeof(m), "busy/idle message with fields set");
 	memset(bad + 8, 0, sizeof(m) - 8);

@@ -8,7 +8,8 @@
  *  1. three silent connections and one sending a byte every 100 ms: a
  *     client's LIST round trips stay fast meanwhile (before: ~5 s each);
  *  2. a real peer (ssqd --connect) links while they still hang;
- *  3. a ninth knock while eight are open is closed at once;
+ *  3. a ninth and tenth knock while eight are open take the slots of the
+ *     oldest two (one source holds them all), which are closed at once;
  *  4. the silent ones are closed at their 5 s deadline.
  */
 #define _GNU_SOURCE
@@ -95,28 +96,36 @@ int main(void)
 	      "a real peer linked while the knocks hang");
 	CHECK(now_s() - t0 < 3.0, "within %.2f s", now_s() - t0);
 
-	/* 3. Four open now: four more fill the slots, the ninth is closed. */
+	/*
+	 * 3. Four open now: four more fill the slots, and the ninth and tenth
+	 * take the two oldest's (all from one address).
+	 */
 	for (i = 3; i < 9; i++)
 		silent[i] = knock(port);
 	usleep(200000);
 	{
-		struct pollfd p = { silent[8], POLLIN, 0 };
+		struct pollfd p[2] = { { silent[0], POLLIN, 0 },
+			               { silent[1], POLLIN, 0 } };
+		struct pollfd n = { silent[8], POLLIN, 0 };
 
-		CHECK(poll(&p, 1, 2000) == 1 && recv(silent[8], &b, 1, MSG_DONTWAIT) <= 0,
-		      "a ninth knock is closed at once");
+		CHECK(poll(p, 2, 2000) >= 1 && poll(p, 2, 2000) == 2 &&
+		          recv(silent[0], &b, 1, MSG_DONTWAIT) <= 0 &&
+		          recv(silent[1], &b, 1, MSG_DONTWAIT) <= 0,
+		      "the two oldest knocks are closed at once for the newcomers");
+		CHECK(poll(&n, 1, 0) == 0, "the newest knock holds a slot");
 	}
 	worst = slowest_list(ca, 20, -1);
 	CHECK(worst < 0.2, "the slowest LIST with every slot held: %.3f s", worst);
 
 	/* 4. */
 	{
-		struct pollfd p = { silent[0], POLLIN, 0 };
+		struct pollfd p = { silent[2], POLLIN, 0 };
 		double waited;
 
 		t0 = now_s();
 		st = poll(&p, 1, 8000);
 		waited = now_s() - t0;
-		CHECK(st == 1 && recv(silent[0], &b, 1, MSG_DONTWAIT) == 0,
+		CHECK(st == 1 && recv(silent[2], &b, 1, MSG_DONTWAIT) == 0,
 		      "a silent knock closed at its deadline (%d after %.1f s)", st,
 		      waited);
 	}

@@ -215,7 +215,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	strcpy(req.name, name);
 	/*
 	 * -EINPROGRESS: the queue's peer is being linked on demand (ssqd
-	 * --peers); ask again until it is up, at most SSQ_OPEN_LINK_MS.
+	 * --peers), or the queue recovered; ask again until it is up, at most
+	 * SSQ_OPEN_LINK_MS.
 	 */
 	for (waited = 0;; waited += 10) {
 		rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
@@ -225,8 +226,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 			char last[160];
 
 			snprintf(last, sizeof(last), "%.159s", c->err);
-			snprintf(c->err, sizeof(c->err),
-			         "its peer did not link within %u ms: %s",
+			snprintf(c->err, sizeof(c->err), "not ready within %u ms: %s",
 			         SSQ_OPEN_LINK_MS, last);
 			return -ETIMEDOUT;
 		}

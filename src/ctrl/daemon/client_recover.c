@@ -125,3 +125,45 @@ int ssqd_recover_step(struct ssqd *d)
 	}
 	return busy;
 }
+
+int ssqd_recover_for_open(struct ssqd *d, unsigned qi, char *why, size_t whylen)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	int rc;
+
+	if (q->rec.nwaiters) {
+		snprintf(why, whylen, "queue q%u is being recovered", qi);
+		return -EINPROGRESS;
+	}
+	if (ssqd_live_records(d, qi)) {
+		snprintf(why, whylen,
+		         "queue q%u is in error: the clients that have it open "
+		         "recover it (ssq_queue_recover)",
+		         qi);
+		return -EAGAIN;
+	}
+	rc = ssqd_queue_in_error(d, qi, why, whylen);
+	if (rc == -EINVAL) { /* listed in error, the block not: a fence under way */
+		snprintf(why, whylen, "queue q%u is not ready", qi);
+		return -EAGAIN;
+	}
+	if (rc)
+		return rc;
+	if (q->sq_frozen) {
+		rc = ssqd_queue_rebuild(d, qi, why, whylen);
+	} else if (!ssqd_queue_drained(d, qi)) {
+		snprintf(why, whylen,
+		         "queue q%u is in error: recovered once what was in flight "
+		         "has drained",
+		         qi);
+		return -EINPROGRESS;
+	} else {
+		rc = ssqd_queue_restart(d, qi, why, whylen);
+	}
+	if (!rc)
+		fprintf(stderr,
+		        "ssqd: q%u was in error with nobody holding it: recovered for "
+		        "a client's open\n",
+		        qi);
+	return rc;
+}

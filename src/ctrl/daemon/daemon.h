@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+#include <netinet/in.h>
 #include <ssq/queue.h>
 #include "ctrl/backend/backend.h"
 #include "ctrl/daemon/client_mr.h"
@@ -248,11 +249,18 @@ struct ssqd_peer {
 	/*
 	 * Its link is wanted: a client opened one of its queues (or --eager,
 	 * or a one-peer mode). A dialer dials a wanted peer; the other side
-	 * sends it a want (noting: that connection is under way).
+	 * sends it a want (noting: that connection is under way; exchanging
+	 * too once the want is out, its answer read into xbuf: the peer's
+	 * close, or a refusal when it has no room).
 	 */
 	int wanted;
 	int noting;
-	uint64_t used_ns;       /* the last time one of its queues was open: LRU */
+	uint64_t refused_ns; /* when our want was last refused (last_why: why) */
+	uint64_t used_ns;    /* the last time one of its queues was open: LRU */
+	/* An open here (or the peer's, by its want) waits for the link: busy. */
+	uint64_t open_wait_ns;
+	/* --idle-ms: when we asked the peer to close the link; 0: not asked. */
+	uint64_t closing_ns;
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
@@ -280,15 +288,20 @@ struct ssqd_peer {
 
 /*
  * A connection to the peer port that has yet to send its first message
- * (peer_accept.c), or one refused and being drained before its close.
+ * (peer_accept.c), or one refused and being drained before its close. A
+ * newcomer to a full table takes the slot of the oldest knock of the
+ * source that holds the most: one that keeps them all full keeps only its
+ * own knocks out, not a peer's.
  */
 #define SSQD_MAX_KNOCKS 8
 struct ssqd_knock {
 	int fd; /* -1: free */
 	int draining;
 	uint64_t deadline_ns;
+	uint64_t accepted_ns;
 	unsigned len;
 	char from[80];
+	struct in6_addr ip; /* from's address, to tell sources apart */
 	uint8_t buf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
 };
 
@@ -447,6 +460,14 @@ void ssqd_queue_busy_why(struct ssqd *d, unsigned qi, unsigned ms, char *why,
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen);
 int ssqd_recover_step(struct ssqd *d);
+/*
+ * ssqd_recover_for_open - a client opens loopback queue @qi, which is in
+ * error with no client holding it to RECOVER (the last one left after an
+ * error it caused, say): recovered now, as a RECOVER would. 0 (READY
+ * again), -EINPROGRESS (what was in flight still drains: the open asks
+ * again), -EAGAIN (clients hold it: theirs to recover) or -EIO, with @why.
+ */
+int ssqd_recover_for_open(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 
 /*
  * ssqd_async_poll - take every pending async event of the device (no
@@ -553,10 +574,13 @@ int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
 /*
  * ssqd_peer_make_room - room for @p under --max-active-peers (the least
  * recently used idle link closed), or -EBUSY with @why.
- * ssqd_peer_want_from - a want from daemon @name (at @from): dial it.
+ * ssqd_peer_want_from - a want from daemon @name (at @from): dial it. 0,
+ *   or -EBUSY with @no, a reason short enough for a refusal, when
+ *   --max-active-peers leaves no room.
  */
 int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
-void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from);
+int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char *no,
+                        size_t nolen);
 
 /*
  * Links coming in, without waiting on any (peer_accept.c):
@@ -591,10 +615,12 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
  * On demand (daemon_peer.c):
- * ssqd_peer_want - a client opens queue @qi, whose peer is not linked: the
- *   link is wanted from now on (dialed, or the peer asked to dial).
+ * ssqd_peer_want - a client opens queue @qi, which is not ready: the
+ *   link is wanted from now on (dialed, or the peer asked to dial), or,
+ *   linked with the queue fenced and nobody holding it, started over.
  *   -EINPROGRESS with @why saying how far it got; -EBUSY when
- *   --max-active-peers are all in use; 0 outside a cluster.
+ *   --max-active-peers are all in use; -EIO for a queue that cannot come
+ *   back; 0 outside a cluster.
  * ssqd_peer_in_use - whether a client has one of @p's queues open.
  * ssqd_peer_close_idle - close @p's link though it is healthy (idle, or
  *   room for another under --max-active-peers): its queues fenced, not
@@ -620,8 +646,9 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
  *   queue comes back READY when the peer answers (ssqd_link_input). 0, or
  *   -errno with @why (the queue then in error);
  * ssqd_link_input - read what @p's link has (restart asks and answers) and
- *   act on it; 0, or -errno with @why when the peer broke the protocol or
- *   the link closed (the caller drops the peer);
+ *   act on it; 0, 1 when the peer asks to close the link as idle (the
+ *   caller closes it or answers BUSY), or -errno with @why when the peer
+ *   broke the protocol or the link closed (the caller drops the peer);
  * ssqd_link_restart_overdue - 1 (and @why) when an ask to @p has gone
  *   unanswered past its deadline: the peer is not working, drop it;
  * ssqd_link_restart_abandon - every ask to @p under way given up: its
@@ -636,6 +663,13 @@ void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p);
 /* Tell @p whether a client here has one of its queues open (@busy), if changed. */
 int ssqd_link_tell_busy(struct ssqd *d, struct ssqd_peer *p, int busy, char *why,
                         size_t whylen);
+/* Ask @p to close the link, idle at both ends as far as this side knows. */
+int ssqd_link_ask_close(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
+/*
+ * 1 while queue @qi's link is being closed for --idle-ms (the peer asked to
+ * agree): an open waits and links it again (ssqd_peer_want).
+ */
+int ssqd_peer_closing(struct ssqd *d, unsigned qi);
 
 /*
  * ssqd_handle - answer one decoded request of client @c (exposed for the

@@ -45,6 +45,8 @@
  */
 #define REBRING_DRAIN_MS 200
 #define WANT_AGAIN_MS    1000 /* a want the peer did not answer is sent again */
+#define OPEN_PENDING_MS  1500 /* busy(): an open's want outlives its asking */
+#define LINK_CLOSE_MS    1000 /* an idle close the peer did not answer: closed */
 
 void ssqd_peers_init(struct ssqd *d)
 {
@@ -101,6 +103,7 @@ void ssqd_peer_close_link(struct ssqd_peer *p)
 	p->connecting = 0;
 	p->exchanging = 0;
 	p->noting = 0;
+	p->closing_ns = 0;
 }
 
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p)
@@ -173,10 +176,18 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 		        who, reason);
 }
 
-/* In use on either side of the link: not to be closed for idleness. */
+/*
+ * In use on either side of the link, or being linked for an open that
+ * waits: not to be closed for another peer. Each waiting open asks again
+ * every 10 ms (a peer's want, every WANT_AGAIN_MS); one that gave up, was
+ * killed or stopped holds the link no longer than OPEN_PENDING_MS.
+ */
 static int busy(const struct ssqd *d, const struct ssqd_peer *p)
 {
-	return ssqd_peer_in_use(d, p) || (p->fd >= 0 && !p->connecting && p->remote_busy);
+	return ssqd_peer_in_use(d, p) ||
+	       (p->fd >= 0 && !p->connecting && p->remote_busy) ||
+	       (p->open_wait_ns &&
+	        ssqd_now_ns() - p->open_wait_ns < OPEN_PENDING_MS * 1000000ull);
 }
 
 int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p)
@@ -325,8 +336,13 @@ static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
                          struct proto_peer_addr *remote, char *why, size_t whylen)
 {
 	unsigned n = d->opt.peer_queues;
+	/*
+	 * The addresses and not a byte more: the link's next message (the
+	 * peer's BUSY/IDLE, sent right after) may be in the socket already,
+	 * and is ssqd_link_input's to read.
+	 */
 	ssize_t r =
-	    recv(p->fd, p->xbuf + p->xlen, sizeof(p->xbuf) - p->xlen, MSG_DONTWAIT);
+	    recv(p->fd, p->xbuf + p->xlen, n * SSQ_PEER_MSG_LEN - p->xlen, MSG_DONTWAIT);
 	int len, rc;
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -393,14 +409,31 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		return;
 	}
 	/* busy(), with the look at the clients above taken once a tick. */
-	if (here || (linked && p->remote_busy))
+	if (here)
+		p->open_wait_ns = 0; /* the open that waited has it */
+	if (here || (linked && p->remote_busy)) {
 		p->used_ns = now;
-	else if (d->opt.idle_ms && p->fd >= 0 && !p->connecting &&
-	         now - p->used_ns > d->opt.idle_ms * 1000000ull) {
-		snprintf(why, sizeof(why),
-		         "no queue of the pair open on either side for %u ms (--idle-ms)",
-		         d->opt.idle_ms);
-		ssqd_peer_close_idle(d, p, why);
+		p->closing_ns = 0; /* it said BUSY: not closed after all */
+	} else if (d->opt.idle_ms && linked &&
+	           now - p->used_ns > d->opt.idle_ms * 1000000ull) {
+		/*
+		 * Idle as far as we know; the peer's word may be stale (its
+		 * client just attached, its BUSY under way), so it closes the
+		 * link, or says BUSY (ssqd_peer_events). Opens here wait
+		 * meanwhile (ssqd_peer_want).
+		 */
+		if (!p->closing_ns) {
+			if (ssqd_link_ask_close(d, p, why, sizeof(why)))
+				ssqd_peer_lost(d, p, why);
+			else
+				p->closing_ns = now;
+		} else if (now - p->closing_ns > LINK_CLOSE_MS * 1000000ull) {
+			snprintf(why, sizeof(why),
+			         "no queue of the pair open on either side for %u ms "
+			         "(--idle-ms), and no answer from the peer",
+			         d->opt.idle_ms);
+			ssqd_peer_close_idle(d, p, why);
+		}
 		return;
 	}
 	/*
@@ -411,6 +444,10 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	if (!p->addr || !p->wanted || now < p->retry_ns ||
 	    (!p->dials && (!d->opt.npeers || d->opt.eager)))
 		return;
+	if (p->connecting && p->exchanging && p->noting) {
+		ssqd_peer_close_link(p); /* no answer to our want: asked again now */
+		return;
+	}
 	if (p->connecting) {
 		/* A host that drops our SYNs would hold us for minutes. */
 		if (p->exchanging)
@@ -448,6 +485,68 @@ void ssqd_peer_tick(struct ssqd *d)
 		peer_tick(d, &d->peers[i], now);
 }
 
+/*
+ * The answer to our want: the peer's close (it dials back), or a refusal
+ * (it has no room: --max-active-peers all in use), which the opens
+ * waiting here are told as -EBUSY (ssqd_peer_want).
+ */
+static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	struct proto_peer_addr a;
+	char why[200], who[64];
+	ssize_t r;
+
+	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+		return;
+	r = recv(p->fd, p->xbuf + p->xlen, SSQ_PEER_REFUSAL_LEN - p->xlen, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r > 0) {
+		p->xlen += (unsigned)r;
+		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+			return;
+	}
+	ssqd_peer_close_link(p); /* retry_ns stays: asked again then */
+	if (p->xlen < SSQ_PEER_REFUSAL_LEN ||
+	    proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, &a, why, sizeof(why)) !=
+	        -ECONNREFUSED)
+		return;
+	snprintf(p->last_why, sizeof(p->last_why), "%s",
+	         strncmp(why, "peer refused: ", 14) ? why : why + 14);
+	p->refused_ns = ssqd_now_ns();
+	if (!d->opt.eager && !ssqd_peer_in_use(d, p))
+		p->wanted = 0; /* asked again by the next open */
+	fprintf(stderr, "ssqd: %s refused to link: %s\n",
+	        ssqd_peer_str(p, who, sizeof(who)), p->last_why);
+}
+
+/*
+ * The peer would close the link as idle (its --idle-ms): closed if nothing
+ * of it is open or being opened here, else BUSY said again.
+ */
+static void close_asked(struct ssqd *d, struct ssqd_peer *p)
+{
+	char why[200];
+
+	p->remote_busy = 0;
+	if (!p->closing_ns && busy(d, p)) {
+		p->busy_told = -1; /* said again, though we said it before */
+		if (ssqd_link_tell_busy(d, p, 1, why, sizeof(why)))
+			ssqd_peer_lost(d, p, why);
+		return;
+	}
+	ssqd_peer_close_idle(d, p,
+	                     "the peer closes it as idle (its --idle-ms), and "
+	                     "nothing of it is open here");
+}
+
+int ssqd_peer_closing(struct ssqd *d, unsigned qi)
+{
+	const struct ssqd_peer *p = ssqd_queue_peer(d, qi);
+
+	return p && p->closing_ns;
+}
+
 void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
 	char why[256], who[64];
@@ -455,6 +554,10 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 
 	if (s < 0)
 		return;
+	if (p->exchanging && p->noting) {
+		want_answer(d, p, revents);
+		return;
+	}
 	if (p->exchanging) {
 		struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 		int first = !p->ever;
@@ -489,16 +592,23 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		p->connecting = 0;
 		rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
 		if (!rc && p->noting) {
-			/* Our want delivered: the peer dials back (asked again if not).
-			 */
 			rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
 			                         sizeof(why));
-			close(s);
-			p->noting = 0;
 			if (rc) {
+				close(s);
+				p->noting = 0;
 				attempt_failed(p, why);
 				return;
 			}
+			/*
+			 * Our want delivered: the peer closes, and dials back,
+			 * or refuses it first (no room there); read which.
+			 * Asked again after WANT_AGAIN_MS if it does not dial.
+			 */
+			p->fd = s;
+			p->connecting = 1;
+			p->exchanging = 1;
+			p->xlen = 0;
 			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
 			return;
 		}
@@ -528,8 +638,17 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 	}
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
-	if (ssqd_link_input(d, p, why, sizeof(why)))
+	rc = ssqd_link_input(d, p, why, sizeof(why));
+	if (rc > 0) {
+		close_asked(d, p);
+	} else if (rc && p->closing_ns) { /* it agreed: closed its end */
+		snprintf(why, sizeof(why),
+		         "no queue of the pair open on either side for %u ms (--idle-ms)",
+		         d->opt.idle_ms);
+		ssqd_peer_close_idle(d, p, why);
+	} else if (rc) {
 		ssqd_peer_lost(d, p, why);
+	}
 }
 
 /* Peers linked, or being linked, besides @except. */
@@ -584,8 +703,8 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 	}
 	if (!lru) {
 		snprintf(why, whylen,
-		         "all %u active peers have queues open here or there "
-		         "(--max-active-peers %u)",
+		         "all %u active peers have queues open (or being opened) "
+		         "here or there (--max-active-peers %u)",
 		         d->opt.max_active_peers, d->opt.max_active_peers);
 		return -EBUSY;
 	}
@@ -597,19 +716,69 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 	return 0;
 }
 
+/*
+ * Queue @qi of linked peer @p is not ready: fenced (an async event, a
+ * restart the peer refused) while the link stays up. Waiting brings it back
+ * never: only a fresh exchange does, which a RECOVER of a client that has
+ * it open asks for (peer_relink.c). With nobody holding it, the open asks
+ * instead: the link starts over, every queue of the pair recovered.
+ * -EINPROGRESS with @why, or -EIO for a queue that cannot come back.
+ */
+static int want_fenced(struct ssqd *d, struct ssqd_peer *p, unsigned qi, char *why,
+                       size_t whylen)
+{
+	char who[64], reason[96];
+
+	ssqd_peer_str(p, who, sizeof(who));
+	if (d->queues[qi].cq_dead)
+		return ssqd_queue_in_error(d, qi, why, whylen);
+	if (ssqd_live_records(d, qi)) {
+		snprintf(why, whylen,
+		         "%s is linked but q%u is in error: waiting for the clients "
+		         "that have it open to recover it",
+		         who, qi);
+		return -EINPROGRESS;
+	}
+	snprintf(reason, sizeof(reason),
+	         "q%u is in error and nobody has it open: both hosts start over", qi);
+	ssqd_peer_lost(d, p, reason);
+	want_now(p);
+	p->retry_ns = 0; /* dial (or want) at once */
+	p->used_ns = p->open_wait_ns = ssqd_now_ns();
+	snprintf(why, whylen, "%s: re-linking (%s)", who, reason);
+	return -EINPROGRESS;
+}
+
 int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 {
 	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 	char who[64];
 	int rc;
 
-	if (!p || !d->opt.npeers)
+	if (!p)
+		return 0;
+	if (p->closing_ns) {
+		snprintf(why, whylen,
+		         "%s: its idle link is closing (--idle-ms): linked again next",
+		         ssqd_peer_str(p, who, sizeof(who)));
+		return -EINPROGRESS;
+	}
+	if (p->fd >= 0 && !p->connecting)
+		return want_fenced(d, p, qi, why, whylen);
+	if (!d->opt.npeers)
 		return 0;
 	ssqd_peer_str(p, who, sizeof(who));
+	/* Told once, to the open that asked: the next one asks again. */
+	if (p->refused_ns && ssqd_now_ns() - p->refused_ns < WANT_AGAIN_MS * 1000000ull) {
+		p->refused_ns = 0;
+		snprintf(why, whylen, "%s refused to link: %s", who, p->last_why);
+		return -EBUSY;
+	}
 	rc = ssqd_peer_make_room(d, p, why, whylen);
 	if (rc)
 		return rc;
 	p->used_ns = ssqd_now_ns();
+	p->open_wait_ns = p->used_ns;
 	want_now(p);
 	if (p->last_why[0])
 		snprintf(why, whylen, "%s: linking (attempt %u: %s)", who, p->attempts,
@@ -622,7 +791,8 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 }
 
 /* A want from daemon @name: dial it at the next tick. */
-void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
+int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char *no,
+                        size_t nolen)
 {
 	char why[200];
 	unsigned i;
@@ -633,17 +803,25 @@ void ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from)
 		if (strcmp(p->name, name) || !p->dials)
 			continue;
 		if (p->fd >= 0 && !p->connecting)
-			return; /* linked: its want crossed our dial */
+			return 0; /* linked: its want crossed our dial */
 		if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
-			return;
+			/* A refusal's reason is short (SSQ_PEER_REFUSAL_LEN). */
+			snprintf(no, nolen,
+			         "all its --max-active-peers %u links are in use",
+			         d->opt.max_active_peers);
+			return -EBUSY;
 		}
 		want_now(p);
 		p->used_ns = ssqd_now_ns();
-		return;
+		p->open_wait_ns = p->used_ns; /* the peer's open waits for it */
+		return 0;
 	}
-	fprintf(stderr, "ssqd: a want from %s naming '%s', not a peer this ssqd dials\n",
-	        from, name);
+	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+	                 "ssqd: a want from %s naming '%s', not a peer this ssqd "
+	                 "dials\n",
+	                 from, name);
+	return 0;
 }
 
 int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,

@@ -467,9 +467,12 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    "queue \"%s\" takes only the uids / gids its --queue-uid / "
 			    "--queue-gid name, not uid %u / gid %u",
 			    m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid);
-		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
-		        SSQ_QUEUE_READY &&
-		    (rc = ssqd_peer_want(d, (unsigned)q, why, sizeof(why))))
+		if ((__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
+		         SSQ_QUEUE_READY ||
+		     ssqd_peer_closing(d, (unsigned)q)) &&
+		    (rc = ssqd_queue_peer(d, (unsigned)q)
+		              ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
+		              : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
 			return ssqd_out_error(&c->out, c->fd, seq, rc, "queue \"%s\": %s",
 			                      m->u.attach.name, why);
 		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=

@@ -6,7 +6,8 @@
  * wants a link and this one dials it), or its addresses for the exchange
  * (then it is told apart by its name and its queues are brought up). A
  * peer that connects and says nothing, or says it byte by byte, holds
- * only its own slot until PEER_EXCHANGE_MS; a refusal is sent and the
+ * only its own slot until PEER_EXCHANGE_MS (or until a newcomer to a full
+ * table takes it: evict); a refusal is sent and the
  * connection drained for REFUSE_DRAIN_MS (so that the peer reads it before
  * our close), the loop serving everyone meanwhile.
  */
@@ -189,10 +190,13 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			return;
 		rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
 		                       sizeof(why));
-		if (rc == PROTO_PEER_WANT)
-			ssqd_peer_want_from(d, remote[0].name, k->from);
-		else
+		if (rc != PROTO_PEER_WANT)
 			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
+		                             sizeof(why))) {
+			knock_refuse(k, why); /* its opens are told -EBUSY */
+			return;
+		}
 		knock_close(k);
 		return;
 	}
@@ -214,6 +218,47 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 	knock_accepted(d, k, remote);
 }
 
+/* How many knocks came from @ip (@extra more: the newcomer's). */
+static unsigned from_ip(const struct ssqd *d, const struct in6_addr *ip, unsigned extra)
+{
+	unsigned i, n = extra;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		if (d->knocks[i].fd >= 0 && !memcmp(&d->knocks[i].ip, ip, sizeof(*ip)))
+			n++;
+	return n;
+}
+
+/*
+ * The table is full and @ip knocks: the slot to give it. Peers link one at
+ * a time and say who they are at once, so this many knocks at once are a
+ * stranger's. Closing the newcomer would let a stranger that reconnects as
+ * soon as a slot frees keep every peer out for good; the oldest knock of
+ * the source holding the most slots goes instead (the newcomer's own
+ * source counted), so the stranger crowds out only itself.
+ */
+static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip)
+{
+	struct ssqd_knock *victim = NULL;
+	unsigned i, most = 0;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		struct ssqd_knock *k = &d->knocks[i];
+		unsigned n = from_ip(d, &k->ip, !memcmp(&k->ip, ip, sizeof(*ip)));
+
+		if (n > most || (n == most && k->accepted_ns < victim->accepted_ns)) {
+			most = n;
+			victim = k;
+		}
+	}
+	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+	                 "ssqd: %u connections to the peer port are still to say who "
+	                 "they are: closed the oldest of the %u from %s\n",
+	                 SSQD_MAX_KNOCKS, most, victim->from);
+	knock_close(victim);
+	return victim;
+}
+
 void ssqd_accept_peer(struct ssqd *d)
 {
 	struct sockaddr_in6 sa;
@@ -229,18 +274,15 @@ void ssqd_accept_peer(struct ssqd *d)
 	for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
 		if (d->knocks[i].fd < 0)
 			k = &d->knocks[i];
-	if (!k) {
-		/* Peers link one at a time; this many at once are not peers. */
-		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
-		                 "ssqd: %u connections to the peer port are still to "
-		                 "say who they are: one more closed\n",
-		                 SSQD_MAX_KNOCKS);
-		close(s);
-		return;
-	}
+	if (sa.sin6_family != AF_INET6)
+		memset(&sa.sin6_addr, 0, sizeof(sa.sin6_addr));
+	if (!k)
+		k = evict(d, &sa.sin6_addr);
 	memset(k, 0, sizeof(*k));
 	k->fd = s;
-	k->deadline_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
+	k->ip = sa.sin6_addr;
+	k->accepted_ns = ssqd_now_ns();
+	k->deadline_ns = k->accepted_ns + PEER_EXCHANGE_MS * 1000000ull;
 	if (sa.sin6_family != AF_INET6 ||
 	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
 		snprintf(ip, sizeof(ip), "?");

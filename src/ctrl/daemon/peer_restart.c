@@ -204,6 +204,8 @@ int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whyle
 		                               whylen);
 		if (rc)
 			return rc;
+		if (r.kind == PROTO_LINK_CLOSE)
+			return 1; /* the caller agrees or says BUSY */
 		if (r.kind >= PROTO_LINK_BUSY) {
 			p->remote_busy = r.kind == PROTO_LINK_BUSY;
 		} else if (r.kind == PROTO_RESTART_ASK) {
@@ -244,6 +246,15 @@ void ssqd_link_restart_abandon(struct ssqd *d, struct ssqd_peer *p)
 		ssqd_queue_fence(d, qi);
 	}
 	p->rx_len = 0;
+}
+
+int ssqd_link_ask_close(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
+{
+	struct proto_peer_restart r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = PROTO_LINK_CLOSE;
+	return send_restart(d, p, &r, why, whylen);
 }
 
 int ssqd_link_tell_busy(struct ssqd *d, struct ssqd_peer *p, int busy, char *why,

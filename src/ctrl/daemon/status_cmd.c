@@ -42,24 +42,33 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 	fprintf(out, "ssqd at %s on %s: %d queue(s), %d peer(s)\n", socket_path,
 	        ssq_client_device(c), nq, np);
 	if (np > 0) {
-		fprintf(out, "%-16s %-10s %-24s %-6s %-5s %5s %5s %5s  %s\n", "PEER",
-		        "STATE", "ADDRESS", "QUEUES", "OPEN", "LINKS", "LOST", "TRIES",
-		        "LAST");
+		/* Columns as wide as their longest entry: names run to 23. */
+		int nw = 16, aw = 24;
+
+		for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
+			if ((int)strlen(p[i].name) > nw)
+				nw = (int)strlen(p[i].name);
+			if ((int)strlen(p[i].addr) > aw)
+				aw = (int)strlen(p[i].addr);
+		}
+		fprintf(out, "%-*s %-10s %-*s %-6s %-5s %5s %5s %5s  %s\n", nw, "PEER",
+		        "STATE", aw, "ADDRESS", "QUEUES", "OPEN", "LINKS", "LOST",
+		        "TRIES", "LAST");
 		for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
 			char open[16];
 
 			snprintf(open, sizeof(open), "%s%s",
 			         p[i].flags & SSQ_PEER_OPEN_HERE ? "here" : "",
 			         p[i].flags & SSQ_PEER_OPEN_THERE ? "+far" : "");
-			fprintf(out, "%-16s %-10s %-24s %-6u %-5s %5u %5u %5u  %s\n",
-			        p[i].name, state_str(p[i].state), p[i].addr, p[i].nqueues,
-			        open[0] ? open : "-", p[i].links, p[i].losses,
-			        p[i].attempts, p[i].why[0] ? p[i].why : "-");
+			fprintf(out, "%-*s %-10s %-*s %-6u %-5s %5u %5u %5u  %s\n", nw,
+			        p[i].name, state_str(p[i].state), aw, p[i].addr,
+			        p[i].nqueues, open[0] ? open : "-", p[i].links,
+			        p[i].losses, p[i].attempts, p[i].why[0] ? p[i].why : "-");
 		}
 	}
-	fprintf(out, "%-24s %-8s %s\n", "QUEUE", "QPN", "STATE");
+	fprintf(out, "%-31s %-8s %s\n", "QUEUE", "QPN", "STATE");
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
-		fprintf(out, "%-24s 0x%-6x %s\n", q[i].name, q[i].qpn,
+		fprintf(out, "%-31s 0x%-6x %s\n", q[i].name, q[i].qpn,
 		        q[i].ready ? "ready" : "not ready");
 	ssq_client_close(c);
 	return 0;

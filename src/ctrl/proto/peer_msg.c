@@ -188,9 +188,10 @@ int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
 		         r->index, get16(buf + OFF_COUNT), count);
 		return -EBADMSG;
 	}
-	if (r->kind < PROTO_RESTART_ASK || r->kind > PROTO_LINK_IDLE) {
+	if (r->kind < PROTO_RESTART_ASK || r->kind > PROTO_LINK_CLOSE) {
 		snprintf(why, whylen,
-		         "peer restart of kind %u (1 ask, 2 done, 3 busy, 4 idle)",
+		         "peer restart of kind %u (1 ask, 2 done, 3 busy, 4 idle, 5 "
+		         "close)",
 		         r->kind);
 		return -EBADMSG;
 	}

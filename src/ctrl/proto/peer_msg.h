@@ -67,6 +67,14 @@ enum proto_restart_kind {
 	 */
 	PROTO_LINK_BUSY = 3,
 	PROTO_LINK_IDLE = 4,
+	/*
+	 * The sender would close the link, idle at both ends as far as it
+	 * knows (--idle-ms): the receiver closes it if it has nothing of it
+	 * open either, or answers BUSY. Either side's word on idleness may be
+	 * stale (a client just attached, its BUSY under way): only the side
+	 * that closes knows it has nothing open.
+	 */
+	PROTO_LINK_CLOSE = 5,
 };
 struct proto_peer_restart {
 	uint16_t index;    /* the queue, below the link's count */

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An open on demand whose peer has no room. alice (--max-active-peers 1,
+ * the daemon that dials bob and carol) has carol's link in use; bob's
+ * client opens alice/q0, so bob asks alice to dial it (a want). alice
+ * cannot without closing a link in use: bob's client must be told -EBUSY,
+ * naming alice's --max-active-peers, at once, as a client of alice's
+ * would be. Before, alice only logged it, bob kept asking, and the client
+ * waited the whole 5 s for -ETIMEDOUT saying alice had been "asked to
+ * dial". Once carol's queue is closed, bob's open links.
+ */
+#define _GNU_SOURCE
+#include "cluster_flow.h"
+
+#define N 3
+static const char *const names[N] = { "alice", "bob", "carol" };
+static char socks[N][108], logs[N][108], peers_path[108];
+static uint16_t ports[N];
+static pid_t pids[N];
+
+static pid_t start(int i, const char *opt, const char *val)
+{
+	char lport[16];
+	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
+		               lport,    opt,      val,       NULL };
+
+	snprintf(lport, sizeof(lport), "%u", ports[i]);
+	return cf_start(socks[i], logs[i], 0, NULL, args);
+}
+
+int main(void)
+{
+	struct ssq_client *a = NULL, *b = NULL;
+	struct ssq_queue *qc = NULL, *qa = NULL;
+	double t0, took;
+	int i, st;
+	FILE *f;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-wb-peers-%d", getpid());
+	f = fopen(peers_path, "w");
+	for (i = 0; i < N; i++) {
+		ports[i] = free_tcp_port();
+		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-wb-%s-%d.sock",
+		         names[i], getpid());
+		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-wb-%s-%d.log", names[i],
+		         getpid());
+		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
+	}
+	fclose(f);
+	pids[0] = start(0, "--max-active-peers", "1");
+	for (i = 1; i < N; i++)
+		pids[i] = start(i, NULL, NULL);
+	a = ssqd_connect_pid(socks[0], pids[0]);
+	b = ssqd_connect_pid(socks[1], pids[1]);
+	ssq_client_close(ssqd_connect_pid(socks[2], pids[2]));
+	CHECK(a && b, "alice and bob serve");
+	if (!a || !b)
+		goto out;
+	st = ssq_queue_open(a, "carol/q0", &qc);
+	CHECK(!st, "alice's client holds carol/q0: %d (%s)", st,
+	      st ? ssq_client_error(a) : "");
+	if (st)
+		goto out;
+	usleep(50000); /* carol hears alice is busy */
+	t0 = now_s();
+	st = ssq_queue_open(b, "alice/q0", &qa);
+	took = now_s() - t0;
+	CHECK(st == -EBUSY && strstr(ssq_client_error(b), "--max-active-peers") &&
+	          took < 2,
+	      "bob's client opens alice/q0 while alice's one link is in use: %d "
+	      "after %.2f s (%s)",
+	      st, took, ssq_client_error(b));
+	if (!st)
+		ssq_queue_close(qa);
+	qa = NULL;
+	ssq_queue_close(qc);
+	usleep(100000); /* carol hears alice is idle */
+	t0 = now_s();
+	st = ssq_queue_open(b, "alice/q0", &qa);
+	took = now_s() - t0;
+	CHECK(!st && took < 3,
+	      "once carol's link is idle, alice/q0 opens: %d after %.2f s (%s)", st, took,
+	      st ? ssq_client_error(b) : "");
+	if (!st)
+		ssq_queue_close(qa);
+out:
+	if (a)
+		ssq_client_close(a);
+	if (b)
+		ssq_client_close(b);
+	for (i = 0; i < N; i++) {
+		kill(pids[i], SIGTERM);
+		waitpid(pids[i], &st, 0);
+		unlink(socks[i]);
+		if (!getenv("KEEP_LOGS"))
+			unlink(logs[i]);
+	}
+	unlink(peers_path);
+	return test_exit("ctrl_adv_demand_want_busy");
+}
