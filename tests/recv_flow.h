@@ -261,27 +261,55 @@ bad:
 	return -1;
 }
 
-/*
- * A TCP port on 127.0.0.1 that nobody was listening on a moment ago (the
- * kernel's pick), for a --listen: fixed numbers collide between tests run
- * side by side. Returns 0 if none could be had.
- */
-static inline uint16_t free_tcp_port(void)
+/* Can a TCP socket bind 127.0.0.1:@port just now (as ssqd's listener does)? */
+static inline int tcp_port_bindable(uint16_t port)
 {
 	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	uint16_t port = 0;
+	int one = 1, s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && !bind(s, (struct sockaddr *)&sa, sizeof(sa)) &&
-	    !getsockname(s, (struct sockaddr *)&sa, &len))
-		port = ntohs(sa.sin_port);
+	sa.sin_port = htons(port);
+	ok = s >= 0 && !setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) &&
+	     !bind(s, (struct sockaddr *)&sa, sizeof(sa));
 	if (s >= 0)
 		close(s);
-	return port;
+	return ok;
+}
+
+/*
+ * A TCP port on 127.0.0.1 that nobody was listening on a moment ago, for a
+ * --listen. Below the kernel's ephemeral range (ip_local_port_range): a
+ * port the kernel picked would go back to its pool, where any other test's
+ * outgoing connection (a dial) may take it before ssqd binds it. From a
+ * random start per process (tests run side by side), then on up, so one
+ * test's ports differ. Returns 0 if none could be had.
+ */
+static inline uint16_t free_tcp_port(void)
+{
+	static unsigned next;
+	unsigned lo = 32768, hi, tries;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2)
+			lo = 32768;
+		fclose(f);
+	}
+	if (lo <= 11024)
+		lo = 65536; /* the range starts low: above it instead */
+	hi = lo == 65536 ? 65535 : lo - 1;
+	lo = lo == 65536 ? 61000 : 10000;
+	if (!next)
+		next = (unsigned)getpid() * 7919u + (unsigned)time(NULL);
+	for (tries = 0; tries < hi - lo; tries++) {
+		uint16_t port = (uint16_t)(lo + next++ % (hi - lo + 1));
+
+		if (tcp_port_bindable(port))
+			return port;
+	}
+	return 0;
 }
 
 /*
