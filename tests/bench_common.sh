@@ -21,13 +21,15 @@ trap cleanup EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-# A TCP port on 127.0.0.1 nobody answers on just now (a random one, since
-# several tests run at once; a clash shows as a failed bind, retried by the
-# caller).
+# A TCP port on 127.0.0.1 nobody answers on just now: a random one, since
+# several tests run at once, below the kernel's ephemeral range, where no
+# outgoing connection takes it meanwhile (a clash shows as a failed bind,
+# retried by the caller).
+eph_lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 port() {
 	local p
 	while :; do
-		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		p=$((10000 + (RANDOM * 32768 + RANDOM) % (eph_lo > 11024 ? eph_lo - 10000 : 1000)))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -218,21 +219,51 @@ void pt_ssqd_stop(struct pt_daemon *d)
 	d->pid = 0;
 }
 
-/* A TCP port on 127.0.0.1 free just now, for --listen; 0 if none. */
-static uint16_t free_port(void)
+/* Can 127.0.0.1:@port be bound just now (as ssqd's listener binds it)? */
+static int bindable(uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
+		                 .sin_port = htons(port),
 		                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	uint16_t port = 0;
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
 
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		port = ntohs(a.sin_port);
+	ok = fd >= 0 && !setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) &&
+	     !bind(fd, (struct sockaddr *)&a, sizeof(a));
 	if (fd >= 0)
 		close(fd);
-	return port;
+	return ok;
+}
+
+/*
+ * A TCP port on 127.0.0.1 free just now, for --listen; 0 if none. Below
+ * the kernel's ephemeral range (ip_local_port_range), from a random start,
+ * then on up: a port the kernel picked goes back to its pool, where any
+ * outgoing connection (one ssqd dialing another) may take it before the
+ * ssqd meant to listen there binds it.
+ */
+static uint16_t free_port(void)
+{
+	static unsigned next;
+	unsigned lo = 32768, hi = 0, k;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2)
+			lo = 32768;
+		fclose(f);
+	}
+	/* The range starts low: above it instead. */
+	hi = lo > 11024 ? lo - 1 : 65535;
+	lo = lo > 11024 ? 10000 : 61000;
+	if (!next)
+		next = (unsigned)getpid() * 7919u + (unsigned)time(NULL);
+	for (k = 0; k <= hi - lo; k++) {
+		uint16_t port = (uint16_t)(lo + next++ % (hi - lo + 1));
+
+		if (bindable(port))
+			return port;
+	}
+	return 0;
 }
 
 /* Until every queue of @c is in RTS (the peers have connected): 0 or -1. */
