@@ -22,7 +22,7 @@ export SSQ_SOCKET=$work/ssqd.sock
 # first over the emulated wire: its socket in $SSQ_PEER_SOCKET.
 peer_args=()
 if [[ $(basename "$example") == *two_hosts* ]]; then
-	port=$((20000 + RANDOM % 20000))
+	port=$((10000 + RANDOM % 20000)) # below the ephemeral ports (32768..): no dial takes it
 	peer_args=(--listen "$port")
 	export SSQ_PEER_SOCKET=$work/peer.sock
 	"$ssqd" --device emu --hugepages=off --data-mib 8 --socket "$SSQ_PEER_SOCKET" \
@@ -40,7 +40,7 @@ serving() { # log pid
 # alice (this ssqd), bob and carol from one peers file.
 if [[ $(basename "$example") == *cluster_send* ]]; then
 	for name in alice bob carol; do
-		echo "$name 127.0.0.1:$((20000 + RANDOM % 20000))"
+		echo "$name 127.0.0.1:$((10000 + RANDOM % 20000))"
 	done >"$work/peers"
 	for name in bob carol; do
 		port=$(awk -v n=$name '$1 == n { sub(/.*:/, "", $2); print $2 }' "$work/peers")
