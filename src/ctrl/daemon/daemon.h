@@ -242,10 +242,16 @@ struct ssqd_client {
  * kept open (its close, or error, is how ssqd learns the peer is gone,
  * idle queues included), and that peer's share of the queues.
  */
+struct ssqd_lookup; /* peer_lookup.c */
 struct ssqd_peer {
 	char name[SSQD_PEER_NAME_MAX]; /* "" for the one peer of --listen/--connect */
 	const char *addr;              /* its HOST:PORT; NULL: unknown (--listen) */
-	int dials;                     /* this ssqd dials for the exchange */
+	/* Its address as looked up for dials, off the loop (peer_lookup.c). */
+	struct sockaddr_storage lk_sa;
+	socklen_t lk_salen;
+	int lk_have, lk_stale;
+	struct ssqd_lookup *lk; /* a host name's lookup, kept for the next */
+	int dials;              /* this ssqd dials for the exchange */
 	/*
 	 * Its link is wanted: a client opened one of its queues (or --eager,
 	 * or a one-peer mode). A dialer dials a wanted peer; the other side
@@ -386,6 +392,15 @@ void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
  * and the queue names from d->own, undoing whatever a client scribbled.
  */
 void ssqd_hdr_restore(struct ssqd *d);
+/*
+ * ssqd_peer_lookup (peer_lookup.c) - @p's address for a dial into
+ * p->lk_sa without waiting on a lookup: 0, -EINPROGRESS while a host name
+ * is looked up (ask again at the next tick), or -errno, saying why in @why.
+ * ssqd_peer_lookup_stale: a dial failed; the next dial looks it up again
+ * (using the old answer meanwhile).
+ */
+int ssqd_peer_lookup(struct ssqd_peer *p, char *why, size_t whylen);
+void ssqd_peer_lookup_stale(struct ssqd_peer *p);
 /*
  * ssqd_pin_charge (pin.c) - may client @c have ssqd register @len bytes at
  * @addr of kind @kind (@fd) against its RLIMIT_MEMLOCK? 0 and the bytes to

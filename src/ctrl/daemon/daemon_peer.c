@@ -389,6 +389,7 @@ static void attempt_failed(struct ssqd_peer *p, const char *why)
 		        BACKOFF_MAX_MS / 1000);
 		snprintf(p->last_why, sizeof(p->last_why), "%s", why);
 	}
+	ssqd_peer_lookup_stale(p); /* the next dial looks it up again */
 	p->retry_ns = ssqd_now_ns() + (uint64_t)p->backoff_ms * 1000000ull;
 	p->backoff_ms =
 	    p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
@@ -396,7 +397,7 @@ static void attempt_failed(struct ssqd_peer *p, const char *why)
 
 static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 {
-	int linked = p->fd >= 0 && !p->connecting, here = ssqd_peer_in_use(d, p), s;
+	int linked = p->fd >= 0 && !p->connecting, here = ssqd_peer_in_use(d, p), s, rc;
 	char why[200];
 
 	if (linked && ssqd_link_restart_overdue(d, p, now, why, sizeof(why))) {
@@ -464,8 +465,13 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	}
 	if (p->fd >= 0)
 		return;
+	rc = ssqd_peer_lookup(p, why, sizeof(why));
+	if (rc == -EINPROGRESS)
+		return; /* looked up off the loop: asked again next tick */
 	p->attempts++;
-	s = ssqd_link_connect_start(p->addr, why, sizeof(why));
+	s = rc ? rc
+	       : ssqd_link_connect_start((const struct sockaddr *)&p->lk_sa, p->lk_salen,
+	                                 p->addr, why, sizeof(why));
 	if (s < 0) {
 		attempt_failed(p, why);
 		return;

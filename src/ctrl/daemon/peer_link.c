@@ -285,27 +285,21 @@ done:
 	return s;
 }
 
-int ssqd_link_connect_start(const char *host_port, char *why, size_t whylen)
+int ssqd_link_connect_start(const struct sockaddr *sa, socklen_t salen,
+                            const char *host_port, char *why, size_t whylen)
 {
-	struct addrinfo *res = NULL;
-	int s, rc = resolve(host_port, &res, why, whylen);
+	int s = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), rc;
 
-	if (rc)
-		return rc;
-	/* The first address only: a retry comes soon, and resolves again. */
-	s = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	           res->ai_protocol);
 	if (s < 0) {
 		rc = -errno;
 		snprintf(why, whylen, "socket: %s", strerror(errno));
-	} else if (connect(s, res->ai_addr, res->ai_addrlen) && errno != EINPROGRESS) {
+	} else if (connect(s, sa, salen) && errno != EINPROGRESS) {
 		rc = -errno;
 		snprintf(why, whylen, "connecting to %s: %s", host_port, strerror(errno));
 		close(s);
 	} else {
 		rc = s;
 	}
-	freeaddrinfo(res);
 	return rc;
 }
 

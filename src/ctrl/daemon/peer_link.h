@@ -62,7 +62,8 @@ int ssqd_link_connect(const char *host_port, int timeout_ms, char *why, size_t w
  * connect() is under way (poll it for POLLOUT, then call
  * ssqd_link_connect_finish), or a negative errno with @why.
  */
-int ssqd_link_connect_start(const char *host_port, char *why, size_t whylen);
+int ssqd_link_connect_start(const struct sockaddr *sa, socklen_t salen,
+                            const char *host_port, char *why, size_t whylen);
 
 /* The attempt's outcome: 0 (the socket is now blocking), or -errno with @why. */
 int ssqd_link_connect_finish(int s, const char *host_port, char *why, size_t whylen);
