@@ -265,8 +265,12 @@ struct ssqd_peer {
 	uint64_t used_ns;    /* the last time one of its queues was open: LRU */
 	/* An open here (or the peer's, by its want) waits for the link: busy. */
 	uint64_t open_wait_ns;
-	/* --idle-ms: when we asked the peer to close the link; 0: not asked. */
+	/*
+	 * When we asked the peer to close the link (--idle-ms, or room for
+	 * another under --max-active-peers), and why; 0: not asked.
+	 */
 	uint64_t closing_ns;
+	char closing_why[160];
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
@@ -588,12 +592,14 @@ int ssqd_peer_check_sender(const struct ssqd *d, const struct ssqd_peer *p,
                            size_t whylen);
 /*
  * ssqd_peer_make_room - room for @p under --max-active-peers (the least
- * recently used idle link closed), or -EBUSY with @why.
+ * recently used idle link closed; with @ask, asked to close first:
+ * -EINPROGRESS until it has), or -EBUSY with @why.
  * ssqd_peer_want_from - a want from daemon @name (at @from): dial it. 0,
  *   or -EBUSY with @no, a reason short enough for a refusal, when
  *   --max-active-peers leaves no room.
  */
-int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen);
+int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, int ask, char *why,
+                        size_t whylen);
 int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char *no,
                         size_t nolen);
 

@@ -395,6 +395,35 @@ static void attempt_failed(struct ssqd_peer *p, const char *why)
 	    p->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : p->backoff_ms * 2;
 }
 
+/*
+ * Ask linked peer @p to close the link (CLOSE): it closes if nothing of the
+ * pair is open there, else says BUSY, which cancels the ask (peer_tick).
+ * Opens of its queues here wait meanwhile (ssqd_peer_want). @why: what the
+ * close will say.
+ */
+static void ask_close(struct ssqd *d, struct ssqd_peer *p, const char *why)
+{
+	char err[200];
+
+	if (ssqd_link_ask_close(d, p, err, sizeof(err))) {
+		ssqd_peer_lost(d, p, err);
+		return;
+	}
+	p->closing_ns = ssqd_now_ns();
+	snprintf(p->closing_why, sizeof(p->closing_why), "%s", why);
+}
+
+/* An ask to close that the peer has not answered in LINK_CLOSE_MS: closed. */
+static void close_unanswered(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
+{
+	char why[240];
+
+	if (now - p->closing_ns <= LINK_CLOSE_MS * 1000000ull)
+		return;
+	snprintf(why, sizeof(why), "%s, and no answer from the peer", p->closing_why);
+	ssqd_peer_close_idle(d, p, why);
+}
+
 static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 {
 	int linked = p->fd >= 0 && !p->connecting, here = ssqd_peer_in_use(d, p), s, rc;
@@ -424,17 +453,17 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		 * meanwhile (ssqd_peer_want).
 		 */
 		if (!p->closing_ns) {
-			if (ssqd_link_ask_close(d, p, why, sizeof(why)))
-				ssqd_peer_lost(d, p, why);
-			else
-				p->closing_ns = now;
-		} else if (now - p->closing_ns > LINK_CLOSE_MS * 1000000ull) {
 			snprintf(why, sizeof(why),
 			         "no queue of the pair open on either side for %u ms "
-			         "(--idle-ms), and no answer from the peer",
+			         "(--idle-ms)",
 			         d->opt.idle_ms);
-			ssqd_peer_close_idle(d, p, why);
+			ask_close(d, p, why);
+		} else {
+			close_unanswered(d, p, now);
 		}
+		return;
+	} else if (p->closing_ns && linked) {
+		close_unanswered(d, p, now); /* asked to make room */
 		return;
 	}
 	/*
@@ -542,8 +571,9 @@ static void close_asked(struct ssqd *d, struct ssqd_peer *p)
 		return;
 	}
 	ssqd_peer_close_idle(d, p,
-	                     "the peer closes it as idle (its --idle-ms), and "
-	                     "nothing of it is open here");
+	                     "the peer closes it (idle there: --idle-ms, or room "
+	                     "for another: --max-active-peers), and nothing of it "
+	                     "is open here");
 }
 
 int ssqd_peer_closing(struct ssqd *d, unsigned qi)
@@ -648,9 +678,7 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 	if (rc > 0) {
 		close_asked(d, p);
 	} else if (rc && p->closing_ns) { /* it agreed: closed its end */
-		snprintf(why, sizeof(why),
-		         "no queue of the pair open on either side for %u ms (--idle-ms)",
-		         d->opt.idle_ms);
+		snprintf(why, sizeof(why), "%s", p->closing_why);
 		ssqd_peer_close_idle(d, p, why);
 	} else if (rc) {
 		ssqd_peer_lost(d, p, why);
@@ -688,9 +716,13 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
 /*
  * Room for @p under --max-active-peers: the least recently used linked peer
  * that nobody has a queue of open is closed. 0, or -EBUSY with @why when
- * every active peer is in use.
+ * every active peer is in use. With @ask (an open here, which can wait),
+ * a linked one is asked first, as --idle-ms asks (its far end may have
+ * just opened a queue of it, its BUSY still on the way): -EINPROGRESS
+ * with @why until it has closed.
  */
-int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whylen)
+int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, int ask, char *why,
+                        size_t whylen)
 {
 	struct ssqd_peer *lru = NULL;
 	char reason[160];
@@ -718,8 +750,19 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 	         "the least recently used of %u active peers, for %s "
 	         "(--max-active-peers)",
 	         d->opt.max_active_peers, p->name);
-	ssqd_peer_close_idle(d, lru, reason);
-	return 0;
+	if (!ask || lru->fd < 0 || lru->connecting) {
+		ssqd_peer_close_idle(d, lru, reason);
+		return 0;
+	}
+	if (!lru->closing_ns)
+		ask_close(d, lru, reason);
+	if (lru->fd < 0)
+		return 0; /* lost while asking: room now */
+	snprintf(why, whylen,
+	         "%s: waiting for %s, the least recently used of %u active peers, to "
+	         "close its link (--max-active-peers)",
+	         p->name, lru->name, d->opt.max_active_peers);
+	return -EINPROGRESS;
 }
 
 /*
@@ -780,7 +823,7 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 		snprintf(why, whylen, "%s refused to link: %s", who, p->last_why);
 		return -EBUSY;
 	}
-	rc = ssqd_peer_make_room(d, p, why, whylen);
+	rc = ssqd_peer_make_room(d, p, 1, why, whylen);
 	if (rc)
 		return rc;
 	p->used_ns = ssqd_now_ns();
@@ -810,7 +853,7 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
 			continue;
 		if (p->fd >= 0 && !p->connecting)
 			return 0; /* linked: its want crossed our dial */
-		if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
+		if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
 			/* A refusal's reason is short (SSQ_PEER_REFUSAL_LEN). */
 			snprintf(no, nolen,

@@ -138,7 +138,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		return;
 	}
 	ssqd_peer_close_link(p); /* our own dial to it, still under way: theirs wins */
-	if (ssqd_peer_make_room(d, p, why, sizeof(why))) {
+	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
 		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
 		knock_refuse(k, why);
 		return;
