@@ -8,6 +8,7 @@
 #ifndef SSQ_CTRL_DAEMON_PEER_LINK_H
 #define SSQ_CTRL_DAEMON_PEER_LINK_H
 
+#include <sys/socket.h>
 #include "ctrl/proto/peer_msg.h"
 
 /*
