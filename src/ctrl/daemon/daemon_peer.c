@@ -807,9 +807,8 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	if (!p)
 		return 0;
 	if (p->closing_ns) {
-		snprintf(why, whylen,
-		         "%s: its idle link is closing (--idle-ms): linked again next",
-		         ssqd_peer_str(p, who, sizeof(who)));
+		snprintf(why, whylen, "%s: its link is closing (%s): linked again next",
+		         ssqd_peer_str(p, who, sizeof(who)), p->closing_why);
 		return -EINPROGRESS;
 	}
 	if (p->fd >= 0 && !p->connecting)
