@@ -875,12 +875,13 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
 int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, char *why,
                    size_t whylen)
 {
-	const struct ssqd_peer *p = &d->peers[i];
+	const struct ssqd_peer *p;
 
 	if (i >= d->npeers) {
 		snprintf(why, whylen, "peer %u: this ssqd has %u", i, d->npeers);
 		return -ENOENT;
 	}
+	p = &d->peers[i]; /* @i is the client's word: checked first */
 	memset(r, 0, sizeof(*r));
 	r->npeers = d->npeers;
 	if (p->fd >= 0 && !p->connecting)
