@@ -14,7 +14,9 @@
  *     either end has a queue of it open (bob's client holds alice/q0;
  *     alice has none), and closes within about --idle-ms once neither has;
  *  3. a peer nobody answers for (zed): its open fails -ETIMEDOUT after
- *     SSQ_OPEN_LINK_MS saying why, and the peer shows failed, with why.
+ *     SSQ_OPEN_LINK_MS saying why, and the peer shows failed, with why;
+ *     once the open has given up it is not dialed again until the next
+ *     open (before, every 2 s for as long as ssqd ran).
  */
 #define _GNU_SOURCE
 #include "cluster_flow.h"
@@ -199,6 +201,21 @@ int main(void)
 		      pi[3].why, pi[3].attempts);
 		CHECK(status_has(socks[0], "zed              failed"),
 		      "ssqd --status shows zed failed");
+	}
+	{
+		/* The open gave up: zed is dialed again by the next one, not before. */
+		struct ssq_peer_info pi[8];
+		unsigned a1, a2;
+
+		usleep(2500000);
+		a1 = ssq_client_peers(a, pi, 8) == 4 ? pi[3].attempts : 0;
+		usleep(3000000);
+		a2 = ssq_client_peers(a, pi, 8) == 4 ? pi[3].attempts : 0;
+		CHECK(a1 && a1 == a2 && pi[3].state == SSQ_PEER_IDLE,
+		      "nobody asks for zed: not dialed any more (%u, then %u attempts; "
+		      "state "
+		      "%d)",
+		      a1, a2, pi[3].state);
 	}
 	ssq_client_close(a);
 	ssq_client_close(b);

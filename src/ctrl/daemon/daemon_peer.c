@@ -467,6 +467,12 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		return;
 	}
 	/*
+	 * On demand, a peer that no open asks for any more (each gave up, or
+	 * went) is dialed again by the next open, not every backoff for ever.
+	 */
+	if (p->wanted && d->opt.npeers && !d->opt.eager && p->fd < 0 && !busy(d, p))
+		p->wanted = 0;
+	/*
 	 * Who dials: the dialer, when the link is wanted; the other side of
 	 * an on-demand pair sends a want instead; --listen's one peer and an
 	 * --eager cluster's accepting side wait.
