@@ -9,10 +9,44 @@
  * on. Then client B's WRITEs through q0 complete, q0 stays listed READY,
  * and ssqd is still running. Before, the next CQE found "no room", the CQ
  * went to error (IBV_EVENT_CQ_ERR) and q0 stayed in ERROR for good: RECOVER
- * refused ("restart ssqd") for every client of the queue.
+ * refused ("restart ssqd") for every client of the queue. Then A sets the
+ * record far from the routers' index: ssqd's guard resets q0, and B's
+ * WRITEs complete again within seconds (before, the reset took the record
+ * for where the device writes, and q0's routers waited at the wrong CQ
+ * slot for good).
  */
 #define _GNU_SOURCE
 #include "cluster_flow.h"
+
+/*
+ * B's signaled WRITEs, one in flight, until one completes successfully (a
+ * queue starting over refuses posts or flushes what it had): 0 within
+ * 10 s, else -1.
+ */
+static int b_writes(struct ssq_queue *q, const struct ssq_buf *src,
+                    const struct ssq_buf *dst)
+{
+	struct ssq_producer *p = ssq_queue_producer(q);
+	double t0 = now_s(), posted = 0;
+	uint64_t id = 100;
+
+	while (now_s() - t0 < 10) {
+		struct ssq_completion comp[8];
+		int n, k;
+
+		if (now_s() - posted > 1 &&
+		    ssq_post_write(p, src->iova, src->lkey, 64, dst->remote_addr,
+		                   dst->rkey, ++id, SSQ_WQE_SIGNALED) == 0)
+			posted = now_s();
+		n = ssq_poll(p, comp, 8);
+		for (k = 0; k < n; k++)
+			if (comp[k].status == IBV_WC_SUCCESS)
+				return 0;
+		if (n <= 0)
+			usleep(1000);
+	}
+	return -1;
+}
 
 int main(void)
 {
@@ -65,6 +99,23 @@ int main(void)
 			break;
 	}
 	CHECK(cf_ready(b, "q0") == 1, "q0 is listed READY after the scribble");
+
+	/*
+	 * A: the record far from where the routers are. ssqd's guard finds
+	 * it and starts q0 over; the routers must go on from where the device
+	 * writes, not from the record.
+	 */
+	{
+		const struct ssq_cq *cq = ssq_queue_cq(qa);
+		uint32_t ci =
+		    be32toh(__atomic_load_n(&cq->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE));
+
+		__atomic_store_n(&cq->dbrec[SSQ_CQ_SET_CI],
+		                 htobe32((ci + 0x12345) & 0xffffff), __ATOMIC_RELEASE);
+	}
+	usleep(300 * 1000); /* the guard looks every 10 ms; no router moves it back */
+	rc = b_writes(qb, &src, &dst);
+	CHECK(rc == 0, "B's WRITE completes within 10 s after A moved the record far");
 	CHECK(waitpid(pid, &st, WNOHANG) == 0, "ssqd is still running (status 0x%x)", st);
 	ssq_client_close(b);
 	ssq_client_close(a);

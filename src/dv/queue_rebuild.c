@@ -97,6 +97,37 @@ int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
 	return 0;
 }
 
+/*
+ * The index of the slot the device writes its next CQE into, read off the
+ * CQ itself (the QP was just reset: nothing is being written). The device
+ * writes CQE n into slot n % cqe_cnt with owner bit (n / cqe_cnt) & 1
+ * (<ssq/cq.h>), so the slots before the next one hold this pass's owner
+ * bit and those from it on the last pass's, or MLX5_CQE_INVALID in the
+ * CQ's first pass. Only the index's low bits (slot and pass parity) say
+ * where a router polls; the rest is kept from @like. The consumer-index
+ * record and cq_ci are both client memory, and with the CQ ignoring
+ * overruns (ssqd creates it so) the device reads neither: a router that
+ * took either for the device's place could wait at the wrong slot for good.
+ */
+static uint32_t cq_write_index(const struct ssq_producer *h, uint32_t like)
+{
+	const uint8_t *buf = h->cq.buf;
+	uint32_t n = h->cq.cqe_cnt, s, pass;
+	uint8_t o0 = __atomic_load_n(&buf[63], __ATOMIC_ACQUIRE), o = o0;
+
+	if ((o0 >> 4) == MLX5_CQE_INVALID)
+		return like & ~(2 * n - 1) & 0xffffff; /* nothing written yet */
+	for (s = 1; s < n; s++) {
+		o = __atomic_load_n(&buf[(size_t)s * 64 + 63], __ATOMIC_ACQUIRE);
+		if ((o >> 4) == MLX5_CQE_INVALID ||
+		    (o & MLX5_CQE_OWNER_MASK) != (o0 & MLX5_CQE_OWNER_MASK))
+			break;
+	}
+	/* A whole pass written: the next CQE starts the next pass at slot 0. */
+	pass = (o0 & MLX5_CQE_OWNER_MASK) ^ (s == n);
+	return ((like & ~(2 * n - 1)) | (pass ? n : 0) | (s & (n - 1))) & 0xffffff;
+}
+
 /* The CQEs the CQ still holds, from a window the NIC's record vouches for. */
 static void route_old_cqes(struct ssq_producer *h)
 {
@@ -113,6 +144,8 @@ static void route_old_cqes(struct ssq_producer *h)
 	h->cq.ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
 	for (n = 0; n < h->cq.cqe_cnt && ssq_cq_peek(&h->cq); n++)
 		h->cq.ci++;
+	/* And from where the device writes next, whatever both said. */
+	h->cq.ci = cq_write_index(h, h->cq.ci);
 	ssq_cq_update_ci(&h->cq);
 	__atomic_store_n(&h->ctl->cq_ci, h->cq.ci, __ATOMIC_RELEASE);
 }
