@@ -27,8 +27,9 @@ int main(void)
 	l = (struct shm_queue_layout *)
 	        q->l; /* the shared header: any client can write it */
 	qpn = l->qpn;
-	l->qpn = qpn ^ 0x40;
+	/* After c2 maps the arena: ssqd rewrites the layouts before a client maps it. */
 	CHECK(ssq_client_connect(sock_path, &c2) == 0, "second client");
+	l->qpn = qpn ^ 0x40;
 	rc = ssq_queue_open(c2, "q0", &q2);
 	CHECK(rc == -EBADMSG, "open with a rewritten layout QPN: %d (%s)", rc,
 	      ssq_client_error(c2));
