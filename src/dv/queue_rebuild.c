@@ -97,22 +97,83 @@ int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
 	return 0;
 }
 
-/* The CQEs the CQ still holds, from a window the NIC's record vouches for. */
+/* The CQE at index @ci, if the device wrote it in @ci's pass (ssq_cq_peek). */
+static int cq_written(const struct ssq_producer *h, uint32_t ci)
+{
+	struct ssq_cq at = h->cq;
+
+	at.ci = ci;
+	return ssq_cq_peek(&at) != NULL;
+}
+
+/*
+ * @ci past the run of written CQEs it starts (at most a CQ's worth), if it
+ * then looks like where the device writes next: the CQE before it written
+ * in its pass, the one at it not (yet). 1 with *@end, else 0. The device
+ * writes CQE n into slot n % cqe_cnt with owner bit (n / cqe_cnt) & 1
+ * (<ssq/cq.h>), and the QP was just reset: nothing is being written.
+ */
+static int cq_next_from(const struct ssq_producer *h, uint32_t ci, uint32_t *end)
+{
+	uint32_t n;
+
+	for (n = 0; n < h->cq.cqe_cnt && cq_written(h, ci); n++)
+		ci = (ci + 1) & 0xffffff;
+	*end = ci;
+	return !cq_written(h, ci) && cq_written(h, (ci - 1) & 0xffffff);
+}
+
+/*
+ * Where the device writes next, read off the whole CQ when no index a
+ * router kept fits: the slots before it hold this pass's owner bit, those
+ * from it on the last pass's (or MLX5_CQE_INVALID in the CQ's first pass).
+ * Only the index's low bits (slot and pass parity) say where a router
+ * polls; the rest is kept from @like. Forged CQEs can mislead this; they
+ * are the queue's own clients' doing.
+ */
+static uint32_t cq_scan(const struct ssq_producer *h, uint32_t like)
+{
+	const uint8_t *buf = h->cq.buf;
+	uint32_t n = h->cq.cqe_cnt, s, pass;
+	uint8_t o0 = __atomic_load_n(&buf[63], __ATOMIC_ACQUIRE), o;
+
+	if ((o0 >> 4) == MLX5_CQE_INVALID)
+		return like & ~(2 * n - 1) & 0xffffff; /* nothing written yet */
+	for (s = 1; s < n; s++) {
+		o = __atomic_load_n(&buf[(size_t)s * 64 + 63], __ATOMIC_ACQUIRE);
+		if ((o >> 4) == MLX5_CQE_INVALID ||
+		    (o & MLX5_CQE_OWNER_MASK) != (o0 & MLX5_CQE_OWNER_MASK))
+			break;
+	}
+	/* A whole pass written: the next CQE starts the next pass at slot 0. */
+	pass = (o0 & MLX5_CQE_OWNER_MASK) ^ (s == n);
+	return ((like & ~(2 * n - 1)) | (pass ? n : 0) | (s & (n - 1))) & 0xffffff;
+}
+
+/*
+ * The CQEs the CQ still holds, routed from the routers' index; then the
+ * index set where the device writes next. cq_ci and the consumer-index
+ * record are both client memory, and with the CQ ignoring overruns (ssqd
+ * creates it so) the device reads neither: an index taken from a scribbled
+ * one would leave the routers waiting at a slot the device never writes.
+ * So the first of cq_ci and the record that fits the CQ's contents, else
+ * the CQ's contents alone (cq_scan).
+ */
 static void route_old_cqes(struct ssq_producer *h)
 {
 	uint32_t dbci = dv_cq_dbrec_ci(h),
-	         ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
-	uint32_t n;
+	         ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED), end;
 
-	/* The NIC's record is the truth when the shared copy left its window. */
+	/* The record, when the shared copy left its window. */
 	if (((ci - dbci) & 0xffffff) > h->cq.cqe_cnt)
 		__atomic_store_n(&h->ctl->cq_ci, dbci, __ATOMIC_RELAXED);
 	/* We hold the CQ lease: route as any holder (bounded by the ring). */
 	(void)ssq__route(h);
 	/* Whatever the walk could not place (a scribbled block) is skipped. */
-	h->cq.ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED);
-	for (n = 0; n < h->cq.cqe_cnt && ssq_cq_peek(&h->cq); n++)
-		h->cq.ci++;
+	if (!cq_next_from(h, __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED), &end) &&
+	    !cq_next_from(h, dbci, &end) && !cq_next_from(h, ci, &end))
+		end = cq_scan(h, end);
+	h->cq.ci = end;
 	ssq_cq_update_ci(&h->cq);
 	__atomic_store_n(&h->ctl->cq_ci, h->cq.ci, __ATOMIC_RELEASE);
 }

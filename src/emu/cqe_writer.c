@@ -34,22 +34,29 @@ static void cq_overrun(struct emu_cq *cq)
 	}
 }
 
-/* The slot for the next CQE, or NULL after an overrun. */
+/*
+ * The slot for the next CQE, or NULL after an overrun. A CQ that ignores
+ * overruns takes the next slot without looking at the consumer index.
+ */
 static struct mlx5_cqe64 *cq_slot(struct emu_cq *cq)
 {
 	uint32_t ci;
 
 	if (ssq_unlikely(cq->overrun))
 		return NULL;
-	/*
-	 * A0: pairs with the poller's ssq_cq_update_ci store (after its CQE
-	 * reads): once the device sees index ci, slots below it are free.
-	 */
-	ci = be32toh(__atomic_load_n(&cq->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
-	     0xffffff;
-	if (ssq_unlikely(((cq->pi - ci) & 0xffffff) >= cq->cqe_cnt)) {
-		cq_overrun(cq);
-		return NULL;
+	if (!cq->ignore_overrun) {
+		/*
+		 * A0: pairs with the poller's ssq_cq_update_ci store (after its
+		 * CQE reads): once the device sees index ci, slots below it are
+		 * free.
+		 */
+		ci = be32toh(
+		         __atomic_load_n(&cq->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
+		     0xffffff;
+		if (ssq_unlikely(((cq->pi - ci) & 0xffffff) >= cq->cqe_cnt)) {
+			cq_overrun(cq);
+			return NULL;
+		}
 	}
 	return (struct mlx5_cqe64 *)(cq->buf +
 	                             ((size_t)(cq->pi & (cq->cqe_cnt - 1)) << 6));

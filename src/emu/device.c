@@ -320,6 +320,7 @@ int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
 	cq->buf = attr->buf;
 	cq->dbrec = attr->dbrec;
 	cq->cqe_cnt = attr->cqe_cnt;
+	cq->ignore_overrun = attr->ignore_overrun;
 	cq->cqn = i;
 	/* As libmlx5's mlx5_alloc_cq_buf: every slot invalid, so the first
 	 * pass's owner bit 0 does not make stale bytes look like CQEs. */

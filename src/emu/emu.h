@@ -406,6 +406,15 @@ struct emu_cq_attr {
 	void *buf;        /* cqe_cnt * 64 bytes, 64-byte aligned */
 	uint32_t cqe_cnt; /* a power of two, 2 .. 2^22 */
 	__be32 *dbrec;    /* 2 words: consumer index, arm */
+	/*
+	 * Nonzero: the CQ never goes to error for want of room, and every
+	 * CQE is written to the next slot whatever the consumer index says
+	 * (the CQ context's oi bit: mlx5_ib_create_cq, drivers/infiniband/
+	 * hw/mlx5/cq.c, sets it for IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN, which
+	 * libibverbs' ibv_cmd_create_cq_ex passes for
+	 * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN). The consumer index is not read.
+	 */
+	int ignore_overrun;
 };
 
 /*

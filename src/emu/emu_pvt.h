@@ -34,9 +34,10 @@ struct emu_cq {
 	__be32 *dbrec;
 	uint32_t cqe_cnt;
 	uint32_t cqn;
-	uint32_t pi;    /* CQEs written, free-running */
-	unsigned users; /* QPs */
-	int overrun;    /* sticky; read by emu_cq_error() */
+	uint32_t pi;        /* CQEs written, free-running */
+	unsigned users;     /* QPs */
+	int overrun;        /* sticky; read by emu_cq_error() */
+	int ignore_overrun; /* emu_cq_attr's */
 };
 
 struct emu_srq {

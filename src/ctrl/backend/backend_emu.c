@@ -281,11 +281,18 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
 	eq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
 	mark = b->arena->used; /* a refused queue gives its arena space back */
+	/*
+	 * Both CQs ignore overruns, as backend_mlx5.c creates its own: their
+	 * consumer-index records are in the arena every client maps
+	 * read-write, and one store there must not stop a CQ for good.
+	 */
 	memset(&ca, 0, sizeof(ca));
+	ca.ignore_overrun = 1;
 	ca.cqe_cnt = scqes;
 	ca.buf = shm_arena_alloc(b->arena, (size_t)scqes * 64, 4096);
 	ca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&rca, 0, sizeof(rca));
+	rca.ignore_overrun = 1;
 	rca.cqe_cnt = rcqes;
 	rca.buf = shm_arena_alloc(b->arena, (size_t)rcqes * 64, 4096);
 	rca.dbrec = shm_arena_alloc(b->arena, 64, 64);

@@ -341,6 +341,32 @@ static int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_
 	return 0;
 }
 
+/*
+ * A CQ of @cqe entries that ignores overruns: its consumer-index record is
+ * in the arena every client maps read-write, and with overrun checking on,
+ * one store there (an index a ring back) makes the next CQE an overrun and
+ * stops the CQ for good (IBV_EVENT_CQ_ERR). ssq never needs the check: the
+ * send CQ holds a CQE per WQEBB of the ring (shm_scq_cqes), the receive CQ
+ * one per receive WQE. libibverbs' ibv_cmd_create_cq_ex (cmd_cq.c) passes
+ * the flag as IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN, libmlx5's create_cq
+ * (providers/mlx5/verbs.c, CREATE_CQ_SUPPORTED_FLAGS) accepts it, and
+ * mlx5_ib_create_cq (drivers/infiniband/hw/mlx5/cq.c) sets the CQ
+ * context's oi bit; mlx5_ib_resize_cq's MODIFY_CQ selects only the size
+ * and page fields, so the bit outlives ibv_resize_cq.
+ */
+static struct ibv_cq *create_cq(struct ibv_context *ctx, uint32_t cqe)
+{
+	struct ibv_cq_init_attr_ex a;
+	struct ibv_cq_ex *cq;
+
+	memset(&a, 0, sizeof(a));
+	a.cqe = cqe;
+	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+	a.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	cq = ibv_create_cq_ex(ctx, &a);
+	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
 /* mlx5dv_init_obj of a CQ, and a check that libmlx5 put it in the arena. */
 static int cq_obj(struct ssqd_backend *b, struct ibv_cq *cq, struct mlx5dv_cq *out)
 {
@@ -389,16 +415,16 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
 	/* Grown below once the SQ's size is known (shm_scq_cqes). */
-	mq->cq = ibv_create_cq(b->ctx, (int)cqes - 1, NULL, NULL, 0);
+	mq->cq = create_cq(b->ctx, cqes - 1);
 	if (!mq->cq) {
 		rc = -errno;
-		snprintf(why, whylen, "ibv_create_cq(%u): %s", cqes, strerror(errno));
+		snprintf(why, whylen, "ibv_create_cq_ex(%u): %s", cqes, strerror(errno));
 		return rc;
 	}
-	mq->rcq = ibv_create_cq(b->ctx, (int)rcqes - 1, NULL, NULL, 0);
+	mq->rcq = create_cq(b->ctx, rcqes - 1);
 	if (!mq->rcq) {
 		rc = -errno;
-		snprintf(why, whylen, "ibv_create_cq(%u) for receives: %s", rcqes,
+		snprintf(why, whylen, "ibv_create_cq_ex(%u) for receives: %s", rcqes,
 		         strerror(errno));
 		ibv_destroy_cq(mq->cq);
 		return rc;

@@ -763,9 +763,13 @@ static void progress(struct ssqd *d)
 	for (i = 0; i < d->own.nqueues; i++) {
 		struct ssqd_queue *q = &d->queues[i];
 
-		/* Also while the peer is gone: flushes still go to their owners. */
-		if (!q->ctl || __atomic_load_n(&d->hdr->queues[i].state,
-		                               __ATOMIC_ACQUIRE) == SSQ_QUEUE_UNUSED)
+		/*
+		 * Also while the peer is gone: flushes still go to their owners.
+		 * Whether it is in use is ssqd's own word: the header's state is
+		 * client memory, and one store of UNUSED there must not turn the
+		 * guard off.
+		 */
+		if (!q->ctl || !q->published)
 			continue;
 		/* Before routing: what a client wrote there may stall the queue. */
 		ssqd_queue_guard(d, i, now);
