@@ -6,13 +6,15 @@
 # arena (the tool checks each destination and fails naming the peer);
 # --json says "transport": "cluster", the peers and the QPs the sending host
 # used (lockfree: -q x peers; qp-per-process: -P x -q x peers); ssq_read_bw
-# and ssq_atomic_bw run over peers; a count names peers peer1..peerN.
+# and ssq_atomic_bw run over peers; a count names peers peer1..peerN, a
+# peers file (ssqd's format) by its names.
 # Against a running cluster (three ssqd started here: alice, bob, carol):
 # the client on alice with --ssq_socket and --peers bob@HOST:PORT,carol@...
 # talks to a --server on each of bob and carol, which finds its queue to
 # alice by QPN and checks its share (write_bw: the data; atomic_bw: its
 # counter equals the messages sent to that peer, so the shares add up to
-# the run); a server on the wrong peer refuses, saying so. Bad --peers
+# the run); the cluster's peers file works as the list, this host's own
+# line left out; a server on the wrong peer refuses, saying so. Bad --peers
 # values and combinations are refused naming what was wrong, and start
 # nothing.
 . "$(dirname "$0")/bench_common.sh"
@@ -41,6 +43,16 @@ for mode in lockfree spinlock qp-per-process proxy; do
 	grep -q "Number of qps   : $want" "$out" || bad "$mode: banner's Number of qps is not $want"
 	grep -q 'this host.s (here) and nodeB nodeC nodeD' "$out" || bad "$mode: the cluster is not named"
 done
+
+# A peers file names the tool's own cluster too (their addresses unused).
+printf 'nodeB 10.0.0.2:24601\n\n# nodeX 10.0.0.9:1\nnodeC 10.0.0.3:24601 # c\n' >"$tmp/peers"
+if "$bin/ssq_write_bw" --peers "$tmp/peers" -n 200 -s 64 --json "$tmp/file.json" \
+	>"$tmp/file.out" 2>&1; then
+	grep -q 'here) and nodeB nodeC$' "$tmp/file.out" || bad "--peers FILE: not nodeB and nodeC"
+	[ "$(field "$tmp/file.json" host_qps)" = 2 ] || bad "--peers FILE: host_qps, want 2"
+else
+	cat "$tmp/file.out"; bad "ssq_write_bw --peers FILE failed"
+fi
 
 # READ and fetch-and-add against each peer's arena; a count of peers.
 for t in read_bw atomic_bw; do
@@ -105,6 +117,26 @@ else
 	cat "$tmp/cli.out" "$tmp/srv-bob.out" "$tmp/srv-carol.out"; bad "atomic_bw against a running cluster failed"
 fi
 wait "${srv[@]}" || true
+# The cluster's peers file, as ssqd reads it: this host's own line left
+# out, each peer's server at its HOST (-p: its port).
+sb=$(port)
+printf 'alice 127.0.0.1:%s\n# a comment\nbob 127.0.0.1:%s  # bob\n' "${lp[alice]}" "${lp[bob]}" \
+	>"$tmp/cluster.peers"
+"$bin/ssq_write_bw" --ssq_socket="$tmp/bob.sock" --server -p "$sb" --timeout 30 -s 64 \
+	>"$tmp/srv-file.out" 2>&1 &
+pids+=($!)
+srv=($!)
+if "$bin/ssq_write_bw" --ssq_socket="$tmp/alice.sock" --peers "$tmp/cluster.peers" -p "$sb" \
+	-n 200 -s 64 >"$tmp/cli.out" 2>&1; then
+	grep -q "alice is not a peer of the ssqd at .* left out" "$tmp/cli.out" ||
+		bad "--peers FILE: alice's own line not left out, saying so"
+	grep -q '^ssq_write_bw: server: 64 bytes: .* (bob)$' "$tmp/cli.out" ||
+		{ cat "$tmp/cli.out"; bad "--peers FILE: no verdict from bob's server"; }
+else
+	cat "$tmp/cli.out" "$tmp/srv-file.out"; bad "write_bw --peers FILE against the cluster failed"
+fi
+wait "${srv[@]}" || true
+
 # carol's server where the client expects bob's: refused by the server.
 sb=$(port)
 "$bin/ssq_write_bw" --ssq_socket="$tmp/carol.sock" --server -p "$sb" --timeout 30 -s 64 \
@@ -134,7 +166,7 @@ refuse "want 1..64 peers" "$w" --peers 0
 refuse "want 1..64 peers" "$w" --peers 65
 refuse "nodeB named twice" "$w" --peers nodeB,nodeC,nodeB
 refuse "'here' is the sending ssqd's own name" "$w" --peers here
-refuse "'no/de': want A-Z a-z 0-9 . _ -" "$w" --peers no/de
+refuse "'no:de': want A-Z a-z 0-9 . _ -" "$w" --peers no:de
 refuse "a trailing comma" "$w" --peers nodeB,
 refuse "a name of 0 characters" "$w" --peers nodeB,,nodeC
 refuse "a name of 24 characters" "$w" --peers abcdefghijklmnopqrstuvwx
@@ -142,6 +174,9 @@ refuse "more than 64 peers" "$w" --peers "$(seq -s, -f p%g 65)"
 refuse "queues 32 x 3 peers = 96, more than ssqd's 64" "$w" --peers 3 -P 8 -q 4 --mode qp-per-process
 refuse "--peers with --wire" "$w" --peers 2 --wire
 refuse "--peers N with --ssq_socket" "$w" --peers 2 --ssq_socket=/tmp/nowhere
+refuse "--peers '/nonexistent/peers': No such file" "$w" --peers /nonexistent/peers
+printf 'nodeB\n' >"$tmp/bad.peers"
+refuse "line 1: want NAME HOST:PORT" "$w" --peers "$tmp/bad.peers"
 refuse "where a peer's server runs is for a running cluster" "$w" --peers bob@h:1
 refuse "want NAME@HOST or NAME@HOST:PORT" "$w" --peers bob@h:0 --ssq_socket=/tmp/x
 refuse "want NAME@HOST or NAME@HOST:PORT" "$w" --peers bob@ --ssq_socket=/tmp/x

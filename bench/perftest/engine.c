@@ -287,9 +287,44 @@ static void run_info(const struct pt_opts *o, struct ssq_client *c,
 		pt_port_facts(in->dev, o->ib_port ? o->ib_port : 1, in);
 }
 
+/*
+ * --peers FILE against a running ssqd: @o's peers that are @c's ssqd's
+ * peers into @out (its own line, and names it does not know, left out,
+ * saying so). 0, or -1 when none is left (said why).
+ */
+static int peers_of(const struct pt_opts *o, struct ssq_client *c, struct pt_opts *out)
+{
+	struct ssq_peer_info pi[PT_MAX_PEERS];
+	int n = ssq_client_peers(c, pi, PT_MAX_PEERS), k;
+	uint32_t i;
+
+	*out = *o;
+	out->npeers = 0;
+	for (i = 0; i < o->npeers; i++) {
+		for (k = 0;
+		     k < n && k < (int)PT_MAX_PEERS && strcmp(pi[k].name, o->peers[i]);
+		     k++)
+			;
+		if (k >= n || k >= (int)PT_MAX_PEERS) {
+			printf("%s: --peers: %s is not a peer of the ssqd at %s (its own "
+			       "line?): left out\n",
+			       o->tool, o->peers[i], o->socket);
+			continue;
+		}
+		memcpy(out->peers[out->npeers], o->peers[i], PT_PEER_NAME);
+		memcpy(out->peer_srv[out->npeers], o->peer_srv[i], PT_SRV_HOST);
+		out->peer_port[out->npeers++] = o->peer_port[i];
+	}
+	if (!out->npeers)
+		fprintf(stderr, "%s: --peers: the file names no peer of the ssqd at %s\n",
+		        o->tool, o->socket);
+	return out->npeers ? 0 : -1;
+}
+
 int pt_main(const struct pt_opts *o)
 {
 	struct pt_daemon dl = { 0 }, dc = { 0 }, dp[PT_MAX_PEERS] = { 0 };
+	struct pt_opts fo; /* --peers FILE: its peers of this ssqd */
 	struct ssq_client *c = NULL, *cd = NULL, *cp[PT_MAX_PEERS] = { NULL };
 	struct ssq_queue *q;
 	struct ssq_queue_info qi[PT_MAX_LANES];
@@ -319,6 +354,12 @@ int pt_main(const struct pt_opts *o)
 			return 1;
 		}
 		cd = c;
+		if (o->peers_file) {
+			/* The file names this host's ssqd too: its peers only. */
+			if (peers_of(o, c, &fo))
+				goto out;
+			o = &fo;
+		}
 		if (two_host_role(o, c))
 			goto out;
 		if (o->server) {

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ssq_version.h"
 #include "opts.h"
 
@@ -94,6 +95,56 @@ static int parse_srv(struct pt_opts *o, uint32_t k, const char *at, size_t w, ch
 }
 
 /*
+ * --peers FILE: a cluster's peers file, as ssqd reads it (NAME HOST:PORT a
+ * line, # comments): into "NAME@HOST,..." in @list (HOST: where the
+ * peer's server runs, with --ssq_socket; -p its port). 0 or -1 (@why).
+ */
+static int peers_file(const char *path, char *list, size_t size, char *why, size_t len)
+{
+	char line[512], name[64], addr[256], extra[2], *hash, *colon;
+	size_t at = 0;
+	unsigned no = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		snprintf(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	list[0] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		int n;
+
+		no++;
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		n = sscanf(line, "%63s %255s %1s", name, addr, extra);
+		if (n <= 0)
+			continue;
+		colon = n == 2 ? strrchr(addr, ':') : NULL;
+		if (!colon || colon == addr) {
+			snprintf(why, len, "line %u: want NAME HOST:PORT", no);
+			fclose(f);
+			return -1;
+		}
+		*colon = 0;
+		n = snprintf(list + at, size - at, "%s%s@%s", at ? "," : "", name, addr);
+		if (n < 0 || (size_t)n >= size - at) {
+			snprintf(why, len, "line %u: more peers than a run takes", no);
+			fclose(f);
+			return -1;
+		}
+		at += (size_t)n;
+	}
+	fclose(f);
+	if (!at) {
+		snprintf(why, len, "names no peer");
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * --peers LIST: a count N (peers named peer1..peerN) or names separated by
  * commas, each as ssqd takes a peer's name (1..23 of A-Z a-z 0-9 . _ -),
  * none twice and none "here", the sending ssqd's name; a name may say
@@ -107,6 +158,14 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 	size_t w, i, full;
 	uint32_t k;
 
+	if (strchr(list, '/') || access(list, F_OK) == 0) {
+		char names[PT_MAX_PEERS * 2 * 300];
+
+		if (peers_file(list, names, sizeof(names), why, len))
+			return -1;
+		o->peers_file = 1;
+		return parse_peers(o, names, why, len);
+	}
 	n = strtoul(list, &stop, 10);
 	if (*list >= '0' && *list <= '9' && !*stop) {
 		if (n < 1 || n > PT_MAX_PEERS) {
@@ -291,13 +350,14 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "--ssq_socket)\n"
 	    "      --peers=<n|names>      Start a cluster on the emulated wire: this\n"
 	    "                             host's ssqd and one per peer (n, named\n"
-	    "                             peer1.., or names a,b,c; <= 15); every\n"
+	    "                             peer1.., or names a,b,c; <= 64); every\n"
 	    "                             sender spreads its batches over the\n"
 	    "                             peers' queues PEER/q<k>, -q per peer\n"
 	    "                             (write, read and atomic bw). With\n"
 	    "                             --ssq_socket: that ssqd's cluster, names\n"
 	    "                             NAME[@HOST[:PORT]], a --server on each\n"
-	    "                             peer's host (at HOST, else NAME; -p)\n"
+	    "                             peer's host (at HOST, else NAME; -p).\n"
+	    "                             Or a peers FILE (NAME HOST:PORT lines)\n"
 	    "      --json=<file>          Write ssq's records (one per size) as JSON\n"
 	    "      --server               Two hosts (ssqd with --listen/--connect):\n"
 	    "                             hold the destination in this host's arena\n"
@@ -372,6 +432,8 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		         "(NAME@HOST[:PORT]); a server finds its queue to the client "
 		         "by the client's QPN",
 		         o->server ? "--server" : o->peer_host, "");
+	for (k = 0; !s_given && o->peers_file && k < o->npeers; k++)
+		o->peer_srv[k][0] = 0; /* the tool's own cluster: names only */
 	for (k = 0; !s_given && k < o->npeers; k++)
 		if (o->peer_srv[k][0])
 			bad_flag(o,

@@ -56,6 +56,7 @@ struct pt_opts {
 	char peer_srv[PT_MAX_PEERS][PT_SRV_HOST];
 	uint16_t peer_port[PT_MAX_PEERS];
 	int peers_counted;    /* --peers N: named peer1..peerN */
+	int peers_file;       /* --peers FILE: a cluster's peers file */
 	const char *json;     /* --json FILE: ssq's records */
 	const char *out_json; /* --out_json[_file]: perftest's report; NULL: none */
 	uint32_t size;        /* -s */
