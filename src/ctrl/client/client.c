@@ -247,11 +247,12 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	q->wfd.efd = -1;
 	q->index = reply.u.attach_reply.queue;
 	q->l = &c->hdr->queues[q->index];
-	if (__atomic_load_n(&q->l->state, __ATOMIC_ACQUIRE) != SSQ_QUEUE_READY) {
-		snprintf(c->err, sizeof(c->err), "queue %s is not ready", name);
-		rc = -EAGAIN;
-		goto fail;
-	}
+	/*
+	 * ssqd attached us only to a queue it lists ready (its own word: the
+	 * header's state is any client's to write, so not asked here), and
+	 * wrote its layout before replying; the reply's send and receive
+	 * order those writes before our reads below.
+	 */
 	if (shm_layout_check(c->hdr, c->arena_len, c->err, sizeof(c->err))) {
 		rc = -EBADMSG;
 		goto fail;

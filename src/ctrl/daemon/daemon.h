@@ -163,7 +163,12 @@ struct ssqd_queue {
 	struct ssq_ctl *ctl;
 	struct ssq_producer prod; /* ssqd's own, id SSQD_PRODUCER_ID */
 	int published;            /* its layout has been in the header (publish) */
-	int heal_pending;         /* deaths not healed yet: try (again) */
+	/*
+	 * Its state as ssqd lists it (enum shm_queue_state): the header's
+	 * copy is client memory, so ssqd acts on this one (queue_unit.c).
+	 */
+	uint32_t listed;
+	int heal_pending;       /* deaths not healed yet: try (again) */
 	uint64_t heal_since_ns; /* when the pending heal first timed out; 0: it has not */
 	int heal_logged;        /* held up past heal_ms: said so */
 	struct ssqd_bqueue local;
@@ -419,6 +424,12 @@ int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind,
  * the header, all but its state, from ssqd's own records (once published).
  */
 void ssqd_queue_layout_restore(struct ssqd *d, unsigned i);
+/*
+ * ssqd_queue_list (queue_unit.c) - list queue @i as @state: ssqd's own
+ * word (q->listed), then the header's copy, released after what was
+ * written before it.
+ */
+void ssqd_queue_list(struct ssqd *d, unsigned i, uint32_t state);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
                           uint32_t psn, struct proto_peer_addr *a, char *why,

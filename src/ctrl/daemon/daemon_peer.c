@@ -145,12 +145,9 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	ssqd_peer_close_link(p);
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
 	ssqd_link_restart_abandon(d, p);
-	for (k = 0; k < d->opt.peer_queues; k++) {
-		uint32_t *state = &d->hdr->queues[p->q0 + k].state;
-
-		if (__atomic_load_n(state, __ATOMIC_ACQUIRE) == SSQ_QUEUE_READY)
-			__atomic_store_n(state, SSQ_QUEUE_ERROR, __ATOMIC_RELEASE);
-	}
+	for (k = 0; k < d->opt.peer_queues; k++)
+		if (d->queues[p->q0 + k].listed == SSQ_QUEUE_READY)
+			ssqd_queue_list(d, p->q0 + k, SSQ_QUEUE_ERROR);
 	p->attempts = 0;
 	p->last_why[0] = 0;
 	p->backoff_ms = BACKOFF_MIN_MS;

@@ -440,14 +440,9 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		memset(&r, 0, sizeof(r));
 		r.nqueues = d->own.nqueues;
 		for (i = 0; i < r.nqueues; i++) {
-			uint32_t st =
-			    __atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE);
-
 			memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 			r.queues[i].qpn = d->queues[i].local.qpn;
-			/* Shared, so any value: READY only when it says so. */
-			r.queues[i].state =
-			    st == SSQ_QUEUE_READY ? SSQ_QUEUE_READY : SSQ_QUEUE_ERROR;
+			r.queues[i].state = d->queues[i].listed;
 		}
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq,
 		                     &r, sizeof(r), NULL, 0);
@@ -467,16 +462,14 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    "queue \"%s\" takes only the uids / gids its --queue-uid / "
 			    "--queue-gid name, not uid %u / gid %u",
 			    m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid);
-		if ((__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
-		         SSQ_QUEUE_READY ||
+		if ((d->queues[q].listed != SSQ_QUEUE_READY ||
 		     ssqd_peer_closing(d, (unsigned)q)) &&
 		    (rc = ssqd_queue_peer(d, (unsigned)q)
 		              ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
 		              : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
 			return ssqd_out_error(&c->out, c->fd, seq, rc, "queue \"%s\": %s",
 			                      m->u.attach.name, why);
-		if (__atomic_load_n(&d->hdr->queues[q].state, __ATOMIC_ACQUIRE) !=
-		    SSQ_QUEUE_READY)
+		if (d->queues[q].listed != SSQ_QUEUE_READY)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, -EAGAIN,
 			    "queue \"%s\" is not connected yet (waiting for "

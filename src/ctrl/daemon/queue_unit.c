@@ -266,8 +266,14 @@ void ssqd_queue_publish(struct ssqd *d, unsigned i, const struct proto_peer_addr
 
 	layout_fill(d, i, l, peer);
 	d->queues[i].published = 1;
-	/* Readers load state with acquire: everything above is visible first. */
-	__atomic_store_n(&l->state, SSQ_QUEUE_READY, __ATOMIC_RELEASE);
+	ssqd_queue_list(d, i, SSQ_QUEUE_READY);
+}
+
+void ssqd_queue_list(struct ssqd *d, unsigned i, uint32_t state)
+{
+	d->queues[i].listed = state;
+	/* Readers load state with acquire: everything before is visible first. */
+	__atomic_store_n(&d->hdr->queues[i].state, state, __ATOMIC_RELEASE);
 }
 
 void ssqd_queue_layout_restore(struct ssqd *d, unsigned i)
@@ -278,6 +284,7 @@ void ssqd_queue_layout_restore(struct ssqd *d, unsigned i)
 		return; /* nothing in it yet that a client may use */
 	layout_fill(d, i, &d->hdr->queues[i], &q->remote);
 	ssqd_recv_layout(d, i, &d->hdr->queues[i]);
+	ssqd_queue_list(d, i, q->listed); /* a client may have rewritten it */
 }
 
 /* Connect every local QP to its remote address and publish the queues. */
@@ -335,10 +342,8 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i)
 	struct ssqd_queue *q = &d->queues[i];
 	struct ibv_qp_attr attr;
 
-	if (__atomic_load_n(&d->hdr->queues[i].state, __ATOMIC_ACQUIRE) !=
-	    SSQ_QUEUE_UNUSED)
-		__atomic_store_n(&d->hdr->queues[i].state, SSQ_QUEUE_ERROR,
-		                 __ATOMIC_RELEASE);
+	if (q->listed != SSQ_QUEUE_UNUSED)
+		ssqd_queue_list(d, i, SSQ_QUEUE_ERROR);
 	if (!q->ctl)
 		return;
 	ssq_ctl_set_error(q->ctl);
@@ -354,10 +359,8 @@ void ssqd_queue_fence(struct ssqd *d, unsigned i)
 void ssqd_queue_relist(struct ssqd *d, unsigned qi)
 {
 	/* A fence (an async event, a stop) listed it ERROR. */
-	if (__atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE) ==
-	    SSQ_QUEUE_ERROR)
-		__atomic_store_n(&d->hdr->queues[qi].state, SSQ_QUEUE_READY,
-		                 __ATOMIC_RELEASE);
+	if (d->queues[qi].listed == SSQ_QUEUE_ERROR)
+		ssqd_queue_list(d, qi, SSQ_QUEUE_READY);
 }
 
 void ssqd_queue_heal(struct ssqd *d, unsigned qi)

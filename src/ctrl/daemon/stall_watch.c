@@ -470,7 +470,7 @@ void ssqd_stall_watch(struct ssqd *d, uint64_t now)
 		 * Holds are watched in error too: a recovery waits for them. The
 		 * progress is not: there the recovery drains, then resets.
 		 */
-		listed = __atomic_load_n(&d->hdr->queues[qi].state, __ATOMIC_ACQUIRE);
+		listed = q->listed; /* ssqd's word, not the header's */
 		/*
 		 * A heal held up that long waits on a record no watch below
 		 * ends (a live producer's is ended sooner): one that says
