@@ -46,6 +46,55 @@ static inline int cf_file_has(const char *path, const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+/*
+ * The files of a cluster of @n daemons named @names, for a test tagged
+ * @tag: a free port each, a socket and a log in /tmp, and the peers file
+ * (its path into @peers) listing every one at 127.0.0.1.
+ */
+static inline void cf_cluster_files(const char *tag, unsigned n, const char *const *names,
+                                    uint16_t *ports, char (*socks)[108],
+                                    char (*logs)[108], char *peers)
+{
+	FILE *f;
+	unsigned i;
+
+	snprintf(peers, 108, "/tmp/ssq-%s-peers-%d", tag, getpid());
+	f = fopen(peers, "w");
+	for (i = 0; i < n; i++) {
+		ports[i] = free_tcp_port();
+		snprintf(socks[i], 108, "/tmp/ssq-%s-%s-%d.sock", tag, names[i],
+		         getpid());
+		snprintf(logs[i], 108, "/tmp/ssq-%s-%s-%d.log", tag, names[i], getpid());
+		if (f)
+			fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Stop @n daemons @pids (SIGTERM, then reaped) and remove their sockets,
+ * their logs (kept when $KEEP_LOGS is set) and the peers file @peers.
+ */
+static inline void cf_cluster_stop(unsigned n, const pid_t *pids, char (*socks)[108],
+                                   char (*logs)[108], const char *peers)
+{
+	unsigned i;
+	int st;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGTERM);
+	for (i = 0; i < n; i++) {
+		if (pids[i] > 0)
+			waitpid(pids[i], &st, 0);
+		unlink(socks[i]);
+		if (!getenv("KEEP_LOGS"))
+			unlink(logs[i]);
+	}
+	unlink(peers);
+}
+
 /* A LIST of @c: is its queue @name READY? 1, 0, or -1 when it has none such. */
 static inline int cf_ready(struct ssq_client *c, const char *name)
 {

@@ -99,7 +99,6 @@ int main(void)
 	pthread_t t;
 	double t0, took;
 	int i, st, s;
-	FILE *f;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
@@ -107,17 +106,7 @@ int main(void)
 	if (s >= 0)
 		close(s);
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-kh-peers-%d", getpid());
-	f = fopen(peers_path, "w");
-	for (i = 0; i < N; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-kh-%s-%d.sock",
-		         names[i], getpid());
-		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-kh-%s-%d.log", names[i],
-		         getpid());
-		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
-	}
-	fclose(f);
+	cf_cluster_files("ci-kh", N, names, ports, socks, logs, peers_path);
 	for (i = 0; i < N; i++)
 		pids[i] = start(i);
 	a = ssqd_connect_pid(socks[0], pids[0]);
@@ -162,13 +151,6 @@ out:
 		ssq_client_close(a);
 	if (b)
 		ssq_client_close(b);
-	for (i = 0; i < N; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
-	unlink(peers_path);
+	cf_cluster_stop(N, pids, socks, logs, peers_path);
 	return test_exit("ctrl_adv_demand_knock_hold");
 }

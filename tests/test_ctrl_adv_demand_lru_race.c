@@ -63,22 +63,11 @@ int main(void)
 	struct opener o[2] = { { .name = "bob/q0" }, { .name = "carol/q0" } };
 	pthread_t t[2];
 	int i, st, round, ok, busy;
-	FILE *f;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-lru-peers-%d", getpid());
-	f = fopen(peers_path, "w");
-	for (i = 0; i < N; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-lru-%s-%d.sock",
-		         names[i], getpid());
-		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-lru-%s-%d.log", names[i],
-		         getpid());
-		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
-	}
-	fclose(f);
+	cf_cluster_files("ci-lru", N, names, ports, socks, logs, peers_path);
 	pids[0] = start(0, "--max-active-peers", "1");
 	for (i = 1; i < N; i++)
 		pids[i] = start(i, NULL, NULL);
@@ -161,13 +150,6 @@ out:
 	for (i = 0; i < 2; i++)
 		if (o[i].c)
 			ssq_client_close(o[i].c);
-	for (i = 0; i < N; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
-	unlink(peers_path);
+	cf_cluster_stop(N, pids, socks, logs, peers_path);
 	return test_exit("ctrl_adv_demand_lru_race");
 }

@@ -34,22 +34,11 @@ int main(void)
 	struct ssq_queue *qc = NULL, *qa = NULL;
 	double t0, took;
 	int i, st;
-	FILE *f;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-wb-peers-%d", getpid());
-	f = fopen(peers_path, "w");
-	for (i = 0; i < N; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-wb-%s-%d.sock",
-		         names[i], getpid());
-		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-wb-%s-%d.log", names[i],
-		         getpid());
-		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
-	}
-	fclose(f);
+	cf_cluster_files("ci-wb", N, names, ports, socks, logs, peers_path);
 	pids[0] = start(0, "--max-active-peers", "1");
 	for (i = 1; i < N; i++)
 		pids[i] = start(i, NULL, NULL);
@@ -91,13 +80,6 @@ out:
 		ssq_client_close(a);
 	if (b)
 		ssq_client_close(b);
-	for (i = 0; i < N; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
-	unlink(peers_path);
+	cf_cluster_stop(N, pids, socks, logs, peers_path);
 	return test_exit("ctrl_adv_demand_want_busy");
 }

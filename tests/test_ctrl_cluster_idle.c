@@ -86,17 +86,9 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-peers-%d", getpid());
-	f = fopen(peers_path, "w");
-	for (i = 0; i < N; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-%s-%d.sock", names[i],
-		         getpid());
-		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-%s-%d.log", names[i],
-		         getpid());
-		fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
-	}
+	cf_cluster_files("ci", N, names, ports, socks, logs, peers_path);
 	/* Nobody listens there: a peer that cannot be reached. */
+	f = fopen(peers_path, "a");
 	fprintf(f, "zed 127.0.0.1:%u\n", free_tcp_port());
 	fclose(f);
 	pids[0] = start(0, "--max-active-peers", "2");
@@ -220,13 +212,6 @@ int main(void)
 	ssq_client_close(a);
 	ssq_client_close(b);
 out:
-	for (i = 0; i < N; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
-	unlink(peers_path);
+	cf_cluster_stop(N, pids, socks, logs, peers_path);
 	return test_exit("ctrl_cluster_idle");
 }
