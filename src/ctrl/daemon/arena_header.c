@@ -7,7 +7,9 @@
  * d->own); before a new client maps the arena, this rewrites them, so a
  * scribbler cannot keep later clients from connecting (shm_layout_check
  * refuses a bad header) or send them to the wrong queue by name or to the
- * wrong ring. Queue states are left as they are: they are shared by design.
+ * wrong ring. Each published queue's layout and state come back from
+ * ssqd's own records (ssqd_queue_layout_restore); the names of queues not
+ * published yet from d->own.
  */
 #include <stddef.h>
 #include <string.h>

@@ -206,34 +206,46 @@ int ssqd_link_listen(uint16_t port, char *why, size_t whylen)
 	return s;
 }
 
+int ssqd_link_split(const char *host_port, char host[SSQD_HOST_MAX],
+                    char port[SSQD_PORT_MAX], const char **bad)
+{
+	const char *colon = host_port ? strrchr(host_port, ':') : NULL;
+	char *end;
+	long n;
+
+	if (!colon || colon == host_port ||
+	    (size_t)(colon - host_port) >= SSQD_HOST_MAX) {
+		*bad = "want HOST:PORT";
+		return -EINVAL;
+	}
+	n = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || n < 1 || n > 65535) {
+		*bad = "port must be 1..65535";
+		return -EINVAL;
+	}
+	memcpy(host, host_port, (size_t)(colon - host_port));
+	host[colon - host_port] = 0;
+	snprintf(port, SSQD_PORT_MAX, "%ld", n);
+	return 0;
+}
+
 /* Resolve "HOST:PORT" (as --connect names it) into @res. */
 static int resolve(const char *host_port, struct addrinfo **res, char *why, size_t whylen)
 {
-	char host[256], *colon, *end;
+	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX];
+	const char *bad;
 	struct addrinfo hints;
-	long port;
 	int rc;
 
-	if (!host_port || strlen(host_port) >= sizeof(host)) {
-		snprintf(why, whylen, "--connect wants HOST:PORT");
-		return -EINVAL;
-	}
-	strcpy(host, host_port);
-	colon = strrchr(host, ':');
-	if (!colon || colon == host) {
-		snprintf(why, whylen, "--connect '%s': want HOST:PORT", host_port);
-		return -EINVAL;
-	}
-	*colon = 0;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port < 1 || port > 65535) {
-		snprintf(why, whylen, "--connect '%s': port must be 1..65535", host_port);
+	if (ssqd_link_split(host_port, host, port, &bad)) {
+		snprintf(why, whylen, "--connect '%s': %s", host_port ? host_port : "",
+		         bad);
 		return -EINVAL;
 	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	rc = getaddrinfo(host, colon + 1, &hints, res);
+	rc = getaddrinfo(host, port, &hints, res);
 	if (rc) {
 		snprintf(why, whylen, "--connect '%s': %s", host_port, gai_strerror(rc));
 		return -EHOSTUNREACH;

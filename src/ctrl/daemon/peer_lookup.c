@@ -24,7 +24,7 @@ struct ssqd_lookup {
 	int busy;
 	struct gaicb cb, *list[1];
 	struct addrinfo hints;
-	char host[256], port[8];
+	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX];
 };
 
 /* @p's first answer kept for its dials. */
@@ -58,8 +58,8 @@ int ssqd_peer_lookup(struct ssqd_peer *p, char *why, size_t whylen)
 {
 	struct addrinfo hints, *res = NULL;
 	struct ssqd_lookup *lk;
-	const char *colon;
-	char host[256];
+	const char *bad;
+	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX];
 	int err = 0;
 
 	if (p->lk && p->lk->busy && lookup_done(p, &err) == EAI_INPROGRESS)
@@ -70,19 +70,15 @@ int ssqd_peer_lookup(struct ssqd_peer *p, char *why, size_t whylen)
 	}
 	if (p->lk_have && !p->lk_stale)
 		return 0;
-	colon = strrchr(p->addr, ':');
-	if (!colon || colon == p->addr || (size_t)(colon - p->addr) >= sizeof(host) ||
-	    strlen(colon + 1) >= sizeof(((struct ssqd_lookup *)0)->port)) {
-		snprintf(why, whylen, "'%s': want HOST:PORT", p->addr);
+	if (ssqd_link_split(p->addr, host, port, &bad)) {
+		snprintf(why, whylen, "'%s': %s", p->addr, bad);
 		return -EINVAL;
 	}
-	memcpy(host, p->addr, (size_t)(colon - p->addr));
-	host[colon - p->addr] = 0;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	if (getaddrinfo(host, colon + 1, &hints, &res) == 0) {
+	if (getaddrinfo(host, port, &hints, &res) == 0) {
 		keep(p, res); /* numeric: no lookup at all */
 		freeaddrinfo(res);
 		return 0;
@@ -95,7 +91,7 @@ int ssqd_peer_lookup(struct ssqd_peer *p, char *why, size_t whylen)
 	lk = p->lk;
 	memset(lk, 0, sizeof(*lk));
 	snprintf(lk->host, sizeof(lk->host), "%s", host);
-	snprintf(lk->port, sizeof(lk->port), "%s", colon + 1);
+	snprintf(lk->port, sizeof(lk->port), "%s", port);
 	lk->hints.ai_family = AF_UNSPEC;
 	lk->hints.ai_socktype = SOCK_STREAM;
 	lk->cb.ar_name = lk->host;
