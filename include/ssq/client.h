@@ -305,12 +305,14 @@ int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
 /*
  * ssq_recv_wait - sleep until message @k of @q has arrived
  * (ssq_recv_arrived(q) > k) or @timeout_ns nanoseconds pass; then read it
- * with ssq_recv_peek / ssq_recv_copy. The sleep is a futex in the arena,
- * shared by every process of the queue: ssqd's receive poller wakes it
- * after logging, and while anyone waits it polls without napping (a core
- * of ssqd's busy meanwhile), so a waiter sees a message within
- * microseconds of its completion (the first after a long silence may wait
- * for a nap of the poller already under way: up to 10 ms). The sleep goes
+ * with ssq_recv_peek / ssq_recv_copy. It looks for up to 2 us first (a
+ * reply due at once costs no system call), then sleeps on a futex in the
+ * arena, shared by every process of the queue, woken by whoever logs: on
+ * the emulated device its thread, as it completes the receive; on a
+ * ConnectX ssqd's receive poller, which polls without napping while anyone
+ * waits (a core of ssqd's busy meanwhile), so a waiter sees a message
+ * within microseconds of its completion (the first after a long silence
+ * may wait for a nap of the poller already under way: up to 10 ms). The sleep goes
  * in slices of at most 1 ms, so a missed wake costs at most that. Returns
  * at once if message @k has already arrived, even if it is no longer
  * readable (-ESTALE from peek).

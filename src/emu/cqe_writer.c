@@ -69,6 +69,8 @@ static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode
 	/* R0: the body stores above become visible before the owner bit. */
 	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
 	cq->pi++;
+	if (cq->event_fn)
+		emu_cq_event_due(cq);
 	if (ssq_unlikely(cq->dev->trace != NULL))
 		emu_trace_cqe(cq, cqe);
 }

@@ -70,6 +70,7 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 	dev->mode = a.mode;
 	dev->fault = a.fault;
 	dev->stream_poll_ns = a.stream_poll_ns;
+	dev->no_cq_events = a.no_cq_events;
 	dev->link_layer = a.link_layer;
 	dev->active_mtu = a.active_mtu;
 	dev->mr_tag = 1;
@@ -355,6 +356,13 @@ int emu_destroy_cq(struct emu_cq *cq)
 		return -EBUSY;
 	}
 	dev->cqs[cq->cqn] = NULL;
+	if (cq->event_due) {
+		unsigned i;
+
+		for (i = 0; dev->due[i] != cq; i++)
+			;
+		dev->due[i] = dev->due[--dev->ndue];
+	}
 	pthread_mutex_unlock(&dev->lock);
 	free(cq);
 	return 0;

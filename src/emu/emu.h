@@ -105,6 +105,8 @@
  *	SSQ_EMU_TRACE=path   append every WQE consumed and CQE written, decoded
  *	                     and in hex, to path
  *	SSQ_EMU_POLL_NS=N    stream_poll_ns (0..SSQ_EMU_STREAM_POLL_NS_MAX)
+ *	SSQ_EMU_CQ_EVENTS=0  no_cq_events: no completion events, so their
+ *	                     consumers poll, as with a ConnectX
  *
  * Concurrency: one mutex per device serialises emu_process() (a whole
  * call, never a single WQE) with every object and mode call, so objects may
@@ -180,6 +182,7 @@ struct emu_dev_attr {
 	const char *trace_path;  /* NULL: no trace */
 	int ignore_env;          /* nonzero: do not read SSQ_EMU_* */
 	uint32_t stream_poll_ns; /* device thread, see above; 0: look again at once */
+	int no_cq_events;        /* nonzero: emu_cq_set_event says -EOPNOTSUPP */
 	/*
 	 * Both ports' link layer: IBV_LINK_LAYER_INFINIBAND (0, UNSPECIFIED,
 	 * means that too) or IBV_LINK_LAYER_ETHERNET (RoCE). See emu_query_port.
@@ -429,6 +432,22 @@ int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
 
 /* Returns 0, or -EBUSY while a QP uses @cq. */
 int emu_destroy_cq(struct emu_cq *cq);
+
+/*
+ * emu_cq_set_event - the device calls @fn(@arg) after a pass that wrote
+ * CQEs into @cq (at least one call per pass that wrote any, from the
+ * thread that ran the pass: the device thread, or the caller of
+ * emu_process), once the device's lock is dropped; @fn NULL: no more
+ * calls. The handler may take locks and make system calls, and may poll
+ * @cq; it must not call back into the device. This stands for a ConnectX's
+ * completion event (an EQE raised for a CQ armed by ibv_req_notify_cq,
+ * read from a completion channel), without the arming: a host thread that
+ * emulates the NIC can do the consumer's first step itself, so the
+ * consumer needs no thread of its own polling for it (ssqd's receive
+ * pool). Returns 0, -EINVAL for NULL @cq, or -EOPNOTSUPP on a device
+ * opened with no_cq_events (the consumer must poll, as on a ConnectX).
+ */
+int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg), void *arg);
 
 /*
  * emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran

@@ -38,6 +38,10 @@ struct emu_cq {
 	unsigned users;     /* QPs */
 	int overrun;        /* sticky; read by emu_cq_error() */
 	int ignore_overrun; /* emu_cq_attr's */
+	/* emu_cq_set_event's handler; due: CQEs since it was last called. */
+	void (*event_fn)(void *arg);
+	void *event_arg;
+	int event_due;
 };
 
 struct emu_srq {
@@ -96,6 +100,7 @@ struct emu_dev {
 	enum emu_mode mode;
 	struct emu_fault fault;
 	uint32_t stream_poll_ns; /* the device thread's wait while streaming */
+	int no_cq_events;        /* emu_dev_attr's */
 	uint8_t link_layer;      /* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
 	enum ibv_mtu active_mtu; /* both ports' */
 	uint64_t wqe_seq;        /* WQEs executed since the fault was set */
@@ -123,7 +128,23 @@ struct emu_dev {
 	struct emu_async_event events[EMU_ASYNC_MAX];
 	unsigned ev_head, ev_tail;
 	struct emu_wire *wire; /* the UDP wire (wire_pvt.h); NULL: none */
+	/* CQs with a completion event due (cq_event.c), in the order marked. */
+	struct emu_cq *due[SSQ_EMU_MAX_CQ];
+	unsigned ndue;
 };
+
+/* A completion event taken from the device, to be fired unlocked. */
+struct emu_cq_event {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+/* cq_event.c. Lock held: mark @cq's event due (a CQE was written). */
+void emu_cq_event_due(struct emu_cq *cq);
+/* Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many. */
+unsigned emu_cq_events_take(struct emu_dev *dev, struct emu_cq_event *out);
+/* Lock not held: call the handlers. */
+void emu_cq_events_fire(const struct emu_cq_event *ev, unsigned n);
 
 /*
  * One piece of a gather or scatter list, resolved: @len bytes at host

@@ -75,6 +75,8 @@ static unsigned process_locked(struct emu_dev *dev, unsigned budget)
 
 int emu_process(struct emu_dev *dev, unsigned budget)
 {
+	struct emu_cq_event ev[SSQ_EMU_MAX_CQ];
+	unsigned nev;
 	int n;
 
 	if (!dev)
@@ -85,7 +87,9 @@ int emu_process(struct emu_dev *dev, unsigned budget)
 		return -EBUSY;
 	}
 	n = (int)process_locked(dev, budget > INT32_MAX ? INT32_MAX : budget);
+	nev = emu_cq_events_take(dev, ev);
 	pthread_mutex_unlock(&dev->lock);
+	emu_cq_events_fire(ev, nev);
 	return n;
 }
 
@@ -159,7 +163,8 @@ static int nap(struct emu_dev *dev, int wire_fd, long ns)
 static void *device_thread(void *arg)
 {
 	struct emu_dev *dev = arg;
-	unsigned idle = 0, streak = 0, naps = 0;
+	struct emu_cq_event ev[SSQ_EMU_MAX_CQ]; /* 16 KiB of the thread's stack */
+	unsigned idle = 0, streak = 0, naps = 0, nev;
 	long nap_ns = NAP_FIRST_NS;
 
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
@@ -171,7 +176,9 @@ static void *device_thread(void *arg)
 		fd = emu_wire_fd(dev); /* the wire closes only after this thread stops */
 		if (!n)
 			waiting = emu_wire_waiting(dev);
+		nev = emu_cq_events_take(dev, ev);
 		pthread_mutex_unlock(&dev->lock);
+		emu_cq_events_fire(ev, nev);
 		if (n) {
 			idle = 0;
 			naps = 0;

@@ -7,6 +7,7 @@
  * healthy device.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include "emu/emu_pvt.h"
 
@@ -100,6 +101,7 @@ int emu_env_apply(struct emu_dev_attr *attr)
 	const char *fault = getenv("SSQ_EMU_FAULT");
 	const char *trace = getenv("SSQ_EMU_TRACE");
 	const char *poll = getenv("SSQ_EMU_POLL_NS");
+	const char *events = getenv("SSQ_EMU_CQ_EVENTS");
 	int ret;
 
 	if (mode) {
@@ -128,6 +130,12 @@ int emu_env_apply(struct emu_dev_attr *attr)
 			return bad("SSQ_EMU_POLL_NS", poll,
 			           "want nanoseconds 0..100000, got", poll, strlen(poll));
 		attr->stream_poll_ns = (uint32_t)v;
+	}
+	if (events) {
+		if (strcmp(events, "0") && strcmp(events, "1"))
+			return bad("SSQ_EMU_CQ_EVENTS", events, "want 0 or 1, got",
+			           events, strlen(events));
+		attr->no_cq_events = events[0] == '0';
 	}
 	return 0;
 }

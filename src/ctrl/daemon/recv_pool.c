@@ -36,6 +36,8 @@
  */
 #define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
 
+static void rx_event(void *arg);
+
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
@@ -92,6 +94,10 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	pthread_mutex_init(&p->lock, NULL);
 	p->inited = 1;
 	ssqd_recv_layout(d, qi, l);
+	/* Where the device can say when CQEs land, nothing need poll for them. */
+	if (d->ops->rx_event &&
+	    !d->ops->rx_event(d->backend, rx_qp(&d->queues[qi]), rx_event, p))
+		p->events = 1;
 	return 0;
 }
 
@@ -229,6 +235,27 @@ static void wake_readers(struct ssqd_recv_pool *p)
 }
 
 /*
+ * The device's word that receive CQEs landed in @arg's CQ (the backend's
+ * rx_event), from the thread that wrote them: log and re-post at once, so
+ * a message reaches the log, and a reader asleep on it, in the time of
+ * this call rather than of the poller's next look. The poller may be
+ * reaping too: the lock decides who logs each CQE, and a CQE the poller
+ * took is one this call need not.
+ */
+static void rx_event(void *arg)
+{
+	struct ssqd_recv_pool *p = arg;
+	int got = 0;
+
+	pthread_mutex_lock(&p->lock);
+	if (__atomic_load_n(&p->armed, __ATOMIC_RELAXED))
+		got = reap(p, 1 << 30, 1);
+	pthread_mutex_unlock(&p->lock);
+	if (got)
+		wake_readers(p);
+}
+
+/*
  * 1 while a reader sleeps in ssq_recv_wait on an armed pool: its count
  * nonzero and its beat moved within BEAT_NS of @now. A count left behind
  * by a reader killed in its sleep stops counting once its beat stands.
@@ -242,7 +269,8 @@ static int readers_waiting(struct ssqd *d, uint64_t now)
 		struct ssqd_recv_pool *p = &d->queues[i].rx;
 		uint32_t beat;
 
-		if (!__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) ||
+		/* A pool the device's events log needs no spinning for. */
+		if (p->events || !__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) ||
 		    !__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
 			continue;
 		beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
