@@ -374,8 +374,10 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
  * completions to take with ssq_poll(), or @timeout_ns passes. It routes
  * the CQ itself when no one else does, and otherwise sleeps on a futex in
  * the queue's shared block (not private: any process of the queue wakes
- * it) that whoever routes wakes; a wake it misses costs it at most one
- * slice of SSQ_WAIT_SLICE_NS. Any thread with its own @p.
+ * it) that whoever routes wakes - and, on the emulated device, ssqd as
+ * the device writes each CQE, so a lone sleeper need not wait out its
+ * slice; a wake it misses costs it at most one slice of
+ * SSQ_WAIT_SLICE_NS. Any thread with its own @p.
  * Returns the completions ready (>= @min, 1..comp_entries), -ETIMEDOUT
  * (fewer than @min by then), -ENOTCONN (ssqd is gone) or -EINVAL (@min 0
  * or more than the completion ring holds).

@@ -64,8 +64,13 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 * returns at once (EAGAIN) instead of sleeping.
 		 */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
+		/*
+		 * R6 (pairs with W6, ssqd's send_cq_event): counted before
+		 * the CQ is looked at again, so a CQE the device writes after
+		 * this look is one whose event sees the count and wakes us.
+		 */
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		if (ready(p) < min) {
+		if (ready(p) < min && ssq_progress(p) <= 0) {
 			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
 			                                       : SSQ_WAIT_SLICE_NS;
 			slice.tv_sec = 0;

@@ -480,13 +480,13 @@ static int emu_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	return 0;
 }
 
-static int emu_rx_event(struct ssqd_backend *b, struct ssqd_bqueue *q,
+static int emu_cq_event(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
                         void (*fn)(void *arg), void *arg)
 {
 	struct emu_queue *eq = q->impl;
 
 	(void)b;
-	return emu_cq_set_event(eq->rcq, fn, arg);
+	return emu_cq_set_event(recv ? eq->rcq : eq->cq, fn, arg);
 }
 
 static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
@@ -544,7 +544,7 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.query_port = backend_emu_query_port,
 	.peer_mode = emu_peer_mode,
 	.set_remote = emu_set_remote,
-	.rx_event = emu_rx_event,
+	.cq_event = emu_cq_event,
 	.uar_map = emu_uar_map,
 	.async_event = backend_emu_async_event,
 	.idle = backend_emu_idle,

@@ -48,8 +48,10 @@ static void *signaller(void *arg)
 			continue;
 		/* As ssq_wait: the sequence before the count and the last look. */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
+		/* R6 (as in ssq_wait): counted before the last look at the CQ. */
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told)
+		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told &&
+		    ssq_progress(p) <= 0)
 			syscall(SYS_futex, &p->ctl->wake_seq, FUTEX_WAIT, seq, &slice,
 			        NULL, 0);
 		__atomic_fetch_sub(&p->ctl->waiters, 1, __ATOMIC_RELAXED);

@@ -85,6 +85,29 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 	return rc;
 }
 
+/*
+ * The device's word that send CQEs landed in a queue's CQ (the backend's
+ * cq_event, from the thread that wrote them): wake the producers asleep in
+ * ssq_wait (and wait fds' threads) so that one routes now, not at the end
+ * of its slice. The count is client memory: it only decides whether to
+ * make the (never blocking) FUTEX_WAKE, so a scribbled one costs a system
+ * call per pass of the device.
+ *
+ * W6 (pairs with R6 in ssq_wait, src/dv/queue_wait.c): this thread
+ * published the CQEs (the release of op_own) before this call; the fence
+ * orders them before the load of waiters. A sleeper counts itself
+ * (seq_cst) before it routes once more: it finds the CQE, or we see it
+ * counted and wake it.
+ */
+static void send_cq_event(void *arg)
+{
+	struct ssq_ctl *ctl = arg;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W6 */
+	if (__atomic_load_n(&ctl->waiters, __ATOMIC_RELAXED))
+		ssq__wake_waiters(ctl);
+}
+
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 {
 	struct ssqd_queue *q = &d->queues[i];
@@ -102,6 +125,9 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 	rc = make_ctl(d, q, why, whylen);
 	if (rc)
 		return rc;
+	/* Where the device says when CQEs land, sleepers need not wait a slice. */
+	if (d->ops->cq_event)
+		(void)d->ops->cq_event(d->backend, &q->local, 0, send_cq_event, q->ctl);
 	if (!two_hosts) {
 		/*
 		 * Loopback: the other end lives in ssqd too, on the emulated

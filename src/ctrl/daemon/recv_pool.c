@@ -95,8 +95,8 @@ int ssqd_recv_alloc(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	p->inited = 1;
 	ssqd_recv_layout(d, qi, l);
 	/* Where the device can say when CQEs land, nothing need poll for them. */
-	if (d->ops->rx_event &&
-	    !d->ops->rx_event(d->backend, rx_qp(&d->queues[qi]), rx_event, p))
+	if (d->ops->cq_event &&
+	    !d->ops->cq_event(d->backend, rx_qp(&d->queues[qi]), 1, rx_event, p))
 		p->events = 1;
 	return 0;
 }
@@ -236,7 +236,7 @@ static void wake_readers(struct ssqd_recv_pool *p)
 
 /*
  * The device's word that receive CQEs landed in @arg's CQ (the backend's
- * rx_event), from the thread that wrote them: log and re-post at once, so
+ * cq_event), from the thread that wrote them: log and re-post at once, so
  * a message reaches the log, and a reader asleep on it, in the time of
  * this call rather than of the poller's next look. The poller may be
  * reaping too: the lock decides who logs each CQE, and a CQE the poller

@@ -46,9 +46,9 @@ struct ssqd_recv_pool {
 	pthread_mutex_t lock; /* poller vs control thread */
 	int inited;           /* lock initialised, log and buffers carved */
 	int armed;            /* the poller may poll (atomic; changed under lock) */
-	int events;           /* the device calls rx_event as CQEs land (no spinning) */
-	struct ssq_rq rq;     /* the receiving QP's RQ */
-	struct ssq_cq cq;     /* its receive CQ */
+	int events; /* the device calls cq_event's handler as CQEs land (no spinning) */
+	struct ssq_rq rq; /* the receiving QP's RQ */
+	struct ssq_cq cq; /* its receive CQ */
 	struct shm_recv_log *log;
 	uint64_t buf_iova; /* buffer 0 */
 	uint32_t lkey;     /* the data arena's */
