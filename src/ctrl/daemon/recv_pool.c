@@ -247,9 +247,15 @@ static void rx_event(void *arg)
 	struct ssqd_recv_pool *p = arg;
 	int got = 0;
 
+	/*
+	 * At most depth CQEs: no more receives are ever posted, so that is
+	 * all the device can have written; beyond it are CQEs a client forged
+	 * in the arena, which must not keep the device's thread (and every
+	 * queue's WQEs) here. The poller takes what is left.
+	 */
 	pthread_mutex_lock(&p->lock);
 	if (__atomic_load_n(&p->armed, __ATOMIC_RELAXED))
-		got = reap(p, 1 << 30, 1);
+		got = reap(p, (int)p->depth, 1);
 	pthread_mutex_unlock(&p->lock);
 	if (got)
 		wake_readers(p);
