@@ -11,8 +11,10 @@
 # ssq_send_bw SENDs into ssqd's receive pool (full mode: the pool's log
 # holds every payload, checked) in every mode, -q 2 and --wire; ssq_send_lat
 # times each SEND until the log shows it (spinning, or with -e asleep in
-# ssq_recv_wait), refuses sink mode and -s 1 with -P 2 (and -e is
-# send_lat's only); an ssqd without a pool is refused by name; bad flags fail with
+# ssq_recv_wait), refuses sink mode and -s 1 with -P 2; write_bw -e
+# (senders asleep in ssq_wait for completions) moves the data in lockfree
+# and qp-per-process, says "events": true, and is refused in spinlock and
+# by write_lat, naming -e; an ssqd without a pool is refused by name; bad flags fail with
 # usage text naming the flag; perftest's conventions: -V names the version
 # and revision, --out_json_file writes perftest's keys (and version,
 # revision, host, time, cpus, as --json does), BW is in MiB = 2^20 bytes,
@@ -186,7 +188,19 @@ grep -q 'sink moves no data' "$tmp/slat.out" || bad "send_lat, sink: $(cat "$tmp
 out=$("$bin/ssq_send_lat" -P 2 -s 1 2>&1) && bad "send_lat -P 2 -s 1: exit 0"
 grep -q -- "-s 1 with -P > 1" <<<"$out" || bad "send_lat -P 2 -s 1: $out"
 out=$("$bin/ssq_write_lat" -e 2>&1) && bad "write_lat -e: exit 0"
-grep -q -- "-e: only ssq_send_lat sleeps" <<<"$out" || bad "write_lat -e: $out"
+grep -q -- "-e: a latency test times one message at a time" <<<"$out" || bad "write_lat -e: $out"
+for m in lockfree qp-per-process; do
+	if SSQ_EMU_MODE=full "$bin/ssq_write_bw" -e --mode "$m" -P 2 -q 2 -n 3001 -t 64 -Q 16 -s 64 \
+		--json "$tmp/ev-$m.json" >"$tmp/ev.out" 2>&1; then
+		check_bw "write_bw -e $m" "$tmp/ev.out" "$tmp/ev-$m.json" 64 6002
+		grep -q '"events": true' "$tmp/ev-$m.json" || bad "write_bw -e $m: the record does not say events"
+	else
+		cat "$tmp/ev.out"; bad "ssq_write_bw -e --mode $m failed"
+	fi
+done
+grep -q '"events": false' "$tmp/lockfree.json" || bad "write_bw: the record does not say events false"
+out=$("$bin/ssq_write_bw" -e --mode spinlock 2>&1) && bad "write_bw -e spinlock: exit 0"
+grep -q -- "-e: only lockfree and qp-per-process senders sleep" <<<"$out" || bad "write_bw -e spinlock: $out"
 # An ssqd without a receive pool: SEND is refused, saying why.
 "$SSQD" --device emu --socket "$tmp/nopool.sock" --hugepages=off --data-mib 4 --recv-depth 0 \
 	>"$tmp/nopool.log" 2>&1 &

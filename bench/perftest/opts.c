@@ -299,9 +299,11 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
 	    "                             the first mlx5 device, else the emulated one)\n"
 	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
-	    "  -e, --events               ssq_send_lat: the receiver sleeps until\n"
-	    "                             the SEND is logged (ssq_recv_wait), else\n"
-	    "                             it spins on the receive log\n"
+	    "  -e, --events               Sleep instead of spinning: ssq_send_lat's\n"
+	    "                             receiver until the SEND is logged\n"
+	    "                             (ssq_recv_wait); a bandwidth test's senders,\n"
+	    "                             lockfree or qp-per-process, for completions\n"
+	    "                             when their window is full (ssq_wait)\n"
 	    "  -h, --help                 Show this help screen\n"
 	    "  -i, --ib-port=<port>       Use port <port> of the device (1..2; given to\n"
 	    "                             the ssqd this tool starts as --ib-port)\n"
@@ -538,11 +540,19 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		bad_flag(
 		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
 		    "-s 1", "");
-	if (o->events && o->test != PT_SEND_LAT)
+	if (o->events && pt_is_lat(o) && o->test != PT_SEND_LAT)
 		bad_flag(o,
-		         "%s%s: only ssq_send_lat sleeps (its receiver, in "
-		         "ssq_recv_wait); the other tools poll",
+		         "%s%s: a latency test times one message at a time by polling; "
+		         "ssq_send_lat sleeps (ssq_recv_wait), the bandwidth tools too "
+		         "(ssq_wait)",
 		         "-e", "");
+	if (o->events && !pt_is_lat(o) && o->mode != PT_LOCKFREE &&
+	    o->mode != PT_QP_PER_PROCESS)
+		bad_flag(
+		    o,
+		    "%s%s: only lockfree and qp-per-process senders sleep (ssq_wait); "
+		    "spinlock and proxy poll",
+		    "-e", "");
 	if (o->events && o->server)
 		bad_flag(o, "%s%s: the server echoes by polling; give -e to the client",
 		         "-e", "");

@@ -70,11 +70,12 @@ struct pt_opts {
 	uint32_t cq_mod;      /* -Q */
 	uint32_t tx_depth;    /* -t */
 	int gbits;            /* --report_gbits */
-	int events;           /* -e: send_lat's receiver sleeps (ssq_recv_wait) */
-	uint32_t procs;       /* -P */
-	uint32_t sl;          /* -S: the service level (ssqd's QPs: 0) */
-	int gid_index;        /* -x: ssqd --gid-index for the ssqd started here; -1 */
-	int ib_port;          /* -i: ssqd --ib-port for the ssqd started here; 0 */
+	int events;     /* -e: send_lat's receiver sleeps (ssq_recv_wait), bw senders in
+	                   ssq_wait */
+	uint32_t procs; /* -P */
+	uint32_t sl;    /* -S: the service level (ssqd's QPs: 0) */
+	int gid_index;  /* -x: ssqd --gid-index for the ssqd started here; -1 */
+	int ib_port;    /* -i: ssqd --ib-port for the ssqd started here; 0 */
 	/* Two hosts (twohost.c), perftest style: a server and a client. */
 	int server;            /* --server: serve a client on -p (this host's ssqd) */
 	const char *peer_host; /* the host argument: be the client of its server */

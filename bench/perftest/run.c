@@ -51,6 +51,7 @@ struct port {
 	struct pt_samples *smp; /* bandwidth tests: completion samples */
 	uint64_t *live;         /* --run_infinitely: completed, for the parent */
 	uint64_t completed;     /* over every lane */
+	int events;             /* -e: wait for completions in ssq_wait */
 	char *why;
 	size_t why_len;
 };
@@ -229,6 +230,34 @@ static void backoff(unsigned *spins)
 		sched_yield();
 }
 
+/*
+ * Wait for a completion of lane @ln: with -e asleep in ssq_wait (woken by
+ * whoever routes the queue's CQ, or on the emulated device by the device
+ * as the CQE lands), for at most WAIT_NS so that the caller's stall and
+ * abort checks still run; else backoff().
+ */
+#define WAIT_NS (10 * SSQ_WAIT_SLICE_NS)
+static void idle_wait(struct port *pt, struct lane *ln, unsigned *spins)
+{
+	if (!pt->events) {
+		backoff(spins);
+		return;
+	}
+	++*spins;
+	(void)ssq_wait(ln->prod, 1, WAIT_NS);
+}
+
+/* A lane with completions still to come (the first), else NULL. */
+static struct lane *owed_lane(struct port *pt)
+{
+	uint32_t i;
+
+	for (i = 0; i < pt->nlanes; i++)
+		if (pt->lane[i].completed < pt->lane[i].posted)
+			return &pt->lane[i];
+	return NULL;
+}
+
 static int stopped(const struct pt_shared *sh)
 {
 	return __atomic_load_n(&sh->abort, __ATOMIC_RELAXED) != 0;
@@ -275,9 +304,14 @@ static int post_wait(struct port *pt, uint32_t li, const struct pt_req *r, unsig
 	unsigned spins;
 	int rc;
 
-	for (spins = 0; (rc = port_post(pt, li, r, k)) == -EAGAIN; backoff(&spins))
+	/* Poll, and wait only if that made no room (a wait after would oversleep). */
+	for (spins = 0; (rc = port_post(pt, li, r, k)) == -EAGAIN;) {
 		if (port_poll(pt) || stopped(pt->sh))
 			return -1;
+		if ((rc = port_post(pt, li, r, k)) != -EAGAIN)
+			break;
+		idle_wait(pt, &pt->lane[li], &spins);
+	}
 	if (rc) {
 		snprintf(pt->why, pt->why_len, "post: %s", strerror(-rc));
 		return -1;
@@ -321,9 +355,12 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 		/* No batch after this one comes back to this lane: signal its end. */
 		last_on_lane = n - posted - k <= (uint64_t)(nl - 1) * l;
 		for (spins = 0; ln->posted + k - ln->completed > o->tx_depth;
-		     backoff(&spins)) {
+		     idle_wait(pt, ln, &spins)) {
 			if (port_poll(pt) || stopped(pt->sh))
 				return -1;
+			/* Room now: wait no more (a wait here would oversleep). */
+			if (ln->posted + k - ln->completed <= o->tx_depth)
+				break;
 			if (!spins)
 				tw = pt_now(); /* not on the fast path: only when waiting
 				                */
@@ -350,7 +387,7 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 		li = li + 1 == nl ? 0 : li + 1;
 	}
 	last = pt_now();
-	for (spins = 0; pt->completed < posted; backoff(&spins)) {
+	for (spins = 0; pt->completed < posted;) {
 		if (port_poll(pt) || stopped(pt->sh))
 			return -1;
 		if (pt_now() - last > STALL_S) {
@@ -358,6 +395,14 @@ static int bw_loop(const struct pt_opts *o, struct port *pt, const struct pt_req
 			         (unsigned long long)pt->completed,
 			         (unsigned long long)posted);
 			return -1;
+		}
+		if (pt->completed < posted) {
+			struct lane *ln = owed_lane(pt);
+
+			if (ln)
+				idle_wait(pt, ln, &spins);
+			else
+				backoff(&spins);
 		}
 	}
 	res->t1 = pt_now();
@@ -578,6 +623,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	struct ssq_queue *q;
 	struct port pt = { .mode = o->mode,
 		           .nlanes = pt_lanes(o),
+		           .events = o->events && !pt_is_lat(o),
 		           .sh = sh,
 		           .why = res->why,
 		           .why_len = sizeof(res->why) };
