@@ -324,6 +324,9 @@ int main(void)
 			             "--peer",   "b=h:1", "--peer",   "c=h:2",
 			             "--listen", "1",     NULL };
 		const char *a8[] = { "--eager", NULL };
+		const char *a9[] = { "--peer", "bob=h:http", "--listen", "1", NULL };
+		const char *a10[] = { "--peer", "bob=h:65536", "--listen", "1", NULL };
+		const char *a11[] = { "--peer", "bob=:1", "--listen", "1", NULL };
 
 		bad_options(a1, "--peer 'bob': want NAME=HOST:PORT");
 		bad_options(a2, "peer name 'b ob'");
@@ -333,6 +336,9 @@ int main(void)
 		bad_options(a6, "--peers /nonexistent/peers: No such file");
 		bad_options(a7, "--queues 33 for each of 2 peers is 66 queues");
 		bad_options(a8, "are for a cluster");
+		bad_options(a9, "peer bob: address 'h:http': port must be 1..65535");
+		bad_options(a10, "peer bob: address 'h:65536': port must be 1..65535");
+		bad_options(a11, "peer bob: address ':1': want HOST:PORT");
 	}
 	for (i = 0; i <= N; i++)
 		if (!getenv("KEEP_LOGS"))

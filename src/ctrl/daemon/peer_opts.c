@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "ctrl/daemon/peer_link.h"
 #include "ctrl/daemon/peer_opts.h"
 
 int ssqd_peer_name_ok(const char *name)
@@ -25,7 +26,8 @@ int ssqd_peer_name_ok(const char *name)
 static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
                     const char *where, char *why, size_t whylen)
 {
-	const char *colon = strrchr(addr, ':');
+	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX];
+	const char *bad = NULL;
 	unsigned i;
 
 	if (!ssqd_peer_name_ok(name)) {
@@ -34,9 +36,12 @@ static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
 		         where, name, SSQD_PEER_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	if (!colon || colon == addr || !colon[1] || strlen(addr) >= SSQD_PEER_ADDR_MAX) {
-		snprintf(why, whylen, "%s: peer %s: address '%s': want HOST:PORT", where,
-		         name, addr);
+	/* As the dial will split it: a port it cannot use is named now. */
+	if (strlen(addr) >= SSQD_PEER_ADDR_MAX)
+		bad = "want HOST:PORT, shorter";
+	if (bad || ssqd_link_split(addr, host, port, &bad)) {
+		snprintf(why, whylen, "%s: peer %s: address '%s': %s", where, name, addr,
+		         bad);
 		return -EINVAL;
 	}
 	for (i = 0; i < o->npeers; i++)
