@@ -38,6 +38,7 @@ serving() { # log pid
 }
 # An example named cluster_send gets the README's cluster on one machine:
 # alice (this ssqd), bob and carol from one peers file.
+declare -A peer_pid
 if [[ $(basename "$example") == *cluster_send* ]]; then
 	for name in alice bob carol; do
 		echo "$name 127.0.0.1:$((10000 + RANDOM % 20000))"
@@ -48,6 +49,7 @@ if [[ $(basename "$example") == *cluster_send* ]]; then
 			--peers "$work/peers" --listen "$port" \
 			--socket "$work/$name.sock" >"$work/$name.log" 2>&1 &
 		peer="$peer $!"
+		peer_pid[$name]=$!
 	done
 	port=$(awk '$1 == "alice" { sub(/.*:/, "", $2); print $2 }' "$work/peers")
 	peer_args=(--name alice --peers "$work/peers" --listen "$port")
@@ -55,7 +57,14 @@ fi
 "$ssqd" --device emu --hugepages=off --data-mib 8 "${peer_args[@]}" >"$work/log" 2>&1 &
 pid=$!
 serving "$work/log" "$pid"
+args=()
 if [[ $(basename "$example") == *two_hosts* ]]; then
 	serving "$work/peer.log" "$peer"
 fi
-"$example"
+if [[ $(basename "$example") == *cluster_send* ]]; then
+	for name in bob carol; do
+		serving "$work/$name.log" "${peer_pid[$name]}"
+		args+=("$name=$work/$name.sock")
+	done
+fi
+"$example" "${args[@]}"
