@@ -144,8 +144,9 @@ static inline int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
 	double t0 = now_s();
 	int rc;
 
-	rc = ssq_post_write(p, src->iova, src->lkey, len, dst->iova,
-	                    ssq_queue_peer_rkey(q), 0xfeed, SSQ_WQE_SIGNALED);
+	/* dst at its remote descriptor: its own key, not the arena's. */
+	rc = ssq_post_write(p, src->iova, src->lkey, len, dst->remote_addr, dst->rkey,
+	                    0xfeed, SSQ_WQE_SIGNALED);
 	if (rc) {
 		fprintf(stderr, "ssq_post_write: %d\n", rc);
 		return -1;
