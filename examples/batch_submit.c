@@ -48,7 +48,7 @@ int main(void)
 		/* ssq_wqe_flags adds the signal the queue forces now and then. */
 		ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)(pos + i),
 		                    src.iova + (uint64_t)i * LEN, src.lkey, LEN,
-		                    dst.iova + (uint64_t)i * LEN, ssq_queue_peer_rkey(q),
+		                    dst.remote_addr + (uint64_t)i * LEN, dst.rkey,
 		                    ssq_wqe_flags(p, pos + i, 1, flags));
 		ssq_publish(p, pos + i, 1, /* wr_id */ (uint64_t)i, flags);
 	}

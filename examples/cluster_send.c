@@ -2,11 +2,19 @@
 /*
  * One client, several peers: this host's ssqd serves a cluster (--name,
  * --peers), one queue per peer named "PEER/q0", all in one arena, so one
- * buffer goes out on every queue. For each peer named on the command line
- * (default: bob carol): WRITE 64 KiB into that peer's arena in 4 KiB
- * messages, then READ the first message back and compare. Exit 0 when
- * every peer took every WRITE and the bytes came back.
- *   cluster_send [PEER...]     ($SSQ_SOCKET: this host's ssqd)
+ * buffer goes out on every queue. For each peer named on the command line:
+ * WRITE 64 KiB into a buffer of that peer's in 4 KiB messages, then READ
+ * the first message back and compare. Exit 0 when every peer took every
+ * WRITE and the bytes came back.
+ *   cluster_send PEER[=SOCKET]...     ($SSQ_SOCKET: this host's ssqd)
+ * A peer's ssqd lets a WRITE in only at a descriptor (remote_addr, rkey) a
+ * client of its own handed out. Between hosts that client runs there and
+ * sends it (as examples/two_hosts.c does); with PEER=SOCKET (a cluster on
+ * one machine) this process connects to the peer's ssqd at SOCKET itself,
+ * allocates the destination there and takes its descriptor. PEER alone
+ * addresses that peer's arena by offset with its arena-wide key
+ * (ssq_queue_peer_iova, ssq_queue_peer_rkey), which reaches it only if
+ * that ssqd runs --arena-rkey.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,12 +56,15 @@ static int one(struct ssq_producer *p, enum ibv_wr_opcode op, const struct ssq_b
 
 int main(int argc, char **argv)
 {
-	static const char *const fallback[] = { "bob", "carol" };
-	const char *const *peers = argc > 1 ? (const char *const *)argv + 1 : fallback;
-	int npeers = argc > 1 ? argc - 1 : 2, i, failed = 0;
+	int i, failed = 0;
 	struct ssq_client *c;
 	struct ssq_buf b;
 	uint32_t k;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: cluster_send PEER[=SOCKET]...\n");
+		return 2;
+	}
 
 	if (ssq_client_connect(NULL, &c)) {
 		fprintf(stderr, "connect: %s\n", ssq_client_strerror_last());
@@ -64,37 +75,70 @@ int main(int argc, char **argv)
 		fprintf(stderr, "alloc: %s\n", ssq_client_error(c));
 		return 1;
 	}
-	for (i = 0; i < npeers; i++) {
+	for (i = 1; i < argc; i++) {
+		const char *sock = strchr(argv[i], '=');
+		int nlen = sock ? (int)(sock - argv[i]) : (int)strlen(argv[i]);
+		struct ssq_client *there = NULL;
+		struct ssq_buf dst = { 0 };
 		char name[64];
 		struct ssq_queue *q;
 		struct ssq_producer *p;
 		int rc = 0;
 
-		snprintf(name, sizeof(name), "%s/q0", peers[i]);
+		if (!nlen) {
+			fprintf(stderr, "'%s': want PEER or PEER=SOCKET\n", argv[i]);
+			return 2;
+		}
+		snprintf(name, sizeof(name), "%.*s/q0", nlen, argv[i]);
+		/* The destination: what the peer's own client would hand out. */
+		if (sock && ssq_client_connect(sock + 1, &there)) {
+			fprintf(stderr, "%s: connect: %s\n", sock + 1,
+			        ssq_client_strerror_last());
+			failed++;
+			continue;
+		}
+		if (there && ssq_buf_alloc(there, COUNT * MSG, &dst)) {
+			fprintf(stderr, "%s: alloc: %s\n", sock + 1,
+			        ssq_client_error(there));
+			ssq_client_close(there);
+			failed++;
+			continue;
+		}
 		/* -EAGAIN: that peer's link is not up yet (daemons just started). */
 		for (k = 0; (rc = ssq_queue_open(c, name, &q)) == -EAGAIN && k < 100; k++)
 			usleep(100000);
 		if (rc) {
 			fprintf(stderr, "%s: %s\n", name, ssq_client_error(c));
+			if (there)
+				ssq_client_close(there);
 			failed++;
 			continue;
+		}
+		if (!there) { /* by offset: the peer must run ssqd --arena-rkey */
+			dst.remote_addr = ssq_queue_peer_iova(q);
+			dst.rkey = ssq_queue_peer_rkey(q);
 		}
 		p = ssq_queue_producer(q);
 		memset(b.addr, 'a' + i, MSG);
 		for (k = 0; k < COUNT && !rc; k++)
 			rc = one(p, IBV_WR_RDMA_WRITE, &b, 0,
-			         ssq_queue_peer_iova(q) + (uint64_t)k * MSG,
-			         ssq_queue_peer_rkey(q), MSG, k);
+			         dst.remote_addr + (uint64_t)k * MSG, dst.rkey, MSG, k);
 		/* Read the first message back into the buffer's second half. */
 		if (!rc)
-			rc = one(p, IBV_WR_RDMA_READ, &b, MSG, ssq_queue_peer_iova(q),
-			         ssq_queue_peer_rkey(q), MSG, COUNT);
-		if (!rc && memcmp(b.addr, (char *)b.addr + MSG, MSG))
+			rc = one(p, IBV_WR_RDMA_READ, &b, MSG, dst.remote_addr, dst.rkey,
+			         MSG, COUNT);
+		if (!rc && (memcmp(b.addr, (char *)b.addr + MSG, MSG) ||
+		            (there && memcmp(dst.addr, b.addr, MSG))))
 			rc = -EBADMSG;
-		printf("%s: %u WRITEs of %u bytes into %s's arena, read back: %s\n", name,
-		       COUNT, MSG, peers[i], rc ? "FAILED" : "ok");
+		printf("%s: %u WRITEs of %u bytes into %s of %.*s, read back: %s\n", name,
+		       COUNT, MSG, there ? "a buffer" : "the arena", nlen, argv[i],
+		       rc ? "FAILED" : "ok");
 		failed += rc != 0;
 		ssq_queue_close(q);
+		if (there) {
+			ssq_buf_free(there, &dst);
+			ssq_client_close(there);
+		}
 	}
 	ssq_buf_free(c, &b);
 	ssq_client_close(c);

@@ -39,7 +39,7 @@ int main(void)
 		return 1;
 	}
 	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
-	                old.iova, old.lkey, counter.iova, ssq_queue_peer_rkey(q),
+	                old.iova, old.lkey, counter.remote_addr, counter.rkey,
 	                /* add */ 2, 0, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
 	ssq_publish(p, pos, 1, /* wr_id */ 7, SSQ_WQE_SIGNALED);
 	ssq_submit(p);

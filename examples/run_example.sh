@@ -37,17 +37,24 @@ serving() { # log pid
 	done
 }
 # An example named cluster_send gets the README's cluster on one machine:
-# alice (this ssqd), bob and carol from one peers file.
+# alice (this ssqd), bob and carol from one peers file. bob keeps ssqd's
+# per-buffer keys and is named with its socket (the example allocates its
+# destination there); carol runs --arena-rkey and is named alone (the
+# example addresses its arena by offset with the arena key).
+declare -A peer_pid
 if [[ $(basename "$example") == *cluster_send* ]]; then
 	for name in alice bob carol; do
 		echo "$name 127.0.0.1:$((10000 + RANDOM % 20000))"
 	done >"$work/peers"
 	for name in bob carol; do
 		port=$(awk -v n=$name '$1 == n { sub(/.*:/, "", $2); print $2 }' "$work/peers")
+		keys=()
+		[[ $name == carol ]] && keys=(--arena-rkey)
 		"$ssqd" --device emu --hugepages=off --data-mib 8 --name "$name" \
-			--peers "$work/peers" --listen "$port" \
+			--peers "$work/peers" --listen "$port" "${keys[@]}" \
 			--socket "$work/$name.sock" >"$work/$name.log" 2>&1 &
 		peer="$peer $!"
+		peer_pid[$name]=$!
 	done
 	port=$(awk '$1 == "alice" { sub(/.*:/, "", $2); print $2 }' "$work/peers")
 	peer_args=(--name alice --peers "$work/peers" --listen "$port")
@@ -55,7 +62,14 @@ fi
 "$ssqd" --device emu --hugepages=off --data-mib 8 "${peer_args[@]}" >"$work/log" 2>&1 &
 pid=$!
 serving "$work/log" "$pid"
+args=()
 if [[ $(basename "$example") == *two_hosts* ]]; then
 	serving "$work/peer.log" "$peer"
 fi
-"$example"
+if [[ $(basename "$example") == *cluster_send* ]]; then
+	for name in bob carol; do
+		serving "$work/$name.log" "${peer_pid[$name]}"
+	done
+	args=("bob=$work/bob.sock" carol)
+fi
+"$example" "${args[@]}"

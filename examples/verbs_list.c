@@ -45,25 +45,25 @@ int main(void)
 	wr[0].sg_list = gather;
 	wr[0].num_sge = 2;
 	wr[0].opcode = IBV_WR_RDMA_WRITE;
-	wr[0].wr.rdma.remote_addr = dst.iova;
-	wr[0].wr.rdma.rkey = ssq_queue_peer_rkey(q);
+	wr[0].wr.rdma.remote_addr = dst.remote_addr;
+	wr[0].wr.rdma.rkey = dst.rkey;
 	wr[0].next = &wr[1];
 	wr[1].wr_id = 2;
 	wr[1].sg_list = &fetched;
 	wr[1].num_sge = 1;
 	wr[1].opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wr[1].send_flags = IBV_SEND_SIGNALED;
-	wr[1].wr.atomic.remote_addr = dst.iova + 512;
+	wr[1].wr.atomic.remote_addr = dst.remote_addr + 512;
 	wr[1].wr.atomic.compare_add = 1;
-	wr[1].wr.atomic.rkey = ssq_queue_peer_rkey(q);
+	wr[1].wr.atomic.rkey = dst.rkey;
 	wr[1].next = &wr[2];
 	wr[2].wr_id = 3;
 	wr[2].sg_list = &back;
 	wr[2].num_sge = 1;
 	wr[2].opcode = IBV_WR_RDMA_READ;
 	wr[2].send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE; /* after the WRITE */
-	wr[2].wr.rdma.remote_addr = dst.iova;
-	wr[2].wr.rdma.rkey = ssq_queue_peer_rkey(q);
+	wr[2].wr.rdma.remote_addr = dst.remote_addr;
+	wr[2].wr.rdma.rkey = dst.rkey;
 
 	rc = ssq_post_wr(ssq_queue_producer(q), wr, &bad);
 	if (rc) {

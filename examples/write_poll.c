@@ -35,9 +35,13 @@ int main(void)
 		((unsigned char *)src.addr)[i] = (unsigned char)(i * 7);
 	memset(dst.addr, 0, 4096);
 
-	/* WQEs carry IOVAs, the same in every process; the key is the arena's. */
+	/*
+	 * WQEs carry IOVAs, the same in every process: the source with its
+	 * local key, the destination at its remote descriptor (each buffer
+	 * has keys of its own; a peer's comes from the client that owns it).
+	 */
 	p = ssq_queue_producer(q);
-	rc = ssq_post_write(p, src.iova, src.lkey, 4096, dst.iova, ssq_queue_peer_rkey(q),
+	rc = ssq_post_write(p, src.iova, src.lkey, 4096, dst.remote_addr, dst.rkey,
 	                    /* wr_id */ 42, SSQ_WQE_SIGNALED);
 	if (rc) {
 		fprintf(stderr, "post: %d\n", rc);

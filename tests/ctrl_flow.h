@@ -144,8 +144,9 @@ static inline int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
 	double t0 = now_s();
 	int rc;
 
-	rc = ssq_post_write(p, src->iova, src->lkey, len, dst->iova,
-	                    ssq_queue_peer_rkey(q), 0xfeed, SSQ_WQE_SIGNALED);
+	/* dst at its remote descriptor: its own key, not the arena's. */
+	rc = ssq_post_write(p, src->iova, src->lkey, len, dst->remote_addr, dst->rkey,
+	                    0xfeed, SSQ_WQE_SIGNALED);
 	if (rc) {
 		fprintf(stderr, "ssq_post_write: %d\n", rc);
 		return -1;
@@ -165,17 +166,26 @@ static inline int write_and_wait(struct ssq_queue *q, const struct ssq_buf *src,
 	return -1;
 }
 
+/* What a client tells the others of its buffer: where, and how to reach it. */
+struct flow_report {
+	uint64_t off;         /* arena offset: to map it (ssq_buf_at) */
+	uint64_t remote_addr; /* its remote descriptor: to WRITE into it */
+	uint32_t rkey;
+	uint32_t pad;
+};
+
 /*
  * Client @id: allocate a buffer, fill it with its pattern, report the
- * offset, then check every other client's buffer holds theirs. Client 0
- * then WRITEs its pattern into client 1's second half, which client 1 checks.
+ * offset and remote descriptor, then check every other client's buffer
+ * holds theirs. Client 0 then WRITEs its pattern into client 1's second
+ * half, at the descriptor client 1 gave, which client 1 checks.
  */
 static inline int client_main(int id, int report_fd, int go_fd)
 {
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf mine, other;
-	uint64_t offs[NCLIENTS];
+	struct flow_report rep, reps[NCLIENTS];
 	uint8_t *p;
 	int i, k, rc;
 
@@ -188,11 +198,15 @@ static inline int client_main(int id, int report_fd, int go_fd)
 		return 1;
 	}
 	memset(mine.addr, 0xa0 + id, BUF_LEN / 2);
-	if (write(report_fd, &mine.off, sizeof(mine.off)) != sizeof(mine.off) ||
-	    read(go_fd, offs, sizeof(offs)) != sizeof(offs))
+	memset(&rep, 0, sizeof(rep));
+	rep.off = mine.off;
+	rep.remote_addr = mine.remote_addr;
+	rep.rkey = mine.rkey;
+	if (write(report_fd, &rep, sizeof(rep)) != sizeof(rep) ||
+	    read(go_fd, reps, sizeof(reps)) != sizeof(reps))
 		return 1;
 	for (i = 0; i < NCLIENTS; i++) {
-		if (ssq_buf_at(c, offs[i], BUF_LEN, &other))
+		if (ssq_buf_at(c, reps[i].off, BUF_LEN, &other))
 			return 1;
 		p = other.addr;
 		for (k = 0; k < BUF_LEN / 2; k++)
@@ -205,9 +219,9 @@ static inline int client_main(int id, int report_fd, int go_fd)
 	}
 	rc = 0;
 	if (id == 0) {
-		struct ssq_buf dst;
+		struct ssq_buf dst = { .remote_addr = reps[1].remote_addr + BUF_LEN / 2,
+			               .rkey = reps[1].rkey };
 
-		ssq_buf_at(c, offs[1] + BUF_LEN / 2, BUF_LEN / 2, &dst);
 		rc = write_and_wait(q, &mine, &dst, BUF_LEN / 2);
 		if (write(report_fd, &rc, sizeof(rc)) != sizeof(rc))
 			rc = 1;
@@ -232,7 +246,7 @@ static inline void run_config(const char *hugepages)
 {
 	int report[2], go[NCLIENTS][2], i, status, rc;
 	pid_t daemon, kids[NCLIENTS], victim;
-	uint64_t offs[NCLIENTS];
+	struct flow_report reps[NCLIENTS];
 	struct ssq_client *c, *c2;
 	struct ssq_queue *q;
 	struct ssq_queue_info info[4];
@@ -269,23 +283,21 @@ static inline void run_config(const char *hugepages)
 		if (kids[i] == 0)
 			_exit(client_main(i, report[1], go[i][0]));
 	}
-	for (i = 0; i < NCLIENTS; i++) {
-		uint64_t off;
-
-		CHECK(read(report[0], &off, sizeof(off)) == sizeof(off), "report");
-		offs[i] = off;
-	}
+	for (i = 0; i < NCLIENTS; i++)
+		CHECK(read(report[0], &reps[i], sizeof(reps[i])) == sizeof(reps[i]),
+		      "report");
 	/* Reports arrive in any order: ask each child for its offset by value. */
 	{
-		uint64_t sorted[NCLIENTS];
+		struct flow_report sorted[NCLIENTS];
 		struct ssq_buf probe;
 		int j;
 
+		memset(sorted, 0, sizeof(sorted));
 		for (i = 0; i < NCLIENTS; i++) {
 			for (j = 0; j < NCLIENTS; j++) {
-				ssq_buf_at(c, offs[j], 1, &probe);
+				ssq_buf_at(c, reps[j].off, 1, &probe);
 				if (*(uint8_t *)probe.addr == 0xa0 + i)
-					sorted[i] = offs[j];
+					sorted[i] = reps[j];
 			}
 		}
 		for (i = 0; i < NCLIENTS; i++)

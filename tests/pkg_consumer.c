@@ -51,9 +51,9 @@ static int write_through(const char *sock)
 	p = ssq_queue_producer(q);
 	memset(b.addr, 0x5a, 64);
 	memset((char *)b.addr + 2048, 0, 64);
-	while ((rc = ssq_post_write(p, b.iova, b.lkey, 64, b.iova + 2048,
-	                            ssq_queue_peer_rkey(q), 7, SSQ_WQE_SIGNALED)) ==
-	       -EAGAIN)
+	/* Loopback: b is its own destination, at its remote descriptor. */
+	while ((rc = ssq_post_write(p, b.iova, b.lkey, 64, b.remote_addr + 2048, b.rkey,
+	                            7, SSQ_WQE_SIGNALED)) == -EAGAIN)
 		ssq_poll(p, comp, 0);
 	if (rc) {
 		fprintf(stderr, "consumer: ssq_post_write: %s\n", strerror(-rc));

@@ -35,7 +35,8 @@
 struct msg_area {
 	uint64_t dst_iova;  /* CELL bytes per message */
 	uint64_t cnt_iova;  /* 8 bytes per message */
-	uint32_t rkey;      /* of the destination (the peer's data arena) */
+	uint32_t rkey;      /* of the destination cells */
+	uint32_t cnt_rkey;  /* of the counters; 0: rkey (one MR holds both) */
 	uint32_t per_proc;  /* cells of each of producers 0 .. nlong - 1 */
 	uint32_t nlong;     /* producers with per_proc cells; */
 	uint32_t short_len; /* the others have short_len cells each, after them */
@@ -44,17 +45,18 @@ struct msg_area {
 };
 
 /*
- * Put @a's destination cells in @dst and its counters in @cnt, both reached
- * through @rkey (the peer's data arena: in loopback this arena, between two
- * daemons the other host's, at the same IOVA). The geometry (per_proc,
- * nlong, short_len) is the caller's.
+ * Put @a's destination cells in @dst and its counters in @cnt, buffers of
+ * the ssqd at the queue's other end (loopback: this one; between two
+ * daemons the other host's), each reached at its remote descriptor. The
+ * geometry (per_proc, nlong, short_len) is the caller's.
  */
 static inline void msg_area_place(struct msg_area *a, const struct ssq_buf *dst,
-                                  const struct ssq_buf *cnt, uint32_t rkey)
+                                  const struct ssq_buf *cnt)
 {
-	a->dst_iova = dst->iova;
-	a->cnt_iova = cnt->iova;
-	a->rkey = rkey;
+	a->dst_iova = dst->remote_addr;
+	a->cnt_iova = cnt->remote_addr;
+	a->rkey = dst->rkey;
+	a->cnt_rkey = cnt->rkey;
 	a->dst = dst->addr;
 	a->cnt = cnt->addr;
 }
@@ -106,8 +108,8 @@ static inline int post_msg(struct ssq_producer *prod, const struct msg_area *a,
 	                    ssq_wqe_flags(prod, pos, 1, 0));
 	ssq_publish(prod, pos, 1, ~0ull, 0);
 	ssq_prep_atomic(sq, (uint32_t)pos + 1, MLX5_OPCODE_ATOMIC_FA, src_iova + CELL,
-	                lkey, a->cnt_iova + cell * 8, a->rkey, 1, 0,
-	                ssq_wqe_flags(prod, pos + 1, 1, user));
+	                lkey, a->cnt_iova + cell * 8, a->cnt_rkey ? a->cnt_rkey : a->rkey,
+	                1, 0, ssq_wqe_flags(prod, pos + 1, 1, user));
 	ssq_publish(prod, pos + 1, 1, i, user);
 	ssq_submit(prod);
 	return 0;

@@ -108,10 +108,10 @@ static inline double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
 	double t0 = now_s();
 	int rc;
 
-	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
-	                            ssq_queue_peer_rkey(k->q), wr_id,
-	                            SSQ_WQE_SIGNALED)) == -EAGAIN &&
-	       now_s() - t0 < limit_s)
+	while (
+	    (rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.remote_addr,
+	                         k->dst.rkey, wr_id, SSQ_WQE_SIGNALED)) == -EAGAIN &&
+	    now_s() - t0 < limit_s)
 		usleep(100);
 	if (rc) {
 		fprintf(stderr, "ssq_post_write: %d\n", rc);

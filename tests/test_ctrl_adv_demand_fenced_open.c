@@ -34,15 +34,14 @@ static pid_t start(int i)
 	return cf_start(socks[i], logs[i], 0, NULL, args);
 }
 
-/* A WRITE to the peer's arena with a wrong rkey: its completion's status. */
+/* A WRITE through @q with a key nobody gave out: its completion's status. */
 static int bad_write(struct ssq_queue *q, const struct ssq_buf *b)
 {
 	struct ssq_producer *p = ssq_queue_producer(q);
 	struct ssq_completion comp;
 	double t0 = now_s();
-	int rc =
-	    ssq_post_write(p, b->iova, b->lkey, 64, ssq_queue_peer_iova(q),
-	                   ssq_queue_peer_rkey(q) ^ 0x5a5a00, 0xbad, SSQ_WQE_SIGNALED);
+	int rc = ssq_post_write(p, b->iova, b->lkey, 64, b->remote_addr,
+	                        b->rkey ^ 0x5a5a00, 0xbad, SSQ_WQE_SIGNALED);
 
 	if (rc)
 		return -1000 + rc;

@@ -89,7 +89,7 @@ int main(void)
 			memset(src.addr, 0xa5, 64);
 			memset(dst.addr, 0, 64);
 			rc = ssq_post_write(ssq_queue_producer(q1), src.iova, src.lkey,
-			                    64, dst.iova, ssq_queue_peer_rkey(q1), 1,
+			                    64, dst.remote_addr, dst.rkey, 1,
 			                    SSQ_WQE_SIGNALED);
 			for (t0 = now_s(); !rc && !got && now_s() - t0 < 10;)
 				got = ssq_poll(ssq_queue_producer(q1), comp, 4);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Adversary, ssqd --buffer-keys: "nothing else changes".  A client posts
+ * Adversary, per-buffer keys (ssqd's default): "nothing else changes".  A client posts
  * WRITEs whose source is its own ssq_buf_alloc buffer (through the
  * buffer's own lkey) and frees the buffer before they complete - a client
  * bug that cost nothing with the arena-wide key (the bytes were read from
- * arena memory that was still there).  With --buffer-keys ssqd deregisters
+ * arena memory that was still there).  With keys per buffer ssqd deregisters
  * the buffer's MR at once (FREE has no -EBUSY, unlike ssq_mem_dereg), the
  * device meets a dead lkey: LOC_PROT_ERR puts the shared QP in error, and
  * another client's WRITE on the same queue is flushed and its next post
@@ -31,7 +31,6 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	setenv("SSQ_TEST_STALL_OPT", "--buffer-keys", 1);
 	d = stall_ssqd_up("adv-keys-free");
 	if (d < 0)
 		return 1;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Adversary, ssqd --buffer-keys: every buffer takes a device MR now, and
- * the MR table is shared with ssq_mem_reg.  Four clients of one uid (a uid
- * may hold half of ssqd's 256 connections) take --max-client-bufs (1024)
- * small buffers each: the emulated device's 4096 MR slots are gone, and
- * another client can register none of its own memory (ssq_mem_reg), which
- * no buffer quota (there is no per-uid buffer count) stops.  Without
- * --buffer-keys the same buffers cost no MR and ssq_mem_reg works.
+ * Adversary, per-buffer keys (ssqd's default): every buffer takes a device
+ * MR, and the MR table is shared with ssq_mem_reg.  Four clients of one uid
+ * (a uid may hold half of ssqd's 256 connections) take --max-client-bufs
+ * (1024) small buffers each: without a per-uid count of keyed buffers the
+ * emulated device's MR slots are gone, and another client can register
+ * none of its own memory (ssq_mem_reg).  With ssqd --arena-rkey the same
+ * buffers cost no MR and ssq_mem_reg works.
  * Fails while one uid's buffers can take every MR of the device.
+ * Also: a normal program meets its own --max-client-bufs first (1024 small
+ * buffers), and the uid's limit, when it comes, names itself and the flag.
  */
 #include "stall_flow.h"
 
@@ -26,7 +28,6 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	setenv("SSQ_TEST_STALL_OPT", "--buffer-keys", 1);
 	d = stall_ssqd_up("adv-keys-mr");
 	if (d < 0)
 		return 1;
@@ -39,7 +40,19 @@ int main(void)
 			n++;
 		fprintf(stderr, "hog %d: stopped at %u buffers in all: %s\n", h, n,
 		        ssq_client_error(hog[h]));
+		if (h == 0)
+			CHECK(rc == -EDQUOT && n == 1024 &&
+			          strstr(ssq_client_error(hog[h]), "--max-client-bufs"),
+			      "one client meets its own --max-client-bufs (1024) first: "
+			      "%u buffers, %d: %s",
+			      n, rc, ssq_client_error(hog[h]));
 	}
+	CHECK(rc == -EDQUOT && n == 2048 &&
+	          strstr(ssq_client_error(hog[HOGS - 1]), "2048") &&
+	          strstr(ssq_client_error(hog[HOGS - 1]), "--arena-rkey"),
+	      "the uid's limit of keyed buffers names itself and --arena-rkey: %u "
+	      "buffers, %d: %s",
+	      n, rc, ssq_client_error(hog[HOGS - 1]));
 	if (ssq_client_connect(sock_path, &e)) {
 		kill(d, SIGKILL);
 		return 1;

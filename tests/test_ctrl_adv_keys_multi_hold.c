@@ -44,9 +44,9 @@ static double any_comp(struct conn *k, uint64_t wr, double limit_s)
 	double t0 = now_s();
 	int rc;
 
-	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
-	                            ssq_queue_peer_rkey(k->q), wr, SSQ_WQE_SIGNALED)) ==
-	       -EAGAIN)
+	while (
+	    (rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.remote_addr,
+	                         k->dst.rkey, wr, SSQ_WQE_SIGNALED)) == -EAGAIN)
 		if (now_s() - t0 > limit_s)
 			return -1;
 	if (rc == -EIO && !ssq_queue_recover(k->q))

@@ -40,8 +40,8 @@ int main(void)
 		__atomic_store_n(&a.p->ctl->state, SSQ_CTL_RESTARTING, __ATOMIC_SEQ_CST);
 		t0 = now_s();
 		for (;;) {
-			rc = ssq_post_write(b.p, b.src.iova, b.src.lkey, 64, b.dst.iova,
-			                    ssq_queue_peer_rkey(b.q), wr,
+			rc = ssq_post_write(b.p, b.src.iova, b.src.lkey, 64,
+			                    b.dst.remote_addr, b.dst.rkey, wr,
 			                    SSQ_WQE_SIGNALED);
 			ssq_poll(b.p, comp, 16);
 			if (!rc) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Adversary, ssqd --buffer-keys: "a freed buffer's key reaches nothing".
+ * Adversary, per-buffer keys (ssqd's default): "a freed buffer's key reaches
+ * nothing".
  * Client B exposes a buffer (its remote descriptor goes to a peer) and frees
  * it.  Client C, any other client of the same ssqd, then allocates and
  * frees buffers of the same size.  ssqd's first-fit arena gives the same
@@ -41,7 +42,6 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	setenv("SSQ_TEST_STALL_OPT", "--buffer-keys", 1);
 	d = stall_ssqd_up("adv-keys-tag");
 	if (d < 0)
 		return 1;

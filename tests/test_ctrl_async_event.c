@@ -88,7 +88,7 @@ int main(void)
 
 		CHECK(ssq_reserve(p, 1, &pos) == 0, "reserve %u", k);
 		ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)pos, src.iova, src.lkey,
-		                    64, dst.iova, ssq_queue_peer_rkey(q),
+		                    64, dst.remote_addr, dst.rkey,
 		                    ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
 		ssq_publish(p, pos, 1, 100 + k, SSQ_WQE_SIGNALED);
 	}

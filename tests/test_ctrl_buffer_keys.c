@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd --buffer-keys, on the emulated device: every ssq_buf_alloc buffer
- * has keys of its own, and the arena-wide key reaches nothing remote.
+ * Per-buffer keys, ssqd's default (no flag), on the emulated device: every
+ * ssq_buf_alloc buffer has keys of its own, and the arena-wide key reaches
+ * nothing remote (test_ctrl_mem_wire shows it from a peer host, and that
+ * --arena-rkey gives the old arena-wide key back).
  *  - two buffers, two keys, neither the arena's; a WRITE to a buffer at its
  *    remote descriptor lands;
  *  - a WRITE to the same buffer with the arena's rkey (what
@@ -40,7 +42,6 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	setenv("SSQ_TEST_STALL_OPT", "--buffer-keys", 1);
 	d = stall_ssqd_up("buffer-keys");
 	if (d < 0)
 		return 1;

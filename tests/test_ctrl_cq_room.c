@@ -45,10 +45,9 @@ static int post_burst(struct ssq_queue *q, const struct ssq_buf *src,
 	int k, rc;
 
 	for (k = 0; k < n; k++) {
-		rc =
-		    ssq_post_write(p, src->iova, src->lkey, 64, dst->iova,
-		                   k == 0 && bad_rkey ? bad_rkey : ssq_queue_peer_rkey(q),
-		                   (uint64_t)k, SSQ_WQE_SIGNALED);
+		rc = ssq_post_write(p, src->iova, src->lkey, 64, dst->remote_addr,
+		                    k == 0 && bad_rkey ? bad_rkey : dst->rkey,
+		                    (uint64_t)k, SSQ_WQE_SIGNALED);
 		if (rc) {
 			fprintf(stderr, "post %d: %d\n", k, rc);
 			return -1;
@@ -111,7 +110,7 @@ int main(void)
 	CHECK(got == 200 && failed == 0, "all-signaled: %d of 200, %d failed", got,
 	      failed);
 
-	CHECK(post_burst(q, &src, &dst, 151, ssq_queue_peer_rkey(q) ^ 0x5a5a) == 0,
+	CHECK(post_burst(q, &src, &dst, 151, dst.rkey ^ 0x5a5a) == 0,
 	      "a bad WRITE and 150 more posted");
 	usleep(50 * 1000);
 	got = collect(q, 151, &failed, &flushed);

@@ -74,9 +74,9 @@ static int a_completes(uint64_t *wr)
 		int n, k;
 
 		if (now_s() - last > 0.05) { /* one post in flight at a time, roughly */
-			int rc = ssq_post_write(
-			    p, src.iova, src.lkey, 64, ssq_queue_peer_iova(qa) + dst.off,
-			    ssq_queue_peer_rkey(qa), *wr, SSQ_WQE_SIGNALED);
+			int rc =
+			    ssq_post_write(p, src.iova, src.lkey, 64, dst.remote_addr,
+			                   dst.rkey, *wr, SSQ_WQE_SIGNALED);
 
 			if (rc == 0) {
 				(*wr)++;
@@ -136,9 +136,8 @@ static int flushed_at_reset(pid_t d, struct ssq_ctl *ctl, uint64_t *wr)
 	kill(d, SIGSTOP);
 	__atomic_store_n(&ctl->db_lease, 0xdeadbeefu, __ATOMIC_SEQ_CST);
 	for (i = 0; i < 3 && !rc; i++)
-		rc = ssq_post_write(
-		    p, src.iova, src.lkey, 64, ssq_queue_peer_iova(qa) + dst.off,
-		    ssq_queue_peer_rkey(qa), (*wr)++, i == 1 ? 0 : SSQ_WQE_SIGNALED);
+		rc = ssq_post_write(p, src.iova, src.lkey, 64, dst.remote_addr, dst.rkey,
+		                    (*wr)++, i == 1 ? 0 : SSQ_WQE_SIGNALED);
 	kill(d, SIGCONT);
 	if (rc) {
 		fprintf(stderr, "post with ssqd stopped: %d\n", rc);

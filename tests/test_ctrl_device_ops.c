@@ -83,7 +83,7 @@ static void every_opcode(struct ssq_client *c, struct ssq_queue *q)
 {
 	struct ssq_producer *p = ssq_queue_producer(q);
 	const struct ssq_sq *sq = ssq_producer_sq(p);
-	uint32_t rkey = ssq_queue_peer_rkey(q);
+	uint32_t rkey;
 	struct ssq_completion comp;
 	struct ssq_recv_msg m;
 	struct ssq_buf src, dst, old;
@@ -94,6 +94,7 @@ static void every_opcode(struct ssq_client *c, struct ssq_queue *q)
 	CHECK(ssq_buf_alloc(c, 4096, &src) == 0 && ssq_buf_alloc(c, 4096, &dst) == 0 &&
 	          ssq_buf_alloc(c, 64, &old) == 0,
 	      "buffers: %s", ssq_client_error(c));
+	rkey = dst.rkey; /* every remote access below is into dst */
 	memset(src.addr, 0x5a, 4096);
 	memset(dst.addr, 0, 4096);
 
@@ -239,8 +240,8 @@ static int stream_writes(void)
 
 		t0 = now_s();
 		while ((rc = ssq_post_write(p, src.iova + 64 * i, src.lkey, 64,
-		                            dst.iova + 64 * i, ssq_queue_peer_rkey(q), i,
-		                            fl)) == -EAGAIN &&
+		                            dst.remote_addr + 64 * i, dst.rkey, i, fl)) ==
+		           -EAGAIN &&
 		       now_s() - t0 < 10)
 			done += (uint32_t)ssq_poll(p, &comp, 1);
 		if (rc)
@@ -273,8 +274,7 @@ static void error_and_recover(struct ssq_client *c, struct ssq_queue *q)
 	CHECK(ssq_buf_alloc(c, 64, &a) == 0 && ssq_buf_alloc(c, 64, &b) == 0, "buffers");
 	CHECK(reserve1(p, &pos) == 0, "reserve");
 	ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)pos, a.iova, a.lkey, 64, b.iova,
-	                    ssq_queue_peer_rkey(q) ^ 0x5500u,
-	                    ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
+	                    b.rkey ^ 0x5500u, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
 	rc = finish(p, pos, 9, &comp);
 	CHECK(rc == 0 && comp.status == IBV_WC_REM_ACCESS_ERR,
 	      "bad rkey: rc %d status %d (want IBV_WC_REM_ACCESS_ERR %d)", rc,
@@ -292,8 +292,8 @@ static void error_and_recover(struct ssq_client *c, struct ssq_queue *q)
 	CHECK(rc == 0, "recover: %d (%s)", rc, ssq_client_error(c));
 	memset(a.addr, 0x77, 64);
 	CHECK(reserve1(p, &pos) == 0, "reserve after recovery");
-	ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)pos, a.iova, a.lkey, 64, b.iova,
-	                    ssq_queue_peer_rkey(q),
+	ssq_prep_rdma_write(ssq_producer_sq(p), (uint32_t)pos, a.iova, a.lkey, 64,
+	                    b.remote_addr, b.rkey,
 	                    ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
 	rc = finish(p, pos, 10, &comp);
 	CHECK(rc == 0 && comp.status == IBV_WC_SUCCESS && !memcmp(a.addr, b.addr, 64),

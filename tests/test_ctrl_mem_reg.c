@@ -173,8 +173,9 @@ int main(void)
 		return 1;
 	}
 	bad_input(a.c);
-	CHECK(a.dst.remote_addr == a.dst.iova && a.dst.rkey == ssq_queue_peer_rkey(a.q),
-	      "an arena buffer's remote descriptor is its IOVA and the arena's rkey");
+	CHECK(a.dst.remote_addr == a.dst.iova && a.dst.rkey == a.dst.lkey &&
+	          a.dst.rkey != ssq_queue_peer_rkey(a.q),
+	      "an arena buffer's remote descriptor is its IOVA and a key of its own");
 
 	/* 2. zero-copy between two processes' own memory */
 	b = fork();

@@ -9,9 +9,12 @@
  *    (O sees the bytes and the sum: zero-copy at both ends);
  *  - WRITEs with the key of O's local-only registration: REM_ACCESS_ERR,
  *    and those bytes stay untouched (a key nobody exposed reaches nothing);
- *  - the receiving ssqd runs with --buffer-keys: a WRITE into O's arena
- *    buffer at the descriptor O gave lands; one at the same address with
- *    the arena-wide rkey (ssq_queue_peer_rkey) fails with REM_ACCESS_ERR;
+ *  - the receiving ssqd runs with its default, per-buffer keys: a WRITE
+ *    into O's arena buffer at the descriptor O gave lands; one at the same
+ *    address with the arena-wide rkey (ssq_queue_peer_rkey) fails with
+ *    REM_ACCESS_ERR; with ssqd --arena-rkey (one more clean run) the same
+ *    WRITE lands and a READ through the arena key brings it back, as before
+ *    per-buffer keys were the default;
  *  - once O is killed, WRITEs with its key: REM_ACCESS_ERR.
  */
 #define _GNU_SOURCE
@@ -103,11 +106,12 @@ static void owner(const char *sock, int to_p, int from_p)
 	_exit(0);
 }
 
-static void run(const char *fault, const char *what)
+static void run(const char *fault, const char *what, int arena_rkey)
 {
 	uint16_t port = free_tcp_port();
 	char sa[108], sb[108], arg[32], carg[32];
-	const char *la_args[] = { "--listen", arg, "--buffer-keys", NULL };
+	const char *la_args[] = { "--listen", arg, arena_rkey ? "--arena-rkey" : NULL,
+		                  NULL };
 	const char *cb_args[] = { "--connect", carg, NULL };
 	uint8_t *src = malloc(4096), *back = malloc(4096), ok = 0;
 	uint64_t *old = malloc(8);
@@ -173,11 +177,25 @@ static void run(const char *fault, const char *what)
 	      "%s: recovered: %s", what, ssq_client_error(cb));
 	st = run_one(p, IBV_WR_RDMA_WRITE, src, src_mr.lkey, 64, dsc.buf_addr + 64,
 	             ssq_queue_peer_rkey(qb), 41);
-	CHECK(st == IBV_WC_REM_ACCESS_ERR,
-	      "%s: WRITE into O's buffer with the arena-wide rkey: %d, want %d", what, st,
-	      IBV_WC_REM_ACCESS_ERR);
-	CHECK(ssq_queue_recover(qb) == 0 && wait_q0_ready(cb, 1, 10) >= 0,
-	      "%s: recovered again: %s", what, ssq_client_error(cb));
+	if (arena_rkey) {
+		/* O has checked its buffer already: READ the bytes back instead. */
+		memset(back, 0, 64);
+		CHECK(st == IBV_WC_SUCCESS,
+		      "%s: WRITE into O's buffer with the arena-wide rkey: %d", what, st);
+		st = run_one(p, IBV_WR_RDMA_READ, back, back_mr.lkey, 64,
+		             dsc.buf_addr + 64, ssq_queue_peer_rkey(qb), 42);
+		CHECK(st == IBV_WC_SUCCESS && !memcmp(back, src, 64) &&
+		          dsc.buf_rkey == ssq_queue_peer_rkey(qb),
+		      "%s: READ back through the arena-wide rkey: %d; O's buffer "
+		      "carries the arena's key (0x%x, arena 0x%x)",
+		      what, st, dsc.buf_rkey, ssq_queue_peer_rkey(qb));
+	} else {
+		CHECK(st == IBV_WC_REM_ACCESS_ERR,
+		      "%s: WRITE into O's buffer with the arena-wide rkey: %d, want %d",
+		      what, st, IBV_WC_REM_ACCESS_ERR);
+		CHECK(ssq_queue_recover(qb) == 0 && wait_q0_ready(cb, 1, 10) >= 0,
+		      "%s: recovered again: %s", what, ssq_client_error(cb));
+	}
 	kill(o, SIGKILL);
 	waitpid(o, &status, 0);
 	/*
@@ -225,9 +243,10 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	run(NULL, "clean wire");
+	run(NULL, "clean wire", 0);
 	if (test_failures) /* e.g. no such device: once is enough to say so */
 		return test_exit("ctrl_mem_wire");
-	run("drop=0.05,dup=0.05,reorder=0.05,seed=5", "lossy wire");
+	run("drop=0.05,dup=0.05,reorder=0.05,seed=5", "lossy wire", 0);
+	run(NULL, "clean wire, receiver --arena-rkey", 1);
 	return test_exit("ctrl_mem_wire");
 }

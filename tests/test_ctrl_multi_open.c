@@ -29,7 +29,7 @@ static void *post_all(void *arg)
 
 	while (w->got < N && now_s() - t0 < 30.0) {
 		if (sent < N &&
-		    ssq_post_write(w->p, w->src.iova, w->src.lkey, 64, w->dst.iova,
+		    ssq_post_write(w->p, w->src.iova, w->src.lkey, 64, w->dst.remote_addr,
 		                   w->rkey, (uint64_t)w->tag << 32 | sent,
 		                   SSQ_WQE_SIGNALED) == 0)
 			sent++;
@@ -72,11 +72,11 @@ int main(void)
 	for (i = 0; i < 2; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
 		w[i].p = ssq_queue_producer(q[i]);
-		w[i].rkey = ssq_queue_peer_rkey(q[i]);
 		w[i].tag = (uint32_t)i + 1;
 		CHECK(ssq_buf_alloc(c, 4096, &w[i].src) == 0 &&
 		          ssq_buf_alloc(c, 4096, &w[i].dst) == 0,
 		      "buffers");
+		w[i].rkey = w[i].dst.rkey;
 	}
 	CHECK(w[0].p->id != w[1].p->id, "two producer records (%u, %u)", w[0].p->id,
 	      w[1].p->id);

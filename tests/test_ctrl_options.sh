@@ -58,6 +58,7 @@ expect 2 "--max-client-bufs '5000': want a number from 1 to 4096" --max-client-b
 expect 2 "--max-client-mib 9 / --max-uid-mib 8: at most --data-mib 8" --data-mib 8 --max-client-mib 9
 expect 2 "--max-client-mib 6 / --max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
 expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
+expect 2 "--buffer-keys and --arena-rkey exclude each other" --buffer-keys --arena-rkey
 expect 1 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
 expect 1 "device emu0 not found" --device emu0 --hugepages=off
 expect 1 "echo " --device emu --hugepages=required --data-mib 60000

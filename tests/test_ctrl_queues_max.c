@@ -47,9 +47,8 @@ int main(void)
 	CHECK(rc == 0, "%s and two buffers: %s", name, c ? ssq_client_error(c) : "-");
 	if (!rc) {
 		memset(src.addr, 0x3c, 64);
-		rc =
-		    ssq_post_write(ssq_queue_producer(q), src.iova, src.lkey, 64,
-		                   dst.iova, ssq_queue_peer_rkey(q), 7, SSQ_WQE_SIGNALED);
+		rc = ssq_post_write(ssq_queue_producer(q), src.iova, src.lkey, 64,
+		                    dst.remote_addr, dst.rkey, 7, SSQ_WQE_SIGNALED);
 		for (t0 = now_s(); !rc && !got && now_s() - t0 < 10;)
 			got = ssq_poll(ssq_queue_producer(q), comp, 4);
 		CHECK(!rc && got == 1 && comp[0].status == 0 &&

@@ -67,8 +67,8 @@ int main(void)
 	      "S's record is %u after the failed reservation, not IDLE",
 	      __atomic_load_n(&s.p->me->state, __ATOMIC_SEQ_CST));
 	if (rc == 0) /* as before the fix: S builds into its stale position */
-		(void)ssq_post_write(s.p, s.src.iova, s.src.lkey, 64, s.dst.iova,
-		                     ssq_queue_peer_rkey(s.q), 0x5555, SSQ_WQE_SIGNALED);
+		(void)ssq_post_write(s.p, s.src.iova, s.src.lkey, 64, s.dst.remote_addr,
+		                     s.dst.rkey, 0x5555, SSQ_WQE_SIGNALED);
 	took = write_timed(&b, 2, WAIT_S);
 	CHECK(took >= 0 && took < BOUND_S, "B's WRITE after the restart took %.3f s",
 	      took);

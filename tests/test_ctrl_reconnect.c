@@ -175,8 +175,8 @@ int main(void)
 	waitpid(pa, NULL, 0);
 	pa = 0;
 	t0 = now_s();
-	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst0.iova,
-	                        ssq_queue_peer_rkey(qb), 3, &retry_exc, &flushed) == 3,
+	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst0.remote_addr, dst0.rkey,
+	                        3, &retry_exc, &flushed) == 3,
 	      "three reservations after the peer died");
 	CHECK(retry_exc == 1 && flushed == 2,
 	      "after the peer died: %d retry-exceeded, %d flushed", retry_exc, flushed);
@@ -242,7 +242,7 @@ int main(void)
 	      "buffers in A'");
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
-	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(qb));
+	msg_area_place(&a, &dst, &cnt);
 	a.per_proc = M;
 	a.nlong = 3;
 	a.short_len = 0;
@@ -294,7 +294,6 @@ int main(void)
 	      "B' queue: %s", ssq_client_error(cb2));
 	if (!qb2)
 		goto out;
-	a.rkey = ssq_queue_peer_rkey(qb2);
 	CHECK(run_producer(ssq_queue_producer(qb2), &a, 2, M, NULL, src2.addr, src2.iova,
 	                   src2.lkey, NULL, NULL) == 0 &&
 	          check_msgs(&a, 2, M, 1) == 0,
@@ -308,8 +307,7 @@ int main(void)
 		goto out;
 	memset(srca.addr, 0xa5, 256);
 	memset(dstb.addr, 0, 256);
-	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
-	                ssq_queue_peer_rkey(qa2), 256);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.remote_addr, dstb.rkey, 256);
 	CHECK(rc == IBV_WC_SUCCESS && !memcmp(srca.addr, dstb.addr, 256),
 	      "A' -> B' WRITE: status %d", rc);
 
@@ -329,13 +327,12 @@ int main(void)
 	printf("RECOVER on B' (re-link, both hosts) took %.3f s\n", now_s() - t0);
 	memset(src2.addr, 0x5a, 64);
 	memset(dst.addr, 0, 64);
-	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.remote_addr, dst.rkey, 64);
 	CHECK(rc == IBV_WC_SUCCESS && !memcmp(src2.addr, dst.addr, 64),
 	      "B' -> A' after RECOVER: status %d", rc);
 	CHECK(wait_rebrought(ssq_queue_producer(qa2), epoch, 5),
 	      "A' brought its queue up again");
-	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
-	                ssq_queue_peer_rkey(qa2), 64);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.remote_addr, dstb.rkey, 64);
 	CHECK(rc == IBV_WC_SUCCESS, "A' -> B' after B''s RECOVER: status %d", rc);
 	/*
 	 * 5 % of packets are dropped: when the NAK is lost the responder, in
@@ -351,13 +348,12 @@ int main(void)
 	CHECK(rc == 0, "RECOVER on the listening host: %d %s", rc, ssq_client_error(ca2));
 	printf("RECOVER on A' (waits for B' to reconnect) took %.3f s\n", now_s() - t0);
 	memset(dstb.addr, 0, 256);
-	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
-	                ssq_queue_peer_rkey(qa2), 256);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.remote_addr, dstb.rkey, 256);
 	CHECK(rc == IBV_WC_SUCCESS && !memcmp(srca.addr, dstb.addr, 256),
 	      "A' -> B' after RECOVER: status %d", rc);
 	CHECK(wait_rebrought(ssq_queue_producer(qb2), epoch, 5),
 	      "B' brought its queue up again");
-	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.remote_addr, dst.rkey, 64);
 	CHECK(rc == IBV_WC_SUCCESS, "B' -> A' after A''s RECOVER: status %d", rc);
 
 	/* A third ssqd while B' is healthy: refused, both sides say so. */
@@ -370,8 +366,7 @@ int main(void)
 	CHECK(file_has(la2, "refused a second peer"), "A' says it refused one");
 	CHECK(wait_q0_ready(cb2, 1, 1) >= 0 && wait_q0_ready(ca2, 1, 1) >= 0,
 	      "A' and B' still up");
-	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.iova,
-	                ssq_queue_peer_rkey(qa2), 64);
+	rc = write_once(ssq_queue_producer(qa2), &srca, dstb.remote_addr, dstb.rkey, 64);
 	CHECK(rc == IBV_WC_SUCCESS, "A' -> B' after the refusal: status %d", rc);
 
 	/*
@@ -395,7 +390,7 @@ int main(void)
 	CHECK(wait_q0_ready(cb2, 1, 10) >= 0 && wait_q0_ready(ca2, 1, 5) >= 0,
 	      "B' is A''s peer again");
 	printf("B' back %.2f s after D died\n", now_s() - t0);
-	rc = write_once(ssq_queue_producer(qb2), &src2, dst.iova, a.rkey, 64);
+	rc = write_once(ssq_queue_producer(qb2), &src2, dst.remote_addr, dst.rkey, 64);
 	CHECK(rc == IBV_WC_SUCCESS, "B' -> A' again: status %d", rc);
 out:
 	ssq_client_close(ca);

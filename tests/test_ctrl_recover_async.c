@@ -41,8 +41,9 @@ static int break_queue(struct ssq_queue *q, const struct ssq_buf *b)
 	struct ssq_completion comp;
 	double t0 = now_s();
 
-	if (ssq_post_write(p, b->iova, b->lkey, 64, b->iova,
-	                   ssq_queue_peer_rkey(q) ^ 0x5a5a, 1, SSQ_WQE_SIGNALED))
+	/* A key nobody registered: b's own, altered. */
+	if (ssq_post_write(p, b->iova, b->lkey, 64, b->remote_addr, b->rkey ^ 0x5a5a, 1,
+	                   SSQ_WQE_SIGNALED))
 		return -1;
 	while (now_s() - t0 < 10) {
 		if (ssq_poll(p, &comp, 1) == 1)

@@ -325,8 +325,9 @@ int main(void)
 	CHECK(ssq_recv_depth(q) == RDEPTH && ssq_recv_size(q) == RMAX,
 	      "pool of %u x %u bytes", ssq_recv_depth(q), ssq_recv_size(q));
 	memset(area.addr, 0, area.len);
-	imm_iova = area.iova; /* loopback: the peer's arena is this arena */
-	rkey = ssq_queue_peer_rkey(q);
+	/* Loopback: the peer's arena is this arena, area at its descriptor. */
+	imm_iova = area.remote_addr;
+	rkey = area.rkey;
 	memset(&r, 0, sizeof(r));
 	r.q = q;
 	r.nprod = P + 1; /* P: the parent, later */

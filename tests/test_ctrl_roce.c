@@ -96,13 +96,13 @@ static int stop(pid_t pid)
 }
 
 /* One signaled WRITE of @len bytes through @q, and its completion (10 s). */
-static int write_wait(struct ssq_queue *q, const struct ssq_buf *src, uint64_t dst,
-                      uint32_t len)
+static int write_wait(struct ssq_queue *q, const struct ssq_buf *src,
+                      const struct ssq_buf *dst, uint32_t len)
 {
 	struct ssq_producer *p = ssq_queue_producer(q);
 	struct ssq_completion c;
 	double t0 = now_s();
-	int rc = ssq_post_write(p, src->iova, src->lkey, len, dst, ssq_queue_peer_rkey(q),
+	int rc = ssq_post_write(p, src->iova, src->lkey, len, dst->remote_addr, dst->rkey,
 	                        0xfeed, SSQ_WQE_SIGNALED);
 
 	if (rc)
@@ -147,7 +147,7 @@ static void loopback_works(const char *what, const char *const *extra,
 	      "%s: buffers", what);
 	if (q) {
 		memset(src.addr, 0x5a, 4096);
-		CHECK(write_wait(q, &src, dst.iova, 4096) == 0 &&
+		CHECK(write_wait(q, &src, &dst, 4096) == 0 &&
 		          !memcmp(src.addr, dst.addr, 4096),
 		      "%s: a 4 KiB WRITE did not land", what);
 		ssq_queue_close(q);
@@ -268,10 +268,10 @@ static void mtu_exchange(void)
 	if (qa && qb) {
 		memset(srcb.addr, 0xb7, 8192);
 		memset(srca.addr, 0xa3, 8192);
-		CHECK(write_wait(qb, &srcb, dsta.iova, 8192) == 0 &&
+		CHECK(write_wait(qb, &srcb, &dsta, 8192) == 0 &&
 		          !memcmp(srcb.addr, dsta.addr, 8192),
 		      "8 KiB WRITE from the 4096-MTU host to the 1024-MTU host");
-		CHECK(write_wait(qa, &srca, dstb.iova, 8192) == 0 &&
+		CHECK(write_wait(qa, &srca, &dstb, 8192) == 0 &&
 		          !memcmp(srca.addr, dstb.addr, 8192),
 		      "8 KiB WRITE from the 1024-MTU host to the 4096-MTU host");
 	}

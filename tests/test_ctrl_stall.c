@@ -67,8 +67,8 @@ static int busy_poster(void)
 	if (conn_open(&k))
 		return 3;
 	while (now_s() - t0 < BUSY_S) {
-		rc = ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
-		                    ssq_queue_peer_rkey(k.q), posted, SSQ_WQE_SIGNALED);
+		rc = ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.remote_addr,
+		                    k.dst.rkey, posted, SSQ_WQE_SIGNALED);
 		if (rc && rc != -EAGAIN)
 			return 4;
 		posted += !rc;
@@ -123,7 +123,7 @@ static int slow_batch(void)
 			usleep(atoi(STALL_MS) * 1000 / 5);
 			ssq_prep_rdma_write(ssq_producer_sq(k.p), (uint32_t)(pos + i),
 			                    k.src.iova, k.src.lkey, 64,
-			                    k.dst.iova + 64 * i, ssq_queue_peer_rkey(k.q),
+			                    k.dst.remote_addr + 64 * i, k.dst.rkey,
 			                    ssq_wqe_flags(k.p, pos + i, 1, user));
 			if (ssq_publish(k.p, pos + i, 1, round, user))
 				return 5;
@@ -168,7 +168,7 @@ static void published_never_rung(struct conn *k)
 
 	CHECK(ssq_reserve(k->p, 1, &pos) == 0, "reserve");
 	ssq_prep_rdma_write(ssq_producer_sq(k->p), (uint32_t)pos, k->src.iova,
-	                    k->src.lkey, 64, k->dst.iova, ssq_queue_peer_rkey(k->q),
+	                    k->src.lkey, 64, k->dst.remote_addr, k->dst.rkey,
 	                    ssq_wqe_flags(k->p, pos, 1, SSQ_WQE_SIGNALED));
 	CHECK(ssq_publish(k->p, pos, 1, 0x5eed, SSQ_WQE_SIGNALED) == 0, "publish");
 	/* No ssq_submit: ssq_poll routes, it never rings. */
@@ -275,10 +275,10 @@ static void asleep_holder(struct conn *k, double bound)
 	close(ready[1]);
 	CHECK(read(ready[0], &ok, 1) == 1 && ok == 1, "asleep: victim did not attach");
 	close(ready[0]);
-	while ((rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.iova,
-	                            ssq_queue_peer_rkey(k->q), 0x99, SSQ_WQE_SIGNALED)) ==
-	           -EAGAIN &&
-	       now_s() - t0 < WAIT_S)
+	while (
+	    (rc = ssq_post_write(k->p, k->src.iova, k->src.lkey, 64, k->dst.remote_addr,
+	                         k->dst.rkey, 0x99, SSQ_WQE_SIGNALED)) == -EAGAIN &&
+	    now_s() - t0 < WAIT_S)
 		usleep(100);
 	CHECK(rc == 0, "asleep: post behind the hole: %d", rc);
 	while (now_s() - t0 < WAIT_S && took < 0)

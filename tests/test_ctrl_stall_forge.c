@@ -47,8 +47,8 @@ static void victim(int busy, int report)
 			usleep(10000);
 			continue;
 		}
-		rc = ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
-		                    ssq_queue_peer_rkey(k.q), wr, SSQ_WQE_SIGNALED);
+		rc = ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.remote_addr,
+		                    k.dst.rkey, wr, SSQ_WQE_SIGNALED);
 		if (rc && rc != -EAGAIN && rc != -EIO)
 			_exit(4);
 		wr += !rc;
@@ -105,9 +105,10 @@ static void queue_moves(struct conn *b, uint64_t wr, const char *what, double bo
 	double t0 = now_s(), took = -1;
 	int rc;
 
-	while ((rc = ssq_post_write(b->p, b->src.iova, b->src.lkey, 64, b->dst.iova,
-	                            ssq_queue_peer_rkey(b->q), wr, SSQ_WQE_SIGNALED)) &&
-	       (rc == -EAGAIN || rc == -EIO) && now_s() - t0 < WAIT_S)
+	while (
+	    (rc = ssq_post_write(b->p, b->src.iova, b->src.lkey, 64, b->dst.remote_addr,
+	                         b->dst.rkey, wr, SSQ_WQE_SIGNALED)) &&
+	    (rc == -EAGAIN || rc == -EIO) && now_s() - t0 < WAIT_S)
 		usleep(100);
 	CHECK(rc == 0, "%s: post: %d", what, rc);
 	while (rc == 0 && took < 0 && now_s() - t0 < WAIT_S)

@@ -33,8 +33,8 @@ static void waiter(int go, int fd)
 	double t0, c0;
 
 	if (conn_open(&k) || read(go, &b, 1) != 1 ||
-	    ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
-	                   ssq_queue_peer_rkey(k.q), 7, SSQ_WQE_SIGNALED))
+	    ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.remote_addr, k.dst.rkey,
+	                   7, SSQ_WQE_SIGNALED))
 		_exit(3);
 	t0 = now_s();
 	c0 = cpu_s();

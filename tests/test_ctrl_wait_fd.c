@@ -52,9 +52,8 @@ int main(void)
 	      (cpu_s() - c0) * 1e3, took * 1e3);
 
 	for (i = 0; i < 3; i++) {
-		CHECK(ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.iova,
-		                     ssq_queue_peer_rkey(k.q), 100 + i,
-		                     SSQ_WQE_SIGNALED) == 0,
+		CHECK(ssq_post_write(k.p, k.src.iova, k.src.lkey, 64, k.dst.remote_addr,
+		                     k.dst.rkey, 100 + i, SSQ_WQE_SIGNALED) == 0,
 		      "WRITE %d posted", i);
 		t0 = now_s();
 		rc = epoll_wait(ep, &got, 1, 2000);

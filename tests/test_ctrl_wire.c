@@ -72,8 +72,8 @@ int main(void)
 	      "buffers");
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
-	/* Both daemons put their data arena at the same IOVA: dst.iova is valid there. */
-	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(qb));
+	/* At the receiving host's buffers' remote descriptors. */
+	msg_area_place(&a, &dst, &cnt);
 	a.per_proc = M;
 	a.nlong = P;
 	a.short_len = 0;

@@ -33,10 +33,10 @@
 #define OFF_FA    (OFF_READ + CELL)
 #define OFF_CS    (OFF_FA + 8)
 
-/* The receiving host's areas, by IOVA (the same in both daemons' arenas). */
+/* The receiving host's areas, buffers there, each at its remote descriptor. */
 struct areas {
 	uint64_t write, cnt, cas, imm;
-	uint32_t rkey;
+	uint32_t write_rkey, cnt_rkey, cas_rkey, imm_rkey;
 };
 
 static struct rpace *pace;
@@ -76,25 +76,25 @@ static void prep_batch(struct ssq_producer *prod, uint64_t pos, uint32_t p, uint
 
 #define F(n, user) ssq_wqe_flags(prod, pos + (n), 1, (user))
 	ssq_prep_rdma_write(sq, (uint32_t)pos, iova + OFF_WRITE, lkey, CELL,
-	                    a->write + cell * CELL, a->rkey, F(0, 0));
+	                    a->write + cell * CELL, a->write_rkey, F(0, 0));
 	ssq_prep_atomic(sq, (uint32_t)pos + 1, MLX5_OPCODE_ATOMIC_FA, iova + OFF_FA, lkey,
-	                a->cnt + cell * 8, a->rkey, 1, 0, F(1, 0));
+	                a->cnt + cell * 8, a->cnt_rkey, 1, 0, F(1, 0));
 	for (j = 0; j < 3; j++) {
 		s = 3 * i + j;
 		if (j == 2)
 			ssq_prep_rdma_write_imm(sq, (uint32_t)(pos + 2 + j),
 			                        iova + j * RMAX, lkey, rmsg_len(p, s),
 			                        a->imm + ((uint64_t)p * 3 * M + s) * RMAX,
-			                        a->rkey, rmsg_imm(p, s), F(2 + j, 0));
+			                        a->imm_rkey, rmsg_imm(p, s), F(2 + j, 0));
 		else
 			ssq_prep_send(sq, (uint32_t)(pos + 2 + j), rmsg_send_opcode(s),
 			              iova + j * RMAX, lkey, rmsg_len(p, s),
 			              rmsg_imm(p, s), F(2 + j, 0));
 	}
 	ssq_prep_rdma_read(sq, (uint32_t)pos + 5, iova + OFF_READ, lkey, CELL,
-	                   a->write + cell * CELL, a->rkey, F(5, 0));
+	                   a->write + cell * CELL, a->write_rkey, F(5, 0));
 	ssq_prep_atomic(sq, (uint32_t)pos + 6, MLX5_OPCODE_ATOMIC_CS, iova + OFF_CS, lkey,
-	                a->cas + cell * 8, a->rkey, 0, tag, F(6, SSQ_WQE_SIGNALED));
+	                a->cas + cell * 8, a->cas_rkey, 0, tag, F(6, SSQ_WQE_SIGNALED));
 #undef F
 }
 
@@ -201,12 +201,14 @@ static void run(const char *fault, const char *what)
 	memset(cnt.addr, 0, cnt.len);
 	memset(cas.addr, 0, cas.len);
 	memset(imm.addr, 0, imm.len);
-	/* Both daemons put their data arena at one IOVA: valid at the receiver. */
-	a.write = wr.iova;
-	a.cnt = cnt.iova;
-	a.cas = cas.iova;
-	a.imm = imm.iova;
-	a.rkey = ssq_queue_peer_rkey(qb);
+	a.write = wr.remote_addr;
+	a.write_rkey = wr.rkey;
+	a.cnt = cnt.remote_addr;
+	a.cnt_rkey = cnt.rkey;
+	a.cas = cas.remote_addr;
+	a.cas_rkey = cas.rkey;
+	a.imm = imm.remote_addr;
+	a.imm_rkey = imm.rkey;
 	memset(&r, 0, sizeof(r));
 	r.q = qa;
 	r.nprod = P;

@@ -43,7 +43,7 @@ int main(void)
 	struct emu_tb_opts o = { 0 };
 	struct ssq_producer owner;
 	struct emu_tb tb;
-	struct msg_area a;
+	struct msg_area a = { 0 };
 	struct worker w[T];
 	struct ssq_ctl *ctl;
 	size_t src_bytes = T * 64 * (CELL + 8);

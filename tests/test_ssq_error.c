@@ -136,7 +136,7 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
+	msg_area_place(&a, &dst, &cnt);
 
 	for (i = 0; i < P; i++) {
 		if (pipe(report[i]) || pipe(go[i]))

@@ -117,7 +117,7 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
+	msg_area_place(&a, &dst, &cnt);
 	memset(dst.addr, 0, dst.len);
 	memset(cnt.addr, 0, cnt.len);
 	stop =

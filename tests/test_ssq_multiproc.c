@@ -39,7 +39,7 @@ int main(void)
 		kill(d, SIGKILL);
 		return 1;
 	}
-	msg_area_place(&a, &dst, &cnt, ssq_queue_peer_rkey(q));
+	msg_area_place(&a, &dst, &cnt);
 	a.per_proc = M;
 	a.nlong = PMAX;
 	a.short_len = 0;

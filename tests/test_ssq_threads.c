@@ -39,7 +39,7 @@ int main(void)
 	static const uint32_t threads[] = { 1, 2, 4, 8 };
 	struct emu_tb_opts o = { 0 };
 	struct emu_tb tb;
-	struct msg_area a;
+	struct msg_area a = { 0 };
 	struct worker w[MAXT];
 	struct ssq_ctl *ctl;
 	size_t src_bytes = MAXT * 64 * (CELL + 8);

@@ -83,14 +83,18 @@ static int reap(struct ssq_producer *prod, uint64_t *reaped, double *last,
 	return 0;
 }
 
-/* One sender: N WRITEs of @size bytes, its cells in @dst, a completion per 32. */
+/*
+ * One sender: N WRITEs of @size bytes, its cells in @dst (the parent's
+ * buffer, at its remote descriptor), a completion per 32.
+ */
 static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
-                   uint64_t dst_off, struct result *res, double *marks)
+                   const struct ssq_buf *dst, struct result *res, double *marks)
 {
+	uint64_t raddr = dst->remote_addr + (uint64_t)p * CELLS * size;
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_producer *prod;
-	struct ssq_buf src, dst;
+	struct ssq_buf src;
 	uint64_t i, reaped = 0, posted = 0;
 	double t0, last;
 	int rc;
@@ -101,9 +105,7 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 		return;
 	}
 	if (ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(c, (uint64_t)CELLS * size, &src) ||
-	    ssq_buf_at(c, dst_off + (uint64_t)p * CELLS * size, (uint64_t)CELLS * size,
-	               &dst)) {
+	    ssq_buf_alloc(c, (uint64_t)CELLS * size, &src)) {
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
 		return;
 	}
@@ -121,11 +123,13 @@ static void sender(const char *sock, uint32_t p, uint64_t n, uint32_t size,
 			if (reap(prod, &reaped, &last, res))
 				return;
 		*(uint64_t *)((uint8_t *)src.addr + (size_t)cell * size) = tag(p, i);
-		/* Loopback: the peer's data arena is this arena, dst in it. */
-		while (
-		    (rc = ssq_post_write(prod, src.iova + (uint64_t)cell * size, src.lkey,
-		                         size, dst.iova + (uint64_t)cell * size,
-		                         ssq_queue_peer_rkey(q), i, flags)) == -EAGAIN)
+		/*
+		 * Loopback: the peer's data arena is this arena, dst in it,
+		 * reached with its own key.
+		 */
+		while ((rc = ssq_post_write(prod, src.iova + (uint64_t)cell * size,
+		                            src.lkey, size, raddr + (uint64_t)cell * size,
+		                            dst->rkey, i, flags)) == -EAGAIN)
 			if (reap(prod, &reaped, &last, res))
 				return;
 		if (rc) {
@@ -243,7 +247,7 @@ int main(int argc, char **argv)
 		res[p].mark = (n + MARKS - 1) / MARKS;
 		kids[p] = fork();
 		if (kids[p] == 0) {
-			sender(sock, p, n, size, dst.off, &res[p],
+			sender(sock, p, n, size, &dst, &res[p],
 			       marks + (size_t)p * MARKS);
 			_exit(res[p].rc);
 		}

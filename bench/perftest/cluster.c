@@ -52,7 +52,7 @@ int pt_cl_local_open(const struct pt_opts *o, struct ssq_client *c,
 			        ssq_client_error(cp[k]));
 			return -1;
 		}
-		/* Its remote descriptor: the arena's, or its own (--buffer-keys). */
+		/* Its remote descriptor: its own key (the arena's: --arena-rkey). */
 		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.remote_addr,
 			                               .rkey = b.rkey,
 			                               .addr = b.addr,
@@ -87,7 +87,8 @@ int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int 
 		if (k == 0) {
 			*q0 = q;
 			memset(dst0, 0, sizeof(*dst0));
-			dst0->iova = pe.dst_iova;
+			dst0->iova = dst0->remote_addr = pe.dst_iova;
+			dst0->rkey = pe.rkey;
 			dst0->len = pe.dst_len;
 		}
 	}

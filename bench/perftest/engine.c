@@ -416,7 +416,8 @@ int pt_main(const struct pt_opts *o)
 		}
 		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
 			goto out;
-		dst.iova = e.dst_iova; /* the WRITEs go to the server's arena */
+		/* The WRITEs go to the server's buffer, at its descriptor. */
+		dst.iova = dst.remote_addr = e.dst_iova;
 		if (!e.slot && o->test != PT_SEND_LAT)
 			dst.len = e.dst_len;
 	} else if (o->npeers && o->socket) {
@@ -454,9 +455,13 @@ int pt_main(const struct pt_opts *o)
 	e.dst_socket = o->socket ? o->socket : o->wire ? dl.sock : dc.sock;
 	e.dst_off = dst.off;
 	e.dst_len = dst.len;
-	/* The destination daemon's IOVA; over the wire its peer rkey. */
-	e.dst_iova = dst.iova;
-	e.rkey = ssq_queue_peer_rkey(q); /* two hosts: checked against the server's */
+	/*
+	 * The destination's remote descriptor: a buffer of the destination
+	 * daemon, its own key. Two hosts: the server's, as it sent it.
+	 */
+	e.dst_iova = dst.remote_addr;
+	if (!o->peer_host)
+		e.rkey = dst.rkey;
 	e.dst = dst.addr;
 	/*
 	 * Two hosts: the server checks, after each size (pt_th_client_done);

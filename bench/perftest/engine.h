@@ -96,7 +96,7 @@ struct pt_shared {
 /* --peers: one peer's destination, in its ssqd's arena. */
 struct pt_peer_dst {
 	uint64_t iova; /* what WQEs carry for it, under rkey */
-	uint32_t rkey; /* the queues' peer rkey */
+	uint32_t rkey; /* its own key, from whoever allocated it there */
 	uint8_t *addr; /* the parent's view of it (it is a client of that ssqd) */
 	uint64_t len;
 };
@@ -112,10 +112,10 @@ struct pt_env {
 	uint64_t dst_off;       /* arena offset of the destination buffer */
 	uint64_t dst_len;
 	uint64_t dst_iova; /* what WQEs carry for it, under rkey */
-	uint32_t rkey;
-	uint32_t slot;  /* write_lat: each sender's own stretch of it */
-	uint8_t *dst;   /* the parent's view of it */
-	int check_data; /* WRITEs on a device that moves data: check it came */
+	uint32_t rkey;     /* the destination buffer's own (remote descriptor) */
+	uint32_t slot;     /* write_lat: each sender's own stretch of it */
+	uint8_t *dst;      /* the parent's view of it */
+	int check_data;    /* WRITEs on a device that moves data: check it came */
 	struct pt_shared *sh;
 	double *lat; /* latency tests: iters samples (ns) per process */
 	/* send_bw in full mode (parent only): each queue's receive log */

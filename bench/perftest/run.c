@@ -670,7 +670,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	tmpl.laddr =
 	    tmpl.inl && o->mode != PT_PROXY ? (uint64_t)(uintptr_t)src.addr : src.iova;
 	tmpl.lkey = src.lkey;
-	/* The peer's data arena (loopback: this one), this sender's slot in it. */
+	/* The destination buffer at its remote descriptor, this sender's slot in it. */
 	tmpl.raddr = e->dst_iova + (uint64_t)idx * e->slot;
 	tmpl.rkey = e->rkey;
 	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)

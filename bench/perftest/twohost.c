@@ -42,14 +42,14 @@
 #include "engine.h"
 
 #define TH_MAGIC     0x48325450515353ull /* "SSQPT2H" */
-#define TH_VERSION   1u
+#define TH_VERSION   2u                  /* 2: HELLO carries the pong buffer's rkey */
 #define TH_TEXT      160u
 #define TH_FRAME     (16u + 13u * 4u + 3u * 8u + TH_TEXT)
 #define TH_CONNECT_S 10.0  /* the client: retry a refused connect this long */
 #define TH_REPLY_S   120.0 /* either side: an answer that should come soon */
 
 enum th_kind {
-	TH_HELLO = 1, /* client: the run's parameters, its q0's QPNs */
+	TH_HELLO = 1, /* client: the run's parameters, its q0's QPNs, its pong buffer */
 	TH_WELCOME,   /* server: status; the destination (iova, len, rkey), QPNs */
 	TH_START,     /* client: size; the server clears the destination */
 	TH_READY,     /* server: status */
@@ -646,8 +646,23 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	x.nprod = 1;
 	x.laddr = dst.iova;
 	x.lkey = dst.lkey;
+	/*
+	 * send_lat echoes from the receive pool, outside dst: the arena's own
+	 * key (ssq_buf_at gives it) serves any of the arena locally.
+	 */
+	if (o->test == PT_SEND_LAT) {
+		struct ssq_buf whole;
+
+		if (ssq_buf_at(c, dst.off, dst.len, &whole)) {
+			snprintf(r.text, sizeof(r.text),
+			         "the server's destination is not in its arena");
+			goto refuse;
+		}
+		x.lkey = whole.lkey;
+	}
+	/* write_lat's echoes: the client's pong buffer, at its descriptor. */
 	x.raddr = h.iova;
-	x.rkey = ssq_queue_peer_rkey(q0);
+	x.rkey = h.rkey;
 	x.procs = eff.procs;
 	x.dst = dst.addr;
 	if (((o->test == PT_SEND_BW && check) || o->test == PT_SEND_LAT) &&
@@ -664,9 +679,10 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 		for (i = 0; i < e.nrq; i++)
 			x.prod[i] = ssq_queue_producer(e.rq[i]);
 	}
-	r.iova = dst.iova;
+	/* The destination's remote descriptor: its own key, not the arena's. */
+	r.iova = dst.remote_addr;
 	r.len = dst.len;
-	r.rkey = dst.lkey;
+	r.rkey = dst.rkey;
 	r.qpn = ssq_queue_qpn(q0);
 	r.peer_qpn = ssq_queue_peer_qpn(q0);
 	r.test = (uint32_t)o->test;
@@ -811,9 +827,11 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 	h.check = (uint32_t)check;
 	h.qpn = ssq_queue_qpn(q0);
 	h.peer_qpn = ssq_queue_peer_qpn(q0);
+	/* write_lat: where the server WRITEs back, the buffer's remote descriptor. */
 	if (pong) {
-		h.iova = pong->iova;
+		h.iova = pong->remote_addr;
 		h.len = pong->len;
+		h.rkey = pong->rkey;
 	}
 	if (th_send(o, fd, &h) || th_recv(o, fd, TH_WELCOME, TH_REPLY_S, &w))
 		goto fail;
@@ -836,13 +854,6 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 		        "%s: the server's ssqd is not this ssqd's peer: its q0 is QPN "
 		        "0x%x (peer 0x%x), this q0 0x%x (peer 0x%x)\n",
 		        o->tool, w.qpn, w.peer_qpn, h.qpn, h.peer_qpn);
-		goto fail;
-	}
-	if (w.rkey != ssq_queue_peer_rkey(q0)) {
-		fprintf(stderr,
-		        "%s: the server's arena key 0x%x is not the peer rkey 0x%x of "
-		        "this ssqd's queues\n",
-		        o->tool, w.rkey, ssq_queue_peer_rkey(q0));
 		goto fail;
 	}
 	e->dst_iova = w.iova;

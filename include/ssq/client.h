@@ -8,13 +8,14 @@
  * descriptors ssqd passes over its unix socket, and from then on posts and
  * polls with the fast-path calls of <ssq/ssq.h>, with no system call.
  *
- *	struct ssq_client *c;  struct ssq_queue *q;  struct ssq_buf b;
+ *	struct ssq_client *c;  struct ssq_queue *q;  struct ssq_buf b, d;
  *	ssq_client_connect(NULL, &c);        // ssqd's default socket (below)
  *	ssq_queue_open(c, "q0", &q);
  *	ssq_buf_alloc(c, 4096, &b);          // b.addr here, b.iova in WQEs
+ *	ssq_buf_alloc(c, 4096, &d);          // loopback: a destination here
  *	ssq_post_write(ssq_queue_producer(q), b.iova, b.lkey, 64,
- *		       ssq_queue_peer_iova(q) + 4096, ssq_queue_peer_rkey(q), wr_id,
- *		       SSQ_WQE_SIGNALED);         // 4 KiB into the peer's data
+ *		       d.remote_addr, d.rkey, wr_id,   // d's remote descriptor:
+ *		       SSQ_WQE_SIGNALED);         // a peer's comes from its owner
  *	ssq_poll(ssq_queue_producer(q), comps, 16);  // <ssq/queue.h>
  *	ssq_queue_close(q);  ssq_client_close(c);
  *
@@ -54,7 +55,7 @@ struct ssq_queue_info {
 struct ssq_buf {
 	void *addr;    /* where this process sees it */
 	uint64_t iova; /* what WQEs carry: the same in every process */
-	uint32_t lkey; /* the data arena's key */
+	uint32_t lkey; /* its own key (ssqd --arena-rkey: the arena's) */
 	uint64_t len;
 	/*
 	 * Where it starts in the arena file, counted from the arena's header:
@@ -62,7 +63,11 @@ struct ssq_buf {
 	 * Not an address: a peer reaches this buffer at .remote_addr with .rkey.
 	 */
 	uint64_t off;
-	/* Its remote descriptor: what a peer's WQEs carry to reach it. */
+	/*
+	 * Its remote descriptor: what a peer's WQEs carry to reach it. The
+	 * buffer's own keys reach this buffer alone, until it is freed;
+	 * under ssqd --arena-rkey they are the arena's, which reach it all.
+	 */
 	uint64_t remote_addr;
 	uint32_t rkey;
 };
@@ -203,7 +208,14 @@ struct ssq_cq *ssq_queue_cq(struct ssq_queue *q);
 uint32_t ssq_queue_qpn(const struct ssq_queue *q);
 /* The QPN at the other end of the connection (the peer ssqd's, or loopback). */
 uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q);
-/* Where RDMA through this queue lands: the peer's data arena and its rkey. */
+/*
+ * The peer's data arena (in loopback this ssqd's): its IOVA and its
+ * arena-wide key, as the peer announced them. The key reaches nothing
+ * remote unless the peer runs ssqd --arena-rkey: by default each buffer has
+ * keys of its own, and a peer's WQEs carry the remote descriptor
+ * (remote_addr, rkey) its owner handed over; with this key they complete
+ * with IBV_WC_REM_ACCESS_ERR.
+ */
 uint64_t ssq_queue_peer_iova(const struct ssq_queue *q);
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
 
@@ -325,22 +337,28 @@ int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns);
 
 /*
  * ssq_buf_alloc - @len bytes (1..2^40) of the data arena, 64-byte aligned,
- * owned by this client until ssq_buf_free() or the client's end.
- * Returns 0 or -ENOMEM (arena full), -EINVAL, -ENOTCONN.
+ * owned by this client until ssq_buf_free() or the client's end, with keys
+ * of its own (a memory region of its own at ssqd; not under ssqd
+ * --arena-rkey): .remote_addr and .rkey reach it, and only it, from a peer.
+ * Returns 0 or -ENOMEM (arena full), -EDQUOT (a quota of ssqd: the message
+ * names it; one uid holds at most 2048 buffers with keys of their own),
+ * -EINVAL, -ENOTCONN.
  */
 int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out);
 
 /*
- * Returns 0, -ENOENT (not this client's), -EBUSY (ssqd --buffer-keys: a
- * WQE of this client that may use the buffer's keys has not completed:
- * poll, then free again), -ENOTCONN.
+ * Returns 0, -ENOENT (not this client's), -EBUSY (the buffer has keys of
+ * its own, not under ssqd --arena-rkey, and a WQE of this client that may use the
+ * buffer's keys has not completed: poll, then free again), -ENOTCONN.
  */
 int ssq_buf_free(struct ssq_client *c, const struct ssq_buf *b);
 
 /*
  * ssq_buf_at - the buffer another process allocated, found by its arena
- * offset and length (passed to this process by the application). Returns 0
- * or -EINVAL when it is not inside the data arena.
+ * offset and length (passed to this process by the application). Its lkey
+ * and rkey are the arena's: local access only, unless ssqd runs
+ * --arena-rkey (a peer needs the descriptor its owner got). Returns 0 or
+ * -EINVAL when it is not inside the data arena.
  */
 int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
                struct ssq_buf *out);

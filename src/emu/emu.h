@@ -144,7 +144,7 @@ enum {
 	SSQ_EMU_MAX_QP = 1024, /* QPNs SSQ_EMU_QPN_BASE .. + 1023 */
 	SSQ_EMU_MAX_CQ = 1024,
 	SSQ_EMU_MAX_SRQ = 256,
-	SSQ_EMU_MAX_MR = 4096, /* key = (index << 8) | tag */
+	SSQ_EMU_MAX_MR = 8192, /* key = (index << 8) | tag */
 	SSQ_EMU_QPN_BASE = 0x100,
 	SSQ_EMU_UAR_SIZE = 4096,   /* bytes of UAR page per QP */
 	SSQ_EMU_BF_OFFSET = 0x800, /* bf.reg = uar + this, as libmlx5 */

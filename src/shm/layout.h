@@ -140,7 +140,7 @@ static inline uint64_t shm_recv_log_size(uint32_t slots)
  * buffer allocated here is not where the peer IOVA of the same offset goes).
  */
 #define SSQ_ARENA_PEER 1u
-/* ssqd --buffer-keys: each buffer its own keys; data_key is local-only. */
+/* Each buffer its own keys, data_key local-only (ssqd without --arena-rkey). */
 #define SSQ_ARENA_BUFFER_KEYS 2u
 
 struct shm_arena_header {

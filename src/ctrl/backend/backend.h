@@ -155,8 +155,8 @@ struct ssqd_backend_ops {
 	                int remote, uint32_t *key, char *why, size_t whylen);
 	/*
 	 * One buffer inside the data arena as an MR of its own, [@addr, +@len)
-	 * at IOVA @iova, local and remote access (ssqd --buffer-keys): *@mr
-	 * and its one key, or -errno with @why. dereg_buf gives it back.
+	 * at IOVA @iova, local and remote access (ssqd's default; not with --arena-rkey):
+	 * *@mr and its one key, or -errno with @why. dereg_buf gives it back.
 	 */
 	int (*reg_buf)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
 	               void **mr, uint32_t *key, char *why, size_t whylen);

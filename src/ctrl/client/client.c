@@ -448,8 +448,8 @@ int ssq_buf_alloc(struct ssq_client *c, uint64_t len, struct ssq_buf *out)
 		         "ssqd gave a buffer outside the data arena");
 		return -EBADMSG;
 	}
-	/* ssqd --buffer-keys: the buffer's own keys (the arena's reach nothing remote).
-	 */
+	/* The buffer's own keys (the arena's reach nothing remote); none: ssqd
+	 * --arena-rkey, the arena's serve. */
 	if (reply.u.alloc_reply.key)
 		out->lkey = out->rkey = reply.u.alloc_reply.key;
 	return 0;

@@ -13,8 +13,16 @@
 
 #define SSQD_MAX_MRS        1024u /* registrations of all clients */
 #define SSQD_MRS_PER_CLIENT 64u
-/* --buffer-keys: buffers with an MR of their own, of all clients (a quarter a uid). */
-#define SSQD_KEYED_BUFS 2048u
+/*
+ * Buffers with an MR of their own (every ssq_buf_alloc buffer, unless ssqd
+ * runs --arena-rkey): one uid may hold this many, half of what the data
+ * arena holds (SSQ_DATA_MAX_BUFS) and twice a client's default
+ * --max-client-bufs, so a program of one client meets --max-client-bufs
+ * first. All the arena's buffers and SSQD_MAX_MRS registrations together
+ * stay under the emulated device's MR table (SSQ_EMU_MAX_MR, emu.h,
+ * checked in daemon_serve.c), so buffers cannot starve ssq_mem_reg.
+ */
+#define SSQD_UID_KEYED_BUFS 2048u
 /*
  * Descriptors kept for everything else: each client's socket and pidfd,
  * the device, the arena, the peer link. A registration holds one (its
@@ -62,7 +70,7 @@ void ssqd_mr_limits(struct ssqd *d);
 /*
  * ssqd_key_in_flight - might a WQE client @c posted, not yet completed on
  * some queue, use @lkey or @rkey? (Conservative: any matching word of its
- * WQEs counts.) For ssq_mem_dereg and, with --buffer-keys, ssq_buf_free.
+ * WQEs counts.) For ssq_mem_dereg and, unless ssqd runs --arena-rkey, ssq_buf_free.
  */
 int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
                        uint32_t rkey);

@@ -324,9 +324,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->arena.limit = d->hdr->data_off;
 	d->hdr->data_len = data_len;
 	d->hdr->data_iova = SSQD_DATA_IOVA;
-	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA, !o->buffer_keys,
+	rc = d->ops->reg_data(d->backend, data, data_len, SSQD_DATA_IOVA, o->arena_rkey,
 	                      &d->hdr->data_key, why, whylen);
-	if (o->buffer_keys)
+	if (!o->arena_rkey)
 		d->hdr->flags |= SSQ_ARENA_BUFFER_KEYS;
 	if (rc)
 		goto fail;

@@ -80,8 +80,12 @@ struct ssqd_options {
 	 * (stall_watch.h). 0: no deadline.
 	 */
 	unsigned stall_ms;
-	/* --buffer-keys: each arena buffer its own MR, the arena's no remote access */
-	int buffer_keys;
+	/*
+	 * --arena-rkey: the data arena one MR that peers may reach, its key
+	 * every buffer's. 0 (the default): each arena buffer an MR of its own,
+	 * the arena's for local access only.
+	 */
+	int arena_rkey;
 	enum shm_hugepages hugepages;
 	uint16_t listen_port;   /* 0: not listening for a peer */
 	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */

@@ -16,6 +16,11 @@
 #include "ctrl/daemon/client_pidfd.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
+#include "emu/emu.h"
+
+/* Every buffer an MR, and every registration: the emulated device has room. */
+_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + 16 <= SSQ_EMU_MAX_MR,
+               "the emulated MR table must hold every keyed buffer and registration");
 
 /* Out of descriptors: how long new connections wait before accept is tried again. */
 #define ACCEPT_PAUSE_NS 100000000ull
@@ -301,7 +306,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* A buffer's own MR (--buffer-keys) goes with it. */
+/* A buffer's own MR (all but --arena-rkey) goes with it. */
 static void release_buf(void *ctx, struct ssqd_data_buf *b)
 {
 	struct ssqd *d = ctx;
@@ -511,17 +516,16 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 		if (rc)
 			return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
 		/*
-		 * --buffer-keys: each buffer takes one of the device's MRs, which
-		 * registrations need too: one uid takes at most a quarter of
-		 * SSQD_KEYED_BUFS, and all of them leave the rest of the table.
+		 * Each buffer takes one of the device's MRs: one uid may not
+		 * take the arena's every buffer, and with them the MRs.
 		 */
-		if (d->opt.buffer_keys && (uid_bufs(d, c->uid) >= SSQD_KEYED_BUFS / 4 ||
-		                           d->data.n >= SSQD_KEYED_BUFS))
+		if (!d->opt.arena_rkey && uid_bufs(d, c->uid) >= SSQD_UID_KEYED_BUFS)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, -EDQUOT,
-			    "buffers with keys of their own: uid %u may hold %u, ssqd %u "
-			    "(--buffer-keys)",
-			    (unsigned)c->uid, SSQD_KEYED_BUFS / 4, SSQD_KEYED_BUFS);
+			    "uid %u holds %u buffers, the most one uid may while each "
+			    "has keys of its own (ssqd --arena-rkey: one key for the "
+			    "whole arena, and no such limit)",
+			    (unsigned)c->uid, SSQD_UID_KEYED_BUFS);
 		memset(&r, 0, sizeof(r));
 		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
 		if (rc)
@@ -529,7 +533,7 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    &c->out, c->fd, seq, rc,
 			    "no room for %llu bytes in the %llu MiB data arena",
 			    (unsigned long long)len, (unsigned long long)d->opt.data_mib);
-		if (d->opt.buffer_keys) {
+		if (!d->opt.arena_rkey) {
 			struct ssqd_data_buf *b = ssqd_data_find(&d->data, r.off);
 
 			rc = d->ops->reg_buf(d->backend, d->arena.base + r.off, len,

@@ -14,7 +14,7 @@
 struct ssqd_data_buf {
 	uint64_t off, len;
 	uint32_t owner;
-	uint32_t key; /* its own MR's key (ssqd --buffer-keys), else 0 */
+	uint32_t key; /* its own MR's key; 0 under ssqd --arena-rkey */
 	void *mr;     /* that MR (the backend's), or NULL */
 };
 

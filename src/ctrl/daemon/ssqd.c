@@ -63,7 +63,11 @@ static void usage(FILE *out)
 	    "      --buffer-keys        each ssq_buf_alloc buffer its own keys, and no\n"
 	    "                           remote access through the arena-wide key: a\n"
 	    "                           peer reaches only buffers whose descriptor\n"
-	    "                           (remote_addr, rkey) it was given\n"
+	    "                           (remote_addr, rkey) it was given (the default)\n"
+	    "      --arena-rkey         one remote key for the whole data arena, as\n"
+	    "                           before: any peer reaches every client's\n"
+	    "                           buffers; for tools that address a peer's arena\n"
+	    "                           by offset (ssq_queue_peer_rkey)\n"
 	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port; a peer "
 	    "that\n"
 	    "                           dies can be replaced by a new one, a second "
@@ -278,6 +282,7 @@ int main(int argc, char **argv)
 		O_EMU_MTU,
 		O_STALL,
 		O_BUFFER_KEYS,
+		O_ARENA_RKEY,
 		O_NAME,
 		O_PEER,
 		O_PEERS,
@@ -310,6 +315,7 @@ int main(int argc, char **argv)
 		{ "heal-ms", required_argument, NULL, O_HEAL },
 		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "buffer-keys", no_argument, NULL, O_BUFFER_KEYS },
+		{ "arena-rkey", no_argument, NULL, O_ARENA_RKEY },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
 		{ "queue-uid", required_argument, NULL, O_QUEUE_UID },
@@ -331,6 +337,7 @@ int main(int argc, char **argv)
 	char why[512], default_sock[108], passed_sock[sizeof(default_sock) + 8];
 	const char *socket_opt = NULL;
 	int status = 0;
+	unsigned keys_said = 0; /* 1: --buffer-keys, 2: --arena-rkey */
 	struct sigaction sa;
 	int c, rc;
 
@@ -468,7 +475,11 @@ int main(int argc, char **argv)
 			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
 			break;
 		case O_BUFFER_KEYS:
-			o->buffer_keys = 1;
+			keys_said |= 1;
+			break;
+		case O_ARENA_RKEY:
+			keys_said |= 2;
+			o->arena_rkey = 1;
 			break;
 		case O_STALL:
 			o->stall_ms = (unsigned)parse_num("--stall-ms", optarg, 0, 60000);
@@ -540,6 +551,11 @@ int main(int argc, char **argv)
 	/* A client of the ssqd at --socket: its queues and peers, then exit. */
 	if (status)
 		return ssqd_status_print(o->socket_path, stdout);
+	if (keys_said == 3) {
+		fprintf(stderr,
+		        "ssqd: --buffer-keys and --arena-rkey exclude each other\n");
+		return 2;
+	}
 	if (o->listen_port && o->connect_to && !o->npeers) {
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
 		return 2;

@@ -98,7 +98,7 @@ struct proto_msg_alloc {
 struct proto_msg_alloc_reply {
 	uint64_t off; /* from the arena start; IOVA = data_iova + off - data_off */
 	uint64_t len;
-	uint32_t key; /* its own lkey = rkey (ssqd --buffer-keys); 0: the arena's */
+	uint32_t key; /* its own lkey = rkey; 0: the arena's (ssqd --arena-rkey) */
 	uint32_t reserved;
 };
 struct proto_msg_free {
