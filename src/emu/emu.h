@@ -430,7 +430,10 @@ struct emu_cq_attr {
 int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
                   struct emu_cq **cqp, struct mlx5dv_cq *dv);
 
-/* Returns 0, or -EBUSY while a QP uses @cq. */
+/*
+ * Returns 0, or -EBUSY while a QP uses @cq. Like emu_cq_set_event, it waits
+ * for a call of @cq's handler already under way.
+ */
 int emu_destroy_cq(struct emu_cq *cq);
 
 /*
@@ -444,8 +447,12 @@ int emu_destroy_cq(struct emu_cq *cq);
  * read from a completion channel), without the arming: a host thread that
  * emulates the NIC can do the consumer's first step itself, so the
  * consumer needs no thread of its own polling for it (ssqd's receive
- * pool). Returns 0, -EINVAL for NULL @cq, or -EOPNOTSUPP on a device
- * opened with no_cq_events (the consumer must poll, as on a ConnectX).
+ * pool). Once it returns, the old handler is neither running nor called
+ * again, so its owner may free its argument: it waits for the calls
+ * already under way, and must therefore not be called from a handler or
+ * while holding a lock a handler takes. Returns 0, -EINVAL for NULL @cq,
+ * or -EOPNOTSUPP on a device opened with no_cq_events (the consumer must
+ * poll, as on a ConnectX).
  */
 int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg), void *arg);
 

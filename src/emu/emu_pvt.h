@@ -131,6 +131,14 @@ struct emu_dev {
 	/* CQs with a completion event due (cq_event.c), in the order marked. */
 	struct emu_cq *due[SSQ_EMU_MAX_CQ];
 	unsigned ndue;
+	/*
+	 * Batches of events taken and not yet fired, and callers waiting in
+	 * emu_cq_set_event / emu_destroy_cq for them (no batch is taken
+	 * while one waits); fired: signalled as firing drops to 0. Both
+	 * atomic (cq_event.c, F1/F2): a batch ends without the lock.
+	 */
+	unsigned firing, fire_waiters;
+	pthread_cond_t fired;
 };
 
 /* A completion event taken from the device, to be fired unlocked. */
@@ -141,10 +149,15 @@ struct emu_cq_event {
 
 /* cq_event.c. Lock held: mark @cq's event due (a CQE was written). */
 void emu_cq_event_due(struct emu_cq *cq);
-/* Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many. */
+/*
+ * Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many.
+ * None while a caller waits in emu_cq_events_settle: they stay due.
+ */
 unsigned emu_cq_events_take(struct emu_dev *dev, struct emu_cq_event *out);
-/* Lock not held: call the handlers. */
-void emu_cq_events_fire(const struct emu_cq_event *ev, unsigned n);
+/* Lock not held: call the handlers of what emu_cq_events_take returned. */
+void emu_cq_events_fire(struct emu_dev *dev, const struct emu_cq_event *ev, unsigned n);
+/* Lock held: wait until no batch taken so far is still being fired. */
+void emu_cq_events_settle(struct emu_dev *dev);
 
 /*
  * One piece of a gather or scatter list, resolved: @len bytes at host
