@@ -32,12 +32,13 @@ struct handler_arg {
 	int i;
 };
 
-static void on_event(void *arg)
+static void on_event(void *arg, unsigned cqes)
 {
 	struct handler_arg *h = arg;
 	struct late *l = h->l;
 	int none = -1;
 
+	(void)cqes;
 	__atomic_fetch_add(&l->calls[h->i], 1, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&l->cleared, __ATOMIC_ACQUIRE))
 		__atomic_fetch_add(&l->late, 1, __ATOMIC_RELAXED);

@@ -13,9 +13,10 @@
  * running and will not be called, and its owner may free its argument.
  */
 #include <errno.h>
+#include <limits.h>
 #include "emu/emu_pvt.h"
 
-int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg), void *arg)
+int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg, unsigned cqes), void *arg)
 {
 	if (!cq)
 		return -EINVAL;
@@ -33,6 +34,8 @@ void emu_cq_event_due(struct emu_cq *cq)
 {
 	struct emu_dev *dev = cq->dev;
 
+	if (cq->event_cqes < UINT_MAX)
+		cq->event_cqes++;
 	if (cq->event_due || dev->ndue >= SSQ_EMU_MAX_CQ)
 		return;
 	cq->event_due = 1;
@@ -53,7 +56,9 @@ unsigned emu_cq_events_take(struct emu_dev *dev, struct emu_cq_event *out)
 	for (i = 0; i < n; i++) {
 		out[i].fn = dev->due[i]->event_fn;
 		out[i].arg = dev->due[i]->event_arg;
+		out[i].cqes = dev->due[i]->event_cqes;
 		dev->due[i]->event_due = 0;
+		dev->due[i]->event_cqes = 0;
 	}
 	dev->ndue = 0;
 	__atomic_fetch_add(&dev->firing, 1, __ATOMIC_RELAXED); /* lock held */
@@ -68,7 +73,7 @@ void emu_cq_events_fire(struct emu_dev *dev, const struct emu_cq_event *ev, unsi
 		return;
 	for (i = 0; i < n; i++)
 		if (ev[i].fn)
-			ev[i].fn(ev[i].arg);
+			ev[i].fn(ev[i].arg, ev[i].cqes);
 	/*
 	 * F1 (pairs with F2): the batch is done before the waiter count is
 	 * read, and a waiter counts itself before it reads `firing`: one of

@@ -38,10 +38,14 @@ struct emu_cq {
 	unsigned users;     /* QPs */
 	int overrun;        /* sticky; read by emu_cq_error() */
 	int ignore_overrun; /* emu_cq_attr's */
-	/* emu_cq_set_event's handler; due: CQEs since it was last called. */
-	void (*event_fn)(void *arg);
+	/*
+	 * emu_cq_set_event's handler; due: CQEs written since it was last
+	 * called, event_cqes of them (the count it is called with).
+	 */
+	void (*event_fn)(void *arg, unsigned cqes);
 	void *event_arg;
 	int event_due;
+	unsigned event_cqes;
 };
 
 struct emu_srq {
@@ -143,11 +147,12 @@ struct emu_dev {
 
 /* A completion event taken from the device, to be fired unlocked. */
 struct emu_cq_event {
-	void (*fn)(void *arg);
+	void (*fn)(void *arg, unsigned cqes);
 	void *arg;
+	unsigned cqes;
 };
 
-/* cq_event.c. Lock held: mark @cq's event due (a CQE was written). */
+/* cq_event.c. Lock held: mark @cq's event due (one more CQE was written). */
 void emu_cq_event_due(struct emu_cq *cq);
 /*
  * Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many.

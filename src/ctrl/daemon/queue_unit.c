@@ -99,10 +99,11 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
  * (seq_cst) before it routes once more: it finds the CQE, or we see it
  * counted and wake it.
  */
-static void send_cq_event(void *arg)
+static void send_cq_event(void *arg, unsigned cqes)
 {
 	struct ssq_ctl *ctl = arg;
 
+	(void)cqes;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W6 */
 	if (__atomic_load_n(&ctl->waiters, __ATOMIC_RELAXED))
 		ssq__wake_waiters(ctl);

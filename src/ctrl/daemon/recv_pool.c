@@ -36,7 +36,7 @@
  */
 #define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
 
-static void rx_event(void *arg);
+static void rx_event(void *arg, unsigned cqes);
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -242,20 +242,24 @@ static void wake_readers(struct ssqd_recv_pool *p)
  * reaping too: the lock decides who logs each CQE, and a CQE the poller
  * took is one this call need not.
  */
-static void rx_event(void *arg)
+static void rx_event(void *arg, unsigned cqes)
 {
 	struct ssqd_recv_pool *p = arg;
 	int got = 0;
 
 	/*
-	 * At most depth CQEs: no more receives are ever posted, so that is
-	 * all the device can have written; beyond it are CQEs a client forged
-	 * in the arena, which must not keep the device's thread (and every
-	 * queue's WQEs) here. The poller takes what is left.
+	 * At most the @cqes the device wrote since the last call (and never
+	 * more than depth, all the receives ever posted): the CQ is in the
+	 * arena clients map, and CQEs a client forged after the device's must
+	 * not have the device's thread, which runs every queue's WQEs, log
+	 * and re-post for them; one it forged in the device's place costs that
+	 * CQE's share, as the real one would have. The poller takes the rest.
 	 */
+	if (cqes > p->depth)
+		cqes = p->depth;
 	pthread_mutex_lock(&p->lock);
 	if (__atomic_load_n(&p->armed, __ATOMIC_RELAXED))
-		got = reap(p, (int)p->depth, 1);
+		got = reap(p, (int)cqes, 1);
 	pthread_mutex_unlock(&p->lock);
 	if (got)
 		wake_readers(p);
