@@ -224,14 +224,46 @@ static int reap(struct ssqd_recv_pool *p, int budget, int repost)
  * not sleep. It reads wake_seq before each look, so our bump after the
  * load makes a FUTEX_WAIT that comes after its look return at once.
  */
-static void wake_readers(struct ssqd_recv_pool *p)
+static void wake(struct ssqd_recv_pool *p)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
-	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
-		return;
 	/* Release: the records logged are visible to whoever wakes. */
 	__atomic_fetch_add(&p->log->wake_seq, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &p->log->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wake_readers(struct ssqd_recv_pool *p)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
+	if (__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
+		wake(p);
+}
+
+/*
+ * wake_readers from the device's thread, which runs every queue's WQEs:
+ * only while the sleepers' beat moved within BEAT_NS. A count left by a
+ * reader killed asleep (or scribbled, and never beaten for) would
+ * otherwise cost that thread a system call per logged batch for good; a
+ * live reader descheduled that long finds its message at the end of its
+ * slice. Acquire on the count: the beat a reader moved before counting
+ * itself (ssq_recv_wait) is seen with it.
+ */
+static void wake_live_readers(struct ssqd_recv_pool *p)
+{
+	uint32_t beat;
+	uint64_t now;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
+	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_ACQUIRE))
+		return;
+	beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
+	now = ssqd_now_ns();
+	if (beat != p->ev_beat_seen) {
+		p->ev_beat_seen = beat;
+		p->ev_beat_ns = now;
+	} else if (now - p->ev_beat_ns >= BEAT_NS) {
+		return;
+	}
+	wake(p);
 }
 
 /*
@@ -262,7 +294,7 @@ static void rx_event(void *arg, unsigned cqes)
 		got = reap(p, (int)cqes, 1);
 	pthread_mutex_unlock(&p->lock);
 	if (got)
-		wake_readers(p);
+		wake_live_readers(p);
 }
 
 /*

@@ -58,6 +58,8 @@ struct ssqd_recv_pool {
 	uint64_t errors;          /* error records logged */
 	uint32_t beat_seen;       /* log->beat when last seen to move, */
 	uint64_t beat_ns;         /* at this time (poller only) */
+	uint32_t ev_beat_seen;    /* the same for rx_event (the device's thread) */
+	uint64_t ev_beat_ns;
 };
 
 struct ssqd_recv_poller {
