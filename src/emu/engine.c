@@ -163,7 +163,7 @@ static int nap(struct emu_dev *dev, int wire_fd, long ns)
 static void *device_thread(void *arg)
 {
 	struct emu_dev *dev = arg;
-	struct emu_cq_event ev[SSQ_EMU_MAX_CQ]; /* 16 KiB of the thread's stack */
+	struct emu_cq_event ev[SSQ_EMU_MAX_CQ]; /* 24 KiB of the thread's stack */
 	unsigned idle = 0, streak = 0, naps = 0, nev;
 	long nap_ns = NAP_FIRST_NS;
 
