@@ -289,12 +289,38 @@ static void rx_event(void *arg, unsigned cqes)
 	 */
 	if (cqes > p->depth)
 		cqes = p->depth;
-	pthread_mutex_lock(&p->lock);
+	/*
+	 * Never wait for the lock: its holder (the poller, or the control
+	 * thread arming or pausing the pool) may be descheduled for
+	 * milliseconds, or draining CQEs clients can write, and every queue's
+	 * WQEs would wait with this thread. The holder is at the CQ already;
+	 * `missed` has the poller look again at once rather than nap.
+	 */
+	if (pthread_mutex_trylock(&p->lock)) {
+		__atomic_store_n(&p->missed, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (__atomic_load_n(&p->armed, __ATOMIC_RELAXED))
 		got = reap(p, (int)cqes, 1);
 	pthread_mutex_unlock(&p->lock);
 	if (got)
 		wake_live_readers(p);
+}
+
+/*
+ * 1 if the device's event found a pool's lock held since the last look
+ * (rx_event): the CQEs it came for may still be there, so no nap.
+ */
+static int events_missed(struct ssqd *d)
+{
+	int any = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueues; i++)
+		if (__atomic_load_n(&d->queues[i].rx.missed, __ATOMIC_RELAXED))
+			any |= __atomic_exchange_n(&d->queues[i].rx.missed, 0,
+			                           __ATOMIC_ACQUIRE);
+	return any;
 }
 
 /*
@@ -453,7 +479,7 @@ static void *poller_main(void *arg)
 				wake_readers(p); /* not under the lock: a system call */
 			n += got;
 		}
-		if (n) {
+		if (n || events_missed(d)) {
 			last = 0;
 			continue;
 		}

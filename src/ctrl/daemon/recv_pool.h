@@ -47,6 +47,7 @@ struct ssqd_recv_pool {
 	int inited;           /* lock initialised, log and buffers carved */
 	int armed;            /* the poller may poll (atomic; changed under lock) */
 	int events; /* the device calls cq_event's handler as CQEs land (no spinning) */
+	int missed; /* atomic: that handler found the lock held; the poller looks */
 	struct ssq_rq rq; /* the receiving QP's RQ */
 	struct ssq_cq cq; /* its receive CQ */
 	struct shm_recv_log *log;
