@@ -20,12 +20,15 @@ struct seen {
 	unsigned calls;   /* atomic: the device thread calls too */
 	unsigned cqes;    /* receive CQEs the handler polled */
 	unsigned bad;     /* of them, not a 64-byte SEND's */
+	unsigned told;    /* the CQEs the device said it wrote, all calls */
 	pthread_t caller; /* the thread of the last call */
 };
 
-static void on_event(void *arg)
+static void on_event(void *arg, unsigned cqes)
 {
 	struct seen *s = arg;
+
+	s->told += cqes;
 	struct ssq_cqe c[8];
 	int n, i;
 
@@ -90,6 +93,7 @@ static void in_process(struct emu_tb *tb, struct seen *s)
 	CHECK(s->calls == 1, "one pass that wrote 3 CQEs: %u calls, want 1", s->calls);
 	CHECK(s->cqes == 3 && !s->bad, "the handler found %u CQEs (%u bad), want 3 good",
 	      s->cqes, s->bad);
+	CHECK(s->told == 3, "the device said it wrote %u CQEs, want 3", s->told);
 	CHECK(pthread_equal(s->caller, pthread_self()), "called by emu_process's caller");
 
 	CHECK(emu_process(tb->dev, 1024) == 0, "nothing more to do");

@@ -105,13 +105,16 @@ struct ssq_ctl {
 	uint32_t state;         /* SSQ_CTL_* */
 	uint32_t epoch;         /* bumped by ssq_ctl_reset */
 	/*
-	 * ssq_wait's: producers asleep, and the futex word routers bump and
-	 * wake them on. Any value is harmless (a wake too many, or a sleep to
-	 * the end of its slice): nothing indexes with them.
+	 * ssq_wait's: producers asleep, the futex word routers bump and wake
+	 * them on, and a beat each sleeper moves once a slice, so that ssqd
+	 * stops waking a count whose sleeper died (killed asleep, it never
+	 * takes it back). Any value is harmless (a wake too many, or a sleep
+	 * to the end of its slice): nothing indexes with them.
 	 */
 	uint32_t waiters;
 	uint32_t wake_seq;
-	uint8_t pad0[SSQ_CACHELINE - 40];
+	uint32_t wait_beat;
+	uint8_t pad0[SSQ_CACHELINE - 44];
 	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
 	uint8_t pad1[SSQ_CACHELINE - 8];
 	uint64_t published; /* every WQEBB below is published */

@@ -65,6 +65,11 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
 		/*
+		 * Alive: ssqd wakes a count whose beat moved lately. Before the
+		 * count, whose add releases it: whoever sees the count sees it.
+		 */
+		__atomic_fetch_add(&p->ctl->wait_beat, 1, __ATOMIC_RELAXED);
+		/*
 		 * R6 (pairs with W6, ssqd's send_cq_event): counted before
 		 * the CQ is looked at again, so a CQE the device writes after
 		 * this look is one whose event sees the count and wakes us.

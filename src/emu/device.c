@@ -67,6 +67,7 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 		}
 	}
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_cond_init(&dev->fired, NULL);
 	dev->mode = a.mode;
 	dev->fault = a.fault;
 	dev->stream_poll_ns = a.stream_poll_ns;
@@ -104,6 +105,7 @@ void emu_close(struct emu_dev *dev)
 	if (dev->trace)
 		fclose(dev->trace);
 	close(dev->kick_fd);
+	pthread_cond_destroy(&dev->fired);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
@@ -363,6 +365,8 @@ int emu_destroy_cq(struct emu_cq *cq)
 			;
 		dev->due[i] = dev->due[--dev->ndue];
 	}
+	/* A handler taken before is done: the caller may free its argument. */
+	emu_cq_events_settle(dev);
 	pthread_mutex_unlock(&dev->lock);
 	free(cq);
 	return 0;

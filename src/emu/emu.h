@@ -430,24 +430,34 @@ struct emu_cq_attr {
 int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
                   struct emu_cq **cqp, struct mlx5dv_cq *dv);
 
-/* Returns 0, or -EBUSY while a QP uses @cq. */
+/*
+ * Returns 0, or -EBUSY while a QP uses @cq. Like emu_cq_set_event, it waits
+ * for a call of @cq's handler already under way.
+ */
 int emu_destroy_cq(struct emu_cq *cq);
 
 /*
- * emu_cq_set_event - the device calls @fn(@arg) after a pass that wrote
- * CQEs into @cq (at least one call per pass that wrote any, from the
+ * emu_cq_set_event - the device calls @fn(@arg, @cqes) after a pass that
+ * wrote CQEs into @cq (at least one call per pass that wrote any, from the
  * thread that ran the pass: the device thread, or the caller of
- * emu_process), once the device's lock is dropped; @fn NULL: no more
- * calls. The handler may take locks and make system calls, and may poll
+ * emu_process), once the device's lock is dropped, @cqes being how many
+ * it wrote into @cq since the last call: a consumer whose CQ other
+ * writers can reach (memory clients map) takes no more than that on the
+ * device's thread; @fn NULL: no more calls. The handler may take locks and make system
+ * calls, and may poll
  * @cq; it must not call back into the device. This stands for a ConnectX's
  * completion event (an EQE raised for a CQ armed by ibv_req_notify_cq,
  * read from a completion channel), without the arming: a host thread that
  * emulates the NIC can do the consumer's first step itself, so the
  * consumer needs no thread of its own polling for it (ssqd's receive
- * pool). Returns 0, -EINVAL for NULL @cq, or -EOPNOTSUPP on a device
- * opened with no_cq_events (the consumer must poll, as on a ConnectX).
+ * pool). Once it returns, the old handler is neither running nor called
+ * again, so its owner may free its argument: it waits for the calls
+ * already under way, and must therefore not be called from a handler or
+ * while holding a lock a handler takes. Returns 0, -EINVAL for NULL @cq,
+ * or -EOPNOTSUPP on a device opened with no_cq_events (the consumer must
+ * poll, as on a ConnectX).
  */
-int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg), void *arg);
+int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg, unsigned cqes), void *arg);
 
 /*
  * emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran

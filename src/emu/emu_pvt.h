@@ -38,10 +38,14 @@ struct emu_cq {
 	unsigned users;     /* QPs */
 	int overrun;        /* sticky; read by emu_cq_error() */
 	int ignore_overrun; /* emu_cq_attr's */
-	/* emu_cq_set_event's handler; due: CQEs since it was last called. */
-	void (*event_fn)(void *arg);
+	/*
+	 * emu_cq_set_event's handler; due: CQEs written since it was last
+	 * called, event_cqes of them (the count it is called with).
+	 */
+	void (*event_fn)(void *arg, unsigned cqes);
 	void *event_arg;
 	int event_due;
+	unsigned event_cqes;
 };
 
 struct emu_srq {
@@ -131,20 +135,34 @@ struct emu_dev {
 	/* CQs with a completion event due (cq_event.c), in the order marked. */
 	struct emu_cq *due[SSQ_EMU_MAX_CQ];
 	unsigned ndue;
+	/*
+	 * Batches of events taken and not yet fired, and callers waiting in
+	 * emu_cq_set_event / emu_destroy_cq for them (no batch is taken
+	 * while one waits); fired: signalled as firing drops to 0. Both
+	 * atomic (cq_event.c, F1/F2): a batch ends without the lock.
+	 */
+	unsigned firing, fire_waiters;
+	pthread_cond_t fired;
 };
 
 /* A completion event taken from the device, to be fired unlocked. */
 struct emu_cq_event {
-	void (*fn)(void *arg);
+	void (*fn)(void *arg, unsigned cqes);
 	void *arg;
+	unsigned cqes;
 };
 
-/* cq_event.c. Lock held: mark @cq's event due (a CQE was written). */
+/* cq_event.c. Lock held: mark @cq's event due (one more CQE was written). */
 void emu_cq_event_due(struct emu_cq *cq);
-/* Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many. */
+/*
+ * Lock held: move the due events to @out (SSQ_EMU_MAX_CQ room); how many.
+ * None while a caller waits in emu_cq_events_settle: they stay due.
+ */
 unsigned emu_cq_events_take(struct emu_dev *dev, struct emu_cq_event *out);
-/* Lock not held: call the handlers. */
-void emu_cq_events_fire(const struct emu_cq_event *ev, unsigned n);
+/* Lock not held: call the handlers of what emu_cq_events_take returned. */
+void emu_cq_events_fire(struct emu_dev *dev, const struct emu_cq_event *ev, unsigned n);
+/* Lock held: wait until no batch taken so far is still being fired. */
+void emu_cq_events_settle(struct emu_dev *dev);
 
 /*
  * One piece of a gather or scatter list, resolved: @len bytes at host

@@ -89,7 +89,7 @@ int emu_process(struct emu_dev *dev, unsigned budget)
 	n = (int)process_locked(dev, budget > INT32_MAX ? INT32_MAX : budget);
 	nev = emu_cq_events_take(dev, ev);
 	pthread_mutex_unlock(&dev->lock);
-	emu_cq_events_fire(ev, nev);
+	emu_cq_events_fire(dev, ev, nev);
 	return n;
 }
 
@@ -163,7 +163,7 @@ static int nap(struct emu_dev *dev, int wire_fd, long ns)
 static void *device_thread(void *arg)
 {
 	struct emu_dev *dev = arg;
-	struct emu_cq_event ev[SSQ_EMU_MAX_CQ]; /* 16 KiB of the thread's stack */
+	struct emu_cq_event ev[SSQ_EMU_MAX_CQ]; /* 24 KiB of the thread's stack */
 	unsigned idle = 0, streak = 0, naps = 0, nev;
 	long nap_ns = NAP_FIRST_NS;
 
@@ -178,7 +178,7 @@ static void *device_thread(void *arg)
 			waiting = emu_wire_waiting(dev);
 		nev = emu_cq_events_take(dev, ev);
 		pthread_mutex_unlock(&dev->lock);
-		emu_cq_events_fire(ev, nev);
+		emu_cq_events_fire(dev, ev, nev);
 		if (n) {
 			idle = 0;
 			naps = 0;

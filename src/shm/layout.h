@@ -111,9 +111,11 @@ struct shm_recv_log {
 	 * Every client writes this line, so ssqd treats it as a hint only:
 	 * `waiters` nonzero makes the poller wake wake_seq after logging and
 	 * spin instead of napping, but only while `beat` keeps moving (each
-	 * sleeper bumps it before every slice), so a count left behind by a
-	 * reader killed in its sleep, or scribbled, costs a FUTEX_WAKE per
-	 * logged batch and no spinning.
+	 * sleeper bumps it before it counts itself and before every slice),
+	 * so a count left behind by a reader killed in its sleep, or
+	 * scribbled, costs the poller a FUTEX_WAKE per logged batch and no
+	 * spinning, and the emulated device's thread (rx_event) nothing once
+	 * its beat stands.
 	 */
 	uint32_t waiters;  /* readers inside ssq_recv_wait */
 	uint32_t wake_seq; /* the shared futex word: ssqd bumps it, then wakes */

@@ -225,16 +225,17 @@ struct ssqd_backend_ops {
 	int (*set_remote)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	                  const uint8_t gid[16], char *why, size_t whylen);
 	/*
-	 * Optional (NULL: none). Have @fn(@arg) called soon after CQEs land
-	 * in @q's send CQ (dv_cq, @recv 0) or receive CQ (dv_rcq, @recv 1),
-	 * from the thread that makes the device progress, so that whoever
-	 * consumes them need not poll for them: the emulated device calls it
+	 * Optional (NULL: none). Have @fn(@arg, @cqes) called soon after
+	 * CQEs land in @q's send CQ (dv_cq, @recv 0) or receive CQ (dv_rcq,
+	 * @recv 1), @cqes of them since the last call, from the thread that
+	 * makes the device progress, so that whoever consumes them need not
+	 * poll for them: the emulated device calls it
 	 * from its own thread (emu_cq_set_event). A ConnectX writes CQEs
 	 * without a host thread; there ssqd's poller polls, and sleepers in
 	 * ssq_wait route between slices.
 	 */
 	int (*cq_event)(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
-	                void (*fn)(void *arg), void *arg);
+	                void (*fn)(void *arg, unsigned cqes), void *arg);
 	/* How clients map @q's UAR page. */
 	int (*uar_map)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	               struct shm_uar_map *m);

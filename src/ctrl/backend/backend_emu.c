@@ -481,7 +481,7 @@ static int emu_uar_map(struct ssqd_backend *b, struct ssqd_bqueue *q,
 }
 
 static int emu_cq_event(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
-                        void (*fn)(void *arg), void *arg)
+                        void (*fn)(void *arg, unsigned cqes), void *arg)
 {
 	struct emu_queue *eq = q->impl;
 

@@ -48,7 +48,8 @@ static void *signaller(void *arg)
 			continue;
 		/* As ssq_wait: the sequence before the count and the last look. */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
-		/* R6 (as in ssq_wait): counted before the last look at the CQ. */
+		/* Alive (as in ssq_wait), then R6: counted before the last look. */
+		__atomic_fetch_add(&p->ctl->wait_beat, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told &&
 		    ssq_progress(p) <= 0)

@@ -108,9 +108,13 @@ int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns)
 	if (spin_first(log, k, now, deadline))
 		return 0;
 	now = now_ns();
-	/* Counted (and beating) from here: the poller stops napping. */
-	__atomic_fetch_add(&log->waiters, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * Beating and counted from here: the poller stops napping, and the
+	 * device's events wake us. The beat first: whoever sees the count
+	 * (its add releases) sees the beat moved.
+	 */
 	__atomic_fetch_add(&log->beat, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&log->waiters, 1, __ATOMIC_SEQ_CST);
 	rc = wait_counted(q, log, k, now, deadline);
 	__atomic_fetch_sub(&log->waiters, 1, __ATOMIC_RELAXED);
 	return rc;

@@ -91,7 +91,9 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
  * ssq_wait (and wait fds' threads) so that one routes now, not at the end
  * of its slice. The count is client memory: it only decides whether to
  * make the (never blocking) FUTEX_WAKE, so a scribbled one costs a system
- * call per pass of the device.
+ * call per pass of the device while its beat moves. One left by a sleeper
+ * killed asleep beats no more: within SSQD_WAIT_BEAT_NS the device stops
+ * paying for it, rather than making a system call per pass for good.
  *
  * W6 (pairs with R6 in ssq_wait, src/dv/queue_wait.c): this thread
  * published the CQEs (the release of op_own) before this call; the fence
@@ -99,13 +101,27 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
  * (seq_cst) before it routes once more: it finds the CQE, or we see it
  * counted and wake it.
  */
-static void send_cq_event(void *arg)
+static void send_cq_event(void *arg, unsigned cqes)
 {
-	struct ssq_ctl *ctl = arg;
+	struct ssqd_queue *q = arg;
+	struct ssq_ctl *ctl = q->ctl;
+	uint32_t beat;
+	uint64_t now;
 
+	(void)cqes;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W6 */
-	if (__atomic_load_n(&ctl->waiters, __ATOMIC_RELAXED))
-		ssq__wake_waiters(ctl);
+	/* Acquire: the sleeper's beat, stored before its count, is seen. */
+	if (!__atomic_load_n(&ctl->waiters, __ATOMIC_ACQUIRE))
+		return;
+	beat = __atomic_load_n(&ctl->wait_beat, __ATOMIC_RELAXED);
+	now = ssqd_now_ns();
+	if (beat != q->wait_beat_seen) {
+		q->wait_beat_seen = beat;
+		q->wait_beat_ns = now;
+	} else if (now - q->wait_beat_ns >= SSQD_WAIT_BEAT_NS) {
+		return; /* no sleeper has beaten lately: a count left behind */
+	}
+	ssq__wake_waiters(ctl);
 }
 
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
@@ -127,7 +143,7 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 		return rc;
 	/* Where the device says when CQEs land, sleepers need not wait a slice. */
 	if (d->ops->cq_event)
-		(void)d->ops->cq_event(d->backend, &q->local, 0, send_cq_event, q->ctl);
+		(void)d->ops->cq_event(d->backend, &q->local, 0, send_cq_event, q);
 	if (!two_hosts) {
 		/*
 		 * Loopback: the other end lives in ssqd too, on the emulated

@@ -36,7 +36,7 @@
  */
 #define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
 
-static void rx_event(void *arg);
+static void rx_event(void *arg, unsigned cqes);
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -224,14 +224,46 @@ static int reap(struct ssqd_recv_pool *p, int budget, int repost)
  * not sleep. It reads wake_seq before each look, so our bump after the
  * load makes a FUTEX_WAIT that comes after its look return at once.
  */
-static void wake_readers(struct ssqd_recv_pool *p)
+static void wake(struct ssqd_recv_pool *p)
 {
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
-	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
-		return;
 	/* Release: the records logged are visible to whoever wakes. */
 	__atomic_fetch_add(&p->log->wake_seq, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &p->log->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wake_readers(struct ssqd_recv_pool *p)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
+	if (__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
+		wake(p);
+}
+
+/*
+ * wake_readers from the device's thread, which runs every queue's WQEs:
+ * only while the sleepers' beat moved within BEAT_NS. A count left by a
+ * reader killed asleep (or scribbled, and never beaten for) would
+ * otherwise cost that thread a system call per logged batch for good; a
+ * live reader descheduled that long finds its message at the end of its
+ * slice. Acquire on the count: the beat a reader moved before counting
+ * itself (ssq_recv_wait) is seen with it.
+ */
+static void wake_live_readers(struct ssqd_recv_pool *p)
+{
+	uint32_t beat;
+	uint64_t now;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
+	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_ACQUIRE))
+		return;
+	beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
+	now = ssqd_now_ns();
+	if (beat != p->ev_beat_seen) {
+		p->ev_beat_seen = beat;
+		p->ev_beat_ns = now;
+	} else if (now - p->ev_beat_ns >= BEAT_NS) {
+		return;
+	}
+	wake(p);
 }
 
 /*
@@ -242,23 +274,53 @@ static void wake_readers(struct ssqd_recv_pool *p)
  * reaping too: the lock decides who logs each CQE, and a CQE the poller
  * took is one this call need not.
  */
-static void rx_event(void *arg)
+static void rx_event(void *arg, unsigned cqes)
 {
 	struct ssqd_recv_pool *p = arg;
 	int got = 0;
 
 	/*
-	 * At most depth CQEs: no more receives are ever posted, so that is
-	 * all the device can have written; beyond it are CQEs a client forged
-	 * in the arena, which must not keep the device's thread (and every
-	 * queue's WQEs) here. The poller takes what is left.
+	 * At most the @cqes the device wrote since the last call (and never
+	 * more than depth, all the receives ever posted): the CQ is in the
+	 * arena clients map, and CQEs a client forged after the device's must
+	 * not have the device's thread, which runs every queue's WQEs, log
+	 * and re-post for them; one it forged in the device's place costs that
+	 * CQE's share, as the real one would have. The poller takes the rest.
 	 */
-	pthread_mutex_lock(&p->lock);
+	if (cqes > p->depth)
+		cqes = p->depth;
+	/*
+	 * Never wait for the lock: its holder (the poller, or the control
+	 * thread arming or pausing the pool) may be descheduled for
+	 * milliseconds, or draining CQEs clients can write, and every queue's
+	 * WQEs would wait with this thread. The holder is at the CQ already;
+	 * `missed` has the poller look again at once rather than nap.
+	 */
+	if (pthread_mutex_trylock(&p->lock)) {
+		__atomic_store_n(&p->missed, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (__atomic_load_n(&p->armed, __ATOMIC_RELAXED))
-		got = reap(p, (int)p->depth, 1);
+		got = reap(p, (int)cqes, 1);
 	pthread_mutex_unlock(&p->lock);
 	if (got)
-		wake_readers(p);
+		wake_live_readers(p);
+}
+
+/*
+ * 1 if the device's event found a pool's lock held since the last look
+ * (rx_event): the CQEs it came for may still be there, so no nap.
+ */
+static int events_missed(struct ssqd *d)
+{
+	int any = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueues; i++)
+		if (__atomic_load_n(&d->queues[i].rx.missed, __ATOMIC_RELAXED))
+			any |= __atomic_exchange_n(&d->queues[i].rx.missed, 0,
+			                           __ATOMIC_ACQUIRE);
+	return any;
 }
 
 /*
@@ -417,7 +479,7 @@ static void *poller_main(void *arg)
 				wake_readers(p); /* not under the lock: a system call */
 			n += got;
 		}
-		if (n) {
+		if (n || events_missed(d)) {
 			last = 0;
 			continue;
 		}

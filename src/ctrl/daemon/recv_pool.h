@@ -47,6 +47,7 @@ struct ssqd_recv_pool {
 	int inited;           /* lock initialised, log and buffers carved */
 	int armed;            /* the poller may poll (atomic; changed under lock) */
 	int events; /* the device calls cq_event's handler as CQEs land (no spinning) */
+	int missed; /* atomic: that handler found the lock held; the poller looks */
 	struct ssq_rq rq; /* the receiving QP's RQ */
 	struct ssq_cq cq; /* its receive CQ */
 	struct shm_recv_log *log;
@@ -58,6 +59,8 @@ struct ssqd_recv_pool {
 	uint64_t errors;          /* error records logged */
 	uint32_t beat_seen;       /* log->beat when last seen to move, */
 	uint64_t beat_ns;         /* at this time (poller only) */
+	uint32_t ev_beat_seen;    /* the same for rx_event (the device's thread) */
+	uint64_t ev_beat_ns;
 };
 
 struct ssqd_recv_poller {
