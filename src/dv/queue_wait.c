@@ -73,8 +73,14 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 * R6 (pairs with W6, ssqd's send_cq_event): counted before
 		 * the CQ is looked at again, so a CQE the device writes after
 		 * this look is one whose event sees the count and wakes us.
+		 * The fence makes the add and the look that follows (acquire
+		 * loads, in ssq_progress) a store-then-load pair in C11 terms,
+		 * against W6's fence on the device's side. With another
+		 * producer holding the CQ lease the look is that router's, and
+		 * a wake it misses costs this sleeper at most its slice.
 		 */
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* R6 */
 		if (ready(p) < min && ssq_progress(p) <= 0) {
 			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
 			                                       : SSQ_WAIT_SLICE_NS;

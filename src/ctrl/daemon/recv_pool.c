@@ -370,8 +370,14 @@ int ssqd_recv_arm(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 			goto out;
 		}
 	}
-	/* What the CQ still holds is from before the reset: log it, post nothing. */
-	while ((n = reap(p, 1 << 30, 0)) > 0)
+	/*
+	 * What the CQ still holds is from before the reset: log it, post
+	 * nothing. At most a CQ's worth: the device cannot have written more
+	 * since the last reap, and a client forging CQEs ahead of us in the
+	 * arena must not hold ssqd's control thread here.
+	 */
+	while (logged < (int)p->cq.cqe_cnt &&
+	       (n = reap(p, (int)p->cq.cqe_cnt - logged, 0)) > 0)
 		logged += n;
 	rc = ssq_rq_init(&p->rq, &b->dv_qp); /* head 0, as the reset left the RQ */
 	if (!rc && p->rq.wqe_cnt < p->depth)
