@@ -324,7 +324,7 @@ int ssq_recv_copy(struct ssq_queue *q, uint64_t k, void *dst, size_t len,
  * ConnectX ssqd's receive poller, which polls without napping while anyone
  * waits (a core of ssqd's busy meanwhile), so a waiter sees a message
  * within microseconds of its completion (the first after a long silence
- * may wait for a nap of the poller already under way: up to 10 ms). The sleep goes
+ * ends the poller's nap by a completion event on the armed receive CQ). The sleep goes
  * in slices of at most 1 ms, so a missed wake costs at most that. Returns
  * at once if message @k has already arrived, even if it is no longer
  * readable (-ESTALE from peek).

@@ -236,6 +236,17 @@ struct ssqd_backend_ops {
 	 */
 	int (*cq_event)(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
 	                void (*fn)(void *arg, unsigned cqes), void *arg);
+	/*
+	 * Optional (NULL: none), for a device that raises completion events
+	 * itself (a ConnectX): arm @q's receive CQ for one event once it holds
+	 * a CQE at or past consumer index @ci. The event makes rx_event_fd
+	 * readable; rx_events_take takes (and acknowledges) every one pending,
+	 * without waiting, and returns how many. Used by the receive poller
+	 * before it sleeps, so that a message ends its nap.
+	 */
+	int (*rx_arm)(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci);
+	int (*rx_event_fd)(struct ssqd_backend *b);
+	int (*rx_events_take)(struct ssqd_backend *b);
 	/* How clients map @q's UAR page. */
 	int (*uar_map)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	               struct shm_uar_map *m);

@@ -18,15 +18,19 @@
 #include <sys/stat.h>
 #include "ctrl/backend/backend.h"
 #include "ctrl/proto/msg.h"
+#include "ctrl/backend/mlx5_cq_arm.h"
 #include "ctrl/backend/mlx5_list.h"
 
 #define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
 
 struct mlx5_queue {
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;  /* sends */
-	struct ibv_cq *rcq; /* receives */
-	uint32_t cqn, rcqn; /* theirs, for CQ events */
+	struct ibv_cq *cq;    /* sends */
+	struct ibv_cq *rcq;   /* receives */
+	uint32_t cqn, rcqn;   /* theirs, for CQ events */
+	struct mlx5dv_cq rdv; /* rcq through mlx5dv: what arming it needs */
+	uint32_t rarm_sn;     /* rcq's arm sequence (libmlx5's arm_sn) */
+	int rarmed;           /* armed, its event not yet taken */
 };
 
 struct ssqd_backend {
@@ -36,6 +40,11 @@ struct ssqd_backend {
 	struct shm_arena *arena;
 	struct mlx5_queue queues[MAX_QUEUES];
 	unsigned nqueues;
+	/*
+	 * Receive CQs' completion events (rx_arm), non-blocking; NULL when
+	 * it could not be made: the receive poller then naps blind.
+	 */
+	struct ibv_comp_channel *rx_chan;
 };
 
 /* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
@@ -139,6 +148,13 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 		ibv_close_device(b->ctx);
 		free(b);
 		return rc;
+	}
+	/* Read by the receive poller between naps: must not block either. */
+	b->rx_chan = ibv_create_comp_channel(b->ctx);
+	if (b->rx_chan && ((fl = fcntl(b->rx_chan->fd, F_GETFL)) < 0 ||
+	                   fcntl(b->rx_chan->fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
+		ibv_destroy_comp_channel(b->rx_chan);
+		b->rx_chan = NULL;
 	}
 	*bp = b;
 	return 0;
@@ -354,13 +370,15 @@ static int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_
  * context's oi bit; mlx5_ib_resize_cq's MODIFY_CQ selects only the size
  * and page fields, so the bit outlives ibv_resize_cq.
  */
-static struct ibv_cq *create_cq(struct ibv_context *ctx, uint32_t cqe)
+static struct ibv_cq *create_cq(struct ibv_context *ctx, uint32_t cqe,
+                                struct ibv_comp_channel *chan)
 {
 	struct ibv_cq_init_attr_ex a;
 	struct ibv_cq_ex *cq;
 
 	memset(&a, 0, sizeof(a));
 	a.cqe = cqe;
+	a.channel = chan; /* NULL: no events */
 	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	a.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	cq = ibv_create_cq_ex(ctx, &a);
@@ -415,13 +433,13 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
 	/* Grown below once the SQ's size is known (shm_scq_cqes). */
-	mq->cq = create_cq(b->ctx, cqes - 1);
+	mq->cq = create_cq(b->ctx, cqes - 1, NULL);
 	if (!mq->cq) {
 		rc = -errno;
 		snprintf(why, whylen, "ibv_create_cq_ex(%u): %s", cqes, strerror(errno));
 		return rc;
 	}
-	mq->rcq = create_cq(b->ctx, rcqes - 1);
+	mq->rcq = create_cq(b->ctx, rcqes - 1, b->rx_chan);
 	if (!mq->rcq) {
 		rc = -errno;
 		snprintf(why, whylen, "ibv_create_cq_ex(%u) for receives: %s", rcqes,
@@ -512,6 +530,8 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	q->qpn = mq->qp->qp_num;
 	mq->cqn = q->dv_cq.cqn;
 	mq->rcqn = q->dv_rcq.cqn;
+	mq->rdv = q->dv_rcq;
+	mq->rarm_sn = 0; /* as libmlx5's create_cq starts it */
 	/* What libmlx5 made of the request (mlx5_calc_sq_size writes it back). */
 	q->max_inline = init.cap.max_inline_data;
 	q->max_sge = init.cap.max_send_sge;
@@ -667,6 +687,52 @@ static int mlx5_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 	return 1;
 }
 
+static int mlx5_rx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+{
+	struct mlx5_queue *mq = q->impl;
+
+	if (!b->rx_chan)
+		return -EOPNOTSUPP;
+	/*
+	 * An arm holds until its event: any CQE written meanwhile raises it.
+	 * So once per event, not once per nap (a UAR write each).
+	 */
+	if (!mq->rarmed) {
+		ssqd_mlx5_cq_arm(&mq->rdv, mq->rarm_sn, ci);
+		mq->rarmed = 1;
+	}
+	return 0;
+}
+
+static int mlx5_rx_event_fd(struct ssqd_backend *b)
+{
+	return b->rx_chan ? b->rx_chan->fd : -1;
+}
+
+/*
+ * Every event pending on the channel, acknowledged at once (destroying a
+ * CQ waits for its events' acks: ibv_ack_cq_events(3)), each bumping its
+ * CQ's arm sequence as libmlx5's mlx5_cq_event does.
+ */
+static int mlx5_rx_events_take(struct ssqd_backend *b)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	unsigned i;
+	int n = 0;
+
+	while (b->rx_chan && !ibv_get_cq_event(b->rx_chan, &cq, &ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		for (i = 0; i < b->nqueues; i++)
+			if (b->queues[i].rcq == cq) {
+				b->queues[i].rarm_sn++;
+				b->queues[i].rarmed = 0;
+			}
+		n++;
+	}
+	return n;
+}
+
 static int mlx5_start(struct ssqd_backend *b)
 {
 	(void)b; /* the NIC needs no progress thread */
@@ -689,6 +755,8 @@ static void mlx5_close(struct ssqd_backend *b)
 		ibv_destroy_cq(b->queues[i].rcq);
 		ibv_destroy_cq(b->queues[i].cq);
 	}
+	if (b->rx_chan) /* after its CQs: the channel outlives none of them */
+		ibv_destroy_comp_channel(b->rx_chan);
 	if (b->mr)
 		ibv_dereg_mr(b->mr);
 	ibv_dealloc_pd(b->pd);
@@ -708,6 +776,9 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.create_queue = mlx5_create_queue,
 	.modify_qp = mlx5_modify_qp,
 	.query_port = mlx5_query_port,
+	.rx_arm = mlx5_rx_arm,
+	.rx_event_fd = mlx5_rx_event_fd,
+	.rx_events_take = mlx5_rx_events_take,
 	.uar_map = mlx5_uar_map,
 	.async_event = mlx5_async_event,
 	.start = mlx5_start,

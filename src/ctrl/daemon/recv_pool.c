@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -452,6 +453,42 @@ void ssqd_recv_idle(struct ssqd *d, unsigned max_ms)
 }
 
 /*
+ * Nap up to @nap, or until a receive CQ's completion event, where the
+ * backend raises them (a ConnectX: rx_arm): each armed pool's CQ is armed
+ * at the index this poller consumed to, so a CQE already there, or the
+ * next one, ends the nap at once instead of waiting it out. Pools the
+ * device's own events log (p->events) need no arming. Returns 1 when an
+ * event came (or a CQE was found while arming), 0 after a plain nap.
+ */
+static int event_nap(struct ssqd *d, const struct timespec *nap)
+{
+	const struct ssqd_backend_ops *ops = d->ops;
+	int fd = ops->rx_event_fd ? ops->rx_event_fd(d->backend) : -1;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int armed = 0;
+	unsigned i;
+
+	for (i = 0; fd >= 0 && ops->rx_arm && i < d->opt.nqueues; i++) {
+		struct ssqd_queue *q = &d->queues[i];
+		struct ssqd_recv_pool *p = &q->rx;
+
+		if (p->events || !__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE))
+			continue;
+		pthread_mutex_lock(&p->lock);
+		if (p->armed && !ops->rx_arm(d->backend, rx_qp(q), p->cq.ci))
+			armed++;
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (!armed) {
+		nanosleep(nap, NULL);
+		return 0;
+	}
+	if (ppoll(&pfd, 1, nap, NULL) <= 0)
+		return 0;
+	return ops->rx_events_take(d->backend) > 0;
+}
+
+/*
  * The poller: every armed pool in turn, REAP_BUDGET CQEs at most each. It
  * keeps up with a sender by never sleeping while CQEs come, nor while a
  * reader waits in ssq_recv_wait (readers_waiting), and costs little when
@@ -519,7 +556,8 @@ static void *poller_main(void *arg)
 				                   : idle_ns < SLEEP_AFTER ? DOZE_NS
 				                                           : SLEEP_NS };
 
-			nanosleep(&nap, NULL);
+			if (event_nap(d, &nap))
+				last = 0; /* a message came: poll afresh */
 		}
 	}
 	return NULL;
