@@ -71,6 +71,7 @@ static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode
 	cq->pi++;
 	if (cq->event_fn)
 		emu_cq_event_due(cq);
+	emu_cq_arm_written(cq);
 	if (ssq_unlikely(cq->dev->trace != NULL))
 		emu_trace_cqe(cq, cqe);
 }

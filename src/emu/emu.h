@@ -460,6 +460,18 @@ int emu_destroy_cq(struct emu_cq *cq);
 int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg, unsigned cqes), void *arg);
 
 /*
+ * emu_cq_arm - arm @cq, whose consumer has taken CQEs below index @ci
+ * (24 bits, as the arm doorbell carries it), for one completion event: 1
+ * is added to eventfd @fd once a CQE at or past @ci is written, at once if
+ * one is there already. The event disarms the CQ; arm it again for the
+ * next. What ibv_req_notify_cq(cq, 0) and the completion channel's fd do
+ * on a ConnectX (libmlx5's mlx5_arm_cq writes the same index), with the
+ * channel's fd standing for @fd. Any thread. Returns 0 or -EINVAL (NULL
+ * @cq, negative @fd).
+ */
+int emu_cq_arm(struct emu_cq *cq, uint32_t ci, int fd);
+
+/*
  * emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran
  * (the device found no room for a CQE; sticky until the CQ is destroyed),
  * -EINVAL for NULL. Any thread, lock-free.

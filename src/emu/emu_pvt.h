@@ -46,6 +46,8 @@ struct emu_cq {
 	void *event_arg;
 	int event_due;
 	unsigned event_cqes;
+	int armed;  /* emu_cq_arm: one event due at the next CQE */
+	int arm_fd; /* where it goes */
 };
 
 struct emu_srq {
@@ -151,6 +153,9 @@ struct emu_cq_event {
 	void *arg;
 	unsigned cqes;
 };
+
+/* cq_arm.c. Lock held: a CQE was written into @cq; raise its armed event. */
+void emu_cq_arm_written(struct emu_cq *cq);
 
 /* cq_event.c. Lock held: mark @cq's event due (one more CQE was written). */
 void emu_cq_event_due(struct emu_cq *cq);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -27,6 +28,7 @@ struct emu_queue {
 	struct emu_qp *qp;
 	struct emu_cq *cq;  /* sends */
 	struct emu_cq *rcq; /* receives */
+	int rarmed;         /* rcq armed (rx_arm), no event taken since */
 	unsigned index;     /* which UAR page */
 };
 
@@ -41,6 +43,7 @@ struct ssqd_backend {
 	uint8_t *uar;
 	struct emu_queue queues[MAX_QUEUES];
 	unsigned nqueues;
+	int rx_efd; /* armed receive CQs' events (rx_arm), a completion channel's fd */
 };
 
 static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
@@ -92,6 +95,8 @@ static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
 		snprintf(why, whylen, "emulated PD: %s", strerror(-rc));
 		goto fail;
 	}
+	/* -1: the receive poller naps blind, as on a ConnectX without a channel. */
+	b->rx_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	*bp = b;
 	return 0;
 fail:
@@ -489,6 +494,39 @@ static int emu_cq_event(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
 	return emu_cq_set_event(recv ? eq->rcq : eq->cq, fn, arg);
 }
 
+static int emu_rx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+{
+	struct emu_queue *eq = q->impl;
+	int rc;
+
+	if (b->rx_efd < 0)
+		return -EOPNOTSUPP;
+	/* An arm holds until an event: once per event, not once per nap. */
+	if (eq->rarmed)
+		return 0;
+	rc = emu_cq_arm(eq->rcq, ci, b->rx_efd);
+	eq->rarmed = !rc;
+	return rc;
+}
+
+static int emu_rx_event_fd(struct ssqd_backend *b)
+{
+	return b->rx_efd;
+}
+
+static int emu_rx_events_take(struct ssqd_backend *b)
+{
+	uint64_t n;
+	unsigned i;
+
+	if (b->rx_efd < 0 || read(b->rx_efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	/* The eventfd does not say whose: every CQ is armed again. */
+	for (i = 0; i < b->nqueues; i++)
+		b->queues[i].rarmed = 0;
+	return (int)(n > 1000 ? 1000 : n);
+}
+
 static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 {
 	struct emu_async_event e;
@@ -526,6 +564,8 @@ static void backend_emu_close(struct ssqd_backend *b)
 	if (!b)
 		return;
 	emu_close(b->dev); /* stops the thread, frees every object */
+	if (b->rx_efd >= 0)
+		close(b->rx_efd);
 	munmap(b->uar, (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE);
 	close(b->uar_fd);
 	free(b);
@@ -545,6 +585,9 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.peer_mode = emu_peer_mode,
 	.set_remote = emu_set_remote,
 	.cq_event = emu_cq_event,
+	.rx_arm = emu_rx_arm,
+	.rx_event_fd = emu_rx_event_fd,
+	.rx_events_take = emu_rx_events_take,
 	.uar_map = emu_uar_map,
 	.async_event = backend_emu_async_event,
 	.idle = backend_emu_idle,
