@@ -383,6 +383,9 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 SSQ_INLINE void ssq__publish_scan_fence(void)
 {
 }
+SSQ_INLINE void ssq__count_then_look_fence(void)
+{
+}
 #else
 #define SSQ__PUBLISH_ORDER __ATOMIC_RELEASE
 #define SSQ__SCAN_ORDER    __ATOMIC_ACQUIRE
@@ -401,6 +404,20 @@ SSQ_INLINE void ssq__publish_scan_fence(void)
  * x86: mfence; arm64: dmb ish.
  */
 SSQ_INLINE void ssq__publish_scan_fence(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * R6 (ssq_wait and the wait fd's thread, against W6 in ssqd's
+ * send_cq_event): orders a sleeper's count of itself in `waiters` (a
+ * seq_cst add) before its last look at the CQ (acquire loads of a CQE's
+ * owner byte), as the device's side orders its CQE before its load of
+ * `waiters` with a fence of its own: one of the two sees the other, so a
+ * CQE written after the look is announced. Slow path only (before a
+ * sleep). x86: mfence; arm64: dmb ish.
+ */
+SSQ_INLINE void ssq__count_then_look_fence(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

@@ -80,7 +80,7 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 * a wake it misses costs this sleeper at most its slice.
 		 */
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* R6 */
+		ssq__count_then_look_fence(); /* R6 */
 		if (ready(p) < min && ssq_progress(p) <= 0) {
 			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
 			                                       : SSQ_WAIT_SLICE_NS;

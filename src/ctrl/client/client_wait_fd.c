@@ -51,7 +51,7 @@ static void *signaller(void *arg)
 		/* Alive (as in ssq_wait), then R6: counted before the last look. */
 		__atomic_fetch_add(&p->ctl->wait_beat, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* R6 */
+		ssq__count_then_look_fence(); /* R6 */
 		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told &&
 		    ssq_progress(p) <= 0)
 			syscall(SYS_futex, &p->ctl->wake_seq, FUTEX_WAIT, seq, &slice,
