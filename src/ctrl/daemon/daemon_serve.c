@@ -528,6 +528,13 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    (unsigned)c->uid, SSQD_UID_KEYED_BUFS);
 		memset(&r, 0, sizeof(r));
 		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
+		/* The table of buffers, not the bytes: a full one is no full arena. */
+		if (rc && d->data.n >= SSQ_DATA_MAX_BUFS)
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, rc,
+			    "the data arena holds %u buffers, the most ssqd keeps "
+			    "(of any size, all clients together)",
+			    SSQ_DATA_MAX_BUFS);
 		if (rc)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, rc,
