@@ -378,28 +378,17 @@ static int unowned_hole(struct ssqd *d, unsigned qi)
 	return 1;
 }
 
-/* Does a dead client's grave wait for queue @qi to complete past @completed? */
-static int grave_waits(const struct ssqd *d, unsigned qi, uint64_t completed)
-{
-	unsigned i;
-
-	for (i = 0; i < SSQD_MAX_GRAVES; i++)
-		if (d->graves[i].owner && d->graves[i].fence[qi] > completed)
-			return 1;
-	return 0;
-}
-
 /*
- * Everything reserved on queue @qi is published and rung, nothing
- * completes, and a grave waits: the last WQEs asked for no completion
- * (one in signal_every does; a heal's NOPs and clients' unsignaled WQEs
- * do not), and `completed`, which moves only with a CQE, would hold the
- * dead client's buffers - and their keys - until somebody posts again.
- * ssqd posts one signaled NOP of its own behind them: its CQE completes
- * them all. Its completion is ssqd's, reaped here the next time.
+ * Everything reserved on queue @qi is published and rung, and nothing
+ * completes: the last WQEs may have asked for no completion (one in
+ * signal_every does; a heal's NOPs and clients' unsignaled WQEs do not).
+ * `completed` moves only with a CQE, so until somebody posts again a dead
+ * client's buffers (and their keys) would not go back, and a free of a
+ * buffer those WQEs carry would be refused -EBUSY, polling or not. ssqd
+ * posts one signaled NOP of its own behind them, once per such stall: its
+ * CQE completes them all. Its completion is ssqd's, reaped here next time.
  */
-static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved,
-                           uint64_t completed)
+static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved)
 {
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssq_completion comp[16];
@@ -408,7 +397,7 @@ static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved,
 	while (ssq_poll(&q->prod, comp, 16) > 0)
 		;
 	if (__atomic_load_n(&q->ctl->published, __ATOMIC_RELAXED) != reserved ||
-	    !grave_waits(d, qi, completed) || ssq_reserve(&q->prod, 1, &pos))
+	    ssq_reserve(&q->prod, 1, &pos))
 		return;
 	ssq_prep_nop(ssq_producer_sq(&q->prod), (uint32_t)pos,
 	             ssq_wqe_flags(&q->prod, pos, 1, SSQ_WQE_SIGNALED));
@@ -473,7 +462,7 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		take_back(d, qi, "the published head", what, since, now);
 		return;
 	} else if (s->repairs == 0) {
-		ask_completion(d, qi, reserved, completed);
+		ask_completion(d, qi, reserved);
 	} else if (s->repairs == REPAIRS_SAY)
 		fprintf(stderr,
 		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
