@@ -129,7 +129,8 @@ static int th_send(const struct pt_opts *o, int fd, const struct th_msg *m)
 
 /*
  * Read one frame of kind @want (0: any) within @secs (0: no limit).
- * Returns 0, or -1 (said why: closed, timeout, bad magic, version, kind).
+ * Returns 0, -2 (a peer tool of another version: said, its version in
+ * m->test), or -1 (said why: closed, timeout, bad magic, kind).
  */
 static int th_recv(const struct pt_opts *o, int fd, uint32_t want, double secs,
                    struct th_msg *m)
@@ -186,7 +187,8 @@ static int th_recv(const struct pt_opts *o, int fd, uint32_t want, double secs,
 		        "%s: side channel: the other side speaks version %u, this tool "
 		        "%u: run the same ssq build on both hosts\n",
 		        o->tool, be32toh(v), TH_VERSION);
-		return -1;
+		m->test = be32toh(v);
+		return -2;
 	}
 	memset(m, 0, sizeof(*m));
 	memcpy(&v, b + 12, 4);
@@ -590,7 +592,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	struct echo x = { 0 };
 	uint64_t base[PT_MAX_LANES] = { 0 };
 	uint32_t top, i, started = 0;
-	int fd, rc = 1, fails = 0, check, cluster = named_by_peer(c);
+	int fd, rc = 1, got, fails = 0, check, cluster = named_by_peer(c);
 
 	/* A cluster's queue to the client is known once it says its QPN. */
 	if (!cluster && open_q0(o, c, o->timeout > 0 ? o->timeout : 60, &q0))
@@ -607,10 +609,24 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	fd = accept_one(o);
 	if (fd < 0)
 		return 1;
-	if (th_recv(o, fd, TH_HELLO, TH_REPLY_S, &h))
-		goto out;
 	memset(&r, 0, sizeof(r));
 	r.kind = TH_WELCOME;
+	got = th_recv(o, fd, TH_HELLO, TH_REPLY_S, &h);
+	/*
+	 * A client of another version is answered in this one's frame: the
+	 * version check every version makes names both, where a hang-up
+	 * said only that the server closed the connection.
+	 */
+	if (got == -2) {
+		snprintf(r.text, sizeof(r.text),
+		         "the server speaks side channel version %u, the client %u: "
+		         "run the same ssq build on both hosts",
+		         TH_VERSION, h.test);
+		r.status = 1;
+		th_send(o, fd, &r);
+	}
+	if (got)
+		goto out;
 	if (agree(o, &h, &eff, r.text, sizeof(r.text))) {
 		r.status = 1;
 		fprintf(stderr, "%s --server: client refused: %s\n", o->tool, r.text);

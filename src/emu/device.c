@@ -5,9 +5,35 @@
  * device's own bookkeeping, as a NIC keeps its contexts in its own memory.
  */
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include "emu/emu_pvt.h"
+
+/*
+ * Where this device's MR keys start: a slot and a tag no earlier device
+ * (an ssqd before a restart) started from. On a ConnectX the 8-bit tag
+ * (mkey_7_0) comes from a counter of the device that outlives every
+ * process (the kernel's assign_mkey_variant, drivers/infiniband/hw/mlx5/
+ * mr.c: atomic_inc_return(&dev->mkey_var)) and firmware picks the index,
+ * so a restarted process is not handed its last run's keys; starting at
+ * slot 0, tag 1 every time would give a restarted ssqd's first buffers the
+ * very keys, at the very IOVAs, a peer may still hold.
+ */
+static void mr_key_start(struct emu_dev *dev)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		struct timespec t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		r = (uint32_t)t.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
+	}
+	dev->mr_tag = (uint8_t)(1 + r % 255); /* never 0: see reg_mr */
+	dev->mr_next = (r >> 8) % SSQ_EMU_MAX_MR;
+}
 
 static int is_pow2(uint64_t v)
 {
@@ -74,7 +100,7 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 	dev->no_cq_events = a.no_cq_events;
 	dev->link_layer = a.link_layer;
 	dev->active_mtu = a.active_mtu;
-	dev->mr_tag = 1;
+	mr_key_start(dev);
 	*devp = dev;
 	return 0;
 }

@@ -285,10 +285,26 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 			g->fence[qi] =
 			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
 	} else {
-		fprintf(stderr,
-		        "ssqd: too many clients died at once; pid %d's buffers stay "
-		        "allocated\n",
-		        (int)c->pid);
+		/*
+		 * Every grave waits: this one's buffers join one of them, which
+		 * now waits for the later fences too (a queue's counter only
+		 * grows until a start over, which clears every fence). Left
+		 * owned by the gone client they would never go back, counted
+		 * against no uid.
+		 */
+		g = &d->graves[c->id % SSQD_MAX_GRAVES];
+		for (qi = 0; qi < d->own.nqueues; qi++) {
+			uint64_t f =
+			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
+
+			if (f > g->fence[qi])
+				g->fence[qi] = f;
+		}
+		if (ssqd_data_chown(&d->data, c->id, g->owner))
+			ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+			                 "ssqd: %u dead clients' buffers wait for their "
+			                 "WQEs; pid %d's wait with pid %d's\n",
+			                 SSQD_MAX_GRAVES, (int)c->pid, (int)g->pid);
 	}
 	/*
 	 * Its own memory goes now, WQEs in flight or not: the device resolves
@@ -528,6 +544,13 @@ static int handle_request(struct ssqd *d, struct ssqd_client *c,
 			    (unsigned)c->uid, SSQD_UID_KEYED_BUFS);
 		memset(&r, 0, sizeof(r));
 		rc = ssqd_data_alloc(&d->data, len, m->u.alloc.align, c->id, &r.off);
+		/* The table of buffers, not the bytes: a full one is no full arena. */
+		if (rc && d->data.n >= SSQ_DATA_MAX_BUFS)
+			return ssqd_out_error(
+			    &c->out, c->fd, seq, rc,
+			    "the data arena holds %u buffers, the most ssqd keeps "
+			    "(of any size, all clients together)",
+			    SSQ_DATA_MAX_BUFS);
 		if (rc)
 			return ssqd_out_error(
 			    &c->out, c->fd, seq, rc,

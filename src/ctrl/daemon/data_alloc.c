@@ -86,3 +86,16 @@ unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
 	d->n = j;
 	return freed;
 }
+
+unsigned ssqd_data_chown(struct ssqd_data_alloc *d, uint32_t from, uint32_t to)
+{
+	unsigned n = 0;
+	uint32_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->bufs[i].owner == from) {
+			d->bufs[i].owner = to;
+			n++;
+		}
+	return n;
+}

@@ -51,4 +51,7 @@ unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
                               void (*release)(void *ctx, struct ssqd_data_buf *b),
                               void *ctx);
 
+/* Give every buffer of @from to @to; returns how many. */
+unsigned ssqd_data_chown(struct ssqd_data_alloc *d, uint32_t from, uint32_t to);
+
 #endif

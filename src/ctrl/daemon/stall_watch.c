@@ -379,6 +379,33 @@ static int unowned_hole(struct ssqd *d, unsigned qi)
 }
 
 /*
+ * Everything reserved on queue @qi is published and rung, and nothing
+ * completes: the last WQEs may have asked for no completion (one in
+ * signal_every does; a heal's NOPs and clients' unsignaled WQEs do not).
+ * `completed` moves only with a CQE, so until somebody posts again a dead
+ * client's buffers (and their keys) would not go back, and a free of a
+ * buffer those WQEs carry would be refused -EBUSY, polling or not. ssqd
+ * posts one signaled NOP of its own behind them, once per such stall: its
+ * CQE completes them all. Its completion is ssqd's, reaped here next time.
+ */
+static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	struct ssq_completion comp[16];
+	uint64_t pos;
+
+	while (ssq_poll(&q->prod, comp, 16) > 0)
+		;
+	if (__atomic_load_n(&q->ctl->published, __ATOMIC_RELAXED) != reserved ||
+	    ssq_reserve(&q->prod, 1, &pos))
+		return;
+	ssq_prep_nop(ssq_producer_sq(&q->prod), (uint32_t)pos,
+	             ssq_wqe_flags(&q->prod, pos, 1, SSQ_WQE_SIGNALED));
+	if (ssq_publish(&q->prod, pos, 1, 0, SSQ_WQE_SIGNALED) == 0)
+		ssq_submit(&q->prod);
+}
+
+/*
  * Queue @qi has work outstanding and nothing completes, with no hold to
  * blame: ring what is published and unrung, route what the CQ holds; a
  * hole nobody owns is taken back at the second repair.
@@ -434,6 +461,8 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		    (unsigned long long)pub1, (unsigned long long)reserved);
 		take_back(d, qi, "the published head", what, since, now);
 		return;
+	} else if (s->repairs == 0) {
+		ask_completion(d, qi, reserved);
 	} else if (s->repairs == REPAIRS_SAY)
 		fprintf(stderr,
 		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
