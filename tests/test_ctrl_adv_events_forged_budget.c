@@ -21,8 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "helpers.h"
-#include "ctrl/daemon/daemon.h"
+#include "events_flow.h"
 
 #define FORGED 100
 
@@ -60,10 +59,9 @@ static void forge(struct ssq_cq *cq, uint32_t idx)
 
 int main(void)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = ev_ssqd_new("budget");
 	struct ssqd_recv_pool *p;
 	struct ssqd_queue *q;
-	char why[512] = "", sock[108];
 	uint64_t a0, a1;
 	double deadline;
 	uint32_t i;
@@ -71,18 +69,8 @@ int main(void)
 
 	if (!d)
 		return 1;
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-ev-budget-%d.sock", getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = sock;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
-	setenv("SSQ_EMU_CQ_EVENTS", "1", 1);
-	rc = ssqd_setup(d, why, sizeof(why));
-	if (rc) {
-		CHECK(0, "ssqd_setup: %d (%s)", rc, why);
+	if (ev_ssqd_start(d))
 		return test_exit("ctrl_adv_events_forged_budget");
-	}
 	q = &d->queues[0];
 	p = &q->rx;
 	CHECK(p->events, "q0's receive pool is reaped by the device's events");
@@ -108,8 +96,6 @@ int main(void)
 	      (unsigned long long)(a1 - a0), FORGED);
 	printf("the device's thread logged %llu messages for the one it received\n",
 	       (unsigned long long)(a1 - a0));
-	ssqd_teardown(d);
-	free(d);
-	unlink(sock);
+	ev_ssqd_down(d);
 	return test_exit("ctrl_adv_events_forged_budget");
 }

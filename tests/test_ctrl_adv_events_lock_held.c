@@ -20,8 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "helpers.h"
-#include "ctrl/daemon/daemon.h"
+#include "events_flow.h"
 
 static double now(void)
 {
@@ -52,28 +51,17 @@ static double cqe_lands(const struct ssqd_queue *q, uint32_t idx, double limit)
 
 int main(void)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = ev_ssqd_new("lock");
 	struct ssqd_queue *q0, *q1;
-	char why[512] = "", sock[108];
 	double took;
 	int rc;
 
 	if (!d)
 		return 1;
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-ev-lock-%d.sock", getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = sock;
 	d->opt.nqueues = 2;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
 	d->opt.signal_every = 1;
-	setenv("SSQ_EMU_CQ_EVENTS", "1", 1);
-	rc = ssqd_setup(d, why, sizeof(why));
-	if (rc) {
-		CHECK(0, "ssqd_setup: %d (%s)", rc, why);
+	if (ev_ssqd_start(d))
 		return test_exit("ctrl_adv_events_lock_held");
-	}
 	q0 = &d->queues[0];
 	q1 = &d->queues[1];
 	CHECK(q0->rx.events, "q0's receive pool is logged by the device's events");
@@ -101,8 +89,6 @@ int main(void)
 	took = cqe_lands(q1, q1->ctl->cq_ci, 5);
 	CHECK(took >= 0, "q1's WRITE completed once the mutex was let go");
 
-	ssqd_teardown(d);
-	free(d);
-	unlink(sock);
+	ev_ssqd_down(d);
 	return test_exit("ctrl_adv_events_lock_held");
 }

@@ -20,8 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "helpers.h"
-#include "ctrl/daemon/daemon.h"
+#include "events_flow.h"
 
 #define SENDS 20
 
@@ -65,27 +64,16 @@ static int sends(struct ssqd *d, struct ssqd_queue *q, int beat)
 
 int main(void)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = ev_ssqd_new("readers");
 	struct ssqd_recv_pool *p;
 	struct ssqd_queue *q;
-	char why[512] = "", sock[108];
 	uint32_t s0, moved;
 	int rc;
 
 	if (!d)
 		return 1;
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-ev-readers-%d.sock", getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = sock;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
-	setenv("SSQ_EMU_CQ_EVENTS", "1", 1);
-	rc = ssqd_setup(d, why, sizeof(why));
-	if (rc) {
-		CHECK(0, "ssqd_setup: %d (%s)", rc, why);
+	if (ev_ssqd_start(d))
 		return test_exit("ctrl_adv_events_stale_readers");
-	}
 	q = &d->queues[0];
 	p = &q->rx;
 	CHECK(p->events, "q0's receive pool is logged by the device's events");
@@ -113,8 +101,6 @@ int main(void)
 	      moved, SENDS);
 	printf("live reader: woken %u times for %d messages\n", moved, SENDS);
 
-	ssqd_teardown(d);
-	free(d);
-	unlink(sock);
+	ev_ssqd_down(d);
 	return test_exit("ctrl_adv_events_stale_readers");
 }

@@ -22,8 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "helpers.h"
-#include "ctrl/daemon/daemon.h"
+#include "events_flow.h"
 
 #define WRITES 20
 
@@ -73,28 +72,17 @@ static int writes(struct ssqd *d, struct ssqd_queue *q, int beat)
 
 int main(void)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = ev_ssqd_new("waiters");
 	struct ssqd_queue *q;
-	char why[512] = "", sock[108];
 	uint32_t s0, moved;
 	int rc;
 
 	if (!d)
 		return 1;
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-ev-waiters-%d.sock", getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = sock;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
 	d->opt.recv_depth = 0;
 	d->opt.signal_every = 1;
-	setenv("SSQ_EMU_CQ_EVENTS", "1", 1);
-	rc = ssqd_setup(d, why, sizeof(why));
-	if (rc) {
-		CHECK(0, "ssqd_setup: %d (%s)", rc, why);
+	if (ev_ssqd_start(d))
 		return test_exit("ctrl_adv_events_stale_waiters");
-	}
 	q = &d->queues[0];
 
 	/* A sleeper's count left behind: it never beats again. */
@@ -119,8 +107,6 @@ int main(void)
 	      WRITES);
 	printf("live sleeper: woken %u times in %d passes\n", moved, WRITES);
 
-	ssqd_teardown(d);
-	free(d);
-	unlink(sock);
+	ev_ssqd_down(d);
 	return test_exit("ctrl_adv_events_stale_waiters");
 }
