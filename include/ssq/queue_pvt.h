@@ -424,6 +424,20 @@ SSQ_INLINE void ssq__count_then_look_fence(void)
 #endif
 
 /*
+ * A producer about to sleep on @ctl's wake_seq (ssq_wait, a wait fd's
+ * thread), before its last look at the CQ: its sign of life first
+ * (wait_beat: ssqd wakes only counts whose beat moves; the count's seq_cst
+ * add releases it, so whoever sees the count sees the beat moved), then
+ * its count, then R6. The caller takes the count back after its sleep.
+ */
+SSQ_INLINE void ssq__sleeper_in(struct ssq_ctl *ctl)
+{
+	__atomic_fetch_add(&ctl->wait_beat, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&ctl->waiters, 1, __ATOMIC_SEQ_CST);
+	ssq__count_then_look_fence(); /* R6 */
+}
+
+/*
  * The model's S7b: the end of the run of contiguous published WQEs from @h
  * (the lease holder's scan). A length read after its seq belongs to this
  * pass: the slot is reused only after `completed`, hence `published`,

@@ -65,11 +65,6 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
 		/*
-		 * Alive: ssqd wakes a count whose beat moved lately. Before the
-		 * count, whose add releases it: whoever sees the count sees it.
-		 */
-		__atomic_fetch_add(&p->ctl->wait_beat, 1, __ATOMIC_RELAXED);
-		/*
 		 * R6 (pairs with W6, ssqd's send_cq_event): counted before
 		 * the CQ is looked at again, so a CQE the device writes after
 		 * this look is one whose event sees the count and wakes us.
@@ -79,8 +74,7 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 * producer holding the CQ lease the look is that router's, and
 		 * a wake it misses costs this sleeper at most its slice.
 		 */
-		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		ssq__count_then_look_fence(); /* R6 */
+		ssq__sleeper_in(p->ctl);
 		if (ready(p) < min && ssq_progress(p) <= 0) {
 			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
 			                                       : SSQ_WAIT_SLICE_NS;

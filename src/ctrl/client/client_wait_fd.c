@@ -48,10 +48,8 @@ static void *signaller(void *arg)
 			continue;
 		/* As ssq_wait: the sequence before the count and the last look. */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
-		/* Alive (as in ssq_wait), then R6: counted before the last look. */
-		__atomic_fetch_add(&p->ctl->wait_beat, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
-		ssq__count_then_look_fence(); /* R6 */
+		/* Beating and counted before the last look (R6), as in ssq_wait. */
+		ssq__sleeper_in(p->ctl);
 		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told &&
 		    ssq_progress(p) <= 0)
 			syscall(SYS_futex, &p->ctl->wake_seq, FUTEX_WAIT, seq, &slice,

@@ -202,9 +202,7 @@ struct ssqd_queue {
 	/* ssqd_queue_rebuild_paced: the last restart, the next allowed, the gap */
 	uint64_t restart_last_ns, restart_next_ns;
 	unsigned restart_gap_ms;
-	/* ctl->wait_beat when send_cq_event last saw it move, and when. */
-	uint32_t wait_beat_seen;
-	uint64_t wait_beat_ns;
+	struct ssqd_beat wait_beat; /* ctl->wait_beat, as send_cq_event sees it */
 	/*
 	 * A restart of this queue asked of the peer host (peer_restart.c):
 	 * the ask's seq (0: none under way), the PSNs it picked (ours, the
@@ -726,15 +724,6 @@ static inline struct ssqd_peer *ssqd_queue_peer(struct ssqd *d, unsigned qi)
 }
 
 /* CLOCK_MONOTONIC in ns: the daemon's deadlines (reconnect backoff, poller naps). */
-/*
- * A count of ssq_wait sleepers whose beat (ctl->wait_beat, moved once a
- * slice) stood this long is not woken by the device's events: its sleeper
- * died asleep, or, descheduled that long, finds its completion at the end
- * of its slice. Far more than a slice, as a loaded machine keeps a woken
- * sleeper from a core for milliseconds.
- */
-#define SSQD_WAIT_BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
-
 static inline uint64_t ssqd_now_ns(void)
 {
 	struct timespec t;

@@ -105,22 +105,16 @@ static void send_cq_event(void *arg, unsigned cqes)
 {
 	struct ssqd_queue *q = arg;
 	struct ssq_ctl *ctl = q->ctl;
-	uint32_t beat;
-	uint64_t now;
-
 	(void)cqes;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W6 */
 	/* Acquire: the sleeper's beat, stored before its count, is seen. */
 	if (!__atomic_load_n(&ctl->waiters, __ATOMIC_ACQUIRE))
 		return;
-	beat = __atomic_load_n(&ctl->wait_beat, __ATOMIC_RELAXED);
-	now = ssqd_now_ns();
-	if (beat != q->wait_beat_seen) {
-		q->wait_beat_seen = beat;
-		q->wait_beat_ns = now;
-	} else if (now - q->wait_beat_ns >= SSQD_WAIT_BEAT_NS) {
-		return; /* no sleeper has beaten lately: a count left behind */
-	}
+	/* No sleeper has beaten lately: a count left behind. */
+	if (!ssqd_beat_live(&q->wait_beat,
+	                    __atomic_load_n(&ctl->wait_beat, __ATOMIC_RELAXED),
+	                    ssqd_now_ns()))
+		return;
 	ssq__wake_waiters(ctl);
 }
 

@@ -27,16 +27,6 @@
 #define DOZE_NS     1000000       /* this long, */
 #define SLEEP_AFTER 1000000000ull /* and after a second without one, */
 #define SLEEP_NS    10000000      /* this long: an idle ssqd costs well under 1 % */
-/*
- * A reader asleep in ssq_recv_wait bumps its log's beat before every slice
- * (at most SSQ_WAIT_SLICE_NS long): while a beat moved this recently and
- * the waiter count is nonzero, the poller spins instead of napping. Far
- * more than a slice, as a loaded machine leaves a woken reader waiting for
- * a core for several milliseconds; a reader killed in its sleep costs
- * this much spinning once.
- */
-#define BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
-
 static void rx_event(void *arg, unsigned cqes);
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -241,7 +231,7 @@ static void wake_readers(struct ssqd_recv_pool *p)
 
 /*
  * wake_readers from the device's thread, which runs every queue's WQEs:
- * only while the sleepers' beat moved within BEAT_NS. A count left by a
+ * only while the sleepers' beat moved within SSQD_WAIT_BEAT_NS. A count left by a
  * reader killed asleep (or scribbled, and never beaten for) would
  * otherwise cost that thread a system call per logged batch for good; a
  * live reader descheduled that long finds its message at the end of its
@@ -250,21 +240,11 @@ static void wake_readers(struct ssqd_recv_pool *p)
  */
 static void wake_live_readers(struct ssqd_recv_pool *p)
 {
-	uint32_t beat;
-	uint64_t now;
-
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* W5 */
-	if (!__atomic_load_n(&p->log->waiters, __ATOMIC_ACQUIRE))
-		return;
-	beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
-	now = ssqd_now_ns();
-	if (beat != p->ev_beat_seen) {
-		p->ev_beat_seen = beat;
-		p->ev_beat_ns = now;
-	} else if (now - p->ev_beat_ns >= BEAT_NS) {
-		return;
-	}
-	wake(p);
+	if (__atomic_load_n(&p->log->waiters, __ATOMIC_ACQUIRE) &&
+	    ssqd_beat_live(&p->ev_beat, __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED),
+	                   ssqd_now_ns()))
+		wake(p);
 }
 
 /*
@@ -326,8 +306,9 @@ static int events_missed(struct ssqd *d)
 
 /*
  * 1 while a reader sleeps in ssq_recv_wait on an armed pool: its count
- * nonzero and its beat moved within BEAT_NS of @now. A count left behind
- * by a reader killed in its sleep stops counting once its beat stands.
+ * nonzero and its beat moved within SSQD_WAIT_BEAT_NS of @now. A count
+ * left behind by a reader killed in its sleep stops counting once its beat
+ * stands (it costs that much spinning once).
  */
 static int readers_waiting(struct ssqd *d, uint64_t now)
 {
@@ -336,18 +317,13 @@ static int readers_waiting(struct ssqd *d, uint64_t now)
 
 	for (i = 0; i < d->opt.nqueues; i++) {
 		struct ssqd_recv_pool *p = &d->queues[i].rx;
-		uint32_t beat;
 
 		/* A pool the device's events log needs no spinning for. */
 		if (p->events || !__atomic_load_n(&p->armed, __ATOMIC_ACQUIRE) ||
 		    !__atomic_load_n(&p->log->waiters, __ATOMIC_RELAXED))
 			continue;
-		beat = __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED);
-		if (beat != p->beat_seen) {
-			p->beat_seen = beat;
-			p->beat_ns = now;
-		}
-		any |= now - p->beat_ns < BEAT_NS;
+		any |= ssqd_beat_live(
+		    &p->beat, __atomic_load_n(&p->log->beat, __ATOMIC_RELAXED), now);
 	}
 	return any;
 }

@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <ssq/cq.h>
 #include <ssq/rq.h>
+#include "ctrl/daemon/sleeper_beat.h"
 #include "shm/layout.h"
 
 struct ssqd;
@@ -57,10 +58,9 @@ struct ssqd_recv_pool {
 	uint64_t arrived, posted; /* the poller's copies of the log's counters */
 	uint64_t flushed;         /* flush CQEs consumed (not logged) */
 	uint64_t errors;          /* error records logged */
-	uint32_t beat_seen;       /* log->beat when last seen to move, */
-	uint64_t beat_ns;         /* at this time (poller only) */
-	uint32_t ev_beat_seen;    /* the same for rx_event (the device's thread) */
-	uint64_t ev_beat_ns;
+	struct ssqd_beat beat;    /* log->beat, as the poller sees it */
+	struct ssqd_beat
+	    ev_beat; /* the same, as rx_event (the device's thread) sees it */
 };
 
 struct ssqd_recv_poller {
