@@ -133,7 +133,17 @@ activated() {
 	fi
 	pid=$!
 	pkg_cleanup_hooks+=("kill $pid 2>/dev/null")
-	wait_for "[ -S '$sock' ]" 20 || { bad "$how: $sock never appeared"; cat "$work/$how.log"; return; }
+	# The socket file appears at bind(), before listen(): a connect in
+	# between is refused, and systemd-socket-activate, never woken, would
+	# not start ssqd. Wait for the launcher's word that it listens: its
+	# "Listening on PATH as 3." (printed after listen), or ssqd's own
+	# "serving PATH" (activate.py listens before it execs ssqd).
+	if [ "$how" = sd ]; then
+		ready="grep -q 'Listening on $sock' '$work/$how.log'"
+	else
+		ready="grep -q 'serving $sock' '$work/$how.log'"
+	fi
+	wait_for "$ready" 20 || { bad "$how: nothing listens on $sock"; cat "$work/$how.log"; return; }
 	if out=$("$bindir/ssq_demo" -S "$sock" -P 2 -n 2000 2>&1) && grep -q "data verified" <<<"$out"; then
 		ok "$how: ssq_demo's 2 senders posted through the passed socket, data verified"
 	else
