@@ -104,6 +104,12 @@ struct ssq_producer {
 	uint32_t signal_every; /* ctl->signal_every */
 	uint32_t comp_mask;    /* ctl->comp_entries - 1 */
 	uint32_t gone;         /* ssq_producer_gone: ssqd went away */
+	/*
+	 * The arena header's tx_arm_seq, in this process's mapping (the
+	 * client library sets it at attach; NULL: nobody to ask for an arm):
+	 * ssq_wait bumps and wakes it when its queue's send CQ needs arming.
+	 */
+	uint32_t *arm_seq;
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */

@@ -56,6 +56,21 @@ enum {
 	SSQ_CTL_RESTARTING = 2,
 };
 
+/*
+ * ctl->tx_arm: how a producer asleep in ssq_wait learns that CQEs landed.
+ * NONE: the device tells ssqd itself (the emulated device's events), or
+ * nobody does and sleepers route at the end of each slice. WANTED: the
+ * send CQ is not armed; a sleeper bumps the arena header's tx_arm_seq and
+ * wakes it, and ssqd's arm thread arms the CQ (a ConnectX's completion
+ * channel). SET: armed; the next CQE raises the event on which ssqd wakes
+ * the sleepers, and the CQ goes back to WANTED.
+ */
+enum {
+	SSQ_TX_ARM_NONE = 0,
+	SSQ_TX_ARM_WANTED = 1,
+	SSQ_TX_ARM_SET = 2,
+};
+
 /* Slot flags. */
 enum {
 	SSQ_SLOT_USER_SIGNALED = 1, /* the owner asked for a completion */
@@ -114,7 +129,16 @@ struct ssq_ctl {
 	uint32_t waiters;
 	uint32_t wake_seq;
 	uint32_t wait_beat;
-	uint8_t pad0[SSQ_CACHELINE - 44];
+	/*
+	 * SSQ_TX_ARM_*, ssqd's word on who announces this queue's CQEs to
+	 * sleepers: the device itself (NONE), or an arm of the send CQ that
+	 * a sleeper asks for when it finds none (WANTED; SET while armed).
+	 * ssqd acts on its own copy: a scribbled value costs the queue's
+	 * sleepers their early wake-up (they route at the end of each slice)
+	 * or ssqd's arm thread a look, nothing more.
+	 */
+	uint32_t tx_arm;
+	uint8_t pad0[SSQ_CACHELINE - 48];
 	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
 	uint8_t pad1[SSQ_CACHELINE - 8];
 	uint64_t published; /* every WQEBB below is published */
@@ -410,7 +434,7 @@ SSQ_INLINE void ssq__publish_scan_fence(void)
 
 /*
  * R6 (ssq_wait and the wait fd's thread, against W6 in ssqd's
- * send_cq_event): orders a sleeper's count of itself in `waiters` (a
+ * ssqd_queue_send_event): orders a sleeper's count of itself in `waiters` (a
  * seq_cst add) before its last look at the CQ (acquire loads of a CQE's
  * owner byte), as the device's side orders its CQE before its load of
  * `waiters` with a fence of its own: one of the two sees the other, so a

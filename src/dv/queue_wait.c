@@ -17,6 +17,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <ssq/queue.h>
+#include "queue_wait.h"
 
 static uint64_t now_ns(void)
 {
@@ -30,6 +31,18 @@ static uint64_t now_ns(void)
 static uint64_t ready(const struct ssq_producer *p)
 {
 	return __atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) - p->me->comp_tail;
+}
+
+void dv_sleeper_ask_arm(struct ssq_producer *p)
+{
+	/* A1: after the count and R6 (ssq__sleeper_in); see queue_wait.h. */
+	if (!p->arm_seq ||
+	    __atomic_load_n(&p->ctl->tx_arm, __ATOMIC_SEQ_CST) != SSQ_TX_ARM_WANTED)
+		return;
+	/* Release: the count is seen by the arm thread that sees the bump. */
+	__atomic_fetch_add(p->arm_seq, 1, __ATOMIC_RELEASE);
+	/* Shared: the arm thread is in ssqd, another process. */
+	syscall(SYS_futex, p->arm_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 void ssq__wake_waiters(struct ssq_ctl *ctl)
@@ -65,7 +78,7 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 */
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
 		/*
-		 * R6 (pairs with W6, ssqd's send_cq_event): counted before
+		 * R6 (pairs with W6, ssqd's ssqd_queue_send_event): counted before
 		 * the CQ is looked at again, so a CQE the device writes after
 		 * this look is one whose event sees the count and wakes us.
 		 * The fence makes the add and the look that follows (acquire
@@ -75,6 +88,7 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 		 * a wake it misses costs this sleeper at most its slice.
 		 */
 		ssq__sleeper_in(p->ctl);
+		dv_sleeper_ask_arm(p);
 		if (ready(p) < min && ssq_progress(p) <= 0) {
 			n = deadline - now < SSQ_WAIT_SLICE_NS ? deadline - now
 			                                       : SSQ_WAIT_SLICE_NS;

@@ -158,7 +158,13 @@ struct shm_arena_header {
 	uint32_t data_key;  /* lkey (and rkey) of the data arena MR */
 	uint32_t hugepages; /* 1: 2 MiB hugepages, 0: 4 KiB memfd pages */
 	uint32_t flags;     /* SSQ_ARENA_* */
-	uint32_t reserved;
+	/*
+	 * A futex word ssqd's send-CQ arm thread sleeps on: a producer about
+	 * to sleep on a queue whose ctl->tx_arm is SSQ_TX_ARM_WANTED bumps
+	 * and wakes it. Any change only makes the thread look at the queues'
+	 * sleepers (ssqd_hdr_restore puts it back to 0, which is one).
+	 */
+	uint32_t tx_arm_seq;
 	char device[SSQ_NAME_MAX]; /* "emu" or an mlx5 device name */
 	struct shm_queue_layout queues[SSQ_MAX_QUEUES];
 };

@@ -247,6 +247,20 @@ struct ssqd_backend_ops {
 	int (*rx_arm)(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci);
 	int (*rx_event_fd)(struct ssqd_backend *b);
 	int (*rx_events_take)(struct ssqd_backend *b);
+	/*
+	 * Optional (NULL: none), the same for send CQs, on a channel of their
+	 * own: tx_arm arms @q's send CQ at consumer index @ci for one event;
+	 * tx_events_take takes (and acknowledges) the pending events without
+	 * waiting and calls @fn for each queue whose send CQ raised one (a
+	 * device whose channel does not say whose: for every queue armed),
+	 * which is then disarmed. Returns how many events it took. Used by
+	 * ssqd's send-arm threads (send_arm.c) while producers sleep in
+	 * ssq_wait, where cq_event is not to be had.
+	 */
+	int (*tx_arm)(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci);
+	int (*tx_event_fd)(struct ssqd_backend *b);
+	int (*tx_events_take)(struct ssqd_backend *b,
+	                      void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg);
 	/* How clients map @q's UAR page. */
 	int (*uar_map)(struct ssqd_backend *b, struct ssqd_bqueue *q,
 	               struct shm_uar_map *m);

@@ -26,10 +26,12 @@
 
 struct emu_queue {
 	struct emu_qp *qp;
-	struct emu_cq *cq;  /* sends */
-	struct emu_cq *rcq; /* receives */
-	int rarmed;         /* rcq armed (rx_arm), no event taken since */
-	unsigned index;     /* which UAR page */
+	struct emu_cq *cq;      /* sends */
+	struct emu_cq *rcq;     /* receives */
+	int rarmed;             /* rcq armed (rx_arm), no event taken since */
+	int tarmed;             /* cq armed (tx_arm), no event taken since */
+	unsigned index;         /* which UAR page */
+	struct ssqd_bqueue *bq; /* ssqd's handle, for tx_events_take */
 };
 
 struct ssqd_backend {
@@ -44,6 +46,7 @@ struct ssqd_backend {
 	struct emu_queue queues[MAX_QUEUES];
 	unsigned nqueues;
 	int rx_efd; /* armed receive CQs' events (rx_arm), a completion channel's fd */
+	int tx_efd; /* armed send CQs' events (tx_arm), another channel's */
 };
 
 static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
@@ -97,6 +100,7 @@ static int backend_emu_open(struct ssqd_backend **bp, const char *dev,
 	}
 	/* -1: the receive poller naps blind, as on a ConnectX without a channel. */
 	b->rx_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	b->tx_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	*bp = b;
 	return 0;
 fail:
@@ -350,6 +354,7 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
 	q->max_sge = sq->max_send_sge;
 	q->port = port;
 	q->impl = eq;
+	eq->bq = q;
 	return 0;
 }
 
@@ -527,6 +532,46 @@ static int emu_rx_events_take(struct ssqd_backend *b)
 	return (int)(n > 1000 ? 1000 : n);
 }
 
+static int emu_tx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+{
+	struct emu_queue *eq = q->impl;
+	int rc;
+
+	if (b->tx_efd < 0)
+		return -EOPNOTSUPP;
+	if (eq->tarmed)
+		return 0;
+	rc = emu_cq_arm(eq->cq, ci, b->tx_efd);
+	eq->tarmed = !rc;
+	return rc;
+}
+
+static int emu_tx_event_fd(struct ssqd_backend *b)
+{
+	return b->tx_efd;
+}
+
+/*
+ * The eventfd counts events without saying whose: every armed send CQ is
+ * reported (a sleeper woken for another queue's CQE looks and sleeps on),
+ * and armed again when its sleepers ask.
+ */
+static int emu_tx_events_take(struct ssqd_backend *b,
+                              void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
+{
+	uint64_t n;
+	unsigned i;
+
+	if (b->tx_efd < 0 || read(b->tx_efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	for (i = 0; i < b->nqueues; i++)
+		if (b->queues[i].tarmed) {
+			b->queues[i].tarmed = 0;
+			fn(arg, b->queues[i].bq);
+		}
+	return (int)(n > 1000 ? 1000 : n);
+}
+
 static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 {
 	struct emu_async_event e;
@@ -566,6 +611,8 @@ static void backend_emu_close(struct ssqd_backend *b)
 	emu_close(b->dev); /* stops the thread, frees every object */
 	if (b->rx_efd >= 0)
 		close(b->rx_efd);
+	if (b->tx_efd >= 0)
+		close(b->tx_efd);
 	munmap(b->uar, (size_t)MAX_QUEUES * SSQ_EMU_UAR_SIZE);
 	close(b->uar_fd);
 	free(b);
@@ -588,6 +635,9 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.rx_arm = emu_rx_arm,
 	.rx_event_fd = emu_rx_event_fd,
 	.rx_events_take = emu_rx_events_take,
+	.tx_arm = emu_tx_arm,
+	.tx_event_fd = emu_tx_event_fd,
+	.tx_events_take = emu_tx_events_take,
 	.uar_map = emu_uar_map,
 	.async_event = backend_emu_async_event,
 	.idle = backend_emu_idle,

@@ -31,6 +31,9 @@ struct mlx5_queue {
 	struct mlx5dv_cq rdv; /* rcq through mlx5dv: what arming it needs */
 	uint32_t rarm_sn;     /* rcq's arm sequence (libmlx5's arm_sn) */
 	int rarmed;           /* armed, its event not yet taken */
+	uint32_t tarm_sn;     /* the same for cq (tx_arm) */
+	int tarmed;
+	struct ssqd_bqueue *bq; /* ssqd's handle: dv_cq to arm, tx_events_take */
 };
 
 struct ssqd_backend {
@@ -45,6 +48,8 @@ struct ssqd_backend {
 	 * it could not be made: the receive poller then naps blind.
 	 */
 	struct ibv_comp_channel *rx_chan;
+	/* Send CQs' events (tx_arm), for ssq_wait's sleepers; NULL as above. */
+	struct ibv_comp_channel *tx_chan;
 };
 
 /* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
@@ -66,6 +71,20 @@ static int inside(const struct shm_arena *a, const void *p, size_t len)
 	const uint8_t *b = (const uint8_t *)p;
 
 	return b >= a->base && b + len <= a->base + a->len;
+}
+
+/* A completion channel whose fd never blocks; NULL if none could be had. */
+static struct ibv_comp_channel *comp_channel_nonblock(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	int fl;
+
+	if (ch && ((fl = fcntl(ch->fd, F_GETFL)) < 0 ||
+	           fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
+		ibv_destroy_comp_channel(ch);
+		ch = NULL;
+	}
+	return ch;
 }
 
 static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena *arena,
@@ -150,12 +169,9 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 		return rc;
 	}
 	/* Read by the receive poller between naps: must not block either. */
-	b->rx_chan = ibv_create_comp_channel(b->ctx);
-	if (b->rx_chan && ((fl = fcntl(b->rx_chan->fd, F_GETFL)) < 0 ||
-	                   fcntl(b->rx_chan->fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
-		ibv_destroy_comp_channel(b->rx_chan);
-		b->rx_chan = NULL;
-	}
+	b->rx_chan = comp_channel_nonblock(b->ctx);
+	/* Read by the send-arm thread after its poll says ready. */
+	b->tx_chan = comp_channel_nonblock(b->ctx);
 	*bp = b;
 	return 0;
 }
@@ -433,7 +449,7 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
 	/* Grown below once the SQ's size is known (shm_scq_cqes). */
-	mq->cq = create_cq(b->ctx, cqes - 1, NULL);
+	mq->cq = create_cq(b->ctx, cqes - 1, b->tx_chan);
 	if (!mq->cq) {
 		rc = -errno;
 		snprintf(why, whylen, "ibv_create_cq_ex(%u): %s", cqes, strerror(errno));
@@ -532,6 +548,8 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	mq->rcqn = q->dv_rcq.cqn;
 	mq->rdv = q->dv_rcq;
 	mq->rarm_sn = 0; /* as libmlx5's create_cq starts it */
+	mq->tarm_sn = 0;
+	mq->bq = q;
 	/* What libmlx5 made of the request (mlx5_calc_sq_size writes it back). */
 	q->max_inline = init.cap.max_inline_data;
 	q->max_sge = init.cap.max_send_sge;
@@ -733,6 +751,46 @@ static int mlx5_rx_events_take(struct ssqd_backend *b)
 	return n;
 }
 
+static int mlx5_tx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+{
+	struct mlx5_queue *mq = q->impl;
+
+	if (!b->tx_chan)
+		return -EOPNOTSUPP;
+	if (!mq->tarmed) {
+		ssqd_mlx5_cq_arm(&q->dv_cq, mq->tarm_sn, ci);
+		mq->tarmed = 1;
+	}
+	return 0;
+}
+
+static int mlx5_tx_event_fd(struct ssqd_backend *b)
+{
+	return b->tx_chan ? b->tx_chan->fd : -1;
+}
+
+/* As mlx5_rx_events_take, naming the queue whose send CQ raised each. */
+static int mlx5_tx_events_take(struct ssqd_backend *b,
+                               void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	unsigned i;
+	int n = 0;
+
+	while (b->tx_chan && !ibv_get_cq_event(b->tx_chan, &cq, &ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		for (i = 0; i < b->nqueues; i++)
+			if (b->queues[i].cq == cq) {
+				b->queues[i].tarm_sn++;
+				b->queues[i].tarmed = 0;
+				fn(arg, b->queues[i].bq);
+			}
+		n++;
+	}
+	return n;
+}
+
 static int mlx5_start(struct ssqd_backend *b)
 {
 	(void)b; /* the NIC needs no progress thread */
@@ -755,8 +813,11 @@ static void mlx5_close(struct ssqd_backend *b)
 		ibv_destroy_cq(b->queues[i].rcq);
 		ibv_destroy_cq(b->queues[i].cq);
 	}
-	if (b->rx_chan) /* after its CQs: the channel outlives none of them */
+	/* After their CQs: a channel outlives none of them. */
+	if (b->rx_chan)
 		ibv_destroy_comp_channel(b->rx_chan);
+	if (b->tx_chan)
+		ibv_destroy_comp_channel(b->tx_chan);
 	if (b->mr)
 		ibv_dereg_mr(b->mr);
 	ibv_dealloc_pd(b->pd);
@@ -779,6 +840,9 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.rx_arm = mlx5_rx_arm,
 	.rx_event_fd = mlx5_rx_event_fd,
 	.rx_events_take = mlx5_rx_events_take,
+	.tx_arm = mlx5_tx_arm,
+	.tx_event_fd = mlx5_tx_event_fd,
+	.tx_events_take = mlx5_tx_events_take,
 	.uar_map = mlx5_uar_map,
 	.async_event = mlx5_async_event,
 	.start = mlx5_start,

@@ -309,6 +309,9 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 		rc = -EBADMSG;
 		goto fail;
 	}
+	/* Where ssq_wait asks ssqd to arm the send CQ (ctl->tx_arm). */
+	q->prod.arm_seq =
+	    (uint32_t *)(c->arena + offsetof(struct shm_arena_header, tx_arm_seq));
 	if (q->l->recv_depth) {
 		/* shm_layout_check has put the log and the buffers inside the arena. */
 		q->rlog = (const struct shm_recv_log *)(c->arena + q->l->recv_log_off);

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <ssq/queue.h>
 #include "ctrl/client/client_pvt.h"
+#include "dv/queue_wait.h"
 
 static void *signaller(void *arg)
 {
@@ -50,6 +51,7 @@ static void *signaller(void *arg)
 		seq = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_ACQUIRE);
 		/* Beating and counted before the last look (R6), as in ssq_wait. */
 		ssq__sleeper_in(p->ctl);
+		dv_sleeper_ask_arm(p);
 		if (__atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE) == told &&
 		    ssq_progress(p) <= 0)
 			syscall(SYS_futex, &p->ctl->wake_seq, FUTEX_WAIT, seq, &slice,

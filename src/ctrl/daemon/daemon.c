@@ -353,6 +353,12 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		snprintf(why, whylen, "starting the receive poller: %s", strerror(-rc));
 		goto fail;
 	}
+	rc = ssqd_send_arm_start(d);
+	if (rc) {
+		snprintf(why, whylen, "starting the send CQs' arm threads: %s",
+		         strerror(-rc));
+		goto fail;
+	}
 	rc = open_socket(d, why, whylen);
 	if (rc)
 		goto fail;
@@ -405,6 +411,7 @@ void ssqd_teardown(struct ssqd *d)
 	for (i = 0; d->hdr && i < d->opt.nqueues; i++)
 		ssqd_queue_fence(d, i);
 	ssqd_recv_stop(d); /* before the device: it polls the device's CQs */
+	ssqd_send_arm_stop(d);
 	if (d->backend) {
 		d->ops->stop(d->backend);
 		ssqd_mr_drop_all(d);

@@ -20,6 +20,7 @@
 #include "ctrl/daemon/log_limit.h"
 #include "ctrl/daemon/peer_link.h"
 #include "ctrl/daemon/recv_pool.h"
+#include "ctrl/daemon/send_arm.h"
 #include "ctrl/daemon/stall_watch.h"
 #include "shm/create/arena.h"
 #include "shm/layout.h"
@@ -202,7 +203,9 @@ struct ssqd_queue {
 	/* ssqd_queue_rebuild_paced: the last restart, the next allowed, the gap */
 	uint64_t restart_last_ns, restart_next_ns;
 	unsigned restart_gap_ms;
-	struct ssqd_beat wait_beat; /* ctl->wait_beat, as send_cq_event sees it */
+	struct ssqd_beat wait_beat; /* ctl->wait_beat, as ssqd_queue_send_event sees it */
+	int tx_native;              /* the device's events announce its send CQEs */
+	struct ssqd_send_arm_q txa; /* or arms on request (send_arm.c) */
 	/*
 	 * A restart of this queue asked of the peer host (peer_restart.c):
 	 * the ask's seq (0: none under way), the PSNs it picked (ours, the
@@ -357,6 +360,7 @@ struct ssqd {
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
+	struct ssqd_send_arm txa;         /* the send CQs' arm and event threads */
 	uint64_t stall_next_ns;           /* the stall watch's next look */
 	uint64_t accept_pause_until_ns;   /* out of descriptors: accept later */
 	int idle;                         /* sleeping up to SSQD_IDLE_MS (idle.c) */
@@ -436,6 +440,13 @@ void ssqd_queue_layout_restore(struct ssqd *d, unsigned i);
  */
 void ssqd_queue_list(struct ssqd *d, unsigned i, uint32_t state);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
+
+/*
+ * ssqd_queue_send_event - CQEs landed in @arg's (a struct ssqd_queue)
+ * send CQ: wake the producers asleep in ssq_wait on it, if any beat lately.
+ * The device's thread calls it (cq_event), or ssqd's send-arm event thread.
+ */
+void ssqd_queue_send_event(void *arg, unsigned cqes);
 int ssqd_queue_local_addr(struct ssqd *d, const struct ssqd_bqueue *b, unsigned i,
                           uint32_t psn, struct proto_peer_addr *a, char *why,
                           size_t whylen);

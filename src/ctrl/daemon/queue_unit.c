@@ -101,7 +101,7 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
  * (seq_cst) before it routes once more: it finds the CQE, or we see it
  * counted and wake it.
  */
-static void send_cq_event(void *arg, unsigned cqes)
+void ssqd_queue_send_event(void *arg, unsigned cqes)
 {
 	struct ssqd_queue *q = arg;
 	struct ssq_ctl *ctl = q->ctl;
@@ -136,8 +136,9 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	/* Where the device says when CQEs land, sleepers need not wait a slice. */
-	if (d->ops->cq_event)
-		(void)d->ops->cq_event(d->backend, &q->local, 0, send_cq_event, q);
+	if (d->ops->cq_event &&
+	    !d->ops->cq_event(d->backend, &q->local, 0, ssqd_queue_send_event, q))
+		q->tx_native = 1;
 	if (!two_hosts) {
 		/*
 		 * Loopback: the other end lives in ssqd too, on the emulated

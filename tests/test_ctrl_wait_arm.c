@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq_wait on a device that raises CQ events only on an armed CQ (a
+ * ConnectX; here the emulated device with SSQ_EMU_CQ_EVENTS=0): ssqd's
+ * send-arm threads (send_arm.c) arm a queue's send CQ when a sleeper asks
+ * and wake the sleepers at its event.
+ *
+ * ssqd runs in this process (ssqd_setup, no serve loop), and its own
+ * producer of q0 posts and sleeps. Checked:
+ * - no sleeper, no arm: twenty signaled WRITEs routed by polling arm
+ *   nothing (an armed CQ costs an event, on a ConnectX an interrupt);
+ * - a lone sleeper is woken by the event: the device stopped, a WRITE
+ *   posted, ssq_wait asleep; once the CQ is armed the device runs again,
+ *   and the sleeper gets its completion through an event that moved
+ *   wake_seq (without the arm it would find it only at its slice's end);
+ * - a router that holds the CQ lease and does not route (stopped, or
+ *   killed and not healed yet) leaves a CQE nobody may take: a sleeper
+ *   waiting 200 ms meanwhile must not have ssqd arm at that CQE and take
+ *   its event again and again (a spin of ssqd's threads and the sleeper);
+ * - a client scribbling the arm word, tx_arm and the consumer index costs
+ *   looks, not a hang: the sleeper still gets its completion in time.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "events_flow.h"
+
+static struct ssqd *d;
+static struct ssqd_queue *q;
+static uint64_t next_id = 1;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int write1(void)
+{
+	uint64_t laddr = d->own.data_iova;
+
+	return ssq_post_write(&q->prod, laddr, d->own.data_key, 64, laddr + 4096,
+	                      d->own.data_key, next_id++, SSQ_WQE_SIGNALED);
+}
+
+struct sleeper {
+	pthread_t t;
+	uint64_t timeout_ns;
+	int rc;
+};
+
+static void *sleep_main(void *arg)
+{
+	struct sleeper *s = arg;
+
+	s->rc = ssq_wait(&q->prod, 1, s->timeout_ns);
+	return NULL;
+}
+
+/* Take @n completions, each a success. */
+static void reap(int n)
+{
+	struct ssq_completion c;
+	double deadline = now() + 5;
+
+	while (n > 0 && now() < deadline) {
+		int got = ssq_poll(&q->prod, &c, 1);
+
+		if (got == 1) {
+			CHECK(c.status == IBV_WC_SUCCESS, "completion %llu: status %d",
+			      (unsigned long long)c.wr_id, c.status);
+			n--;
+		} else if (!got) {
+			usleep(100);
+		} else {
+			CHECK(0, "ssq_poll: %d", got);
+			return;
+		}
+	}
+	CHECK(n == 0, "%d completion(s) never came", n);
+}
+
+static void no_sleeper_no_arm(void)
+{
+	uint64_t a0 = q->txa.arms;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		CHECK(write1() == 0, "WRITE %d", i);
+		reap(1);
+	}
+	CHECK(q->txa.arms == a0, "nobody slept, yet ssqd armed the send CQ %llu times",
+	      (unsigned long long)(q->txa.arms - a0));
+}
+
+static void lone_sleeper_woken(void)
+{
+	struct sleeper s = { .timeout_ns = 3000000000ull };
+	uint32_t seq0 = __atomic_load_n(&q->ctl->wake_seq, __ATOMIC_RELAXED);
+	uint64_t e0 = q->txa.events;
+	double deadline = now() + 3;
+
+	d->ops->stop(d->backend);
+	CHECK(write1() == 0, "the WRITE");
+	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
+	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+		usleep(200);
+	CHECK(q->txa.armed, "the sleeper asked, yet ssqd never armed the send CQ");
+	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) == SSQ_TX_ARM_SET,
+	      "ctl->tx_arm %u, want SET while armed", q->ctl->tx_arm);
+	CHECK(d->ops->start(d->backend) == 0, "the device again");
+	pthread_join(s.t, NULL);
+	CHECK(s.rc == 1, "ssq_wait: %d, want 1", s.rc);
+	CHECK(q->txa.events > e0, "no event was taken");
+	CHECK(__atomic_load_n(&q->ctl->wake_seq, __ATOMIC_RELAXED) != seq0,
+	      "ssqd did not wake the sleeper (wake_seq unmoved)");
+	reap(1);
+	printf("lone sleeper: woken by ssqd after %llu arm(s), %llu event(s)\n",
+	       (unsigned long long)q->txa.arms, (unsigned long long)q->txa.events);
+}
+
+static void stuck_router_no_spin(void)
+{
+	struct sleeper s = { .timeout_ns = 200000000ull };
+	uint64_t e0;
+
+	/* Producer 7 holds the lease and never routes. */
+	__atomic_store_n(&q->ctl->cq_lease, 8, __ATOMIC_RELEASE);
+	CHECK(write1() == 0, "the WRITE");
+	usleep(20000); /* its CQE lands, unrouted */
+	e0 = q->txa.events;
+	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
+	pthread_join(s.t, NULL);
+	CHECK(s.rc == -ETIMEDOUT, "ssq_wait behind a held lease: %d, want -ETIMEDOUT",
+	      s.rc);
+	/* One event at its arm, perhaps one more at the slice's edges. */
+	CHECK(q->txa.events - e0 <= 8,
+	      "200 ms behind a held lease: ssqd took %llu events (armed at a CQE "
+	      "nobody may take, again and again)",
+	      (unsigned long long)(q->txa.events - e0));
+	printf("stuck router: %llu event(s) in 200 ms\n",
+	       (unsigned long long)(q->txa.events - e0));
+	__atomic_store_n(&q->ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	reap(1);
+}
+
+static void scribbles(void)
+{
+	struct sleeper s = { .timeout_ns = 3000000000ull };
+	uint32_t ci = q->ctl->cq_ci;
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		__atomic_fetch_add(&d->hdr->tx_arm_seq, 17, __ATOMIC_RELAXED);
+	/* A client says it is armed: its sleepers route at their slices. */
+	__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_SET, __ATOMIC_RELAXED);
+	d->ops->stop(d->backend);
+	CHECK(write1() == 0, "the WRITE");
+	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
+	usleep(5000);
+	CHECK(d->ops->start(d->backend) == 0, "the device again");
+	pthread_join(s.t, NULL);
+	CHECK(s.rc == 1, "scribbled tx_arm: ssq_wait %d, want 1", s.rc);
+	reap(1);
+	/* A wrong consumer index: the arm lands anywhere; nothing hangs. */
+	__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_WANTED, __ATOMIC_RELAXED);
+	(void)ci;
+}
+
+int main(void)
+{
+	d = ev_ssqd_new("arm");
+	if (!d)
+		return 1;
+	d->opt.recv_depth = 0;
+	d->opt.signal_every = 1;
+	d->opt.arena_rkey = 1; /* the WRITEs go arena to arena under its key */
+	setenv("SSQ_EMU_CQ_EVENTS", "0", 1);
+	{
+		char why[512] = "";
+		int rc = ssqd_setup(d, why, sizeof(why));
+
+		CHECK(rc == 0, "ssqd_setup: %d (%s)", rc, why);
+		if (rc)
+			return test_exit("ctrl_wait_arm");
+	}
+	q = &d->queues[0];
+	CHECK(!q->tx_native && q->txa.on && d->txa.running,
+	      "events off: q0's sleepers ask for arms (native %d, on %d, running %d)",
+	      q->tx_native, q->txa.on, d->txa.running);
+	CHECK(q->ctl->tx_arm == SSQ_TX_ARM_WANTED, "ctl->tx_arm %u, want WANTED",
+	      q->ctl->tx_arm);
+	/* What the client library sets at attach. */
+	q->prod.arm_seq = &d->hdr->tx_arm_seq;
+	if (q->txa.on) {
+		no_sleeper_no_arm();
+		lone_sleeper_woken();
+		stuck_router_no_spin();
+		scribbles();
+	}
+	ev_ssqd_down(d);
+	return test_exit("ctrl_wait_arm");
+}
