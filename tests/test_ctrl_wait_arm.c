@@ -166,9 +166,29 @@ static void scribbles(void)
 	pthread_join(s.t, NULL);
 	CHECK(s.rc == 1, "scribbled tx_arm: ssq_wait %d, want 1", s.rc);
 	reap(1);
-	/* A wrong consumer index: the arm lands anywhere; nothing hangs. */
-	__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_WANTED, __ATOMIC_RELAXED);
-	(void)ci;
+	/* ssqd's periodic look at the block (the serve loop's) puts it back. */
+	ssqd_queue_guard(d, 0, q->guard_next_ns);
+	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) ==
+	          (q->txa.armed ? SSQ_TX_ARM_SET : SSQ_TX_ARM_WANTED),
+	      "scribbled tx_arm: still %u after ssqd's guard looked", q->ctl->tx_arm);
+	__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_NONE, __ATOMIC_RELAXED);
+	ssqd_queue_guard(d, 0, q->guard_next_ns);
+	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) != SSQ_TX_ARM_NONE,
+	      "tx_arm scribbled to NONE: not put back");
+	/*
+	 * A wrong consumer index: the arm lands anywhere, and a sleeper still
+	 * gets its completion (by the event or at its slice's end).
+	 */
+	__atomic_store_n(&q->ctl->cq_ci, ci + 12345, __ATOMIC_RELAXED);
+	d->ops->stop(d->backend);
+	CHECK(write1() == 0, "the WRITE");
+	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
+	usleep(5000);
+	__atomic_store_n(&q->ctl->cq_ci, ci, __ATOMIC_RELAXED);
+	CHECK(d->ops->start(d->backend) == 0, "the device again");
+	pthread_join(s.t, NULL);
+	CHECK(s.rc == 1, "scribbled consumer index: ssq_wait %d, want 1", s.rc);
+	reap(1);
 }
 
 int main(void)

@@ -38,6 +38,7 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 		                 "ssqd: q%u: a client stored RESTARTING in the control "
 		                 "block: READY again\n",
 		                 qi);
+	ssqd_send_arm_restore(d, qi);
 	if (now_ns < q->restart_next_ns ||
 	    !ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
 		return;

@@ -210,6 +210,19 @@ fail:
 	return -rc;
 }
 
+void ssqd_send_arm_restore(struct ssqd *d, unsigned qi)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+	uint32_t want;
+
+	if (!d->txa.running || !q->txa.on || pthread_mutex_trylock(&d->txa.lock))
+		return;
+	want = q->txa.armed ? SSQ_TX_ARM_SET : SSQ_TX_ARM_WANTED;
+	if (__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) != want)
+		__atomic_store_n(&q->ctl->tx_arm, want, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&d->txa.lock);
+}
+
 void ssqd_send_arm_stop(struct ssqd *d)
 {
 	uint64_t one = 1;

@@ -41,6 +41,14 @@ struct ssqd_send_arm {
  */
 int ssqd_send_arm_start(struct ssqd *d);
 
+/*
+ * Put queue @qi's ctl->tx_arm back to what ssqd knows (WANTED or SET) if
+ * a client wrote another value: with NONE or a stale SET there, its
+ * sleepers would never ask again. Never waits for the threads' lock (the
+ * serve loop calls it): busy, it leaves the look to the next call.
+ */
+void ssqd_send_arm_restore(struct ssqd *d, unsigned qi);
+
 /* Stop them (before the device closes: they arm and read its CQs' events). */
 void ssqd_send_arm_stop(struct ssqd *d);
 
