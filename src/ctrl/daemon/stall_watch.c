@@ -70,6 +70,8 @@
 #define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
 #define LEASE_WATCH_NS 50000ull
 #define REPAIRS_SAY    10 /* a queue no repair moves: said once, after these */
+/* --stall-ms 0: how long a queue is quiet before ssqd asks for a completion. */
+#define QUIET_NS 100000000ull
 
 /* The live client ssqd gave record @id of queue @qi to, or NULL. */
 static struct ssqd_client *holder(struct ssqd *d, unsigned qi, uint32_t id)
@@ -478,13 +480,54 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 	s->repairs++;
 }
 
+/*
+ * --stall-ms 0: no deadline, so nobody is killed and nothing taken back;
+ * but a queue whose last WQEs asked for no completion still gets ssqd's
+ * signaled NOP once it has been quiet QUIET_NS (ask_completion), or a dead
+ * client's buffers, and a free of a buffer such a WQE carried, would wait
+ * until somebody posted again - for good on a quiet queue.
+ */
+static void watch_quiet(struct ssqd *d, uint64_t now)
+{
+	unsigned qi;
+
+	for (qi = 0; qi < d->opt.nqueues; qi++) {
+		struct ssqd_queue *q = &d->queues[qi];
+		struct ssqd_stall *s = &q->stall;
+		uint64_t reserved, completed;
+
+		if (!q->ctl || q->link_seq)
+			continue;
+		reserved = ssq_ctl_reserved(q->ctl);
+		completed = ssq_ctl_completed(q->ctl);
+		if (reserved == completed || completed != s->completed ||
+		    q->heal_pending || ssq_ctl_in_error(q->ctl)) {
+			s->completed = completed;
+			s->stuck_ns = reserved != completed ? now : 0;
+			s->repairs = 0;
+			continue;
+		}
+		if (!s->stuck_ns)
+			s->stuck_ns = now;
+		if (s->repairs || now - s->stuck_ns < QUIET_NS)
+			continue;
+		ask_completion(d, qi, reserved); /* once per quiet spell */
+		s->repairs = 1;
+	}
+}
+
 void ssqd_stall_watch(struct ssqd *d, uint64_t now)
 {
 	uint64_t stall_ns = (uint64_t)d->opt.stall_ms * 1000000ull;
 	unsigned qi;
 
-	if (!d->opt.stall_ms || now < d->stall_next_ns)
+	if (now < d->stall_next_ns)
 		return;
+	if (!d->opt.stall_ms) {
+		d->stall_next_ns = now + QUIET_NS / 8;
+		watch_quiet(d, now);
+		return;
+	}
 	d->stall_next_ns = now + stall_ns / 8;
 	for (qi = 0; qi < d->opt.nqueues; qi++) {
 		struct ssqd_queue *q = &d->queues[qi];
