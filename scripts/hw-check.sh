@@ -35,6 +35,7 @@ steps=(
 	"ctrl_device_ops:every opcode, data checked; a wrong rkey and recovery; ssqd restart"
 	"ssq_multiproc:producer processes posting WRITE + FETCH_ADD, each exactly once"
 	"ctrl_recv:SEND, SEND_IMM and WRITE_IMM into the receive pool, in order"
+	"ctrl_wait_lone:a lone ssq_wait sleeper woken by ssqd through the send CQ it arms (rounds woken printed)"
 	"ctrl_mem_wire:clients' own malloc'd memory host to host (ibv_import_device/_pd, ibv_reg_mr in ssqd's PD); unexposed and dead keys refused"
 )
 failed=0

@@ -27,7 +27,7 @@ mkdir -p "$tmp/one/mlx5_ssq_fake"
 out=$(hw "$tmp/one")
 rc=$?
 verdicts=$(grep -c "^hw-check: [a-z_0-9]* on mlx5_ssq_fake: FAIL$" <<<"$out")
-if [ $rc -eq 0 ] || [ "$verdicts" -ne 5 ] || grep -q ": PASS$" <<<"$out"; then
+if [ $rc -eq 0 ] || [ "$verdicts" -ne 6 ] || grep -q ": PASS$" <<<"$out"; then
 	echo "FAIL: with mlx5_ssq_fake listed: rc $rc, $verdicts FAIL verdicts:"
 	grep "^hw-check" <<<"$out"; fail=1
 else
