@@ -10,9 +10,12 @@
  * - no sleeper, no arm: twenty signaled WRITEs routed by polling arm
  *   nothing (an armed CQ costs an event, on a ConnectX an interrupt);
  * - a lone sleeper is woken by the event: the device stopped, a WRITE
- *   posted, ssq_wait asleep; once the CQ is armed the device runs again,
- *   and the sleeper gets its completion through an event that moved
- *   wake_seq (without the arm it would find it only at its slice's end);
+ *   posted, a sleeper counted (as ssq_wait counts itself) asks for an arm;
+ *   once the CQ is armed the device runs again, and ssqd takes the event
+ *   and moves wake_seq (without the arm nothing would, and the sleeper
+ *   would find its completion only at its slice's end). Then the same
+ *   with ssq_wait itself, which must return the completion (whether its
+ *   slice or ssqd's wake comes first is the scheduler's);
  * - a router that holds the CQ lease and does not route (stopped, or
  *   killed and not healed yet) leaves a CQE nobody may take: a sleeper
  *   waiting 200 ms meanwhile must not have ssqd arm at that CQE and take
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "events_flow.h"
+#include "dv/queue_wait.h"
 
 static struct ssqd *d;
 static struct ssqd_queue *q;
@@ -97,6 +101,16 @@ static void no_sleeper_no_arm(void)
 	      (unsigned long long)(q->txa.arms - a0));
 }
 
+/* Wait up to 3 s for @v to differ from @v0. */
+static int moves(const uint64_t *v, uint64_t v0)
+{
+	double deadline = now() + 3;
+
+	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) == v0 && now() < deadline)
+		usleep(200);
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE) != v0;
+}
+
 static void lone_sleeper_woken(void)
 {
 	struct sleeper s = { .timeout_ns = 3000000000ull };
@@ -104,6 +118,26 @@ static void lone_sleeper_woken(void)
 	uint64_t e0 = q->txa.events;
 	double deadline = now() + 3;
 
+	/* What ssq_wait does before it sleeps, held while ssqd acts. */
+	d->ops->stop(d->backend);
+	CHECK(write1() == 0, "the WRITE");
+	ssq__sleeper_in(q->ctl);
+	dv_sleeper_ask_arm(&q->prod);
+	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+		usleep(200);
+	CHECK(q->txa.armed, "a sleeper asked, yet ssqd never armed the send CQ");
+	CHECK(d->ops->start(d->backend) == 0, "the device again");
+	CHECK(moves(&q->txa.events, e0), "the CQE came, yet ssqd took no event");
+	CHECK(__atomic_load_n(&q->ctl->wake_seq, __ATOMIC_RELAXED) != seq0,
+	      "ssqd did not wake the sleeper (wake_seq unmoved)");
+	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) == SSQ_TX_ARM_WANTED,
+	      "ctl->tx_arm %u after the event, want WANTED", q->ctl->tx_arm);
+	__atomic_fetch_sub(&q->ctl->waiters, 1, __ATOMIC_RELAXED);
+	reap(1);
+
+	/* ssq_wait itself. */
+	e0 = q->txa.events;
+	deadline = now() + 3;
 	d->ops->stop(d->backend);
 	CHECK(write1() == 0, "the WRITE");
 	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
@@ -115,9 +149,7 @@ static void lone_sleeper_woken(void)
 	CHECK(d->ops->start(d->backend) == 0, "the device again");
 	pthread_join(s.t, NULL);
 	CHECK(s.rc == 1, "ssq_wait: %d, want 1", s.rc);
-	CHECK(q->txa.events > e0, "no event was taken");
-	CHECK(__atomic_load_n(&q->ctl->wake_seq, __ATOMIC_RELAXED) != seq0,
-	      "ssqd did not wake the sleeper (wake_seq unmoved)");
+	CHECK(moves(&q->txa.events, e0), "ssq_wait's CQE came, yet ssqd took no event");
 	reap(1);
 	printf("lone sleeper: woken by ssqd after %llu arm(s), %llu event(s)\n",
 	       (unsigned long long)q->txa.arms, (unsigned long long)q->txa.events);
@@ -148,6 +180,21 @@ static void stuck_router_no_spin(void)
 	reap(1);
 }
 
+/*
+ * ssqd's serve loop looking at q0's block, a few times: the look never
+ * waits for the arm threads' lock, and leaves the work to the next look
+ * while they hold it.
+ */
+static void guard_looks(void)
+{
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		ssqd_queue_guard(d, 0, q->guard_next_ns);
+		usleep(1000);
+	}
+}
+
 static void scribbles(void)
 {
 	struct sleeper s = { .timeout_ns = 3000000000ull };
@@ -167,12 +214,12 @@ static void scribbles(void)
 	CHECK(s.rc == 1, "scribbled tx_arm: ssq_wait %d, want 1", s.rc);
 	reap(1);
 	/* ssqd's periodic look at the block (the serve loop's) puts it back. */
-	ssqd_queue_guard(d, 0, q->guard_next_ns);
+	guard_looks();
 	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) ==
 	          (q->txa.armed ? SSQ_TX_ARM_SET : SSQ_TX_ARM_WANTED),
 	      "scribbled tx_arm: still %u after ssqd's guard looked", q->ctl->tx_arm);
 	__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_NONE, __ATOMIC_RELAXED);
-	ssqd_queue_guard(d, 0, q->guard_next_ns);
+	guard_looks();
 	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) != SSQ_TX_ARM_NONE,
 	      "tx_arm scribbled to NONE: not put back");
 	/*
