@@ -12,6 +12,13 @@
  * several rounds; all but one must be woken by ssqd (a sleeper whose slice
  * ends between the device's write of the CQE and its event routes the CQE
  * itself, uncounted, and rightly gets no wake).
+ *
+ * With SSQ_EMU_CQ_EVENTS=0 (ctrl_wait_event_poller) the device raises an
+ * event only on a CQ ssqd armed for the sleeper (send_arm.c), as a
+ * ConnectX does, and the event reaches ssqd's event thread through an fd
+ * and the scheduler, which on a loaded machine can take longer than the
+ * rest of a slice: there at least one round of each kind must be woken by
+ * ssqd (without the arm none is: nothing else moves wake_seq here).
  */
 #include <poll.h>
 #include "recv_flow.h"
@@ -19,6 +26,7 @@
 #define ROUNDS 5
 
 static char sa[108], sb[108];
+static unsigned want_moved = ROUNDS - 1; /* rounds ssqd must wake */
 
 /* One WRITE of @src into @dst through @p, signaled as @wr_id. */
 static int post(struct ssq_producer *p, const struct ssq_buf *src,
@@ -55,7 +63,7 @@ static void waits(struct ssq_queue *q, const struct ssq_buf *src,
 		      took * 1e3);
 		moved += __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_RELAXED) != seq0;
 	}
-	CHECK(moved >= ROUNDS - 1,
+	CHECK(moved >= want_moved,
 	      "ssq_wait: ssqd woke the lone sleeper in %u of %u rounds (the rest found "
 	      "their completion at the end of a slice)",
 	      moved, ROUNDS);
@@ -91,7 +99,7 @@ static void wait_fd(struct ssq_queue *q, const struct ssq_buf *src,
 		      "fd round %u: the WRITE's completion", r);
 		moved += __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_RELAXED) != seq0;
 	}
-	CHECK(moved >= ROUNDS - 1, "wait fd: ssqd woke its thread in %u of %u rounds",
+	CHECK(moved >= want_moved, "wait fd: ssqd woke its thread in %u of %u rounds",
 	      moved, ROUNDS);
 }
 
@@ -108,6 +116,8 @@ int main(void)
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	if (getenv("SSQ_EMU_CQ_EVENTS") && !strcmp(getenv("SSQ_EMU_CQ_EVENTS"), "0"))
+		want_moved = 1;
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(port != 0, "a free TCP port");
 	snprintf(sa, sizeof(sa), "/tmp/ssq-wev-l-%d.sock", getpid());
