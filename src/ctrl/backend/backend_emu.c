@@ -499,19 +499,56 @@ static int emu_cq_event(struct ssqd_backend *b, struct ssqd_bqueue *q, int recv,
 	return emu_cq_set_event(recv ? eq->rcq : eq->cq, fn, arg);
 }
 
+/*
+ * Arm @cq for one event at consumer index @ci on eventfd @fd, unless it is
+ * armed already (*@armed): an arm holds until an event, so once per event,
+ * not once per look.
+ */
+static int arm_once(int fd, struct emu_cq *cq, int *armed, uint32_t ci)
+{
+	int rc;
+
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	if (*armed)
+		return 0;
+	rc = emu_cq_arm(cq, ci, fd);
+	*armed = !rc;
+	return rc;
+}
+
+/*
+ * The events pending on eventfd @fd, which counts them without saying
+ * whose: every CQ armed on it (send CQs with @send, else receive CQs) is
+ * disarmed, to be armed again at its next look, and for send CQs @fn is
+ * told of each (a sleeper woken for another queue's CQE looks and sleeps
+ * on). Returns how many events (at most 1000).
+ */
+static int take_events(struct ssqd_backend *b, int fd, int send,
+                       void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
+{
+	uint64_t n;
+	unsigned i;
+
+	if (fd < 0 || read(fd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	for (i = 0; i < b->nqueues; i++) {
+		int *armed = send ? &b->queues[i].tarmed : &b->queues[i].rarmed;
+
+		if (!*armed)
+			continue;
+		*armed = 0;
+		if (fn)
+			fn(arg, b->queues[i].bq);
+	}
+	return (int)(n > 1000 ? 1000 : n);
+}
+
 static int emu_rx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
 {
 	struct emu_queue *eq = q->impl;
-	int rc;
 
-	if (b->rx_efd < 0)
-		return -EOPNOTSUPP;
-	/* An arm holds until an event: once per event, not once per nap. */
-	if (eq->rarmed)
-		return 0;
-	rc = emu_cq_arm(eq->rcq, ci, b->rx_efd);
-	eq->rarmed = !rc;
-	return rc;
+	return arm_once(b->rx_efd, eq->rcq, &eq->rarmed, ci);
 }
 
 static int emu_rx_event_fd(struct ssqd_backend *b)
@@ -521,29 +558,14 @@ static int emu_rx_event_fd(struct ssqd_backend *b)
 
 static int emu_rx_events_take(struct ssqd_backend *b)
 {
-	uint64_t n;
-	unsigned i;
-
-	if (b->rx_efd < 0 || read(b->rx_efd, &n, sizeof(n)) != sizeof(n))
-		return 0;
-	/* The eventfd does not say whose: every CQ is armed again. */
-	for (i = 0; i < b->nqueues; i++)
-		b->queues[i].rarmed = 0;
-	return (int)(n > 1000 ? 1000 : n);
+	return take_events(b, b->rx_efd, 0, NULL, NULL);
 }
 
 static int emu_tx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
 {
 	struct emu_queue *eq = q->impl;
-	int rc;
 
-	if (b->tx_efd < 0)
-		return -EOPNOTSUPP;
-	if (eq->tarmed)
-		return 0;
-	rc = emu_cq_arm(eq->cq, ci, b->tx_efd);
-	eq->tarmed = !rc;
-	return rc;
+	return arm_once(b->tx_efd, eq->cq, &eq->tarmed, ci);
 }
 
 static int emu_tx_event_fd(struct ssqd_backend *b)
@@ -551,25 +573,10 @@ static int emu_tx_event_fd(struct ssqd_backend *b)
 	return b->tx_efd;
 }
 
-/*
- * The eventfd counts events without saying whose: every armed send CQ is
- * reported (a sleeper woken for another queue's CQE looks and sleeps on),
- * and armed again when its sleepers ask.
- */
 static int emu_tx_events_take(struct ssqd_backend *b,
                               void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
 {
-	uint64_t n;
-	unsigned i;
-
-	if (b->tx_efd < 0 || read(b->tx_efd, &n, sizeof(n)) != sizeof(n))
-		return 0;
-	for (i = 0; i < b->nqueues; i++)
-		if (b->queues[i].tarmed) {
-			b->queues[i].tarmed = 0;
-			fn(arg, b->queues[i].bq);
-		}
-	return (int)(n > 1000 ? 1000 : n);
+	return take_events(b, b->tx_efd, 1, fn, arg);
 }
 
 static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)

@@ -23,17 +23,21 @@
 
 #define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
 
+/* A CQ ssqd arms for completion events (rx_arm, tx_arm). */
+struct cq_arm {
+	struct ibv_cq *cq;
+	struct mlx5dv_cq dv; /* the CQ through mlx5dv: what arming it needs */
+	uint32_t sn;         /* its arm sequence (libmlx5's arm_sn) */
+	int armed;           /* armed, its event not yet taken */
+};
+
 struct mlx5_queue {
 	struct ibv_qp *qp;
-	struct ibv_cq *cq;    /* sends */
-	struct ibv_cq *rcq;   /* receives */
-	uint32_t cqn, rcqn;   /* theirs, for CQ events */
-	struct mlx5dv_cq rdv; /* rcq through mlx5dv: what arming it needs */
-	uint32_t rarm_sn;     /* rcq's arm sequence (libmlx5's arm_sn) */
-	int rarmed;           /* armed, its event not yet taken */
-	uint32_t tarm_sn;     /* the same for cq (tx_arm) */
-	int tarmed;
-	struct ssqd_bqueue *bq; /* ssqd's handle: dv_cq to arm, tx_events_take */
+	struct ibv_cq *cq;      /* sends */
+	struct ibv_cq *rcq;     /* receives */
+	uint32_t cqn, rcqn;     /* theirs, for CQ events */
+	struct cq_arm rx, tx;   /* rcq's and cq's arming */
+	struct ssqd_bqueue *bq; /* ssqd's handle, for tx_events_take */
 };
 
 struct ssqd_backend {
@@ -546,9 +550,9 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	q->qpn = mq->qp->qp_num;
 	mq->cqn = q->dv_cq.cqn;
 	mq->rcqn = q->dv_rcq.cqn;
-	mq->rdv = q->dv_rcq;
-	mq->rarm_sn = 0; /* as libmlx5's create_cq starts it */
-	mq->tarm_sn = 0;
+	/* Sequence 0, not armed: as libmlx5's create_cq starts a CQ. */
+	mq->rx = (struct cq_arm){ .cq = mq->rcq, .dv = q->dv_rcq };
+	mq->tx = (struct cq_arm){ .cq = mq->cq, .dv = q->dv_cq };
 	mq->bq = q;
 	/* What libmlx5 made of the request (mlx5_calc_sq_size writes it back). */
 	q->max_inline = init.cap.max_inline_data;
@@ -705,21 +709,56 @@ static int mlx5_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 	return 1;
 }
 
-static int mlx5_rx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+/*
+ * Arm @a for one event at consumer index @ci, unless it is armed already:
+ * an arm holds until its event, and any CQE written meanwhile raises it,
+ * so once per event, not once per look (a UAR write each).
+ */
+static int arm_once(const struct ibv_comp_channel *ch, struct cq_arm *a, uint32_t ci)
 {
-	struct mlx5_queue *mq = q->impl;
-
-	if (!b->rx_chan)
+	if (!ch)
 		return -EOPNOTSUPP;
-	/*
-	 * An arm holds until its event: any CQE written meanwhile raises it.
-	 * So once per event, not once per nap (a UAR write each).
-	 */
-	if (!mq->rarmed) {
-		ssqd_mlx5_cq_arm(&mq->rdv, mq->rarm_sn, ci);
-		mq->rarmed = 1;
+	if (!a->armed) {
+		ssqd_mlx5_cq_arm(&a->dv, a->sn, ci);
+		a->armed = 1;
 	}
 	return 0;
+}
+
+/*
+ * Every event pending on @ch, acknowledged at once (destroying a CQ waits
+ * for its events' acks: ibv_ack_cq_events(3)), each bumping its CQ's arm
+ * sequence as libmlx5's mlx5_cq_event does and disarming it; for a send
+ * CQ (@send) @fn is told whose.
+ */
+static int take_events(struct ssqd_backend *b, struct ibv_comp_channel *ch, int send,
+                       void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	unsigned i;
+	int n = 0;
+
+	while (ch && !ibv_get_cq_event(ch, &cq, &ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		for (i = 0; i < b->nqueues; i++) {
+			struct cq_arm *a = send ? &b->queues[i].tx : &b->queues[i].rx;
+
+			if (a->cq != cq)
+				continue;
+			a->sn++;
+			a->armed = 0;
+			if (fn)
+				fn(arg, b->queues[i].bq);
+		}
+		n++;
+	}
+	return n;
+}
+
+static int mlx5_rx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
+{
+	return arm_once(b->rx_chan, &((struct mlx5_queue *)q->impl)->rx, ci);
 }
 
 static int mlx5_rx_event_fd(struct ssqd_backend *b)
@@ -727,41 +766,14 @@ static int mlx5_rx_event_fd(struct ssqd_backend *b)
 	return b->rx_chan ? b->rx_chan->fd : -1;
 }
 
-/*
- * Every event pending on the channel, acknowledged at once (destroying a
- * CQ waits for its events' acks: ibv_ack_cq_events(3)), each bumping its
- * CQ's arm sequence as libmlx5's mlx5_cq_event does.
- */
 static int mlx5_rx_events_take(struct ssqd_backend *b)
 {
-	struct ibv_cq *cq;
-	void *ctx;
-	unsigned i;
-	int n = 0;
-
-	while (b->rx_chan && !ibv_get_cq_event(b->rx_chan, &cq, &ctx)) {
-		ibv_ack_cq_events(cq, 1);
-		for (i = 0; i < b->nqueues; i++)
-			if (b->queues[i].rcq == cq) {
-				b->queues[i].rarm_sn++;
-				b->queues[i].rarmed = 0;
-			}
-		n++;
-	}
-	return n;
+	return take_events(b, b->rx_chan, 0, NULL, NULL);
 }
 
 static int mlx5_tx_arm(struct ssqd_backend *b, struct ssqd_bqueue *q, uint32_t ci)
 {
-	struct mlx5_queue *mq = q->impl;
-
-	if (!b->tx_chan)
-		return -EOPNOTSUPP;
-	if (!mq->tarmed) {
-		ssqd_mlx5_cq_arm(&q->dv_cq, mq->tarm_sn, ci);
-		mq->tarmed = 1;
-	}
-	return 0;
+	return arm_once(b->tx_chan, &((struct mlx5_queue *)q->impl)->tx, ci);
 }
 
 static int mlx5_tx_event_fd(struct ssqd_backend *b)
@@ -769,26 +781,10 @@ static int mlx5_tx_event_fd(struct ssqd_backend *b)
 	return b->tx_chan ? b->tx_chan->fd : -1;
 }
 
-/* As mlx5_rx_events_take, naming the queue whose send CQ raised each. */
 static int mlx5_tx_events_take(struct ssqd_backend *b,
                                void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
 {
-	struct ibv_cq *cq;
-	void *ctx;
-	unsigned i;
-	int n = 0;
-
-	while (b->tx_chan && !ibv_get_cq_event(b->tx_chan, &cq, &ctx)) {
-		ibv_ack_cq_events(cq, 1);
-		for (i = 0; i < b->nqueues; i++)
-			if (b->queues[i].cq == cq) {
-				b->queues[i].tarm_sn++;
-				b->queues[i].tarmed = 0;
-				fn(arg, b->queues[i].bq);
-			}
-		n++;
-	}
-	return n;
+	return take_events(b, b->tx_chan, 1, fn, arg);
 }
 
 static int mlx5_start(struct ssqd_backend *b)

@@ -157,6 +157,32 @@ static void *event_main(void *arg)
 	return NULL;
 }
 
+/* Have the arm thread stop: the word moves, so a wait about to start returns. */
+static void stop_arm_thread(struct ssqd *d)
+{
+	__atomic_store_n(&d->txa.stop, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&d->hdr->tx_arm_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &d->hdr->tx_arm_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * The threads are gone (or never ran): every queue back to NONE, so that
+ * sleepers left route at the end of their slices and ask nobody.
+ */
+static void release(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueues; i++) {
+		d->queues[i].txa.on = 0;
+		__atomic_store_n(&d->queues[i].ctl->tx_arm, SSQ_TX_ARM_NONE,
+		                 __ATOMIC_RELEASE);
+	}
+	close(d->txa.stop_efd);
+	d->txa.stop_efd = -1;
+	pthread_mutex_destroy(&d->txa.lock);
+}
+
 int ssqd_send_arm_start(struct ssqd *d)
 {
 	unsigned i, n = 0;
@@ -187,9 +213,7 @@ int ssqd_send_arm_start(struct ssqd *d)
 		goto fail;
 	rc = pthread_create(&d->txa.event_thread, NULL, event_main, d);
 	if (rc) {
-		__atomic_store_n(&d->txa.stop, 1, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&d->hdr->tx_arm_seq, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &d->hdr->tx_arm_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+		stop_arm_thread(d);
 		pthread_join(d->txa.arm_thread, NULL);
 		goto fail;
 	}
@@ -199,14 +223,7 @@ int ssqd_send_arm_start(struct ssqd *d)
 	d->txa.running = 1;
 	return 0;
 fail:
-	for (i = 0; i < d->opt.nqueues; i++) {
-		d->queues[i].txa.on = 0;
-		__atomic_store_n(&d->queues[i].ctl->tx_arm, SSQ_TX_ARM_NONE,
-		                 __ATOMIC_RELEASE);
-	}
-	close(d->txa.stop_efd);
-	d->txa.stop_efd = -1;
-	pthread_mutex_destroy(&d->txa.lock);
+	release(d);
 	return -rc;
 }
 
@@ -226,25 +243,13 @@ void ssqd_send_arm_restore(struct ssqd *d, unsigned qi)
 void ssqd_send_arm_stop(struct ssqd *d)
 {
 	uint64_t one = 1;
-	unsigned i;
 
 	if (!d->txa.running)
 		return;
-	__atomic_store_n(&d->txa.stop, 1, __ATOMIC_RELEASE);
-	/* The word moves, so a FUTEX_WAIT about to start returns at once. */
-	__atomic_fetch_add(&d->hdr->tx_arm_seq, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &d->hdr->tx_arm_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	stop_arm_thread(d);
 	(void)!write(d->txa.stop_efd, &one, sizeof(one));
 	pthread_join(d->txa.arm_thread, NULL);
 	pthread_join(d->txa.event_thread, NULL);
-	/* Sleepers left route at the end of their slices, as before the start. */
-	for (i = 0; i < d->opt.nqueues; i++) {
-		d->queues[i].txa.on = 0;
-		__atomic_store_n(&d->queues[i].ctl->tx_arm, SSQ_TX_ARM_NONE,
-		                 __ATOMIC_RELEASE);
-	}
-	close(d->txa.stop_efd);
-	d->txa.stop_efd = -1;
-	pthread_mutex_destroy(&d->txa.lock);
+	release(d);
 	d->txa.running = 0;
 }
