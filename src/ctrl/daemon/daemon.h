@@ -200,6 +200,9 @@ struct ssqd_queue {
 	struct ssqd_stall stall; /* stall_watch.c's looks */
 	uint32_t epoch;          /* resets of the control block: ssqd's count */
 	uint64_t guard_next_ns;  /* when ssqd_queue_guard looks next */
+	/* ctl->waiters and ctl->wait_beat as the guard last saw them */
+	uint32_t guard_waiters;
+	struct ssqd_beat guard_beat;
 	/* ssqd_queue_rebuild_paced: the last restart, the next allowed, the gap */
 	uint64_t restart_last_ns, restart_next_ns;
 	unsigned restart_gap_ms;

@@ -13,6 +13,32 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/sleeper_beat.h"
+
+/*
+ * A count of ssq_wait sleepers whose beat has stood for SSQD_WAIT_BEAT_NS
+ * is one left behind (a process killed asleep never takes its count back;
+ * or a scribble): every client that routes the queue's CQ then makes a
+ * FUTEX_WAKE per pass that delivers completions (ssq_progress), for as
+ * long as the queue lives - one dead process taxing the others' fast
+ * path. Take it back: a compare-and-swap from the value seen at the last
+ * look to 0, so a count that moved meanwhile (a sleeper came or went) is
+ * left to the next look. A live sleeper descheduled that long then takes
+ * its own count back below 0, a huge count with no beat once it has gone,
+ * which a later look takes back too; meanwhile it may miss a wake and
+ * find its completion at the end of its slice, as on any missed wake.
+ */
+static void stale_waiters(struct ssqd_queue *q, uint64_t now_ns)
+{
+	/* Acquire: the beat stored before the count (ssq__sleeper_in) is seen. */
+	uint32_t w = __atomic_load_n(&q->ctl->waiters, __ATOMIC_ACQUIRE), seen = w;
+	uint32_t beat = __atomic_load_n(&q->ctl->wait_beat, __ATOMIC_RELAXED);
+
+	if (w && !ssqd_beat_live(&q->guard_beat, beat, now_ns) && w == q->guard_waiters)
+		(void)__atomic_compare_exchange_n(&q->ctl->waiters, &seen, 0, 0,
+		                                  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	q->guard_waiters = w;
+}
 
 void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 {
@@ -39,6 +65,7 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 		                 "block: READY again\n",
 		                 qi);
 	ssqd_send_arm_restore(d, qi);
+	stale_waiters(q, now_ns);
 	if (now_ns < q->restart_next_ns ||
 	    !ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
 		return;
