@@ -522,7 +522,10 @@ static int arm_once(int fd, struct emu_cq *cq, int *armed, uint32_t ci)
  * whose: every CQ armed on it (send CQs with @send, else receive CQs) is
  * disarmed, to be armed again at its next look, and for send CQs @fn is
  * told of each (a sleeper woken for another queue's CQE looks and sleeps
- * on). Returns how many events (at most 1000).
+ * on; and ssqd, taking it for an event of that CQ, may arm it past the
+ * CQEs written next time if nobody consumed meanwhile, so a CQE that came
+ * in between is found at the sleeper's slice's end). A ConnectX's channel
+ * names the CQ (mlx5 backend). Returns how many events (at most 1000).
  */
 static int take_events(struct ssqd_backend *b, int fd, int send,
                        void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
