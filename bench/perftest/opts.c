@@ -400,9 +400,10 @@ static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, ui
 	char *end, range[64];
 	unsigned long long v;
 
+	/* Digits only: strtoull alone takes "+5", " 5" and "-1" (as 2^64 - 1). */
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (!*s || *end || *s == '-' || errno || v < lo || v > hi) {
+	if (!*s || s[strspn(s, "0123456789")] || *end || errno || v < lo || v > hi) {
 		snprintf(range, sizeof(range), "%llu..%llu", (unsigned long long)lo,
 		         (unsigned long long)hi);
 		fprintf(stderr, "%s: %s '%s': want %s\n", o->tool, flag, s, range);
@@ -630,7 +631,8 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	};
 	int opt, i, q_given = 0, s_given = 0, n_given = 0, out_json = 0;
 	const char *out_json_file = NULL;
-	char flag[4] = "-?", why[80];
+	char flag[4] = "-?", why[80], sw[32];
+	const char *eq;
 
 	memset(o, 0, sizeof(*o));
 	o->test = test;
@@ -768,6 +770,18 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			         flag_name(flag, argv[optind - 1]), "");
 			break;
 		default:
+			/*
+			 * "--events=1": getopt_long names the switch (optopt)
+			 * it refused a value for; an unknown word leaves 0.
+			 */
+			eq = strchr(argv[optind - 1], '=');
+			if (optopt && eq && !strncmp(argv[optind - 1], "--", 2)) {
+				snprintf(sw, sizeof(sw), "%.*s",
+				         (int)(eq - argv[optind - 1]), argv[optind - 1]);
+				bad_flag(o,
+				         "%s: a switch, it takes no value (drop '=%s')",
+				         sw, eq + 1);
+			}
 			bad_flag(o, "unknown flag %s%s",
 			         flag_name(flag, argv[optind - 1]), "");
 		}
