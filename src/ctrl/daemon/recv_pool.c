@@ -413,19 +413,27 @@ static int idle_sleep(struct ssqd *d)
 
 	if (!ms)
 		return -1;
+	/* K3 (pairs with K4 in ssqd_recv_stop): as K1, stop in idle_ms's place. */
+	if (__atomic_load_n(&d->rxp.stop, __ATOMIC_SEQ_CST))
+		return 1;
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
 	return __atomic_load_n(&d->rxp.kick, __ATOMIC_SEQ_CST) != k;
 }
 
+/* End the poller's idle sleep: after a store it must see (K2, K4). */
+static void kick(struct ssqd *d)
+{
+	__atomic_fetch_add(&d->rxp.kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 void ssqd_recv_idle(struct ssqd *d, unsigned max_ms)
 {
 	__atomic_store_n(&d->rxp.idle_ms, max_ms, __ATOMIC_SEQ_CST);
-	if (max_ms)
-		return;
-	__atomic_fetch_add(&d->rxp.kick, 1, __ATOMIC_SEQ_CST); /* K2 */
-	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (!max_ms)
+		kick(d); /* K2 */
 }
 
 /*
@@ -580,7 +588,12 @@ void ssqd_recv_stop(struct ssqd *d)
 {
 	if (!d->rxp.running)
 		return;
-	__atomic_store_n(&d->rxp.stop, 1, __ATOMIC_RELEASE);
+	/*
+	 * K4: a poller asleep while idle would otherwise finish its sleep
+	 * (SSQD_IDLE_MS) before it saw stop, and every idle ssqd's exit with it.
+	 */
+	__atomic_store_n(&d->rxp.stop, 1, __ATOMIC_SEQ_CST);
+	kick(d);
 	pthread_join(d->rxp.thread, NULL);
 	d->rxp.running = 0;
 }
