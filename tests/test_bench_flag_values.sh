@@ -8,7 +8,10 @@
 #    takes a sign and leading blanks), "-n -1" only by its wrap to 2^64-1;
 #  - -e: refused by ssq_write_lat, with --mode spinlock or proxy in a
 #    bandwidth tool, and with --server, each naming -e; accepted by every
-#    bandwidth tool and by ssq_send_lat (their runs: test_bench_perftest).
+#    bandwidth tool and by ssq_send_lat (their runs: test_bench_perftest);
+#  - "-d ''" started an ssqd that died saying "device  not found", "--peers
+#    ''" ran with no peers at all, and a --json or --out_json_file that
+#    cannot be written was said only after the whole run, its results lost.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -53,5 +56,13 @@ for t in ssq_write_bw ssq_read_bw ssq_atomic_bw ssq_send_bw; do
 		-e --server --ssq_socket=/nonexistent/ssqd.sock
 done
 refuse ssq_write_lat "-e: a latency test times one message at a time" -e
+# Empty or unwritable values: refused before the run, not after it.
+refuse ssq_write_bw "-d: an empty device name" -d ''
+refuse ssq_write_bw "--peers '': an empty list" --peers ''
+refuse ssq_write_bw "--json: an empty file name" --json ''
+refuse ssq_write_bw "--json '/nonexistent/r.json': cannot write the results there" \
+	--json /nonexistent/r.json
+refuse ssq_send_bw "--out_json_file '/': cannot write the results there (Is a directory)" \
+	--out_json_file /
 refuse ssq_write_lat "-e: a latency test times one message at a time" --events -n 5
 exit $fail
