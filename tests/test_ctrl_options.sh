@@ -59,7 +59,9 @@ expect 2 "--max-client-mib 9 / --max-uid-mib 8: at most --data-mib 8" --data-mib
 expect 2 "--max-client-mib 6 / --max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
 expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
 expect 2 "--buffer-keys and --arena-rkey exclude each other" --buffer-keys --arena-rkey
-expect 1 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
+expect 2 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
+expect 2 "--connect 'fe80::1': an IPv6 address goes in brackets" --device emu --hugepages=off --data-mib 4 --connect fe80::1
+expect 2 "--connect 'h:+1': port must be 1..65535" --device emu --hugepages=off --data-mib 4 --connect h:+1
 expect 1 "device emu0 not found" --device emu0 --hugepages=off
 expect 1 "echo " --device emu --hugepages=required --data-mib 60000
 grep -q "nr_hugepages" "$work/out" || { echo "FAIL: no nr_hugepages hint"; fail=1; }

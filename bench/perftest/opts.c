@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "ssq_version.h"
 #include "opts.h"
 
@@ -177,6 +178,10 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 			snprintf(o->peers[o->npeers], PT_PEER_NAME, "peer%u",
 			         o->npeers + 1);
 		return 0;
+	}
+	if (!*list) {
+		snprintf(why, len, "an empty list: want N, NAME,... or a peers file");
+		return -1;
 	}
 	for (o->npeers = 0; *p; p = *end ? end + 1 : end) {
 		end = strchr(p, ',');
@@ -400,9 +405,10 @@ static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, ui
 	char *end, range[64];
 	unsigned long long v;
 
+	/* Digits only: strtoull alone takes "+5", " 5" and "-1" (as 2^64 - 1). */
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (!*s || *end || *s == '-' || errno || v < lo || v > hi) {
+	if (!*s || s[strspn(s, "0123456789")] || *end || errno || v < lo || v > hi) {
 		snprintf(range, sizeof(range), "%llu..%llu", (unsigned long long)lo,
 		         (unsigned long long)hi);
 		fprintf(stderr, "%s: %s '%s': want %s\n", o->tool, flag, s, range);
@@ -410,6 +416,43 @@ static uint64_t num(const struct pt_opts *o, const char *flag, const char *s, ui
 		exit(1);
 	}
 	return v;
+}
+
+/*
+ * The results go to @path (--json, --out_json_file) at the end of the run:
+ * a name that cannot be written there is refused now, not after the run
+ * it would have recorded.
+ */
+static void check_out_path(const struct pt_opts *o, const char *flag, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096], msg[4200];
+	struct stat st;
+	int err = 0;
+
+	if (!*path)
+		bad_flag(o, "%s%s: an empty file name", flag, "");
+	if (!stat(path, &st)) {
+		if (S_ISDIR(st.st_mode))
+			err = EISDIR;
+		else if (access(path, W_OK))
+			err = errno;
+	} else if (errno != ENOENT) {
+		err = errno;
+	} else {
+		if (!slash)
+			snprintf(dir, sizeof(dir), ".");
+		else
+			snprintf(dir, sizeof(dir), "%.*s",
+			         slash == path ? 1 : (int)(slash - path), path);
+		if (access(dir, W_OK | X_OK))
+			err = errno;
+	}
+	if (!err)
+		return;
+	snprintf(msg, sizeof(msg), "'%s': cannot write the results there (%s)", path,
+	         strerror(err));
+	bad_flag(o, "%s %s", flag, msg);
 }
 
 /* The flag getopt stopped at: -c for a short one, else the word itself. */
@@ -630,7 +673,8 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	};
 	int opt, i, q_given = 0, s_given = 0, n_given = 0, out_json = 0;
 	const char *out_json_file = NULL;
-	char flag[4] = "-?", why[80];
+	char flag[4] = "-?", why[80], sw[32];
+	const char *eq;
 
 	memset(o, 0, sizeof(*o));
 	o->test = test;
@@ -656,6 +700,8 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->all_sizes = 1;
 			break;
 		case 'd':
+			if (!*optarg)
+				bad_flag(o, "%s%s: an empty device name", "-d", "");
 			o->device = optarg;
 			break;
 		case 'D':
@@ -768,6 +814,18 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			         flag_name(flag, argv[optind - 1]), "");
 			break;
 		default:
+			/*
+			 * "--events=1": getopt_long names the switch (optopt)
+			 * it refused a value for; an unknown word leaves 0.
+			 */
+			eq = strchr(argv[optind - 1], '=');
+			if (optopt && eq && !strncmp(argv[optind - 1], "--", 2)) {
+				snprintf(sw, sizeof(sw), "%.*s",
+				         (int)(eq - argv[optind - 1]), argv[optind - 1]);
+				bad_flag(o,
+				         "%s: a switch, it takes no value (drop '=%s')",
+				         sw, eq + 1);
+			}
 			bad_flag(o, "unknown flag %s%s",
 			         flag_name(flag, argv[optind - 1]), "");
 		}
@@ -781,5 +839,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	if (out_json || out_json_file)
 		o->out_json = out_json_file ? out_json_file : PT_OUT_JSON;
 	check_combinations(o, s_given, q_given, n_given);
+	if (o->json)
+		check_out_path(o, "--json", o->json);
+	if (o->out_json)
+		check_out_path(o, "--out_json_file", o->out_json);
 	return 0;
 }

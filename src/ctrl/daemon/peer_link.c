@@ -206,29 +206,6 @@ int ssqd_link_listen(uint16_t port, char *why, size_t whylen)
 	return s;
 }
 
-int ssqd_link_split(const char *host_port, char host[SSQD_HOST_MAX],
-                    char port[SSQD_PORT_MAX], const char **bad)
-{
-	const char *colon = host_port ? strrchr(host_port, ':') : NULL;
-	char *end;
-	long n;
-
-	if (!colon || colon == host_port ||
-	    (size_t)(colon - host_port) >= SSQD_HOST_MAX) {
-		*bad = "want HOST:PORT";
-		return -EINVAL;
-	}
-	n = strtol(colon + 1, &end, 10);
-	if (!colon[1] || *end || n < 1 || n > 65535) {
-		*bad = "port must be 1..65535";
-		return -EINVAL;
-	}
-	memcpy(host, host_port, (size_t)(colon - host_port));
-	host[colon - host_port] = 0;
-	snprintf(port, SSQD_PORT_MAX, "%ld", n);
-	return 0;
-}
-
 /* Resolve "HOST:PORT" (as --connect names it) into @res. */
 static int resolve(const char *host_port, struct addrinfo **res, char *why, size_t whylen)
 {

@@ -10,6 +10,7 @@
 
 #include <sys/socket.h>
 #include "ctrl/proto/peer_msg.h"
+#include "ctrl/daemon/host_port.h"
 
 /*
  * The exchange's halves: ssqd_link_send - our @n addresses; ssqd_link_recv
@@ -54,16 +55,6 @@ int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_add
 
 /* A listening TCP socket on @port (all addresses), or a negative errno. */
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen);
-
-#define SSQD_HOST_MAX 256 /* HOST of a HOST:PORT, and its NUL */
-#define SSQD_PORT_MAX 8
-
-/*
- * Split "HOST:PORT" at its last colon into @host and @port (1..65535, as
- * digits). 0, or -EINVAL with what was wrong in *@bad.
- */
-int ssqd_link_split(const char *host_port, char host[SSQD_HOST_MAX],
-                    char port[SSQD_PORT_MAX], const char **bad);
 
 /* Connect to "HOST:PORT", retrying for up to @timeout_ms. */
 int ssqd_link_connect(const char *host_port, int timeout_ms, char *why, size_t whylen);

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
-#include "ctrl/daemon/peer_link.h"
+#include "ctrl/daemon/host_port.h"
 #include "ctrl/daemon/peer_opts.h"
 
 int ssqd_peer_name_ok(const char *name)
@@ -22,39 +23,67 @@ int ssqd_peer_name_ok(const char *name)
 	return 1;
 }
 
-/* Add peer @name at @addr; @where ("--peer", "FILE:LINE") for errors. */
-static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
-                    const char *where, char *why, size_t whylen)
+/* Peer @i already holds @host:@port (both as ssqd_link_split gives them)? */
+static int same_addr(const struct ssqd_options *o, unsigned i, const char *host,
+                     const char *port)
 {
-	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX];
+	char h[SSQD_HOST_MAX], p[SSQD_PORT_MAX];
+	const char *bad;
+
+	/* Host names are case-blind (RFC 4343), and so is an IPv6 address's hex. */
+	return !ssqd_link_split(o->peers[i].addr, h, p, &bad) && !strcasecmp(h, host) &&
+	       !strcmp(p, port);
+}
+
+/*
+ * Add peer @name (@nlen characters, not terminated) at @addr; @where
+ * ("--peer", "FILE:LINE") for errors. Nothing is kept of a peer refused.
+ */
+static int add_peer(struct ssqd_options *o, const char *name, size_t nlen,
+                    const char *addr, const char *where, char *why, size_t whylen)
+{
+	char host[SSQD_HOST_MAX], port[SSQD_PORT_MAX], nm[SSQD_PEER_NAME_MAX];
 	const char *bad = NULL;
 	unsigned i;
 
-	if (!ssqd_peer_name_ok(name)) {
-		snprintf(why, whylen,
-		         "%s: peer name '%s': want 1..%u characters of A-Z a-z 0-9 . _ -",
-		         where, name, SSQD_PEER_NAME_MAX - 1);
+	if (nlen < sizeof(nm)) {
+		memcpy(nm, name, nlen);
+		nm[nlen] = 0;
+	}
+	if (nlen >= sizeof(nm) || !ssqd_peer_name_ok(nm)) {
+		snprintf(
+		    why, whylen,
+		    "%s: peer name '%.*s': want 1..%u characters of A-Z a-z 0-9 . _ -",
+		    where, (int)nlen, name, SSQD_PEER_NAME_MAX - 1);
 		return -EINVAL;
 	}
-	/* As the dial will split it: a port it cannot use is named now. */
+	/* As the dial will split it: a host or port it cannot use is named now. */
 	if (strlen(addr) >= SSQD_PEER_ADDR_MAX)
-		bad = "want HOST:PORT, shorter";
+		bad = "longer than 127 characters";
 	if (bad || ssqd_link_split(addr, host, port, &bad)) {
-		snprintf(why, whylen, "%s: peer %s: address '%s': %s", where, name, addr,
+		snprintf(why, whylen, "%s: peer %s: address '%s': %s", where, nm, addr,
 		         bad);
 		return -EINVAL;
 	}
-	for (i = 0; i < o->npeers; i++)
-		if (!strcmp(o->peers[i].name, name)) {
-			snprintf(why, whylen, "%s: peer %s named twice", where, name);
+	for (i = 0; i < o->npeers; i++) {
+		if (!strcmp(o->peers[i].name, nm)) {
+			snprintf(why, whylen, "%s: peer %s named twice", where, nm);
 			return -EINVAL;
 		}
+		/* One port, one ssqd: the dial to one of them would reach the other. */
+		if (same_addr(o, i, host, port)) {
+			snprintf(why, whylen,
+			         "%s: peer %s at %s, where peer %s is already", where, nm,
+			         addr, o->peers[i].name);
+			return -EINVAL;
+		}
+	}
 	/* One more than the peers: the file may list this daemon too. */
 	if (o->npeers == SSQD_MAX_PEERS + 1) {
 		snprintf(why, whylen, "%s: more than %u peers", where, SSQD_MAX_PEERS);
 		return -EINVAL;
 	}
-	snprintf(o->peers[o->npeers].name, SSQD_PEER_NAME_MAX, "%s", name);
+	snprintf(o->peers[o->npeers].name, SSQD_PEER_NAME_MAX, "%s", nm);
 	snprintf(o->peers[o->npeers].addr, SSQD_PEER_ADDR_MAX, "%s", addr);
 	o->npeers++;
 	return 0;
@@ -62,20 +91,18 @@ static int add_peer(struct ssqd_options *o, const char *name, const char *addr,
 
 int ssqd_peer_opt(struct ssqd_options *o, const char *spec, char *why, size_t whylen)
 {
-	char name[SSQD_PEER_NAME_MAX + 1];
 	const char *eq = strchr(spec, '=');
 
-	if (!eq || (size_t)(eq - spec) >= sizeof(name)) {
+	if (!eq) {
 		snprintf(why, whylen, "--peer '%s': want NAME=HOST:PORT", spec);
 		return -EINVAL;
 	}
-	memcpy(name, spec, (size_t)(eq - spec));
-	name[eq - spec] = 0;
-	return add_peer(o, name, eq + 1, "--peer", why, whylen);
+	return add_peer(o, spec, (size_t)(eq - spec), eq + 1, "--peer", why, whylen);
 }
 
 int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t whylen)
 {
+	static const char blanks[] = " \t\r\n\v\f";
 	char *line = NULL, where[300];
 	size_t cap = 0;
 	unsigned no = 0;
@@ -88,23 +115,27 @@ int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t 
 		return rc;
 	}
 	while (!rc && getline(&line, &cap, f) >= 0) {
-		char name[64], addr[SSQD_PEER_ADDR_MAX + 1], extra[2];
-		char *hash = strchr(line, '#');
-		int n;
+		char *hash = strchr(line, '#'), *tok[3], *save = NULL, *t;
+		int n = 0;
 
 		no++;
 		if (hash)
 			*hash = 0;
-		n = sscanf(line, "%63s %128s %1s", name, addr, extra);
+		/* Whole words, however long: the checks say what is wrong with each. */
+		for (t = strtok_r(line, blanks, &save); t && n < 3;
+		     t = strtok_r(NULL, blanks, &save))
+			tok[n++] = t;
 		snprintf(where, sizeof(where), "%s:%u", path, no);
-		if (n <= 0)
+		if (!n)
 			continue;
 		if (n != 2) {
-			snprintf(why, whylen, "%s: want 'NAME HOST:PORT'", where);
+			snprintf(why, whylen, "%s: want 'NAME HOST:PORT'%s", where,
+			         n == 1 ? ", found one word"
+			                : ", found more after the address");
 			rc = -EINVAL;
 			break;
 		}
-		rc = add_peer(o, name, addr, where, why, whylen);
+		rc = add_peer(o, tok[0], strlen(tok[0]), tok[1], where, why, whylen);
 	}
 	free(line);
 	fclose(f);
@@ -118,8 +149,15 @@ int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t 
 int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 {
 	static char host[256];
+	char h[SSQD_HOST_MAX], p[SSQD_PORT_MAX];
+	const char *bad;
 	unsigned i, j;
 
+	/* The one peer of --connect: named before anything is set up. */
+	if (o->connect_to && ssqd_link_split(o->connect_to, h, p, &bad)) {
+		snprintf(why, whylen, "--connect '%s': %s", o->connect_to, bad);
+		return -EINVAL;
+	}
 	o->peer_queues = o->nqueues;
 	if (!o->npeers) {
 		if (o->eager || o->max_active_peers || o->idle_ms) {

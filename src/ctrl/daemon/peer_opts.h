@@ -18,10 +18,10 @@ int ssqd_peer_opt(struct ssqd_options *o, const char *spec, char *why, size_t wh
 int ssqd_peers_file(struct ssqd_options *o, const char *path, char *why, size_t whylen);
 
 /*
- * After all options: with peers, this daemon's name (--name, else the host
- * name up to its first dot), its own entry taken out (o->self_queues), --listen required
- * and
- * --connect refused, names unique, and --queues times the peers within
+ * After all options: --connect's HOST:PORT checked; with peers, this
+ * daemon's name (--name, else the host name up to its first dot), its own
+ * entry taken out (o->self_queues), --listen required and --connect
+ * refused, names unique, and --queues times the peers within
  * SSQ_MAX_QUEUES; o->peer_queues and o->nqueues set.
  */
 int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen);

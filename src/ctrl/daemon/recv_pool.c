@@ -413,19 +413,27 @@ static int idle_sleep(struct ssqd *d)
 
 	if (!ms)
 		return -1;
+	/* K3 (pairs with K4 in ssqd_recv_stop): as K1, stop in idle_ms's place. */
+	if (__atomic_load_n(&d->rxp.stop, __ATOMIC_SEQ_CST))
+		return 1;
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
 	return __atomic_load_n(&d->rxp.kick, __ATOMIC_SEQ_CST) != k;
 }
 
+/* End the poller's idle sleep: after a store it must see (K2, K4). */
+static void kick(struct ssqd *d)
+{
+	__atomic_fetch_add(&d->rxp.kick, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 void ssqd_recv_idle(struct ssqd *d, unsigned max_ms)
 {
 	__atomic_store_n(&d->rxp.idle_ms, max_ms, __ATOMIC_SEQ_CST);
-	if (max_ms)
-		return;
-	__atomic_fetch_add(&d->rxp.kick, 1, __ATOMIC_SEQ_CST); /* K2 */
-	syscall(SYS_futex, &d->rxp.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (!max_ms)
+		kick(d); /* K2 */
 }
 
 /*
@@ -433,13 +441,15 @@ void ssqd_recv_idle(struct ssqd *d, unsigned max_ms)
  * backend raises them (a ConnectX: rx_arm): each armed pool's CQ is armed
  * at the index this poller consumed to, so a CQE already there, or the
  * next one, ends the nap at once instead of waiting it out. Pools the
- * device's own events log (p->events) need no arming. Returns 1 when an
- * event came (or a CQE was found while arming), 0 after a plain nap.
+ * device's own events log (p->events) need no arming. @blind: nap without
+ * the channel (after a wake that brought nothing, see poller_main).
+ * Returns 1 when an event came, -1 when the channel woke the nap with no
+ * event to take, 0 after a plain nap.
  */
-static int event_nap(struct ssqd *d, const struct timespec *nap)
+static int event_nap(struct ssqd *d, const struct timespec *nap, int blind)
 {
 	const struct ssqd_backend_ops *ops = d->ops;
-	int fd = ops->rx_event_fd ? ops->rx_event_fd(d->backend) : -1;
+	int fd = !blind && ops->rx_event_fd ? ops->rx_event_fd(d->backend) : -1;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int armed = 0;
 	unsigned i;
@@ -461,7 +471,13 @@ static int event_nap(struct ssqd *d, const struct timespec *nap)
 	}
 	if (ppoll(&pfd, 1, nap, NULL) <= 0)
 		return 0;
-	return ops->rx_events_take(d->backend) > 0;
+	/*
+	 * Ready with nothing to take: a channel whose device went away polls
+	 * EPOLLERR for good and its reads fail (kernel
+	 * drivers/infiniband/core/uverbs_main.c, ib_uverbs_event_poll,
+	 * ib_uverbs_event_read).
+	 */
+	return ops->rx_events_take(d->backend) > 0 ? 1 : -1;
 }
 
 /*
@@ -480,6 +496,14 @@ static void *poller_main(void *arg)
 	struct ssqd *d = arg;
 	uint64_t last = ssqd_now_ns();
 	unsigned i, passes = 0;
+	/*
+	 * The last nap's wake brought no CQE yet: an event for a CQE already
+	 * reaped, one for a CQ whose consumer index a forged CQE moved past
+	 * the device's producer (an arm there fires at once, every time), or a
+	 * dead channel's endless "ready". The next nap is then blind, so such
+	 * wakes cost a nap each, not a core; a CQE reaped clears it.
+	 */
+	int blind = 0;
 
 	while (!__atomic_load_n(&d->rxp.stop, __ATOMIC_ACQUIRE)) {
 		uint64_t now;
@@ -500,6 +524,7 @@ static void *poller_main(void *arg)
 		}
 		if (n || events_missed(d)) {
 			last = 0;
+			blind = 0;
 			continue;
 		}
 		now = ssqd_now_ns();
@@ -532,8 +557,12 @@ static void *poller_main(void *arg)
 				                   : idle_ns < SLEEP_AFTER ? DOZE_NS
 				                                           : SLEEP_NS };
 
-			if (event_nap(d, &nap))
-				last = 0; /* a message came: poll afresh */
+			/*
+			 * After a wake, poll afresh at once: a message reaped
+			 * restarts the idle clock (n above); none leaves it
+			 * running, and the next nap blind.
+			 */
+			blind = event_nap(d, &nap, blind) != 0;
 		}
 	}
 	return NULL;
@@ -559,7 +588,12 @@ void ssqd_recv_stop(struct ssqd *d)
 {
 	if (!d->rxp.running)
 		return;
-	__atomic_store_n(&d->rxp.stop, 1, __ATOMIC_RELEASE);
+	/*
+	 * K4: a poller asleep while idle would otherwise finish its sleep
+	 * (SSQD_IDLE_MS) before it saw stop, and every idle ssqd's exit with it.
+	 */
+	__atomic_store_n(&d->rxp.stop, 1, __ATOMIC_SEQ_CST);
+	kick(d);
 	pthread_join(d->rxp.thread, NULL);
 	d->rxp.running = 0;
 }
