@@ -195,6 +195,40 @@ static void guard_looks(void)
 	}
 }
 
+/*
+ * A consumer index written ahead of the device's producer: an arm there
+ * raises its event at once, with no CQE behind it. Armed again and again
+ * for a sleeper that asks after each wake, ssqd's threads and the sleeper
+ * would spin for as long as the index stays wrong.
+ */
+static void index_ahead_no_spin(void)
+{
+	struct sleeper s = { .timeout_ns = 200000000ull };
+	double deadline = now() + 3;
+	uint32_t ci;
+	uint64_t e0;
+
+	/* An arm left from before raises its event at the next CQE. */
+	CHECK(write1() == 0, "the WRITE");
+	reap(1);
+	while (__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+		usleep(200);
+	CHECK(!q->txa.armed, "the send CQ is still armed after a CQE");
+	ci = q->ctl->cq_ci;
+	e0 = q->txa.events;
+	__atomic_store_n(&q->ctl->cq_ci, ci + 1000, __ATOMIC_RELAXED);
+	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
+	pthread_join(s.t, NULL);
+	__atomic_store_n(&q->ctl->cq_ci, ci, __ATOMIC_RELAXED);
+	CHECK(s.rc == -ETIMEDOUT, "nothing posted: ssq_wait %d, want -ETIMEDOUT", s.rc);
+	CHECK(q->txa.events - e0 <= 8,
+	      "200 ms with the consumer index ahead of the device: ssqd took %llu "
+	      "events (armed where the event fires at once, again and again)",
+	      (unsigned long long)(q->txa.events - e0));
+	printf("index ahead: %llu event(s) in 200 ms\n",
+	       (unsigned long long)(q->txa.events - e0));
+}
+
 static void scribbles(void)
 {
 	struct sleeper s = { .timeout_ns = 3000000000ull };
@@ -267,6 +301,7 @@ int main(void)
 		no_sleeper_no_arm();
 		lone_sleeper_woken();
 		stuck_router_no_spin();
+		index_ahead_no_spin();
 		scribbles();
 	}
 	ev_ssqd_down(d);

@@ -35,6 +35,18 @@ int emu_cq_arm(struct emu_cq *cq, uint32_t ci, int fd)
 	return 0;
 }
 
+int emu_cq_arm_pending(struct emu_cq *cq)
+{
+	int armed;
+
+	if (!cq)
+		return -EINVAL;
+	pthread_mutex_lock(&cq->dev->lock);
+	armed = cq->armed;
+	pthread_mutex_unlock(&cq->dev->lock);
+	return armed;
+}
+
 void emu_cq_arm_written(struct emu_cq *cq)
 {
 	if (cq->armed)

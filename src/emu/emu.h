@@ -472,6 +472,15 @@ int emu_cq_set_event(struct emu_cq *cq, void (*fn)(void *arg, unsigned cqes), vo
 int emu_cq_arm(struct emu_cq *cq, uint32_t ci, int fd);
 
 /*
+ * emu_cq_arm_pending - 1 while @cq is armed and its event not raised yet,
+ * 0 once it was (or it was never armed), -EINVAL for NULL @cq. What a
+ * ConnectX's completion channel tells with each event (ibv_get_cq_event
+ * names the CQ): which of the CQs armed on one eventfd raised what it
+ * counts.
+ */
+int emu_cq_arm_pending(struct emu_cq *cq);
+
+/*
  * emu_cq_error - 0 while @cq is sound, -EOVERFLOW once it overran
  * (the device found no room for a CQE; sticky until the CQ is destroyed),
  * -EINVAL for NULL. Any thread, lock-free.

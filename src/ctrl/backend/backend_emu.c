@@ -519,13 +519,11 @@ static int arm_once(int fd, struct emu_cq *cq, int *armed, uint32_t ci)
 
 /*
  * The events pending on eventfd @fd, which counts them without saying
- * whose: every CQ armed on it (send CQs with @send, else receive CQs) is
- * disarmed, to be armed again at its next look, and for send CQs @fn is
- * told of each (a sleeper woken for another queue's CQE looks and sleeps
- * on; and ssqd, taking it for an event of that CQ, may arm it past the
- * CQEs written next time if nobody consumed meanwhile, so a CQE that came
- * in between is found at the sleeper's slice's end). A ConnectX's channel
- * names the CQ (mlx5 backend). Returns how many events (at most 1000).
+ * whose: each CQ armed on it (send CQs with @send, else receive CQs) whose
+ * event was raised (emu_cq_arm_pending, as a ConnectX's channel names the
+ * CQ) is disarmed, to be armed again at its next look, and for send CQs
+ * @fn is told. One raised after its look here adds to the eventfd again.
+ * Returns how many events (at most 1000).
  */
 static int take_events(struct ssqd_backend *b, int fd, int send,
                        void (*fn)(void *arg, struct ssqd_bqueue *q), void *arg)
@@ -536,9 +534,10 @@ static int take_events(struct ssqd_backend *b, int fd, int send,
 	if (fd < 0 || read(fd, &n, sizeof(n)) != sizeof(n))
 		return 0;
 	for (i = 0; i < b->nqueues; i++) {
-		int *armed = send ? &b->queues[i].tarmed : &b->queues[i].rarmed;
+		struct emu_queue *eq = &b->queues[i];
+		int *armed = send ? &eq->tarmed : &eq->rarmed;
 
-		if (!*armed)
+		if (!*armed || emu_cq_arm_pending(send ? eq->cq : eq->rcq) == 1)
 			continue;
 		*armed = 0;
 		if (fn)

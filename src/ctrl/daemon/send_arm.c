@@ -34,6 +34,15 @@ static int stopping(struct ssqd *d)
 	return __atomic_load_n(&d->txa.stop, __ATOMIC_ACQUIRE);
 }
 
+/* 1 if the device has written @q's send CQE @idx in its current lap. */
+static int written(const struct ssqd_queue *q, uint32_t idx)
+{
+	struct ssq_cq cq = q->prod.cq; /* ssqd's copy of the geometry */
+
+	cq.ci = idx;
+	return ssq_cq_peek(&cq) != NULL;
+}
+
 /*
  * Where to arm @q's send CQ, from consumer index @ci: there, unless the
  * last event came for an arm made at @ci and nobody has consumed since: a CQE
@@ -47,15 +56,13 @@ static int stopping(struct ssqd *d)
  */
 static uint32_t arm_index(const struct ssqd_queue *q, uint32_t ci)
 {
-	struct ssq_cq cq = q->prod.cq; /* ssqd's copy of the geometry */
 	uint32_t n;
 
 	if (!q->txa.fired || ci != q->txa.fired_ci)
 		return ci;
-	cq.ci = ci;
-	for (n = 0; n < cq.cqe_cnt && ssq_cq_peek(&cq); n++)
-		cq.ci++;
-	return cq.ci;
+	for (n = 0; n < q->prod.cq.cqe_cnt && written(q, ci); n++)
+		ci++;
+	return ci;
 }
 
 /* Arm the send CQ of every queue that asks for it and has a sleeper. Lock held. */
@@ -80,7 +87,17 @@ static void arm_asked(struct ssqd *d)
 		 * the event come early (a look) or with the next CQE.
 		 */
 		ci = __atomic_load_n(&q->ctl->cq_ci, __ATOMIC_RELAXED);
-		if (d->ops->tx_arm(d->backend, &q->local, arm_index(q, ci)))
+		/*
+		 * The last arm at this index raised its event with no CQE
+		 * there: the device's producer is not where the index says (a
+		 * client wrote it ahead, or back into an old lap), and an arm
+		 * there fires at once, every time. Until the index moves, the
+		 * sleepers route at the end of their slices.
+		 */
+		if (a->fired && ci == a->fired_ci && a->fired_empty)
+			continue;
+		a->arm_at = arm_index(q, ci);
+		if (d->ops->tx_arm(d->backend, &q->local, a->arm_at))
 			continue;
 		a->armed = 1;
 		a->arm_ci = ci;
@@ -133,6 +150,7 @@ static void on_event(void *arg, struct ssqd_bqueue *bq)
 		q->txa.armed = 0;
 		q->txa.fired = 1;
 		q->txa.fired_ci = q->txa.arm_ci;
+		q->txa.fired_empty = !written(q, q->txa.arm_at);
 		q->txa.events++;
 		__atomic_store_n(&q->ctl->tx_arm, SSQ_TX_ARM_WANTED, __ATOMIC_SEQ_CST);
 		ssqd_queue_send_event(q, 1); /* A2 */

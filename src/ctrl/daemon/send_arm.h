@@ -21,7 +21,9 @@ struct ssqd_send_arm_q {
 	int armed;         /* its send CQ is armed, the event not taken yet */
 	uint32_t arm_ci;   /* the routers' consumer index when it was armed */
 	int fired;         /* an event came since the start, */
-	uint32_t fired_ci; /* for an arm made at this consumer index */
+	uint32_t fired_ci; /* for an arm made at this consumer index, */
+	uint32_t arm_at;   /* the index the CQ was armed at */
+	int fired_empty;   /* and no CQE was there at the event */
 	uint64_t arms;     /* arms made, events taken (ctrl_wait_arm reads */
 	uint64_t events;   /* them) */
 };
