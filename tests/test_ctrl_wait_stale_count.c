@@ -5,10 +5,10 @@
  * is client memory, and so is a scribble of it), and every client that
  * routes the CQ then makes a FUTEX_WAKE (and moves wake_seq) per pass that
  * delivers completions, for as long as the queue lives. ssqd's guard takes
- * back a count whose sleepers' beat has stood for SSQD_WAIT_BEAT_NS.
+ * back a count whose sleepers' beat has stood for half a second.
  *
  * Checked against ssqd on the emulated device: a count of 1 that nobody
- * beats for is gone within a second, and twenty WRITEs then polled move
+ * beats for is gone within 3 s, and twenty WRITEs then polled move
  * wake_seq not at all; a live sleeper (ssq_wait in a thread, beating each
  * slice) keeps its count for the whole of its 300 ms wait.
  */
@@ -62,10 +62,10 @@ int main(void)
 	/* A count nobody beats for goes. */
 	__atomic_fetch_add(&p->ctl->waiters, 1, __ATOMIC_SEQ_CST);
 	for (t0 = now_s();
-	     now_s() - t0 < 1.0 && __atomic_load_n(&p->ctl->waiters, __ATOMIC_RELAXED);)
+	     now_s() - t0 < 3.0 && __atomic_load_n(&p->ctl->waiters, __ATOMIC_RELAXED);)
 		usleep(10000);
 	CHECK(__atomic_load_n(&p->ctl->waiters, __ATOMIC_RELAXED) == 0,
-	      "a count nobody beats for: still %u after 1 s", p->ctl->waiters);
+	      "a count nobody beats for: still %u after 3 s", p->ctl->waiters);
 	seq0 = __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_RELAXED);
 	for (i = 0; i < 20; i++) {
 		CHECK(ssq_post_write(p, a.iova, a.lkey, 64, b.remote_addr, b.rkey, 1 + i,

@@ -16,7 +16,14 @@
 #include "ctrl/daemon/sleeper_beat.h"
 
 /*
- * A count of ssq_wait sleepers whose beat has stood for SSQD_WAIT_BEAT_NS
+ * Ten times what ssqd's own wakes allow a beat (SSQD_WAIT_BEAT_NS): taking
+ * a live sleeper's count back costs more than skipping a wake, and a
+ * stale one costs the routers little more for half a second.
+ */
+#define STALE_COUNT_NS (10 * SSQD_WAIT_BEAT_NS)
+
+/*
+ * A count of ssq_wait sleepers whose beat has stood for STALE_COUNT_NS
  * is one left behind (a process killed asleep never takes its count back;
  * or a scribble): every client that routes the queue's CQ then makes a
  * FUTEX_WAKE per pass that delivers completions (ssq_progress), for as
@@ -34,7 +41,8 @@ static void stale_waiters(struct ssqd_queue *q, uint64_t now_ns)
 	uint32_t w = __atomic_load_n(&q->ctl->waiters, __ATOMIC_ACQUIRE), seen = w;
 	uint32_t beat = __atomic_load_n(&q->ctl->wait_beat, __ATOMIC_RELAXED);
 
-	if (w && !ssqd_beat_live(&q->guard_beat, beat, now_ns) && w == q->guard_waiters)
+	(void)ssqd_beat_live(&q->guard_beat, beat, now_ns); /* when it last moved */
+	if (w && now_ns - q->guard_beat.ns >= STALE_COUNT_NS && w == q->guard_waiters)
 		(void)__atomic_compare_exchange_n(&q->ctl->waiters, &seen, 0, 0,
 		                                  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	q->guard_waiters = w;
