@@ -21,7 +21,7 @@ else
 	bad "libssq.so exports more than ssq_*@@SSQ_0.1:"
 	echo "$others" | sed 's/^/     /'
 fi
-echo "$defined" | grep -qx 'SSQ_0.1' && ok "version node SSQ_0.1 present" ||
+grep -qx 'SSQ_0.1' <<<"$defined" && ok "version node SSQ_0.1 present" ||
 	bad "no version node SSQ_0.1"
 
 # Every out-of-line call of <ssq/client.h> is exported.
@@ -29,7 +29,7 @@ missing=
 calls=0
 for f in $(grep -hoE '^[a-z][a-z0-9_ ]*[ *]ssq_[a-z0-9_]+\(' "$prefix/include/ssq/client.h" |
 	grep -oE 'ssq_[a-z0-9_]+\($' | tr -d '(' | sort -u); do
-	echo "$defined" | grep -q "^$f@@" || missing+=" $f"
+	grep -q "^$f@@" <<<"$defined" || missing+=" $f"
 	calls=$((calls + 1))
 done
 [ "$calls" -gt 10 ] || bad "found only $calls calls in <ssq/client.h>"
@@ -41,9 +41,9 @@ soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
 	bad "SONAME '$soname', want libssq.so.$major"
 
 deps=$(ldd "$so")
-echo "$deps" | grep -q 'librte_' && bad "ldd libssq.so shows DPDK: $(echo "$deps" | grep librte_)" ||
+grep -q 'librte_' <<<"$deps" && bad "ldd libssq.so shows DPDK: $(echo "$deps" | grep librte_)" ||
 	ok "ldd libssq.so: no librte_*"
-echo "$deps" | grep -q 'libsystemd' && bad "ldd libssq.so shows libsystemd" ||
+grep -q 'libsystemd' <<<"$deps" && bad "ldd libssq.so shows libsystemd" ||
 	ok "ldd libssq.so: no libsystemd (ssqd alone links it)"
 emu=$(nm -D "$so" | grep -iE 'emu' || true)
 [ -z "$emu" ] && ok "nm -D libssq.so: no emulator symbol" ||
