@@ -12,6 +12,7 @@ pkgs=(
 	systemd                                       # systemd-analyze verify, systemd-socket-activate
 	man-db groff-base                             # man -l / groff checks of the man pages
 	python3                                       # the socket-activation test's helpers
+	strace                                        # ctrl_socket_ready holds ssqd's listen() back
 	libbenchmark-dev                              # Google Benchmark (ssq_micro)
 	valgrind                                      # callgrind instruction counts
 	spin                                          # Promela model checking

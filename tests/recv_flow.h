@@ -19,6 +19,9 @@
 #define SSQ_TEST_RECV_FLOW_H
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -279,12 +282,38 @@ static inline int tcp_port_bindable(uint16_t port)
 }
 
 /*
- * A TCP port on 127.0.0.1 that nobody was listening on a moment ago, for a
- * --listen. Below the kernel's ephemeral range (ip_local_port_range): a
- * port the kernel picked would go back to its pool, where any other test's
- * outgoing connection (a dial) may take it before ssqd binds it. From a
- * random start per process (tests run side by side), then on up, so one
- * test's ports differ. Returns 0 if none could be had.
+ * Hold TCP port @port for this test: a lock on a file named after it, kept
+ * open for the process's life (the kernel lets go at its exit, however it
+ * ends). Returns the lock's descriptor; -1 if another test holds the port;
+ * -2 if no lock can be had here (then only the bind check guards it).
+ */
+static inline int tcp_port_hold(uint16_t port)
+{
+	char path[64];
+	int fd;
+
+	(void)!mkdir("/tmp/ssq-test-ports", 01777);
+	snprintf(path, sizeof(path), "/tmp/ssq-test-ports/%u", port);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -2;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A TCP port on 127.0.0.1 for a --listen, nobody's but this test's. Below
+ * the kernel's ephemeral range (ip_local_port_range): a port the kernel
+ * picked would go back to its pool, where any other test's outgoing
+ * connection (a dial) may take it before ssqd binds it. Tests run side by
+ * side and a free port stays unbound until this test's ssqd starts (and
+ * again while it restarts): each port handed out is held (tcp_port_hold)
+ * until the test ends, and skipped by every other test's free_tcp_port.
+ * From a random start per process, then on up, so one test's ports
+ * differ. Returns 0 if none could be had.
  */
 static inline uint16_t free_tcp_port(void)
 {
@@ -306,8 +335,14 @@ static inline uint16_t free_tcp_port(void)
 	for (tries = 0; tries < hi - lo; tries++) {
 		uint16_t port = (uint16_t)(lo + next++ % (hi - lo + 1));
 
+		int held = tcp_port_hold(port);
+
+		if (held == -1)
+			continue;
 		if (tcp_port_bindable(port))
 			return port;
+		if (held >= 0)
+			close(held);
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@ struct side {
 	struct ssq_buf src; /* SLOTS * 8 bytes of sources */
 	uint64_t posted, done, ok, flushed, lied, other;
 	char first_lie[160];
+	char first_other[160];
 };
 
 /* Post as many WRITEs as fit on @s towards @t (values 1, 2, ...). */
@@ -72,8 +73,12 @@ static void reap_side(struct side *s, struct side *t)
 			}
 		} else if (comp[i].status == IBV_WC_WR_FLUSH_ERR) {
 			s->flushed++;
-		} else {
-			s->other++;
+		} else if (!s->other++) {
+			snprintf(s->first_other, sizeof(s->first_other),
+			         "%s's WRITE %llu: status %d (%s), vendor error 0x%x",
+			         s->name, (unsigned long long)v, comp[i].status,
+			         ibv_wc_status_str((enum ibv_wc_status)comp[i].status),
+			         comp[i].vendor_err);
 		}
 	}
 }
@@ -147,8 +152,9 @@ int main(void)
 	      "every WRITE completed: alice %llu of %llu, bob %llu of %llu",
 	      (unsigned long long)a.done, (unsigned long long)a.posted,
 	      (unsigned long long)b.done, (unsigned long long)b.posted);
-	CHECK(!a.other && !b.other, "no error but flushes: alice %llu, bob %llu",
-	      (unsigned long long)a.other, (unsigned long long)b.other);
+	CHECK(!a.other && !b.other, "no error but flushes: alice %llu, bob %llu (%s%s)",
+	      (unsigned long long)a.other, (unsigned long long)b.other, a.first_other,
+	      b.first_other);
 	CHECK(a.ok > 1000 && b.ok > 1000, "the stream went on: %llu and %llu succeeded",
 	      (unsigned long long)a.ok, (unsigned long long)b.ok);
 out:

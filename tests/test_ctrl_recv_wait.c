@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include "ctrl/client/client_pvt.h"
+#include "ctrl/daemon/sleeper_beat.h"
 
 #define LEN 64u
 
@@ -111,6 +112,48 @@ static double busy(pid_t pid, double secs)
 
 	usleep((useconds_t)(secs * 1e6));
 	return (cpu_of(pid) - a) / (now_s() - t0);
+}
+
+/*
+ * Over @pre + @secs seconds, watching @log's beat every half millisecond:
+ * in the last @secs, ssqd @pid's share of a core (*@spin) and its poller's
+ * naps (*@naps). Returns the longest the beat may have stood in all that
+ * time, seen from here: from the look before the one that saw it move to
+ * the look that saw it move again (or the end), never less than it stood.
+ * The poller naps under a beat that stood SSQD_WAIT_BEAT_NS, as from a
+ * reader a loaded machine kept off the cores; @pre covers the beats it
+ * judged on as the window opened.
+ */
+static double beat_window(pid_t pid, const struct shm_recv_log *log, double pre,
+                          double secs, long *naps, double *spin)
+{
+	uint32_t beat = __atomic_load_n(&log->beat, __ATOMIC_RELAXED), b;
+	double t0 = now_s(), from = t0, prev = t0, t = t0, gap = 0, c0 = 0, w0 = 0;
+	int open = 0;
+
+	for (;;) {
+		usleep(500);
+		t = now_s();
+		b = __atomic_load_n(&log->beat, __ATOMIC_RELAXED);
+		if (b != beat) {
+			beat = b;
+			from = prev;
+		}
+		prev = t;
+		if (t - from > gap)
+			gap = t - from;
+		if (!open && t - t0 >= pre) {
+			open = 1;
+			*naps = poller_naps(pid);
+			c0 = cpu_of(pid);
+			w0 = now_s();
+		} else if (open && t - w0 >= secs) {
+			break;
+		}
+	}
+	*naps = poller_naps(pid) - *naps;
+	*spin = (cpu_of(pid) - c0) / (now_s() - w0);
+	return gap;
 }
 
 /* Wait up to 5 s for @n readers counted in @log (asleep, or about to be). */
@@ -242,7 +285,9 @@ static void woken(struct ssq_queue *q, pid_t d, int events)
 	struct report r = { -1, -1, -1, 0, 0, 0, 0 };
 	int ready[2], rep[2], go[2], post[2];
 	double posted = 0, spin;
-	long naps;
+	long naps = -1;
+	double gap = 0;
+	int tries;
 	pid_t a, s;
 	char b;
 
@@ -261,15 +306,18 @@ static void woken(struct ssq_queue *q, pid_t d, int events)
 	/*
 	 * A poller that naps sleeps at least every 10 ms (its longest nap):
 	 * 20 times in 200 ms. One that spins for the sleeper does not sleep
-	 * at all (its sched_yield is no sleep), unless the reader's beat
-	 * stalls 4 ms on a loaded machine. With the device's events nothing
-	 * need spin: ssqd then uses a small part of a core (a spinning poller
-	 * takes most of one).
+	 * at all (its sched_yield is no sleep) - while the reader beats: a
+	 * loaded machine that keeps it off the cores for SSQD_WAIT_BEAT_NS
+	 * makes it a reader left behind, for which the poller naps. Such a
+	 * window proves nothing: measure again (the sleeper's timeout is
+	 * 10 s). With the device's events nothing need spin: ssqd then uses
+	 * a small part of a core (a spinning poller takes most of one).
 	 */
-	usleep(20 * 1000);
-	naps = poller_naps(d);
-	spin = busy(d, 0.2);
-	naps = poller_naps(d) - naps;
+	for (tries = 0; tries < 20; tries++) {
+		gap = beat_window(d, log, 0.06, 0.2, &naps, &spin);
+		if (events || gap < SSQD_WAIT_BEAT_NS / 1e9)
+			break;
+	}
 	(void)!write(go[1], "g", 1);
 	CHECK(read(post[0], &posted, sizeof(posted)) == sizeof(posted),
 	      "the SEND posted");
@@ -295,16 +343,21 @@ static void woken(struct ssq_queue *q, pid_t d, int events)
 		    "ssqd used %.0f %% of a core while a reader slept, with the device's "
 		    "completion events to log for it",
 		    spin * 100);
-	else
+	else if (gap < SSQD_WAIT_BEAT_NS / 1e9)
 		CHECK(naps >= 0 && naps < 10,
-		      "ssqd's poller napped %ld times in 200 ms while a reader slept "
-		      "(SSQ_EMU_CQ_EVENTS=0: the poller alone logs)",
-		      naps);
+		      "ssqd's poller napped %ld times in 200 ms while a reader slept, "
+		      "its beat standing at most %.1f ms (SSQ_EMU_CQ_EVENTS=0: the "
+		      "poller alone logs)",
+		      naps, gap * 1e3);
+	else
+		printf("poller only: the reader's beat stood %.0f ms or more in each of "
+		       "%d windows (a loaded machine): its naps not counted\n",
+		       gap * 1e3, tries);
 	printf("woken (%s): %.3f ms after the SEND was posted, having used %.2f ms of "
 	       "CPU in %.1f ms; meanwhile ssqd at %.0f %% of a core, its poller napped "
-	       "%ld times in 200 ms\n",
+	       "%ld times in 200 ms (window %d, the beat standing %.1f ms at most)\n",
 	       events ? "device events" : "poller only", (r.woke - posted) * 1e3,
-	       r.cpu * 1e3, r.took * 1e3, spin * 100, naps);
+	       r.cpu * 1e3, r.took * 1e3, spin * 100, naps, tries + 1, gap * 1e3);
 }
 
 /* A reader killed in its sleep leaves waiters behind; ssqd @d idles anyway. */

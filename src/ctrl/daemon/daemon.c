@@ -204,38 +204,13 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 
 static int open_socket(struct ssqd *d, char *why, size_t whylen)
 {
-	struct sockaddr_un sa;
-	int s;
-
 	if (d->opt.listen_fd >= 0) {
 		/* Handed over listening (ssqd.c checked it): serve it as it is. */
 		d->listen_fd = d->opt.listen_fd;
 		return 0;
 	}
-	if (strlen(d->opt.socket_path) >= sizeof(sa.sun_path)) {
-		snprintf(why, whylen, "--socket path longer than %zu bytes",
-		         sizeof(sa.sun_path) - 1);
-		return -ENAMETOOLONG;
-	}
-	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0) {
-		snprintf(why, whylen, "socket: %s", strerror(errno));
-		return -errno;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, d->opt.socket_path);
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(d->opt.socket_path, 0660) < 0 || listen(s, 64) < 0) {
-		int err = errno;
-
-		snprintf(why, whylen, "listening on %s: %s", d->opt.socket_path,
-		         strerror(err));
-		close(s);
-		return -err;
-	}
-	d->listen_fd = s;
-	return 0;
+	d->listen_fd = ssqd_socket_listen(d->opt.socket_path, why, whylen);
+	return d->listen_fd < 0 ? d->listen_fd : 0;
 }
 
 int ssqd_setup(struct ssqd *d, char *why, size_t whylen)

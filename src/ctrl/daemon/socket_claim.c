@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include "ctrl/daemon/socket_claim.h"
 #include "ctrl/proto/socket_path.h"
 
@@ -98,4 +100,39 @@ int ssqd_socket_claim(const char *path, char *why, size_t whylen)
 	}
 	unlink(path);
 	return fd;
+}
+
+int ssqd_socket_listen(const char *path, char *why, size_t whylen)
+{
+	struct sockaddr_un sa;
+	int s, err;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, whylen, "--socket path longer than %zu bytes",
+		         sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		err = errno;
+		snprintf(why, whylen, "socket: %s", strerror(err));
+		return -err;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.new", path) >=
+	    (int)sizeof(sa.sun_path))
+		strcpy(sa.sun_path, path);
+	unlink(sa.sun_path); /* a PATH.new left by an ssqd that died: the claim is ours */
+	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(sa.sun_path, 0660) < 0 || listen(s, 64) < 0 ||
+	    (strcmp(sa.sun_path, path) && rename(sa.sun_path, path) < 0)) {
+		err = errno;
+		snprintf(why, whylen, "listening on %s: %s", path, strerror(err));
+		if (strcmp(sa.sun_path, path))
+			unlink(sa.sun_path);
+		close(s);
+		return -err;
+	}
+	return s;
 }

@@ -21,4 +21,14 @@
  */
 int ssqd_socket_claim(const char *path, char *why, size_t whylen);
 
+/*
+ * ssqd_socket_listen - a listening SOCK_SEQPACKET socket at @path (claimed
+ * first), mode 0660. The path appears only once the socket listens: it is
+ * bound under PATH.new and renamed into place, so a client that finds the
+ * file can connect (bound at @path itself, a client in between bind() and
+ * listen() was refused). Only a @path too long for that name is bound in
+ * place. Returns the fd, or the negative errno with the reason in @why.
+ */
+int ssqd_socket_listen(const char *path, char *why, size_t whylen);
+
 #endif /* SSQ_CTRL_DAEMON_SOCKET_CLAIM_H */
