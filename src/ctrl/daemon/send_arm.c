@@ -29,6 +29,9 @@
 #include <sys/syscall.h>
 #include "ctrl/daemon/daemon.h"
 
+/* The event thread's nap after a wake that brought no event. */
+#define BLIND_NAP_MS 10
+
 static int stopping(struct ssqd *d)
 {
 	return __atomic_load_n(&d->txa.stop, __ATOMIC_ACQUIRE);
@@ -166,11 +169,25 @@ static void *event_main(void *arg)
 	};
 
 	while (!stopping(d)) {
-		if (poll(pfd, 2, -1) <= 0 || !(pfd[0].revents & POLLIN))
+		int n = 0;
+
+		if (poll(pfd, 2, -1) > 0 && (pfd[0].revents & POLLIN)) {
+			pthread_mutex_lock(&d->txa.lock);
+			n = d->ops->tx_events_take(d->backend, on_event, d);
+			pthread_mutex_unlock(&d->txa.lock);
+		}
+		if (n > 0 || stopping(d))
 			continue;
-		pthread_mutex_lock(&d->txa.lock);
-		(void)d->ops->tx_events_take(d->backend, on_event, d);
-		pthread_mutex_unlock(&d->txa.lock);
+		/*
+		 * Woken with no event to take: a channel whose device went away
+		 * polls EPOLLERR for good and its reads fail (kernel
+		 * drivers/infiniband/core/uverbs_main.c, ib_uverbs_event_poll,
+		 * ib_uverbs_event_read). Polled again at once that is a spinning
+		 * core; a nap (stop still ends it) costs the sleepers at most
+		 * their slices' early wakes, which such a device gives no more.
+		 */
+		__atomic_fetch_add(&d->txa.blind, 1, __ATOMIC_RELAXED);
+		(void)poll(&pfd[1], 1, BLIND_NAP_MS);
 	}
 	return NULL;
 }

@@ -31,8 +31,9 @@ struct ssqd_send_arm_q {
 struct ssqd_send_arm {
 	pthread_t arm_thread, event_thread;
 	int running;
-	int stop;     /* atomic */
-	int stop_efd; /* wakes the event thread out of its poll at stop */
+	int stop;       /* atomic */
+	int stop_efd;   /* wakes the event thread out of its poll at stop */
+	uint64_t blind; /* the event thread's wakes that brought no event */
 	pthread_mutex_t lock;
 };
 
