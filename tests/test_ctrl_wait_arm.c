@@ -295,6 +295,15 @@ int main(void)
 	      q->tx_native, q->txa.on, d->txa.running);
 	CHECK(q->ctl->tx_arm == SSQ_TX_ARM_WANTED, "ctl->tx_arm %u, want WANTED",
 	      q->ctl->tx_arm);
+	/*
+	 * A connecting client's header restore must not put the arm word
+	 * back: a sleeper's bump lost under it leaves the sleeper unarmed.
+	 */
+	__atomic_store_n(&d->hdr->tx_arm_seq, 7, __ATOMIC_RELAXED);
+	ssqd_hdr_restore(d);
+	CHECK(__atomic_load_n(&d->hdr->tx_arm_seq, __ATOMIC_RELAXED) == 8,
+	      "ssqd_hdr_restore left the arm word at %u, want it moved on from 7 to 8",
+	      d->hdr->tx_arm_seq);
 	/* What the client library sets at attach. */
 	q->prod.arm_seq = &d->hdr->tx_arm_seq;
 	if (q->txa.on) {

@@ -162,7 +162,8 @@ struct shm_arena_header {
 	 * A futex word ssqd's send-CQ arm thread sleeps on: a producer about
 	 * to sleep on a queue whose ctl->tx_arm is SSQ_TX_ARM_WANTED bumps
 	 * and wakes it. Any change only makes the thread look at the queues'
-	 * sleepers (ssqd_hdr_restore puts it back to 0, which is one).
+	 * sleepers (ssqd_hdr_restore moves it on and wakes the thread, rather
+	 * than put it back).
 	 */
 	uint32_t tx_arm_seq;
 	char device[SSQ_NAME_MAX]; /* "emu" or an mlx5 device name */

@@ -11,15 +11,28 @@
  * ssqd's own records (ssqd_queue_layout_restore); the names of queues not
  * published yet from d->own.
  */
+#define _GNU_SOURCE
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include "daemon.h"
 
 void ssqd_hdr_restore(struct ssqd *d)
 {
+	uint32_t arm_seq = __atomic_load_n(&d->hdr->tx_arm_seq, __ATOMIC_RELAXED);
 	unsigned i;
 
 	memcpy(d->hdr, &d->own, offsetof(struct shm_arena_header, queues));
+	/*
+	 * Not a field to put back but the send-arm thread's futex word: a
+	 * sleeper's bump the copy wrote over would be lost to a thread about
+	 * to wait on the value before it. Moved on from what it held and
+	 * woken, the thread looks again instead.
+	 */
+	__atomic_store_n(&d->hdr->tx_arm_seq, arm_seq + 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &d->hdr->tx_arm_seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 	for (i = 0; i < d->own.nqueues; i++) {
 		memcpy(d->hdr->queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 		ssqd_queue_layout_restore(d, i);
