@@ -17,18 +17,11 @@
  */
 #define _GNU_SOURCE
 #include <unistd.h>
+#include "dead_channel.h"
 #include "events_flow.h"
 
 /* A nap per blind wake is tens of them in 200 ms; a spin is millions. */
 #define MAX_BLIND 100
-
-static int dead_fd = -1;
-
-static int dead_channel(struct ssqd_backend *b)
-{
-	(void)b;
-	return dead_fd;
-}
 
 int main(void)
 {
@@ -36,7 +29,7 @@ int main(void)
 	struct ssqd *d = ev_ssqd_new("armdead");
 	char why[512] = "";
 	uint64_t b0, n;
-	int pfd[2], rc;
+	int rc;
 
 	if (!d)
 		return 1;
@@ -47,11 +40,9 @@ int main(void)
 	if (rc)
 		return test_exit("ctrl_adv_arm_dead_channel");
 	CHECK(d->txa.running, "events off: the send-arm threads run");
-	CHECK(pipe(pfd) == 0, "pipe");
+	CHECK(dead_channel_open() == 0, "pipe");
 	if (!d->txa.running || test_failures)
 		goto out;
-	close(pfd[1]);
-	dead_fd = pfd[0];
 	ssqd_send_arm_stop(d);
 	ops = *d->ops;
 	ops.tx_event_fd = dead_channel;

@@ -15,33 +15,23 @@
  * dead channel; the poller's share of a core must stay that of napping.
  */
 #define _GNU_SOURCE
+#include "dead_channel.h"
 #include "poll_flow.h"
 
 #define MAX_SHARE 0.2
-
-static int dead_fd = -1;
-
-static int dead_channel(struct ssqd_backend *b)
-{
-	(void)b;
-	return dead_fd;
-}
 
 int main(void)
 {
 	static struct ssqd_backend_ops ops;
 	struct ssqd *d = poll_ssqd_up("chan");
-	int pfd[2];
 	double share;
 
 	if (!d)
 		return test_exit("ctrl_adv_poll_dead_channel");
-	if (pipe(pfd)) {
+	if (dead_channel_open()) {
 		CHECK(0, "pipe");
 		return test_exit("ctrl_adv_poll_dead_channel");
 	}
-	close(pfd[1]);
-	dead_fd = pfd[0];
 	ssqd_recv_stop(d);
 	ops = *d->ops;
 	ops.rx_event_fd = dead_channel;
