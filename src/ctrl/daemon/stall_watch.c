@@ -408,6 +408,26 @@ static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved)
 }
 
 /*
+ * Whether queue @q moved since the progress watch's last look: 1, and the
+ * watch's clock restarted, when nothing is outstanding, something
+ * completed, or a suspect hold, a heal or a recovery (error) owns the
+ * queue; 0 while it stands where it stood.
+ */
+static int progress_moved(struct ssqd_queue *q, uint64_t now, uint64_t reserved,
+                          uint64_t completed)
+{
+	struct ssqd_stall *s = &q->stall;
+
+	if (reserved != completed && completed == s->completed && !s->suspect &&
+	    !q->heal_pending && !ssq_ctl_in_error(q->ctl))
+		return 0;
+	s->completed = completed;
+	s->stuck_ns = reserved != completed ? now : 0;
+	s->repairs = 0;
+	return 1;
+}
+
+/*
  * Queue @qi has work outstanding and nothing completes, with no hold to
  * blame: ring what is published and unrung, route what the CQ holds; a
  * hole nobody owns is taken back at the second repair.
@@ -421,13 +441,8 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 	uint64_t pub0, rung0, pub1, rung1;
 	int cqes;
 
-	if (reserved == completed || completed != s->completed || s->suspect ||
-	    q->heal_pending || ssq_ctl_in_error(ctl)) {
-		s->completed = completed;
-		s->stuck_ns = reserved != completed ? now : 0;
-		s->repairs = 0;
+	if (progress_moved(q, now, reserved, completed))
 		return;
-	}
 	if (!s->stuck_ns) {
 		s->stuck_ns = now;
 		return;
@@ -500,13 +515,8 @@ static void watch_quiet(struct ssqd *d, uint64_t now)
 			continue;
 		reserved = ssq_ctl_reserved(q->ctl);
 		completed = ssq_ctl_completed(q->ctl);
-		if (reserved == completed || completed != s->completed ||
-		    q->heal_pending || ssq_ctl_in_error(q->ctl)) {
-			s->completed = completed;
-			s->stuck_ns = reserved != completed ? now : 0;
-			s->repairs = 0;
+		if (progress_moved(q, now, reserved, completed))
 			continue;
-		}
 		if (!s->stuck_ns)
 			s->stuck_ns = now;
 		if (s->repairs || now - s->stuck_ns < QUIET_NS)
