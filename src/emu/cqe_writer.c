@@ -62,9 +62,10 @@ static struct mlx5_cqe64 *cq_slot(struct emu_cq *cq)
 	                             ((size_t)(cq->pi & (cq->cqe_cnt - 1)) << 6));
 }
 
-static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode)
+static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode,
+                       uint8_t fmt)
 {
-	uint8_t op_own = (uint8_t)(opcode << 4) | ((cq->pi / cq->cqe_cnt) & 1);
+	uint8_t op_own = (uint8_t)(opcode << 4) | fmt | ((cq->pi / cq->cqe_cnt) & 1);
 
 	/* R0: the body stores above become visible before the owner bit. */
 	__atomic_store_n(&cqe->op_own, op_own, __ATOMIC_RELEASE);
@@ -76,9 +77,16 @@ static void cq_publish(struct emu_cq *cq, struct mlx5_cqe64 *cqe, uint8_t opcode
 		emu_trace_cqe(cq, cqe);
 }
 
-/* A successful CQE: everything but op_own, then op_own. */
+/*
+ * A successful CQE: everything but op_own, then op_own. @scat (@byte_cnt
+ * <= 32 bytes, or NULL): a payload scattered to the CQE, in its first 32
+ * bytes, flagged MLX5_INLINE_SCATTER_32 in op_own's format bits, where
+ * libmlx5's handle_responder finds it (providers/mlx5/cq.c: it hands the
+ * CQE itself to mlx5_copy_to_recv_wqe for SCATTER_32).
+ */
 static int cqe_good(struct emu_cq *cq, uint8_t opcode, uint32_t sop_drop_qpn,
-                    uint16_t wqe_counter, uint32_t byte_cnt, __be32 imm)
+                    uint16_t wqe_counter, uint32_t byte_cnt, __be32 imm,
+                    const uint8_t *scat)
 {
 	struct mlx5_cqe64 *cqe = cq_slot(cq);
 
@@ -86,11 +94,13 @@ static int cqe_good(struct emu_cq *cq, uint8_t opcode, uint32_t sop_drop_qpn,
 		return -EOVERFLOW;
 	/* Everything but op_own: the poller may be reading op_own now. */
 	memset(cqe, 0, offsetof(struct mlx5_cqe64, op_own));
+	if (scat)
+		memcpy(cqe, scat, byte_cnt);
 	cqe->imm_inval_pkey = imm;
 	cqe->byte_cnt = htobe32(byte_cnt);
 	cqe->sop_drop_qpn = htobe32(sop_drop_qpn);
 	cqe->wqe_counter = htobe16(wqe_counter);
-	cq_publish(cq, cqe, opcode);
+	cq_publish(cq, cqe, opcode, scat ? MLX5_INLINE_SCATTER_32 : 0);
 	return 0;
 }
 
@@ -106,13 +116,22 @@ int emu_cqe_req(struct emu_cq *cq, uint8_t wqe_opcode, uint32_t qpn, uint16_t wq
                 uint32_t byte_cnt)
 {
 	return cqe_good(cq, MLX5_CQE_REQ, ((uint32_t)wqe_opcode << 24) | (qpn & 0xffffff),
-	                wqe_counter, byte_cnt, 0);
+	                wqe_counter, byte_cnt, 0, NULL);
 }
 
 int emu_cqe_resp(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
                  uint32_t byte_cnt, __be32 imm)
 {
-	return cqe_good(cq, opcode, qpn & 0xffffff, wqe_counter, byte_cnt, imm);
+	return cqe_good(cq, opcode, qpn & 0xffffff, wqe_counter, byte_cnt, imm, NULL);
+}
+
+int emu_cqe_resp_scat(struct emu_cq *cq, uint8_t opcode, uint32_t qpn,
+                      uint16_t wqe_counter, uint32_t byte_cnt, __be32 imm,
+                      const uint8_t *data)
+{
+	if (byte_cnt > EMU_SCAT_CQE_MAX)
+		return -EINVAL;
+	return cqe_good(cq, opcode, qpn & 0xffffff, wqe_counter, byte_cnt, imm, data);
 }
 
 int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
@@ -128,7 +147,7 @@ int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t ven
 	err->syndrome = syndrome;
 	err->s_wqe_opcode_qpn = htobe32(((uint32_t)wqe_opcode << 24) | (qpn & 0xffffff));
 	err->wqe_counter = htobe16(wqe_counter);
-	cq_publish(cq, cqe, opcode);
+	cq_publish(cq, cqe, opcode, 0);
 	return 0;
 }
 
@@ -136,3 +155,5 @@ _Static_assert(sizeof(struct mlx5_cqe64) == 64, "CQE64 is 64 bytes");
 _Static_assert(sizeof(struct mlx5_err_cqe) == 64, "error CQE is 64 bytes");
 _Static_assert(offsetof(struct mlx5_cqe64, op_own) == 63, "op_own is the last byte");
 _Static_assert(offsetof(struct mlx5_err_cqe, syndrome) == 55, "PRM: syndrome @55");
+_Static_assert(offsetof(struct mlx5_cqe64, srqn_uidx) == EMU_SCAT_CQE_MAX,
+               "a 32-byte scatter ends where srqn_uidx begins");

@@ -548,6 +548,7 @@ int emu_create_qp(struct emu_pd *pd, const struct emu_qp_attr *attr, struct emu_
 	qp->rq_stride = attr->rq_stride;
 	qp->state = IBV_QPS_RESET;
 	qp->port = 1;
+	qp->scatter_to_cqe = !attr->disable_scatter_to_cqe;
 
 	memset(&d, 0, sizeof(d));
 	d.dbrec = attr->dbrec;

@@ -527,6 +527,19 @@ struct emu_qp_attr {
 	 * libmlx5 would have made them.
 	 */
 	const struct emu_qp_cap *cap;
+	/*
+	 * 0 (the default, as libmlx5 creates every QP unless told otherwise:
+	 * providers/mlx5/verbs.c create_qp sets MLX5_QP_FLAG_SCATTER_CQE,
+	 * and the kernel makes an RC QP's responder scatter to 64-byte CQEs,
+	 * MLX5_RES_SCAT_DATA32_CQE): a SEND or SEND_IMM of at most 32 bytes
+	 * lands in the first 32 bytes of its receive CQE, op_own flagged
+	 * MLX5_INLINE_SCATTER_32, and nothing is written to the receive
+	 * buffer - a poller that does not copy it out (libmlx5's
+	 * mlx5_copy_to_recv_wqe does) reads stale bytes there. 1: every
+	 * payload goes to the receive buffer, as mlx5dv_create_qp with
+	 * MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE makes it.
+	 */
+	int disable_scatter_to_cqe;
 };
 
 /*

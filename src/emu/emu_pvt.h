@@ -96,6 +96,11 @@ struct emu_qp {
 	uint32_t sq_psn, rq_psn;
 
 	struct emu_wire_qp *wire; /* the peer is remote (wire_pvt.h); NULL: here */
+	/*
+	 * SENDs of at most EMU_SCAT_CQE_MAX bytes go into the responder's CQE,
+	 * not its receive buffer (emu_qp_attr.disable_scatter_to_cqe unset).
+	 */
+	uint8_t scatter_to_cqe;
 };
 
 /* Async events the device keeps for emu_get_async_event. */
@@ -348,6 +353,18 @@ int emu_cqe_req(struct emu_cq *cq, uint8_t wqe_opcode, uint32_t qpn, uint16_t wq
 /* Write one successful responder CQE (MLX5_CQE_RESP_*). Returns as emu_cqe_req(). */
 int emu_cqe_resp(struct emu_cq *cq, uint8_t opcode, uint32_t qpn, uint16_t wqe_counter,
                  uint32_t byte_cnt, __be32 imm);
+/*
+ * The responder's CQE of a SEND / SEND_IMM of @byte_cnt <= EMU_SCAT_CQE_MAX
+ * bytes on a QP with scatter-to-CQE on (emu_qp.scatter_to_cqe): the
+ * payload @data in the CQE's first 32 bytes, op_own flagged
+ * MLX5_INLINE_SCATTER_32, nothing in the receive buffer - what a ConnectX
+ * does with cs_res = MLX5_RES_SCAT_DATA32_CQE (drivers/infiniband/hw/mlx5/
+ * qp.c configure_responder_scat_cqe). -EINVAL for a longer payload.
+ */
+#define EMU_SCAT_CQE_MAX 32u
+int emu_cqe_resp_scat(struct emu_cq *cq, uint8_t opcode, uint32_t qpn,
+                      uint16_t wqe_counter, uint32_t byte_cnt, __be32 imm,
+                      const uint8_t *data);
 /* Write one error CQE (REQ_ERR or RESP_ERR). Returns as emu_cqe_req(). */
 int emu_cqe_err(struct emu_cq *cq, uint8_t opcode, uint8_t syndrome, uint8_t vendor,
                 uint8_t wqe_opcode, uint32_t qpn, uint16_t wqe_counter);

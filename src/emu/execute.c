@@ -79,6 +79,19 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
 			               IBV_EVENT_QP_REQ_ERR);
 			return MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
 		}
+		if (peer->scatter_to_cqe && len <= EMU_SCAT_CQE_MAX) {
+			/* Into the CQE, never the buffer (emu_cqe_resp_scat). */
+			uint8_t data[EMU_SCAT_CQE_MAX] = { 0 };
+
+			if (dev->mode == SSQ_EMU_FULL && len &&
+			    emu_sg_gather(data, src, 0, (uint32_t)len)) {
+				emu_rq_untake(peer, idx);
+				return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			}
+			emu_cqe_resp_scat(peer->recv_cq, cqe_op, peer->qpn, idx,
+			                  (uint32_t)len, imm, data);
+			return EX_OK;
+		}
 		if (dev->mode == SSQ_EMU_FULL) {
 			int rc = emu_sg_copy(dst, src, len);
 

@@ -24,6 +24,7 @@ struct emu_tb_opts {
 	uint8_t rnr_retry; /* default 0 */
 	int srq;           /* side 1 receives through an SRQ */
 	int shared;        /* every buffer MAP_SHARED: a fork()ed child may post */
+	int no_scatter;    /* emu_qp_attr.disable_scatter_to_cqe on both QPs */
 	const struct emu_dev_attr *dev_attr; /* NULL: ignore the env, full */
 };
 
@@ -118,6 +119,7 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 	qa.sq_buf = emu_tb_alloc(s, (size_t)qa.sq_wqe_cnt * 64);
 	qa.dbrec = dbs;
 	qa.uar = emu_tb_alloc(s, SSQ_EMU_UAR_SIZE);
+	qa.disable_scatter_to_cqe = tb->o.no_scatter;
 	if (i == 1 && tb->o.srq) {
 		qa.srq = tb->srq;
 	} else {

@@ -293,6 +293,20 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			resp_fail(qp, AETH_NAK_INVAL, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 			return;
 		}
+		/*
+		 * A whole message of at most 32 bytes (one packet: every MTU
+		 * is larger) goes into the CQE instead (emu_cqe_resp_scat).
+		 */
+		if (first && last && plen <= EMU_SCAT_CQE_MAX && qp->scatter_to_cqe) {
+			wq->have_rwqe = 0;
+			wq->in_send = 0;
+			wq->msn++;
+			emu_cqe_resp_scat(qp->recv_cq,
+			                  imm ? MLX5_CQE_RESP_SEND_IMM
+			                      : MLX5_CQE_RESP_SEND,
+			                  qp->qpn, wq->rwqe_idx, plen, immdt, pkt + h);
+			goto acked;
+		}
 		if (plen && qp->dev->mode == SSQ_EMU_FULL &&
 		    emu_sg_scatter(wq->sg, wq->off, pkt + h, plen)) {
 			resp_fail(qp, AETH_NAK_OP, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
@@ -353,6 +367,7 @@ void emu_wire_resp_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len)
 			}
 		}
 	}
+acked:
 	wq->epsn = (wq->epsn + 1) & PSN_MASK;
 	wq->nak_sent = 0;
 	wq->ack_pending = 1;

@@ -76,6 +76,21 @@ struct ssqd_sq_request {
 	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 /*
+ * ssqd_sq_predict - the dv_qp.sq.wqe_cnt libmlx5 44 will make of @sq
+ * (sq_predict.c: mlx5_calc_send_wqe, mlx5_calc_sq_size), before any QP
+ * exists, so the send CQ can be made at its final size. 0 (no SQ) for no
+ * WRs. Returns 0, or -EINVAL where libmlx5 refuses whatever the device.
+ *
+ * ssqd_sq_clamp - the same, halving @sq->max_send_wr until the ring fits
+ * @max_wqebb WQEBBs (the device's max_qp_wr, which mlx5_ib_query_device
+ * and mlx5_ib_alloc_ucontext both take from log_max_qp_sz, libmlx5's
+ * max_send_wqebb): --sq-size past the device's limit gives the largest
+ * ring it takes, not an EINVAL at start-up. -EINVAL if not even one WR fits.
+ */
+int ssqd_sq_predict(const struct ssqd_sq_request *sq, uint32_t *wqe_cnt);
+int ssqd_sq_clamp(struct ssqd_sq_request *sq, uint32_t max_wqebb, uint32_t *wqe_cnt);
+
+/*
  * CQEs of the send CQ in front of an SQ of @wqe_cnt WQEBBs, at least
  * @cqes: each WR outstanding takes at least one WQEBB and gives at most one
  * CQE (an error flushes every outstanding WR with its own, signaled or

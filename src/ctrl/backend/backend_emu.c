@@ -246,6 +246,7 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
                             struct ssqd_bqueue *q, char *why, size_t whylen)
 {
 	uint32_t rq = rq_wqes ? rq_wqes : 1, rcqes = shm_rcq_cqes(rq), scqes;
+	struct ssqd_sq_request req;
 	struct emu_qp_cap cap;
 	struct emu_qp_size sz;
 	struct emu_dev_caps dc;
@@ -259,6 +260,20 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
 		snprintf(why, whylen, "at most %d queues per device", MAX_QUEUES);
 		return -ENOSPC;
 	}
+	/*
+	 * --sq-size past the device's max_send_wqebb: the largest ring it
+	 * takes, as backend_mlx5.c does with max_qp_wr (ssqd_sq_clamp).
+	 */
+	emu_query_caps(&dc);
+	req = *sq;
+	if (!ssqd_sq_clamp(&req, dc.max_send_wqebb, &scqes) &&
+	    req.max_send_wr != sq->max_send_wr)
+		fprintf(
+		    stderr,
+		    "ssqd: the SQ cut to %u WQEBBs (%u WRs): the device takes at most "
+		    "%u WQEBBs per SQ\n",
+		    scqes, req.max_send_wr, dc.max_send_wqebb);
+	sq = &req;
 	/* The queues libmlx5 would make of the same request on a ConnectX. */
 	memset(&cap, 0, sizeof(cap));
 	cap.max_send_wr = sq->max_send_wr;
@@ -268,7 +283,6 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
 	cap.max_inline_data = sq->max_inline_data;
 	cap.send_ops_flags = sq->send_ops;
 	cap.has_send_ops = sq->send_ops != 0;
-	emu_query_caps(&dc);
 	rc = emu_qp_size(&cap, &sz);
 	if (rc) {
 		snprintf(
@@ -307,6 +321,8 @@ static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request
 	rca.dbrec = shm_arena_alloc(b->arena, 64, 64);
 	memset(&qa, 0, sizeof(qa));
 	qa.cap = &cap;
+	/* As backend_mlx5.c asks (MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE). */
+	qa.disable_scatter_to_cqe = 1;
 	qa.sq_wqe_cnt = sz.sq_wqe_cnt;
 	qa.sq_buf = shm_arena_alloc(b->arena, (size_t)sz.sq_wqe_cnt * 64, 4096);
 	qa.rq_wqe_cnt = sz.rq_wqe_cnt;

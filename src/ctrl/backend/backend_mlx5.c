@@ -19,7 +19,6 @@
 #include "ctrl/backend/backend.h"
 #include "ctrl/proto/msg.h"
 #include "ctrl/backend/mlx5_cq_arm.h"
-#include "ctrl/backend/mlx5_list.h"
 
 #define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
 
@@ -54,7 +53,23 @@ struct ssqd_backend {
 	struct ibv_comp_channel *rx_chan;
 	/* Send CQs' events (tx_arm), for ssq_wait's sleepers; NULL as above. */
 	struct ibv_comp_channel *tx_chan;
+	/*
+	 * The handles of the per-buffer MRs ssqd holds (reg_buf), which a
+	 * client must never hand back as its own (take_client_mr).
+	 */
+	uint32_t *buf_handles;
+	size_t nbuf, capbuf;
 };
+
+static int buf_held(const struct ssqd_backend *b, uint32_t handle)
+{
+	size_t i;
+
+	for (i = 0; i < b->nbuf; i++)
+		if (b->buf_handles[i] == handle)
+			return 1;
+	return 0;
+}
 
 /* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
 static void *arena_buf_alloc(size_t size, void *data)
@@ -120,10 +135,9 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 	}
 	if (!found || !mlx5dv_is_supported(found)) {
 		snprintf(why, whylen, "%s %s", dev ? dev : "an mlx5 device",
-		         found
-		             ? "is not an mlx5 device"
-		             : "not found in /sys/class/infiniband (--device emu runs on "
-		               "the emulated device)");
+		         found ? "is not an mlx5 device (mlx5dv_is_supported)"
+		               : "not found among the RDMA devices (ssqd --list-devices "
+		                 "lists them; --device emu runs on the emulated device)");
 		ibv_free_device_list(list);
 		return -ENODEV;
 	}
@@ -197,14 +211,34 @@ static int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t
 		ibv_dereg_mr(mr);
 		return -EOPNOTSUPP;
 	}
+	if (b->nbuf == b->capbuf) {
+		size_t cap = b->capbuf ? 2 * b->capbuf : 64;
+		uint32_t *h = realloc(b->buf_handles, cap * sizeof(*h));
+
+		if (!h) {
+			snprintf(why, whylen, "out of memory");
+			ibv_dereg_mr(mr);
+			return -ENOMEM;
+		}
+		b->buf_handles = h;
+		b->capbuf = cap;
+	}
+	b->buf_handles[b->nbuf++] = mr->handle;
 	*key = mr->lkey;
 	*mrp = mr;
 	return 0;
 }
 
-static void mlx5_dereg_buf(struct ssqd_backend *b, void *mr)
+static void mlx5_dereg_buf(struct ssqd_backend *b, void *mrp)
 {
-	(void)b;
+	struct ibv_mr *mr = mrp;
+	size_t i;
+
+	for (i = 0; i < b->nbuf; i++)
+		if (b->buf_handles[i] == mr->handle) {
+			b->buf_handles[i] = b->buf_handles[--b->nbuf];
+			break;
+		}
 	ibv_dereg_mr(mr);
 }
 
@@ -223,6 +257,8 @@ static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_
 	if (b->mr->lkey != b->mr->rkey) {
 		snprintf(why, whylen, "data MR lkey 0x%x != rkey 0x%x", b->mr->lkey,
 		         b->mr->rkey);
+		ibv_dereg_mr(b->mr);
+		b->mr = NULL;
 		return -EOPNOTSUPP;
 	}
 	*key = b->mr->lkey;
@@ -243,13 +279,17 @@ struct mlx5_client_mr {
  * kernel pins in the registering process (ib_umem_get, current->mm).
  * ssqd imports it (ibv_import_mr: the kernel's attributes, not the
  * client's word) and owns its end: deregistered when the client gives it
- * back or dies, once the WQEs that may use it have completed. Never the
- * data MR: a client naming that handle would have ssqd destroy it.
+ * back or dies, once the WQEs that may use it have completed. Never an
+ * MR ssqd holds itself, the data MR or a buffer's (reg_buf): a client
+ * naming that handle would have ssqd destroy an MR it still serves
+ * (ibv_import_mr(3): once destroyed no other process can touch it).
+ * Other clients' MRs ssqd took over are refused by client_mr.c (-EEXIST).
  */
 static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
                           struct mlx5_client_mr *m, char *why, size_t whylen)
 {
-	if (handle > UINT32_MAX || (b->mr && handle == b->mr->handle)) {
+	if (handle > UINT32_MAX || (b->mr && handle == b->mr->handle) ||
+	    buf_held(b, (uint32_t)handle)) {
 		snprintf(why, whylen, "MR handle %llu is not the client's to give",
 		         (unsigned long long)handle);
 		return -EPERM;
@@ -260,6 +300,7 @@ static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
 		         (unsigned long long)handle, strerror(errno));
 		return -ENOENT;
 	}
+	/* The kernel's length (ibv_cmd_query_mr), not the client's word. */
 	if (m->mr->length != len) {
 		snprintf(why, whylen, "MR %llu holds %zu bytes, not the %llu said",
 		         (unsigned long long)handle, m->mr->length,
@@ -277,9 +318,9 @@ static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
  * is mapped here and pinned by ibv_reg_mr_iova2 with the same IOVAs, so a
  * client that truncates it later cannot take pages from under the NIC.
  * A process's private memory can only be pinned by that process (the
- * kernel pins current->mm): that needs the client to register in ssqd's
- * PD through ibv_import_device / ibv_import_pd, which hands it ssqd's
- * whole verbs context - not done, refused with a reason.
+ * kernel pins current->mm): the client registers it in ssqd's PD through
+ * ibv_import_device / ibv_import_pd and hands ssqd the MR (SSQ_MEM_VERBS,
+ * take_client_mr); SSQ_MEM_PROCESS is refused with that reason.
  */
 static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
                            uint64_t addr, uint64_t len, uint64_t want_iova, int access,
@@ -292,7 +333,6 @@ static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 	struct stat st;
 
 	(void)pid;
-	(void)want_iova;
 	if (kind == SSQ_MEM_PROCESS) {
 		snprintf(why, whylen,
 		         "on a ConnectX a process's private memory is registered by "
@@ -312,9 +352,27 @@ static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
 			free(m);
 			return rc;
 		}
+		/*
+		 * The IOVA is the client's word: an imported MR's addr is NULL
+		 * (libibverbs cmd_mr.c ibv_cmd_query_mr; ibv_import_mr(3): "not
+		 * applicable, NULL value is expected"), and libibverbs 44 does
+		 * not ask the kernel for UVERBS_ATTR_QUERY_MR_RESP_IOVA. The
+		 * client made the MR with ibv_reg_mr, whose IOVA is its VA
+		 * (client_mem.c sends mr->addr). Trusting it grants nothing: a
+		 * wrong IOVA only makes that client's own WQEs fail their key
+		 * checks, and it holds the whole imported context anyway. What
+		 * can be checked is: the range must not wrap.
+		 */
+		if (!want_iova || want_iova + len < want_iova) {
+			snprintf(why, whylen, "IOVA 0x%llx of %llu bytes: not an address",
+			         (unsigned long long)want_iova, (unsigned long long)len);
+			ibv_unimport_mr(m->mr);
+			free(m);
+			return -EINVAL;
+		}
 		*lkey = m->mr->lkey;
 		*rkey = m->mr->rkey;
-		*iova = (uint64_t)(uintptr_t)m->mr->addr;
+		*iova = want_iova;
 		*mrp = m;
 		return 0;
 	}
@@ -387,8 +445,11 @@ static int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_
  * the flag as IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN, libmlx5's create_cq
  * (providers/mlx5/verbs.c, CREATE_CQ_SUPPORTED_FLAGS) accepts it, and
  * mlx5_ib_create_cq (drivers/infiniband/hw/mlx5/cq.c) sets the CQ
- * context's oi bit; mlx5_ib_resize_cq's MODIFY_CQ selects only the size
- * and page fields, so the bit outlives ibv_resize_cq.
+ * context's oi bit. Neither libmlx5 nor mlx5_ib_create_cq checks the
+ * device's cq_oi capability first, so a device without it would refuse
+ * the CQ with EINVAL: then it is made again without the flag, which the
+ * sizing above already keeps from overrunning (only a client's scribbled
+ * consumer index could still stop it).
  */
 static struct ibv_cq *create_cq(struct ibv_context *ctx, uint32_t cqe,
                                 struct ibv_comp_channel *chan)
@@ -402,6 +463,14 @@ static struct ibv_cq *create_cq(struct ibv_context *ctx, uint32_t cqe,
 	a.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 	a.flags = IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	cq = ibv_create_cq_ex(ctx, &a);
+	if (!cq && errno == EINVAL) {
+		a.comp_mask = 0;
+		a.flags = 0;
+		cq = ibv_create_cq_ex(ctx, &a);
+		if (cq)
+			fprintf(stderr, "ssqd: the device refuses CQs that ignore "
+			                "overruns (no cq_oi?): made without\n");
+	}
 	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
 }
 
@@ -427,7 +496,9 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
                              uint32_t cqes, uint32_t rq_wqes, uint8_t port,
                              struct ssqd_bqueue *q, char *why, size_t whylen)
 {
-	uint32_t rcqes = shm_rcq_cqes(rq_wqes), scqes;
+	uint32_t rcqes = shm_rcq_cqes(rq_wqes), scqes, predicted;
+	struct ssqd_sq_request req = *sq;
+	struct mlx5dv_qp_init_attr dv;
 	struct ibv_qp_init_attr_ex init;
 	struct ibv_device_attr da;
 	struct mlx5dv_obj obj;
@@ -443,20 +514,54 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 		snprintf(why, whylen, "ibv_query_device: %s", strerror(rc));
 		return -rc;
 	}
-	if (rq_wqes > (uint32_t)da.max_qp_wr || rcqes > (uint32_t)da.max_cqe) {
+	/* Atomics only where the device has them (mlx5_qp_fill_wr_pfns refuses them). */
+	if (da.atomic_cap == IBV_ATOMIC_NONE)
+		req.send_ops &= ~(uint64_t)SSQD_SEND_ATOMIC_OPS;
+	/*
+	 * The ring libmlx5 will make, known now (sq_predict.c), and cut to
+	 * the device's max_qp_wr WQEBBs (--sq-size 65536 on a ConnectX whose
+	 * log_max_qp_sz is 15 would be EINVAL in mlx5_calc_sq_size).
+	 */
+	rc = ssqd_sq_clamp(&req, (uint32_t)da.max_qp_wr, &predicted);
+	if (rc) {
 		snprintf(why, whylen,
-		         "--recv-depth %u: the device takes at most %d receive WQEs per "
-		         "QP and %d CQEs per CQ",
-		         rq_wqes, da.max_qp_wr, da.max_cqe);
+		         "an SQ of %u send WRs of %u SGEs / %u inline bytes: libmlx5 "
+		         "refuses it (device max_qp_wr %d)",
+		         sq->max_send_wr, sq->max_send_sge, sq->max_inline_data,
+		         da.max_qp_wr);
+		return rc;
+	}
+	if (req.max_send_wr != sq->max_send_wr)
+		fprintf(
+		    stderr,
+		    "ssqd: the SQ cut to %u WQEBBs (%u WRs): the device takes at most "
+		    "%d WQEBBs per SQ (max_qp_wr)\n",
+		    predicted, req.max_send_wr, da.max_qp_wr);
+	/*
+	 * The send CQ at its final size from the start. Never ibv_resize_cq:
+	 * the device writes a RESIZE CQE at the old buffer's producer index
+	 * and libmlx5 steps its consumer index past it (providers/mlx5/
+	 * verbs.c mlx5_resize_cq, cq.c mlx5_cq_resize_copy_cqes copying old
+	 * CQE i to new slot i + 1; the kernel's copy_resize_cqes likewise), so
+	 * the first real CQE lands in slot 1 while ssq polls slot 0 (its
+	 * consumer index starts at 0, and mlx5dv_cq has no cons_index).
+	 */
+	scqes = shm_scq_cqes(predicted, cqes);
+	if (rq_wqes > (uint32_t)da.max_qp_wr || rcqes > (uint32_t)da.max_cqe ||
+	    scqes > (uint32_t)da.max_cqe + 1) {
+		snprintf(why, whylen,
+		         "--recv-depth %u / an SQ of %u WQEBBs: the device takes at most "
+		         "%d receive WQEs per QP and %d CQEs per CQ",
+		         rq_wqes, predicted, da.max_qp_wr, da.max_cqe);
 		return -EINVAL;
 	}
 	mq = &b->queues[b->nqueues];
 	memset(q, 0, sizeof(*q));
-	/* Grown below once the SQ's size is known (shm_scq_cqes). */
-	mq->cq = create_cq(b->ctx, cqes - 1, b->tx_chan);
+	/* libmlx5's mlx5_create_cq makes align_queue_size(cqe + 1) slots. */
+	mq->cq = create_cq(b->ctx, scqes - 1, b->tx_chan);
 	if (!mq->cq) {
 		rc = -errno;
-		snprintf(why, whylen, "ibv_create_cq_ex(%u): %s", cqes, strerror(errno));
+		snprintf(why, whylen, "ibv_create_cq_ex(%u): %s", scqes, strerror(errno));
 		return rc;
 	}
 	mq->rcq = create_cq(b->ctx, rcqes - 1, b->rx_chan);
@@ -468,35 +573,49 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 		return rc;
 	}
 	/*
-	 * ibv_create_qp_ex naming the send ops: without them libmlx5 sizes
-	 * every WQE for BIND_MW and LOCAL_INV too (providers/mlx5/verbs.c,
-	 * sq_overhead), which ssq never builds. Atomics only where the device
-	 * has them (mlx5_qp_fill_wr_pfns refuses them otherwise).
+	 * Naming the send ops: without them libmlx5 sizes every WQE for
+	 * BIND_MW and LOCAL_INV too (providers/mlx5/verbs.c, sq_overhead),
+	 * which ssq never builds.
 	 */
 	memset(&init, 0, sizeof(init));
 	init.send_cq = mq->cq;
 	init.recv_cq = mq->rcq;
 	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = sq->max_send_wr;
+	init.cap.max_send_wr = req.max_send_wr;
 	init.cap.max_recv_wr = rq_wqes ? rq_wqes : 1;
-	init.cap.max_send_sge = sq->max_send_sge;
+	init.cap.max_send_sge = req.max_send_sge;
 	init.cap.max_recv_sge = 1;
-	init.cap.max_inline_data = sq->max_inline_data;
+	init.cap.max_inline_data = req.max_inline_data;
 	init.comp_mask = IBV_QP_INIT_ATTR_PD;
 	init.pd = b->pd;
-	if (sq->send_ops) {
+	if (req.send_ops) {
 		init.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		init.send_ops_flags = sq->send_ops;
-		if (da.atomic_cap == IBV_ATOMIC_NONE)
-			init.send_ops_flags &= ~(uint64_t)SSQD_SEND_ATOMIC_OPS;
+		init.send_ops_flags = req.send_ops;
 	}
-	mq->qp = ibv_create_qp_ex(b->ctx, &init);
+	/*
+	 * Responder scatter-to-CQE off. libmlx5 asks for it on every QP
+	 * unless MLX5_SCATTER_TO_CQE=0 (verbs.c create_qp, use_scatter_to_cqe),
+	 * and for an RC QP with 64-byte CQEs the kernel then sets cs_res =
+	 * MLX5_RES_SCAT_DATA32_CQE (drivers/infiniband/hw/mlx5/qp.c,
+	 * configure_responder_scat_cqe): a SEND of at most 32 bytes lands in
+	 * the CQE, flagged MLX5_INLINE_SCATTER_32 in op_own, and only
+	 * libmlx5's poller copies it to the receive buffer (cq.c
+	 * handle_responder -> mlx5_copy_to_recv_wqe, by the WQE's address as
+	 * a VA). ssqd reaps its receive CQ through mlx5dv and its receive
+	 * WQEs hold arena IOVAs, the case mlx5dv_create_qp(3) says the flag
+	 * is for. mlx5dv_create_qp takes the same ibv_qp_init_attr_ex, send
+	 * ops included (v44 verbs.c create_qp is the one both call).
+	 */
+	memset(&dv, 0, sizeof(dv));
+	dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+	dv.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE;
+	mq->qp = mlx5dv_create_qp(b->ctx, &init, &dv);
 	if (!mq->qp) {
 		rc = -errno;
 		snprintf(why, whylen,
-		         "ibv_create_qp_ex(RC, %u send WRs of %u SGEs / %u inline bytes, "
-		         "send ops 0x%llx, %u receive WRs): %s",
-		         sq->max_send_wr, sq->max_send_sge, sq->max_inline_data,
+		         "mlx5dv_create_qp(RC, %u send WRs of %u SGEs / %u inline bytes, "
+		         "send ops 0x%llx, %u receive WRs, no scatter to CQE): %s",
+		         req.max_send_wr, req.max_send_sge, req.max_inline_data,
 		         (unsigned long long)init.send_ops_flags, init.cap.max_recv_wr,
 		         strerror(errno));
 		ibv_destroy_cq(mq->rcq);
@@ -513,22 +632,19 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 		         rc ? strerror(rc) : "no uar_mmap_offset");
 		goto fail;
 	}
-	/*
-	 * The send CQ must hold a CQE per WR the ring can have outstanding:
-	 * grow it now that the device said how big the ring is. Nothing has
-	 * completed into it yet.
-	 */
-	scqes = shm_scq_cqes(q->dv_qp.sq.wqe_cnt, cqes);
-	if (scqes > cqes && ibv_resize_cq(mq->cq, (int)scqes - 1)) {
-		rc = errno;
-		snprintf(why, whylen, "ibv_resize_cq(%u) for an SQ of %u WQEBBs: %s",
-		         scqes, q->dv_qp.sq.wqe_cnt, strerror(rc));
+	if (q->dv_qp.sq.wqe_cnt > predicted) {
+		snprintf(why, whylen,
+		         "libmlx5 made an SQ of %u WQEBBs where %u were predicted "
+		         "(src/ctrl/backend/sq_predict.c): the send CQ of %u CQEs "
+		         "could overrun; refusing rather than resizing it",
+		         q->dv_qp.sq.wqe_cnt, predicted, scqes);
+		rc = ERANGE;
 		goto fail;
 	}
 	rc = cq_obj(b, mq->cq, &q->dv_cq);
 	if (!rc)
 		rc = cq_obj(b, mq->rcq, &q->dv_rcq);
-	if (!rc && q->dv_cq.cqe_cnt < scqes)
+	if (!rc && q->dv_cq.cqe_cnt < shm_scq_cqes(q->dv_qp.sq.wqe_cnt, cqes))
 		rc = ENOSPC;
 	if (rc) {
 		snprintf(why, whylen, "send or receive CQ: %s",
@@ -816,6 +932,7 @@ static void mlx5_close(struct ssqd_backend *b)
 		ibv_destroy_comp_channel(b->tx_chan);
 	if (b->mr)
 		ibv_dereg_mr(b->mr);
+	free(b->buf_handles);
 	ibv_dealloc_pd(b->pd);
 	ibv_close_device(b->ctx);
 	free(b);

@@ -1,24 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /* List mlx5 devices, their ports, GIDs and mlx5dv capabilities. */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <errno.h>
 #include <string.h>
 #include <infiniband/mlx5dv.h>
 #include "ctrl/backend/mlx5_list.h"
 
-int ssqd_mlx5_sysfs_count(void)
+int ssqd_mlx5_find(const char *want, char *name, size_t len)
 {
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
+	struct ibv_device **list;
+	int n = 0, i, rc = -ENODEV;
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "mlx5", 4))
-			n++;
-	closedir(d);
-	return n;
+	/* NULL (ENOSYS and the like): no RDMA subsystem, so no device. */
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return -ENODEV;
+	for (i = 0; i < n && rc == -ENODEV; i++) {
+		const char *dn = ibv_get_device_name(list[i]);
+
+		if (want && strcmp(dn, want))
+			continue;
+		/*
+		 * By provider, never by name: rdma-core's udev rule renames
+		 * ConnectX devices rocep<bus>s<slot>f<fn> / ibp... on Debian
+		 * and Ubuntu (kernel-boot/rdma-persistent-naming.rules); only
+		 * MLNX_OFED keeps mlx5_N. mlx5dv_is_supported asks whether
+		 * libmlx5 drives it (providers/mlx5/mlx5.c).
+		 */
+		rc = mlx5dv_is_supported(list[i]) ? 0 : -EOPNOTSUPP;
+		if (!want && rc) {
+			rc = -ENODEV; /* not this one: the next, maybe */
+			continue;
+		}
+		if (name && len)
+			snprintf(name, len, "%s", dn);
+	}
+	ibv_free_device_list(list);
+	return rc;
 }
 
 static void print_device(FILE *out, struct ibv_device *dev)

@@ -3,13 +3,18 @@
 #ifndef SSQ_CTRL_MLX5_LIST_H
 #define SSQ_CTRL_MLX5_LIST_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /*
- * ssqd_mlx5_sysfs_count - mlx5 devices under /sys/class/infiniband (names
- * starting "mlx5"), without opening anything. 0 when the class is absent.
+ * ssqd_mlx5_find - the RDMA device named @want (NULL: the first one)
+ * that libmlx5 drives (mlx5dv_is_supported), its name in @name (@len
+ * bytes; may be NULL). Returns 0, -ENODEV (no such device, or none at
+ * all) or -EOPNOTSUPP (@want exists but is not an mlx5 device; its name
+ * is still given). Calls ibv_get_device_list, so libibverbs initialises:
+ * only after ssqd_fork_safe_prepare (fork_safe.h).
  */
-int ssqd_mlx5_sysfs_count(void);
+int ssqd_mlx5_find(const char *want, char *name, size_t len);
 
 /*
  * ssqd_mlx5_list_devices - print each mlx5 device with its ports (state,

@@ -175,7 +175,13 @@ static int reg_verbs(struct ssq_client *c, int slot, void *addr, uint64_t len, i
 		         (unsigned long long)len, strerror(-rc));
 		return rc;
 	}
-	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, 0, access, out);
+	/*
+	 * The IOVA ssqd hands back is ours: the MR ssqd imports has addr NULL
+	 * (libibverbs cmd_mr.c, ibv_cmd_query_mr), and ibv_reg_mr's IOVA is
+	 * the address registered (mr->addr).
+	 */
+	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, (uint64_t)(uintptr_t)mr->addr,
+	         access, out);
 	if (rc == -ETIMEDOUT || rc == -ENOTCONN) {
 		/*
 		 * ssqd may have taken it over (its late answer is given back

@@ -251,14 +251,6 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		return -E2BIG;
 	}
 	srand48(getpid() ^ time(NULL));
-	if (!o->device)
-		d->ops = ssqd_mlx5_sysfs_count() ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
-	else
-		d->ops =
-		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
-	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
-		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
-		                "device's; the mlx5 device's ports say their own\n");
 
 	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
 	        data_len;
@@ -278,6 +270,29 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 
 	/* Before libibverbs reads its environment (fork_safe.h). */
 	ssqd_fork_safe_prepare(&d->arena);
+	/*
+	 * The device, after that (ssqd_mlx5_find initialises libibverbs):
+	 * no --device, the first one libmlx5 drives, else the emulated one,
+	 * said on stderr; a named one must be mlx5 (backend_mlx5.c refuses
+	 * anything else by name), never the emulator in its place.
+	 */
+	if (!o->device) {
+		char name[64];
+
+		d->ops = ssqd_mlx5_find(NULL, name, sizeof(name)) ? &ssqd_backend_emu
+		                                                  : &ssqd_backend_mlx5;
+		fprintf(stderr, "ssqd: no --device: %s%s\n",
+		        d->ops == &ssqd_backend_emu
+		            ? "no mlx5 device (mlx5dv_is_supported), the emulated device"
+		            : "the first mlx5 device, ",
+		        d->ops == &ssqd_backend_emu ? "" : name);
+	} else {
+		d->ops =
+		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
+	}
+	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
+		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
+		                "device's; the mlx5 device's ports say their own\n");
 	rc = d->ops->open(&d->backend, o->device, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;

@@ -525,9 +525,9 @@ int main(int argc, char **argv)
 			break;
 		case O_LIST:
 			if (ssqd_mlx5_list_devices(stdout) == 0)
-				printf("no mlx5 device in /sys/class/infiniband: only "
-				       "the emulated "
-				       "device (--device emu) is available\n");
+				printf("no mlx5 device (none that mlx5dv_is_supported "
+				       "accepts): only the emulated device (--device "
+				       "emu) is available\n");
 			return 0;
 		case 'V':
 			printf("ssqd %s (git %s)\n", SSQ_VERSION_STRING,
