@@ -11,15 +11,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build
 
-mlx5=$(ls /sys/class/infiniband 2>/dev/null | grep '^mlx5' | head -n1 || true)
+"$here/scripts/build.sh" "$build" >/dev/null
+# The first device libmlx5 drives, as ssqd lists them (mlx5dv_is_supported:
+# by provider; rdma-core's udev rule names ConnectX devices rocep.../ibp...
+# on Debian and Ubuntu, not mlx5_N).
+mlx5=$("$build/ssqd" --list-devices | awk '/ \(node GUID 0x/ {print $1; exit}')
 if [ -n "$mlx5" ]; then
 	device=$mlx5
 	echo "ssq demo: running on mlx5 device $mlx5 (loopback: both ends of each queue on this host)"
 else
 	device=emu
-	echo "ssq demo: no mlx5 device in /sys/class/infiniband: running on the emulated mlx5 device"
+	echo "ssq demo: no mlx5 device (ssqd --list-devices): running on the emulated mlx5 device"
 fi
-"$here/scripts/build.sh" "$build" >/dev/null
 
 run=$(mktemp -d)
 sock=$run/ssqd.sock

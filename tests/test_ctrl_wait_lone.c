@@ -17,10 +17,34 @@
  * scheduler, which on a loaded machine can take longer than a slice, so
  * there at least one round must be (ssqd's own routing, as the router of
  * last resort, can move wake_seq too: on the emulated device ctrl_wait_arm
- * is the exact check of the armed path; here a ConnectX lab reads the
- * count printed). Each WRITE's bytes checked.
+ * is the exact check of the armed path). So where CQs are armed, the
+ * verdict also takes what ssqd counted: the line it logs at SIGTERM
+ * ("send CQ armed N times, M events", ssqd.c) must show at least one arm
+ * and one event taken - the armed send CQ's event reached ssqd (hardware
+ * review 2026-11-28, section 4). Each WRITE's bytes checked.
  */
+#include <fcntl.h>
 #include "ctrl_flow.h"
+
+/* ssqd's send-CQ counters from its log @path: 1 when found. */
+static int arm_counts(const char *path, unsigned long long *arms,
+                      unsigned long long *events)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int found = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "send CQ armed ");
+
+		if (p &&
+		    sscanf(p, "send CQ armed %llu times, %llu events", arms, events) == 2)
+			found = 1;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
 
 #define ROUNDS 8
 #define LEN    (4u << 20)
@@ -40,6 +64,9 @@ int main(void)
 	struct ssq_queue *q = NULL;
 	struct ssq_producer *p;
 	unsigned moved = 0, r;
+	unsigned long long arms = 0, events = 0;
+	char log[64];
+	int err, lfd;
 	/* The device raises events only on armed CQs: a ConnectX, or events off. */
 	int armed = !test_device_is_emu() || (getenv("SSQ_EMU_CQ_EVENTS") &&
 	                                      !strcmp(getenv("SSQ_EMU_CQ_EVENTS"), "0"));
@@ -48,7 +75,18 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	flow_ssqd_opt = "--data-mib=16";
+	/* ssqd's stderr into a log of its own, read once it has stopped. */
+	snprintf(log, sizeof(log), "/tmp/ssq-wait-lone-%d.log", getpid());
+	err = dup(2);
+	lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (err < 0 || lfd < 0 || dup2(lfd, 2) < 0) {
+		perror("ssqd's log");
+		return 1;
+	}
 	d = flow_start_q0("wait-lone", &c, &q, &a, &b);
+	dup2(err, 2);
+	close(err);
+	close(lfd);
 	CHECK(d >= 0, "ssqd on %s serves a client", test_device());
 	if (d < 0)
 		return test_exit("ctrl_wait_lone");
@@ -82,5 +120,23 @@ int main(void)
 	kill(d, SIGTERM);
 	waitpid(d, NULL, 0);
 	unlink(sock_path);
+	if (armed) {
+		int found = arm_counts(log, &arms, &events);
+
+		CHECK(found && arms >= 1 && events >= 1,
+		      "ssqd on %s counted %llu send-CQ arms and %llu events (%s): want "
+		      "at least one of each",
+		      test_device(), arms, events,
+		      found ? "its log's count" : "no count in its log");
+		printf("ssqd on %s armed the send CQ %llu times and took %llu events\n",
+		       test_device(), arms, events);
+	}
+	if (test_failures) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "cat %s >&2", log);
+		(void)!system(cmd);
+	}
+	unlink(log);
 	return test_exit("ctrl_wait_lone");
 }

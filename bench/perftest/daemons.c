@@ -5,7 +5,6 @@
  * queues (-q, --mode qp-per-process) and, for SEND, the receive pool.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -21,23 +20,30 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "engine.h"
 
-/* The first mlx5 device in /sys/class/infiniband, into @out; 0 if none. */
+/*
+ * The first RDMA device libmlx5 drives, into @out; 0 if none. By
+ * provider (mlx5dv_is_supported), not by the "mlx5" name prefix: rdma-core's
+ * udev rule (kernel-boot/rdma-persistent-naming.rules) names ConnectX
+ * devices rocep.../ibp... on Debian and Ubuntu.
+ */
 static int first_mlx5(char *out, size_t len)
 {
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int found = 0;
+	struct ibv_device **list;
+	int n = 0, i, found = 0;
 
-	if (!d)
+	list = ibv_get_device_list(&n);
+	if (!list)
 		return 0;
-	while (!found && (e = readdir(d)) != NULL)
-		if (!strncmp(e->d_name, "mlx5", 4))
-			found = snprintf(out, len, "%s", e->d_name) < (int)len;
-	closedir(d);
+	for (i = 0; !found && i < n; i++)
+		if (mlx5dv_is_supported(list[i]))
+			found = snprintf(out, len, "%s", ibv_get_device_name(list[i])) <
+			        (int)len;
+	ibv_free_device_list(list);
 	return found;
 }
 
@@ -334,7 +340,7 @@ int pt_start_daemons(const struct pt_opts *o, char *dev, size_t devlen,
 		snprintf(dev, devlen, "emu");
 	if (!strcmp(dev, "emu"))
 		printf("%s: running on the emulated mlx5 device\n",
-		       o->device ? "-d emu" : "no mlx5 device in /sys/class/infiniband");
+		       o->device ? "-d emu" : "no mlx5 device (mlx5dv_is_supported)");
 	else
 		printf("running on %s\n", dev);
 	*c = *cd = ssqd_start(o, dev, dc, "", NULL);

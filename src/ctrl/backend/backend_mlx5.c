@@ -134,7 +134,8 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 		}
 	}
 	if (!found || !mlx5dv_is_supported(found)) {
-		snprintf(why, whylen, "%s %s", dev ? dev : "an mlx5 device",
+		snprintf(why, whylen, "%s%s %s", dev ? "device " : "",
+		         dev ? dev : "an mlx5 device",
 		         found ? "is not an mlx5 device (mlx5dv_is_supported)"
 		               : "not found among the RDMA devices (ssqd --list-devices "
 		                 "lists them; --device emu runs on the emulated device)");

@@ -21,6 +21,7 @@
 #include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
+#include "ctrl/daemon/memlock.h"
 #include "ctrl/daemon/socket_claim.h"
 #include "ctrl/proto/msg.h"
 
@@ -296,6 +297,18 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	rc = d->ops->open(&d->backend, o->device, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;
+	/*
+	 * A ConnectX pins the arena (the data MR, the queue buffers), and with
+	 * buffer keys every buffer again as its own MR: the emulated device
+	 * pins nothing. After the open (which pins nothing either), so that
+	 * a device that is not there is said first.
+	 */
+	if (d->ops == &ssqd_backend_mlx5) {
+		rc = ssqd_memlock_check(d->arena.len + (o->arena_rkey ? 0 : data_len),
+		                        why, whylen);
+		if (rc)
+			goto fail;
+	}
 	snprintf(d->hdr->device, sizeof(d->hdr->device), "%s",
 	         strcmp(d->ops->kind, "emu") ? (o->device ? o->device : "mlx5") : "emu");
 
