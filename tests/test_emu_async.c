@@ -8,9 +8,13 @@
  *  - an RDMA WRITE with a bad R_Key: the requester gets its error CQE, the
  *    responder QP goes to ERR with no CQE: IBV_EVENT_QP_ACCESS_ERR naming
  *    the responder.
- * None is queued while nothing failed.
+ * None is queued while nothing failed. The device's async fd
+ * (emu_async_fd) polls readable while an event waits and not once it is
+ * taken, as a verbs context's async_fd does (ib_uverbs_event_poll), so
+ * ssqd's serve loop wakes on it (hardware review 2026-11-28 C1).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include "helpers.h"
@@ -24,10 +28,19 @@ static int setup(struct emu_tb *tb, const struct emu_tb_opts *o)
 	return rc;
 }
 
+/* The async fd's readiness now, without waiting. */
+static int fd_ready(struct emu_tb *tb)
+{
+	struct pollfd p = { emu_async_fd(tb->dev), POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 static void expect_event(struct emu_tb *tb, enum ibv_event_type type, uint32_t qpn,
                          uint32_t cqn, const char *what)
 {
 	struct emu_async_event ev;
+	int ready = fd_ready(tb);
 	int rc = emu_get_async_event(tb->dev, &ev);
 
 	CHECK(rc == 0, "%s: no async event (%d)", what, rc);
@@ -41,6 +54,9 @@ static void expect_event(struct emu_tb *tb, enum ibv_event_type type, uint32_t q
 	      cqn);
 	CHECK(emu_get_async_event(tb->dev, &ev) == -EAGAIN, "%s: a second event (%s)",
 	      what, ibv_event_type_str(ev.type));
+	CHECK(ready && !fd_ready(tb),
+	      "%s: the async fd readable with the event waiting (%d), not after (%d)",
+	      what, ready, fd_ready(tb));
 }
 
 static void cq_overrun(void)

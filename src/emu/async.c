@@ -6,6 +6,7 @@
  * A leaf: it calls nothing else in the device.
  */
 #include <errno.h>
+#include <unistd.h>
 #include "emu/emu_pvt.h"
 
 void emu_async_post(struct emu_dev *dev, enum ibv_event_type type, uint32_t qpn,
@@ -23,6 +24,14 @@ void emu_async_post(struct emu_dev *dev, enum ibv_event_type type, uint32_t qpn,
 	e->type = type;
 	e->qpn = qpn;
 	e->cqn = cqn;
+	/*
+	 * The async fd turns readable, as the context's async_fd does while
+	 * the kernel's event list is not empty (uverbs_main.c,
+	 * ib_uverbs_event_poll): a poll() that waits on it wakes now.
+	 */
+	uint64_t one = 1;
+
+	(void)!write(dev->async_fd, &one, sizeof(one));
 }
 
 int emu_get_async_event(struct emu_dev *dev, struct emu_async_event *ev)
@@ -36,6 +45,17 @@ int emu_get_async_event(struct emu_dev *dev, struct emu_async_event *ev)
 		*ev = dev->events[dev->ev_head++ % EMU_ASYNC_MAX];
 		rc = 0;
 	}
+	if (dev->ev_head == dev->ev_tail) {
+		uint64_t n;
+
+		/* Empty: not readable any more (a nonblocking read clears it). */
+		(void)!read(dev->async_fd, &n, sizeof(n));
+	}
 	pthread_mutex_unlock(&dev->lock);
 	return rc;
+}
+
+int emu_async_fd(struct emu_dev *dev)
+{
+	return dev ? dev->async_fd : -EINVAL;
 }

@@ -81,12 +81,21 @@ int emu_open(struct emu_dev **devp, const struct emu_dev_attr *attr)
 		free(dev);
 		return ret;
 	}
+	/* Readable while async events wait (emu_async_fd). */
+	dev->async_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->async_fd < 0) {
+		ret = -errno;
+		close(dev->kick_fd);
+		free(dev);
+		return ret;
+	}
 	if (a.trace_path) {
 		dev->trace = fopen(a.trace_path, "a");
 		if (!dev->trace) {
 			ret = -errno;
 			fprintf(stderr, "ssq_emu: cannot open trace file '%s'\n",
 			        a.trace_path);
+			close(dev->async_fd);
 			close(dev->kick_fd);
 			free(dev);
 			return ret;
@@ -131,6 +140,7 @@ void emu_close(struct emu_dev *dev)
 	if (dev->trace)
 		fclose(dev->trace);
 	close(dev->kick_fd);
+	close(dev->async_fd);
 	pthread_cond_destroy(&dev->fired);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

@@ -256,6 +256,13 @@ struct emu_async_event {
  */
 int emu_get_async_event(struct emu_dev *dev, struct emu_async_event *ev);
 
+/*
+ * emu_async_fd - a descriptor that polls readable (POLLIN) while an event
+ * waits for emu_get_async_event, as a verbs context's async_fd does: for
+ * a poll() set, never to be read or closed by the caller.
+ */
+int emu_async_fd(struct emu_dev *dev);
+
 /* ---- device limits and queue sizes ---- */
 
 /*

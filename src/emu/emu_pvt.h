@@ -135,6 +135,8 @@ struct emu_dev {
 	uint8_t mr_tag;
 	unsigned mr_next;   /* where the search for a free MR slot starts */
 	struct emu_pd *pds; /* list head */
+	/* eventfd, nonzero while [ev_head, ev_tail) is not empty (async.c). */
+	int async_fd;
 	/* Async events not yet taken (async.c): [ev_head, ev_tail), free-running. */
 	struct emu_async_event events[EMU_ASYNC_MAX];
 	unsigned ev_head, ev_tail;

@@ -287,6 +287,13 @@ struct ssqd_backend_ops {
 	 */
 	int (*async_event)(struct ssqd_backend *b, struct ssqd_async_event *ev);
 	/*
+	 * Optional (NULL: none). A descriptor that polls readable while an
+	 * async event waits (the verbs context's async_fd; the emulated
+	 * device's emu_async_fd), for ssqd's serve loop to wake on rather
+	 * than find the event at its next timeout.
+	 */
+	int (*async_fd)(struct ssqd_backend *b);
+	/*
 	 * Optional. @max_ms nonzero: no doorbell comes for now (no client has
 	 * a queue attached, nothing in flight), so whatever polls for them may
 	 * sleep up to @max_ms; 0: one may come now (called before an attach is

@@ -597,6 +597,11 @@ static int emu_tx_events_take(struct ssqd_backend *b,
 	return take_events(b, b->tx_efd, 1, fn, arg);
 }
 
+static int backend_emu_async_fd(struct ssqd_backend *b)
+{
+	return emu_async_fd(b->dev);
+}
+
 static int backend_emu_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 {
 	struct emu_async_event e;
@@ -665,6 +670,7 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.tx_events_take = emu_tx_events_take,
 	.uar_map = emu_uar_map,
 	.async_event = backend_emu_async_event,
+	.async_fd = backend_emu_async_fd,
 	.idle = backend_emu_idle,
 	.start = backend_emu_start,
 	.stop = backend_emu_stop,

@@ -826,6 +826,11 @@ static int mlx5_async_event(struct ssqd_backend *b, struct ssqd_async_event *ev)
 	return 1;
 }
 
+static int mlx5_async_fd(struct ssqd_backend *b)
+{
+	return b->ctx->async_fd;
+}
+
 /*
  * Arm @a for one event at consumer index @ci, unless it is armed already:
  * an arm holds until its event, and any CQE written meanwhile raises it,
@@ -959,6 +964,7 @@ const struct ssqd_backend_ops ssqd_backend_mlx5 = {
 	.tx_events_take = mlx5_tx_events_take,
 	.uar_map = mlx5_uar_map,
 	.async_event = mlx5_async_event,
+	.async_fd = mlx5_async_fd,
 	.start = mlx5_start,
 	.stop = mlx5_stop,
 	.close = mlx5_close,

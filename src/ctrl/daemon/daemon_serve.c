@@ -835,9 +835,11 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 2];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 2];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
 	int i, n, rc, recovering = 0, healing = 0, dying = 0;
+	/* The device's async events wake the loop (QP_FATAL, CQ_ERR, PORT_ERR). */
+	int async_fd = d->backend && d->ops->async_fd ? d->ops->async_fd(d->backend) : -1;
 
 	while (!d->stop) {
 		uint64_t now = ssqd_now_ns();
@@ -883,9 +885,18 @@ int ssqd_serve(struct ssqd *d)
 			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
 			who[n++] = &d->clients[i];
 		}
+		/*
+		 * Last, after the clients: serve_events reads only the n before
+		 * it; ssqd_async_poll below takes the events after every wake.
+		 */
+		pfd[n].fd = async_fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
 		/* A recovery or a heal under way is looked at every millisecond. */
-		rc = poll(pfd, (nfds_t)n,
+		rc = poll(pfd, (nfds_t)n + 1,
 		          recovering || healing || dying ? 1 : ssqd_idle_poll_ms(d, now));
+		if (rc > 0 && pfd[n].revents)
+			rc--; /* the async fd's: not serve_events' to see */
 		/* Failures no CQE reports, before anything routes or recovers. */
 		ssqd_async_poll(d);
 		progress(d);
