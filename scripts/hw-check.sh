@@ -69,6 +69,7 @@ steps=(
 	"ctrl_default_sizes:ssqd with no size option (--sq-size 1024, --cq-size 1024): a WRITE polled, one ssq_wait'ed"
 	"ctrl_recv_small:SENDs of 1, 7, 32, 33 and 4096 bytes and small SEND_IMMs read back byte for byte"
 	"ctrl_mem_iova:ssq_mem_reg of malloc'd memory: iova and remote_addr are its address; a WRITE and a READ through them"
+	"ctrl_mem_disk_file:a disk file registered writable is refused with a reason (mm/gup.c), a memfd registers"
 	"ctrl_memlock:without CAP_IPC_LOCK under a 64 KiB memlock limit ssqd refuses, naming the limit and the size"
 )
 failed=0

@@ -19,57 +19,7 @@
 #include "ctrl/backend/backend.h"
 #include "ctrl/proto/msg.h"
 #include "ctrl/backend/mlx5_cq_arm.h"
-
-#define MAX_QUEUES (2 * SSQ_MAX_QUEUES) /* a loopback queue takes two QPs */
-
-/* A CQ ssqd arms for completion events (rx_arm, tx_arm). */
-struct cq_arm {
-	struct ibv_cq *cq;
-	struct mlx5dv_cq dv; /* the CQ through mlx5dv: what arming it needs */
-	uint32_t sn;         /* its arm sequence (libmlx5's arm_sn) */
-	int armed;           /* armed, its event not yet taken */
-};
-
-struct mlx5_queue {
-	struct ibv_qp *qp;
-	struct ibv_cq *cq;      /* sends */
-	struct ibv_cq *rcq;     /* receives */
-	uint32_t cqn, rcqn;     /* theirs, for CQ events */
-	struct cq_arm rx, tx;   /* rcq's and cq's arming */
-	struct ssqd_bqueue *bq; /* ssqd's handle, for tx_events_take */
-};
-
-struct ssqd_backend {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	struct shm_arena *arena;
-	struct mlx5_queue queues[MAX_QUEUES];
-	unsigned nqueues;
-	/*
-	 * Receive CQs' completion events (rx_arm), non-blocking; NULL when
-	 * it could not be made: the receive poller then naps blind.
-	 */
-	struct ibv_comp_channel *rx_chan;
-	/* Send CQs' events (tx_arm), for ssq_wait's sleepers; NULL as above. */
-	struct ibv_comp_channel *tx_chan;
-	/*
-	 * The handles of the per-buffer MRs ssqd holds (reg_buf), which a
-	 * client must never hand back as its own (take_client_mr).
-	 */
-	uint32_t *buf_handles;
-	size_t nbuf, capbuf;
-};
-
-static int buf_held(const struct ssqd_backend *b, uint32_t handle)
-{
-	size_t i;
-
-	for (i = 0; i < b->nbuf; i++)
-		if (b->buf_handles[i] == handle)
-			return 1;
-	return 0;
-}
+#include "ctrl/backend/mlx5_pvt.h"
 
 /* libmlx5 asks for page-aligned buffers; the arena's bump allocator serves them. */
 static void *arena_buf_alloc(size_t size, void *data)
@@ -83,13 +33,6 @@ static void arena_buf_free(void *ptr, void *data)
 {
 	(void)ptr;
 	(void)data;
-}
-
-static int inside(const struct shm_arena *a, const void *p, size_t len)
-{
-	const uint8_t *b = (const uint8_t *)p;
-
-	return b >= a->base && b + len <= a->base + a->len;
 }
 
 /* A completion channel whose fd never blocks; NULL if none could be had. */
@@ -192,247 +135,6 @@ static int mlx5_open(struct ssqd_backend **bp, const char *dev, struct shm_arena
 	/* Read by the send-arm thread after its poll says ready. */
 	b->tx_chan = comp_channel_nonblock(b->ctx);
 	*bp = b;
-	return 0;
-}
-
-/* A buffer of the arena as an MR of its own, at the arena's IOVAs. */
-static int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                        void **mrp, uint32_t *key, char *why, size_t whylen)
-{
-	struct ibv_mr *mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, SSQD_ACCESS_ALL);
-
-	if (!mr) {
-		snprintf(why, whylen, "ibv_reg_mr_iova2 of a %zu-byte buffer: %s", len,
-		         strerror(errno));
-		return -errno;
-	}
-	if (mr->lkey != mr->rkey) {
-		snprintf(why, whylen, "buffer MR lkey 0x%x != rkey 0x%x", mr->lkey,
-		         mr->rkey);
-		ibv_dereg_mr(mr);
-		return -EOPNOTSUPP;
-	}
-	if (b->nbuf == b->capbuf) {
-		size_t cap = b->capbuf ? 2 * b->capbuf : 64;
-		uint32_t *h = realloc(b->buf_handles, cap * sizeof(*h));
-
-		if (!h) {
-			snprintf(why, whylen, "out of memory");
-			ibv_dereg_mr(mr);
-			return -ENOMEM;
-		}
-		b->buf_handles = h;
-		b->capbuf = cap;
-	}
-	b->buf_handles[b->nbuf++] = mr->handle;
-	*key = mr->lkey;
-	*mrp = mr;
-	return 0;
-}
-
-static void mlx5_dereg_buf(struct ssqd_backend *b, void *mrp)
-{
-	struct ibv_mr *mr = mrp;
-	size_t i;
-
-	for (i = 0; i < b->nbuf; i++)
-		if (b->buf_handles[i] == mr->handle) {
-			b->buf_handles[i] = b->buf_handles[--b->nbuf];
-			break;
-		}
-	ibv_dereg_mr(mr);
-}
-
-static int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                         int remote, uint32_t *key, char *why, size_t whylen)
-{
-	int access = remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE;
-
-	/* One fixed IOVA for every process: a WQE address means the same in all. */
-	b->mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, (unsigned)access);
-	if (!b->mr) {
-		snprintf(why, whylen, "ibv_reg_mr_iova2 of %zu bytes at IOVA 0x%llx: %s",
-		         len, (unsigned long long)iova, strerror(errno));
-		return -errno;
-	}
-	if (b->mr->lkey != b->mr->rkey) {
-		snprintf(why, whylen, "data MR lkey 0x%x != rkey 0x%x", b->mr->lkey,
-		         b->mr->rkey);
-		ibv_dereg_mr(b->mr);
-		b->mr = NULL;
-		return -EOPNOTSUPP;
-	}
-	*key = b->mr->lkey;
-	return 0;
-}
-
-/* A client's registration: the MR and, for a file ssqd mapped, the mapping. */
-struct mlx5_client_mr {
-	struct ibv_mr *mr;
-	void *map;
-	size_t map_len;
-	int fd; /* -1: none (an MR the client made) */
-};
-
-/*
- * An MR the client registered itself in ssqd's PD through the imported
- * context: the only way to pin a process's private memory, which the
- * kernel pins in the registering process (ib_umem_get, current->mm).
- * ssqd imports it (ibv_import_mr: the kernel's attributes, not the
- * client's word) and owns its end: deregistered when the client gives it
- * back or dies, once the WQEs that may use it have completed. Never an
- * MR ssqd holds itself, the data MR or a buffer's (reg_buf): a client
- * naming that handle would have ssqd destroy an MR it still serves
- * (ibv_import_mr(3): once destroyed no other process can touch it).
- * Other clients' MRs ssqd took over are refused by client_mr.c (-EEXIST).
- */
-static int take_client_mr(struct ssqd_backend *b, uint64_t handle, uint64_t len,
-                          struct mlx5_client_mr *m, char *why, size_t whylen)
-{
-	if (handle > UINT32_MAX || (b->mr && handle == b->mr->handle) ||
-	    buf_held(b, (uint32_t)handle)) {
-		snprintf(why, whylen, "MR handle %llu is not the client's to give",
-		         (unsigned long long)handle);
-		return -EPERM;
-	}
-	m->mr = ibv_import_mr(b->pd, (uint32_t)handle);
-	if (!m->mr) {
-		snprintf(why, whylen, "no MR with handle %llu in ssqd's PD: %s",
-		         (unsigned long long)handle, strerror(errno));
-		return -ENOENT;
-	}
-	/* The kernel's length (ibv_cmd_query_mr), not the client's word. */
-	if (m->mr->length != len) {
-		snprintf(why, whylen, "MR %llu holds %zu bytes, not the %llu said",
-		         (unsigned long long)handle, m->mr->length,
-		         (unsigned long long)len);
-		ibv_unimport_mr(m->mr);
-		return -EINVAL;
-	}
-	m->fd = -1;
-	return 0;
-}
-
-/*
- * A client's shareable memory: a dma-buf (GPU or other peer memory) goes
- * to ibv_reg_dmabuf_mr, whose IOVA we choose (the offsets); any other file
- * is mapped here and pinned by ibv_reg_mr_iova2 with the same IOVAs, so a
- * client that truncates it later cannot take pages from under the NIC.
- * A process's private memory can only be pinned by that process (the
- * kernel pins current->mm): the client registers it in ssqd's PD through
- * ibv_import_device / ibv_import_pd and hands ssqd the MR (SSQ_MEM_VERBS,
- * take_client_mr); SSQ_MEM_PROCESS is refused with that reason.
- */
-static int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid,
-                           uint64_t addr, uint64_t len, uint64_t want_iova, int access,
-                           void **mrp, uint32_t *lkey, uint32_t *rkey, uint64_t *iova,
-                           char *why, size_t whylen)
-{
-	struct mlx5_client_mr *m;
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t base = addr & ~(uint64_t)(page - 1);
-	struct stat st;
-
-	(void)pid;
-	if (kind == SSQ_MEM_PROCESS) {
-		snprintf(why, whylen,
-		         "on a ConnectX a process's private memory is registered by "
-		         "that process in ssqd's PD (SSQ_MEM_VERBS), not through "
-		         "its memory file");
-		return -EOPNOTSUPP;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		snprintf(why, whylen, "out of memory");
-		return -ENOMEM;
-	}
-	if (kind == SSQ_MEM_VERBS) {
-		int rc = take_client_mr(b, addr, len, m, why, whylen);
-
-		if (rc) {
-			free(m);
-			return rc;
-		}
-		/*
-		 * The IOVA is the client's word: an imported MR's addr is NULL
-		 * (libibverbs cmd_mr.c ibv_cmd_query_mr; ibv_import_mr(3): "not
-		 * applicable, NULL value is expected"), and libibverbs 44 does
-		 * not ask the kernel for UVERBS_ATTR_QUERY_MR_RESP_IOVA. The
-		 * client made the MR with ibv_reg_mr, whose IOVA is its VA
-		 * (client_mem.c sends mr->addr). Trusting it grants nothing: a
-		 * wrong IOVA only makes that client's own WQEs fail their key
-		 * checks, and it holds the whole imported context anyway. What
-		 * can be checked is: the range must not wrap.
-		 */
-		if (!want_iova || want_iova + len < want_iova) {
-			snprintf(why, whylen, "IOVA 0x%llx of %llu bytes: not an address",
-			         (unsigned long long)want_iova, (unsigned long long)len);
-			ibv_unimport_mr(m->mr);
-			free(m);
-			return -EINVAL;
-		}
-		*lkey = m->mr->lkey;
-		*rkey = m->mr->rkey;
-		*iova = want_iova;
-		*mrp = m;
-		return 0;
-	}
-	m->mr = ibv_reg_dmabuf_mr(b->pd, addr, len, addr, fd, access);
-	if (!m->mr) {
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-		    addr + len > (uint64_t)st.st_size) {
-			snprintf(why, whylen,
-			         "neither a dma-buf nor a file holding bytes %llu..%llu",
-			         (unsigned long long)addr,
-			         (unsigned long long)(addr + len - 1));
-			free(m);
-			return -EINVAL;
-		}
-		m->map_len = (size_t)(addr + len - base);
-		m->map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		              (off_t)base);
-		if (m->map == MAP_FAILED) {
-			snprintf(why, whylen, "mapping the file: %s", strerror(errno));
-			free(m);
-			return -EBADF;
-		}
-		m->mr = ibv_reg_mr_iova2(b->pd, (uint8_t *)m->map + (addr - base), len,
-		                         addr, (unsigned)access);
-		if (!m->mr) {
-			int rc = -errno;
-
-			snprintf(why, whylen, "ibv_reg_mr_iova2 of %llu bytes: %s",
-			         (unsigned long long)len, strerror(errno));
-			munmap(m->map, m->map_len);
-			free(m);
-			return rc;
-		}
-	}
-	m->fd = fd;
-	*lkey = m->mr->lkey;
-	*rkey = m->mr->rkey;
-	*iova = addr;
-	*mrp = m;
-	return 0;
-}
-
-static void mlx5_dereg_client(struct ssqd_backend *b, void *mrp)
-{
-	struct mlx5_client_mr *m = mrp;
-
-	(void)b;
-	ibv_dereg_mr(m->mr);
-	if (m->map)
-		munmap(m->map, m->map_len);
-	if (m->fd >= 0)
-		close(m->fd);
-	free(m);
-}
-
-static int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle)
-{
-	*cmd_fd = b->ctx->cmd_fd;
-	*pd_handle = b->pd->handle;
 	return 0;
 }
 
@@ -671,6 +373,7 @@ static int mlx5_create_queue(struct ssqd_backend *b, const struct ssqd_sq_reques
 	mq->rx = (struct cq_arm){ .cq = mq->rcq, .dv = q->dv_rcq };
 	mq->tx = (struct cq_arm){ .cq = mq->cq, .dv = q->dv_cq };
 	mq->bq = q;
+	mq->no_atomics = da.atomic_cap == IBV_ATOMIC_NONE;
 	/* What libmlx5 made of the request (mlx5_calc_sq_size writes it back). */
 	q->max_inline = init.cap.max_inline_data;
 	q->max_sge = init.cap.max_send_sge;
@@ -688,8 +391,19 @@ fail:
 static int mlx5_modify_qp(struct ssqd_backend *b, struct ssqd_bqueue *q,
                           struct ibv_qp_attr *attr, int mask)
 {
+	struct mlx5_queue *mq = q->impl;
+	struct ibv_qp_attr a = *attr;
+
 	(void)b;
-	return -ibv_modify_qp(((struct mlx5_queue *)q->impl)->qp, attr, mask);
+	/*
+	 * No remote atomics on a device without them: mlx5_ib's
+	 * set_qpc_atomic_flags (drivers/infiniband/hw/mlx5/qp.c) fails the
+	 * transition with EOPNOTSUPP when get_atomic_mode finds none, and
+	 * ssqd_qp_attr_init asks for SSQD_ACCESS_ALL on every device.
+	 */
+	if (mq->no_atomics && (mask & IBV_QP_ACCESS_FLAGS))
+		a.qp_access_flags &= ~(unsigned)IBV_ACCESS_REMOTE_ATOMIC;
+	return -ibv_modify_qp(mq->qp, &a, mask);
 }
 
 /* Cap a device limit at what a uint8_t QP attribute can carry. */
