@@ -70,6 +70,7 @@ steps=(
 	"ctrl_recv_small:SENDs of 1, 7, 32, 33 and 4096 bytes and small SEND_IMMs read back byte for byte"
 	"ctrl_mem_iova:ssq_mem_reg of malloc'd memory: iova and remote_addr are its address; a WRITE and a READ through them"
 	"ctrl_mem_disk_file:a disk file registered writable is refused with a reason (mm/gup.c), a memfd registers"
+	"ctrl_mem_hangup:ssqd killed: a client that used ssq_mem_reg lets go of ssqd's verbs file, so the kernel tears down its QPs and MRs"
 	"ctrl_memlock:without CAP_IPC_LOCK under a 64 KiB memlock limit ssqd refuses, naming the limit and the size"
 )
 failed=0

@@ -9,7 +9,7 @@ dev=mlx5_ssq_absent
 fail=0
 for t in test_ctrl_device_ops test_ctrl_multiproc test_ssq_multiproc test_ctrl_recv \
 	test_ctrl_mem_wire test_ctrl_default_sizes test_ctrl_recv_small test_ctrl_mem_iova \
-	test_ctrl_mem_disk_file; do
+	test_ctrl_mem_disk_file test_ctrl_mem_hangup; do
 	out=$(SSQ_TEST_DEVICE=$dev timeout 60 "$bin/$t" 2>&1)
 	rc=$?
 	if [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; then

@@ -149,6 +149,7 @@ int ssq_client_connect(const char *path, struct ssq_client **out)
 	c->hdr = (const struct shm_arena_header *)c->arena;
 	memcpy(c->device, reply.u.hello_reply.device, sizeof(c->device));
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->mem_lock, NULL);
 	c->self = getpid();
 	/* Without a watcher the client works, and learns of a hang-up in its next call.
 	 */
@@ -175,6 +176,7 @@ void ssq_client_close(struct ssq_client *c)
 		munmap(c->arena, c->arena_len);
 	close(c->sock);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->mem_lock);
 	free(c);
 }
 

@@ -7,6 +7,7 @@
  * only, or the shareable memory's fd), and ssqd checks the range itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@ static int check_args(struct ssq_client *c, uint64_t len, int access, struct ssq
 struct client_mem {
 	struct ibv_context *ctx; /* ConnectX: ssqd's, imported; else NULL */
 	struct ibv_pd *pd;
+	int hung; /* ssqd hung up: ctx closed, no more imports */
 	struct {
 		uint32_t id; /* ssqd's name for it; 0: a free slot */
 		struct ibv_mr *mr;
@@ -100,6 +102,10 @@ static int verbs_open(struct ssq_client *c)
 
 	if (c->mem->ctx)
 		return 0;
+	if (c->mem->hung) {
+		snprintf(c->err, sizeof(c->err), "ssqd hung up");
+		return -ENOTCONN;
+	}
 	rc = client_call_fd_reply(c, SSQ_MSG_VERBS, NULL, 0, &reply, &fd);
 	if (rc)
 		return rc;
@@ -214,21 +220,54 @@ void client_mem_close(struct ssq_client *c)
 {
 	unsigned i;
 
-	if (!c->mem)
-		return;
-	/* ssqd deregisters what is left when this connection ends. */
-	for (i = 0; i < CLIENT_MRS; i++)
-		forget(c, i);
-	if (c->mem->pd)
-		ibv_unimport_pd(c->mem->pd);
-	if (c->mem->ctx)
-		ibv_close_device(c->mem->ctx);
-	free(c->mem);
-	c->mem = NULL;
+	pthread_mutex_lock(&c->mem_lock);
+	if (c->mem) {
+		/* ssqd deregisters what is left when this connection ends. */
+		for (i = 0; i < CLIENT_MRS; i++)
+			forget(c, i);
+		if (c->mem->pd)
+			ibv_unimport_pd(c->mem->pd);
+		if (c->mem->ctx)
+			ibv_close_device(c->mem->ctx);
+		free(c->mem);
+		c->mem = NULL;
+	}
+	pthread_mutex_unlock(&c->mem_lock);
 }
 
-int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
-                struct ssq_mr *out)
+/*
+ * Hardware review 2026-11-28 R1: the imported context holds ssqd's uverbs
+ * command fd (and libmlx5's mappings of it: mlx5_import_context maps the
+ * clock page and a dynamic UAR), and the kernel releases ssqd's ucontext -
+ * its QPs in RTS, its remote-writable MRs, its pinned pages - only at the
+ * file's last fput (uverbs_main.c, ib_uverbs_close). The UAR pages are
+ * orphaned already (client_watch.c); this lets the file go too. The MRs
+ * are ssqd's to destroy (ibv_import_mr(3)): only our halves go.
+ */
+void client_mem_hangup(struct ssq_client *c)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&c->mem_lock);
+	if (c->mem && c->mem->ctx) {
+		for (i = 0; i < CLIENT_MRS; i++)
+			if (c->mem->slot[i].mr) {
+				ibv_unimport_mr(c->mem->slot[i].mr);
+				c->mem->slot[i].mr = NULL;
+			}
+		if (c->mem->pd)
+			ibv_unimport_pd(c->mem->pd);
+		ibv_close_device(c->mem->ctx);
+		c->mem->pd = NULL;
+		c->mem->ctx = NULL;
+	}
+	if (c->mem)
+		c->mem->hung = 1;
+	pthread_mutex_unlock(&c->mem_lock);
+}
+
+static int mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
+                   struct ssq_mr *out)
 {
 	int rc, slot;
 
@@ -254,8 +293,8 @@ int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
 	return rc;
 }
 
-int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
-                   int access, struct ssq_mr *out)
+static int mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
+                      int access, struct ssq_mr *out)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t base = offset & ~(uint64_t)(page - 1);
@@ -309,7 +348,7 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
 	return 0;
 }
 
-int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
+static int mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
 {
 	struct proto_msg_mem_dereg req;
 	struct proto_msg reply;
@@ -324,5 +363,44 @@ int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
 	for (i = 0; !rc && c->mem && i < CLIENT_MRS; i++)
 		if (c->mem->slot[i].id == mr->id)
 			forget(c, i);
+	return rc;
+}
+
+/* The public calls, one at a time against the watcher (client_mem_hangup). */
+int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
+                struct ssq_mr *out)
+{
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mem_lock);
+	rc = mem_reg(c, addr, len, access, out);
+	pthread_mutex_unlock(&c->mem_lock);
+	return rc;
+}
+
+int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
+                   int access, struct ssq_mr *out)
+{
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mem_lock);
+	rc = mem_reg_fd(c, fd, offset, len, access, out);
+	pthread_mutex_unlock(&c->mem_lock);
+	return rc;
+}
+
+int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr)
+{
+	int rc;
+
+	if (!c)
+		return -EINVAL;
+	pthread_mutex_lock(&c->mem_lock);
+	rc = mem_dereg(c, mr);
+	pthread_mutex_unlock(&c->mem_lock);
 	return rc;
 }

@@ -38,6 +38,11 @@ struct ssq_client {
 	/* open ones, closed with the client; c->lock guards the list */
 	struct ssq_queue *queues;
 	pthread_mutex_t lock;
+	/*
+	 * Serialises the registration calls (client_mem.c) with the
+	 * watcher's client_mem_hangup. Never held with @lock.
+	 */
+	pthread_mutex_t mem_lock;
 	struct client_watch watch;
 	int gone;   /* ssqd hung up (c->lock): a queue opened later is orphaned */
 	pid_t self; /* the process that connected: a forked child only unmaps */
@@ -101,6 +106,13 @@ int client_call_fd_reply(struct ssq_client *c, uint16_t type, const void *req,
                          uint32_t len, struct proto_msg *reply, int *fd);
 /* Let go of ssqd's imported verbs context, if ssq_mem_reg imported it. */
 void client_mem_close(struct ssq_client *c);
+/*
+ * ssqd hung up: close the verbs context imported for ssq_mem_reg (its MRs'
+ * and PD's halves first), so that this process no longer holds ssqd's
+ * uverbs file and the kernel can tear down a dead ssqd's QPs and MRs.
+ * Later registrations fail with -ENOTCONN. From the watcher thread.
+ */
+void client_mem_hangup(struct ssq_client *c);
 
 /* Stop @q's wait-fd thread and close its eventfd (if ssq_queue_wait_fd made one). */
 void client_wait_fd_stop(struct ssq_queue *q);

@@ -76,6 +76,7 @@ static void *watch(void *arg)
 			return NULL;
 		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
 			client_orphan_all(c);
+			client_mem_hangup(c);
 			return NULL;
 		}
 		if (p[0].revents & POLLNVAL)
