@@ -79,6 +79,10 @@ static inline struct expect libmlx5_44(uint64_t ops, int has_ops, uint32_t wr,
 	uint32_t size, inl = 0, tot, wqe;
 	uint64_t wq;
 
+	/* mlx5_calc_sq_size: no WRs, no SQ (and nothing written back). */
+	if (!wr)
+		return e;
+
 	if (!has_ops)
 		ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
 		      IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
