@@ -13,6 +13,7 @@ void emu_async_post(struct emu_dev *dev, enum ibv_event_type type, uint32_t qpn,
                     uint32_t cqn)
 {
 	struct emu_async_event *e;
+	uint64_t one = 1;
 
 	if (dev->ev_tail - dev->ev_head == EMU_ASYNC_MAX) {
 		/* The kernel's event queue has no bound; ours says what it lost. */
@@ -29,8 +30,6 @@ void emu_async_post(struct emu_dev *dev, enum ibv_event_type type, uint32_t qpn,
 	 * the kernel's event list is not empty (uverbs_main.c,
 	 * ib_uverbs_event_poll): a poll() that waits on it wakes now.
 	 */
-	uint64_t one = 1;
-
 	(void)!write(dev->async_fd, &one, sizeof(one));
 }
 
