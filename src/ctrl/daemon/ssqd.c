@@ -259,6 +259,25 @@ static int activation_socket(char *path, size_t pathlen)
 	return fd;
 }
 
+/*
+ * What ssqd counted of each queue's send CQ arming (send_arm.c), for a
+ * lab's verdicts (scripts/hw-check.sh, ctrl_wait_lone): that the armed
+ * CQ's event reached ssqd, not only that a sleeper woke. Read once its
+ * threads have stopped (teardown would stop them too).
+ */
+static void log_arm_counts(struct ssqd *d)
+{
+	unsigned i;
+
+	ssqd_send_arm_stop(d);
+	for (i = 0; i < d->own.nqueues; i++)
+		if (d->queues[i].txa.arms || d->queues[i].txa.events)
+			fprintf(stderr,
+			        "ssqd: queue %u: send CQ armed %llu times, %llu events\n",
+			        i, (unsigned long long)d->queues[i].txa.arms,
+			        (unsigned long long)d->queues[i].txa.events);
+}
+
 int main(int argc, char **argv)
 {
 	enum {
@@ -623,19 +642,7 @@ int main(int argc, char **argv)
 	                 d->own.nqueues, d->own.device, d->ops->kind, o->socket_path);
 	ssqd_serve(d);
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
-	/*
-	 * What ssqd counted of each queue's send CQ arming (send_arm.c), for
-	 * a lab's verdicts (scripts/hw-check.sh, ctrl_wait_lone): that the
-	 * armed CQ's event reached ssqd, not only that a sleeper woke. Read
-	 * once its threads have stopped (teardown would stop them too).
-	 */
-	ssqd_send_arm_stop(d);
-	for (unsigned i = 0; i < d->own.nqueues; i++)
-		if (d->queues[i].txa.arms || d->queues[i].txa.events)
-			fprintf(stderr,
-			        "ssqd: queue %u: send CQ armed %llu times, %llu events\n",
-			        i, (unsigned long long)d->queues[i].txa.arms,
-			        (unsigned long long)d->queues[i].txa.events);
+	log_arm_counts(d);
 	ssqd_teardown(d);
 	fprintf(stderr, "ssqd: stopped\n");
 	return 0;
