@@ -95,6 +95,36 @@ static int free_slot(struct ssq_client *c)
 	return -EDQUOT;
 }
 
+/*
+ * Hardware review 2026-11-28 R1: the imported context holds ssqd's uverbs
+ * command fd (and libmlx5's mappings of it: mlx5_import_context maps the
+ * clock page and a dynamic UAR), and the kernel releases ssqd's ucontext -
+ * its QPs in RTS, its remote-writable MRs, its pinned pages - only at the
+ * file's last fput (uverbs_main.c, ib_uverbs_close). The UAR pages are
+ * orphaned already (client_watch.c); this lets the file go too. The MRs
+ * are ssqd's to destroy (ibv_import_mr(3)): only our halves go. mem_lock
+ * held.
+ */
+static void hangup_locked(struct ssq_client *c)
+{
+	unsigned i;
+
+	if (c->mem && c->mem->ctx) {
+		for (i = 0; i < CLIENT_MRS; i++)
+			if (c->mem->slot[i].mr) {
+				ibv_unimport_mr(c->mem->slot[i].mr);
+				c->mem->slot[i].mr = NULL;
+			}
+		if (c->mem->pd)
+			ibv_unimport_pd(c->mem->pd);
+		ibv_close_device(c->mem->ctx);
+		c->mem->pd = NULL;
+		c->mem->ctx = NULL;
+	}
+	if (c->mem)
+		c->mem->hung = 1;
+}
+
 static int verbs_open(struct ssq_client *c)
 {
 	struct proto_msg reply;
@@ -124,6 +154,20 @@ static int verbs_open(struct ssq_client *c)
 		ibv_close_device(c->mem->ctx);
 		c->mem->ctx = NULL;
 		return rc;
+	}
+	/*
+	 * From now on ssqd's hang-up must close it (client_mem_hangup). A
+	 * hang-up whose watcher looked before this store is seen here:
+	 * client_orphan_all set gone under c->lock before its load.
+	 */
+	__atomic_store_n(&c->mem_hangup, client_mem_hangup, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&c->lock);
+	rc = c->gone;
+	pthread_mutex_unlock(&c->lock);
+	if (rc) {
+		hangup_locked(c);
+		snprintf(c->err, sizeof(c->err), "ssqd hung up");
+		return -ENOTCONN;
 	}
 	return 0;
 }
@@ -235,34 +279,11 @@ void client_mem_close(struct ssq_client *c)
 	pthread_mutex_unlock(&c->mem_lock);
 }
 
-/*
- * Hardware review 2026-11-28 R1: the imported context holds ssqd's uverbs
- * command fd (and libmlx5's mappings of it: mlx5_import_context maps the
- * clock page and a dynamic UAR), and the kernel releases ssqd's ucontext -
- * its QPs in RTS, its remote-writable MRs, its pinned pages - only at the
- * file's last fput (uverbs_main.c, ib_uverbs_close). The UAR pages are
- * orphaned already (client_watch.c); this lets the file go too. The MRs
- * are ssqd's to destroy (ibv_import_mr(3)): only our halves go.
- */
+/* ssqd hung up (client_pvt.h): hangup_locked, against the registration calls. */
 void client_mem_hangup(struct ssq_client *c)
 {
-	unsigned i;
-
 	pthread_mutex_lock(&c->mem_lock);
-	if (c->mem && c->mem->ctx) {
-		for (i = 0; i < CLIENT_MRS; i++)
-			if (c->mem->slot[i].mr) {
-				ibv_unimport_mr(c->mem->slot[i].mr);
-				c->mem->slot[i].mr = NULL;
-			}
-		if (c->mem->pd)
-			ibv_unimport_pd(c->mem->pd);
-		ibv_close_device(c->mem->ctx);
-		c->mem->pd = NULL;
-		c->mem->ctx = NULL;
-	}
-	if (c->mem)
-		c->mem->hung = 1;
+	hangup_locked(c);
 	pthread_mutex_unlock(&c->mem_lock);
 }
 

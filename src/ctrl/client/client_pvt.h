@@ -43,6 +43,14 @@ struct ssq_client {
 	 * watcher's client_mem_hangup. Never held with @lock.
 	 */
 	pthread_mutex_t mem_lock;
+	/*
+	 * client_mem_hangup once ssq_mem_reg has imported ssqd's verbs
+	 * context, else NULL: what the watcher calls at ssqd's hang-up (a
+	 * pointer, so that the watcher needs nothing of client_mem.c, which
+	 * calls client_call.c, which calls the watcher's client_orphan_all).
+	 * Set with release, read with acquire.
+	 */
+	void (*mem_hangup)(struct ssq_client *c);
 	struct client_watch watch;
 	int gone;   /* ssqd hung up (c->lock): a queue opened later is orphaned */
 	pid_t self; /* the process that connected: a forked child only unmaps */

@@ -75,8 +75,12 @@ static void *watch(void *arg)
 		if (p[1].revents)
 			return NULL;
 		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			void (*hangup)(struct ssq_client *) =
+			    __atomic_load_n(&c->mem_hangup, __ATOMIC_ACQUIRE);
+
 			client_orphan_all(c);
-			client_mem_hangup(c);
+			if (hangup)
+				hangup(c);
 			return NULL;
 		}
 		if (p[0].revents & POLLNVAL)

@@ -222,6 +222,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	             align_up((o->data_mib << 20) + ssqd_recv_data_bytes(o), 2u << 20),
 	         hdr_len = align_up(sizeof(*d->hdr), 4096);
 	uint64_t total;
+	const char *dev = o->device;
+	char picked[64];
 	void *data;
 	int rc;
 
@@ -278,15 +280,17 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	 * anything else by name), never the emulator in its place.
 	 */
 	if (!o->device) {
-		char name[64];
-
-		d->ops = ssqd_mlx5_find(NULL, name, sizeof(name)) ? &ssqd_backend_emu
-		                                                  : &ssqd_backend_mlx5;
+		d->ops = ssqd_mlx5_find(NULL, picked, sizeof(picked))
+		             ? &ssqd_backend_emu
+		             : &ssqd_backend_mlx5;
 		fprintf(stderr, "ssqd: no --device: %s%s\n",
 		        d->ops == &ssqd_backend_emu
 		            ? "no mlx5 device (mlx5dv_is_supported), the emulated device"
 		            : "the first mlx5 device, ",
-		        d->ops == &ssqd_backend_emu ? "" : name);
+		        d->ops == &ssqd_backend_emu ? "" : picked);
+		/* That one by name: what clients are told they run on. */
+		if (d->ops == &ssqd_backend_mlx5)
+			dev = picked;
 	} else {
 		d->ops =
 		    strcmp(o->device, "emu") ? &ssqd_backend_mlx5 : &ssqd_backend_emu;
@@ -294,7 +298,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
 		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
 		                "device's; the mlx5 device's ports say their own\n");
-	rc = d->ops->open(&d->backend, o->device, &d->arena, &o->conf, why, whylen);
+	rc = d->ops->open(&d->backend, dev, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;
 	/*
@@ -309,8 +313,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		if (rc)
 			goto fail;
 	}
-	snprintf(d->hdr->device, sizeof(d->hdr->device), "%s",
-	         strcmp(d->ops->kind, "emu") ? (o->device ? o->device : "mlx5") : "emu");
+	snprintf(d->hdr->device, sizeof(d->hdr->device), "%.*s",
+	         (int)sizeof(d->hdr->device) - 1,
+	         strcmp(d->ops->kind, "emu") ? dev : "emu");
 
 	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
 	d->arena.used = d->arena.len - data_len;
