@@ -290,8 +290,8 @@ MM_EXPORT int ibv_close_device(struct ibv_context *ctx)
 	mm_srv_stop(c);
 	mm_watcher_stop(c);
 	emu_stop(c->dev);
-	emu_close(c->dev);
 	mm_k_fini(c);
+	emu_close(c->dev);
 	mm_cmd_fd_fini(c);
 	mm_ctx_free(c);
 	return 0;
