@@ -76,7 +76,7 @@ struct ibv_cq_ex *mm_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_at
 	struct emu_cq_attr ea;
 	struct mm_cq *cq;
 	uint32_t ncqe;
-	int rc, h;
+	int rc, h, uar = -1;
 
 	if (c->imported)
 		return mm_fail(EOPNOTSUPP);
@@ -105,7 +105,10 @@ struct ibv_cq_ex *mm_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_at
 	ea.cqe_cnt = ncqe;
 	ea.ignore_overrun = a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
 	                    a->flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
-	rc = ea.buf && ea.dbrec ? -emu_create_cq(c->dev, &ea, &cq->ecq, &cq->dv) : ENOMEM;
+	uar = mm_uar_alloc(c);
+	rc = ea.buf && ea.dbrec && uar >= 0
+	         ? -emu_create_cq(c->dev, &ea, &cq->ecq, &cq->dv)
+	         : ENOMEM;
 	if (!rc && cq->dv.cqn >= MM_MAX_CQ)
 		rc = ENOMEM;
 	h = rc ? -1 : mm_handle_alloc(c, MM_OBJ_CQ, cq);
@@ -116,11 +119,15 @@ struct ibv_cq_ex *mm_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_at
 			emu_destroy_cq(cq->ecq);
 		if (ea.buf)
 			mm_buf_free(c, ea.buf);
+		if (uar >= 0)
+			mm_uar_free(c, (unsigned)uar);
 		pthread_mutex_unlock(&c->lock);
 		free(cq);
 		return mm_fail(rc);
 	}
-	cq->dv.cq_uar = c->uar;
+	cq->dv.cq_uar = c->uar + (size_t)uar * MM_PAGE;
+	*(uint64_t *)((uint8_t *)cq->dv.cq_uar + MLX5_CQ_DOORBELL) = MM_NO_STORE;
+	cq->uar_index = (unsigned)uar;
 	c->cqs[cq->dv.cqn] = cq;
 	pthread_mutex_unlock(&c->lock);
 	cq->cq.context = ctx;
@@ -163,6 +170,7 @@ MM_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		return rc;
 	}
 	c->cqs[cq->dv.cqn] = NULL;
+	mm_uar_free(c, cq->uar_index);
 	mm_handle_free(c, ibcq->handle);
 	mm_buf_free(c, cq->dv.buf);
 	pthread_mutex_unlock(&c->lock);
@@ -319,6 +327,7 @@ MM_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cqp,
 		if (!cq || cq->cq.channel != ch || !cq->armed ||
 		    emu_cq_arm_pending(cq->ecq) != 0)
 			continue;
+		mm_trace("pid %d CQ 0x%x event\n", (int)getpid(), cq->dv.cqn);
 		cq->armed = 0;
 		cq->armed_sn++;
 		cq->events_got++;

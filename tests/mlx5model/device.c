@@ -22,6 +22,18 @@ int mm_on(void)
 	return on;
 }
 
+int mm_trace_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *e = getenv("SSQ_MLX5MODEL_TRACE");
+
+		on = e && !strcmp(e, "1");
+	}
+	return on;
+}
+
 /*
  * Named as rdma-core's udev rule names a ConnectX on a stock distribution
  * (kernel-boot/rdma-persistent-naming.rules: rdma_rename %k NAME_FALLBACK,

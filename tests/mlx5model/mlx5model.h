@@ -37,6 +37,7 @@
 #define SSQ_MLX5MODEL_H
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -49,6 +50,14 @@
 
 /* 1 when SSQ_MLX5MODEL=1: the model answers; else the real libraries do. */
 int mm_on(void);
+
+/* SSQ_MLX5MODEL_TRACE=1: one line on stderr per arm taken and event handed out. */
+int mm_trace_on(void);
+#define mm_trace(...)                                                                    \
+	do {                                                                             \
+		if (mm_trace_on())                                                       \
+			fprintf(stderr, "mlx5model: " __VA_ARGS__);                      \
+	} while (0)
 
 /*
  * Hand the call to the real library when the model is off: the same
@@ -70,8 +79,8 @@ int mm_on(void);
 
 /* Limits of one context; the device's own are emu's (emu.h). */
 enum {
-	MM_MAX_UAR = 2 + 2 * 1024, /* page 0: the CQ UAR; then one per QP */
-	MM_MAX_HANDLES = 16384,    /* uverbs object ids of one context */
+	MM_MAX_UAR = 1 + 2 * 1024 + 1024, /* page 0 unused; one per CQ and per QP */
+	MM_MAX_HANDLES = 16384,           /* uverbs object ids of one context */
 	MM_MAX_CQ = 1024,
 	MM_MAX_QP = 1024,
 	MM_ASYNC_RING = 256,
@@ -82,6 +91,12 @@ enum {
 	/* libmlx5's cache_line_size: doorbell records are this far apart. */
 	MM_DBREC_STRIDE = 64,
 };
+
+/*
+ * What the CQ UAR's doorbell holds while no store waits: reserved bits of
+ * the arm word set, so no mlx5_arm_cq store is ever this.
+ */
+#define MM_NO_STORE UINT64_MAX
 
 /* A device the model lists: name and link layer. */
 struct mm_desc {
@@ -178,6 +193,7 @@ struct mm_cq {
 	struct mlx5dv_cq dv;
 	uint32_t cons_index; /* libmlx5's mlx5_cq.cons_index */
 	uint32_t last_arm;   /* the arm doorbell record last taken */
+	unsigned uar_index;  /* its UAR page (cq_uar) in the command fd */
 	int armed;           /* an emu_cq_arm whose event was not handed out */
 	uint32_t armed_sn;   /* libmlx5's arm_sn: bumped per event (mlx5_cq_event) */
 	uint32_t events_got; /* events ibv_get_cq_event handed out */

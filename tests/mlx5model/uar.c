@@ -18,11 +18,12 @@
 /*
  * Layout of the memfd: UAR page i at offset i * 4096, as libmlx5 maps a
  * context's static UARs (get_uar_mmap_offset with
- * MLX5_IB_MMAP_REGULAR_PAGE: command 0, index i). Page 0 is the CQ UAR
- * (mlx5dv_cq.cq_uar; libmlx5 arms every CQ of a context through one
- * page), each QP gets a page of its own from 1 on (libmlx5 shares a page
- * between the bfregs of several QPs: the model keeps one QP per page so
- * that the device can tell doorbells apart). The model's own header is at
+ * MLX5_IB_MMAP_REGULAR_PAGE: command 0, index i). Each CQ (its cq_uar)
+ * and each QP gets a page of its own from 1 on (libmlx5 arms every CQ of a
+ * context through one page, ctx->cq_uar_reg, and shares a page
+ * between the bfregs of several QPs: the model keeps one object per page
+ * so that its device thread, which polls memory where a NIC is written
+ * to, can tell doorbells apart and loses none). The model's own header is at
  * MM_HDR_OFF, where no UAR is. A kernel refuses mmap at an offset that is
  * no UAR of the context (mlx5_ib_mmap -> uar_mmap: -EINVAL past the
  * context's UARs; -EPERM for a non-shared or executable mapping); a memfd
@@ -44,7 +45,7 @@ int mm_cmd_fd_init(struct mm_ctx *c)
 		c->uar = NULL;
 		goto fail;
 	}
-	c->uar_used[0] = 1;
+	c->uar_used[0] = 1; /* unused: offset 0 stays no UAR of anything */
 	memset(&h, 0, sizeof(h));
 	h.magic = MM_MAGIC;
 	h.desc_index = (uint32_t)c->desc->index;
@@ -146,6 +147,8 @@ __be32 *mm_dbrec_alloc(struct mm_ctx *c)
 void mm_arm_taken(struct mm_ctx *c, struct mm_cq *cq, uint32_t word)
 {
 	(void)c;
+	mm_trace("pid %d CQ 0x%x armed: sn %u ci %u%s\n", (int)getpid(), cq->dv.cqn,
+	         word >> 28, word & 0xffffff, cq->cq.channel ? "" : " (no channel)");
 	cq->last_arm = word;
 	if ((word >> 24 & 3) != (MLX5_CQ_DB_REQ_NOT >> 24)) {
 		/* Solicited-only arms are not modelled: no event (stricter). */
@@ -160,36 +163,48 @@ void mm_arm_taken(struct mm_ctx *c, struct mm_cq *cq, uint32_t word)
 }
 
 /*
- * One look at the CQ UAR: a 64-bit store at MLX5_CQ_DOORBELL (the arm
+ * One look at the CQ UARs: a 64-bit store at MLX5_CQ_DOORBELL (the arm
  * doorbell word, then the CQN, big-endian: mlx5_arm_cq) is what makes a
- * ConnectX read the CQ's arm doorbell record. The device takes the store
- * (swapping it with 0) and then reads the arm record of every CQ of the
- * context: a store another one overwrote before this thread saw it is
- * not lost (posted MMIO writes are not lost either), while an arm record
- * written with no UAR store after it arms nothing until some store comes.
- * Returns 1 if a store was taken.
+ * ConnectX read the named CQ's arm doorbell record. The model takes each
+ * store (swapping it with MM_NO_STORE, a value no store has: the first
+ * arm of CQ 0, sequence 0 at index 0, stores 0) and arms the CQ it names with its
+ * record's word; a record written with no store after it arms nothing. Each CQ has a UAR
+ * page of its own (see mm_create_cq_ex): two stores for two CQs from two threads land
+ * apart, so neither is lost before this thread sees it (a NIC sees every store). Returns
+ * how many stores it took.
  */
 static int take_arms(struct mm_ctx *c)
 {
-	uint64_t *db = (uint64_t *)(c->uar + MLX5_CQ_DOORBELL);
-	uint64_t v = __atomic_exchange_n(db, 0, __ATOMIC_ACQ_REL);
+	int n = 0;
 	unsigned i;
 
-	if (!v)
-		return 0;
 	pthread_mutex_lock(&c->lock);
 	for (i = 0; i < MM_MAX_CQ; i++) {
-		struct mm_cq *cq = c->cqs[i];
-		uint32_t w;
+		struct mm_cq *cq = c->cqs[i], *named;
+		uint64_t v;
+		__be32 w[2];
+		uint32_t cqn;
 
 		if (!cq)
 			continue;
-		w = be32toh(__atomic_load_n(&cq->dv.dbrec[1], __ATOMIC_ACQUIRE));
-		if (w && w != cq->last_arm)
-			mm_arm_taken(c, cq, w);
+		v = __atomic_exchange_n(
+		    (uint64_t *)((uint8_t *)cq->dv.cq_uar + MLX5_CQ_DOORBELL),
+		    MM_NO_STORE, __ATOMIC_ACQ_REL);
+		if (v == MM_NO_STORE)
+			continue;
+		n++;
+		memcpy(w, &v, sizeof(w));
+		cqn = be32toh(w[1]) & 0xffffff;
+		mm_trace("pid %d CQ UAR page %u: store 0x%08x 0x%08x\n", (int)getpid(),
+		         cq->uar_index, be32toh(w[0]), be32toh(w[1]));
+		named = cqn < MM_MAX_CQ ? c->cqs[cqn] : NULL;
+		if (named)
+			mm_arm_taken(c, named,
+			             be32toh(__atomic_load_n(&named->dv.dbrec[1],
+			                                     __ATOMIC_ACQUIRE)));
 	}
 	pthread_mutex_unlock(&c->lock);
-	return 1;
+	return n;
 }
 
 /* Move the device's async events to the context's queue and fd. */
@@ -212,6 +227,22 @@ static int take_async(struct mm_ctx *c)
 	return n;
 }
 
+/*
+ * A ConnectX takes an arm the moment the store reaches it; this thread
+ * looks every 50 us at most (20 us after a burst), so an arm waits that
+ * long at worst: well inside the 1 ms slices ssq_wait's sleepers route
+ * themselves after. The cost (a wake-up every 50 us, in every process that
+ * opened a device) is the model's, not ssqd's: tests that time ssqd's idle
+ * CPU do not run on the model.
+ */
+/*
+ * A ConnectX takes an arm the moment the store reaches it; this thread
+ * looks every 50 us at most (20 us after a burst), so an arm waits that
+ * long at worst: well inside the 1 ms slices ssq_wait's sleepers route
+ * themselves after. The cost (a wake-up every 50 us, in every process that
+ * opened a device) is the model's, not ssqd's: tests that time ssqd's idle
+ * CPU do not run on the model.
+ */
 static void *watcher(void *arg)
 {
 	struct mm_ctx *c = arg;
@@ -221,9 +252,9 @@ static void *watcher(void *arg)
 		struct timespec ts;
 
 		if (take_arms(c) + take_async(c))
-			nap = 20000; /* a burst: look again soon */
-		else if (nap < 1000000)
-			nap *= 2;
+			nap = 20000;
+		else if (nap < 50000)
+			nap += 10000;
 		ts.tv_sec = 0;
 		ts.tv_nsec = nap;
 		nanosleep(&ts, NULL);
