@@ -30,8 +30,10 @@
  * command fd: UAR pages, doorbell-record pages, buffers, the thread that
  * takes CQ arms from the UAR and async events from the device), pd_mr.c
  * (PDs, MRs and the "kernel" object table), cq.c (CQs, resize, channels,
- * events), qp.c (QPs, modify, mlx5dv_init_obj), uverbs.c (import across
- * processes: the owner's service thread and the importer's calls).
+ * events), qp.c (QPs, modify, mlx5dv_init_obj, async events), uverbs.c
+ * (import across processes: the owner's service thread and the
+ * importer's calls), wire.c (two processes' devices over the emulated
+ * wire).
  */
 #ifndef SSQ_MLX5MODEL_H
 #define SSQ_MLX5MODEL_H
