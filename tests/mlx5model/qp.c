@@ -153,6 +153,28 @@ struct ibv_qp *mm_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_
 }
 
 /*
+ * ibv_create_qp: what ibv_create_qp_ex (verbs.h) calls when comp_mask is
+ * only IBV_QP_INIT_ATTR_PD; libmlx5's mlx5_create_qp goes to the same
+ * create_qp, sizing for every RC op (no send ops named).
+ */
+MM_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	MM_FORWARD(struct ibv_qp *, ibv_create_qp,
+	           (struct ibv_pd *, struct ibv_qp_init_attr *), (pd, a));
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, a, sizeof(*a));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = create_qp(pd->context, &ex, scatter_default());
+	if (qp)
+		a->cap = ex.cap;
+	return qp;
+}
+
+/*
  * mlx5dv_create_qp (providers/mlx5/verbs.c, v44, create_qp with
  * mlx5_qp_attr): the same, plus the vendor create flags; only
  * MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE is modelled.
