@@ -381,6 +381,48 @@ int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
 	return 0;
 }
 
+int emu_resize_cq(struct emu_cq *cq, void *buf, uint32_t cqe_cnt, struct mlx5dv_cq *dv)
+{
+	struct mlx5_cqe64 *old;
+	uint32_t i, ci;
+
+	if (!cq || !buf || !dv)
+		return -EINVAL;
+	if ((uintptr_t)buf & 63 || !is_pow2(cqe_cnt) || cqe_cnt < 2 ||
+	    cqe_cnt > (1u << 22))
+		return -EINVAL;
+	memset(buf, 0, (size_t)cqe_cnt * 64);
+	for (i = 0; i < cqe_cnt; i++)
+		((struct mlx5_cqe64 *)buf)[i].op_own = MLX5_CQE_INVALID << 4;
+	pthread_mutex_lock(&cq->dev->lock);
+	if (cq->overrun) {
+		pthread_mutex_unlock(&cq->dev->lock);
+		return -EOVERFLOW;
+	}
+	/* mlx5_ib_resize_cq refuses fewer entries than are outstanding. */
+	ci = be32toh(__atomic_load_n(&cq->dbrec[SSQ_CQ_SET_CI], __ATOMIC_ACQUIRE)) &
+	     0xffffff;
+	if (!cq->ignore_overrun && ((cq->pi - ci) & 0xffffff) + 1 > cqe_cnt) {
+		pthread_mutex_unlock(&cq->dev->lock);
+		return -EINVAL;
+	}
+	/* The resize CQE, in the old buffer at the producer index. */
+	old =
+	    (struct mlx5_cqe64 *)(cq->buf + ((size_t)(cq->pi & (cq->cqe_cnt - 1)) << 6));
+	memset(old, 0, 63);
+	__atomic_store_n(&old->op_own,
+	                 (uint8_t)(MLX5_CQE_RESIZE_CQ << 4) |
+	                     ((cq->pi / cq->cqe_cnt) & 1),
+	                 __ATOMIC_RELEASE);
+	cq->pi++;
+	cq->buf = buf;
+	cq->cqe_cnt = cqe_cnt;
+	pthread_mutex_unlock(&cq->dev->lock);
+	dv->buf = buf;
+	dv->cqe_cnt = cqe_cnt;
+	return 0;
+}
+
 int emu_destroy_cq(struct emu_cq *cq)
 {
 	struct emu_dev *dev;

@@ -438,6 +438,24 @@ int emu_create_cq(struct emu_dev *dev, const struct emu_cq_attr *attr,
                   struct emu_cq **cqp, struct mlx5dv_cq *dv);
 
 /*
+ * emu_resize_cq - move @cq to the buffer @buf of @cqe_cnt CQEs (64-byte
+ * aligned, a power of two, 2 .. 2^22, at least the CQEs not yet consumed
+ * plus one), as a ConnectX does for MODIFY_CQ with a new buffer
+ * (mlx5_ib_resize_cq, drivers/infiniband/hw/mlx5/cq.c): the device writes
+ * one CQE of opcode MLX5_CQE_RESIZE_CQ at its producer index in the old
+ * buffer, then goes on writing at the next index, in the new buffer. So
+ * a consumer that had taken every CQE finds the next one at the new
+ * buffer's slot (old pi + 1) & (cqe_cnt - 1), never at 0 for a fresh CQ;
+ * libmlx5 copies the old CQEs over and steps its consumer index past the
+ * resize CQE (mlx5_cq_resize_copy_cqes, providers/mlx5/cq.c). Like
+ * emu_create_cq it fills @buf with MLX5_CQE_INVALID CQEs first
+ * (mlx5_alloc_cq_buf); the doorbell record stays. @dv gets the new buf
+ * and cqe_cnt. Returns 0, -EINVAL (NULL argument, bad buffer or count,
+ * too small), -EOVERFLOW (the CQ overran: it writes nothing more).
+ */
+int emu_resize_cq(struct emu_cq *cq, void *buf, uint32_t cqe_cnt, struct mlx5dv_cq *dv);
+
+/*
  * Returns 0, or -EBUSY while a QP uses @cq. Like emu_cq_set_event, it waits
  * for a call of @cq's handler already under way.
  */
