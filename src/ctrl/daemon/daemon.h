@@ -14,14 +14,14 @@
 #include <netinet/in.h>
 #include <ssq/queue.h>
 #include "ctrl/backend/backend.h"
-#include "ctrl/daemon/client_mr.h"
-#include "ctrl/daemon/client_out.h"
-#include "ctrl/daemon/data_alloc.h"
-#include "ctrl/daemon/log_limit.h"
-#include "ctrl/daemon/peer_link.h"
-#include "ctrl/daemon/recv_pool.h"
-#include "ctrl/daemon/send_arm.h"
-#include "ctrl/daemon/stall_watch.h"
+#include "ctrl/daemon/clients/mr.h"
+#include "ctrl/daemon/clients/out.h"
+#include "ctrl/daemon/clients/data_alloc.h"
+#include "ctrl/daemon/util/log_limit.h"
+#include "ctrl/daemon/peers/link.h"
+#include "ctrl/daemon/queues/recv_pool.h"
+#include "ctrl/daemon/queues/send_arm.h"
+#include "ctrl/daemon/watch/stall.h"
 #include "shm/create/arena.h"
 #include "shm/layout.h"
 

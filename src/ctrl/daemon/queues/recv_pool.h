@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <ssq/cq.h>
 #include <ssq/rq.h>
-#include "ctrl/daemon/sleeper_beat.h"
+#include "ctrl/daemon/util/sleeper_beat.h"
 #include "shm/layout.h"
 
 struct ssqd;

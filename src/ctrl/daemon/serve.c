@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/client_pidfd.h"
+#include "ctrl/daemon/util/pidfd.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/proto/msg.h"
 #include "emu/emu.h"

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/sleeper_beat.h"
+#include "ctrl/daemon/util/sleeper_beat.h"
 
 /*
  * Ten times what ssqd's own wakes allow a beat (SSQD_WAIT_BEAT_NS): taking

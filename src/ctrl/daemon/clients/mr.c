@@ -14,7 +14,7 @@
 #include <sys/resource.h>
 #include <ssq/queue.h>
 #include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/client_mr.h"
+#include "ctrl/daemon/clients/mr.h"
 
 static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {

@@ -21,7 +21,7 @@
 #include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/backend/mlx5_list.h"
-#include "ctrl/daemon/socket_claim.h"
+#include "ctrl/daemon/util/socket_claim.h"
 #include "ctrl/proto/msg.h"
 
 #define PEER_TIMEOUT_MS  30000

@@ -10,7 +10,7 @@
 
 #include <sys/socket.h>
 #include "ctrl/proto/peer_msg.h"
-#include "ctrl/daemon/host_port.h"
+#include "ctrl/daemon/peers/host_port.h"
 
 /*
  * The exchange's halves: ssqd_link_send - our @n addresses; ssqd_link_recv
