@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "ctrl/daemon/peers/link.h"
-#include "ctrl/daemon/peers/opts.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* --peer @spec must be refused with @want (and the peer's name) in the reason. */
 static void refused(const char *spec, const char *name, const char *want)

@@ -13,6 +13,7 @@
  * to the earliest of them.
  */
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 #define PROGRESS_MS 10 /* how often a busy ssqd routes completions nobody polls */
 

@@ -19,8 +19,7 @@
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/peers/opts.h"
-#include "ctrl/daemon/status_cmd.h"
+#include "ctrl/daemon/peers/peers.h"
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/socket_path.h"
 #include "ssq_version.h"

@@ -13,8 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/util/pidfd.h"
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/watch/watch.h"
+#include "ctrl/daemon/clients/clients.h"
 #include "ctrl/proto/msg.h"
 #include "emu/emu.h"
 

@@ -20,8 +20,11 @@
 #include <time.h>
 #include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/clients/clients.h"
 #include "ctrl/backend/mlx5_list.h"
-#include "ctrl/daemon/util/socket_claim.h"
 #include "ctrl/proto/msg.h"
 
 #define PEER_TIMEOUT_MS  30000

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <ssq/client.h>
-#include "ctrl/daemon/status_cmd.h"
+#include "ctrl/daemon/daemon.h"
 #include "shm/layout.h"
 
 static const char *state_str(enum ssq_peer_state s)

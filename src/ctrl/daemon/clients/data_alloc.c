@@ -2,7 +2,7 @@
 /* First-fit allocation of client buffers in the data arena. */
 #include <errno.h>
 #include <string.h>
-#include "ctrl/daemon/clients/data_alloc.h"
+#include "ctrl/daemon/clients/clients.h"
 
 void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len)
 {

@@ -13,8 +13,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <ssq/queue.h>
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/clients/mr.h"
+#include "ctrl/daemon/clients/clients.h"
 
 static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {

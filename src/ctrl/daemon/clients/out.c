@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ctrl/daemon/clients/out.h"
+#include "ctrl/daemon/clients/clients.h"
 
 int ssqd_out_flush(struct ssqd_out *o, int fd)
 {

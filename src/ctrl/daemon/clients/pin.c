@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/clients/clients.h"
 
 #define CAP_IPC_LOCK_BIT 14 /* linux/capability.h: CAP_IPC_LOCK */
 

@@ -11,7 +11,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/watch/watch.h"
+#include "ctrl/daemon/clients/clients.h"
 
 int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
                        char *why, size_t whylen)

@@ -21,7 +21,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/peers/peers.h"
 
 #define PEER_EXCHANGE_MS 5000 /* a connected peer sends at once */
 #define REFUSE_DRAIN_MS  1000

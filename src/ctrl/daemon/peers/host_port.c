@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/peers/host_port.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /*
  * A DNS name: labels of 1..63 letters, digits, '-' (not first or last) and

@@ -17,7 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/peers/link.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* Exactly @n bytes, each wait bounded by @timeout_ms. */
 static int read_full(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why,

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* A host name's lookup: glibc's thread writes into it while busy. */
 struct ssqd_lookup {

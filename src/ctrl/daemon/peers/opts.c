@@ -8,8 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include "ctrl/daemon/peers/host_port.h"
-#include "ctrl/daemon/peers/opts.h"
+#include "ctrl/daemon/peers/peers.h"
 
 int ssqd_peer_name_ok(const char *name)
 {

@@ -30,7 +30,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <ssq/client.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
 #include "ctrl/proto/msg.h"
 
 #define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */

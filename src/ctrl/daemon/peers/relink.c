@@ -15,7 +15,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peers/peers.h"
 
 uint64_t ssqd_peer_relinking(const struct ssqd *d, unsigned qi)
 {

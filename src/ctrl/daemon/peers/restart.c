@@ -28,7 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
 
 #define LINK_RESTART_MS 3000
 /* Restart messages handled per call, so a chatty peer cannot hold the loop. */

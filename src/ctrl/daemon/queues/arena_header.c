@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 void ssqd_hdr_restore(struct ssqd *d)
 {

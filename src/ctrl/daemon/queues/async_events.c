@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 /* Does queue @q own the CQ (CQ_ERR) or the QP (the rest) @ev names? */
 static int names_queue(const struct ssqd_queue *q, const struct ssqd_async_event *ev)

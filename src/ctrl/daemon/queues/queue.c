@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 /*
  * How long ssq_ctl_reset may wait for a client that is routing completions

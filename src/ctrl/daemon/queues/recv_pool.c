@@ -17,8 +17,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/queues/recv_pool.h"
+#include "ctrl/daemon/queues/queues.h"
 
 #define REAP_BUDGET 64            /* CQEs per pool per pass: no queue starves the rest */
 #define SPIN_NS     200000        /* busy-poll this long after the last CQE, */

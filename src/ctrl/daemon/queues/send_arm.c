@@ -27,7 +27,7 @@
 #include <linux/futex.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 /* The event thread's nap after a wake that brought no event. */
 #define BLIND_NAP_MS 10

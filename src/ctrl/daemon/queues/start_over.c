@@ -6,7 +6,7 @@
  * rebuilt from ssqd's own copies once its QP is through RESET.
  */
 #include <string.h>
-#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi)
 {

@@ -2,7 +2,7 @@
 /* Rate-limited log lines (log_limit.h). */
 #include <stdarg.h>
 #include <stdio.h>
-#include "ctrl/daemon/util/log_limit.h"
+#include "ctrl/daemon/util/util.h"
 
 void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns)
 {

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include "ctrl/daemon/util/pidfd.h"
+#include "ctrl/daemon/util/util.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77 /* Linux 6.5, include/uapi/asm-generic/socket.h */

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include "ctrl/daemon/util/socket_claim.h"
+#include "ctrl/daemon/util/util.h"
 #include "ctrl/proto/socket_path.h"
 
 /*

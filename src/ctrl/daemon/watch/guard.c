@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/util/sleeper_beat.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/watch/watch.h"
 
 /*
  * Ten times what ssqd's own wakes allow a beat (SSQD_WAIT_BEAT_NS): taking

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "ctrl/daemon/watch/proc_evidence.h"
+#include "ctrl/daemon/watch/watch.h"
 
 /* Up to @len - 1 bytes of @path into @buf, NUL-terminated: bytes read or -1. */
 static ssize_t read_small(const char *path, char *buf, size_t len)

@@ -62,9 +62,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "ctrl/daemon/util/pidfd.h"
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/watch/proc_evidence.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/watch/watch.h"
 
 #define LOOKS_MIN      3
 #define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
