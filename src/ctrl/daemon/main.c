@@ -2,7 +2,7 @@
 /*
  * ssqd - the daemon that owns the shared send queues: options, signals,
  * systemd's socket activation and readiness, then setup and serve
- * (daemon.c). Only this file talks to systemd (libsystemd): started any
+ * (setup.c). Only this file talks to systemd (libsystemd): started any
  * other way, sd_listen_fds() finds nothing and sd_notify() does nothing.
  */
 #define _GNU_SOURCE

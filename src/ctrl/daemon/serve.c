@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's body, part two: serve clients on the unix socket - accept and
+ * ssqd's serve loop: serve clients on the unix socket - accept and
  * check credentials, answer requests, notice deaths and heal after them,
  * return a dead client's buffers once its WQEs have completed - and be the
  * progress engine of last resort while nobody polls.
@@ -73,7 +73,8 @@ static void accept_client(struct ssqd *d)
 {
 	struct ucred cr;
 	socklen_t len = sizeof(cr);
-	/* Non-blocking: a client that stops reading must not stall ssqd (client_out.h).
+	/* Non-blocking: a client that stops reading must not stall ssqd
+	 * (clients/clients.h).
 	 */
 	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
 	int known = 0;
@@ -171,7 +172,7 @@ static int heal_deaths(struct ssqd *d)
 #define DYING_GRACE_NS (100ull * 1000000)
 
 /*
- * A client whose process still runs must not be healed (client_pidfd.h).
+ * A client whose process still runs must not be healed (util/util.h).
  * One that hung up is usually exiting (its socket closes before its exit
  * is reported): wait for its pidfd, and kill it only if it is still there
  * after DYING_GRACE_NS (kill_late). 1: it is dying now; its connection

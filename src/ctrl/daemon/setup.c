@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's body, part one: build the arena and the shared queues (loopback,
- * or against a peer ssqd), tear them down, and recover a queue from an
- * error. Serving clients is daemon_serve.c; one queue's making,
- * connecting and recovery is queue_unit.c. ssqd owns every device object;
+ * ssqd's bring-up and teardown: the arena, the device, the shared queues
+ * (loopback, or against a peer ssqd), the client socket, and all of it
+ * torn down again. Serving clients is serve.c; one queue's making,
+ * connecting and recovery is queues/queue.c. ssqd owns every device object;
  * a client only maps memory and rings doorbells, so no client's death can
  * take a QP down with it.
  */
@@ -63,7 +63,7 @@ static uint64_t queue_bytes(const struct ssqd_options *o)
 {
 	uint64_t rq = o->recv_depth ? o->recv_depth : 1;
 	/*
-	 * The SQ ssqd asks for (queue_unit.c: exactly --sq-size WQEBBs with
+	 * The SQ ssqd asks for (queues/queue.c: exactly --sq-size WQEBBs with
 	 * libmlx5 44's sizing) and the send CQ that goes with it. A device that
 	 * makes more finds the arena's end at the data arena (arena.limit):
 	 * setup fails saying so rather than overlap the data MR.
@@ -208,7 +208,7 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 static int open_socket(struct ssqd *d, char *why, size_t whylen)
 {
 	if (d->opt.listen_fd >= 0) {
-		/* Handed over listening (ssqd.c checked it): serve it as it is. */
+		/* Handed over listening (main.c checked it): serve it as it is. */
 		d->listen_fd = d->opt.listen_fd;
 		return 0;
 	}

@@ -99,7 +99,7 @@ struct ssqd_out {
  * --max-client-bufs, so a program of one client meets --max-client-bufs
  * first. All the arena's buffers and SSQD_MAX_MRS registrations together
  * stay under the emulated device's MR table (SSQ_EMU_MAX_MR, emu.h,
- * checked in daemon_serve.c), so buffers cannot starve ssq_mem_reg.
+ * checked in serve.c), so buffers cannot starve ssq_mem_reg.
  */
 #define SSQD_UID_KEYED_BUFS 2048u
 /*
@@ -182,7 +182,7 @@ struct ssqd_send_arm {
 
 /*
  * ssqd's watchdog over what a live client can hold up in a shared queue
- * (stall_watch.c): an open reservation, the doorbell lease, the CQ lease,
+ * (watch/stall.c): an open reservation, the doorbell lease, the CQ lease,
  * and the queue's progress as a whole. What it keeps between looks.
  */
 /* One hold as last looked at: what moves while it is healthy, and since when it
@@ -255,7 +255,7 @@ struct ssqd_options {
 	 * doorbell or the CQ lease) has this deadline: one that has not moved
 	 * for stall_ms gets its process killed and healed as a death; a queue
 	 * with work outstanding and no completion for stall_ms is repaired
-	 * (stall_watch.h). 0: no deadline.
+	 * (watch/watch.h). 0: no deadline.
 	 */
 	unsigned stall_ms;
 	/*
@@ -347,7 +347,7 @@ struct ssqd_queue {
 	int published;            /* its layout has been in the header (publish) */
 	/*
 	 * Its state as ssqd lists it (enum shm_queue_state): the header's
-	 * copy is client memory, so ssqd acts on this one (queue_unit.c).
+	 * copy is client memory, so ssqd acts on this one (queues/queue.c).
 	 */
 	uint32_t listed;
 	int heal_pending;       /* deaths not healed yet: try (again) */
@@ -372,9 +372,9 @@ struct ssqd_queue {
 	 * for a drain; it rebuilds the queue instead (ssqd_queue_rebuild).
 	 */
 	int sq_frozen;
-	struct ssqd_recv_pool rx; /* receives for this queue (recv_pool.h) */
+	struct ssqd_recv_pool rx; /* receives for this queue (queues/queues.h) */
 	struct ssqd_recovery rec;
-	struct ssqd_stall stall; /* stall_watch.c's looks */
+	struct ssqd_stall stall; /* watch/stall.c's looks */
 	uint32_t epoch;          /* resets of the control block: ssqd's count */
 	uint64_t guard_next_ns;  /* when ssqd_queue_guard looks next */
 	/* ctl->waiters and ctl->wait_beat as the guard last saw them */
@@ -387,7 +387,7 @@ struct ssqd_queue {
 	int tx_native;              /* the device's events announce its send CQEs */
 	struct ssqd_send_arm_q txa; /* or arms on request (send_arm.c) */
 	/*
-	 * A restart of this queue asked of the peer host (peer_restart.c):
+	 * A restart of this queue asked of the peer host (peers/restart.c):
 	 * the ask's seq (0: none under way), the PSNs it picked (ours, the
 	 * peer's), its deadline. The queue stays RESTARTING meanwhile.
 	 */
@@ -407,7 +407,7 @@ struct ssqd_client {
 	int fd;
 	uint32_t id; /* owner tag for data buffers, never reused */
 	pid_t pid;   /* SO_PEERCRED's, never what the client claims */
-	int pidfd;   /* the same process (client_pidfd.h), or -1 */
+	int pidfd;   /* the same process (util/util.h), or -1 */
 	int stalled; /* killed for a stall: waiting for its death */
 	int said_hello;
 	uid_t uid;
@@ -435,11 +435,11 @@ struct ssqd_client {
  * kept open (its close, or error, is how ssqd learns the peer is gone,
  * idle queues included), and that peer's share of the queues.
  */
-struct ssqd_lookup; /* peer_lookup.c */
+struct ssqd_lookup; /* peers/lookup.c */
 struct ssqd_peer {
 	char name[SSQD_PEER_NAME_MAX]; /* "" for the one peer of --listen/--connect */
 	const char *addr;              /* its HOST:PORT; NULL: unknown (--listen) */
-	/* Its address as looked up for dials, off the loop (peer_lookup.c). */
+	/* Its address as looked up for dials, off the loop (peers/lookup.c). */
 	struct sockaddr_storage lk_sa;
 	socklen_t lk_salen;
 	int lk_have, lk_stale;
@@ -484,14 +484,14 @@ struct ssqd_peer {
 	unsigned backoff_ms; /* 100, doubling to 2000 */
 	unsigned attempts;   /* since the peer was lost */
 	char last_why[200];  /* last attempt's outcome: logged when it changes */
-	/* After the exchange: a restart message read so far (peer_restart.c). */
+	/* After the exchange: a restart message read so far (peers/restart.c). */
 	uint8_t rx[SSQ_PEER_RESTART_LEN];
 	unsigned rx_len;
 };
 
 /*
  * A connection to the peer port that has yet to send its first message
- * (peer_accept.c), or one refused and being drained before its close. A
+ * (peers/accept.c), or one refused and being drained before its close. A
  * newcomer to a full table takes the slot of the oldest knock of the
  * source that holds the most: one that keeps them all full keeps only its
  * own knocks out, not a peer's.
@@ -530,13 +530,13 @@ struct ssqd {
 	int peer_listen_fd; /* --listen: open for as long as ssqd runs */
 	struct ssqd_peer peers[SSQD_MAX_PEERS];
 	unsigned npeers;        /* 0: loopback */
-	uint32_t link_next_seq; /* the next restart ask's (peer_restart.c) */
+	uint32_t link_next_seq; /* the next restart ask's (peers/restart.c) */
 	struct ssqd_knock knocks[SSQD_MAX_KNOCKS];
 	int listen_fd;
-	int socket_lock_fd; /* the claim on the socket's path (socket_claim.h) */
+	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
-	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (client_mr.h) */
+	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
@@ -544,7 +544,8 @@ struct ssqd {
 	uint64_t stall_next_ns;           /* the stall watch's next look */
 	uint64_t accept_pause_until_ns;   /* out of descriptors: accept later */
 	int idle;                         /* sleeping up to SSQD_IDLE_MS (idle.c) */
-	/* Registrations ssqd may hold, and one uid: from RLIMIT_NOFILE (client_mr.h). */
+	/* Registrations ssqd may hold, and one uid: from RLIMIT_NOFILE
+	 * (clients/clients.h). */
 	unsigned mr_cap, mr_uid_cap;
 	volatile sig_atomic_t stop;
 };

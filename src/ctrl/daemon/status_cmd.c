@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ssqd --status (status_cmd.h): LIST and PEER requests, as any client makes them. */
+/* ssqd --status (daemon.h): LIST and PEER requests, as any client makes them. */
 #include <stdio.h>
 #include <string.h>
 #include <ssq/client.h>

@@ -14,7 +14,7 @@
 
 /*
  * A client's RECOVER of a loopback queue, answered from the serve loop so
- * that no other client waits meanwhile (client_recover.c):
+ * that no other client waits meanwhile (clients/recover.c):
  * ssqd_recover_start - begin (or join) the recovery of queue @qi for client
  *   @c's request @seq; 0 (the answer comes later) or a negative errno with
  *   @why to answer now;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A client's replies without blocking ssqd (client_out.h). */
+/* A client's replies without blocking ssqd (clients/clients.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>

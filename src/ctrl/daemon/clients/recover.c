@@ -6,7 +6,7 @@
  * say) is one look per loop, so every other client's call is served
  * meanwhile, and the asking client gets its answer when the recovery is
  * done or out of time. A queue to another host is recovered by starting
- * its link over (peer_relink.c), answered the same way.
+ * its link over (peers/relink.c), answered the same way.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Checking a peer's "HOST:PORT" (host_port.h) when ssqd starts, so that a
+ * Checking a peer's "HOST:PORT" (peers/peers.h) when ssqd starts, so that a
  * typo is named then rather than at every dial. getaddrinfo is lenient in
  * ways a peer address should not be: its numeric form follows inet_aton,
  * so "1" is 0.0.0.1 and "127.1" is 127.0.0.1, and a name it cannot parse

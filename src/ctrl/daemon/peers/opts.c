@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cluster's options (peer_opts.h). */
+/* The cluster's options (peers/peers.h). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>

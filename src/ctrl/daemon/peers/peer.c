@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's body, part three: the links to the peer daemons. One TCP
+ * A peer link's life: the links to the peer daemons. One TCP
  * connection per peer carries the exchange and stays open, as
  * rc_pingpong-style programs and rdma_cm keep theirs: its close says the
  * peer is gone even when no queue is sending. Then
@@ -55,7 +55,7 @@ void ssqd_peers_init(struct ssqd *d)
 	struct ssqd_options *o = &d->opt;
 	unsigned i;
 
-	/* Options made without ssqd.c's parsing (the protocol tests): one share. */
+	/* Options made without main.c's parsing (the protocol tests): one share. */
 	if (!o->peer_queues)
 		o->peer_queues = o->nqueues / (o->npeers ? o->npeers : 1);
 	d->npeers = 0;
@@ -774,7 +774,7 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, int ask, char *why,
  * Queue @qi of linked peer @p is not ready: fenced (an async event, a
  * restart the peer refused) while the link stays up. Waiting brings it back
  * never: only a fresh exchange does, which a RECOVER of a client that has
- * it open asks for (peer_relink.c). With nobody holding it, the open asks
+ * it open asks for (peers/relink.c). With nobody holding it, the open asks
  * instead: the link starts over, every queue of the pair recovered.
  * -EINPROGRESS with @why, or -EIO for a queue that cannot come back.
  */

@@ -15,7 +15,7 @@
 #include "ctrl/proto/peer_msg.h"
 
 /*
- * The peers and their links (daemon_peer.c).
+ * The peers and their links (peers/peer.c).
  * ssqd_peers_init - d->peers from the options: none (loopback), the one
  *   peer of --listen or --connect, or --peer/--peers' cluster, each peer
  *   its opt.peer_queues queues from q0 on; in a cluster the daemon whose
@@ -23,14 +23,14 @@
  * ssqd_queue_peer - queue @qi's peer, or NULL for a loopback queue.
  * ssqd_peer_events - what poll() says of @p's fd (the peer closed: lost;
  *   a dial finished: exchange and (re-)bring its queues up; restart
- *   messages: peer_restart.c).
+ *   messages: peers/restart.c).
  * ssqd_peer_tick - once per serve loop: drop a peer whose restart went
  *   unanswered, start a dial that is due, drop one unanswered for 2 s.
  * ssqd_peer_lost - forget @p's link: its queues listed as not ready
  *   (requests in flight end as the transport decides, retry-exceeded); a
  *   peer ssqd dials is dialed again with backoff.
  * ssqd_peer_rebring - @p knocked on the socket @s with its addresses
- *   @remote (peer_accept.c): fresh PSNs, ours sent, then each of its
+ *   @remote (peers/accept.c): fresh PSNs, ours sent, then each of its
  *   queues connected (the first time) or fenced, drained and taken RESET
  *   -> INIT -> RTR -> RTS against the new addresses (ssqd_queue_recover),
  *   and published READY. On any failure its queues are left in ERROR and
@@ -68,7 +68,7 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
                         size_t nolen);
 
 /*
- * Links coming in, without waiting on any (peer_accept.c):
+ * Links coming in, without waiting on any (peers/accept.c):
  * ssqd_accept_peer - accept on the peer port: a knock, read as it comes;
  * ssqd_knock_events - what poll() says of knock @k: read, and once its
  *   first message is whole, act on it (a want, or the exchange: tell which
@@ -80,8 +80,8 @@ void ssqd_accept_peer(struct ssqd *d);
 void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents);
 void ssqd_knocks_tick(struct ssqd *d, uint64_t now);
 /*
- * A client's RECOVER of a queue to another host (peer_relink.c), answered
- * from the serve loop (client_recover.c):
+ * A client's RECOVER of a queue to another host (peers/relink.c), answered
+ * from the serve loop (clients/recover.c):
  * ssqd_peer_relink_start - queue @qi in error: its link closed and made
  *   again (dialed at once, or awaited), so that both hosts bring the
  *   peer's queues up with a fresh exchange. 0, or -EINVAL (not in error)
@@ -98,7 +98,7 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
                           size_t whylen);
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
- * On demand (daemon_peer.c):
+ * On demand (peers/peer.c):
  * ssqd_peer_want - a client opens queue @qi, which is not ready: the
  *   link is wanted from now on (dialed, or the peer asked to dial), or,
  *   linked with the queue fenced and nobody holding it, started over.
@@ -119,7 +119,7 @@ int ssqd_peer_in_use(const struct ssqd *d, const struct ssqd_peer *p);
 void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reason);
 
 /*
- * A queue's restart with the peer host (peer_restart.c; the message is
+ * A queue's restart with the peer host (peers/restart.c; the message is
  * peer_msg.h's):
  * ssqd_peer_linked - nonzero when queue @qi is connected to another host's
  *   ssqd over a live link: a reset of its QP then needs the peer's QP
@@ -156,7 +156,7 @@ int ssqd_link_ask_close(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 int ssqd_peer_closing(struct ssqd *d, unsigned qi);
 
 /*
- * ssqd_peer_lookup (peer_lookup.c) - @p's address for a dial into
+ * ssqd_peer_lookup (peers/lookup.c) - @p's address for a dial into
  * p->lk_sa without waiting on a lookup: 0, -EINPROGRESS while a host name
  * is looked up (ask again at the next tick), or -errno, saying why in @why.
  * ssqd_peer_lookup_stale: a dial failed; the next dial looks it up again

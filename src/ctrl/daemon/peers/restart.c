@@ -2,8 +2,8 @@
 /*
  * One queue's restart with the peer host, over the link's kept TCP
  * connection. ssqd resets a queue's QP in place when a client scribbled
- * its control block or a stalled hold is taken back (queue_guard.c,
- * stall_watch.c). Between two hosts the QP cannot simply come back at its
+ * its control block or a stalled hold is taken back (watch/guard.c,
+ * watch/stall.c). Between two hosts the QP cannot simply come back at its
  * first PSNs: the peer's QP expects the PSNs after what it already took,
  * so ours would fall in its duplicate window, and a responder acknowledges
  * a duplicate SEND or WRITE again without executing it (IBA C9-105, as

@@ -14,7 +14,7 @@
 #include "ctrl/daemon/ssqd.h"
 
 /*
- * One queue's life (queue_unit.c), called by the bring-up and the peer link:
+ * One queue's life (queues/queue.c), called by the bring-up and the peer link:
  * ssqd_queue_make - the queue's QP (and, loopback, its other end), control
  *   block, receive pool and UAR mapping;
  * ssqd_queue_local_addr - what the peer is told of the QP @b of queue @i;
@@ -39,12 +39,12 @@ void ssqd_queue_name(const struct ssqd *d, unsigned i, char name[SSQ_NAME_MAX]);
  */
 void ssqd_hdr_restore(struct ssqd *d);
 /*
- * ssqd_queue_layout_restore (queue_unit.c) - rewrite queue @i's layout in
+ * ssqd_queue_layout_restore (queues/queue.c) - rewrite queue @i's layout in
  * the header, all but its state, from ssqd's own records (once published).
  */
 void ssqd_queue_layout_restore(struct ssqd *d, unsigned i);
 /*
- * ssqd_queue_list (queue_unit.c) - list queue @i as @state: ssqd's own
+ * ssqd_queue_list (queues/queue.c) - list queue @i as @state: ssqd's own
  * word (q->listed), then the header's copy, released after what was
  * written before it.
  */
@@ -69,7 +69,7 @@ int ssqd_queue_recover(struct ssqd *d, unsigned qi, uint64_t end_ns, char *why,
                        size_t whylen);
 /*
  * ssqd_queue_recover in steps, for callers that must not block
- * (client_recover.c): ssqd_queue_in_error - 0, or -EINVAL with @why;
+ * (clients/recover.c): ssqd_queue_in_error - 0, or -EINVAL with @why;
  * ssqd_queue_drained - one look at whether everything reserved before the
  * error has completed and been routed (1) or not yet (0), moving it along;
  * ssqd_queue_restart - RESET, reconnect, counters restarted, READY;
@@ -117,7 +117,7 @@ int ssqd_async_poll(struct ssqd *d);
  * RESET: the control block rebuilt (what was in flight flushed to its
  * owners), nothing left to heal or watch, and the queue listed READY
  * again; with @held it stays RESTARTING instead, for ssq_ctl_release
- * (queue_start_over.c). SSQD_LEASE_MS: how long the rebuild waits for a
+ * (queues/start_over.c). SSQD_LEASE_MS: how long the rebuild waits for a
  * live client routing or ringing now.
  */
 void ssqd_queue_start_over(struct ssqd *d, unsigned qi, int held);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's receive pool (see recv_pool.h): receive WQEs kept posted, the
+ * ssqd's receive pool (see queues/queues.h): receive WQEs kept posted, the
  * poller that logs their completions and re-posts, and the ordering that
  * lets clients in other processes read the log and the buffers without a
  * lock (the reader's half is ssq_recv_peek / ssq_recv_copy in client.c),

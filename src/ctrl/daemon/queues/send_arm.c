@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ssq_wait's sleepers on a device that raises a CQ event only once armed
- * (see send_arm.h). A ConnectX arms through the CQ's arm doorbell and
+ * (see queues/queues.h). A ConnectX arms through the CQ's arm doorbell and
  * reports on a completion channel (ibv_req_notify_cq(3); libmlx5's
  * mlx5_arm_cq, providers/mlx5/cq.c); the backend's tx_arm / tx_event_fd /
  * tx_events_take do that. An arm yields one event: arming every send CQ

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control block's half of starting a queue over in place, shared by
- * the guard and the stall watch (queue_guard.c) and a restart with the
- * peer host (peer_restart.c): which records are kept, and the block
+ * the guard and the stall watch (watch/guard.c) and a restart with the
+ * peer host (peers/restart.c): which records are kept, and the block
  * rebuilt from ssqd's own copies once its QP is through RESET.
  */
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Rate-limited log lines (log_limit.h). */
+/* Rate-limited log lines (util/util.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include "ctrl/daemon/util/util.h"

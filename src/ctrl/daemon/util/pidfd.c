@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Clients' processes by pidfd: see client_pidfd.h. */
+/* Clients' processes by pidfd: see util/util.h. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One ssqd per socket path (socket_claim.h). */
+/* One ssqd per socket path (util/util.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

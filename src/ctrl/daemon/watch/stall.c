@@ -130,7 +130,7 @@ static int due(const struct ssqd_hold_seen *h, uint64_t now, uint64_t stall_ns,
 
 /*
  * A look found @h unmoved again: is a thread of its holder @c stopped
- * outside a system call now (proc_evidence.h)? It counts as stopped once
+ * outside a system call now (watch/watch.h)? It counts as stopped once
  * two looks in a row (a look every --stall-ms / 8) found it so, the last
  * one this: a traced process passes through t at each system call it
  * makes, and runs in between.

@@ -19,7 +19,7 @@
  * copies of its bounds and epoch); one a client made inconsistent is
  * logged and the queue reset: the QP through RESET to RTS, the block
  * rebuilt (ssq_ctl_rebuild) keeping the connected clients' records
- * (queue_guard.c).
+ * (watch/guard.c).
  */
 void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
 
@@ -28,7 +28,7 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns);
  * control block rebuilt (ssq_ctl_quiesce, ssq_ctl_rebuild), the attached
  * clients' records kept; what was in flight completes to its owners as
  * flushed. RECOVER's for a QP whose SQ froze. 0 or -errno with @why
- * (queue_guard.c).
+ * (watch/guard.c).
  * ssqd_queue_rebuild_paced - the same for the guard and the stall watch,
  * which a client can make ask again and again (a scribble, a forged hold):
  * restarts of one queue less than a second apart wait 10 ms, then twice
