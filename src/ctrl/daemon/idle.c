@@ -14,6 +14,7 @@
  */
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
 
 #define PROGRESS_MS 10 /* how often a busy ssqd routes completions nobody polls */
 
@@ -105,10 +106,10 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 		const struct ssqd_peer *p = &d->peers[i];
 
 		/* The next dial or want, or the end of the one under way. */
-		if (p->addr && p->wanted && (p->fd < 0 || p->connecting))
+		if (p->addr && p->wanted && !ssqd_link_up(p))
 			earliest(&first, p->retry_ns ? p->retry_ns : now);
 		/* A linked peer's --idle-ms. */
-		if (d->opt.idle_ms && p->fd >= 0 && !p->connecting)
+		if (d->opt.idle_ms && ssqd_link_up(p))
 			earliest(&first, p->used_ns + d->opt.idle_ms * 1000000ull);
 	}
 	/* Each at most PROGRESS_MS late, as when busy. */

@@ -858,9 +858,8 @@ int ssqd_serve(struct ssqd *d)
 		for (i = 0; i < (int)d->npeers; i++) {
 			/* A peer's close or message, or a dial finishing. */
 			pfd[n].fd = d->peers[i].fd;
-			pfd[n].events = d->peers[i].connecting && !d->peers[i].exchanging
-			                    ? POLLOUT
-			                    : POLLIN;
+			pfd[n].events =
+			    d->peers[i].link == SSQD_LINK_DIALING ? POLLOUT : POLLIN;
 			who[n++] = NULL;
 		}
 		for (i = 0; i < SSQD_MAX_KNOCKS; i++) {

@@ -101,7 +101,7 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 		return rc;
 	}
 	ssqd_link_keepalive(s);
-	d->peers[0].fd = s;
+	ssqd_peer_link_to(d, &d->peers[0], SSQD_LINK_LINKED, s);
 	d->peers[0].ever = 1;
 	return 0;
 }
@@ -366,10 +366,7 @@ void ssqd_teardown(struct ssqd *d)
 			d->knocks[i].fd = -1;
 		}
 	for (i = 0; i < d->npeers; i++)
-		if (d->peers[i].fd >= 0) {
-			close(d->peers[i].fd);
-			d->peers[i].fd = -1;
-		}
+		ssqd_peer_close_link(d, &d->peers[i]);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		if (d->listen_fd != d->opt.listen_fd) /* ours, not a handed-over one */

@@ -436,6 +436,31 @@ struct ssqd_client {
  * idle queues included), and that peer's share of the queues.
  */
 struct ssqd_lookup; /* peers/lookup.c */
+
+/*
+ * A peer link's state (peers/peer.c; ssqd_peer_link_to is the one place it
+ * changes, logging each change when SSQD_TRACE_LINKS is set). fd is -1 in
+ * IDLE and the connection in every other state.
+ *   IDLE        no connection: dialed (or a want sent) when due;
+ *   DIALING     our connect() under way, its deadline retry_ns;
+ *   WANT_SENT   a side that does not dial (on demand) sent its want on the
+ *               dial: the peer's answer, its close (it dials back) or a
+ *               refusal, read into xbuf;
+ *   EXCHANGING  our addresses went out on the dial; the peer's read into
+ *               xbuf as they come;
+ *   LINKED      the peer's queues are up over this link;
+ *   CLOSING     still linked, and we asked the peer to close the link
+ *               (closing_ns, closing_why): it closes, or says BUSY, which
+ *               takes the link back to LINKED.
+ */
+enum ssqd_link_state {
+	SSQD_LINK_IDLE,
+	SSQD_LINK_DIALING,
+	SSQD_LINK_WANT_SENT,
+	SSQD_LINK_EXCHANGING,
+	SSQD_LINK_LINKED,
+	SSQD_LINK_CLOSING,
+};
 struct ssqd_peer {
 	char name[SSQD_PEER_NAME_MAX]; /* "" for the one peer of --listen/--connect */
 	const char *addr;              /* its HOST:PORT; NULL: unknown (--listen) */
@@ -448,12 +473,11 @@ struct ssqd_peer {
 	/*
 	 * Its link is wanted: a client opened one of its queues (or --eager,
 	 * or a one-peer mode). A dialer dials a wanted peer; the other side
-	 * sends it a want (noting: that connection is under way; exchanging
-	 * too once the want is out, its answer read into xbuf: the peer's
-	 * close, or a refusal when it has no room).
+	 * sends it a want (SSQD_LINK_WANT_SENT). Whether a link is wanted is
+	 * apart from the link's state: a wanted link may be in any of them,
+	 * and an unwanted one stays up until it is closed.
 	 */
 	int wanted;
-	int noting;
 	uint64_t refused_ns; /* when our want was last refused (last_why: why) */
 	uint64_t used_ns;    /* the last time one of its queues was open: LRU */
 	/* An open here (or the peer's, by its want) waits for the link: busy. */
@@ -462,24 +486,19 @@ struct ssqd_peer {
 	 * When we asked the peer to close the link (--idle-ms, or room for
 	 * another under --max-active-peers), and why; 0: not asked.
 	 */
-	uint64_t closing_ns;
+	uint64_t closing_ns; /* SSQD_LINK_CLOSING's start */
 	char closing_why[160];
 	unsigned links, losses; /* times linked, times the link was lost */
 	/* Linked: whether the peer has one of our queues open; what we told it. */
 	int remote_busy;
-	int busy_told;  /* -1: nothing yet */
-	unsigned q0;    /* its queues: q0 .. q0 + opt.peer_queues - 1 */
-	int fd;         /* -1: not linked */
-	int connecting; /* fd is a dial under way */
-	/*
-	 * The dial connected and our addresses went out: the peer's are read
-	 * into xbuf as they come (connecting stays set until they are whole).
-	 */
-	int exchanging;
-	unsigned xlen;
+	int busy_told; /* -1: nothing yet */
+	unsigned q0;   /* its queues: q0 .. q0 + opt.peer_queues - 1 */
+	enum ssqd_link_state link;
+	int fd;        /* the link's connection; -1 in SSQD_LINK_IDLE */
+	unsigned xlen; /* WANT_SENT, EXCHANGING: bytes of xbuf read */
 	uint8_t xbuf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
 	int ever; /* its queues were up once: re-bring them */
-	/* CLOCK_MONOTONIC: the next dial; connecting: its deadline */
+	/* CLOCK_MONOTONIC: the next dial; DIALING and on: its deadline */
 	uint64_t retry_ns;
 	unsigned backoff_ms; /* 100, doubling to 2000 */
 	unsigned attempts;   /* since the peer was lost */
@@ -514,6 +533,7 @@ struct ssqd {
 	const struct ssqd_backend_ops *ops;
 	struct ssqd_backend *backend;
 	int async_failed; /* reading async events failed: said so once */
+	int trace_links;  /* SSQD_TRACE_LINKS set: each link state change logged */
 	struct shm_arena_header *hdr;
 	/*
 	 * The header as ssqd wrote it, where no client can write: every

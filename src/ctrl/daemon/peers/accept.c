@@ -60,7 +60,7 @@ static int peer_healthy(struct ssqd *d, struct ssqd_peer *p)
 	struct pollfd pfd = { p->fd, POLLIN, 0 };
 	unsigned k;
 
-	if (p->fd < 0 || p->connecting)
+	if (!ssqd_link_up(p))
 		return 0;
 	if (poll(&pfd, 1, 0) > 0)
 		ssqd_peer_events(d, p, pfd.revents);
@@ -138,7 +138,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		                                "(one peer at a time)");
 		return;
 	}
-	ssqd_peer_close_link(p); /* our own dial to it, still under way: theirs wins */
+	ssqd_peer_close_link(d, p); /* our own dial to it, still under way: theirs wins */
 	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
 		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
 		knock_refuse(k, why);

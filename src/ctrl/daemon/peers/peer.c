@@ -59,6 +59,7 @@ void ssqd_peers_init(struct ssqd *d)
 	if (!o->peer_queues)
 		o->peer_queues = o->nqueues / (o->npeers ? o->npeers : 1);
 	d->npeers = 0;
+	d->trace_links = getenv("SSQD_TRACE_LINKS") != NULL;
 	if (o->npeers) {
 		for (i = 0; i < o->npeers; i++) {
 			struct ssqd_peer *p = &d->peers[d->npeers++];
@@ -79,6 +80,7 @@ void ssqd_peers_init(struct ssqd *d)
 		struct ssqd_peer *p = &d->peers[i];
 		unsigned k;
 
+		p->link = SSQD_LINK_IDLE;
 		p->fd = -1;
 		p->q0 = i * o->peer_queues;
 		p->backoff_ms = BACKOFF_MIN_MS;
@@ -97,15 +99,37 @@ const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len)
 	return buf;
 }
 
-void ssqd_peer_close_link(struct ssqd_peer *p)
+static const char *const link_names[] = {
+	[SSQD_LINK_IDLE] = "idle",           [SSQD_LINK_DIALING] = "dialing",
+	[SSQD_LINK_WANT_SENT] = "want sent", [SSQD_LINK_EXCHANGING] = "exchanging",
+	[SSQD_LINK_LINKED] = "linked",       [SSQD_LINK_CLOSING] = "closing",
+};
+
+void ssqd_peer_link_to(struct ssqd *d, struct ssqd_peer *p, enum ssqd_link_state to,
+                       int fd)
+{
+	char who[64];
+
+	/*
+	 * Not logged by default: a peer that stays away is dialed every
+	 * backoff, and each dial is two changes; the lines a reader needs
+	 * (linked, link down, a dial's new reason) are logged where they
+	 * happen.
+	 */
+	if (d->trace_links && p->link != to)
+		fprintf(stderr, "ssqd: %s: link %s -> %s (fd %d)\n",
+		        ssqd_peer_str(p, who, sizeof(who)), link_names[p->link],
+		        link_names[to], fd);
+	p->link = to;
+	p->fd = fd;
+}
+
+void ssqd_peer_close_link(struct ssqd *d, struct ssqd_peer *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
-	p->fd = -1;
-	p->connecting = 0;
-	p->exchanging = 0;
-	p->noting = 0;
 	p->closing_ns = 0;
+	ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
 }
 
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p)
@@ -121,7 +145,7 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 	char who[64];
 
-	if (!p || (p->fd >= 0 && !p->connecting))
+	if (!p || ssqd_link_up(p))
 		return 0;
 	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials)
@@ -142,9 +166,9 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	char who[64];
 	unsigned k;
 
-	if (p->fd >= 0 && !p->connecting)
+	if (ssqd_link_up(p))
 		p->losses++;
-	ssqd_peer_close_link(p);
+	ssqd_peer_close_link(d, p);
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
 	ssqd_link_restart_abandon(d, p);
 	for (k = 0; k < d->opt.peer_queues; k++)
@@ -183,8 +207,7 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
  */
 static int busy(const struct ssqd *d, const struct ssqd_peer *p)
 {
-	return ssqd_peer_in_use(d, p) ||
-	       (p->fd >= 0 && !p->connecting && p->remote_busy) ||
+	return ssqd_peer_in_use(d, p) || (ssqd_link_up(p) && p->remote_busy) ||
 	       (p->open_wait_ns &&
 	        ssqd_now_ns() - p->open_wait_ns < OPEN_PENDING_MS * 1000000ull);
 }
@@ -283,8 +306,7 @@ static int finish(struct ssqd *d, struct ssqd_peer *p, int s,
 			goto fail;
 	}
 	ssqd_link_keepalive(s);
-	p->fd = s;
-	p->connecting = 0;
+	ssqd_peer_link_to(d, p, SSQD_LINK_LINKED, s);
 	p->ever = 1;
 	p->rx_len = 0;
 	p->remote_busy = 1; /* until it says otherwise */
@@ -410,6 +432,7 @@ static void ask_close(struct ssqd *d, struct ssqd_peer *p, const char *why)
 	}
 	p->closing_ns = ssqd_now_ns();
 	snprintf(p->closing_why, sizeof(p->closing_why), "%s", why);
+	ssqd_peer_link_to(d, p, SSQD_LINK_CLOSING, p->fd);
 }
 
 /* An ask to close that the peer has not answered in LINK_CLOSE_MS: closed. */
@@ -425,7 +448,7 @@ static void close_unanswered(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 
 static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 {
-	int linked = p->fd >= 0 && !p->connecting, here = ssqd_peer_in_use(d, p), s, rc;
+	int linked = ssqd_link_up(p), here = ssqd_peer_in_use(d, p), s, rc;
 	char why[200];
 
 	if (linked && ssqd_link_restart_overdue(d, p, now, why, sizeof(why))) {
@@ -442,7 +465,11 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		p->open_wait_ns = 0; /* the open that waited has it */
 	if (here || (linked && p->remote_busy)) {
 		p->used_ns = now;
-		p->closing_ns = 0; /* it said BUSY: not closed after all */
+		if (p->link ==
+		    SSQD_LINK_CLOSING) { /* it said BUSY: not closed after all */
+			p->closing_ns = 0;
+			ssqd_peer_link_to(d, p, SSQD_LINK_LINKED, p->fd);
+		}
 	} else if (d->opt.idle_ms && linked &&
 	           now - p->used_ns > d->opt.idle_ms * 1000000ull) {
 		/*
@@ -451,7 +478,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		 * link, or says BUSY (ssqd_peer_events). Opens here wait
 		 * meanwhile (ssqd_peer_want).
 		 */
-		if (!p->closing_ns) {
+		if (p->link != SSQD_LINK_CLOSING) {
 			snprintf(why, sizeof(why),
 			         "no queue of the pair open on either side for %u ms "
 			         "(--idle-ms)",
@@ -461,7 +488,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 			close_unanswered(d, p, now);
 		}
 		return;
-	} else if (p->closing_ns && linked) {
+	} else if (p->link == SSQD_LINK_CLOSING) {
 		close_unanswered(d, p, now); /* asked to make room */
 		return;
 	}
@@ -469,7 +496,8 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	 * On demand, a peer that no open asks for any more (each gave up, or
 	 * went) is dialed again by the next open, not every backoff for ever.
 	 */
-	if (p->wanted && d->opt.npeers && !d->opt.eager && p->fd < 0 && !busy(d, p))
+	if (p->wanted && d->opt.npeers && !d->opt.eager && p->link == SSQD_LINK_IDLE &&
+	    !busy(d, p))
 		p->wanted = 0;
 	/*
 	 * Who dials: the dialer, when the link is wanted; the other side of
@@ -479,13 +507,13 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 	if (!p->addr || !p->wanted || now < p->retry_ns ||
 	    (!p->dials && (!d->opt.npeers || d->opt.eager)))
 		return;
-	if (p->connecting && p->exchanging && p->noting) {
-		ssqd_peer_close_link(p); /* no answer to our want: asked again now */
+	if (p->link == SSQD_LINK_WANT_SENT) {
+		ssqd_peer_close_link(d, p); /* no answer to our want: asked again now */
 		return;
 	}
-	if (p->connecting) {
+	if (p->link == SSQD_LINK_DIALING || p->link == SSQD_LINK_EXCHANGING) {
 		/* A host that drops our SYNs would hold us for minutes. */
-		if (p->exchanging)
+		if (p->link == SSQD_LINK_EXCHANGING)
 			snprintf(why, sizeof(why),
 			         "%s sent %u bytes of its addresses within %u ms",
 			         p->addr, p->xlen, PEER_EXCHANGE_MS);
@@ -493,11 +521,11 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 			snprintf(why, sizeof(why), "no answer from %s within %u ms",
 			         p->addr, CONNECT_MS);
 		/* prepare() fenced them already; they stay so for the next dial. */
-		ssqd_peer_close_link(p);
+		ssqd_peer_close_link(d, p);
 		attempt_failed(p, why);
 		return;
 	}
-	if (p->fd >= 0)
+	if (p->link != SSQD_LINK_IDLE)
 		return;
 	rc = ssqd_peer_lookup(p, why, sizeof(why));
 	if (rc == -EINPROGRESS)
@@ -510,9 +538,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		attempt_failed(p, why);
 		return;
 	}
-	p->fd = s;
-	p->connecting = 1;
-	p->noting = !p->dials;
+	ssqd_peer_link_to(d, p, SSQD_LINK_DIALING, s);
 	p->retry_ns = now + CONNECT_MS * 1000000ull; /* its deadline */
 }
 
@@ -546,7 +572,7 @@ static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
 		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
 			return;
 	}
-	ssqd_peer_close_link(p); /* retry_ns stays: asked again then */
+	ssqd_peer_close_link(d, p); /* retry_ns stays: asked again then */
 	if (p->xlen < SSQ_PEER_REFUSAL_LEN ||
 	    proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, &a, why, sizeof(why)) !=
 	        -ECONNREFUSED)
@@ -569,7 +595,7 @@ static void close_asked(struct ssqd *d, struct ssqd_peer *p)
 	char why[200];
 
 	p->remote_busy = 0;
-	if (!p->closing_ns && busy(d, p)) {
+	if (p->link != SSQD_LINK_CLOSING && busy(d, p)) {
 		p->busy_told = -1; /* said again, though we said it before */
 		if (ssqd_link_tell_busy(d, p, 1, why, sizeof(why)))
 			ssqd_peer_lost(d, p, why);
@@ -585,108 +611,121 @@ int ssqd_peer_closing(struct ssqd *d, unsigned qi)
 {
 	const struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 
-	return p && p->closing_ns;
+	return p && p->link == SSQD_LINK_CLOSING;
 }
 
-void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+/* EXCHANGING: the peer's addresses as they come; whole, its queues up. */
+static void exchange_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
 	char why[256], who[64];
+	int s = p->fd, first = !p->ever, rc;
+
+	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+		return;
+	rc = exchange_read(d, p, remote, why, sizeof(why));
+	if (!rc)
+		return;
+	if (rc > 0)
+		rc = finish(d, p, s, remote, why, sizeof(why));
+	else if (p->ever)
+		ssqd_peer_fence_all(d, p);
+	if (rc) {
+		ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
+		close(s);
+		attempt_failed(p, why);
+		return;
+	}
+	fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
+	        ssqd_peer_str(p, who, sizeof(who)),
+	        first ? "linked to" : "reconnected to", p->addr, p->attempts,
+	        d->opt.peer_queues);
+}
+
+/*
+ * DIALING: the dial connected or failed. Connected, a side that dials
+ * sends its addresses (EXCHANGING); the other side, dialing only to ask
+ * for a link on demand, sends its want (WANT_SENT).
+ */
+static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	char why[256];
 	int s = p->fd, rc;
 
-	if (s < 0)
+	if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
 		return;
-	if (p->exchanging && p->noting) {
-		want_answer(d, p, revents);
-		return;
-	}
-	if (p->exchanging) {
-		struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-		int first = !p->ever;
-
-		if (!(revents & (POLLIN | POLLERR | POLLHUP)))
-			return;
-		rc = exchange_read(d, p, remote, why, sizeof(why));
-		if (!rc)
-			return;
-		p->fd = -1;
-		p->connecting = 0;
-		p->exchanging = 0;
-		if (rc > 0)
-			rc = finish(d, p, s, remote, why, sizeof(why));
-		else if (p->ever)
-			ssqd_peer_fence_all(d, p);
-		if (rc) {
-			close(s);
-			attempt_failed(p, why);
-			return;
-		}
-		fprintf(stderr, "ssqd: %s: %s %s (attempt %u), %u queue(s) ready\n",
-		        ssqd_peer_str(p, who, sizeof(who)),
-		        first ? "linked to" : "reconnected to", p->addr, p->attempts,
-		        d->opt.peer_queues);
-		return;
-	}
-	if (p->connecting) {
-		if (!(revents & (POLLOUT | POLLERR | POLLHUP)))
-			return;
-		p->fd = -1;
-		p->connecting = 0;
-		rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
-		if (!rc && p->noting) {
-			rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
-			                         sizeof(why));
-			if (rc) {
-				close(s);
-				p->noting = 0;
-				attempt_failed(p, why);
-				return;
-			}
+	/* Failed: nobody there; what is in flight ends as the transport decides. */
+	rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
+	if (!rc && !p->dials) {
+		rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
+		                         sizeof(why));
+		if (!rc) {
 			/*
 			 * Our want delivered: the peer closes, and dials back,
 			 * or refuses it first (no room there); read which.
 			 * Asked again after WANT_AGAIN_MS if it does not dial.
 			 */
-			p->fd = s;
-			p->connecting = 1;
-			p->exchanging = 1;
+			ssqd_peer_link_to(d, p, SSQD_LINK_WANT_SENT, s);
 			p->xlen = 0;
 			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
 			return;
 		}
-		if (rc) { /* nobody there: what is in flight ends as the transport decides
-			   */
-			close(s);
-			attempt_failed(p, why);
-			return;
-		}
+	} else if (!rc) {
 		/* Ours out now; theirs read as they come (exchange_read). */
 		prepare(d, p);
 		rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, why,
 		                    sizeof(why));
-		if (rc) {
-			close(s);
-			if (p->ever)
-				ssqd_peer_fence_all(d, p);
-			attempt_failed(p, why);
+		if (!rc) {
+			ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
+			p->xlen = 0;
+			p->retry_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
 			return;
 		}
-		p->fd = s;
-		p->connecting = 1;
-		p->exchanging = 1;
-		p->xlen = 0;
-		p->retry_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
-		return;
+		if (p->ever)
+			ssqd_peer_fence_all(d, p);
 	}
+	ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
+	close(s);
+	attempt_failed(p, why);
+}
+
+/* LINKED, CLOSING: what the link says (restarts, BUSY/IDLE, CLOSE), or its close. */
+static void link_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	char why[256];
+	int rc;
+
 	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
 		return;
 	rc = ssqd_link_input(d, p, why, sizeof(why));
 	if (rc > 0) {
 		close_asked(d, p);
-	} else if (rc && p->closing_ns) { /* it agreed: closed its end */
+	} else if (rc && p->link == SSQD_LINK_CLOSING) { /* it agreed: closed its end */
 		snprintf(why, sizeof(why), "%s", p->closing_why);
 		ssqd_peer_close_idle(d, p, why);
 	} else if (rc) {
 		ssqd_peer_lost(d, p, why);
+	}
+}
+
+void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	switch (p->link) {
+	case SSQD_LINK_IDLE:
+		return;
+	case SSQD_LINK_DIALING:
+		dial_events(d, p, revents);
+		return;
+	case SSQD_LINK_WANT_SENT:
+		want_answer(d, p, revents);
+		return;
+	case SSQD_LINK_EXCHANGING:
+		exchange_events(d, p, revents);
+		return;
+	case SSQD_LINK_LINKED:
+	case SSQD_LINK_CLOSING:
+		link_events(d, p, revents);
+		return;
 	}
 }
 
@@ -696,7 +735,8 @@ static unsigned active_peers(const struct ssqd *d, const struct ssqd_peer *excep
 	unsigned i, n = 0;
 
 	for (i = 0; i < d->npeers; i++)
-		if (&d->peers[i] != except && (d->peers[i].fd >= 0 || d->peers[i].wanted))
+		if (&d->peers[i] != except &&
+		    (d->peers[i].link != SSQD_LINK_IDLE || d->peers[i].wanted))
 			n++;
 	return n;
 }
@@ -709,7 +749,7 @@ void ssqd_peer_close_idle(struct ssqd *d, struct ssqd_peer *p, const char *reaso
 	/* Nothing of it is open here; the peer sees the close and stops too. */
 	for (k = 0; k < d->opt.peer_queues; k++)
 		ssqd_queue_fence(d, p->q0 + k);
-	ssqd_peer_close_link(p);
+	ssqd_peer_close_link(d, p);
 	p->wanted = 0;
 	ssqd_link_restart_abandon(d, p);
 	fprintf(stderr,
@@ -733,13 +773,13 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, int ask, char *why,
 	char reason[160];
 	unsigned i;
 
-	if (!d->opt.max_active_peers || p->fd >= 0 || p->wanted ||
+	if (!d->opt.max_active_peers || p->link != SSQD_LINK_IDLE || p->wanted ||
 	    active_peers(d, p) < d->opt.max_active_peers)
 		return 0;
 	for (i = 0; i < d->npeers; i++) {
 		struct ssqd_peer *o = &d->peers[i];
 
-		if (o == p || (o->fd < 0 && !o->wanted) || busy(d, o))
+		if (o == p || (o->link == SSQD_LINK_IDLE && !o->wanted) || busy(d, o))
 			continue;
 		if (!lru || o->used_ns < lru->used_ns)
 			lru = o;
@@ -755,13 +795,13 @@ int ssqd_peer_make_room(struct ssqd *d, struct ssqd_peer *p, int ask, char *why,
 	         "the least recently used of %u active peers, for %s "
 	         "(--max-active-peers)",
 	         d->opt.max_active_peers, p->name);
-	if (!ask || lru->fd < 0 || lru->connecting) {
+	if (!ask || !ssqd_link_up(lru)) {
 		ssqd_peer_close_idle(d, lru, reason);
 		return 0;
 	}
-	if (!lru->closing_ns)
+	if (lru->link != SSQD_LINK_CLOSING)
 		ask_close(d, lru, reason);
-	if (lru->fd < 0)
+	if (lru->link == SSQD_LINK_IDLE)
 		return 0; /* lost while asking: room now */
 	snprintf(why, whylen,
 	         "%s: waiting for %s, the least recently used of %u active peers, to "
@@ -811,12 +851,12 @@ int ssqd_peer_want(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 
 	if (!p)
 		return 0;
-	if (p->closing_ns) {
+	if (p->link == SSQD_LINK_CLOSING) {
 		snprintf(why, whylen, "%s: its link is closing (%s): linked again next",
 		         ssqd_peer_str(p, who, sizeof(who)), p->closing_why);
 		return -EINPROGRESS;
 	}
-	if (p->fd >= 0 && !p->connecting)
+	if (p->link == SSQD_LINK_LINKED)
 		return want_fenced(d, p, qi, why, whylen);
 	if (!d->opt.npeers)
 		return 0;
@@ -855,7 +895,7 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
 
 		if (strcmp(p->name, name) || !p->dials)
 			continue;
-		if (p->fd >= 0 && !p->connecting)
+		if (ssqd_link_up(p))
 			return 0; /* linked: its want crossed our dial */
 		if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
 			fprintf(stderr, "ssqd: peer %s wants a link: %s\n", name, why);
@@ -889,11 +929,11 @@ int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, c
 	p = &d->peers[i]; /* @i is the client's word: checked first */
 	memset(r, 0, sizeof(*r));
 	r->npeers = d->npeers;
-	if (p->fd >= 0 && !p->connecting)
+	if (ssqd_link_up(p))
 		r->state = SSQ_PEER_READY;
 	else if (p->wanted && p->last_why[0])
 		r->state = SSQ_PEER_FAILED;
-	else if (p->wanted || p->connecting)
+	else if (p->wanted || p->link != SSQD_LINK_IDLE)
 		r->state = SSQ_PEER_CONNECTING;
 	else
 		r->state = SSQ_PEER_IDLE;

@@ -47,7 +47,20 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
                       const struct proto_peer_addr *remote, char *why, size_t whylen);
 void ssqd_peer_fence_all(struct ssqd *d, struct ssqd_peer *p);
 /* @p's connection closed, whatever it was (a dial, a want, the link). */
-void ssqd_peer_close_link(struct ssqd_peer *p);
+void ssqd_peer_close_link(struct ssqd *d, struct ssqd_peer *p);
+/*
+ * ssqd_peer_link_to - the one place a link's state changes: @p's link
+ * from its state to @to, on connection @fd (-1 for SSQD_LINK_IDLE; the
+ * caller closes the old one, if any), logged when SSQD_TRACE_LINKS is set.
+ * ssqd_link_up - the peer's queues are up over the link (LINKED, or
+ * CLOSING, which is linked until the peer closes).
+ */
+void ssqd_peer_link_to(struct ssqd *d, struct ssqd_peer *p, enum ssqd_link_state to,
+                       int fd);
+static inline int ssqd_link_up(const struct ssqd_peer *p)
+{
+	return p->link == SSQD_LINK_LINKED || p->link == SSQD_LINK_CLOSING;
+}
 /* "peer NAME", or "the peer ssqd" in a one-peer mode, for the logs. */
 const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len);
 /* In a cluster: @remote (opt.peer_queues addresses) all came from @p. */

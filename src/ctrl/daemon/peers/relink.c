@@ -58,7 +58,7 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
 	char who[64];
 
 	ssqd_peer_str(p, who, sizeof(who));
-	if (p->fd >= 0 && !p->connecting && !ssq_ctl_in_error(d->queues[qi].ctl)) {
+	if (ssqd_link_up(p) && !ssq_ctl_in_error(d->queues[qi].ctl)) {
 		fprintf(stderr, "ssqd: %s: re-linked, q%u ready again\n", who, qi);
 		return 0;
 	}

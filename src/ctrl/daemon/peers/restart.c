@@ -39,7 +39,7 @@ int ssqd_peer_linked(struct ssqd *d, unsigned qi)
 {
 	const struct ssqd_peer *p = ssqd_queue_peer(d, qi);
 
-	return p && p->fd >= 0 && !p->connecting;
+	return p && ssqd_link_up(p);
 }
 
 static int send_restart(struct ssqd *d, struct ssqd_peer *p,
