@@ -34,21 +34,9 @@ void ssqd_teardown(struct ssqd *d);
  * flight. ssqd_idle_poll_ms - how long the serve loop may wait in poll
  * from @now: 10 ms while busy; while idle up to SSQD_IDLE_MS, less for a
  * deadline (hello, reconnect). It tells the device and the receive poller
- * whether they may sleep that long too. ssqd_idle_leave - busy from now
- * on, before anything that lets a client ring a doorbell (an attach's
- * answer): the device and the poller are woken and poll as usual.
+ * whether they may sleep that long too (ssqd_queues_idle).
  */
 int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now);
-void ssqd_idle_leave(struct ssqd *d);
-
-/*
- * ssqd_handle - answer one decoded request of client @c (exposed for the
- * protocol tests and the fuzzer), and @fd, the descriptor that came with
- * it or -1, which it takes: kept by a MEM_REG, closed otherwise. Returns 0,
- * or a negative errno when the reply could not be sent.
- */
-struct proto_msg;
-int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd);
 
 /*
  * ssqd --status: a running ssqd's queues and, in a cluster, its peers and

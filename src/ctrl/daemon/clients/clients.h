@@ -129,4 +129,16 @@ unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
 /* Give every buffer of @from to @to; returns how many. */
 unsigned ssqd_data_chown(struct ssqd_data_alloc *d, uint32_t from, uint32_t to);
 
+/*
+ * ssqd_handle - answer one decoded request of client @c (exposed for the
+ * protocol tests and the fuzzer), and @fd, the descriptor that came with
+ * it or -1, which it takes: kept by a MEM_REG, closed otherwise. Returns 0,
+ * or a negative errno when the reply could not be sent.
+ */
+struct proto_msg;
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd);
+
+/* A data buffer's own MR (all but --arena-rkey) deregistered; @ctx: the ssqd. */
+void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b);
+
 #endif /* SSQ_CTRL_DAEMON_CLIENTS_H */

@@ -226,4 +226,27 @@ void ssqd_send_arm_restore(struct ssqd *d, unsigned qi);
 /* Stop them (before the device closes: they arm and read its CQs' events). */
 void ssqd_send_arm_stop(struct ssqd *d);
 
+/*
+ * ssqd_queues_idle - @idle: the device's thread and (only loopback queues
+ * receive nothing unasked) the receive poller may sleep up to
+ * SSQD_IDLE_MS; 0: they poll as usual, woken now. ssqd_idle_leave - busy
+ * from now on, before anything that lets a client ring a doorbell (an
+ * attach's answer). queues/device_idle.c.
+ */
+void ssqd_queues_idle(struct ssqd *d, int idle);
+void ssqd_idle_leave(struct ssqd *d);
+
+/*
+ * A producer record's process is gone (or detached): mark it DEAD, so the
+ * router drops its completions, the record can be reclaimed and the next
+ * heal takes over what it left half-done.
+ */
+static inline void ssqd_queue_mark_dead(struct ssqd *d, unsigned qi, uint32_t id)
+{
+	struct ssqd_queue *q = &d->queues[qi];
+
+	(void)ssq_ctl_mark_dead(q->ctl, id); /* ids are ours: in range */
+	q->heal_pending = 1;
+}
+
 #endif /* SSQ_CTRL_DAEMON_QUEUES_H */
