@@ -27,8 +27,7 @@
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/msg.h"
 
-#define PEER_TIMEOUT_MS  30000
-#define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
+#define PEER_TIMEOUT_MS 30000
 
 void ssqd_options_default(struct ssqd_options *o)
 {
