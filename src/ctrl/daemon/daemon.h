@@ -13,8 +13,17 @@
 #include <stdio.h>
 #include "ctrl/daemon/ssqd.h"
 
-/* Defaults for every option. */
+/*
+ * ssqd's options (options.c): ssqd_options_default - defaults for every
+ * option; ssqd_options_parse - the command line into @o, the socket path
+ * defaulted into @sock (@socklen bytes), *@socket_opt the --socket given
+ * or NULL. Returns -1 to go on and serve, else the exit status for main to
+ * return: 0 after --help, --version, --list-devices or --status, 2 after a
+ * bad option (said why on stderr).
+ */
 void ssqd_options_default(struct ssqd_options *o);
+int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock,
+                       size_t socklen, const char **socket_opt);
 
 /*
  * ssqd_setup - arena, device, data MR, queues brought to RTS (loopback, or
