@@ -10,7 +10,7 @@
 #    proto < backend, client < daemon; inside src/ctrl/daemon a file includes
 #    its own folder's header, ssqd.h and headers of folders below its own:
 #    util/ < ssqd.h < queues/ < peers/ < watch/ < clients/ < the top
-#    (setup, serve, idle, status) < main.c (docs/architecture.md). In
+#    (setup, serve, idle, status, options) < main.c (docs/architecture.md). In
 #    bench/perftest a file includes its own header and those of files
 #    below it: opts, clock < perftest.h < checks, report, run, daemons
 #    < twohost < cluster < engine < main.c.

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's top floor, each a caller of the folders below: options'
- * defaults, bring-up and teardown (setup.c), the serve loop and the
- * requests it answers (serve.c), its sleep policy (idle.c), ssqd --status
- * (status_cmd.c). main.c drives them. Types are ssqd.h's.
+ * The daemon's top floor, each a caller of the folders below: the options
+ * (options.c), bring-up and teardown (setup.c), the serve loop (serve.c;
+ * the requests it reads are clients/request.c's), its sleep policy
+ * (idle.c), ssqd --status (status_cmd.c). main.c drives them. Types are
+ * ssqd.h's.
  */
 #ifndef SSQ_CTRL_DAEMON_H
 #define SSQ_CTRL_DAEMON_H
