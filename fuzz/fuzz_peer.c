@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "ctrl/daemon/peer_link.h"
+#include "ctrl/daemon/peers/peers.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

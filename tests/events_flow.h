@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include "helpers.h"
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/watch/watch.h"
 
 static char ev_sock[108];
 

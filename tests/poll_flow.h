@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "helpers.h"
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
 
 static char poll_sock[108];
 

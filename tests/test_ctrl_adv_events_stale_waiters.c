@@ -2,7 +2,7 @@
 /*
  * Adversary, completion events: ssq_wait counts its sleepers in the
  * queue's control block (ctl->waiters), and on the emulated device ssqd's
- * send-CQ event (ssqd_queue_send_event, queue_unit.c) wakes them from the device's
+ * send-CQ event (ssqd_queue_send_event, queues/queue.c) wakes them from the device's
  * own thread - the thread that runs every queue's WQEs - with a FUTEX_WAKE
  * whenever the count is nonzero. A process killed in ssq_wait (SIGKILL,
  * Ctrl-C) never takes its count back, and a client may write any count:

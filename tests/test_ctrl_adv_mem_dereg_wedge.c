@@ -2,7 +2,7 @@
 /*
  * Adversary: ssq_mem_dereg is refused while any WQEBB between a queue's
  * completed and reserved counters holds the registration's key as a
- * big-endian word (client_mr.c key_in_flight) - including words of
+ * big-endian word (clients/mr.c key_in_flight) - including words of
  * another client's inline data. Keys are small and predictable (slot << 8
  * | an 8-bit tag). Client B posts one SEND whose inline data is A's lkey
  * repeated; with ssqd --recv-depth 0 it waits for a receive WQE for ever

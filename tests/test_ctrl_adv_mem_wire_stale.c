@@ -5,7 +5,7 @@
  * file's descriptor NUMBER - in the responder's state (wire_resp.c,
  * wq->wdst) for the middle and last packets. ssq_mem_dereg on the
  * responder's host checks only that host's own send queues
- * (client_mr.c key_in_flight): a WRITE that a peer is in the middle of is
+ * (clients/mr.c key_in_flight): a WRITE that a peer is in the middle of is
  * not seen, the registration goes, ssqd closes the client's
  * /proc/PID/mem, and the next descriptor ssqd receives gets that number.
  *

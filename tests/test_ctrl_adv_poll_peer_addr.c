@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Adversary, a cluster's peer addresses (ssqd --peer NAME=HOST:PORT and
- * --peers FILE, checked by ssqd_link_split and peer_opts.c). Each bad
+ * --peers FILE, checked by ssqd_link_split and peers/opts.c). Each bad
  * entry must be refused when ssqd starts, by a sentence naming the peer
  * and what is wrong, with nothing of it kept; before, the check split at
  * the last colon and asked strtol for the port, so that
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "ctrl/daemon/peer_link.h"
-#include "ctrl/daemon/peer_opts.h"
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* --peer @spec must be refused with @want (and the peer's name) in the reason. */
 static void refused(const char *spec, const char *name, const char *want)

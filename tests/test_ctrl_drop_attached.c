@@ -2,7 +2,7 @@
 /*
  * ssqd heals a client's producer records only once its process can no
  * longer write into the queue: a client dropped while its process still
- * runs with a queue attached is killed first (client_pidfd.h), and healed
+ * runs with a queue attached is killed first (util/util.h), and healed
  * after it exited. Two such clients:
  *  - one shuts its connection down (an application closing the wrong fd);
  *  - one stops reading its replies while asking on (dropped as a slow

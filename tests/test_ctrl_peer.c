@@ -17,7 +17,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <ssq/client.h>
-#include "ctrl/daemon/peer_link.h"
+#include "ctrl/daemon/peers/peers.h"
 #include "ssq_flow.h"
 
 static void expect_bad(const uint8_t *msg, size_t n, const char *needle, const char *what)

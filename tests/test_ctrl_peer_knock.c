@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Connections to ssqd's peer port that do not say who they are hold no one
- * up (peer_accept.c). ssqd read a knocking peer's addresses inside its
+ * up (peers/accept.c). ssqd read a knocking peer's addresses inside its
  * loop, waiting up to 5 s: every TCP connection to the port that sent
  * nothing stopped every client of the daemon for 5 s, again and again.
  * Here, against ssqd --listen:

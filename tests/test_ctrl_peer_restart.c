@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A queue reset between two hosts restarts both QPs (peer_restart.c). ssqd
+ * A queue reset between two hosts restarts both QPs (peers/restart.c). ssqd
  * resets a queue in place when its control block is scribbled (the guard)
  * or a stalled hold is taken back; on a queue linked to another host's
  * ssqd, restarting only the local QP at its first PSNs left the peer's QP

@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "ssq_flow.h"
-#include "ctrl/daemon/peer_link.h"
+#include "ctrl/daemon/peers/peers.h"
 
 #define M 256u
 

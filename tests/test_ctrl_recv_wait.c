@@ -22,7 +22,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 #include "ctrl/client/client_pvt.h"
-#include "ctrl/daemon/sleeper_beat.h"
+#include "ctrl/daemon/util/util.h"
 
 #define LEN 64u
 

@@ -27,7 +27,9 @@ static const uint64_t op_sets[] = {
 /* Every combination against the formula above. */
 static void grid(void)
 {
-	static const uint32_t wrs[] = { 0, 1, 3, 64, 100, 512, 1024, 4096, 16384, 3000000 };
+	static const uint32_t wrs[] = {
+		0, 1, 3, 64, 100, 512, 1024, 4096, 16384, 3000000
+	};
 	static const uint32_t sges[] = { 0, 1, 4, 16, 30, 61, 62, 63 };
 	static const uint32_t inls[] = { 0, 1, 12, 28, 64, 124, 256, 900, 1020, 2000 };
 	unsigned o, w, g, i, n = 0;

@@ -23,7 +23,7 @@
 #include <infiniband/mlx5dv.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "daemons.h"
 
 /*
  * The first RDMA device libmlx5 drives, into @out; 0 if none. By

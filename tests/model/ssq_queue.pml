@@ -838,7 +838,7 @@ died:
 }
 /* ---------------------------------------------------------- stall watch */
 /*
- * ssqd's stall watch (src/ctrl/daemon/stall_watch.c): a producer whose
+ * ssqd's stall watch (src/ctrl/daemon/watch/stall.c): a producer whose
  * hold has not moved for --stall-ms is killed (SIGKILL). In the model it
  * may kill a stopped producer at any time after it stopped, which covers
  * every deadline; what it must never do is heal a live one: the kill only

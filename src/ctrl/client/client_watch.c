@@ -12,7 +12,7 @@
  *
  * Only this process's mappings and handles change, never the shared queue:
  * a hang-up also comes when the process shut its own connection, and a live
- * ssqd answers that by killing it (client_pidfd.h), not by letting one
+ * ssqd answers that by killing it (util/util.h), not by letting one
  * client declare the queue dead for all. Every other client of a dead ssqd
  * sees its own hang-up.
  */

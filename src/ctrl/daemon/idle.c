@@ -7,12 +7,15 @@
  * sleep up to SSQD_IDLE_MS instead of every 10 ms, so that several ssqd
  * fit on a small machine; each is woken at once by what ends the idle:
  * the serve loop's poll by a connection, a request or the peer link, the
- * device and the poller by ssqd_idle_leave before an attach is answered.
+ * device and the poller by ssqd_idle_leave (queues/device_idle.c) before
+ * an attach is answered.
  * Deadlines an idle ssqd still has (a connection's hello, a dial or want
  * to a peer, a linked peer's --idle-ms, accept paused) shorten its sleep
  * to the earliest of them.
  */
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
 
 #define PROGRESS_MS 10 /* how often a busy ssqd routes completions nobody polls */
 
@@ -54,39 +57,12 @@ static void earliest(uint64_t *first, uint64_t at)
 		*first = at;
 }
 
-/* Only the queue's own QP receives: what the wire brings, any time. */
-static int all_loopback(const struct ssqd *d)
-{
-	unsigned i;
-
-	for (i = 0; i < d->opt.nqueues; i++)
-		if (!d->queues[i].loopback)
-			return 0;
-	return 1;
-}
-
-static void set_idle(struct ssqd *d, int idle)
-{
-	if (idle == d->idle)
-		return;
-	d->idle = idle;
-	if (d->backend && d->ops->idle)
-		d->ops->idle(d->backend, idle ? SSQD_IDLE_MS : 0);
-	/* A wire brings messages to the receive CQs whatever ssqd's clients do. */
-	ssqd_recv_idle(d, idle && all_loopback(d) ? SSQD_IDLE_MS : 0);
-}
-
-void ssqd_idle_leave(struct ssqd *d)
-{
-	set_idle(d, 0);
-}
-
 int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 {
 	uint64_t first = UINT64_MAX;
 	unsigned i;
 
-	set_idle(d, quiet(d));
+	ssqd_queues_idle(d, quiet(d));
 	if (!d->idle)
 		return PROGRESS_MS;
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
@@ -104,10 +80,10 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 		const struct ssqd_peer *p = &d->peers[i];
 
 		/* The next dial or want, or the end of the one under way. */
-		if (p->addr && p->wanted && (p->fd < 0 || p->connecting))
+		if (p->addr && p->wanted && !ssqd_link_up(p))
 			earliest(&first, p->retry_ns ? p->retry_ns : now);
 		/* A linked peer's --idle-ms. */
-		if (d->opt.idle_ms && p->fd >= 0 && !p->connecting)
+		if (d->opt.idle_ms && ssqd_link_up(p))
 			earliest(&first, p->used_ns + d->opt.idle_ms * 1000000ull);
 	}
 	/* Each at most PROGRESS_MS late, as when busy. */

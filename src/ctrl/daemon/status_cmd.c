@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* ssqd --status (status_cmd.h): LIST and PEER requests, as any client makes them. */
+/* ssqd --status (daemon.h): LIST and PEER requests, as any client makes them. */
 #include <stdio.h>
 #include <string.h>
 #include <ssq/client.h>
-#include "ctrl/daemon/status_cmd.h"
+#include "ctrl/daemon/daemon.h"
 #include "shm/layout.h"
 
 static const char *state_str(enum ssq_peer_state s)

@@ -2,7 +2,7 @@
 /*
  * The peer message of the rc_pingpong-style exchange between two ssqd: its
  * fixed binary layout, encoded and checked here; the TCP side is
- * src/ctrl/daemon/peer_link.c.
+ * src/ctrl/daemon/peers/link.c.
  */
 
 #include <endian.h>

@@ -122,7 +122,7 @@ void *shm_arena_map(int fd, off_t offset, size_t len, char *why, size_t whylen)
 	}
 	/*
 	 * Only the process that connected maps the queues: ssqd heals a
-	 * client's records once that process has exited (client_pidfd.h), and
+	 * client's records once that process has exited (util/util.h), and
 	 * a forked child that kept the mapping could still write into the ring.
 	 */
 	if (madvise(p, len, MADV_DONTFORK)) {

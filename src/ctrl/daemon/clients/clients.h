@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * clients/: what ssqd keeps for its clients - RECOVER answered from the
+ * loop (recover.c), their registered memory (mr.c) and its charge against
+ * RLIMIT_MEMLOCK (pin.c), buffers of the data arena (data_alloc.c), and
+ * replies that never block ssqd (out.c).
+ */
+#ifndef SSQ_CTRL_DAEMON_CLIENTS_H
+#define SSQ_CTRL_DAEMON_CLIENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ctrl/daemon/ssqd.h"
+
+/*
+ * A client's RECOVER of a loopback queue, answered from the serve loop so
+ * that no other client waits meanwhile (clients/recover.c):
+ * ssqd_recover_start - begin (or join) the recovery of queue @qi for client
+ *   @c's request @seq; 0 (the answer comes later) or a negative errno with
+ *   @why to answer now;
+ * ssqd_recover_step - once per serve loop: move every recovery along and
+ *   answer its clients when it is done or out of time. Returns how many
+ *   recoveries are still under way (the loop then polls more often).
+ */
+int ssqd_recover_start(struct ssqd *d, struct ssqd_client *c, unsigned qi, uint32_t seq,
+                       char *why, size_t whylen);
+int ssqd_recover_step(struct ssqd *d);
+/*
+ * ssqd_recover_for_open - a client opens loopback queue @qi, which is in
+ * error with no client holding it to RECOVER (the last one left after an
+ * error it caused, say): recovered now, as a RECOVER would. 0 (READY
+ * again), -EINPROGRESS (what was in flight still drains: the open asks
+ * again), -EAGAIN (clients hold it: theirs to recover) or -EIO, with @why.
+ */
+int ssqd_recover_for_open(struct ssqd *d, unsigned qi, char *why, size_t whylen);
+
+/*
+ * ssqd_pin_charge (pin.c) - may client @c have ssqd register @len bytes at
+ * @addr of kind @kind (@fd) against its RLIMIT_MEMLOCK? 0 and the bytes to
+ * charge to the registration in *@charge, or -ENOMEM (over the limit) /
+ * -EPERM (the limit cannot be read), saying why in @why.
+ */
+int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind, int fd,
+                    uint64_t addr, uint64_t len, uint64_t *charge, char *why,
+                    size_t whylen);
+
+/*
+ * ssqd_mr_reg - register what @r describes for client @c, through the
+ * memory file or shareable memory @fd, which this call takes (kept by the
+ * registration, or closed). Returns 0 with *@out, or -errno and @why:
+ * -EDQUOT (@c holds SSQD_MRS_PER_CLIENT), -ENOMEM (the table is full), the
+ * backend's refusals (backend.h, reg_client).
+ */
+int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
+                const struct proto_msg_mem_reg *r, int fd,
+                struct proto_msg_mem_reg_reply *out, char *why, size_t whylen);
+
+/*
+ * ssqd_mr_dereg - client @c gives back registration @id. Returns 0, -ENOENT
+ * (not @c's), -EBUSY (a WQE not yet completed on some queue carries one of
+ * its keys: it may still be read or written through them).
+ */
+int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,
+                  size_t whylen);
+
+/* Size d->mr_cap and d->mr_uid_cap from RLIMIT_NOFILE (raised to its hard limit). */
+void ssqd_mr_limits(struct ssqd *d);
+
+/*
+ * ssqd_key_in_flight - might a WQE client @c posted, not yet completed on
+ * some queue, use @lkey or @rkey? (Conservative: any matching word of its
+ * WQEs counts.) For ssq_mem_dereg and, unless ssqd runs --arena-rkey, ssq_buf_free.
+ */
+int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
+                       uint32_t rkey);
+
+/* Deregister every registration of client @owner; returns how many. */
+unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
+
+/* Deregister all (ssqd's end, before the device closes). */
+void ssqd_mr_drop_all(struct ssqd *d);
+
+/*
+ * ssqd_out_send - send or queue one reply on the non-blocking socket @fd.
+ * Returns 0 (sent or queued), -ENOBUFS (SSQD_OUT_MAX already queued: the
+ * client does not read; drop it), -ENOMEM, or the socket's error (-EPIPE:
+ * the client is gone).
+ */
+int ssqd_out_send(struct ssqd_out *o, int fd, uint16_t type, uint32_t seq,
+                  const void *payload, uint32_t len, const int *fds, int nfds);
+
+/* ssqd_out_send of an SSQ_MSG_ERROR with @err and printf-style text. */
+int ssqd_out_error(struct ssqd_out *o, int fd, uint32_t seq, int err, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+
+/* Send what waits, in order, until the socket is full. 0 or the socket's error. */
+int ssqd_out_flush(struct ssqd_out *o, int fd);
+
+/* Forget what waits and free the queue. */
+void ssqd_out_free(struct ssqd_out *o);
+
+void ssqd_data_init(struct ssqd_data_alloc *d, uint64_t start, uint64_t len);
+
+/*
+ * Carve @len bytes aligned to @align for @owner. Returns 0 and *@off, or
+ * -ENOMEM (no gap fits, or the table is full).
+ */
+int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
+                    uint32_t owner, uint64_t *off);
+
+/* The buffer at @off, or NULL. */
+struct ssqd_data_buf *ssqd_data_find(struct ssqd_data_alloc *d, uint64_t off);
+
+/*
+ * Free the buffer at @off if @owner has it (*@gone: what it was, if @gone).
+ * 0 or -ENOENT.
+ */
+int ssqd_data_free(struct ssqd_data_alloc *d, uint64_t off, uint32_t owner,
+                   struct ssqd_data_buf *gone);
+
+/*
+ * Free every buffer of @owner, @release(@ctx, buffer) on each first (NULL:
+ * nothing to do); returns how many.
+ */
+unsigned ssqd_data_free_owner(struct ssqd_data_alloc *d, uint32_t owner,
+                              void (*release)(void *ctx, struct ssqd_data_buf *b),
+                              void *ctx);
+
+/* Give every buffer of @from to @to; returns how many. */
+unsigned ssqd_data_chown(struct ssqd_data_alloc *d, uint32_t from, uint32_t to);
+
+/*
+ * ssqd_handle - answer one decoded request of client @c (exposed for the
+ * protocol tests and the fuzzer), and @fd, the descriptor that came with
+ * it or -1, which it takes: kept by a MEM_REG, closed otherwise. Returns 0,
+ * or a negative errno when the reply could not be sent.
+ */
+struct proto_msg;
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd);
+
+/* A data buffer's own MR (all but --arena-rkey) deregistered; @ctx: the ssqd. */
+void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b);
+
+#endif /* SSQ_CTRL_DAEMON_CLIENTS_H */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clients' own memory registrations. ssqd registers (the backend decides
+ * how the device reaches the memory) and keeps the table, because the
+ * client is not trusted with the table: a registration goes when none of
+ * its owner's WQEs in flight carries its keys, and a dead client's at its
+ * death (the device resolves keys at each access: what comes later fails).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <ssq/queue.h>
+#include "ctrl/daemon/clients/clients.h"
+
+static unsigned owned_by(const struct ssqd *d, uint32_t owner)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		n += d->mrs[i].owner == owner;
+	return n;
+}
+
+static unsigned held(const struct ssqd *d, int by_uid, uint32_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		n += d->mrs[i].owner && (!by_uid || d->mrs[i].uid == uid);
+	return n;
+}
+
+void ssqd_mr_limits(struct ssqd *d)
+{
+	struct rlimit rl;
+	rlim_t room = 0;
+
+	/* The soft limit up to the hard one (systemd's soft default is 1024). */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		room = rl.rlim_cur > SSQD_FD_RESERVE ? rl.rlim_cur - SSQD_FD_RESERVE : 0;
+	}
+	d->mr_cap = room < SSQD_MAX_MRS ? (unsigned)room : SSQD_MAX_MRS;
+	d->mr_uid_cap =
+	    d->mr_cap / 4 > SSQD_MRS_PER_CLIENT ? d->mr_cap / 4 : SSQD_MRS_PER_CLIENT;
+}
+
+int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
+                const struct proto_msg_mem_reg *r, int fd,
+                struct proto_msg_mem_reg_reply *out, char *why, size_t whylen)
+{
+	struct ssqd_mr *m = NULL;
+	uint64_t iova, pinned = 0;
+	unsigned i;
+	int rc;
+
+	if (owned_by(d, c->id) >= SSQD_MRS_PER_CLIENT) {
+		snprintf(why, whylen,
+		         "this client holds %u registrations, the most one may",
+		         SSQD_MRS_PER_CLIENT);
+		rc = -EDQUOT;
+		goto fail;
+	}
+	if (held(d, 1, (uint32_t)c->uid) >= d->mr_uid_cap) {
+		snprintf(why, whylen,
+		         "uid %u holds %u registrations, the most one uid may",
+		         (unsigned)c->uid, d->mr_uid_cap);
+		rc = -EDQUOT;
+		goto fail;
+	}
+	if (held(d, 0, 0) >= d->mr_cap) {
+		snprintf(why, whylen,
+		         "ssqd holds %u registrations, the most its descriptor limit "
+		         "(RLIMIT_NOFILE) leaves room for",
+		         d->mr_cap);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (r->kind == SSQ_MEM_VERBS && d->mrs[i].owner &&
+		    d->mrs[i].handle == r->addr) {
+			snprintf(why, whylen, "MR handle %llu is registered already",
+			         (unsigned long long)r->addr);
+			rc = -EEXIST;
+			goto fail;
+		}
+	for (i = 0; i < SSQD_MAX_MRS && !m; i++)
+		if (!d->mrs[i].owner)
+			m = &d->mrs[i];
+	if (!m) {
+		snprintf(why, whylen, "ssqd holds %u registrations, the most it may",
+		         SSQD_MAX_MRS);
+		rc = -ENOMEM;
+		goto fail;
+	}
+	/* A file ssqd pins for the client counts against the client's limit. */
+	rc = ssqd_pin_charge(d, c, (int)r->kind, fd, r->addr, r->len, &pinned, why,
+	                     whylen);
+	if (rc)
+		goto fail;
+	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
+	                        r->iova, (int)r->access, &m->impl, &m->lkey, &m->rkey,
+	                        &iova, why, whylen);
+	if (rc)
+		goto fail;
+	m->owner = c->id;
+	m->uid = (uint32_t)c->uid;
+	m->len = r->len;
+	m->pinned = pinned;
+	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
+	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
+	memset(out, 0, sizeof(*out));
+	out->id = m->id;
+	out->lkey = m->lkey;
+	out->rkey = m->rkey;
+	out->iova = iova;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/*
+ * Might a WQE client @c posted, still in flight on some queue, use @key?
+ * Only its own WQEs count (the slot of a WQE's first WQEBB names its
+ * producer record): another client cannot keep @c's memory registered by
+ * posting its key. Each of them, between a queue's completed and reserved
+ * counters (at most the ring: they are client-writable), is searched for
+ * the key as any big-endian word: a data segment's lkey, a remote address
+ * segment's rkey, or - harmlessly - a word of inline data that matches,
+ * which only delays the answer until that WQE completes. Not a safety
+ * rule: a WQE that reaches a registration after it went fails with a
+ * protection error (the device resolves keys at each access).
+ */
+int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
+                       uint32_t rkey)
+{
+	__be32 l = htobe32(lkey), r = htobe32(rkey);
+	unsigned qi, w, i;
+
+	for (qi = 0; qi < d->own.nqueues; qi++) {
+		const struct ssqd_queue *q = &d->queues[qi];
+		uint32_t ring = q->prod.sq.wqe_cnt;
+		uint64_t pos, end, from;
+
+		if (!q->ctl || !c->recs[qi])
+			continue;
+		end = ssq_ctl_reserved(q->ctl);
+		from = ssq_ctl_completed(q->ctl);
+		if (end - from > ring)
+			from = end - ring;
+		for (pos = from; pos != end;) {
+			const struct ssq_ctl_slot *s = ssq__slot(&q->prod, pos);
+			uint32_t owner = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+			uint64_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
+
+			if (!len || len > end - pos)
+				len = 1;
+			if (owner < SSQ_MAX_PRODUCERS && (c->recs[qi] & (1ull << owner)))
+				for (i = 0; i < len; i++) {
+					const __be32 *wqebb =
+					    (const __be32 *)ssq_sq_wqebb(
+					        &q->prod.sq, (uint32_t)(pos + i));
+
+					for (w = 0; w < MLX5_SEND_WQE_BB / 4; w++)
+						if (wqebb[w] == l || wqebb[w] == r)
+							return 1;
+				}
+			pos += len;
+		}
+	}
+	return 0;
+}
+
+static void drop(struct ssqd *d, struct ssqd_mr *m)
+{
+	d->ops->dereg_client(d->backend, m->impl);
+	m->owner = 0;
+	m->pinned = 0;
+	m->impl = NULL;
+}
+
+int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,
+                  size_t whylen)
+{
+	uint32_t slot = (id & 0xffff) - 1;
+	struct ssqd_mr *m = slot < SSQD_MAX_MRS ? &d->mrs[slot] : NULL;
+
+	if (!m || m->id != id || m->owner != c->id) {
+		snprintf(why, whylen, "no registration %u of this client", id);
+		return -ENOENT;
+	}
+	if (ssqd_key_in_flight(d, c, m->lkey, m->rkey)) {
+		snprintf(why, whylen,
+		         "registration %u: a WQE carrying its key 0x%x has not completed "
+		         "yet (poll, then try again)",
+		         id, m->lkey);
+		return -EBUSY;
+	}
+	drop(d, m);
+	return 0;
+}
+
+unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (owner && d->mrs[i].owner == owner) {
+			drop(d, &d->mrs[i]);
+			n++;
+		}
+	return n;
+}
+
+void ssqd_mr_drop_all(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (d->mrs[i].owner)
+			drop(d, &d->mrs[i]);
+}

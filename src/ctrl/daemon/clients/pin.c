@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a client's registrations pin, charged to the client's own
+ * RLIMIT_MEMLOCK, as the kernel charges a process that pins its memory
+ * for the NIC: ib_umem_get (drivers/infiniband/core/umem.c) adds the
+ * range's pages to the registering mm's pinned_vm and refuses with ENOMEM
+ * past rlimit(RLIMIT_MEMLOCK) unless the process has CAP_IPC_LOCK.
+ *  - A client's private memory is registered by the client itself on a
+ *    ConnectX (SSQ_MEM_VERBS: the kernel charges it directly), and through
+ *    its memory file on the emulated device (SSQ_MEM_PROCESS), which must
+ *    refuse what a ConnectX refuses: charged here.
+ *  - A memfd, tmpfs or hugetlbfs file (SSQ_MEM_FILE) is pinned by ssqd on
+ *    a ConnectX (ibv_reg_mr_iova2 of its own mapping: backend_mlx5.c), so
+ *    the kernel would charge ssqd, which has CAP_IPC_LOCK and is never
+ *    refused: any client could pin the host's memory through it. Charged
+ *    to the client instead, on either device.
+ *  - A dma-buf is not a regular file and is not charged: its exporter
+ *    holds its pages (ib_umem_dmabuf_get does no pinned_vm accounting).
+ * Only what ssqd registered for the client counts, not what else the
+ * client pinned itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include "ctrl/daemon/clients/clients.h"
+
+#define CAP_IPC_LOCK_BIT 14 /* linux/capability.h: CAP_IPC_LOCK */
+
+/* Has process @pid CAP_IPC_LOCK in its effective set? 0 when unsure. */
+static int has_ipc_lock(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long eff = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	if (f)
+		fclose(f);
+	return found && (eff >> CAP_IPC_LOCK_BIT & 1);
+}
+
+/* Bytes client @c has charged so far. */
+static uint64_t charged(const struct ssqd *d, uint32_t owner)
+{
+	uint64_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_MRS; i++)
+		if (d->mrs[i].owner == owner)
+			sum += d->mrs[i].pinned;
+	return sum;
+}
+
+int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind, int fd,
+                    uint64_t addr, uint64_t len, uint64_t *charge, char *why,
+                    size_t whylen)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), held, first, end;
+	struct rlimit rl;
+	struct stat st;
+
+	*charge = 0;
+	if (kind == SSQ_MEM_VERBS)
+		return 0; /* the client pinned it: the kernel charged it */
+	if (kind == SSQ_MEM_FILE && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
+		return 0; /* a dma-buf (or not a file: the backend refuses it) */
+	if (len == 0 || addr + len < addr)
+		return 0; /* the backend refuses it, saying why */
+	first = addr & ~(page - 1);
+	end = (addr + len + page - 1) & ~(page - 1);
+	if (prlimit(c->pid, RLIMIT_MEMLOCK, NULL, &rl)) {
+		snprintf(why, whylen, "reading the client's RLIMIT_MEMLOCK: %s",
+		         strerror(errno));
+		return -EPERM;
+	}
+	*charge = end - first;
+	if (rl.rlim_cur == RLIM_INFINITY || has_ipc_lock(c->pid))
+		return 0;
+	held = charged(d, c->id);
+	if (held + *charge > rl.rlim_cur) {
+		snprintf(why, whylen,
+		         "pinning %llu more bytes would take this client to %llu, past "
+		         "its RLIMIT_MEMLOCK of %llu (ulimit -l; CAP_IPC_LOCK lifts it)",
+		         (unsigned long long)*charge,
+		         (unsigned long long)(held + *charge),
+		         (unsigned long long)rl.rlim_cur);
+		*charge = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}

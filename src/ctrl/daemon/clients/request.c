@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client's requests, one handler per message type (the table at the
+ * end, which handle_request indexes; DPDK's rte_mp_action_register and
+ * redis's command table are the same shape), each checking what the
+ * client asked against ssqd's own records and answering it through the
+ * client's reply queue (out.c). MEM_REG alone carries a descriptor:
+ * ssqd_handle takes it there, and closes it for every other request.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "ctrl/daemon/clients/clients.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/proto/msg.h"
+
+/* Data arena buffers @uid's live clients hold. */
+static unsigned uid_bufs(const struct ssqd *d, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+			n += d->clients[i].nbufs;
+	return n;
+}
+
+/* Data arena bytes @uid's live clients hold. */
+static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
+{
+	uint64_t b = 0;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+			b += d->clients[i].bytes;
+	return b;
+}
+
+/* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
+static int queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	int ruled = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueue_rules; i++) {
+		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
+
+		if (r->queue != q)
+			continue;
+		ruled = 1;
+		if (r->id == (r->is_gid ? (uint32_t)c->gid : (uint32_t)c->uid))
+			return 1;
+	}
+	return !ruled;
+}
+
+static int find_queue(const struct ssqd *d, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < d->own.nqueues; i++)
+		if (!strncmp(d->own.queues[i].name, name, SSQ_NAME_MAX))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Would @len more bytes take client @c or its uid past a quota? -EDQUOT
+ * with the limit named in @why, or 0. A request larger than the whole data
+ * arena is left to the allocator's -ENOMEM: no quota could ever grant it.
+ */
+static int over_quota(const struct ssqd *d, const struct ssqd_client *c, uint64_t len,
+                      char *why, size_t whylen)
+{
+	const struct ssqd_options *o = &d->opt;
+
+	if (len > o->data_mib << 20)
+		return 0;
+	if (c->nbufs >= o->max_client_bufs) {
+		snprintf(why, whylen,
+		         "this client holds %u buffers (--max-client-bufs %u)", c->nbufs,
+		         o->max_client_bufs);
+		return -EDQUOT;
+	}
+	/* A quota of the whole arena is none: the allocator answers -ENOMEM. */
+	if (o->max_client_mib < o->data_mib &&
+	    len > (o->max_client_mib << 20) - c->bytes) {
+		snprintf(
+		    why, whylen,
+		    "%llu bytes more would take this client past its %llu MiB of the "
+		    "data arena (--max-client-mib; it holds %llu bytes)",
+		    (unsigned long long)len, (unsigned long long)o->max_client_mib,
+		    (unsigned long long)c->bytes);
+		return -EDQUOT;
+	}
+	if (o->max_uid_mib < o->data_mib &&
+	    len > (o->max_uid_mib << 20) - uid_bytes(d, c->uid)) {
+		snprintf(
+		    why, whylen,
+		    "%llu bytes more would take uid %u past its %llu MiB of the data "
+		    "arena (--max-uid-mib)",
+		    (unsigned long long)len, (unsigned)c->uid,
+		    (unsigned long long)o->max_uid_mib);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/* A buffer's own MR (all but --arena-rkey) goes with it. */
+void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b)
+{
+	struct ssqd *d = ctx;
+
+	if (b->mr)
+		d->ops->dereg_buf(d->backend, b->mr);
+	b->mr = NULL;
+}
+
+/* HELLO: the protocol's version, the device, and the arena to map. */
+static int on_hello(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_hello_reply r;
+
+	memset(&r, 0, sizeof(r));
+	r.version = SSQ_PROTO_VERSION;
+	r.max_queues = SSQ_MAX_QUEUES;
+	memcpy(r.device, d->own.device, sizeof(r.device));
+	/* What this client is about to map says what ssqd wrote. */
+	ssqd_hdr_restore(d);
+	r.arena_len = d->arena.len;
+	r.arena_offset = d->arena.fd_offset;
+	c->said_hello = 1; /* c->pid stays SO_PEERCRED's: the claimed one is unchecked */
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_HELLO | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), &d->arena.fd, 1);
+}
+
+/* LIST: every queue, its QPN and state as ssqd lists it. */
+static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_list_reply r;
+	unsigned i;
+
+	memset(&r, 0, sizeof(r));
+	r.nqueues = d->own.nqueues;
+	for (i = 0; i < r.nqueues; i++) {
+		memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
+		r.queues[i].qpn = d->queues[i].local.qpn;
+		r.queues[i].state = d->queues[i].listed;
+	}
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), NULL, 0);
+}
+
+/*
+ * ATTACH, its first half: the queue named, allowed to this client, and
+ * ready (a link wanted, or a queue in error recovered, first). Its index,
+ * or -1 once the client has been answered (*@rc: that answer's outcome).
+ */
+static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                        int *rc)
+{
+	uint32_t seq = m->hdr.seq;
+	char why[200];
+	int q;
+
+	*rc = 0;
+	q = find_queue(d, m->u.attach.name);
+	if (q < 0)
+		return *rc = ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+		                            "no queue named \"%s\"", m->u.attach.name),
+		       -1;
+	if (!queue_allows(d, q, c))
+		return *rc = ssqd_out_error(
+		           &c->out, c->fd, seq, -EACCES,
+		           "queue \"%s\" takes only the uids / gids its --queue-uid / "
+		           "--queue-gid name, not uid %u / gid %u",
+		           m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid),
+		       -1;
+	if ((d->queues[q].listed != SSQ_QUEUE_READY ||
+	     ssqd_peer_closing(d, (unsigned)q)) &&
+	    (*rc = ssqd_queue_peer(d, (unsigned)q)
+	               ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
+	               : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
+		return *rc = ssqd_out_error(&c->out, c->fd, seq, *rc, "queue \"%s\": %s",
+		                            m->u.attach.name, why),
+		       -1;
+	if (d->queues[q].listed != SSQ_QUEUE_READY)
+		return *rc = ssqd_out_error(&c->out, c->fd, seq, -EAGAIN,
+		                            "queue \"%s\" is not connected yet (waiting "
+		                            "for the peer ssqd)",
+		                            m->u.attach.name),
+		       -1;
+	return q;
+}
+
+/* ATTACH: a producer record of the queue, and the queue's UAR. */
+static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_attach_reply r;
+	struct ssqd_queue *sq;
+	int q, rc;
+
+	q = attach_queue(d, c, m, &rc);
+	if (q < 0)
+		return rc;
+	sq = &d->queues[q];
+	if (__builtin_popcountll(c->recs[q]) >= SSQD_OPENS_PER_CLIENT)
+		return ssqd_out_error(
+		    &c->out, c->fd, seq, -EUSERS,
+		    "queue \"%s\" is open %u times on this connection, the "
+		    "most one may (its other users need records too)",
+		    m->u.attach.name, SSQD_OPENS_PER_CLIENT);
+	rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
+	if (rc < 0)
+		return ssqd_out_error(&c->out, c->fd, seq, rc,
+		                      "queue \"%s\" has all %u producer records in use",
+		                      m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
+	c->recs[q] |= 1ull << rc;
+	memset(&r, 0, sizeof(r));
+	r.queue = (uint32_t)q;
+	r.producer = (uint32_t)rc;
+	r.uar_offset = sq->uar.offset;
+	r.uar_len = sq->uar.len;
+	r.uar_reg_off = sq->uar.reg_off;
+	r.qpn = sq->local.qpn;
+	c->attached |= 1ull << q;
+	/* Its doorbells may come as soon as it reads this answer. */
+	ssqd_idle_leave(d);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ATTACH | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), &sq->uar.fd, 1);
+}
+
+/*
+ * ALLOC's carving: @len bytes of the data arena for client @c at *@off,
+ * and (unless --arena-rkey) keys of the buffer's own in *@key. 0, or
+ * -errno with @why; nothing is kept on failure.
+ */
+static int carve(struct ssqd *d, struct ssqd_client *c, uint64_t len, uint64_t align,
+                 uint64_t *off, uint32_t *key, char *why, size_t whylen)
+{
+	struct ssqd_data_buf *b;
+	char err[200];
+	int rc = ssqd_data_alloc(&d->data, len, align, c->id, off);
+
+	/* The table of buffers, not the bytes: a full one is no full arena. */
+	if (rc && d->data.n >= SSQ_DATA_MAX_BUFS) {
+		snprintf(why, whylen,
+		         "the data arena holds %u buffers, the most ssqd keeps "
+		         "(of any size, all clients together)",
+		         SSQ_DATA_MAX_BUFS);
+		return rc;
+	}
+	if (rc) {
+		snprintf(why, whylen, "no room for %llu bytes in the %llu MiB data arena",
+		         (unsigned long long)len, (unsigned long long)d->opt.data_mib);
+		return rc;
+	}
+	if (d->opt.arena_rkey)
+		return 0;
+	b = ssqd_data_find(&d->data, *off);
+	rc = d->ops->reg_buf(d->backend, d->arena.base + *off, len,
+	                     d->own.data_iova + (*off - d->own.data_off), &b->mr, &b->key,
+	                     err, sizeof(err));
+	if (rc) {
+		ssqd_data_free(&d->data, *off, c->id, NULL);
+		snprintf(why, whylen, "a buffer's own keys: %s", err);
+		return rc;
+	}
+	*key = b->key;
+	return 0;
+}
+
+/* ALLOC: a buffer of the data arena, with keys of its own unless --arena-rkey. */
+static int on_alloc(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_alloc_reply r;
+	uint64_t len = m->u.alloc.len;
+	char why[240];
+	int rc;
+
+	rc = over_quota(d, c, len, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+	/*
+	 * Each buffer takes one of the device's MRs: one uid may not
+	 * take the arena's every buffer, and with them the MRs.
+	 */
+	if (!d->opt.arena_rkey && uid_bufs(d, c->uid) >= SSQD_UID_KEYED_BUFS)
+		return ssqd_out_error(
+		    &c->out, c->fd, seq, -EDQUOT,
+		    "uid %u holds %u buffers, the most one uid may while each "
+		    "has keys of its own (ssqd --arena-rkey: one key for the "
+		    "whole arena, and no such limit)",
+		    (unsigned)c->uid, SSQD_UID_KEYED_BUFS);
+	memset(&r, 0, sizeof(r));
+	rc = carve(d, c, len, m->u.alloc.align, &r.off, &r.key, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+	c->bytes += len;
+	c->nbufs++;
+	r.len = len;
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_ALLOC | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), NULL, 0);
+}
+
+/* FREE: a buffer of this client back to the arena, its keys with it. */
+static int on_free_buf(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct ssqd_data_buf gone, *b = ssqd_data_find(&d->data, m->u.free.off);
+	int rc;
+
+	/*
+	 * A buffer with keys of its own loses them when freed: its owner's
+	 * WQEs still using them would fail, and put the queue every client
+	 * shares in error. Refused until they complete (as ssq_mem_dereg).
+	 */
+	if (b && b->owner == c->id && b->mr && ssqd_key_in_flight(d, c, b->key, b->key))
+		return ssqd_out_error(&c->out, c->fd, seq, -EBUSY,
+		                      "buffer at offset %llu: a WQE of this client "
+		                      "carrying its key 0x%x has not completed yet "
+		                      "(poll, then free again)",
+		                      (unsigned long long)m->u.free.off, b->key);
+	rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &gone);
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, seq, rc,
+		                      "no buffer of this client at offset %llu",
+		                      (unsigned long long)m->u.free.off);
+	ssqd_release_buf(d, &gone);
+	c->bytes -= gone.len;
+	c->nbufs--;
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq, NULL, 0,
+	                     NULL, 0);
+}
+
+/*
+ * RECOVER: a queue in error back to READY, answered later, from the serve
+ * loop. The queue is in m->u.detach (msg.h: the two share a layout).
+ */
+static int on_recover(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	char why[200];
+	int rc;
+
+	if (!(c->attached & (1ull << m->u.detach.queue)))
+		return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+		                      "queue %u is not attached to this client",
+		                      m->u.detach.queue);
+	/* A link started over by a RECOVER is down: this one joins it. */
+	if (!ssqd_peer_relinking(d, m->u.detach.queue) &&
+	    ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
+		return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN, "queue q%u: %s",
+		                      m->u.detach.queue, why);
+	/*
+	 * Answered by ssqd_recover_step, from the serve loop. Two
+	 * hosts: both QPs start over; loopback: ssqd has both ends.
+	 */
+	rc = ssqd_recover_start(d, c, m->u.detach.queue, seq, why, sizeof(why));
+	return rc ? ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why) : 0;
+}
+
+/* PEER: one peer of a cluster and its link. */
+static int on_peer(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_peer_reply r;
+	char why[120];
+	int rc;
+
+	rc = ssqd_peer_info(d, m->u.peer.index, &r, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_PEER | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), NULL, 0);
+}
+
+/* VERBS: ssqd's verbs context, for a client that imports it. */
+static int on_verbs(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	struct proto_msg_verbs_reply r;
+	int cmd_fd;
+
+	if (!d->ops->verbs_handles)
+		return ssqd_out_error(&c->out, c->fd, seq, -EOPNOTSUPP,
+		                      "the %s device has no verbs context to import",
+		                      d->ops->kind);
+	memset(&r, 0, sizeof(r));
+	d->ops->verbs_handles(d->backend, &cmd_fd, &r.pd_handle);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_VERBS | SSQ_MSG_REPLY, seq, &r,
+	                     sizeof(r), &cmd_fd, 1);
+}
+
+/* MEM_DEREG: a registration given back. */
+static int on_mem_dereg(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+	char why[200];
+	int rc;
+
+	rc = ssqd_mr_dereg(d, c, m->u.mem_dereg.id, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, seq, rc, "%s", why);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_MEM_DEREG | SSQ_MSG_REPLY, seq, NULL,
+	                     0, NULL, 0);
+}
+
+/* DETACH: one producer record given back, healed as a death. */
+static int on_detach(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
+{
+	uint32_t seq = m->hdr.seq;
+
+	if (!(c->recs[m->u.detach.queue] & (1ull << m->u.detach.producer)))
+		return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
+		                      "queue %u has no producer %u of this client",
+		                      m->u.detach.queue, m->u.detach.producer);
+	c->recs[m->u.detach.queue] &= ~(1ull << m->u.detach.producer);
+	if (!c->recs[m->u.detach.queue])
+		c->attached &= ~(1ull << m->u.detach.queue);
+	ssqd_queue_mark_dead(d, m->u.detach.queue, m->u.detach.producer);
+	ssqd_queue_heal(d, m->u.detach.queue);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
+	                     NULL, 0);
+}
+
+/* MEM_REG: the client's memory, reached through @fd (taken). */
+static int mem_reg(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                   int fd)
+{
+	struct proto_msg_mem_reg_reply r;
+	char why[300];
+	int rc;
+
+	if (fd < 0 && m->u.mem_reg.kind != SSQ_MEM_VERBS)
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, -EBADF,
+		                      "a memory registration carries its file "
+		                      "descriptor (SCM_RIGHTS), and this one has none");
+	rc = ssqd_mr_reg(d, c, &m->u.mem_reg, fd, &r, why, sizeof(why));
+	if (rc)
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, rc,
+		                      "registering %llu bytes at 0x%llx: %s",
+		                      (unsigned long long)m->u.mem_reg.len,
+		                      (unsigned long long)m->u.mem_reg.addr, why);
+	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_MEM_REG | SSQ_MSG_REPLY, m->hdr.seq,
+	                     &r, sizeof(r), NULL, 0);
+}
+
+typedef int request_fn(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
+
+/* MEM_REG is ssqd_handle's: it takes the descriptor that came with it. */
+static request_fn *const handlers[SSQ_MSG_TYPE_MAX + 1] = {
+	[SSQ_MSG_HELLO] = on_hello,     [SSQ_MSG_LIST] = on_list,
+	[SSQ_MSG_ATTACH] = on_attach,   [SSQ_MSG_ALLOC] = on_alloc,
+	[SSQ_MSG_FREE] = on_free_buf,   [SSQ_MSG_DETACH] = on_detach,
+	[SSQ_MSG_RECOVER] = on_recover, [SSQ_MSG_MEM_DEREG] = on_mem_dereg,
+	[SSQ_MSG_VERBS] = on_verbs,     [SSQ_MSG_PEER] = on_peer,
+};
+
+static int handle_request(struct ssqd *d, struct ssqd_client *c,
+                          const struct proto_msg *m)
+{
+	unsigned t = m->hdr.type;
+
+	if (t != SSQ_MSG_HELLO && !c->said_hello)
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, -EPROTO,
+		                      "say hello first (type 0x%x)", m->hdr.type);
+	if (t > SSQ_MSG_TYPE_MAX || !handlers[t])
+		/* Replies and errors are not requests. */
+		return ssqd_out_error(&c->out, c->fd, m->hdr.seq, -EBADMSG,
+		                      "message type 0x%x is not a request", m->hdr.type);
+	return handlers[t](d, c, m);
+}
+
+int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m, int fd)
+{
+	if (m->hdr.type == SSQ_MSG_MEM_REG && c->said_hello && !c->refused)
+		return mem_reg(d, c, m, fd);
+	if (fd >= 0)
+		close(fd);
+	return handle_request(d, c, m);
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Links that come in (--listen): each accepted connection is a "knock",
+ * read without waiting as the serve loop polls it, until it has sent a
+ * whole first message: a cluster's want (a note: the knocking daemon
+ * wants a link and this one dials it), or its addresses for the exchange
+ * (then it is told apart by its name and its queues are brought up). A
+ * peer that connects and says nothing, or says it byte by byte, holds
+ * only its own slot until SSQD_PEER_EXCHANGE_MS (or until a newcomer to a full
+ * table takes it: evict); a refusal is sent and the
+ * connection drained for REFUSE_DRAIN_MS (so that the peer reads it before
+ * our close), the loop serving everyone meanwhile.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/peers/peers.h"
+
+#define REFUSE_DRAIN_MS 1000
+
+void ssqd_knocks_init(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		d->knocks[i].fd = -1;
+}
+
+static void knock_close(struct ssqd_knock *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	k->fd = -1;
+}
+
+/* Say no, with @why; the connection is drained, then closed, by the loop. */
+static void knock_refuse(struct ssqd_knock *k, const char *why)
+{
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+
+	proto_peer_encode_refusal(why, buf);
+	(void)!send(k->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(k->fd, SHUT_WR);
+	k->draining = 1;
+	k->deadline_ns = ssqd_now_ns() + REFUSE_DRAIN_MS * 1000000ull;
+}
+
+/* Whether @p's link still counts: connected, and none of its queues failed. */
+static int peer_healthy(struct ssqd *d, struct ssqd_peer *p)
+{
+	struct pollfd pfd = { p->fd, POLLIN, 0 };
+	unsigned k;
+
+	if (!ssqd_link_up(p))
+		return 0;
+	if (poll(&pfd, 1, 0) > 0)
+		ssqd_peer_events(d, p, pfd.revents);
+	if (p->fd < 0)
+		return 0;
+	for (k = 0; k < d->opt.peer_queues; k++) {
+		struct ssq_ctl *ctl = d->queues[p->q0 + k].ctl;
+
+		if (ctl && ssq_ctl_in_error(ctl)) {
+			ssqd_peer_lost(d, p,
+			               p->name[0]
+			                   ? "its queues failed and it connected again"
+			                   : "its queues failed and a new peer "
+			                     "connected");
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Which peer sent @remote: its name in a cluster; the one peer otherwise. */
+static struct ssqd_peer *which_peer(struct ssqd *d, const struct proto_peer_addr *remote,
+                                    char *why, size_t whylen)
+{
+	unsigned i;
+
+	if (!d->opt.npeers)
+		return &d->peers[0];
+	if (!strcmp(remote[0].name, d->opt.name)) {
+		snprintf(why, whylen,
+		         "a daemon named '%s' like this one connected (two daemons "
+		         "share a name)",
+		         remote[0].name);
+		return NULL;
+	}
+	for (i = 0; i < d->npeers; i++)
+		if (!strcmp(remote[0].name, d->peers[i].name))
+			return ssqd_peer_check_sender(d, &d->peers[i], remote, why,
+			                              whylen)
+			           ? NULL
+			           : &d->peers[i];
+	snprintf(why, whylen, "'%s' is not a peer of %s (the peers files differ)",
+	         remote[0].name, d->opt.name);
+	return NULL;
+}
+
+/* A knock's addresses are in: which peer, and bring its queues up. */
+static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
+                           const struct proto_peer_addr *remote)
+{
+	char why[256], who[64];
+	struct ssqd_peer *p = which_peer(d, remote, why, sizeof(why));
+	int rc, again, fl;
+
+	if (!p) {
+		fprintf(stderr, "ssqd: refused %s: %s\n", k->from, why);
+		knock_refuse(k, why);
+		return;
+	}
+	ssqd_peer_str(p, who, sizeof(who));
+	if (peer_healthy(d, p)) {
+		if (p->name[0])
+			fprintf(stderr,
+			        "ssqd: refused a second link from %s (%s): its link is "
+			        "healthy\n",
+			        k->from, who);
+		else
+			fprintf(stderr,
+			        "ssqd: refused a second peer %s: the connected peer is "
+			        "healthy (one peer at a time)\n",
+			        k->from);
+		knock_refuse(k, d->opt.npeers ? "this ssqd already has a healthy link to "
+		                                "that daemon"
+		                              : "this ssqd already has a healthy peer "
+		                                "(one peer at a time)");
+		return;
+	}
+	ssqd_peer_close_link(d, p); /* our own dial to it, still under way: theirs wins */
+	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
+		knock_refuse(k, why);
+		return;
+	}
+	p->wanted = 1;
+	p->used_ns = ssqd_now_ns();
+	again = p->ever;
+	/* The link itself is read without waiting, written with: blocking. */
+	fl = fcntl(k->fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK);
+	rc = ssqd_peer_rebring(d, p, k->fd, remote, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
+		        who, k->from, why);
+		knock_close(k);
+		return;
+	}
+	k->fd = -1; /* the peer's link now */
+	fprintf(stderr, "ssqd: %s%s %s connected, %u queue(s) ready%s\n",
+	        again ? "new " : "", who, k->from, d->opt.peer_queues,
+	        again ? " again" : "");
+}
+
+/* What the knock has sent so far, whole? Act on it. */
+static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
+{
+	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
+	unsigned n = d->opt.peer_queues;
+	char why[256];
+	int len, rc;
+
+	if (k->len < SSQ_PEER_HEAD_LEN)
+		return;
+	len = proto_peer_msg_len(k->buf, why, sizeof(why));
+	if (len < 0) {
+		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
+		        k->from, why, d->opt.listen_port);
+		/* Another version reads a refusal (its layout is version 1's): say why.
+		 */
+		if (len == -EPROTO)
+			knock_refuse(k, why);
+		else
+			knock_close(k);
+		return;
+	}
+	if ((unsigned)len == SSQ_PEER_WANT_LEN) {
+		if (k->len < SSQ_PEER_WANT_LEN)
+			return;
+		rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
+		                       sizeof(why));
+		if (rc != PROTO_PEER_WANT)
+			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
+		                             sizeof(why))) {
+			knock_refuse(k, why); /* its opens are told -EBUSY */
+			return;
+		}
+		knock_close(k);
+		return;
+	}
+	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
+		fprintf(stderr,
+		        "ssqd: peer %s refused: its first message is no address\n",
+		        k->from);
+		knock_close(k);
+		return;
+	}
+	if (k->len < n * SSQ_PEER_MSG_LEN)
+		return;
+	if (ssqd_link_decode_addrs(k->buf, n, remote, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
+		        k->from, why, d->opt.listen_port);
+		knock_close(k);
+		return;
+	}
+	knock_accepted(d, k, remote);
+}
+
+/* How many knocks came from @ip (@extra more: the newcomer's). */
+static unsigned from_ip(const struct ssqd *d, const struct in6_addr *ip, unsigned extra)
+{
+	unsigned i, n = extra;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
+		if (d->knocks[i].fd >= 0 && !memcmp(&d->knocks[i].ip, ip, sizeof(*ip)))
+			n++;
+	return n;
+}
+
+/*
+ * The table is full and @ip knocks: the slot to give it. Peers link one at
+ * a time and say who they are at once, so this many knocks at once are a
+ * stranger's. Closing the newcomer would let a stranger that reconnects as
+ * soon as a slot frees keep every peer out for good; the oldest knock of
+ * the source holding the most slots goes instead (the newcomer's own
+ * source counted), so the stranger crowds out only itself.
+ */
+static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip)
+{
+	struct ssqd_knock *victim = NULL;
+	unsigned i, most = 0;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		struct ssqd_knock *k = &d->knocks[i];
+		unsigned n = from_ip(d, &k->ip, !memcmp(&k->ip, ip, sizeof(*ip)));
+
+		if (n > most || (n == most && k->accepted_ns < victim->accepted_ns)) {
+			most = n;
+			victim = k;
+		}
+	}
+	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+	                 "ssqd: %u connections to the peer port are still to say who "
+	                 "they are: closed the oldest of the %u from %s\n",
+	                 SSQD_MAX_KNOCKS, most, victim->from);
+	knock_close(victim);
+	return victim;
+}
+
+void ssqd_accept_peer(struct ssqd *d)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = sizeof(sa);
+	char ip[INET6_ADDRSTRLEN];
+	struct ssqd_knock *k = NULL;
+	unsigned i;
+	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
+	                SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (s < 0)
+		return;
+	for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
+		if (d->knocks[i].fd < 0)
+			k = &d->knocks[i];
+	if (sa.sin6_family != AF_INET6)
+		memset(&sa.sin6_addr, 0, sizeof(sa.sin6_addr));
+	if (!k)
+		k = evict(d, &sa.sin6_addr);
+	memset(k, 0, sizeof(*k));
+	k->fd = s;
+	k->ip = sa.sin6_addr;
+	k->accepted_ns = ssqd_now_ns();
+	k->deadline_ns = k->accepted_ns + SSQD_PEER_EXCHANGE_MS * 1000000ull;
+	if (sa.sin6_family != AF_INET6 ||
+	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(k->from, sizeof(k->from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	/* A peer sends at once: often it is all here already. */
+	ssqd_knock_events(d, k, POLLIN);
+}
+
+void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
+{
+	uint8_t junk[256];
+	ssize_t r;
+
+	if (k->fd < 0 || !(revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	if (k->draining) {
+		while ((r = recv(k->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+			;
+		if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			knock_close(k);
+		return;
+	}
+	r = recv(k->fd, k->buf + k->len, sizeof(k->buf) - k->len, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		if (k->len)
+			fprintf(
+			    stderr,
+			    "ssqd: peer %s refused: it closed the connection after %u "
+			    "bytes\n",
+			    k->from, k->len);
+		knock_close(k);
+		return;
+	}
+	k->len += (unsigned)r;
+	knock_parse(d, k);
+}
+
+void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		struct ssqd_knock *k = &d->knocks[i];
+
+		if (k->fd < 0 || now < k->deadline_ns)
+			continue;
+		if (!k->draining)
+			ssqd_log_limited(
+			    &d->client_log, now,
+			    "ssqd: peer %s refused: it sent %u bytes in %u ms, "
+			    "not a whole first message\n",
+			    k->from, k->len, SSQD_PEER_EXCHANGE_MS);
+		knock_close(k);
+	}
+}

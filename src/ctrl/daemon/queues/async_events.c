@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device's asynchronous events, read once per serve loop without
+ * waiting: the errors no CQE reports. A QP that went to ERR on its own
+ * (QP_FATAL, QP_REQ_ERR, QP_ACCESS_ERR), a CQ that overran (CQ_ERR: the CQ
+ * stops, so nothing the QP does completes any more), a port that went
+ * down or a device that died would otherwise leave the queue listed READY
+ * while nothing it posts ever completes. Each such queue is fenced
+ * (ssqd_queue_fence: listed ERROR, reservations get -EIO, the QP to ERR),
+ * and the clients' RECOVER brings it back as after an error CQE.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "ctrl/daemon/queues/queues.h"
+
+/* Does queue @q own the CQ (CQ_ERR) or the QP (the rest) @ev names? */
+static int names_queue(const struct ssqd_queue *q, const struct ssqd_async_event *ev)
+{
+	if (ev->type == IBV_EVENT_CQ_ERR) /* CQ numbers start at 0 */
+		return ev->cqn == q->local.dv_cq.cqn || ev->cqn == q->local.dv_rcq.cqn ||
+		       (q->loopback &&
+		        (ev->cqn == q->peer.dv_cq.cqn || ev->cqn == q->peer.dv_rcq.cqn));
+	return ev->qpn == q->local.qpn || (q->loopback && ev->qpn == q->peer.qpn);
+}
+
+static void fence(struct ssqd *d, unsigned i, const struct ssqd_async_event *ev)
+{
+	if (!d->queues[i].ctl)
+		return;
+	fprintf(stderr, "ssqd: q%u: async event %s (QP 0x%x, CQ 0x%x, port %u): %s\n", i,
+	        ibv_event_type_str(ev->type), ev->qpn, ev->cqn, ev->port,
+	        d->queues[i].cq_dead
+	            ? "queue in ERROR for good: its CQ stopped (restart ssqd)"
+	            : "queue in ERROR until a client recovers it");
+	ssqd_queue_fence(d, i);
+}
+
+static void handle(struct ssqd *d, const struct ssqd_async_event *ev)
+{
+	unsigned i;
+
+	switch (ev->type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_CQ_ERR:
+		for (i = 0; i < d->opt.nqueues; i++) {
+			if (!names_queue(&d->queues[i], ev))
+				continue;
+			if (ev->type == IBV_EVENT_CQ_ERR)
+				d->queues[i].cq_dead = 1;
+			if (ev->type == IBV_EVENT_QP_FATAL)
+				d->queues[i].sq_frozen = 1;
+			fence(d, i, ev);
+		}
+		break;
+	case IBV_EVENT_PORT_ERR:
+		for (i = 0; i < d->opt.nqueues; i++)
+			if (d->queues[i].local.port == ev->port)
+				fence(d, i, ev);
+		break;
+	case IBV_EVENT_DEVICE_FATAL:
+		for (i = 0; i < d->opt.nqueues; i++)
+			fence(d, i, ev);
+		break;
+	default: /* PORT_ACTIVE, LID_CHANGE, COMM_EST, ...: nothing failed */
+		break;
+	}
+}
+
+int ssqd_async_poll(struct ssqd *d)
+{
+	struct ssqd_async_event ev;
+	int n = 0, rc;
+
+	if (!d->backend || !d->ops->async_event)
+		return 0;
+	while ((rc = d->ops->async_event(d->backend, &ev)) > 0) {
+		handle(d, &ev);
+		n++;
+	}
+	if (rc < 0 && !d->async_failed) {
+		fprintf(stderr, "ssqd: reading the device's async events: %s\n",
+		        strerror(-rc));
+		d->async_failed = 1;
+	}
+	return n;
+}

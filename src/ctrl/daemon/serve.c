@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssqd's serve loop: serve clients on the unix socket - accept and
+ * check credentials, answer requests, notice deaths and heal after them,
+ * return a dead client's buffers once its WQEs have completed - and be the
+ * progress engine of last resort while nobody polls.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/watch/watch.h"
+#include "ctrl/daemon/clients/clients.h"
+#include "ctrl/proto/msg.h"
+#include "emu/emu.h"
+
+/* Every buffer an MR, and every registration: the emulated device has room. */
+_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + 16 <= SSQ_EMU_MAX_MR,
+               "the emulated MR table must hold every keyed buffer and registration");
+
+/* Out of descriptors: how long new connections wait before accept is tried again. */
+#define ACCEPT_PAUSE_NS 100000000ull
+
+static int client_allowed(const struct ssqd *d, const struct ucred *cr)
+{
+	return cr->uid == 0 || cr->uid == getuid() ||
+	       (d->opt.allow_uid >= 0 && cr->uid == (uid_t)d->opt.allow_uid) ||
+	       (d->opt.allow_gid >= 0 && cr->gid == (gid_t)d->opt.allow_gid);
+}
+
+/* Live connections of @uid. */
+static unsigned uid_clients(const struct ssqd *d, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		n += d->clients[i].fd > 0 && d->clients[i].uid == uid;
+	return n;
+}
+
+static void accept_client(struct ssqd *d)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	/* Non-blocking: a client that stops reading must not stall ssqd
+	 * (clients/clients.h).
+	 */
+	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
+	int known = 0;
+
+	if (fd < 0) {
+		/*
+		 * Out of descriptors: the connection stays queued and the socket
+		 * readable; stop looking at it for a while instead of spinning.
+		 */
+		if (errno == EMFILE || errno == ENFILE) {
+			d->accept_pause_until_ns = ssqd_now_ns() + ACCEPT_PAUSE_NS;
+			ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+			                 "ssqd: out of file descriptors: new connections "
+			                 "wait\n");
+		}
+		return;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
+		known = 1;
+		/* One uid (refused ones too) cannot take every connection. */
+		if (uid_clients(d, cr.uid) >= d->opt.max_uid_clients) {
+			proto_msg_send_error(fd, 0, -EUSERS,
+			                     "uid %u already has %u connections to ssqd "
+			                     "(--max-uid-clients %u)",
+			                     (unsigned)cr.uid, d->opt.max_uid_clients,
+			                     d->opt.max_uid_clients);
+			close(fd);
+			return;
+		}
+	}
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		if (d->clients[i].fd <= 0) {
+			memset(&d->clients[i], 0, sizeof(d->clients[i]));
+			d->clients[i].fd = fd;
+			d->clients[i].pidfd = -1;
+			d->clients[i].id = ++d->next_client_id;
+			d->clients[i].hello_by_ns =
+			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
+			/*
+			 * A refused peer is told why in answer to its first message:
+			 * closing now, with its hello unread, would make the kernel
+			 * reset the connection and drop the explanation.
+			 */
+			if (!known) {
+				d->clients[i].refused = 1;
+			} else {
+				d->clients[i].pid = cr.pid;
+				d->clients[i].pidfd = ssqd_pidfd_of_peer(fd, cr.pid);
+				d->clients[i].uid = cr.uid;
+				d->clients[i].gid = cr.gid;
+				d->clients[i].refused = !client_allowed(d, &cr);
+			}
+			return;
+		}
+	}
+	proto_msg_send_error(fd, 0, -EUSERS, "ssqd serves at most %d clients",
+	                     SSQD_MAX_CLIENTS);
+	close(fd);
+}
+
+/*
+ * Try to heal every queue that has deaths not healed yet; returns how many
+ * still have. The serve loop marks all the deaths one poll() reports first
+ * and heals after, in short tries between polls: a heal waits for a live
+ * producer seen mid-reservation, and one that is dying too must be seen
+ * dead (its socket polled) rather than waited out.
+ */
+static int heal_deaths(struct ssqd *d)
+{
+	unsigned qi;
+	int pending = 0;
+
+	for (qi = 0; qi < d->opt.nqueues; qi++)
+		if (d->queues[qi].ctl && d->queues[qi].heal_pending) {
+			ssqd_queue_heal(d, qi);
+			pending += d->queues[qi].heal_pending;
+		}
+	return pending;
+}
+
+/* How long a client that hung up with queues attached may take to exit. */
+#define DYING_GRACE_NS (100ull * 1000000)
+
+/*
+ * A client whose process still runs must not be healed (util/util.h).
+ * One that hung up is usually exiting (its socket closes before its exit
+ * is reported): wait for its pidfd, and kill it only if it is still there
+ * after DYING_GRACE_NS (kill_late). 1: it is dying now; its connection
+ * stays open until it has exited, so it never sees ssqd hang up on it.
+ */
+static int kill_first(struct ssqd_client *c)
+{
+	if (!c->attached || c->dying || c->unmapped || !ssqd_pidfd_alive(c->pidfd))
+		return 0;
+	c->dying = 1;
+	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
+	return 1;
+}
+
+static void drop_client(struct ssqd *d, struct ssqd_client *c);
+
+/*
+ * Does dying client @c's process still map the arena or a UAR of a queue
+ * it attached? Unknown (no /proc) counts as yes. One that exits meanwhile
+ * maps nothing, and is healed: it cannot write any more either.
+ */
+static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
+{
+	int fds[SSQ_MAX_QUEUES + 1], n = 0, m;
+	unsigned qi;
+
+	fds[n++] = d->arena.fd;
+	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
+		if (c->attached & (1ull << qi))
+			fds[n++] = d->queues[qi].uar.fd;
+	m = ssqd_pid_maps_any(c->pid, fds, n);
+	return m != 0; /* -1, unknown: assume it does */
+}
+
+/* A dying client still there past its grace: kill it. 1: one still waits. */
+static int kill_late(struct ssqd *d, uint64_t now)
+{
+	int waiting = 0, rc;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd <= 0 || !c->dying || !c->kill_by_ns)
+			continue;
+		if (now < c->kill_by_ns) {
+			waiting = 1;
+			continue;
+		}
+		c->kill_by_ns = 0;
+		if (!ssqd_pidfd_alive(c->pidfd))
+			continue; /* exited: the serve loop's poll of its pidfd drops it
+			           */
+		if (!maps_queues(d, c)) {
+			/* It exec'd or unmapped them: nothing left to kill for. */
+			fprintf(
+			    stderr,
+			    "ssqd: client pid %d left with queues attached and no longer "
+			    "maps them: healing its records\n",
+			    (int)c->pid);
+			c->unmapped = 1;
+			c->dying = 0;
+			drop_client(d, c);
+			continue;
+		}
+		rc = ssqd_pidfd_kill(c->pidfd);
+		if (c->stalled) /* killed for it already, and said so */
+			continue;
+		if (rc)
+			fprintf(
+			    stderr,
+			    "ssqd: client pid %d left with queues attached and still "
+			    "runs, but cannot be killed (%s): it is no longer served, "
+			    "and its records stay held until it exits\n",
+			    (int)c->pid, strerror(-rc));
+		else
+			fprintf(stderr,
+			        "ssqd: client pid %d left with queues attached and still "
+			        "ran %llu ms later: killed (SIGKILL); its records are "
+			        "healed once it has exited\n",
+			        (int)c->pid, DYING_GRACE_NS / 1000000);
+	}
+	return waiting;
+}
+
+/*
+ * A client left (closed, crashed, was killed, or is dropped): give back what
+ * it held - once its process can no longer touch its queues.
+ */
+static void drop_client(struct ssqd *d, struct ssqd_client *c)
+{
+	struct ssqd_grave *g = NULL;
+	unsigned qi, i;
+
+	if (kill_first(c))
+		return;
+
+	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
+		for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
+			if (c->recs[qi] & (1ull << i))
+				ssqd_queue_mark_dead(d, qi,
+				                     i); /* healed by heal_deaths */
+	/*
+	 * Its buffers may still be read or written by WQEs it posted: they go
+	 * back to the arena only once every queue has completed everything
+	 * reserved so far (reap_graves), never while the device could still
+	 * touch them on behalf of the dead.
+	 */
+	for (i = 0; i < SSQD_MAX_GRAVES && !g; i++)
+		if (!d->graves[i].owner)
+			g = &d->graves[i];
+	if (g) {
+		g->owner = c->id;
+		g->pid = c->pid;
+		for (qi = 0; qi < d->own.nqueues; qi++)
+			g->fence[qi] =
+			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
+	} else {
+		/*
+		 * Every grave waits: this one's buffers join one of them, which
+		 * now waits for the later fences too (a queue's counter only
+		 * grows until a start over, which clears every fence). Left
+		 * owned by the gone client they would never go back, counted
+		 * against no uid.
+		 */
+		g = &d->graves[c->id % SSQD_MAX_GRAVES];
+		for (qi = 0; qi < d->own.nqueues; qi++) {
+			uint64_t f =
+			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
+
+			if (f > g->fence[qi])
+				g->fence[qi] = f;
+		}
+		if (ssqd_data_chown(&d->data, c->id, g->owner))
+			ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+			                 "ssqd: %u dead clients' buffers wait for their "
+			                 "WQEs; pid %d's wait with pid %d's\n",
+			                 SSQD_MAX_GRAVES, (int)c->pid, (int)g->pid);
+	}
+	/*
+	 * Its own memory goes now, WQEs in flight or not: the device resolves
+	 * keys at each access, so what still comes fails with a protection
+	 * error, never reaching memory the next registration brings.
+	 */
+	if (ssqd_mr_drop_owner(d, c->id))
+		fprintf(stderr,
+		        "ssqd: client pid %d gone, its memory registrations dropped\n",
+		        (int)c->pid);
+	close(c->fd);
+	if (c->pidfd > 0)
+		close(c->pidfd);
+	ssqd_out_free(&c->out);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Return the buffers of dead clients whose WQEs have all completed. */
+static void reap_graves(struct ssqd *d)
+{
+	unsigned i, qi, freed;
+
+	for (i = 0; i < SSQD_MAX_GRAVES; i++) {
+		struct ssqd_grave *g = &d->graves[i];
+		int done = 1;
+
+		if (!g->owner)
+			continue;
+		for (qi = 0; qi < d->own.nqueues && done; qi++)
+			if (d->queues[qi].ctl &&
+			    ssq_ctl_completed(d->queues[qi].ctl) < g->fence[qi])
+				done = 0;
+		if (!done)
+			continue;
+		freed = ssqd_data_free_owner(&d->data, g->owner, ssqd_release_buf, d);
+		if (freed)
+			fprintf(stderr,
+			        "ssqd: client pid %d gone, %u data buffers returned\n",
+			        (int)g->pid, freed);
+		memset(g, 0, sizeof(*g));
+	}
+}
+
+static void serve_client(struct ssqd *d, struct ssqd_client *c)
+{
+	struct proto_msg m;
+	char why[160];
+	int fd = -1, nfds = 0;
+	int rc = proto_msg_recv(c->fd, &m, &fd, 1, &nfds, 0, why, sizeof(why));
+
+	if (!nfds)
+		fd = -1;
+	else if (rc || c->refused) {
+		close(fd);
+		fd = -1;
+	}
+
+	if (c->refused) {
+		if (rc != -ETIMEDOUT && rc != -EAGAIN) {
+			ssqd_out_error(&c->out, c->fd, rc ? 0 : m.hdr.seq, -EACCES,
+			               "uid %u / gid %u may not use this ssqd (see "
+			               "--allow-uid, --allow-gid)",
+			               (unsigned)c->uid, (unsigned)c->gid);
+			drop_client(d, c);
+		}
+		return;
+	}
+
+	if (rc == -EBADMSG || rc == -EPROTO) {
+		/* Bad input gets an answer and the connection stays usable. */
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 "ssqd: client pid %d: %s\n", (int)c->pid, why);
+		if (ssqd_out_error(&c->out, c->fd, 0, rc, "%s", why) == 0)
+			return;
+	}
+	if (rc == -ETIMEDOUT || rc == -EAGAIN)
+		return;
+	if (!rc)
+		rc = ssqd_handle(d, c, &m, fd);
+	if (rc == -ENOBUFS)
+		fprintf(stderr,
+		        "ssqd: client pid %d does not read its replies (%u waiting): "
+		        "dropped\n",
+		        (int)c->pid, c->out.n);
+	if (rc)
+		drop_client(d, c);
+}
+
+/*
+ * A connection that has not said hello (or that is refused and has not
+ * spoken) by its deadline is closed, told why: silent connections must not
+ * hold slots other clients need.
+ */
+static void hello_deadline(struct ssqd *d, struct ssqd_client *c, uint64_t now)
+{
+	if (now < c->hello_by_ns)
+		return;
+	if (c->refused)
+		ssqd_out_error(&c->out, c->fd, 0, -EACCES,
+		               "uid %u / gid %u may not use this ssqd (see --allow-uid, "
+		               "--allow-gid)",
+		               (unsigned)c->uid, (unsigned)c->gid);
+	else
+		ssqd_out_error(&c->out, c->fd, 0, -ETIMEDOUT,
+		               "no hello within %u ms (--hello-ms): closed",
+		               d->opt.hello_ms);
+	drop_client(d, c);
+}
+
+/*
+ * The progress engine of last resort: route completions nobody is polling
+ * for (so `completed` and the owners' rings advance), and retry heals that
+ * had to wait.
+ */
+static void progress(struct ssqd *d)
+{
+	uint64_t now = ssqd_now_ns();
+	unsigned i;
+
+	for (i = 0; i < d->own.nqueues; i++) {
+		struct ssqd_queue *q = &d->queues[i];
+
+		/*
+		 * Also while the peer is gone: flushes still go to their owners.
+		 * Whether it is in use is ssqd's own word: the header's state is
+		 * client memory, and one store of UNUSED there must not turn the
+		 * guard off.
+		 */
+		if (!q->ctl || !q->published)
+			continue;
+		/* Before routing: what a client wrote there may stall the queue. */
+		ssqd_queue_guard(d, i, now);
+		ssq_progress(&q->prod);
+	}
+	reap_graves(d);
+}
+
+/* What one poll() reported: the peer link, clients, new connections. */
+static void serve_events(struct ssqd *d, const struct pollfd *pfd,
+                         struct ssqd_client **who, int n)
+{
+	int i;
+
+	for (i = 0; i < (int)d->npeers; i++)
+		if (pfd[2 + i].revents && pfd[2 + i].fd == d->peers[i].fd)
+			ssqd_peer_events(d, &d->peers[i], pfd[2 + i].revents);
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		const struct pollfd *k = &pfd[2 + d->npeers + i];
+
+		if (k->revents && k->fd >= 0 && k->fd == d->knocks[i].fd)
+			ssqd_knock_events(d, &d->knocks[i], k->revents);
+	}
+	for (i = 2 + (int)d->npeers + SSQD_MAX_KNOCKS; i < n; i++) {
+		if (who[i]->dying) {
+			if (pfd[i].revents) /* its pidfd: the process has exited */
+				drop_client(d, who[i]);
+			continue;
+		}
+		if ((pfd[i].revents & POLLOUT) &&
+		    ssqd_out_flush(&who[i]->out, who[i]->fd))
+			drop_client(d, who[i]);
+		else if (pfd[i].revents & POLLIN)
+			serve_client(d, who[i]);
+		else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+			drop_client(d, who[i]);
+	}
+	if (pfd[0].revents & POLLIN)
+		accept_client(d);
+	if (pfd[1].revents & POLLIN)
+		ssqd_accept_peer(d);
+}
+
+int ssqd_serve(struct ssqd *d)
+{
+	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
+	int i, n, rc, recovering = 0, healing = 0, dying = 0;
+	/* The device's async events wake the loop (QP_FATAL, CQ_ERR, PORT_ERR). */
+	int async_fd = d->backend && d->ops->async_fd ? d->ops->async_fd(d->backend) : -1;
+
+	while (!d->stop) {
+		uint64_t now = ssqd_now_ns();
+
+		ssqd_log_tick(&d->client_log, now);
+		n = 0;
+		pfd[n].fd = now < d->accept_pause_until_ns ? -1 : d->listen_fd;
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		pfd[n].fd = d->peer_listen_fd; /* -1 unless --listen: poll skips it */
+		pfd[n].events = POLLIN;
+		who[n++] = NULL;
+		for (i = 0; i < (int)d->npeers; i++) {
+			/* A peer's close or message, or a dial finishing. */
+			pfd[n].fd = d->peers[i].fd;
+			pfd[n].events =
+			    d->peers[i].link == SSQD_LINK_DIALING ? POLLOUT : POLLIN;
+			who[n++] = NULL;
+		}
+		for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+			/* Links coming in, each read as it comes (-1: poll skips it). */
+			pfd[n].fd = d->knocks[i].fd;
+			pfd[n].events = POLLIN;
+			who[n++] = NULL;
+		}
+		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+			if (d->clients[i].fd > 0 && d->clients[i].failed &&
+			    !d->clients[i].dying)
+				drop_client(d, &d->clients[i]);
+			if (d->clients[i].fd > 0 && !d->clients[i].dying &&
+			    (!d->clients[i].said_hello || d->clients[i].refused))
+				hello_deadline(d, &d->clients[i], now);
+			if (d->clients[i].fd <= 0)
+				continue;
+			if (d->clients[i].dying) {
+				pfd[n].fd = d->clients[i].pidfd;
+				pfd[n].events = POLLIN;
+				who[n++] = &d->clients[i];
+				continue;
+			}
+			pfd[n].fd = d->clients[i].fd;
+			pfd[n].events = POLLIN | (d->clients[i].out.n ? POLLOUT : 0);
+			who[n++] = &d->clients[i];
+		}
+		/*
+		 * Last, after the clients: serve_events reads only the n before
+		 * it; ssqd_async_poll below takes the events after every wake.
+		 */
+		pfd[n].fd = async_fd;
+		pfd[n].events = POLLIN;
+		pfd[n].revents = 0;
+		/* A recovery or a heal under way is looked at every millisecond. */
+		rc = poll(pfd, (nfds_t)n + 1,
+		          recovering || healing || dying ? 1 : ssqd_idle_poll_ms(d, now));
+		if (rc > 0 && pfd[n].revents)
+			rc--; /* the async fd's: not serve_events' to see */
+		/* Failures no CQE reports, before anything routes or recovers. */
+		ssqd_async_poll(d);
+		progress(d);
+		ssqd_stall_watch(d, ssqd_now_ns());
+		recovering = ssqd_recover_step(d);
+		ssqd_peer_tick(d);
+		ssqd_knocks_tick(d, ssqd_now_ns());
+		if (rc > 0)
+			serve_events(d, pfd, who, n);
+		healing = heal_deaths(d);
+		dying = kill_late(d, ssqd_now_ns());
+	}
+	return 0;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util/: the daemon's leaves, which know nothing of struct ssqd: a log
+ * limit, the client socket's claim, pidfds, sleeper beats. Types and
+ * prototypes both (ssqd.h holds some of these types by value).
+ */
+#ifndef SSQ_CTRL_DAEMON_UTIL_H
+#define SSQ_CTRL_DAEMON_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <ssq/queue.h>
+
+/*
+ * Log lines a client can cause (bad messages, say) go through a limit: at
+ * most SSQD_LOG_BURST a second, then one line saying how many were left
+ * out, so a client cannot flood ssqd's log (and its disk, under journald).
+ */
+
+#define SSQD_LOG_BURST 10
+
+struct ssqd_log_limit {
+	uint64_t window_ns; /* start of the current second */
+	unsigned lines;     /* written in it */
+	unsigned dropped;   /* left out in it */
+};
+
+/* printf to stderr under @l's limit, at CLOCK_MONOTONIC @now_ns. */
+void ssqd_log_limited(struct ssqd_log_limit *l, uint64_t now_ns, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Once a second is over, say how many lines it left out (the serve loop calls it). */
+void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns);
+
+/*
+ * Claiming the client socket's path before binding it: one ssqd per path.
+ * A lock file beside the socket (PATH.lock, flock) says whether an ssqd
+ * serves it: held - refuse to start, naming the holder's pid, and leave
+ * its socket alone (before, a second ssqd unlinked the first's socket and
+ * made it unreachable); free - a socket left there is stale (its ssqd
+ * died) and is reclaimed. The default path's private directory is made
+ * here too, and refused if another uid owns it or others may write it.
+ */
+
+/*
+ * ssqd_socket_claim - take @path's lock. Returns the lock's fd (kept open
+ * for as long as ssqd serves @path; closing it releases the claim), or
+ * -EADDRINUSE (another ssqd serves it), -EPERM (an unsafe directory) or
+ * the errno of the failing call, with the reason in @why.
+ */
+int ssqd_socket_claim(const char *path, char *why, size_t whylen);
+
+/*
+ * ssqd_socket_listen - a listening SOCK_SEQPACKET socket at @path (claimed
+ * first), mode 0660. The path appears only once the socket listens: it is
+ * bound under PATH.new and renamed into place, so a client that finds the
+ * file can connect (bound at @path itself, a client in between bind() and
+ * listen() was refused). Only a @path too long for that name is bound in
+ * place. Returns the fd, or the negative errno with the reason in @why.
+ */
+int ssqd_socket_listen(const char *path, char *why, size_t whylen);
+
+/*
+ * A client's process, held by a pidfd (pidfd_open(2), Linux 5.3) from the
+ * pid SO_PEERCRED gave at accept: unlike the pid, it cannot come to name
+ * another process once the client's has exited, so ssqd can kill a client
+ * and know when it is really gone.
+ *
+ * Why ssqd kills: healing a producer record (queue_heal.c) takes over what
+ * its process left half-done - NOPs over its unpublished WQEBBs, its leases
+ * - which is only safe once that process can no longer write into the
+ * ring. A client dropped while its process still runs (it closed its
+ * connection with queues attached, or stopped reading its replies) is
+ * therefore killed first and healed after its exit.
+ */
+
+/*
+ * A pidfd of the process that connected unix socket @fd, SO_PEERCRED's @pid:
+ * SO_PEERPIDFD (Linux 6.5) takes it as of connect; before, pidfd_open(@pid)
+ * at accept. -1 where the kernel has neither.
+ */
+int ssqd_pidfd_of_peer(int fd, pid_t pid);
+
+/* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
+int ssqd_pidfd_alive(int pidfd);
+
+/* SIGKILL to the process behind @pidfd: 0 or -errno (-EPERM: another uid). */
+int ssqd_pidfd_kill(int pidfd);
+
+/*
+ * Does process @pid still map any of the @n (<= SSQD_MAPS_MAX) files @fds are
+ * open on (by
+ * device and inode, from /proc/@pid/maps)? 1 yes, 0 no, -1 unknown (no
+ * /proc). A client that exec'd, or unmapped the queues, cannot write into
+ * them any more: it need not be killed before its records are healed. The
+ * caller checks its pidfd after, so a pid reused meanwhile is noticed.
+ */
+#define SSQD_MAPS_MAX 32
+int ssqd_pid_maps_any(pid_t pid, const int *fds, int n);
+
+/*
+ * Whether a client asleep in ssq_wait or ssq_recv_wait still lives, as
+ * ssqd judges it from client memory: each sleeper moves a beat counter
+ * before every slice of its sleep (ctl->wait_beat; a receive log's beat),
+ * and a count of sleepers whose beat has stood for SSQD_WAIT_BEAT_NS is
+ * one left behind - its sleeper died asleep, or the count was scribbled -
+ * for which ssqd neither spins nor makes a system call. A live sleeper
+ * descheduled that long loses nothing: it finds what it waits for at the
+ * end of its slice.
+ */
+
+/*
+ * Far more than a slice: a loaded machine keeps a woken sleeper from a
+ * core for milliseconds.
+ */
+#define SSQD_WAIT_BEAT_NS (50 * SSQ_WAIT_SLICE_NS)
+
+/* A beat as one watcher (one thread of ssqd) last saw it move, and when. */
+struct ssqd_beat {
+	uint32_t seen;
+	uint64_t ns;
+};
+
+/* 1 if @beat moved since @b's last look, or within SSQD_WAIT_BEAT_NS of @now. */
+static inline int ssqd_beat_live(struct ssqd_beat *b, uint32_t beat, uint64_t now)
+{
+	if (beat != b->seen) {
+		b->seen = beat;
+		b->ns = now;
+	}
+	return now - b->ns < SSQD_WAIT_BEAT_NS;
+}
+
+/* @v rounded up to a multiple of @a, a power of two. */
+static inline uint64_t ssqd_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+#endif /* SSQ_CTRL_DAEMON_UTIL_H */
