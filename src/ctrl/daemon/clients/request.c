@@ -182,8 +182,14 @@ static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct prot
 		           "--queue-gid name, not uid %u / gid %u",
 		           m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid),
 		       -1;
+	/*
+	 * Listed READY is ssqd's own view; an error CQE that only a client's
+	 * routing saw (a requester-side error raises no async event, IB
+	 * 11.6.3) shows only in the shared state it set (SSQ_CTL_ERROR, R8a
+	 * in queue_pvt.h), which this open reads so it recovers that too.
+	 */
 	if ((d->queues[q].listed != SSQ_QUEUE_READY ||
-	     ssqd_peer_closing(d, (unsigned)q)) &&
+	     ssq_ctl_in_error(d->queues[q].ctl) || ssqd_peer_closing(d, (unsigned)q)) &&
 	    (*rc = ssqd_queue_peer(d, (unsigned)q)
 	               ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
 	               : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
