@@ -4,7 +4,10 @@
  * after --hello-ms and told why (before, 256 of them held every slot for
  * good), one uid holds at most --max-uid-clients connections, and the data
  * arena quotas (--max-client-mib, --max-client-bufs, --max-uid-mib) refuse
- * with -EDQUOT and a message naming the limit.
+ * with -EDQUOT and a message naming the limit. A refusal stays readable
+ * when the client had already sent its hello, which ssqd closes unread:
+ * the kernel then reports ECONNRESET once before the parting error (issue
+ * 28: a full client table read as -ENOTCONN instead of -EUSERS).
  */
 #include <errno.h>
 #include <poll.h>
@@ -115,6 +118,58 @@ static void silent_connections(void)
 	stop(d);
 }
 
+/* A refused connection that spoke first still reads ssqd's -EUSERS. */
+static void refused_after_hello(void)
+{
+	const char *extra[] = { "--hello-ms", "60000", "--max-uid-clients", "4", NULL };
+	struct proto_msg m;
+	struct pollfd pfd;
+	struct ssq_client *c = NULL;
+	char why[160];
+	int s[4], i, t, err;
+	pid_t d = start(extra);
+
+	c = connect_retry(d);
+	CHECK(c != NULL, "ssqd did not come up");
+	if (c)
+		ssq_client_close(c);
+	usleep(100 * 1000); /* its slot given back */
+	for (i = 0; i < 4; i++)
+		s[i] = dial();
+	/* The hello queued before ssqd accepts (it is stopped meanwhile): it
+	 * closes the connection with the hello unread. */
+	usleep(100 * 1000);
+	kill(d, SIGSTOP);
+	t = dial();
+	CHECK(t >= 0, "the fifth connection");
+	memset(&m, 0, sizeof(m));
+	CHECK(proto_msg_send(t, SSQ_MSG_HELLO, 1, &m.u, 16, NULL, 0) == 0, "send");
+	kill(d, SIGCONT);
+	pfd.fd = t;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	for (i = 0; i < 500 && !(pfd.revents & POLLHUP); i++) {
+		usleep(10 * 1000); /* POLLIN comes first, with the error */
+		poll(&pfd, 1, 0);
+	}
+	CHECK(pfd.revents & POLLHUP, "ssqd did not close the fifth connection");
+	err = proto_msg_recv(t, &m, NULL, 0, NULL, 3000, why, sizeof(why));
+	CHECK(err == 0 && m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -EUSERS,
+	      "a refused connection that sent its hello read %d (%s), want the "
+	      "-EUSERS error",
+	      err, err ? why : m.u.error.msg);
+	close(t);
+	err = ssq_client_connect(sock_path, &c);
+	CHECK(err == -EUSERS, "ssq_client_connect to a full ssqd: %d (%s), want -EUSERS",
+	      err, ssq_client_strerror_last());
+	if (!err)
+		ssq_client_close(c);
+	for (i = 0; i < 4; i++)
+		if (s[i] >= 0)
+			close(s[i]);
+	stop(d);
+}
+
 static void arena_quotas(void)
 {
 	const char *extra[] = { "--max-client-mib",
@@ -170,6 +225,7 @@ int main(void)
 {
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lim-%d.sock", getpid());
 	silent_connections();
+	refused_after_hello();
 	arena_quotas();
 	return test_exit("ctrl_limits");
 }
