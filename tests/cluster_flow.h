@@ -20,17 +20,8 @@
 static inline pid_t cf_start(const char *sock, const char *log, int append,
                              const char *fault, const char *const *args)
 {
-	int fd = log ? open(log, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0600)
-	             : open("/dev/null", O_WRONLY);
-	int saved = dup(2);
-	pid_t pid;
-
-	dup2(fd, 2);
-	pid = rssqd_start(sock, fault, args);
-	dup2(saved, 2);
-	close(fd);
-	close(saved);
-	return pid;
+	return t_rssqd_start(sock, RDEPTH, RMAX, fault, args, log ? log : "/dev/null",
+	                     append);
 }
 
 /* Does the file at @path (its first 64 KiB) hold @needle? */

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include "lib/tlib.h"
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "helpers.h"
@@ -46,20 +47,16 @@ static inline double now_s(void)
 
 static inline pid_t start_ssqd(const char *hugepages)
 {
-	const char *ssqd = getenv("SSQD");
 	char hp[64];
-	pid_t pid;
+	const char *args[] = { "--device", flow_device ? flow_device : test_device(),
+		               "--socket", sock_path,
+		               hp,         "--data-mib",
+		               "8",        "--sq-size",
+		               "256",      flow_ssqd_opt,
+		               NULL };
 
 	snprintf(hp, sizeof(hp), "--hugepages=%s", hugepages);
-	pid = fork();
-	if (pid == 0) {
-		execl(ssqd, ssqd, "--device", flow_device ? flow_device : test_device(),
-		      "--socket", sock_path, hp, "--data-mib", "8", "--sq-size", "256",
-		      flow_ssqd_opt, (char *)NULL);
-		perror("exec ssqd");
-		_exit(127);
-	}
-	return pid;
+	return t_ssqd_exec(args, NULL, NULL, NULL, 0);
 }
 
 /* Connect, retrying while ssqd starts (up to 20 s on a loaded machine). */

@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include "ssq_flow.h"
+#include "lib/tlib.h"
 
 #define RMAX   256u /* largest message; the ssqds run with --recv-size RMAX */
 #define RPMAX  8u   /* producers at most */
@@ -264,46 +265,6 @@ bad:
 	return -1;
 }
 
-/* Can a TCP socket bind 127.0.0.1:@port just now (as ssqd's listener does)? */
-static inline int tcp_port_bindable(uint16_t port)
-{
-	struct sockaddr_in sa;
-	int one = 1, s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ok;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sa.sin_port = htons(port);
-	ok = s >= 0 && !setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) &&
-	     !bind(s, (struct sockaddr *)&sa, sizeof(sa));
-	if (s >= 0)
-		close(s);
-	return ok;
-}
-
-/*
- * Hold TCP port @port for this test: a lock on a file named after it, kept
- * open for the process's life (the kernel lets go at its exit, however it
- * ends). Returns the lock's descriptor; -1 if another test holds the port;
- * -2 if no lock can be had here (then only the bind check guards it).
- */
-static inline int tcp_port_hold(uint16_t port)
-{
-	char path[64];
-	int fd;
-
-	(void)!mkdir("/tmp/ssq-test-ports", 01777);
-	snprintf(path, sizeof(path), "/tmp/ssq-test-ports/%u", port);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0)
-		return -2;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /*
  * A TCP port on 127.0.0.1 for a --listen, nobody's but this test's. Below
  * the kernel's ephemeral range (ip_local_port_range): a port the kernel
@@ -317,34 +278,7 @@ static inline int tcp_port_hold(uint16_t port)
  */
 static inline uint16_t free_tcp_port(void)
 {
-	static unsigned next;
-	unsigned lo = 32768, hi, tries;
-	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
-
-	if (f) {
-		if (fscanf(f, "%u %u", &lo, &hi) != 2)
-			lo = 32768;
-		fclose(f);
-	}
-	if (lo <= 11024)
-		lo = 65536; /* the range starts low: above it instead */
-	hi = lo == 65536 ? 65535 : lo - 1;
-	lo = lo == 65536 ? 61000 : 10000;
-	if (!next)
-		next = (unsigned)getpid() * 7919u + (unsigned)time(NULL);
-	for (tries = 0; tries < hi - lo; tries++) {
-		uint16_t port = (uint16_t)(lo + next++ % (hi - lo + 1));
-
-		int held = tcp_port_hold(port);
-
-		if (held == -1)
-			continue;
-		if (tcp_port_bindable(port))
-			return port;
-		if (held >= 0)
-			close(held);
-	}
-	return 0;
+	return t_free_tcp_port();
 }
 
 /*
@@ -356,39 +290,7 @@ static inline uint16_t free_tcp_port(void)
 static inline pid_t rssqd_start(const char *sock, const char *wire_fault,
                                 const char *const *args)
 {
-	const char *ssqd = getenv("SSQD");
-	char depth[16], size[16];
-	const char *argv[32];
-	int n = 0;
-	pid_t pid;
-
-	snprintf(depth, sizeof(depth), "%u", RDEPTH);
-	snprintf(size, sizeof(size), "%u", RMAX);
-	argv[n++] = ssqd;
-	argv[n++] = "--device";
-	argv[n++] = test_device();
-	argv[n++] = "--socket";
-	argv[n++] = sock;
-	argv[n++] = "--hugepages=off";
-	argv[n++] = "--data-mib";
-	argv[n++] = "8";
-	argv[n++] = "--sq-size";
-	argv[n++] = "256";
-	argv[n++] = "--recv-depth";
-	argv[n++] = depth;
-	argv[n++] = "--recv-size";
-	argv[n++] = size;
-	while (args && *args && n < 30)
-		argv[n++] = *args++;
-	argv[n] = NULL;
-	pid = fork();
-	if (pid == 0) {
-		if (wire_fault)
-			setenv("SSQ_EMU_WIRE_FAULT", wire_fault, 1);
-		execv(ssqd, (char *const *)argv);
-		_exit(127);
-	}
-	return pid;
+	return t_rssqd_start(sock, RDEPTH, RMAX, wire_fault, args, NULL, 0);
 }
 
 #endif

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/tlib.h"
 #include <sys/wait.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
@@ -311,17 +312,7 @@ static inline struct ssq_client *ssqd_connect(const char *sock)
  */
 static inline struct ssq_client *ssqd_connect_pid(const char *sock, pid_t pid)
 {
-	struct ssq_client *c = NULL;
-	int i, status;
-
-	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			fprintf(stderr, "ssqd exited at start (status 0x%x)\n", status);
-			return NULL;
-		}
-		usleep(50 * 1000);
-	}
-	return c;
+	return t_ssqd_connect(sock, pid);
 }
 
 /* Poll LIST until q0 is ready (@want 1) or not (0); seconds it took, or -1. */
@@ -386,18 +377,13 @@ static inline int post_to_dead_peer(struct ssq_producer *prod, const struct ssq_
 static inline struct ssq_client *ssqd_start(const char *sock, const char *data_mib,
                                             const char *sq, const char *fault, pid_t *pid)
 {
-	const char *ssqd = getenv("SSQD");
+	const char *args[] = { "--device", test_device(),     "--socket",
+		               sock,       "--hugepages=off", "--data-mib",
+		               data_mib,   "--sq-size",       sq,
+		               NULL };
 	struct ssq_client *c;
 
-	*pid = fork();
-	if (*pid == 0) {
-		if (fault)
-			setenv("SSQ_EMU_FAULT", fault, 1);
-		execl(ssqd, ssqd, "--device", test_device(), "--socket", sock,
-		      "--hugepages=off", "--data-mib", data_mib, "--sq-size", sq,
-		      (char *)NULL);
-		_exit(127);
-	}
+	*pid = t_ssqd_exec(args, fault ? "SSQ_EMU_FAULT" : NULL, fault, NULL, 0);
 	c = ssqd_connect_pid(sock, *pid);
 	if (!c) {
 		fprintf(stderr, "ssqd at %s: %s\n", sock, ssq_client_strerror_last());

@@ -18,23 +18,17 @@ static char log_path[108];
 
 static inline pid_t ssqd_start_logged(void)
 {
-	const char *ssqd = getenv("SSQD");
 	const char *opt = getenv("SSQ_TEST_STALL_OPT");
-	pid_t pid = fork();
+	const char *args[] = {
+		"--device",   "emu", "--socket",  sock_path, "--hugepages=off",
+		"--data-mib", "8",   "--sq-size", "256",     NULL,
+		NULL
+	};
 
 	if (!opt)
 		opt = "--stall-ms=" STALL_MS;
-	if (pid == 0) {
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fd >= 0)
-			dup2(fd, 2);
-		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
-		      "--hugepages=off", "--data-mib", "8", "--sq-size", "256",
-		      *opt ? opt : (char *)NULL, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	args[9] = *opt ? opt : NULL;
+	return t_ssqd_exec(args, NULL, NULL, log_path, 0);
 }
 
 /* Lines of ssqd's log holding @needle (and @needle2 if not NULL). */

@@ -27,33 +27,21 @@ struct side {
 
 int main(void)
 {
-	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
-	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
-		                 peer_a,    "--listen", pa,      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
+	struct t_pair pair;
 	struct side a = { 0 }, b = { 0 };
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
-	int i, st, bad = 0, notready = 0;
+	int i, bad = 0, notready = 0;
 	char first[200] = "";
 	pid_t la, lb;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sa, sizeof(sa), "/tmp/ssq-advb-a-%d.sock", getpid());
-	snprintf(sb, sizeof(sb), "/tmp/ssq-advb-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	la = rssqd_start(sa, NULL, a_args);
-	lb = rssqd_start(sb, NULL, b_args);
-	a.c = ssqd_connect_pid(sa, la);
-	b.c = a.c ? ssqd_connect_pid(sb, lb) : NULL;
-	CHECK(a.c && b.c && wait_q0_ready(a.c, 1, 10) >= 0 &&
-	          wait_q0_ready(b.c, 1, 10) >= 0,
+	CHECK(t_pair_start(&pair, "advb", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
+	a.c = pair.c[0];
+	b.c = pair.c[1];
+	la = pair.pid[0];
+	lb = pair.pid[1];
 	if (!a.c || !b.c || ssq_queue_open(a.c, "bob/q0", &a.q) ||
 	    ssq_queue_open(b.c, "alice/q0", &b.q) || ssq_buf_alloc(a.c, 4096, &a.buf) ||
 	    ssq_buf_alloc(b.c, 4096, &b.buf))
@@ -105,13 +93,6 @@ int main(void)
 	      ROUNDS, first);
 	CHECK(!notready, "%d rounds left a side not READY", notready);
 out:
-	ssq_client_close(a.c);
-	ssq_client_close(b.c);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
-	unlink(sa);
-	unlink(sb);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_peer_both_restart");
 }

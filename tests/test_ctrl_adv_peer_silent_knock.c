@@ -105,34 +105,22 @@ static int write8(struct ssq_queue *q, const struct ssq_buf *src,
 
 int main(void)
 {
-	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
-	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
-		                 peer_a,    "--listen", pa,      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
+	struct t_pair pair;
 	struct ssq_client *ca = NULL, *cb = NULL;
 	struct ssq_queue *qa = NULL;
 	struct ssq_buf ba, bb;
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
+	uint16_t port_b;
 	int s[4], i, st;
-	pid_t la, lb;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sa, sizeof(sa), "/tmp/ssq-advk-a-%d.sock", getpid());
-	snprintf(sb, sizeof(sb), "/tmp/ssq-advk-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
 	/* alice's peer is bob and the reverse; alice sorts first: she dials. */
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	la = rssqd_start(sa, NULL, a_args);
-	lb = rssqd_start(sb, NULL, b_args);
-	ca = ssqd_connect_pid(sa, la);
-	cb = ca ? ssqd_connect_pid(sb, lb) : NULL;
-	CHECK(ca && cb && wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
+	CHECK(t_pair_start(&pair, "advk", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
+	ca = pair.c[0];
+	cb = pair.c[1];
+	port_b = (uint16_t)atoi(pair.port[1]); /* knocks go to bob's peer port */
 	if (!ca || !cb || ssq_queue_open(ca, "bob/q0", &qa) ||
 	    ssq_buf_alloc(ca, 4096, &ba) || ssq_buf_alloc(cb, 4096, &bb))
 		goto out;
@@ -203,13 +191,6 @@ int main(void)
 	      "alice -> bob still carries a WRITE: status %d, landed 0x%llx", st,
 	      (unsigned long long)*(uint64_t *)bb.addr);
 out:
-	ssq_client_close(ca);
-	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
-	unlink(sa);
-	unlink(sb);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_peer_silent_knock");
 }

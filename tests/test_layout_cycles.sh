@@ -10,7 +10,10 @@
 #    proto < backend, client < daemon; inside src/ctrl/daemon a file includes
 #    its own folder's header, ssqd.h and headers of folders below its own:
 #    util/ < ssqd.h < queues/ < peers/ < watch/ < clients/ < the top
-#    (setup, serve, idle, status) < main.c (docs/architecture.md).
+#    (setup, serve, idle, status, options) < main.c (docs/architecture.md). In
+#    bench/perftest a file includes its own header and those of files
+#    below it: opts, clock < perftest.h < checks, report, run, daemons
+#    < twohost < cluster < engine < main.c.
 set -euo pipefail
 src=${SSQ_SOURCE_DIR:?}
 build=${SSQ_BINARY_DIR:?}
@@ -75,23 +78,32 @@ PY
 fi
 
 # Floors: each file and header gets a floor from its path; an include may
-# only reach a lower floor, or a header of the file's own folder.
+# only reach a lower floor, or a header of the file's own group (its folder
+# in src/ctrl, its own name in bench/perftest).
 if ! python3 - "$src" <<'PY'; then
 import os, re, sys
 root = sys.argv[1]
 inc = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 D = "src/ctrl/daemon/"
+P = "bench/perftest/"
 # Bottom to top; the first prefix that matches a path gives its floor.
 floors = [
     ("src/ctrl/proto/", 0), ("src/ctrl/backend/", 1), ("src/ctrl/client/", 1),
     (D + "util/", 2), (D + "ssqd.h", 3), (D + "queues/", 4), (D + "peers/", 5),
     (D + "watch/", 6), (D + "clients/", 7), (D + "main.c", 9), (D, 8),
+    (P + "opts.", 0), (P + "clock.h", 0), (P + "perftest.h", 1), (P + "checks.", 2),
+    (P + "report.", 2), (P + "run.", 2), (P + "daemons.", 2), (P + "twohost.", 3),
+    (P + "cluster.", 4), (P + "engine.", 5), (P + "main.c", 6),
 ]
 def floor(rel):
     for pre, f in floors:
         if rel.startswith(pre):
             return f
     return None
+def group(rel):
+    if rel.startswith(P):
+        return os.path.splitext(rel)[0]
+    return os.path.dirname(rel)
 def resolve(name, here):
     for base in (os.path.join(root, "src"), here):
         q = os.path.normpath(os.path.join(base, name))
@@ -99,7 +111,7 @@ def resolve(name, here):
             return os.path.relpath(q, root)
     return None
 bad = 0
-for top in ("src/ctrl",):
+for top in ("src/ctrl", "bench/perftest"):
     for d, _, fs in os.walk(os.path.join(root, top)):
         for f in sorted(fs):
             if not f.endswith((".c", ".h")):
@@ -110,12 +122,12 @@ for top in ("src/ctrl",):
                 to = resolve(name, d)
                 if to is None or floor(to) is None or to == rel:
                     continue
-                if os.path.dirname(to) == os.path.dirname(rel) and floor(to) == mine:
+                if group(to) == group(rel) and floor(to) == mine:
                     continue
                 if floor(to) >= mine:
                     print("include reaches up: %s -> %s" % (rel, to))
                     bad += 1
-print("%d includes reach up in src/ctrl" % bad)
+print("%d includes reach up in src/ctrl and bench/perftest" % bad)
 sys.exit(1 if bad else 0)
 PY
 	fail=1

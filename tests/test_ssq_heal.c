@@ -37,6 +37,154 @@
 #define RUN_S     1.5
 #define HANG_S    10.0 /* a heal this long is a hang: dump the queue and fail */
 
+/* Both parts: the main thread's record, playing ssqd, and its testbed. */
+static struct ssq_producer healer;
+static struct ssq_ctl *heal_bed(struct emu_tb *tb, struct emu_tb_opts *o, uint32_t ring,
+                                uint32_t signal_every);
+
+/* ------------------------------------------------------------- part 1 */
+
+#define SRING 16u
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "ssq_heal: a heal or its submit did not return: hang\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* A producer record as ssqd hands it out. */
+static uint32_t attach(struct ssq_ctl *ctl, struct emu_tb *tb, struct ssq_producer *p)
+{
+	int id = ssq_ctl_claim(ctl, (uint32_t)getpid(), HEALER_ID);
+
+	CHECK(id >= 0 && ssq_producer_bind(p, ctl, (uint32_t)id, &tb->s[0].sq,
+	                                   &tb->s[0].scq_v) == 0,
+	      "attach: %d", id);
+	return id < 0 ? 0 : (uint32_t)id;
+}
+
+/* Reserve, build and publish @n one-WQEBB NOPs; submit. */
+static void post_nops(struct ssq_producer *p, unsigned n)
+{
+	uint64_t pos = 0, i;
+
+	CHECK(ssq_reserve(p, n, &pos) == 0, "reserve %u", n);
+	for (i = pos; i < pos + n; i++) {
+		ssq_prep_nop(ssq_producer_sq(p), (uint32_t)i, ssq_wqe_flags(p, i, 1, 0));
+		ssq_publish(p, i, 1, i, 0);
+	}
+	ssq_submit(p);
+}
+
+/* As ssqd does for a dead or detached client: mark @id dead (ssqd_queue_mark_dead), heal.
+ */
+static int mark_dead_heal(struct ssq_ctl *ctl, uint32_t id, unsigned ms)
+{
+	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	return ssq_ctl_heal(&healer, ms);
+}
+
+static void states(void)
+{
+	struct emu_tb_opts o = { 0 };
+	struct emu_tb tb;
+	struct ssq_ctl *ctl;
+	struct ssq_producer d1, live, d2, d3, d4;
+	struct ssq_ctl_producer *r;
+	struct ssq_ctl_slot *slot;
+	uint32_t id1, id2, id3, id4;
+	uint64_t pos = 0, stale;
+	double t;
+	int rc;
+
+	o.cq_cnt = 64;
+	ctl = heal_bed(&tb, &o, SRING, 4);
+	if (!ctl)
+		return;
+	signal(SIGALRM, on_alarm);
+	alarm(60);
+
+	/* Two deaths: d1 holds position 0 and never publishes it. */
+	id1 = attach(ctl, &tb, &d1);
+	CHECK(ssq_reserve(&d1, 1, &pos) == 0 && pos == 0, "d1 at 0");
+	/* d2 passed the room check, then the live producer filled the ring
+	 * (1..15), then d2's fetch-add gave it 16: it records that and waits
+	 * for the device to complete position 0 - and dies there. */
+	id2 = attach(ctl, &tb, &d2);
+	attach(ctl, &tb, &live);
+	post_nops(&live, 8);
+	post_nops(&live, 7);
+	r = &ctl->producers[id2];
+	r->resv_gen++;
+	r->state = SSQ_PROD_RESERVING;
+	r->pos = __atomic_fetch_add(&ctl->reserve, 1, __ATOMIC_SEQ_CST);
+	r->len = 1;
+	r->state = SSQ_PROD_BUILDING;
+	r->resv_gen++;
+	CHECK(r->pos == SRING && ctl->published == 0, "d2 at %llu, published %llu",
+	      (unsigned long long)r->pos, (unsigned long long)ctl->published);
+	/*
+	 * ssqd sees d2's death first: its NOP at 16 needs the device to
+	 * complete position 0, which d1 - alive as far as ssqd knows - holds:
+	 * that heal times out. Then d1's: a NOP at 0, and the one at 16, which
+	 * now needs only the first - a NOP of this very heal, which the device
+	 * sees only once it is submitted.
+	 */
+	rc = mark_dead_heal(ctl, id2, 50);
+	CHECK(rc == -ETIMEDOUT, "d2 alone: heal %d", rc);
+	rc = mark_dead_heal(ctl, id1, 2000);
+	CHECK(rc == 2,
+	      "two deaths: heal %d, not 2 NOPs (-ETIMEDOUT: it waited for room "
+	      "only its own unsubmitted NOP could make)",
+	      rc);
+	if (rc != 2) /* as ssqd's progress() would, once more */
+		CHECK((rc = ssq_ctl_heal(&healer, 2000)) >= 0, "two deaths, retried: %d",
+		      rc);
+	CHECK(ctl->published == SRING + 1 && ctl->reserve == SRING + 1,
+	      "two deaths: published %llu of %llu", (unsigned long long)ctl->published,
+	      (unsigned long long)ctl->reserve);
+
+	/* A later pass's sequence word at the hole `published` stops at. */
+	id3 = attach(ctl, &tb, &d3);
+	CHECK(ssq_reserve(&d3, 1, &pos) == 0 && pos == SRING + 1, "d3 at %llu",
+	      (unsigned long long)pos);
+	slot = ssq__slot(&healer, pos);
+	stale = slot->seq;
+	slot->seq = pos + SRING + 1;
+	t = now_s();
+	rc = mark_dead_heal(ctl, id3, 50);
+	t = now_s() - t;
+	CHECK(rc == -ETIMEDOUT && t < 5.0, "later pass at the hole: heal %d after %.3f s",
+	      rc, t);
+	slot->seq = stale; /* as it was: now the hole heals */
+	rc = ssq_ctl_heal(&healer, 2000);
+	CHECK(rc == 1 && ctl->published == pos + 1, "hole after the later pass: %d", rc);
+
+	/* A published slot whose length reads 0, at `published`. */
+	id4 = attach(ctl, &tb, &d4);
+	CHECK(ssq_reserve(&d4, 1, &pos) == 0, "d4");
+	ssq_prep_nop(ssq_producer_sq(&d4), (uint32_t)pos, ssq_wqe_flags(&d4, pos, 1, 0));
+	slot = ssq__slot(&d4, pos);
+	slot->owner = id4;
+	slot->len = 0;
+	__atomic_store_n(&slot->seq, pos + 1, __ATOMIC_RELEASE);
+	rc = mark_dead_heal(ctl, id4, 2000);
+	CHECK(rc == 0 && ctl->published == pos + 1, "length 0: heal %d, published %llu",
+	      rc, (unsigned long long)ctl->published);
+
+	alarm(0);
+	emu_stop(tb.dev);
+	emu_tb_fini(&tb);
+	free(ctl);
+	memset(&healer, 0, sizeof(healer));
+}
+
+/* ------------------------------------------------------------- part 2 */
+
 enum { REQ_NONE, REQ_ATTACH, REQ_DETACH, REQ_DIED, REQ_EXIT };
 
 struct worker {
@@ -54,7 +202,6 @@ struct worker {
 
 static int stop;
 static uint64_t heal_started_ms; /* 0: no heal running */
-static struct ssq_producer healer;
 
 static __thread jmp_buf *die_jmp;
 static __thread int die_where;
@@ -327,7 +474,7 @@ static void stress(void)
 				w[i].id = rc < 0 ? 0 : (uint32_t)rc;
 				__atomic_store_n(&w[i].req, REQ_NONE, __ATOMIC_RELEASE);
 			} else if (req == REQ_DETACH || req == REQ_DIED) {
-				/* ssqd's retire() */
+				/* as ssqd: ssqd_queue_mark_dead, then a heal */
 				__atomic_store_n(&ctl->producers[w[i].id].state,
 				                 SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
 				pending = heal() == -ETIMEDOUT;
@@ -372,146 +519,6 @@ static void stress(void)
 	emu_stop(tb.dev);
 	emu_tb_fini(&tb);
 	free(ctl);
-}
-
-/* ------------------------------------------------------------- part 1 */
-
-#define SRING 16u
-
-static void on_alarm(int sig)
-{
-	static const char msg[] = "ssq_heal: a heal or its submit did not return: hang\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(1);
-	_exit(1);
-}
-
-/* A producer record as ssqd hands it out. */
-static uint32_t attach(struct ssq_ctl *ctl, struct emu_tb *tb, struct ssq_producer *p)
-{
-	int id = ssq_ctl_claim(ctl, (uint32_t)getpid(), HEALER_ID);
-
-	CHECK(id >= 0 && ssq_producer_bind(p, ctl, (uint32_t)id, &tb->s[0].sq,
-	                                   &tb->s[0].scq_v) == 0,
-	      "attach: %d", id);
-	return id < 0 ? 0 : (uint32_t)id;
-}
-
-/* Reserve, build and publish @n one-WQEBB NOPs; submit. */
-static void post_nops(struct ssq_producer *p, unsigned n)
-{
-	uint64_t pos = 0, i;
-
-	CHECK(ssq_reserve(p, n, &pos) == 0, "reserve %u", n);
-	for (i = pos; i < pos + n; i++) {
-		ssq_prep_nop(ssq_producer_sq(p), (uint32_t)i, ssq_wqe_flags(p, i, 1, 0));
-		ssq_publish(p, i, 1, i, 0);
-	}
-	ssq_submit(p);
-}
-
-/* ssqd's retire(): mark @id dead, heal. */
-static int retire(struct ssq_ctl *ctl, uint32_t id, unsigned ms)
-{
-	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
-	return ssq_ctl_heal(&healer, ms);
-}
-
-static void states(void)
-{
-	struct emu_tb_opts o = { 0 };
-	struct emu_tb tb;
-	struct ssq_ctl *ctl;
-	struct ssq_producer d1, live, d2, d3, d4;
-	struct ssq_ctl_producer *r;
-	struct ssq_ctl_slot *slot;
-	uint32_t id1, id2, id3, id4;
-	uint64_t pos = 0, stale;
-	double t;
-	int rc;
-
-	o.cq_cnt = 64;
-	ctl = heal_bed(&tb, &o, SRING, 4);
-	if (!ctl)
-		return;
-	signal(SIGALRM, on_alarm);
-	alarm(60);
-
-	/* Two deaths: d1 holds position 0 and never publishes it. */
-	id1 = attach(ctl, &tb, &d1);
-	CHECK(ssq_reserve(&d1, 1, &pos) == 0 && pos == 0, "d1 at 0");
-	/* d2 passed the room check, then the live producer filled the ring
-	 * (1..15), then d2's fetch-add gave it 16: it records that and waits
-	 * for the device to complete position 0 - and dies there. */
-	id2 = attach(ctl, &tb, &d2);
-	attach(ctl, &tb, &live);
-	post_nops(&live, 8);
-	post_nops(&live, 7);
-	r = &ctl->producers[id2];
-	r->resv_gen++;
-	r->state = SSQ_PROD_RESERVING;
-	r->pos = __atomic_fetch_add(&ctl->reserve, 1, __ATOMIC_SEQ_CST);
-	r->len = 1;
-	r->state = SSQ_PROD_BUILDING;
-	r->resv_gen++;
-	CHECK(r->pos == SRING && ctl->published == 0, "d2 at %llu, published %llu",
-	      (unsigned long long)r->pos, (unsigned long long)ctl->published);
-	/*
-	 * ssqd sees d2's death first: its NOP at 16 needs the device to
-	 * complete position 0, which d1 - alive as far as ssqd knows - holds:
-	 * that heal times out. Then d1's: a NOP at 0, and the one at 16, which
-	 * now needs only the first - a NOP of this very heal, which the device
-	 * sees only once it is submitted.
-	 */
-	rc = retire(ctl, id2, 50);
-	CHECK(rc == -ETIMEDOUT, "d2 alone: heal %d", rc);
-	rc = retire(ctl, id1, 2000);
-	CHECK(rc == 2,
-	      "two deaths: heal %d, not 2 NOPs (-ETIMEDOUT: it waited for room "
-	      "only its own unsubmitted NOP could make)",
-	      rc);
-	if (rc != 2) /* as ssqd's progress() would, once more */
-		CHECK((rc = ssq_ctl_heal(&healer, 2000)) >= 0, "two deaths, retried: %d",
-		      rc);
-	CHECK(ctl->published == SRING + 1 && ctl->reserve == SRING + 1,
-	      "two deaths: published %llu of %llu", (unsigned long long)ctl->published,
-	      (unsigned long long)ctl->reserve);
-
-	/* A later pass's sequence word at the hole `published` stops at. */
-	id3 = attach(ctl, &tb, &d3);
-	CHECK(ssq_reserve(&d3, 1, &pos) == 0 && pos == SRING + 1, "d3 at %llu",
-	      (unsigned long long)pos);
-	slot = ssq__slot(&healer, pos);
-	stale = slot->seq;
-	slot->seq = pos + SRING + 1;
-	t = now_s();
-	rc = retire(ctl, id3, 50);
-	t = now_s() - t;
-	CHECK(rc == -ETIMEDOUT && t < 5.0, "later pass at the hole: heal %d after %.3f s",
-	      rc, t);
-	slot->seq = stale; /* as it was: now the hole heals */
-	rc = ssq_ctl_heal(&healer, 2000);
-	CHECK(rc == 1 && ctl->published == pos + 1, "hole after the later pass: %d", rc);
-
-	/* A published slot whose length reads 0, at `published`. */
-	id4 = attach(ctl, &tb, &d4);
-	CHECK(ssq_reserve(&d4, 1, &pos) == 0, "d4");
-	ssq_prep_nop(ssq_producer_sq(&d4), (uint32_t)pos, ssq_wqe_flags(&d4, pos, 1, 0));
-	slot = ssq__slot(&d4, pos);
-	slot->owner = id4;
-	slot->len = 0;
-	__atomic_store_n(&slot->seq, pos + 1, __ATOMIC_RELEASE);
-	rc = retire(ctl, id4, 2000);
-	CHECK(rc == 0 && ctl->published == pos + 1, "length 0: heal %d, published %llu",
-	      rc, (unsigned long long)ctl->published);
-
-	alarm(0);
-	emu_stop(tb.dev);
-	emu_tb_fini(&tb);
-	free(ctl);
-	memset(&healer, 0, sizeof(healer));
 }
 
 int main(void)

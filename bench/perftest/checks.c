@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "checks.h"
 
 /* The bytes at @d: every one 0x5a (write_lat: but the last). 0 or 1 (said why). */
 static int check_bytes(const struct pt_opts *o, const uint8_t *d, uint32_t size,

@@ -13,7 +13,8 @@
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "cluster.h"
+#include "twohost.h"
 
 /* Peer @k's view of the run: twohost.c's server is its host and port. */
 static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)

@@ -23,7 +23,7 @@
 #include <infiniband/verbs.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "daemons.h"
 
 /* The first mlx5 device in /sys/class/infiniband, into @out; 0 if none. */
 static int first_mlx5(char *out, size_t len)

@@ -20,6 +20,12 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "engine.h"
+#include "daemons.h"
+#include "checks.h"
+#include "report.h"
+#include "run.h"
+#include "twohost.h"
+#include "cluster.h"
 
 /* --run_infinitely: SIGINT or SIGTERM came; finish and report. */
 static volatile sig_atomic_t interrupted;

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -398,11 +399,16 @@ static void version(const struct pt_opts *o)
 	printf("%s %s (git %s)\n", o->tool, SSQ_VERSION_STRING, SSQ_GIT_REVISION);
 }
 
-static void bad_flag(const struct pt_opts *o, const char *fmt, const char *flag,
-                     const char *val)
+static void bad_flag(const struct pt_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+static void bad_flag(const struct pt_opts *o, const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "%s: ", o->tool);
-	fprintf(stderr, fmt, flag, val);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	pt_usage(stderr, o);
 	exit(1);
@@ -440,7 +446,7 @@ static void check_out_path(const struct pt_opts *o, const char *flag, const char
 	int err = 0;
 
 	if (!*path)
-		bad_flag(o, "%s%s: an empty file name", flag, "");
+		bad_flag(o, "%s: an empty file name", flag);
 	if (!stat(path, &st)) {
 		if (S_ISDIR(st.st_mode))
 			err = EISDIR;
@@ -482,10 +488,10 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 
 	if (role)
 		bad_flag(o,
-		         "--peers with %s%s: the client names its servers in --peers "
+		         "--peers with %s: the client names its servers in --peers "
 		         "(NAME@HOST[:PORT]); a server finds its queue to the client "
 		         "by the client's QPN",
-		         o->server ? "--server" : o->peer_host, "");
+		         o->server ? "--server" : o->peer_host);
 	for (k = 0; !s_given && o->peers_file && k < o->npeers; k++)
 		o->peer_srv[k][0] = 0; /* the tool's own cluster: names only */
 	for (k = 0; !s_given && k < o->npeers; k++)
@@ -496,11 +502,11 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 			         o->peers[k], "");
 	if (s_given && o->peers_counted)
 		bad_flag(o,
-		         "--peers N with %s%s: name the running cluster's peers "
+		         "--peers N with %s: name the running cluster's peers "
 		         "(NAME[@HOST[:PORT]],...)",
-		         "--ssq_socket", "");
+		         "--ssq_socket");
 	if (o->wire)
-		bad_flag(o, "--peers with %s%s: one or the other", "--wire", "");
+		bad_flag(o, "--peers with %s: one or the other", "--wire");
 	if (!s_given && o->device && strcmp(o->device, "emu"))
 		bad_flag(o,
 		         "%s %s: --peers without --ssq_socket runs on the emulated "
@@ -508,9 +514,9 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		         "-d", o->device);
 	if (o->test != PT_WRITE_BW && o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
 		bad_flag(o,
-		         "--peers with %s%s: ssq_write_bw, ssq_read_bw and "
+		         "--peers with %s: ssq_write_bw, ssq_read_bw and "
 		         "ssq_atomic_bw spread over peers",
-		         o->tool, "");
+		         o->tool);
 	snprintf(val, sizeof(val), " %u x %u peers = %u,", pt_queues_needed(o), o->npeers,
 	         pt_host_qps(o));
 	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
@@ -530,21 +536,21 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	const char *role = o->server ? "--server" : o->peer_host;
 
 	if (o->server && o->peer_host)
-		bad_flag(o, "--server with a server name (%s%s): one role per side",
-		         o->peer_host, "");
+		bad_flag(o, "--server with a server name (%s): one role per side",
+		         o->peer_host);
 	if (role && o->wire)
 		bad_flag(o,
-		         "%s%s: --wire is two ssqd on this host; two hosts need no "
+		         "%s: --wire is two ssqd on this host; two hosts need no "
 		         "--wire",
-		         role, "");
+		         role);
 	if (role && !o->socket)
 		bad_flag(o,
-		         "%s%s: two hosts need --ssq_socket (or $SSQ_SOCKET): this "
+		         "%s: two hosts need --ssq_socket (or $SSQ_SOCKET): this "
 		         "host's ssqd, started with --listen or --connect",
-		         role, "");
+		         role);
 	if (o->server && (o->json || o->out_json))
-		bad_flag(o, "--server with %s%s: the client writes the results",
-		         o->json ? "--json" : "--out_json", "");
+		bad_flag(o, "--server with %s: the client writes the results",
+		         o->json ? "--json" : "--out_json");
 	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
 	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
@@ -556,9 +562,9 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		check_peers(o, s_given, role);
 	if (o->wire && s_given)
 		bad_flag(o,
-		         "%s%s: --wire starts its own two ssqd; a running one cannot be "
+		         "%s: --wire starts its own two ssqd; a running one cannot be "
 		         "used",
-		         "--ssq_socket", "");
+		         "--ssq_socket");
 	if (o->wire && o->device && strcmp(o->device, "emu"))
 		bad_flag(o, "%s %s: --wire runs on the emulated device's wire (-d emu)",
 		         "-d", o->device);
@@ -572,9 +578,9 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "-S", val);
 	if (o->socket && (o->gid_index >= 0 || o->ib_port))
 		bad_flag(o,
-		         "%s%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
+		         "%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
 		         "QPs already: start that ssqd with --gid-index / --ib-port",
-		         o->gid_index >= 0 ? "-x" : "-i", "");
+		         o->gid_index >= 0 ? "-x" : "-i");
 	if (!q_given && o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
 	snprintf(val, sizeof(val), " %u", o->cq_mod);
@@ -587,47 +593,45 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	if (o->test == PT_ATOMIC_BW)
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
 	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
-		bad_flag(o, "%s%s: READ and atomics cannot be inline", "-I", "");
+		bad_flag(o, "%s: READ and atomics cannot be inline", "-I");
 	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
-		bad_flag(
-		    o, "%s%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
-		    "-s 1", "");
+		bad_flag(o,
+		         "%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
+		         "-s 1");
 	if (o->events && pt_is_lat(o) && o->test != PT_SEND_LAT)
 		bad_flag(o,
-		         "%s%s: a latency test times one message at a time by polling; "
+		         "%s: a latency test times one message at a time by polling; "
 		         "ssq_send_lat sleeps (ssq_recv_wait), the bandwidth tools too "
 		         "(ssq_wait)",
-		         "-e", "");
+		         "-e");
 	if (o->events && !pt_is_lat(o) && o->mode != PT_LOCKFREE &&
 	    o->mode != PT_QP_PER_PROCESS)
-		bad_flag(
-		    o,
-		    "%s%s: only lockfree and qp-per-process senders sleep (ssq_wait); "
-		    "spinlock and proxy poll",
-		    "-e", "");
+		bad_flag(o,
+		         "%s: only lockfree and qp-per-process senders sleep (ssq_wait); "
+		         "spinlock and proxy poll",
+		         "-e");
 	if (o->events && o->server)
-		bad_flag(o, "%s%s: the server echoes by polling; give -e to the client",
-		         "-e", "");
+		bad_flag(o, "%s: the server echoes by polling; give -e to the client",
+		         "-e");
 	if (o->iters > 10000000 && pt_is_lat(o))
-		bad_flag(o, "%s%s: latency tests keep every sample: at most 10000000",
-		         "-n", "");
+		bad_flag(o, "%s: latency tests keep every sample: at most 10000000",
+		         "-n");
 	if (!o->run_inf)
 		return;
 	/* perftest's own limits on --run_infinitely, and this tool's. */
 	if (pt_is_lat(o))
-		bad_flag(o, "%s%s: bandwidth tools only (as perftest's)",
-		         "--run_infinitely", "");
+		bad_flag(o, "%s: bandwidth tools only (as perftest's)",
+		         "--run_infinitely");
 	if (o->all_sizes)
-		bad_flag(o, "%s%s: one size at a time (not with -a)", "--run_infinitely",
-		         "");
+		bad_flag(o, "%s: one size at a time (not with -a)", "--run_infinitely");
 	if (role)
-		bad_flag(o, "%s%s: one host only (not with --server or a server name)",
-		         "--run_infinitely", "");
+		bad_flag(o, "%s: one host only (not with --server or a server name)",
+		         "--run_infinitely");
 	if (n_given)
 		bad_flag(o,
-		         "%s%s: runs until interrupted, a line every -D seconds; -n "
+		         "%s: runs until interrupted, a line every -D seconds; -n "
 		         "does not apply",
-		         "--run_infinitely", "");
+		         "--run_infinitely");
 	if (o->duration == 0)
 		o->duration = PT_INF_DURATION;
 }
@@ -710,7 +714,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case 'd':
 			if (!*optarg)
-				bad_flag(o, "%s%s: an empty device name", "-d", "");
+				bad_flag(o, "%s: an empty device name", "-d");
 			o->device = optarg;
 			break;
 		case 'D':
@@ -769,7 +773,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_SSQ_SOCKET:
 			if (!*optarg)
-				bad_flag(o, "%s%s: an empty path", "--ssq_socket", "");
+				bad_flag(o, "%s: an empty path", "--ssq_socket");
 			o->socket = optarg;
 			s_given = 1;
 			break;
@@ -781,8 +785,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_OUT_JSON_FILE:
 			if (!*optarg)
-				bad_flag(o, "%s%s: an empty file name", "--out_json_file",
-				         "");
+				bad_flag(o, "%s: an empty file name", "--out_json_file");
 			out_json_file = optarg;
 			break;
 		case OPT_RUN_INF:
@@ -819,8 +822,8 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->timeout = (double)num(o, "--timeout", optarg, 1, 86400);
 			break;
 		case ':':
-			bad_flag(o, "%s%s: needs a value",
-			         flag_name(flag, argv[optind - 1]), "");
+			bad_flag(o, "%s: needs a value",
+			         flag_name(flag, argv[optind - 1]));
 			break;
 		default:
 			/*
@@ -835,15 +838,14 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 				         "%s: a switch, it takes no value (drop '=%s')",
 				         sw, eq + 1);
 			}
-			bad_flag(o, "unknown flag %s%s",
-			         flag_name(flag, argv[optind - 1]), "");
+			bad_flag(o, "unknown flag %s", flag_name(flag, argv[optind - 1]));
 		}
 	}
 	if (optind < argc)
 		o->peer_host = argv[optind++]; /* perftest: the server to run against */
 	if (optind < argc)
-		bad_flag(o, "unexpected argument %s%s (one server name at most)",
-		         argv[optind], "");
+		bad_flag(o, "unexpected argument %s (one server name at most)",
+		         argv[optind]);
 	/* perftest needs --out_json for a file; a file name alone implies it here. */
 	if (out_json || out_json_file)
 		o->out_json = out_json_file ? out_json_file : PT_OUT_JSON;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include "ssq_version.h"
-#include "engine.h"
+#include "report.h"
 
 /*
  * BW peak: the best aggregate rate over a window this fraction of the run

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "run.h"
 
 #define PROXY_TAKE    16u      /* requests the proxy takes from one ring at a time */
 #define STALL_S       60.0     /* no progress for this long: give up */

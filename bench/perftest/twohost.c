@@ -39,7 +39,8 @@
 #include <sys/socket.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
-#include "engine.h"
+#include "twohost.h"
+#include "checks.h"
 
 #define TH_MAGIC     0x48325450515353ull /* "SSQPT2H" */
 #define TH_VERSION   2u                  /* 2: HELLO carries the pong buffer's rkey */

@@ -5,7 +5,7 @@
  * when a hold nobody lets go has to be taken away. The QP goes through
  * RESET back to RTS (the owner's part) and the block is rebuilt from the
  * owner's private copies of its bounds, in two halves around the QP's reset:
- *  - ssq_ctl_quiesce: no new reservation (-EIO), both leases the owner's,
+ *  - ssq_ctl_quiesce: reservations wait (-EAGAIN; RESTARTING), both leases the owner's,
  *    so that no producer rings the QP while it is reset nor routes its CQ,
  *    and each reservation open in a live record is given until the deadline
  *    to be published (a producer that runs publishes in microseconds);
@@ -73,15 +73,15 @@ static int building(const struct ssq_ctl_producer *r)
 	return state == SSQ_PROD_RESERVING || state == SSQ_PROD_BUILDING;
 }
 
-int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
+int ssq_ctl_quiesce(struct ssq_producer *owner, uint64_t live, unsigned timeout_ms)
 {
 	uint64_t deadline = dv_now_ms() + timeout_ms;
 	struct ssq_ctl *ctl;
 	uint32_t i;
 
-	if (!h || !h->ctl)
+	if (!owner || !owner->ctl)
 		return -EINVAL;
-	ctl = h->ctl;
+	ctl = owner->ctl;
 	take_over(ctl, deadline);
 	/*
 	 * Open reservations publish; their producers' submits find the
@@ -98,9 +98,9 @@ int ssq_ctl_quiesce(struct ssq_producer *h, uint64_t live, unsigned timeout_ms)
 }
 
 /* The CQE at index @ci, if the device wrote it in @ci's pass (ssq_cq_peek). */
-static int cq_written(const struct ssq_producer *h, uint32_t ci)
+static int cq_written(const struct ssq_producer *owner, uint32_t ci)
 {
-	struct ssq_cq at = h->cq;
+	struct ssq_cq at = owner->cq;
 
 	at.ci = ci;
 	return ssq_cq_peek(&at) != NULL;
@@ -113,14 +113,14 @@ static int cq_written(const struct ssq_producer *h, uint32_t ci)
  * writes CQE n into slot n % cqe_cnt with owner bit (n / cqe_cnt) & 1
  * (<ssq/cq.h>), and the QP was just reset: nothing is being written.
  */
-static int cq_next_from(const struct ssq_producer *h, uint32_t ci, uint32_t *end)
+static int cq_next_from(const struct ssq_producer *owner, uint32_t ci, uint32_t *end)
 {
 	uint32_t n;
 
-	for (n = 0; n < h->cq.cqe_cnt && cq_written(h, ci); n++)
+	for (n = 0; n < owner->cq.cqe_cnt && cq_written(owner, ci); n++)
 		ci = (ci + 1) & 0xffffff;
 	*end = ci;
-	return !cq_written(h, ci) && cq_written(h, (ci - 1) & 0xffffff);
+	return !cq_written(owner, ci) && cq_written(owner, (ci - 1) & 0xffffff);
 }
 
 /*
@@ -131,10 +131,10 @@ static int cq_next_from(const struct ssq_producer *h, uint32_t ci, uint32_t *end
  * polls; the rest is kept from @like. Forged CQEs can mislead this; they
  * are the queue's own clients' doing.
  */
-static uint32_t cq_scan(const struct ssq_producer *h, uint32_t like)
+static uint32_t cq_scan(const struct ssq_producer *owner, uint32_t like)
 {
-	const uint8_t *buf = h->cq.buf;
-	uint32_t n = h->cq.cqe_cnt, s, pass;
+	const uint8_t *buf = owner->cq.buf;
+	uint32_t n = owner->cq.cqe_cnt, s, pass;
 	uint8_t o0 = __atomic_load_n(&buf[63], __ATOMIC_ACQUIRE), o;
 
 	if ((o0 >> 4) == MLX5_CQE_INVALID)
@@ -159,23 +159,24 @@ static uint32_t cq_scan(const struct ssq_producer *h, uint32_t like)
  * So the first of cq_ci and the record that fits the CQ's contents, else
  * the CQ's contents alone (cq_scan).
  */
-static void route_old_cqes(struct ssq_producer *h)
+static void route_old_cqes(struct ssq_producer *owner)
 {
-	uint32_t dbci = dv_cq_dbrec_ci(h),
-	         ci = __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED), end;
+	uint32_t dbci = dv_cq_dbrec_ci(owner),
+	         ci = __atomic_load_n(&owner->ctl->cq_ci, __ATOMIC_RELAXED), end;
 
 	/* The record, when the shared copy left its window. */
-	if (((ci - dbci) & 0xffffff) > h->cq.cqe_cnt)
-		__atomic_store_n(&h->ctl->cq_ci, dbci, __ATOMIC_RELAXED);
+	if (((ci - dbci) & 0xffffff) > owner->cq.cqe_cnt)
+		__atomic_store_n(&owner->ctl->cq_ci, dbci, __ATOMIC_RELAXED);
 	/* We hold the CQ lease: route as any holder (bounded by the ring). */
-	(void)ssq__route(h);
+	(void)ssq__route(owner);
 	/* Whatever the walk could not place (a scribbled block) is skipped. */
-	if (!cq_next_from(h, __atomic_load_n(&h->ctl->cq_ci, __ATOMIC_RELAXED), &end) &&
-	    !cq_next_from(h, dbci, &end) && !cq_next_from(h, ci, &end))
-		end = cq_scan(h, end);
-	h->cq.ci = end;
-	ssq_cq_update_ci(&h->cq);
-	__atomic_store_n(&h->ctl->cq_ci, h->cq.ci, __ATOMIC_RELEASE);
+	if (!cq_next_from(owner, __atomic_load_n(&owner->ctl->cq_ci, __ATOMIC_RELAXED),
+	                  &end) &&
+	    !cq_next_from(owner, dbci, &end) && !cq_next_from(owner, ci, &end))
+		end = cq_scan(owner, end);
+	owner->cq.ci = end;
+	ssq_cq_update_ci(&owner->cq);
+	__atomic_store_n(&owner->ctl->cq_ci, owner->cq.ci, __ATOMIC_RELEASE);
 }
 
 /*
@@ -184,15 +185,15 @@ static void route_old_cqes(struct ssq_producer *h)
  * reservations never published stepped over - completes to its live owner
  * as flushed. At most a ring of WQEBBs, whatever the block says.
  */
-static void flush_in_flight(struct ssq_producer *h, uint64_t live)
+static void flush_in_flight(struct ssq_producer *owner, uint64_t live)
 {
 	static const struct ssq_cqe flushed = {
 		.opcode = MLX5_CQE_REQ_ERR,
 		.syndrome = MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
 		.status = IBV_WC_WR_FLUSH_ERR,
 	};
-	struct ssq_ctl *ctl = h->ctl;
-	uint64_t ring = (uint64_t)h->slot_mask + 1;
+	struct ssq_ctl *ctl = owner->ctl;
+	uint64_t ring = (uint64_t)owner->slot_mask + 1;
 	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_RELAXED);
 	uint64_t p = __atomic_load_n(&ctl->published, __ATOMIC_RELAXED), pos;
 	uint64_t r = __atomic_load_n(&ctl->reserve, __ATOMIC_RELAXED);
@@ -202,8 +203,8 @@ static void flush_in_flight(struct ssq_producer *h, uint64_t live)
 	if (r < p || r - c > ring)
 		r = c + ring;
 	for (pos = c; pos < r;) {
-		struct ssq_ctl_slot *s = ssq__slot(h, pos);
-		uint32_t owner = s->owner;
+		struct ssq_ctl_slot *s = ssq__slot(owner, pos);
+		uint32_t who = s->owner;
 		uint16_t len = __atomic_load_n(&s->len, __ATOMIC_RELAXED);
 
 		/* A1c's load, as the healer's: the slot's fields come first. */
@@ -211,43 +212,43 @@ static void flush_in_flight(struct ssq_producer *h, uint64_t live)
 			pos++; /* a hole, or inside one */
 			continue;
 		}
-		if (owner < SSQ_MAX_PRODUCERS && owner != h->id && (live >> owner & 1) &&
-		    __atomic_load_n(&ctl->producers[owner].state, __ATOMIC_ACQUIRE) !=
+		if (who < SSQ_MAX_PRODUCERS && who != owner->id && (live >> who & 1) &&
+		    __atomic_load_n(&ctl->producers[who].state, __ATOMIC_ACQUIRE) !=
 		        SSQ_PROD_DEAD)
-			ssq__deliver(h, owner, pos, s->wr_id, &flushed, 1);
+			ssq__deliver(owner, who, pos, s->wr_id, &flushed, 1);
 		pos += len ? len : 1;
 	}
 }
 
 /* ssq_ctl_rebuild's body; the block ends @final (READY, or RESTARTING held). */
-static int rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+static int rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
                    unsigned timeout_ms, uint32_t final)
 {
 	struct ssq_ctl *ctl;
 	uint64_t deadline = dv_now_ms() + timeout_ms;
 	uint32_t i;
 
-	if (!h || !h->ctl)
+	if (!owner || !owner->ctl)
 		return -EINVAL;
-	ctl = h->ctl;
+	ctl = owner->ctl;
 	take_over(ctl, deadline); /* ssq_ctl_quiesce's, if it ran: kept */
 	/* The bounds the walks below use are the owner's; the header's next. */
-	route_old_cqes(h);
-	flush_in_flight(h, live);
-	ctl->ring = h->slot_mask + 1;
-	ctl->signal_every = h->signal_every;
-	ctl->comp_entries = h->comp_mask + 1;
+	route_old_cqes(owner);
+	flush_in_flight(owner, live);
+	ctl->ring = owner->slot_mask + 1;
+	ctl->signal_every = owner->signal_every;
+	ctl->comp_entries = owner->comp_mask + 1;
 	ctl->max_producers = SSQ_MAX_PRODUCERS;
 	ctl->epoch = epoch;
-	memset((void *)h->slots, 0,
-	       ((size_t)h->slot_mask + 1) * sizeof(struct ssq_ctl_slot));
+	memset((void *)owner->slots, 0,
+	       ((size_t)owner->slot_mask + 1) * sizeof(struct ssq_ctl_slot));
 	for (i = 0; i < SSQ_MAX_PRODUCERS; i++) {
 		struct ssq_ctl_producer *r = &ctl->producers[i];
 		/* Even, and past any snapshot a healer took (see ssq_ctl_claim). */
 		uint32_t gen = (r->resv_gen + 2) & ~1u;
 		uint64_t head = r->comp_head, tail = r->comp_tail;
 
-		if (i != h->id && !(live >> i & 1)) {
+		if (i != owner->id && !(live >> i & 1)) {
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
 			continue;
@@ -263,7 +264,7 @@ static int rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
 		r->done = r->posted;
 		r->done_pos = 0;
 		r->deliv_pos = 0;
-		if (head - tail > (uint64_t)h->comp_mask + 1)
+		if (head - tail > (uint64_t)owner->comp_mask + 1)
 			r->comp_head = tail;
 		/*
 		 * R13: a reservation open across the rebuild is void; pairs
@@ -286,16 +287,16 @@ static int rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
 	return 0;
 }
 
-int ssq_ctl_rebuild(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+int ssq_ctl_rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
                     unsigned timeout_ms)
 {
-	return rebuild(h, epoch, live, timeout_ms, SSQ_CTL_READY);
+	return rebuild(owner, epoch, live, timeout_ms, SSQ_CTL_READY);
 }
 
-int ssq_ctl_rebuild_held(struct ssq_producer *h, uint32_t epoch, uint64_t live,
+int ssq_ctl_rebuild_held(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
                          unsigned timeout_ms)
 {
-	return rebuild(h, epoch, live, timeout_ms, SSQ_CTL_RESTARTING);
+	return rebuild(owner, epoch, live, timeout_ms, SSQ_CTL_RESTARTING);
 }
 
 int ssq_ctl_release(struct ssq_ctl *ctl)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's top floor, each a caller of the folders below: options'
- * defaults, bring-up and teardown (setup.c), the serve loop and the
- * requests it answers (serve.c), its sleep policy (idle.c), ssqd --status
- * (status_cmd.c). main.c drives them. Types are ssqd.h's.
+ * The daemon's top floor, each a caller of the folders below: the options
+ * (options.c), bring-up and teardown (setup.c), the serve loop (serve.c;
+ * the requests it reads are clients/request.c's), its sleep policy
+ * (idle.c), ssqd --status (status_cmd.c). main.c drives them. Types are
+ * ssqd.h's.
  */
 #ifndef SSQ_CTRL_DAEMON_H
 #define SSQ_CTRL_DAEMON_H
@@ -13,8 +14,17 @@
 #include <stdio.h>
 #include "ctrl/daemon/ssqd.h"
 
-/* Defaults for every option. */
+/*
+ * ssqd's options (options.c): ssqd_options_default - defaults for every
+ * option; ssqd_options_parse - the command line into @o, the socket path
+ * defaulted into @sock (@socklen bytes), *@socket_opt the --socket given
+ * or NULL. Returns -1 to go on and serve, else the exit status for main to
+ * return: 0 after --help, --version, --list-devices or --status, 2 after a
+ * bad option (said why on stderr).
+ */
 void ssqd_options_default(struct ssqd_options *o);
+int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock,
+                       size_t socklen, const char **socket_opt);
 
 /*
  * ssqd_setup - arena, device, data MR, queues brought to RTS (loopback, or

@@ -27,31 +27,7 @@
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/proto/msg.h"
 
-#define PEER_TIMEOUT_MS  30000
-#define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
-
-void ssqd_options_default(struct ssqd_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->nqueues = 1;
-	o->sq_wqebbs = 1024;
-	o->cqes = 1024;
-	o->data_mib = 64;
-	o->signal_every = 64;
-	o->recv_depth = 256;
-	o->recv_size = 4096;
-	o->heal_ms = 50;
-	o->stall_ms = 100;
-	o->hugepages = SSQ_HUGEPAGES_AUTO;
-	o->port = 1;
-	o->gid_index = SSQD_GID_AUTO;
-	o->allow_uid = -1;
-	o->allow_gid = -1;
-	o->hello_ms = 1000;
-	o->max_uid_clients = SSQD_MAX_CLIENTS / 2;
-	o->max_client_bufs = SSQD_CLIENT_BUFS_DEFAULT;
-	o->listen_fd = -1;
-}
+#define PEER_TIMEOUT_MS 30000
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {

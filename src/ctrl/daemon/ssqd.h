@@ -7,7 +7,7 @@
  * one plus the headers of folders below its own, never above:
  *
  *   util/ < ssqd.h < queues/ < peers/ < watch/ < clients/
- *         < the top (setup, serve, idle, status) < main.c
+ *         < the top (setup, serve, idle, status, options) < main.c
  *
  * tests/test_layout_cycles.sh checks that order; docs/architecture.md maps
  * the folders. One control thread runs all of it (the emulated device has

@@ -6,7 +6,7 @@
  * wants a link and this one dials it), or its addresses for the exchange
  * (then it is told apart by its name and its queues are brought up). A
  * peer that connects and says nothing, or says it byte by byte, holds
- * only its own slot until PEER_EXCHANGE_MS (or until a newcomer to a full
+ * only its own slot until SSQD_PEER_EXCHANGE_MS (or until a newcomer to a full
  * table takes it: evict); a refusal is sent and the
  * connection drained for REFUSE_DRAIN_MS (so that the peer reads it before
  * our close), the loop serving everyone meanwhile.
@@ -24,8 +24,7 @@
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/daemon/peers/peers.h"
 
-#define PEER_EXCHANGE_MS 5000 /* a connected peer sends at once */
-#define REFUSE_DRAIN_MS  1000
+#define REFUSE_DRAIN_MS 1000
 
 void ssqd_knocks_init(struct ssqd *d)
 {
@@ -283,7 +282,7 @@ void ssqd_accept_peer(struct ssqd *d)
 	k->fd = s;
 	k->ip = sa.sin6_addr;
 	k->accepted_ns = ssqd_now_ns();
-	k->deadline_ns = k->accepted_ns + PEER_EXCHANGE_MS * 1000000ull;
+	k->deadline_ns = k->accepted_ns + SSQD_PEER_EXCHANGE_MS * 1000000ull;
 	if (sa.sin6_family != AF_INET6 ||
 	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
 		snprintf(ip, sizeof(ip), "?");
@@ -337,7 +336,7 @@ void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
 			    &d->client_log, now,
 			    "ssqd: peer %s refused: it sent %u bytes in %u ms, "
 			    "not a whole first message\n",
-			    k->from, k->len, PEER_EXCHANGE_MS);
+			    k->from, k->len, SSQD_PEER_EXCHANGE_MS);
 		knock_close(k);
 	}
 }

@@ -35,10 +35,9 @@
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/proto/msg.h"
 
-#define PEER_EXCHANGE_MS 5000 /* a connected peer answers at once */
-#define BACKOFF_MIN_MS   100
-#define BACKOFF_MAX_MS   2000
-#define CONNECT_MS       2000 /* one dial */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+#define CONNECT_MS     2000 /* one dial */
 /*
  * A re-bring waits this long at most, for all of the peer's queues
  * together, for what was in flight (a client holding a reservation, say):
@@ -516,7 +515,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		if (p->link == SSQD_LINK_EXCHANGING)
 			snprintf(why, sizeof(why),
 			         "%s sent %u bytes of its addresses within %u ms",
-			         p->addr, p->xlen, PEER_EXCHANGE_MS);
+			         p->addr, p->xlen, SSQD_PEER_EXCHANGE_MS);
 		else
 			snprintf(why, sizeof(why), "no answer from %s within %u ms",
 			         p->addr, CONNECT_MS);
@@ -678,7 +677,7 @@ static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		if (!rc) {
 			ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
 			p->xlen = 0;
-			p->retry_ns = ssqd_now_ns() + PEER_EXCHANGE_MS * 1000000ull;
+			p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;
 			return;
 		}
 		if (p->ever)

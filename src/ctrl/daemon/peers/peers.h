@@ -14,6 +14,10 @@
 #include "ctrl/daemon/ssqd.h"
 #include "ctrl/proto/peer_msg.h"
 
+/* How long a connected peer has for its first message or its addresses: it sends at once.
+ */
+#define SSQD_PEER_EXCHANGE_MS 5000
+
 /*
  * The peers and their links (peers/peer.c).
  * ssqd_peers_init - d->peers from the options: none (loopback), the one

@@ -28,14 +28,9 @@
 #define SLEEP_NS    10000000      /* this long: an idle ssqd costs well under 1 % */
 static void rx_event(void *arg, unsigned cqes);
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
 static uint64_t pool_bytes(const struct ssqd_options *o)
 {
-	return align_up((uint64_t)2 * o->recv_depth * o->recv_size, 4096);
+	return ssqd_align_up((uint64_t)2 * o->recv_depth * o->recv_size, 4096);
 }
 
 uint64_t ssqd_recv_data_bytes(const struct ssqd_options *o)
@@ -45,7 +40,8 @@ uint64_t ssqd_recv_data_bytes(const struct ssqd_options *o)
 
 uint64_t ssqd_recv_log_bytes(const struct ssqd_options *o)
 {
-	return o->recv_depth ? align_up(shm_recv_log_size(2 * o->recv_depth), 4096) : 0;
+	return o->recv_depth ? ssqd_align_up(shm_recv_log_size(2 * o->recv_depth), 4096)
+	                     : 0;
 }
 
 /* The QP that receives what queue @q's other end sends. */

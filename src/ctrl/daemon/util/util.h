@@ -139,4 +139,10 @@ static inline int ssqd_beat_live(struct ssqd_beat *b, uint32_t beat, uint64_t no
 	return now - b->ns < SSQD_WAIT_BEAT_NS;
 }
 
+/* @v rounded up to a multiple of @a, a power of two. */
+static inline uint64_t ssqd_align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
 #endif /* SSQ_CTRL_DAEMON_UTIL_H */
