@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,40 +56,63 @@ static int private_dir(const char *path, char *why, size_t whylen)
 	return 0;
 }
 
-/*
- * Is process @pid on its way out? A SIGKILLed ssqd's lock is released only
- * when the last of its threads closes the lock file: do_exit sets
- * PF_EXITING (exit_signals), tears down the address space (exit_mm), then
- * closes the files (exit_files), and only then becomes a zombie
- * (exit_notify, linux kernel/exit.c). Its leader shows state Z as soon as
- * it has done so while the other threads (the emulated device's, DPDK's),
- * sharing one file table, may still be unmapping an arena on a busy
- * machine: the lock is held a while by a process /proc calls exited.
- * PF_EXITING is 0x4 (include/linux/sched.h); flags is stat's 9th field.
- */
-static int holder_exiting(const char *pid)
+/* /proc/@pid/@file into @buf (NUL-terminated); its length, or -1. */
+static int proc_read(const char *pid, const char *file, char *buf, size_t len)
 {
-	char path[64], buf[512], *p;
-	unsigned long flags;
-	char state;
+	char path[64];
 	ssize_t n;
 	int fd;
 
-	if (!*pid || strspn(pid, "0123456789") != strlen(pid))
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, file);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return -1;
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = 0;
+	return (int)n;
+}
+
+/*
+ * Is process @pid on its way out? A SIGKILLed ssqd's lock is released only
+ * when the last of its threads closes the lock file. kill() marks SIGKILL
+ * pending in every thread at once (complete_signal, linux
+ * kernel/signal.c), but a thread acts on it only once it runs: then
+ * do_exit sets PF_EXITING (exit_signals), tears down the address space
+ * (exit_mm), closes the files (exit_files) and only then becomes a zombie
+ * (exit_notify, kernel/exit.c). The leader shows state Z as soon as it has
+ * done so, while the other threads (the emulated device's, DPDK's), which
+ * share its file table, may still be unmapping an arena on a busy machine:
+ * the lock is held a while by a process that /proc calls exited. So:
+ * SIGKILL pending (status' SigPnd or ShdPnd, bit 9 - 1), PF_EXITING (0x4,
+ * include/linux/sched.h; stat's 9th field), or state Z / X.
+ */
+static int holder_exiting(const char *pid)
+{
+	char buf[2048], *p;
+	unsigned long long pend;
+	unsigned long flags;
+	char state;
+
+	if (!*pid || strspn(pid, "0123456789") != strlen(pid))
+		return 0;
+	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0)
+		return 0;
 	p = strrchr(buf, ')'); /* the name may hold anything, ')' too */
 	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
 		return 0;
-	return state == 'Z' || state == 'X' || state == 'x' || (flags & 0x4);
+	if (state == 'Z' || state == 'X' || state == 'x' || (flags & 0x4))
+		return 1;
+	if (proc_read(pid, "status", buf, sizeof(buf)) < 0)
+		return 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if ((sscanf(p, "SigPnd: %llx", &pend) == 1 ||
+		     sscanf(p, "ShdPnd: %llx", &pend) == 1) &&
+		    (pend >> (SIGKILL - 1)) & 1)
+			return 1;
+	return 0;
 }
 
 /* The lock file still is @lock's (not unlinked by an ssqd that left)? */
