@@ -102,12 +102,11 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
  * Move the next segment of a message of @total bytes from @src to @dst:
  * EX_OK once all of it has moved, EX_MORE when more is left for the QP's
  * next turn, else EMU_FAULT_SRC / EMU_FAULT_DST. An IB requester sends a
- * message as packets of at most the path MTU (IBA 9.7.2) and a ConnectX's
- * send scheduler picks the QP for each burst among those with work, so one
- * long message does not hold the port (the wire does the same per MTU
- * packet, wire_req.c); here the unit is EMU_SEG_BYTES and the turns are
- * process()'s round robin. Both lists are resolved again on every turn, as
- * each packet's keys are checked, so memory deregistered mid-message is
+ * message as packets of at most the path MTU (the wire here does so too,
+ * wire_req.c) and the NIC's send scheduler arbitrates between the QPs
+ * with work, so one long message does not hold the port; here the unit is
+ * EMU_SEG_BYTES and the turns are process()'s round robin. Both lists are resolved again
+ * on every turn, as each packet's keys are checked, so memory deregistered mid-message is
  * never touched.
  */
 static int move_segment(struct emu_qp *qp, const struct emu_sg *dst,
