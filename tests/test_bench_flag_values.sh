@@ -10,8 +10,9 @@
 #    bandwidth tool, and with --server, each naming -e; accepted by every
 #    bandwidth tool and by ssq_send_lat (their runs: test_bench_perftest);
 #  - "-d ''" started an ssqd that died saying "device  not found", "--peers
-#    ''" ran with no peers at all, and a --json or --out_json_file that
-#    cannot be written was said only after the whole run, its results lost.
+#    ''" ran with no peers at all, "--peers -1" with one named "-1", and a
+#    --json or --out_json_file that cannot be written was said only after
+#    the whole run, its results lost.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -59,6 +60,10 @@ refuse ssq_write_lat "-e: a latency test times one message at a time" -e
 # Empty or unwritable values: refused before the run, not after it.
 refuse ssq_write_bw "-d: an empty device name" -d ''
 refuse ssq_write_bw "--peers '': an empty list" --peers ''
+# A signed count is no name (issue 28): "-1" ran one peer named "-1".
+refuse ssq_write_bw "--peers '-1': want 1..64 peers" --peers -1
+refuse ssq_write_bw "--peers '+2': want 1..64 peers" --peers +2
+refuse ssq_write_bw "--peers '65': want 1..64 peers" --peers 65
 refuse ssq_write_bw "--json: an empty file name" --json ''
 refuse ssq_write_bw "--json '/nonexistent/r.json': cannot write the results there" \
 	--json /nonexistent/r.json

@@ -2,9 +2,15 @@
 /*
  * No client locks the others out: connections that never speak are closed
  * after --hello-ms and told why (before, 256 of them held every slot for
- * good), one uid holds at most --max-uid-clients connections, and the data
+ * good), or sooner when a newcomer needs the place - the oldest silent one
+ * goes (issue 28, item 8: before, a uid's silent connections refused its
+ * next client with -EUSERS until --hello-ms) - one uid holds at most
+ * --max-uid-clients connections that said hello, and the data
  * arena quotas (--max-client-mib, --max-client-bufs, --max-uid-mib) refuse
- * with -EDQUOT and a message naming the limit.
+ * with -EDQUOT and a message naming the limit. A refusal stays readable
+ * when the client had already sent its hello, which ssqd closes unread:
+ * the kernel then reports ECONNRESET once before the parting error (issue
+ * 28: a full client table read as -ENOTCONN instead of -EUSERS).
  */
 #include <errno.h>
 #include <poll.h>
@@ -81,6 +87,11 @@ static int error_on(int s, char *msg, size_t len)
 	return m.u.error.err;
 }
 
+/*
+ * More silent connections than a uid may hold: each newcomer takes the
+ * oldest silent one's place (told why), the newest stay until --hello-ms
+ * closes them (told why), and a client gets in at once throughout.
+ */
 static void silent_connections(void)
 {
 	const char *extra[] = { "--hello-ms", "300", "--max-uid-clients", "64", NULL };
@@ -96,10 +107,11 @@ static void silent_connections(void)
 	for (i = 0; i < SILENT; i++)
 		s[i] = dial();
 	CHECK(s[0] >= 0 && s[SILENT - 1] >= 0, "connecting %d sockets", SILENT);
-	err = error_on(s[SILENT - 1], msg, sizeof(msg));
-	CHECK(err == -EUSERS && strstr(msg, "--max-uid-clients 64"),
-	      "connection %d of one uid: %d '%s'", SILENT, err, msg);
 	err = error_on(s[0], msg, sizeof(msg));
+	CHECK(err == -ETIMEDOUT && strstr(msg, "--max-uid-clients 64") &&
+	          strstr(msg, "oldest silent"),
+	      "the oldest silent connection, at the uid's limit: %d '%s'", err, msg);
+	err = error_on(s[SILENT - 1], msg, sizeof(msg));
 	CHECK(err == -ETIMEDOUT && strstr(msg, "--hello-ms"),
 	      "a connection that never spoke: %d '%s'", err, msg);
 	usleep(200 * 1000);
@@ -112,6 +124,97 @@ static void silent_connections(void)
 	for (i = 0; i < SILENT; i++)
 		if (s[i] >= 0)
 			close(s[i]);
+	stop(d);
+}
+
+/*
+ * A uid's silent connections do not lock it out (issue 28, item 8): with
+ * --max-uid-clients of them open and no deadline near, a client of that
+ * uid connects at once, and the oldest silent one is the one closed.
+ */
+static void silent_lockout(void)
+{
+	const char *extra[] = { "--hello-ms", "60000", "--max-uid-clients", "8", NULL };
+	struct ssq_client *c = NULL;
+	char msg[200];
+	int s[8], i, err;
+	pid_t d = start(extra);
+
+	c = connect_retry(d);
+	CHECK(c != NULL, "ssqd did not come up");
+	if (c)
+		ssq_client_close(c);
+	usleep(100 * 1000); /* its slot given back */
+	for (i = 0; i < 8; i++)
+		s[i] = dial();
+	usleep(100 * 1000); /* all eight accepted, in order */
+	err = ssq_client_connect(sock_path, &c);
+	CHECK(err == 0,
+	      "a client of a uid with 8 silent connections (--max-uid-clients 8): "
+	      "%d (%s)",
+	      err, ssq_client_strerror_last());
+	err = error_on(s[0], msg, sizeof(msg));
+	CHECK(err == -ETIMEDOUT && strstr(msg, "oldest silent"),
+	      "the oldest silent connection: %d '%s'", err, msg);
+	if (c)
+		ssq_client_close(c);
+	for (i = 0; i < 8; i++)
+		if (s[i] >= 0)
+			close(s[i]);
+	stop(d);
+}
+
+/* A refused connection (its uid's clients all said hello) that spoke
+ * first still reads ssqd's -EUSERS. */
+static void refused_after_hello(void)
+{
+	const char *extra[] = { "--hello-ms", "60000", "--max-uid-clients", "4", NULL };
+	struct proto_msg m;
+	struct pollfd pfd;
+	struct ssq_client *c = NULL, *hc[4] = { NULL }, *held[4];
+	char why[160];
+	int i, t, err;
+	pid_t d = start(extra);
+
+	c = connect_retry(d);
+	CHECK(c != NULL, "ssqd did not come up");
+	if (c)
+		ssq_client_close(c);
+	usleep(100 * 1000); /* its slot given back */
+	for (i = 0; i < 4; i++)
+		held[i] = ssq_client_connect(sock_path, &hc[i]) ? NULL : hc[i];
+	CHECK(held[3] != NULL, "four clients that said hello");
+	/* The hello queued before ssqd accepts (it is stopped meanwhile): it
+	 * closes the connection with the hello unread. */
+	usleep(100 * 1000);
+	kill(d, SIGSTOP);
+	t = dial();
+	CHECK(t >= 0, "the fifth connection");
+	memset(&m, 0, sizeof(m));
+	CHECK(proto_msg_send(t, SSQ_MSG_HELLO, 1, &m.u, 16, NULL, 0) == 0, "send");
+	kill(d, SIGCONT);
+	pfd.fd = t;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	for (i = 0; i < 500 && !(pfd.revents & POLLHUP); i++) {
+		usleep(10 * 1000); /* POLLIN comes first, with the error */
+		poll(&pfd, 1, 0);
+	}
+	CHECK(pfd.revents & POLLHUP, "ssqd did not close the fifth connection");
+	err = proto_msg_recv(t, &m, NULL, 0, NULL, 3000, why, sizeof(why));
+	CHECK(err == 0 && m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -EUSERS,
+	      "a refused connection that sent its hello read %d (%s), want the "
+	      "-EUSERS error",
+	      err, err ? why : m.u.error.msg);
+	close(t);
+	err = ssq_client_connect(sock_path, &c);
+	CHECK(err == -EUSERS, "ssq_client_connect to a full ssqd: %d (%s), want -EUSERS",
+	      err, ssq_client_strerror_last());
+	if (!err)
+		ssq_client_close(c);
+	for (i = 0; i < 4; i++)
+		if (held[i])
+			ssq_client_close(held[i]);
 	stop(d);
 }
 
@@ -170,6 +273,8 @@ int main(void)
 {
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lim-%d.sock", getpid());
 	silent_connections();
+	silent_lockout();
+	refused_after_hello();
 	arena_quotas();
 	return test_exit("ctrl_limits");
 }

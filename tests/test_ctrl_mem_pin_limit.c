@@ -8,6 +8,8 @@
  * fit, a third page does not, nor a page of a memfd (a file ssqd pins for
  * it counts the same); after one is deregistered the memfd page fits. A
  * client with CAP_IPC_LOCK (root here) or a larger limit registers 2 MiB.
+ * The limit holds across a process's connections, and a fork()ed child
+ * has its own (per_process).
  * Before, ssqd registered anything, so any client could pin the host's
  * memory through it (ssqd holds CAP_IPC_LOCK).
  */
@@ -31,6 +33,54 @@ static void drop_ipc_lock(void)
 		data[0].effective &= ~(1u << CAP_IPC_LOCK);
 		(void)syscall(SYS_capset, &h, data);
 	}
+}
+
+/*
+ * The limit is the process's, over all its connections (ib_umem_get charges
+ * the mm's pinned_vm): with 516 KiB held through @c, a second connection
+ * cannot add 512 KiB (before, each connection had a limit of its own: one
+ * process pinned 8 times its limit over 8), but can add 256 KiB. A fork()ed
+ * child is another mm (mm_init starts pinned_vm at 0, kernel/fork.c) and
+ * another process here: its own 768 KiB fit while the parent holds 772.
+ */
+static void per_process(const char *sock, struct ssq_client *c, void *p512)
+{
+	struct ssq_client *c2;
+	struct ssq_mr y;
+	void *p256 = aligned_alloc(4096, 256 * KIB),
+	     *p768 = aligned_alloc(4096, 768 * KIB);
+	int rc, st;
+	pid_t kid;
+
+	(void)c;
+	if (!p256 || !p768 || ssq_client_connect(sock, &c2)) {
+		CHECK(0, "a second connection");
+		return;
+	}
+	rc = ssq_mem_reg(c2, p512, 512 * KIB, IBV_ACCESS_LOCAL_WRITE, &y);
+	CHECK(rc == -ENOMEM && strstr(ssq_client_error(c2), "RLIMIT_MEMLOCK"),
+	      "512 KiB more through a second connection of the same process: %d (%s)", rc,
+	      ssq_client_error(c2));
+	rc = ssq_mem_reg(c2, p256, 256 * KIB, IBV_ACCESS_LOCAL_WRITE, &y);
+	CHECK(rc == 0, "256 KiB through the second connection: %d (%s)", rc,
+	      ssq_client_error(c2));
+	kid = fork();
+	if (kid == 0) {
+		struct ssq_client *k;
+		struct ssq_mr z;
+
+		memset(p768, 3, 768 * KIB);
+		if (ssq_client_connect(sock, &k))
+			_exit(2);
+		rc = ssq_mem_reg(k, p768, 768 * KIB, IBV_ACCESS_LOCAL_WRITE, &z);
+		if (rc)
+			fprintf(stderr, "fork child: %d (%s)\n", rc, ssq_client_error(k));
+		_exit(rc ? 1 : 0);
+	}
+	waitpid(kid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "a fork()ed child's own 768 KiB: status 0x%x", st);
+	ssq_client_close(c2);
 }
 
 static int limited_client(const char *sock)
@@ -64,6 +114,7 @@ static int limited_client(const char *sock)
 	rc = ssq_mem_reg_fd(c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, &x);
 	CHECK(rc == 0, "the memfd page once 512 KiB went: %d (%s)", rc,
 	      ssq_client_error(c));
+	per_process(sock, c, p1);
 	ssq_client_close(c);
 	return test_failures != 0;
 }

@@ -180,6 +180,15 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
 			         o->npeers + 1);
 		return 0;
 	}
+	/*
+	 * A signed count ("-1", "+3") is a mistaken count, not a name, though
+	 * '-' is a name's character: "-1" ran with one peer named "-1".
+	 */
+	if ((*list == '-' || *list == '+') && list[1] &&
+	    strspn(list + 1, "0123456789") == strlen(list + 1)) {
+		snprintf(why, len, "want 1..%u peers", PT_MAX_PEERS);
+		return -1;
+	}
 	if (!*list) {
 		snprintf(why, len, "an empty list: want N, NAME,... or a peers file");
 		return -1;

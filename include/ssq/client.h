@@ -297,9 +297,10 @@ int ssq_recv_peek(struct ssq_queue *q, uint64_t k, struct ssq_recv_msg *m);
 
 /*
  * ssq_recv_check - 0 while message @k's record and buffer still hold message
- * @k (no receive WQE that reuses them has been posted), else -ESTALE. After
- * reading through ssq_recv_peek's pointer it proves what was read was
- * message @k. -EINVAL / -ENOTSUP as ssq_recv_peek.
+ * @k (no receive WQE that reuses them has been posted), else -ESTALE;
+ * -EAGAIN if message @k has not arrived. After reading through
+ * ssq_recv_peek's pointer it proves what was read was message @k.
+ * -EINVAL / -ENOTSUP as ssq_recv_peek.
  */
 int ssq_recv_check(struct ssq_queue *q, uint64_t k);
 

@@ -80,6 +80,7 @@ struct emu_qp {
 	uint32_t rq_cc;        /* receive WQEs consumed, free-running */
 	uint32_t rnr_tries;    /* attempts made for the SEND at sq_cc */
 	uint64_t rnr_until_ns; /* RNR NAK timer: no retry before (CLOCK_MONOTONIC) */
+	uint64_t msg_off;      /* bytes of the WQE at sq_cc moved on earlier visits */
 	uint8_t *bf_reg;       /* the UAR doorbell register (two halves) */
 	uint32_t db_last;      /* sq_cc of the last WQE a doorbell named */
 	uint8_t db_rung;       /* db_last is valid: a doorbell came since RESET */
@@ -319,6 +320,9 @@ int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len
  * (its process is gone, or unmapped it), the copy stopped there.
  */
 int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total);
+/* The same for the @len bytes that start @off bytes into both lists. */
+int emu_sg_copy_at(const struct emu_sg *dst, const struct emu_sg *src, uint64_t off,
+                   uint64_t len);
 /*
  * Copy @len bytes into (scatter: a received packet's payload) or out of
  * (gather: a packet being built) the scatter/gather list @sg, starting @off
@@ -408,8 +412,15 @@ static inline int emu_sq_rung(const struct emu_qp *qp)
 }
 
 /* ---- execute.c ---- */
+/*
+ * Bytes of one RDMA WRITE or READ the in-device requester moves per visit
+ * to its QP (execute.c): a longer message goes on at the QP's next turn,
+ * after every other QP's, so a bystander waits for a few of these, not
+ * for another's whole message.
+ */
+#define EMU_SEG_BYTES (64u * 1024u)
 /* Run the SQ of a QP in RTS whose peer is on this device, for up to @budget
- * WQEs; returns how many. */
+ * WQEs (a segment of a longer message counts as one); returns how many. */
 unsigned emu_sq_run(struct emu_qp *qp, unsigned budget);
 
 /* ---- flush.c ---- */

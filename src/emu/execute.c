@@ -12,6 +12,7 @@
 enum {
 	EX_OK = 0,
 	EX_RNR_WAIT = -1, /* receiver not ready: retry on a later pass */
+	EX_MORE = -2,     /* a segment moved, more of the message to come */
 	                  /* > 0: a requester syndrome (MLX5_CQE_SYNDROME_*) */
 };
 
@@ -110,6 +111,33 @@ static int recv_one(struct emu_qp *qp, struct emu_qp *peer, const struct emu_sg 
 	return EX_OK;
 }
 
+/*
+ * Move the next segment of a message of @total bytes from @src to @dst:
+ * EX_OK once all of it has moved, EX_MORE when more is left for the QP's
+ * next turn, else EMU_FAULT_SRC / EMU_FAULT_DST. An IB requester sends a
+ * message as packets of at most the path MTU (the wire here does so too,
+ * wire_req.c) and the NIC's send scheduler arbitrates between the QPs
+ * with work, so one long message does not hold the port; here the unit is
+ * EMU_SEG_BYTES and the turns are process()'s round robin. Both lists are resolved again
+ * on every turn, as each packet's keys are checked, so memory deregistered mid-message is
+ * never touched.
+ */
+static int move_segment(struct emu_qp *qp, const struct emu_sg *dst,
+                        const struct emu_sg *src, uint64_t total)
+{
+	uint64_t left = total - qp->msg_off;
+	uint64_t n = left < EMU_SEG_BYTES ? left : EMU_SEG_BYTES;
+	int rc;
+
+	if (qp->dev->mode != SSQ_EMU_FULL || !left)
+		return EX_OK;
+	rc = emu_sg_copy_at(dst, src, qp->msg_off, n);
+	if (rc)
+		return rc;
+	qp->msg_off += n;
+	return qp->msg_off < total ? EX_MORE : EX_OK;
+}
+
 /* RDMA WRITE (with or without immediate) to the peer's memory. */
 static int do_write(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned ds,
                     int with_imm, __be32 imm)
@@ -132,8 +160,10 @@ static int do_write(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
-	if (qp->dev->mode == SSQ_EMU_FULL && total) {
-		n = emu_sg_copy(&dst, src, total);
+	if (total) {
+		n = move_segment(qp, &dst, src, total);
+		if (n == EX_MORE)
+			return EX_MORE;
 		if (n == EMU_FAULT_SRC)
 			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 		if (n) {
@@ -168,8 +198,10 @@ static int do_read(struct emu_qp *qp, struct emu_qp *peer, size_t off, unsigned 
 		responder_fail(peer, 0, 0, 0, IBV_EVENT_QP_ACCESS_ERR);
 		return MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
-	if (qp->dev->mode == SSQ_EMU_FULL && total) {
-		n = emu_sg_copy(dst, &src, total);
+	if (total) {
+		n = move_segment(qp, dst, &src, total);
+		if (n == EX_MORE)
+			return EX_MORE;
 		if (n == EMU_FAULT_DST)
 			return MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 		if (n) {
@@ -255,7 +287,8 @@ static int exec_wqe(struct emu_qp *qp, uint32_t avail, unsigned *wqebbs,
 			*wqebbs = avail;
 		return MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	}
-	if (qp->rnr_tries == 0 && dev->fault.err_at &&
+	/* Once per WQE: not again for a retry or a message's next segment. */
+	if (qp->rnr_tries == 0 && qp->msg_off == 0 && dev->fault.err_at &&
 	    ++dev->wqe_seq == dev->fault.err_at) {
 		dev->fault_hit = 1;
 		return dev->fault.syndrome ? dev->fault.syndrome
@@ -357,9 +390,14 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 		    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&qp->sq, qp->sq_cc);
 		uint16_t idx = (uint16_t)qp->sq_cc;
 
-		if (ssq_unlikely(dev->trace != NULL) && !qp->rnr_tries)
+		if (ssq_unlikely(dev->trace != NULL) && !qp->rnr_tries && !qp->msg_off)
 			emu_trace_wqe(qp, qp->sq_cc, "execute");
 		r = exec_wqe(qp, (uint16_t)(dbr - idx), &wqebbs, &byte_cnt);
+		if (r == EX_MORE) {
+			/* The rest at this QP's next turn: the other QPs' first. */
+			n++;
+			break;
+		}
 		if (r == EX_RNR_WAIT) {
 			/*
 			 * rnr_retry 7 retries forever (IB spec 9.7.5.2.8); each retry
@@ -373,6 +411,7 @@ unsigned emu_sq_run(struct emu_qp *qp, unsigned budget)
 		}
 		qp->rnr_tries = 0;
 		qp->rnr_until_ns = 0;
+		qp->msg_off = 0;
 		if (r == EX_OK) {
 			if (ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
 				emu_cqe_req(qp->send_cq,

@@ -177,6 +177,8 @@ void emu_qp_to_err(struct emu_qp *qp)
 	qp->state = IBV_QPS_ERR;
 	qp->rnr_tries = 0;
 	qp->rnr_until_ns = 0;
+	/* A message cut short: the flush completes its WQE in error. */
+	qp->msg_off = 0;
 }
 
 void emu_qp_to_err_event(struct emu_qp *qp, enum ibv_event_type type)
@@ -205,6 +207,7 @@ static void qp_reset(struct emu_qp *qp)
 	qp->rq_cc = 0;
 	qp->rnr_tries = 0;
 	qp->rnr_until_ns = 0;
+	qp->msg_off = 0;
 	qp->db_pending = 0;
 }
 

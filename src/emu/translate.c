@@ -141,11 +141,26 @@ int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len
 	return mr_piece(mr, raddr, len, out);
 }
 
-int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total)
+/* Step *@sg / *@at past @off bytes of a scatter/gather list. */
+static void sg_skip(const struct emu_sg **sg, uint32_t *at, uint64_t off)
+{
+	while (off >= (*sg)->len) {
+		off -= (*sg)->len;
+		(*sg)++;
+	}
+	*at = (uint32_t)off;
+}
+
+int emu_sg_copy_at(const struct emu_sg *dst, const struct emu_sg *src, uint64_t off,
+                   uint64_t total)
 {
 	uint32_t so = 0, doff = 0;
 	int rc;
 
+	if (!total)
+		return 0;
+	sg_skip(&src, &so, off);
+	sg_skip(&dst, &doff, off);
 	while (total) {
 		uint32_t n = src->len - so;
 
@@ -169,6 +184,11 @@ int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t tot
 		}
 	}
 	return 0;
+}
+
+int emu_sg_copy(const struct emu_sg *dst, const struct emu_sg *src, uint64_t total)
+{
+	return emu_sg_copy_at(dst, src, 0, total);
 }
 
 /* The one walk of a scatter/gather list: from @off on, @len bytes. 0 or -EFAULT. */

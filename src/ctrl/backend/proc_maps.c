@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "ctrl/backend/proc_maps.h"
 
 /* Memory that is there without I/O: anonymous, shmem/tmpfs, hugetlbfs. */
@@ -32,6 +33,34 @@ static int resident_kind(unsigned long inode, const char *path)
 		if (!strncmp(path, ok[i], strlen(ok[i])))
 			return 1;
 	return 0;
+}
+
+/*
+ * Every page of [@lo, @hi) of @pid, in a private file mapping, already a
+ * private copy? Such a page (a program's .data, a static buffer) is the
+ * file's until first written; after, it is anonymous memory, there without
+ * I/O. /proc/PID/pagemap says so per page: bit 63 present, bit 61 a file
+ * page or shared anonymous (Documentation/admin-guide/mm/pagemap.rst); the
+ * flags are readable without CAP_SYS_ADMIN, only the PFN is hidden. A
+ * writable ssq_mem_reg makes them so first (MADV_POPULATE_WRITE, as
+ * ib_umem_get's FOLL_WRITE pin does).
+ */
+static int private_copies(pid_t pid, uint64_t lo, uint64_t hi)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), a, e;
+	char path[64];
+	FILE *f;
+	int ok = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	for (a = lo & ~(page - 1); ok && a < hi; a += page)
+		ok = !fseeko(f, (off_t)(a / page * 8), SEEK_SET) &&
+		     fread(&e, 8, 1, f) == 1 && (e >> 63 & 1) && !(e >> 61 & 1);
+	fclose(f);
+	return ok;
 }
 
 int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, char *why,
@@ -78,12 +107,14 @@ int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, 
 			rc = -EFAULT;
 			goto out;
 		}
-		if (!resident_kind(inode, file)) {
+		if (!resident_kind(inode, file) &&
+		    !(perms[3] == 'p' && private_copies(pid, at, hi < end ? hi : end))) {
 			snprintf(
 			    why, whylen,
 			    "address 0x%" PRIx64 " is in a file mapping (%.120s): the "
 			    "emulated device reaches only anonymous, shared-memory and "
-			    "hugetlbfs pages (register a file with ssq_mem_reg_fd)",
+			    "hugetlbfs pages, and private copies of a file's (register "
+			    "a file with ssq_mem_reg_fd)",
 			    at, file);
 			rc = -EOPNOTSUPP;
 			goto out;

@@ -13,7 +13,8 @@
 /*
  * ssqd_proc_range_check - is [@addr, @addr + @len) of process @pid mapped
  * throughout, readable, writable too when @writable, and memory whose
- * pages are there without I/O (anonymous, shared memory, memfd, hugetlbfs)?
+ * pages are there without I/O (anonymous, shared memory, memfd, hugetlbfs,
+ * or the private copies of a private file mapping's pages, written once)?
  * Returns 0, -EFAULT (a gap, or a page without the access asked: what
  * ibv_reg_mr answers when it cannot pin), -EOPNOTSUPP (a page of a file on
  * a filesystem: reaching it could wait on I/O, or on another process, with

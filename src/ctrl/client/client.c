@@ -507,6 +507,9 @@ int ssq_recv_check(struct ssq_queue *q, uint64_t k)
 		return -EINVAL;
 	if (!q->rlog)
 		return -ENOTSUP;
+	/* Nothing of message @k was there to be read, let alone intact. */
+	if (k >= ssq_recv_arrived(q))
+		return -EAGAIN;
 	return recv_intact(q, k);
 }
 
@@ -519,6 +522,14 @@ int ssq_recv_peek(struct ssq_queue *q, uint64_t k, struct ssq_recv_msg *m)
 		return -EINVAL;
 	if (!q->rlog)
 		return -ENOTSUP;
+	/*
+	 * By the count, not by seq alone: seq == k + 1 also holds for a slot
+	 * never written (seq 0) when k + 1 wraps to 0 (k = UINT64_MAX), and
+	 * recv_intact's k + slots would wrap too. arrived > k means record k
+	 * was written (the poller's W2 before its W3).
+	 */
+	if (k >= ssq_recv_arrived(q))
+		return -EAGAIN;
 	r = &q->rlog->rec[k & (q->rslots - 1)];
 	/* R1: pairs with the poller's release of seq (W2): the fields are there. */
 	seq = __atomic_load_n(&r->seq, __ATOMIC_ACQUIRE);

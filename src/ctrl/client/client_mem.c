@@ -287,6 +287,29 @@ void client_mem_hangup(struct ssq_client *c)
 	pthread_mutex_unlock(&c->mem_lock);
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* linux 5.14, include/uapi/asm-generic/mman-common.h */
+#endif
+
+/*
+ * What ibv_reg_mr does to writable memory before the device may use it:
+ * ib_umem_get pins the pages with FOLL_WRITE (ib_access_writable,
+ * include/rdma/ib_verbs.h), which makes a private file mapping's pages (a
+ * static buffer in .data) private copies. The emulated device cannot pin,
+ * so the pages are faulted in writable here, contents unchanged; ssqd
+ * then finds them anonymous (proc_maps.c). A failure (a kernel before
+ * 5.14, a read-only page) is ssqd's to judge and say.
+ */
+static void populate_for_write(void *addr, uint64_t len, int access)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)addr & ~(page - 1);
+
+	if (access & SSQ_MEM_ACCESS_WRITES)
+		(void)madvise((void *)lo, (uintptr_t)addr + len - lo,
+		              MADV_POPULATE_WRITE);
+}
+
 static int mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
                    struct ssq_mr *out)
 {
@@ -302,6 +325,7 @@ static int mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
 		return -EINVAL;
 	}
 	if (is_emu(c)) {
+		populate_for_write(addr, len, access);
 		rc = reg_process(c, addr, len, (uint64_t)(uintptr_t)addr, access, out);
 	} else {
 		slot = free_slot(c);

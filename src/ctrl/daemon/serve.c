@@ -46,6 +46,56 @@ static unsigned uid_clients(const struct ssqd *d, uid_t uid)
 	return n;
 }
 
+static void drop_client(struct ssqd *d, struct ssqd_client *c);
+
+/*
+ * The oldest connection that has not said hello, of @uid (or of anyone,
+ * @any), or NULL. Connection ids grow with each accept.
+ */
+static struct ssqd_client *oldest_silent(struct ssqd *d, int any, uid_t uid)
+{
+	struct ssqd_client *o = NULL;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+		struct ssqd_client *c = &d->clients[i];
+
+		if (c->fd > 0 && !c->said_hello && (any || c->uid == uid) &&
+		    (!o || c->id < o->id))
+			o = c;
+	}
+	return o;
+}
+
+/*
+ * Room for a newcomer, at a limit, is taken from the oldest connection
+ * that never said hello, not refused to the newcomer: otherwise silent
+ * connections (a stopped or hostile process's) lock their uid, or everyone,
+ * out until --hello-ms ends them, and come back as fast as they are closed
+ * (the peer port evicts its oldest silent knock the same way). A client
+ * that said hello is never evicted. 1: one was closed; 0: none to close.
+ */
+static int evict_silent(struct ssqd *d, int any, uid_t uid)
+{
+	struct ssqd_client *o = oldest_silent(d, any, uid);
+
+	if (!o)
+		return 0;
+	if (any)
+		ssqd_out_error(&o->out, o->fd, 0, -ETIMEDOUT,
+		               "no hello yet, and all %d client slots are taken: the "
+		               "oldest silent connection is closed for a new one",
+		               SSQD_MAX_CLIENTS);
+	else
+		ssqd_out_error(
+		    &o->out, o->fd, 0, -ETIMEDOUT,
+		    "no hello yet, and uid %u has --max-uid-clients %u "
+		    "connections: its oldest silent one is closed for a new one",
+		    (unsigned)uid, d->opt.max_uid_clients);
+	drop_client(d, o);
+	return 1;
+}
+
 static void accept_client(struct ssqd *d)
 {
 	struct ucred cr;
@@ -72,7 +122,8 @@ static void accept_client(struct ssqd *d)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
 		known = 1;
 		/* One uid (refused ones too) cannot take every connection. */
-		if (uid_clients(d, cr.uid) >= d->opt.max_uid_clients) {
+		if (uid_clients(d, cr.uid) >= d->opt.max_uid_clients &&
+		    !evict_silent(d, 0, cr.uid)) {
 			proto_msg_send_error(fd, 0, -EUSERS,
 			                     "uid %u already has %u connections to ssqd "
 			                     "(--max-uid-clients %u)",
@@ -82,7 +133,12 @@ static void accept_client(struct ssqd *d)
 			return;
 		}
 	}
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
+	for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd > 0; i++)
+		;
+	if (i == SSQD_MAX_CLIENTS && evict_silent(d, 1, 0))
+		for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd > 0; i++)
+			;
+	for (; i < SSQD_MAX_CLIENTS; i++) {
 		if (d->clients[i].fd <= 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
@@ -150,8 +206,6 @@ static int kill_first(struct ssqd_client *c)
 	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
 	return 1;
 }
-
-static void drop_client(struct ssqd *d, struct ssqd_client *c);
 
 /*
  * Does dying client @c's process still map the arena or a UAR of a queue

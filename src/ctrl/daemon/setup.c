@@ -383,7 +383,8 @@ void ssqd_teardown(struct ssqd *d)
 		d->listen_fd = -1;
 	}
 	if (d->socket_lock_fd >= 0) {
-		close(d->socket_lock_fd); /* the path is free for the next ssqd */
+		/* The path is free for the next ssqd, and no lock file stays. */
+		ssqd_socket_unclaim(d->opt.socket_path, d->socket_lock_fd);
 		d->socket_lock_fd = -1;
 	}
 	/*

@@ -306,8 +306,21 @@ int proto_msg_recv(int sock, struct proto_msg *out, int *fds, int maxfds, int *n
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	/*
+	 * A peer that closed with our last message unread (ssqd refusing a
+	 * client whose hello it never read) sets ECONNRESET on this socket
+	 * (unix_release_sock, linux net/unix/af_unix.c), and the next receive
+	 * reports it - once: sock_error clears it - ahead of any message the
+	 * peer queued before closing (__skb_try_recv_datagram checks the
+	 * error first, net/core/datagram.c). That message, a parting error,
+	 * is the answer: look again without waiting.
+	 */
+	if (n < 0 && errno == ECONNRESET)
+		do
+			n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return errno == ECONNRESET ? -ENOTCONN : -errno;
+		return errno == ECONNRESET || errno == EAGAIN ? -ENOTCONN : -errno;
 	/* Take every passed descriptor first, so none leaks on a bad message. */
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		size_t k, cnt;

@@ -17,7 +17,8 @@
  *  - A dma-buf is not a regular file and is not charged: its exporter
  *    holds its pages (ib_umem_dmabuf_get does no pinned_vm accounting).
  * Only what ssqd registered for the client counts, not what else the
- * client pinned itself.
+ * client pinned itself; it counts over all the connections of the client's
+ * process (charged()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,15 +49,29 @@ static int has_ipc_lock(pid_t pid)
 	return found && (eff >> CAP_IPC_LOCK_BIT & 1);
 }
 
-/* Bytes client @c has charged so far. */
-static uint64_t charged(const struct ssqd *d, uint32_t owner)
+/*
+ * Bytes charged so far to client @c's process: every live connection of
+ * its pid, as the kernel charges one mm's pinned_vm whatever file the
+ * process registers through (before, each connection had a limit of its
+ * own). A fork()ed child is another process with an mm of its own
+ * (mm_init in kernel/fork.c starts its pinned_vm at 0): its connections
+ * are charged apart, and the parent's registrations stay the parent's.
+ */
+static uint64_t charged(const struct ssqd *d, const struct ssqd_client *c)
 {
+	uint32_t ids[SSQD_MAX_CLIENTS];
+	unsigned i, k, n = 0;
 	uint64_t sum = 0;
-	unsigned i;
 
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].pid == c->pid)
+			ids[n++] = d->clients[i].id;
 	for (i = 0; i < SSQD_MAX_MRS; i++)
-		if (d->mrs[i].owner == owner)
-			sum += d->mrs[i].pinned;
+		for (k = 0; d->mrs[i].owner && k < n; k++)
+			if (d->mrs[i].owner == ids[k]) {
+				sum += d->mrs[i].pinned;
+				break;
+			}
 	return sum;
 }
 
@@ -85,14 +100,14 @@ int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind,
 	*charge = end - first;
 	if (rl.rlim_cur == RLIM_INFINITY || has_ipc_lock(c->pid))
 		return 0;
-	held = charged(d, c->id);
+	held = charged(d, c);
 	if (held + *charge > rl.rlim_cur) {
 		snprintf(why, whylen,
-		         "pinning %llu more bytes would take this client to %llu, past "
-		         "its RLIMIT_MEMLOCK of %llu (ulimit -l; CAP_IPC_LOCK lifts it)",
-		         (unsigned long long)*charge,
-		         (unsigned long long)(held + *charge),
-		         (unsigned long long)rl.rlim_cur);
+		         "past the RLIMIT_MEMLOCK of %llu of this client's process: %llu "
+		         "more bytes take it to %llu over all its connections (ulimit "
+		         "-l; CAP_IPC_LOCK lifts it)",
+		         (unsigned long long)rl.rlim_cur, (unsigned long long)*charge,
+		         (unsigned long long)(held + *charge));
 		*charge = 0;
 		return -ENOMEM;
 	}

@@ -58,6 +58,52 @@ static int queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c
 	return !ruled;
 }
 
+/*
+ * May a uid other than @c's open queue @q? ssqd's own, one named by
+ * --allow-uid, or a group's by --allow-gid; a queue's own rules
+ * (--queue-uid / --queue-gid) narrow that to the ids they name. Root is
+ * not counted unless it is ssqd's uid: it may do anything on the host.
+ */
+static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	int ruled = 0;
+	unsigned i;
+
+	for (i = 0; i < d->opt.nqueue_rules; i++) {
+		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
+
+		if (r->queue != q)
+			continue;
+		ruled = 1;
+		if (r->is_gid || r->id != (uint32_t)c->uid)
+			return 1;
+	}
+	if (ruled)
+		return 0;
+	return getuid() != c->uid ||
+	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != c->uid) ||
+	       d->opt.allow_gid >= 0;
+}
+
+/* Producer records of queue @q held by @uid's connections. */
+static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+			n += (unsigned)__builtin_popcountll(d->clients[i].recs[q]);
+	return n;
+}
+
+/*
+ * Records one uid may hold of a queue another uid may use: half of those
+ * producers may have (SSQD_PRODUCER_ID is ssqd's), so that no uid can lock
+ * the others out of it (issue 28, item 6). A queue of one uid has no such
+ * bound.
+ */
+#define UID_RECORDS ((SSQ_MAX_PRODUCERS - 1) / 2)
+
 static int find_queue(const struct ssqd *d, const char *name)
 {
 	unsigned i;
@@ -182,8 +228,14 @@ static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct prot
 		           "--queue-gid name, not uid %u / gid %u",
 		           m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid),
 		       -1;
+	/*
+	 * Listed READY is ssqd's own view; an error CQE that only a client's
+	 * routing saw (a requester-side error raises no async event, IB
+	 * 11.6.3) shows only in the shared state it set (SSQ_CTL_ERROR, R8a
+	 * in queue_pvt.h), which this open reads so it recovers that too.
+	 */
 	if ((d->queues[q].listed != SSQ_QUEUE_READY ||
-	     ssqd_peer_closing(d, (unsigned)q)) &&
+	     ssq_ctl_in_error(d->queues[q].ctl) || ssqd_peer_closing(d, (unsigned)q)) &&
 	    (*rc = ssqd_queue_peer(d, (unsigned)q)
 	               ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
 	               : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
@@ -217,6 +269,14 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		    "queue \"%s\" is open %u times on this connection, the "
 		    "most one may (its other users need records too)",
 		    m->u.attach.name, SSQD_OPENS_PER_CLIENT);
+	if (queue_shared(d, q, c) && uid_records(d, q, c->uid) >= UID_RECORDS)
+		return ssqd_out_error(
+		    &c->out, c->fd, seq, -EUSERS,
+		    "queue \"%s\": uid %u holds %u of its %u producer records, the "
+		    "most one uid may while other uids may use it (--allow-uid, "
+		    "--allow-gid)",
+		    m->u.attach.name, (unsigned)c->uid, UID_RECORDS,
+		    SSQ_MAX_PRODUCERS - 1);
 	rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 	if (rc < 0)
 		return ssqd_out_error(&c->out, c->fd, seq, rc,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +56,82 @@ static int private_dir(const char *path, char *why, size_t whylen)
 	return 0;
 }
 
+/* /proc/@pid/@file into @buf (NUL-terminated); its length, or -1. */
+static int proc_read(const char *pid, const char *file, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/*
+ * Is process @pid on its way out? A SIGKILLed ssqd's lock is released only
+ * when the last of its threads closes the lock file. kill() marks SIGKILL
+ * pending in every thread at once (complete_signal, linux
+ * kernel/signal.c), but a thread acts on it only once it runs: then
+ * do_exit sets PF_EXITING (exit_signals), tears down the address space
+ * (exit_mm), closes the files (exit_files) and only then becomes a zombie
+ * (exit_notify, kernel/exit.c). The leader shows state Z as soon as it has
+ * done so, while the other threads (the emulated device's, DPDK's), which
+ * share its file table, may still be unmapping an arena on a busy machine:
+ * the lock is held a while by a process that /proc calls exited. So:
+ * SIGKILL pending (status' SigPnd or ShdPnd, bit 9 - 1), PF_EXITING (0x4,
+ * include/linux/sched.h; stat's 9th field), or state Z / X.
+ */
+static int holder_exiting(const char *pid)
+{
+	char buf[2048], *p;
+	unsigned long long pend;
+	unsigned long flags;
+	char state;
+
+	if (!*pid || strspn(pid, "0123456789") != strlen(pid))
+		return 0;
+	if (proc_read(pid, "stat", buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')'); /* the name may hold anything, ')' too */
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 0;
+	if (state == 'Z' || state == 'X' || state == 'x' || (flags & 0x4))
+		return 1;
+	if (proc_read(pid, "status", buf, sizeof(buf)) < 0)
+		return 0;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if ((sscanf(p, "SigPnd: %llx", &pend) == 1 ||
+		     sscanf(p, "ShdPnd: %llx", &pend) == 1) &&
+		    (pend >> (SIGKILL - 1)) & 1)
+			return 1;
+	return 0;
+}
+
+/* The lock file still is @lock's (not unlinked by an ssqd that left)? */
+static int same_file(int fd, const char *lock)
+{
+	struct stat a, b;
+
+	return !fstat(fd, &a) && !stat(lock, &b) && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/* How long a claim waits for a holder that is exiting (holder_exiting). */
+#define CLAIM_EXITING_MS 2000
+#define CLAIM_LOOK_MS    10
+
 int ssqd_socket_claim(const char *path, char *why, size_t whylen)
 {
 	char lock[120], pid[32] = "";
+	unsigned waited = 0, tries = 0;
 	int fd, err, n;
 
 	err = private_dir(path, why, whylen);
@@ -67,6 +141,7 @@ int ssqd_socket_claim(const char *path, char *why, size_t whylen)
 		snprintf(why, whylen, "socket path %s is too long", path);
 		return -ENAMETOOLONG;
 	}
+again:
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		err = errno;
@@ -83,12 +158,33 @@ int ssqd_socket_claim(const char *path, char *why, size_t whylen)
 			snprintf(why, whylen, "locking %s: %s", lock, strerror(err));
 			return -err;
 		}
+		if (waited < CLAIM_EXITING_MS && holder_exiting(pid)) {
+			usleep(CLAIM_LOOK_MS * 1000);
+			waited += CLAIM_LOOK_MS;
+			goto again;
+		}
 		snprintf(
 		    why, whylen,
-		    "another ssqd (pid %s) serves %s; stop it first, or pass another "
+		    "another ssqd (pid %s) serves %s%s; stop it first, or pass another "
 		    "--socket",
-		    *pid ? pid : "unknown", path);
+		    *pid ? pid : "unknown", path,
+		    waited >= CLAIM_EXITING_MS ? " (exiting, but still holding it "
+		                                 "after 2 s)"
+		                               : "");
 		return -EADDRINUSE;
+	}
+	/*
+	 * Locked, but perhaps the file an ssqd unlinked as it left
+	 * (ssqd_socket_unclaim) after this open: a successor that created
+	 * the path anew would hold a lock of its own. Take the path's.
+	 */
+	if (!same_file(fd, lock)) {
+		close(fd);
+		if (++tries < 100)
+			goto again;
+		snprintf(why, whylen, "lock file %s: replaced 100 times while locking",
+		         lock);
+		return -EAGAIN;
 	}
 	/* Ours now: a socket still there belonged to an ssqd that died. */
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
@@ -100,6 +196,20 @@ int ssqd_socket_claim(const char *path, char *why, size_t whylen)
 	}
 	unlink(path);
 	return fd;
+}
+
+void ssqd_socket_unclaim(const char *path, int fd)
+{
+	char lock[120];
+
+	/*
+	 * Unlinked while still locked: a claimer that opened it before sees
+	 * another file at the path once it gets the lock, and starts over
+	 * (same_file); one that opens after makes a new one.
+	 */
+	if (snprintf(lock, sizeof(lock), "%s.lock", path) < (int)sizeof(lock))
+		unlink(lock);
+	close(fd);
 }
 
 int ssqd_socket_listen(const char *path, char *why, size_t whylen)

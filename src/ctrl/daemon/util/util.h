@@ -47,9 +47,16 @@ void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns);
  * ssqd_socket_claim - take @path's lock. Returns the lock's fd (kept open
  * for as long as ssqd serves @path; closing it releases the claim), or
  * -EADDRINUSE (another ssqd serves it), -EPERM (an unsafe directory) or
- * the errno of the failing call, with the reason in @why.
+ * the errno of the failing call, with the reason in @why. A holder that is
+ * exiting (a SIGKILLed ssqd not yet reaped) is waited for, up to 2 s.
  */
 int ssqd_socket_claim(const char *path, char *why, size_t whylen);
+
+/*
+ * ssqd_socket_unclaim - give up @path's claim at exit: its lock file is
+ * removed, then @fd (ssqd_socket_claim's) closed, so none is left behind.
+ */
+void ssqd_socket_unclaim(const char *path, int fd);
 
 /*
  * ssqd_socket_listen - a listening SOCK_SEQPACKET socket at @path (claimed
