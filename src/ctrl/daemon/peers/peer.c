@@ -430,7 +430,13 @@ static void ask_close(struct ssqd *d, struct ssqd_peer *p, const char *why)
 		return;
 	}
 	p->closing_ns = ssqd_now_ns();
-	snprintf(p->closing_why, sizeof(p->closing_why), "%s", why);
+	/*
+	 * Cut to the field on purpose (%.*s): a caller's sentence may be
+	 * longer than what --status shows, and GCC's -Wformat-truncation
+	 * (Release, GCC 12) reads a plain "%s" into a smaller field as a bug.
+	 */
+	snprintf(p->closing_why, sizeof(p->closing_why), "%.*s",
+	         (int)sizeof(p->closing_why) - 1, why);
 	ssqd_peer_link_to(d, p, SSQD_LINK_CLOSING, p->fd);
 }
 
