@@ -34,6 +34,7 @@
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/proto/msg.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -183,11 +184,13 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials && p->wanted)
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: %s: link down (%s); clients stay attached, reconnecting "
 		        "to %s every %u ms .. %u s\n",
 		        who, reason, p->addr, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
 	else if (p->wanted || !d->opt.npeers)
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: %s: link down (%s); clients stay attached, waiting for it "
 		        "on TCP port %u\n",
 		        who, reason, d->opt.listen_port);
@@ -587,7 +590,7 @@ static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
 	p->refused_ns = ssqd_now_ns();
 	if (!d->opt.eager && !ssqd_peer_in_use(d, p))
 		p->wanted = 0; /* asked again by the next open */
-	fprintf(stderr, "ssqd: %s refused to link: %s\n",
+	fprintf(stderr, SD_WARNING "ssqd: %s refused to link: %s\n",
 	        ssqd_peer_str(p, who, sizeof(who)), p->last_why);
 }
 
