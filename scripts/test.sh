@@ -19,6 +19,10 @@ echo "== ctest: ASan + UBSan build =="
 	ctest --output-on-failure -j"$jobs")
 
 "$here/scripts/build.sh" "$here/build"
+# A packager's build (Release, dpkg-buildflags, no SSQ_WERROR) once more
+# with clang; the suite below runs it with the build's own compiler.
+echo "== a packager's Release build with clang =="
+(cd "$here/build" && SSQ_RELEASE_CC=clang ctest --output-on-failure -R '^pkg_release_build$')
 echo "== ctest: normal build =="
 cd "$here/build"
 exec ctest --output-on-failure -j"$jobs"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The man pages `cmake --install` puts in <mandir>/man{3,7,8}: each renders
+# The man pages `cmake --install` puts in <mandir>/man{1,3,7,8}: each renders
 # with `man -l` (MANWIDTH=80) and `groff -ww -z -man` without a warning;
 # every .so link names an installed page; `man ssqd` and `man 3
 # ssq_client_close` find them through MANPATH; ssqd.8 documents every
 # option `ssqd --help` lists and has its ENVIRONMENT, FILES, SIGNALS and
 # EXIT STATUS; every call a section 3 page names is declared in the
-# installed headers and has a page or a link of its own.
+# installed headers and has a page or a link of its own; every tool has a
+# section 1 page naming each option of its --help.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pkg_common.sh"
 
@@ -24,7 +25,7 @@ for p in "${want[@]}"; do
 done
 
 cd "$mandir" # .so links are relative to the man root
-pages=$(find man3 man7 man8 -type f | sort)
+pages=$(find man1 man3 man7 man8 -type f 2>/dev/null | sort || true) # no man1: each tool says so below
 npages=0
 nlinks=0
 for p in $pages; do
@@ -71,6 +72,29 @@ done
 for e in SSQ_SOCKET SIGTERM SIGINT /run/ssqd/ssqd.sock; do
 	grep -q -- "$e" <<<"$text" || bad "ssqd.8 does not mention $e"
 done
+
+# Section 1: every tool installed beside ssqd has its page (or a .so link),
+# and each option its --help lists is in the page (the perftest tools
+# share one; -h shows every flag they take).
+ntools=0
+for b in "$bindir"/*; do
+	t=$(basename "$b")
+	[ "$t" = ssqd ] && continue
+	ntools=$((ntools + 1))
+	if [ ! -f "man1/$t.1" ]; then
+		bad "$t is installed without man1/$t.1"
+		continue
+	fi
+	text=$(LC_ALL=C MANWIDTH=200 man -l "man1/$t.1" 2>/dev/null | col -b)
+	missing=
+	for o in $("$b" --help 2>&1 | grep -oE '(^|[ ,\[|])--?[a-zA-Z][a-zA-Z_-]*' |
+		tr -d ' ,[|' | sort -u); do
+		grep -qE -- "(^|[^a-zA-Z_-])$o([^a-zA-Z_-]|$)" <<<"$text" || missing+=" $o"
+	done
+	[ -z "$missing" ] && ok "man1/$t.1 documents every option of $t --help" ||
+		bad "man1/$t.1 misses options of $t --help:$missing"
+done
+[ "$ntools" -ge 8 ] || bad "only $ntools tools installed beside ssqd"
 
 # Section 3: every name in NAME is declared in the headers and has a page.
 nnames=0

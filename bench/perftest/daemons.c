@@ -117,7 +117,7 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
                                      const char *const *extra)
 {
 	char path[PATH_MAX], queues[16], mib[16], rdepth[16], rsize[16], gid[16],
-	    port[16];
+	    port[16], mtu[16];
 	const char *argv[28 + 2 * PT_MAX_PEERS + 8];
 	struct ssq_client *c = NULL;
 	uint32_t depth, bytes;
@@ -163,6 +163,12 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 		snprintf(port, sizeof(port), "%d", o->ib_port);
 		argv[a++] = "--ib-port";
 		argv[a++] = port;
+	}
+	if (o->mtu && !strcmp(dev, "emu")) {
+		/* -m: the emulated ports' MTU; a ConnectX's is its port's. */
+		snprintf(mtu, sizeof(mtu), "%u", o->mtu);
+		argv[a++] = "--emu-mtu";
+		argv[a++] = mtu;
 	}
 	while (extra && *extra)
 		argv[a++] = *extra++;

@@ -104,6 +104,31 @@ static int report_forever(const struct pt_opts *o, struct pt_env *e,
 	return 0;
 }
 
+/*
+ * A latency row from @n samples (ns): -U lists them as taken, -H sorted,
+ * perftest's "#, usec" lists, then the table's header again; -C reports in
+ * time-stamp counter cycles instead of usec.
+ */
+static void lat_report(const struct pt_opts *o, double *ns, uint64_t n, struct pt_row *r)
+{
+	double scale = o->lat_cycles ? pt_cycles_per_usec() : 1;
+
+	if (o->lat_unsorted)
+		pt_print_samples(o, ns, n, scale);
+	pt_lat_stats(ns, n, r);
+	if (o->lat_hist)
+		pt_print_samples(o, ns, n, scale);
+	if (o->lat_unsorted || o->lat_hist)
+		pt_print_header(o);
+	r->tmin *= scale;
+	r->tmax *= scale;
+	r->ttyp *= scale;
+	r->tavg *= scale;
+	r->tstd *= scale;
+	r->p99 *= scale;
+	r->p999 *= scale;
+}
+
 /* One size: fork the senders (and the proxy), start them together, collect. */
 static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info *in,
                     uint32_t size, struct pt_row *r)
@@ -209,8 +234,10 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 		for (k = 0;
 		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
 			e->lat[k] /= 2;
+		if (o->no_peak)
+			r->peak_bps = 0; /* -N: perftest prints 0 */
 		if (lat_bytes)
-			pt_lat_stats(e->lat, (uint64_t)o->procs * o->iters, r);
+			lat_report(o, e->lat, (uint64_t)o->procs * o->iters, r);
 	}
 	munmap(e->sh, sizeof(*e->sh));
 	if (lat_bytes)
@@ -344,6 +371,8 @@ int pt_main(const struct pt_opts *o)
 	struct sigaction sa;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (pt_output_start(o))
+		return 1;
 	if (o->run_inf) {
 		/* No SA_RESTART: the sleeps between rows wake up. */
 		memset(&sa, 0, sizeof(sa));
@@ -373,6 +402,18 @@ int pt_main(const struct pt_opts *o)
 			goto out;
 		}
 		snprintf(in.dev, sizeof(in.dev), "%s", ssq_client_device(c));
+		/*
+		 * -d names the device the lab means to measure: a run against
+		 * an ssqd on another one (the emulated device's memcpy, say)
+		 * must not report as it.
+		 */
+		if (o->device && strcmp(o->device, in.dev)) {
+			fprintf(stderr,
+			        "%s: -d %s: the ssqd at %s runs on %s; start one with "
+			        "--device %s, or drop -d\n",
+			        o->tool, o->device, o->socket, in.dev, o->device);
+			goto out;
+		}
 		printf("running on device %s (ssqd at %s)\n", in.dev, o->socket);
 	} else if (o->npeers) {
 		if (pt_start_cluster(o, &dc, &c, dp, cp))
@@ -443,6 +484,24 @@ int pt_main(const struct pt_opts *o)
 		goto out;
 	}
 	/* Two hosts: send_bw's SENDs are logged at the server; send_lat's echoes here. */
+	/*
+	 * ssq_send_bw's default size is perftest's, 64 KiB; a default ssqd's
+	 * receive buffers take 4 KiB (--recv-size). Without -s, send what the
+	 * receiving ssqd's buffers take, saying so.
+	 */
+	if (pt_is_send(o) && !o->size_given && !o->all_sizes && !o->peer_host &&
+	    ssq_recv_depth(q) && ssq_recv_size(q) < o->size) {
+		if (o != &fo) {
+			fo = *o;
+			o = &fo;
+		}
+		fprintf(stderr,
+		        "%s: -s %u (the default) is more than the receiving ssqd's "
+		        "%u-byte buffers (--recv-size): sending %u bytes; give -s "
+		        "to choose\n",
+		        o->tool, fo.size, ssq_recv_size(q), ssq_recv_size(q));
+		fo.size = ssq_recv_size(q);
+	}
 	if (pt_is_send(o) && (!o->peer_host || o->test == PT_SEND_LAT) &&
 	    pt_open_recv_logs(o, c, cd, q, &e))
 		goto out;
@@ -500,8 +559,30 @@ int pt_main(const struct pt_opts *o)
 	                    "RTT/2, as perftest's)")
 	           : ", to the server's arena through the peer ssqd");
 	run_info(o, c, cd, q, &e, &in);
+	/*
+	 * -m: an emulated ssqd this tool started runs at it (--emu-mtu);
+	 * another ssqd's port must have it, which a client sees on a
+	 * ConnectX (ibv_query_port) and not on the emulated device.
+	 */
+	if (o->mtu && !o->socket && !strcmp(in.dev, "emu")) {
+		in.mtu = o->mtu;
+	} else if (o->mtu && in.mtu != o->mtu) {
+		if (in.mtu)
+			fprintf(stderr,
+			        "%s: -m %u: the QPs run at %u bytes, the port's "
+			        "active MTU\n",
+			        o->tool, o->mtu, in.mtu);
+		else
+			fprintf(stderr,
+			        "%s: -m %u: the MTU of the ssqd at %s cannot be seen "
+			        "from here (%s): start it with --emu-mtu %u, or drop "
+			        "-m\n",
+			        o->tool, o->mtu, o->socket ? o->socket : in.dev,
+			        in.why ? in.why : "unknown", o->mtu);
+		goto out;
+	}
 	pt_print_banner(o, &in);
-	if (o->run_inf)
+	if (o->run_inf || o->no_peak)
 		printf(" WARNING: BW peak won't be measured in this run.\n");
 	pt_print_header(o);
 	for (s = 0; s < nsizes; s++) {

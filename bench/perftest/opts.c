@@ -350,6 +350,28 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "      --run_infinitely       Run until interrupted (SIGINT, SIGTERM),\n"
 	    "                             printing a result line every -D seconds\n"
 	    "                             (default %u); bandwidth tools, one host\n"
+	    "      --cq-mod=<n>           The same as -Q\n"
+	    "      --output=<units>       Print only one number a size: bandwidth\n"
+	    "                             (BW average) or message_rate (bandwidth\n"
+	    "                             tools), latency (t_avg, latency tools)\n"
+	    "  -N, --noPeak               Don't measure BW peak (printed 0)\n"
+	    "      --report-both          Report both directions of -b (taken; -b\n"
+	    "                             is not run by ssq)\n"
+	    "  -C, --report-cycles        Latencies in CPU time-stamp cycles\n"
+	    "  -H, --report-histogram     Print every latency sample, sorted\n"
+	    "  -U, --report-unsorted      Print every latency sample as taken\n"
+	    "  -o, --outs=<n>             READs (atomics) each sender keeps in\n"
+	    "                             flight, at most -t (read and atomic bw)\n"
+	    "  -A, --atomic_type=<type>   FETCH_AND_ADD (default) or CMP_AND_SWAP\n"
+	    "  -m, --mtu=<mtu>            256..4096: the emulated ssqd this tool\n"
+	    "                             starts runs at it (--emu-mtu); else the\n"
+	    "                             ssqd's port must have it\n"
+	    "  -F, --CPU-freq             Taken (ssq times with CLOCK_MONOTONIC)\n"
+	    "  -c, --connection=RC        Taken (ssqd's queues are RC); others\n"
+	    "                             are refused\n"
+	    "  -b, -R, -z, -u             Refused, saying why: bidirectional\n"
+	    "                             traffic, rdma_cm and a QP timeout are\n"
+	    "                             not ssq's to set yet\n"
 	    "\n"
 	    " Options (ssq's):\n"
 	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
@@ -581,6 +603,17 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
 		         "QPs already: start that ssqd with --gid-index / --ib-port",
 		         o->gid_index >= 0 ? "-x" : "-i");
+	/* -o: no sender keeps more READs (atomics) in flight than that. */
+	if (o->out_reads && o->out_reads < o->tx_depth) {
+		o->tx_depth = o->out_reads;
+		if (o->cq_mod > o->tx_depth)
+			o->cq_mod = o->tx_depth;
+	}
+	if (o->atomic_cas && role)
+		bad_flag(o,
+		         "-A CMP_AND_SWAP with %s: the server checks its counter "
+		         "by the fetch-and-adds it took",
+		         role);
 	if (!q_given && o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
 	snprintf(val, sizeof(val), " %u", o->cq_mod);
@@ -636,22 +669,131 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		o->duration = PT_INF_DURATION;
 }
 
+/* getopt values of the long options without a short one. */
+enum {
+	OPT_GBITS = 256,
+	OPT_MODE,
+	OPT_JSON,
+	OPT_WIRE,
+	OPT_SERVER,
+	OPT_TIMEOUT,
+	OPT_SSQ_SOCKET,
+	OPT_OUT_JSON,
+	OPT_OUT_JSON_FILE,
+	OPT_RUN_INF,
+	OPT_PEERS,
+	OPT_OUTPUT,
+	OPT_REPORT_BOTH
+};
+
+/*
+ * perftest's flags beyond the basic set: those with a meaning for ssq set
+ * it; those with none are taken with one line saying so (a lab's script
+ * runs as it is); those ssq cannot honour are refused, saying why.
+ * perftest's own checks come with them (-C/-H/-U latency tools only, -N
+ * and -b bandwidth only, -o READ and atomics, -A atomics).
+ */
+static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'F':
+		/* perftest: don't fail when the CPU frequency varies. */
+		fprintf(stderr,
+		        "%s: -F: taken; ssq's clock is CLOCK_MONOTONIC, not CPU cycles, "
+		        "so a varying CPU frequency changes nothing\n",
+		        o->tool);
+		break;
+	case 'c':
+		if (strcmp(arg, "RC"))
+			bad_flag(o,
+			         "-c %s: ssqd's queues are RC QPs (mlx5 send queues it "
+			         "shares); only -c RC runs",
+			         arg);
+		fprintf(stderr, "%s: -c RC: taken; ssqd's queues are RC already\n",
+		        o->tool);
+		break;
+	case 'u':
+		bad_flag(o,
+		         "-u %s: the QP timeout is ssqd's QP setting, which has no "
+		         "option for it yet",
+		         arg);
+		break;
+	case 'b':
+		bad_flag(o, "%s",
+		         "-b: bidirectional needs the far side to send as well; "
+		         "ssq's loopback queue has one sending side and the "
+		         "--server side only receives and checks");
+		break;
+	case 'R':
+	case 'z':
+		bad_flag(o,
+		         "-%c: ssqd links QPs over its own TCP exchange (--listen, "
+		         "--connect), not rdma_cm; there is no rdma_cm path yet",
+		         opt);
+		break;
+	case 'o':
+		if (o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
+			bad_flag(o, "%s",
+			         "-o: outstanding reads apply to READ and atomics "
+			         "(ssq_read_bw, ssq_atomic_bw), as perftest's");
+		o->out_reads = (uint32_t)num(o, "-o", arg, 1, PT_MAX_TX);
+		break;
+	case 'A':
+		if (o->test != PT_ATOMIC_BW)
+			bad_flag(o, "%s",
+			         "-A: the atomic type is ssq_atomic_bw's, as perftest's");
+		if (!strcmp(arg, "CMP_AND_SWAP"))
+			o->atomic_cas = 1;
+		else if (strcmp(arg, "FETCH_AND_ADD"))
+			bad_flag(o, "-A %s: want CMP_AND_SWAP or FETCH_AND_ADD", arg);
+		break;
+	case 'm':
+		o->mtu = (uint32_t)num(o, "-m", arg, 256, 4096);
+		if (o->mtu & (o->mtu - 1))
+			bad_flag(o, "-m %s: want 256, 512, 1024, 2048 or 4096", arg);
+		break;
+	case 'N':
+		if (pt_is_lat(o))
+			bad_flag(o, "%s", "-N: bandwidth tools only (as perftest's)");
+		o->no_peak = 1;
+		break;
+	case 'C':
+	case 'H':
+	case 'U':
+		if (!pt_is_lat(o))
+			bad_flag(o, "-%c: latency tools only (as perftest's)", opt);
+		if (opt == 'C')
+			o->lat_cycles = 1;
+		else if (opt == 'H')
+			o->lat_hist = 1;
+		else
+			o->lat_unsorted = 1;
+		break;
+	case OPT_REPORT_BOTH:
+		/* perftest splits the two directions of -b; without -b, a no-op. */
+		o->report_both = 1;
+		break;
+	default: /* OPT_OUTPUT */
+		o->output = !strcmp(arg, "bandwidth")      ? PT_OUT_BW
+		            : !strcmp(arg, "message_rate") ? PT_OUT_MR
+		            : !strcmp(arg, "latency")      ? PT_OUT_LAT
+		                                           : PT_OUT_FULL;
+		if (o->output == PT_OUT_FULL)
+			bad_flag(o,
+			         "--output=%s: want bandwidth, message_rate or "
+			         "latency",
+			         arg);
+		if (pt_is_lat(o) != (o->output == PT_OUT_LAT))
+			bad_flag(o, "--output=%s: %s", arg,
+			         pt_is_lat(o) ? "a latency tool reports latency"
+			                      : "a bandwidth tool reports bandwidth "
+			                        "or message_rate");
+	}
+}
+
 int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
              struct pt_opts *o)
 {
-	enum {
-		OPT_GBITS = 256,
-		OPT_MODE,
-		OPT_JSON,
-		OPT_WIRE,
-		OPT_SERVER,
-		OPT_TIMEOUT,
-		OPT_SSQ_SOCKET,
-		OPT_OUT_JSON,
-		OPT_OUT_JSON_FILE,
-		OPT_RUN_INF,
-		OPT_PEERS
-	};
 	static const struct option longs[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "ib-dev", required_argument, NULL, 'd' },
@@ -682,6 +824,24 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		{ "server", no_argument, NULL, OPT_SERVER },
 		{ "port", required_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		/* perftest's, with its spellings (report-histogrm is its). */
+		{ "cq-mod", required_argument, NULL, 'Q' },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "report-both", no_argument, NULL, OPT_REPORT_BOTH },
+		{ "noPeak", no_argument, NULL, 'N' },
+		{ "report-cycles", no_argument, NULL, 'C' },
+		{ "report-histogrm", no_argument, NULL, 'H' },
+		{ "report-histogram", no_argument, NULL, 'H' },
+		{ "report-unsorted", no_argument, NULL, 'U' },
+		{ "outs", required_argument, NULL, 'o' },
+		{ "atomic_type", required_argument, NULL, 'A' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "CPU-freq", no_argument, NULL, 'F' },
+		{ "connection", required_argument, NULL, 'c' },
+		{ "qp-timeout", required_argument, NULL, 'u' },
+		{ "bidirectional", no_argument, NULL, 'b' },
+		{ "rdma_cm", no_argument, NULL, 'R' },
+		{ "comm_rdma_cm", no_argument, NULL, 'z' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, i, q_given = 0, s_given = 0, n_given = 0, out_json = 0;
@@ -706,8 +866,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		o->socket = NULL;
 	o->port = PT_PORT;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ad:D:ehi:I:l:n:p:q:Q:s:S:t:P:Vx:", longs,
-	                          NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv,
+	                          ":ad:D:ehi:I:l:n:p:q:Q:s:S:t:P:Vx:FNCHUbRzc:o:A:m:u:",
+	                          longs, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			o->all_sizes = 1;
@@ -761,6 +922,24 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case 's':
 			o->size = (uint32_t)num(o, "-s", optarg, 1, PT_MAX_SIZE);
+			o->size_given = 1;
+			break;
+		case 'F':
+		case 'c':
+		case 'u':
+		case 'b':
+		case 'R':
+		case 'z':
+		case 'o':
+		case 'A':
+		case 'm':
+		case 'N':
+		case 'C':
+		case 'H':
+		case 'U':
+		case OPT_OUTPUT:
+		case OPT_REPORT_BOTH:
+			perftest_flag(o, opt, optarg);
 			break;
 		case 'P':
 			o->procs = (uint32_t)num(o, "-P", optarg, 1, PT_MAX_PROCS);

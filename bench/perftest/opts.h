@@ -36,6 +36,9 @@ enum pt_test {
 
 enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY };
 
+/* --output: perftest's verbosity; all but FULL print one number a size. */
+enum pt_output { PT_OUT_FULL, PT_OUT_BW, PT_OUT_MR, PT_OUT_LAT };
+
 struct pt_opts {
 	enum pt_test test;
 	enum pt_mode mode;
@@ -81,6 +84,17 @@ struct pt_opts {
 	const char *peer_host; /* the host argument: be the client of its server */
 	uint16_t port;         /* -p: the side channel's TCP port (18515) */
 	double timeout;        /* --timeout: wait for the other side; 0: default */
+	/* perftest's report and QP flags (linux-rdma/perftest, perftest_parameters.c). */
+	enum pt_output output; /* --output=bandwidth|message_rate|latency */
+	int no_peak;           /* -N: BW peak not measured, printed 0 */
+	int report_both;       /* --report-both */
+	int lat_cycles;        /* -C: latencies in TSC cycles, not usec */
+	int lat_hist;          /* -H: every sample, sorted, after the row */
+	int lat_unsorted;      /* -U: every sample in the order taken */
+	uint32_t out_reads;    /* -o: READs/atomics in flight per sender; 0: -t */
+	int atomic_cas;        /* -A CMP_AND_SWAP (else FETCH_AND_ADD) */
+	uint32_t mtu;          /* -m: the emulated ssqd's MTU; 0: its default */
+	int size_given;        /* -s was given */
 };
 
 /* Fills @o from the command line; a bad flag: says which, usage, exit(1). */

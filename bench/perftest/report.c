@@ -199,9 +199,9 @@ static const char *verb_name(const struct pt_opts *o)
 static void test_name(const struct pt_opts *o, char sep, char *out, size_t len)
 {
 	snprintf(out, len, "%s%s%c%s%s%cTest", verb_name(o),
-	         o->test == PT_ATOMIC_BW
-	             ? (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD")
-	             : "",
+	         o->test != PT_ATOMIC_BW ? ""
+	         : o->atomic_cas ? (sep == ' ' ? " CMP_AND_SWAP" : "_CMP_AND_SWAP")
+	                         : (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD"),
 	         sep,
 	         pt_is_lat(o)        ? ""
 	         : o->post_list <= 1 ? ""
@@ -250,7 +250,10 @@ void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)
 		printf(" Link type       : unknown (%s)\n", in->why ? in->why : "?");
 	if (o->gid_index >= 0)
 		printf(" GID index       : %d\n", o->gid_index);
-	if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
+	if ((o->test == PT_READ_BW || o->test == PT_ATOMIC_BW) && o->out_reads)
+		printf(" Outstand reads  : %u (each sender's; the QP's own is ssqd's)\n",
+		       o->out_reads);
+	else if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
 		printf(" Outstand reads  : unknown (ssqd's QP setting)\n");
 	else
 		printf(" Max inline data : %u[B]\n", o->inline_size);
@@ -281,10 +284,82 @@ void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)
 	}
 }
 
+/*
+ * --output: the number a row reports, alone on the real standard output
+ * (as perftest's "%lf\n"); everything else the tool prints to standard
+ * output goes to /dev/null meanwhile, so a script reads one number a size.
+ */
+static FILE *result_out;
+
+int pt_output_start(const struct pt_opts *o)
+{
+	int fd;
+
+	if (o->output == PT_OUT_FULL)
+		return 0;
+	fflush(stdout);
+	fd = dup(STDOUT_FILENO);
+	if (fd < 0 || !(result_out = fdopen(fd, "w")) ||
+	    !freopen("/dev/null", "w", stdout)) {
+		fprintf(stderr, "%s: --output: %s\n", o->tool, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -C: the CPU's time-stamp counter per microsecond, perftest's "cycles"
+ * (get_cycles: rdtsc on x86-64, cntvct_el0 on aarch64). aarch64 says its
+ * counter's rate (CNTFRQ_EL0); x86-64's is timed against CLOCK_MONOTONIC
+ * over 50 ms. 0: no such counter here.
+ */
+double pt_cycles_per_usec(void)
+{
+#if defined(__x86_64__)
+	struct timespec a, b;
+	uint64_t c0, c1;
+	uint32_t lo, hi;
+	double us;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	c0 = (uint64_t)hi << 32 | lo;
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 50e6);
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	c1 = (uint64_t)hi << 32 | lo;
+	us = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3;
+	return (double)(c1 - c0) / us;
+#elif defined(__aarch64__)
+	uint64_t f;
+
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
+	return (double)f / 1e6;
+#else
+	return 0;
+#endif
+}
+
+void pt_print_samples(const struct pt_opts *o, const double *ns, uint64_t n, double scale)
+{
+	uint64_t i;
+
+	/* perftest's -H / -U lists: "#, usec" then "i, value" (%g). */
+	printf("#, %s\n", o->lat_cycles ? "cycles" : "usec");
+	for (i = 0; i < n; i++)
+		printf("%llu, %g\n", (unsigned long long)i + 1, ns[i] / 1e3 * scale);
+}
+
 void pt_print_header(const struct pt_opts *o)
 {
 	printf("%s\n", dashes);
-	if (pt_is_lat(o))
+	if (pt_is_lat(o) && o->lat_cycles)
+		printf(" #bytes #iterations    t_min[cycles]    t_max[cycles]  "
+		       "t_typical[cycles]    "
+		       "t_avg[cycles]    t_stdev[cycles]   99%% percentile[cycles]   "
+		       "99.9%% percentile[cycles] \n");
+	else if (pt_is_lat(o))
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  "
 		       "t_typical[usec]    "
 		       "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% "
@@ -300,6 +375,15 @@ void pt_print_header(const struct pt_opts *o)
 
 void pt_print_row(const struct pt_opts *o, const struct pt_row *r)
 {
+	if (result_out) {
+		if (r)
+			fprintf(result_out, "%lf\n",
+			        o->output == PT_OUT_LAT  ? r->tavg
+			        : o->output == PT_OUT_MR ? r->mpps
+			                                 : bw_unit(o, r->avg_bps));
+		fflush(result_out);
+		return;
+	}
 	if (!r) {
 		printf("%s\n", dashes);
 		return;

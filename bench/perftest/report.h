@@ -17,6 +17,13 @@ void pt_info_where(struct pt_info *in);
 /* perftest's parameter banner and the local/remote address lines. */
 void pt_print_banner(const struct pt_opts *o, const struct pt_info *in);
 void pt_print_header(const struct pt_opts *o);
+/* --output: the real stdout for the rows' numbers, the rest to /dev/null. 0/-1. */
+int pt_output_start(const struct pt_opts *o);
+/* -C: time-stamp counter ticks per usec (perftest's cycles); 0: none here. */
+double pt_cycles_per_usec(void);
+/* -H / -U: @n latency samples in ns, printed in usec times @scale. */
+void pt_print_samples(const struct pt_opts *o, const double *ns, uint64_t n,
+                      double scale);
 void pt_print_row(const struct pt_opts *o, const struct pt_row *r);
 /* --json (ssq's records, one per row) and --out_json (perftest's): 0 or 1. */
 int pt_write_json(const struct pt_opts *o, const struct pt_info *in,

@@ -92,10 +92,13 @@ static int post_batch(struct ssq_producer *p, const struct pt_req *r, unsigned n
 		} else if (r[i].opcode == MLX5_OPCODE_SEND) {
 			rc = ssq_prep_send(sq, (uint32_t)pos, MLX5_OPCODE_SEND,
 			                   r[i].laddr, r[i].lkey, r[i].len, 0, fl);
-		} else if (r[i].opcode == MLX5_OPCODE_ATOMIC_FA) {
-			rc = ssq_prep_atomic(sq, (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
-			                     r[i].laddr, r[i].lkey, r[i].raddr, r[i].rkey,
-			                     1, 0, fl);
+		} else if (r[i].opcode == MLX5_OPCODE_ATOMIC_FA ||
+		           r[i].opcode == MLX5_OPCODE_ATOMIC_CS) {
+			/* FA adds 1; CS (-A CMP_AND_SWAP) swaps 0 for 0: the word stays.
+			 */
+			rc = ssq_prep_atomic(sq, (uint32_t)pos, r[i].opcode, r[i].laddr,
+			                     r[i].lkey, r[i].raddr, r[i].rkey,
+			                     r[i].opcode == MLX5_OPCODE_ATOMIC_FA, 0, fl);
 		} else if (r[i].opcode == MLX5_OPCODE_RDMA_READ) {
 			rc = ssq_prep_rdma_read(sq, (uint32_t)pos, r[i].laddr, r[i].lkey,
 			                        r[i].len, r[i].raddr, r[i].rkey, fl);
@@ -280,7 +283,7 @@ static void req_template(const struct pt_opts *o, uint32_t size, struct pt_req *
 	if (o->test == PT_READ_BW) {
 		t->opcode = MLX5_OPCODE_RDMA_READ;
 	} else if (o->test == PT_ATOMIC_BW) {
-		t->opcode = MLX5_OPCODE_ATOMIC_FA;
+		t->opcode = o->atomic_cas ? MLX5_OPCODE_ATOMIC_CS : MLX5_OPCODE_ATOMIC_FA;
 		t->len = 8;
 		/* ctrl, raddr, atomic, data: 4 DS of 16 bytes, one WQEBB. */
 	} else {

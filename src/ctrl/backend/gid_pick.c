@@ -53,8 +53,10 @@ static int rank(const struct ssqd_gid *e)
 
 static const char *const rank_why[] = {
 	"the first RoCE v2 entry with an IPv4-mapped address",
-	"no RoCE v2 entry with an IPv4 address; the first with a global IPv6 "
-	"address",
+	/* One entry in two pieces: parentheses tell clang's
+	 * -Wstring-concatenation so. */
+	("no RoCE v2 entry with an IPv4 address; the first with a global IPv6 "
+	 "address"),
 	"no RoCE v2 entry with an IP address; a link-local one (not routable)",
 	"?",
 	"no RoCE v2 entry; RoCE v1 with an IPv4-mapped address (not routable)",

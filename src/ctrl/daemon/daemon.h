@@ -55,5 +55,7 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now);
 
 /* 0, or 1 with the reason on stderr (no ssqd there, or it refused). */
 int ssqd_status_print(const char *socket_path, FILE *out);
+/* ssqd --status --json: the same as one JSON object (status_cmd.c). */
+int ssqd_status_json(const char *socket_path, FILE *out);
 
 #endif /* SSQ_CTRL_DAEMON_H */

@@ -43,18 +43,19 @@ static int activation_socket(char *path, size_t pathlen)
 	if (n == 0)
 		return -1;
 	if (n < 0) {
-		fprintf(stderr, "ssqd: socket activation: %s\n", strerror(-n));
+		fprintf(stderr, SD_ERR "ssqd: socket activation: %s\n", strerror(-n));
 		exit(1);
 	}
 	if (n > 1) {
 		fprintf(stderr,
-		        "ssqd: socket activation passed %d sockets: want one, a "
-		        "ListenSequentialPacket= unix socket (ssqd.socket)\n",
+		        SD_ERR "ssqd: socket activation passed %d sockets: want one, a "
+		               "ListenSequentialPacket= unix socket (ssqd.socket)\n",
 		        n);
 		exit(1);
 	}
 	if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
 		fprintf(stderr,
+		        SD_ERR
 		        "ssqd: socket activation: fd %d is not a listening AF_UNIX "
 		        "SOCK_SEQPACKET socket (ssqd.socket needs "
 		        "ListenSequentialPacket=PATH)\n",
@@ -105,10 +106,15 @@ int main(int argc, char **argv)
 	                        &socket_opt);
 	if (rc >= 0)
 		return rc;
+	rc = ssqd_log_setup(o->log_level);
+	if (rc)
+		fprintf(stderr, "ssqd: log stream: %s; lines go out as they are\n",
+		        strerror(-rc));
 	o->listen_fd = activation_socket(passed_sock, sizeof(passed_sock));
 	if (o->listen_fd >= 0) {
 		if (socket_opt && strcmp(socket_opt, passed_sock))
 			fprintf(stderr,
+			        SD_WARNING
 			        "ssqd: serving the socket systemd passed, %s, not "
 			        "--socket %s\n",
 			        passed_sock, socket_opt);
@@ -123,11 +129,12 @@ int main(int argc, char **argv)
 
 	rc = ssqd_setup(d, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "ssqd: %s\n", why);
+		fprintf(stderr, SD_ERR "ssqd: %s\n", why);
 		(void)sd_notifyf(0, "STATUS=setup failed: %s\nERRNO=%d", why, -rc);
 		return 1;
 	}
 	fprintf(stderr,
+	        SD_NOTICE
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
 	        "0x%llx, %s pages; serving %s\n",
 	        d->own.nqueues, d->queues[0].local.dv_qp.sq.wqe_cnt, d->own.device,
@@ -141,6 +148,6 @@ int main(int argc, char **argv)
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
 	log_arm_counts(d);
 	ssqd_teardown(d);
-	fprintf(stderr, "ssqd: stopped\n");
+	fprintf(stderr, SD_NOTICE "ssqd: stopped\n");
 	return 0;
 }

@@ -21,6 +21,7 @@ void ssqd_options_default(struct ssqd_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->nqueues = 1;
+	o->log_level = SSQD_LOG_DEFAULT;
 	o->sq_wqebbs = 1024;
 	o->cqes = 1024;
 	o->data_mib = 64;
@@ -108,6 +109,11 @@ static void usage(FILE *out)
 	    "                           has been open for N ms (default: never)\n"
 	    "      --status             print the queues and peers of the ssqd\n"
 	    "                           serving --socket, and exit\n"
+	    "      --json               with --status: one JSON object, for scripts\n"
+	    "      --log-level LEVEL    err, warning, notice, info (default) or\n"
+	    "                           debug (or 3..7): leave out lines above it.\n"
+	    "                           Lines carry the time, or under journald\n"
+	    "                           ($JOURNAL_STREAM) their <N> priority\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
@@ -250,7 +256,9 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		O_EAGER,
 		O_MAX_ACTIVE,
 		O_IDLE,
-		O_STATUS
+		O_STATUS,
+		O_JSON,
+		O_LOG_LEVEL
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -271,6 +279,8 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		{ "max-active-peers", required_argument, NULL, O_MAX_ACTIVE },
 		{ "idle-ms", required_argument, NULL, O_IDLE },
 		{ "status", no_argument, NULL, O_STATUS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "log-level", required_argument, NULL, O_LOG_LEVEL },
 		{ "ib-port", required_argument, NULL, 'p' },
 		{ "gid-index", required_argument, NULL, 'g' },
 		{ "heal-ms", required_argument, NULL, O_HEAL },
@@ -380,6 +390,19 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 			break;
 		case O_STATUS:
 			status = 1;
+			break;
+		case O_JSON:
+			o->status_json = 1;
+			break;
+		case O_LOG_LEVEL:
+			o->log_level = ssqd_log_level_parse(optarg);
+			if (o->log_level < 0) {
+				fprintf(stderr,
+				        "ssqd: --log-level %s: want err, warning, "
+				        "notice, info, debug or 0..7\n",
+				        optarg);
+				return 2;
+			}
 			break;
 		case O_MAX_ACTIVE:
 			o->max_active_peers = (unsigned)parse_num(
@@ -508,7 +531,12 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 	}
 	/* A client of the ssqd at --socket: its queues and peers, then exit. */
 	if (status)
-		return ssqd_status_print(o->socket_path, stdout);
+		return o->status_json ? ssqd_status_json(o->socket_path, stdout)
+		                      : ssqd_status_print(o->socket_path, stdout);
+	if (o->status_json) {
+		fprintf(stderr, "ssqd: --json goes with --status\n");
+		return 2;
+	}
 	if (keys_said == 3) {
 		fprintf(stderr,
 		        "ssqd: --buffer-keys and --arena-rkey exclude each other\n");

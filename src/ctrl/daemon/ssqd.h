@@ -236,6 +236,8 @@ struct ssqd_options {
 	uint32_t sq_wqebbs;    /* per queue, power of two */
 	uint32_t cqes;         /* per queue, power of two */
 	uint64_t data_mib;     /* data arena */
+	int log_level;         /* --log-level: 0..7, syslog's (util/log.c) */
+	int status_json;       /* --status --json */
 	uint32_t signal_every; /* forced CQE interval, WQEBBs */
 	uint32_t recv_depth;   /* receive WQEs kept posted per queue; 0: no pool */
 	uint32_t recv_size;    /* bytes per receive buffer */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* ssqd --status (daemon.h): LIST and PEER requests, as any client makes them. */
+/*
+ * ssqd --status [--json] (daemon.h): LIST and PEER requests, as any client
+ * makes them; a table for people, or one JSON object for scripts.
+ */
 #include <stdio.h>
 #include <string.h>
 #include <ssq/client.h>
@@ -70,6 +73,74 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
 		fprintf(out, "%-31s 0x%-6x %s\n", q[i].name, q[i].qpn,
 		        q[i].ready ? "ready" : "not ready");
+	ssq_client_close(c);
+	return 0;
+}
+
+/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+int ssqd_status_json(const char *socket_path, FILE *out)
+{
+	struct ssq_queue_info q[SSQ_MAX_QUEUES];
+	struct ssq_peer_info p[SSQ_MAX_QUEUES];
+	struct ssq_client *c;
+	int nq, np, i;
+
+	if (ssq_client_connect(socket_path, &c)) {
+		fprintf(stderr, "ssqd --status: %s\n", ssq_client_strerror_last());
+		return 1;
+	}
+	nq = ssq_client_list(c, q, SSQ_MAX_QUEUES);
+	np = nq < 0 ? nq : ssq_client_peers(c, p, SSQ_MAX_QUEUES);
+	if (nq < 0 || np < 0) {
+		fprintf(stderr, "ssqd --status: %s\n", ssq_client_error(c));
+		ssq_client_close(c);
+		return 1;
+	}
+	fputs("{\"socket\": ", out);
+	json_str(out, socket_path);
+	fputs(", \"device\": ", out);
+	json_str(out, ssq_client_device(c));
+	fputs(", \"queues\": [", out);
+	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+		json_str(out, q[i].name);
+		fprintf(out, ", \"qpn\": %u, \"ready\": %s}", q[i].qpn,
+		        q[i].ready ? "true" : "false");
+	}
+	fputs("], \"peers\": [", out);
+	for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+		json_str(out, p[i].name);
+		fputs(", \"address\": ", out);
+		json_str(out, p[i].addr);
+		fprintf(out,
+		        ", \"state\": \"%s\", \"first_queue\": %u, \"queues\": %u, "
+		        "\"open_here\": %s, \"open_there\": %s, \"links\": %u, "
+		        "\"losses\": %u, \"attempts\": %u, \"last\": ",
+		        state_str(p[i].state), p[i].first_queue, p[i].nqueues,
+		        p[i].flags & SSQ_PEER_OPEN_HERE ? "true" : "false",
+		        p[i].flags & SSQ_PEER_OPEN_THERE ? "true" : "false", p[i].links,
+		        p[i].losses, p[i].attempts);
+		json_str(out, p[i].why);
+		fputc('}', out);
+	}
+	fputs("]}\n", out);
 	ssq_client_close(c);
 	return 0;
 }

@@ -263,7 +263,7 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	if (q < 0)
 		return rc;
 	sq = &d->queues[q];
-	if (__builtin_popcountll(c->recs[q]) >= SSQD_OPENS_PER_CLIENT)
+	if ((unsigned)__builtin_popcountll(c->recs[q]) >= SSQD_OPENS_PER_CLIENT)
 		return ssqd_out_error(
 		    &c->out, c->fd, seq, -EUSERS,
 		    "queue \"%s\" is open %u times on this connection, the "

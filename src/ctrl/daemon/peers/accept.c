@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/daemon/peers/peers.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define REFUSE_DRAIN_MS 1000
 
@@ -115,7 +116,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	int rc, again, fl;
 
 	if (!p) {
-		fprintf(stderr, "ssqd: refused %s: %s\n", k->from, why);
+		fprintf(stderr, SD_WARNING "ssqd: refused %s: %s\n", k->from, why);
 		knock_refuse(k, why);
 		return;
 	}
@@ -139,7 +140,8 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	}
 	ssqd_peer_close_link(d, p); /* our own dial to it, still under way: theirs wins */
 	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
-		fprintf(stderr, "ssqd: refused %s (%s): %s\n", k->from, who, why);
+		fprintf(stderr, SD_WARNING "ssqd: refused %s (%s): %s\n", k->from, who,
+		        why);
 		knock_refuse(k, why);
 		return;
 	}

@@ -34,6 +34,7 @@
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/proto/msg.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
@@ -183,11 +184,13 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials && p->wanted)
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: %s: link down (%s); clients stay attached, reconnecting "
 		        "to %s every %u ms .. %u s\n",
 		        who, reason, p->addr, BACKOFF_MIN_MS, BACKOFF_MAX_MS / 1000);
 	else if (p->wanted || !d->opt.npeers)
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: %s: link down (%s); clients stay attached, waiting for it "
 		        "on TCP port %u\n",
 		        who, reason, d->opt.listen_port);
@@ -430,7 +433,13 @@ static void ask_close(struct ssqd *d, struct ssqd_peer *p, const char *why)
 		return;
 	}
 	p->closing_ns = ssqd_now_ns();
-	snprintf(p->closing_why, sizeof(p->closing_why), "%s", why);
+	/*
+	 * Cut to the field on purpose (%.*s): a caller's sentence may be
+	 * longer than what --status shows, and GCC's -Wformat-truncation
+	 * (Release, GCC 12) reads a plain "%s" into a smaller field as a bug.
+	 */
+	snprintf(p->closing_why, sizeof(p->closing_why), "%.*s",
+	         (int)sizeof(p->closing_why) - 1, why);
 	ssqd_peer_link_to(d, p, SSQD_LINK_CLOSING, p->fd);
 }
 
@@ -581,7 +590,7 @@ static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
 	p->refused_ns = ssqd_now_ns();
 	if (!d->opt.eager && !ssqd_peer_in_use(d, p))
 		p->wanted = 0; /* asked again by the next open */
-	fprintf(stderr, "ssqd: %s refused to link: %s\n",
+	fprintf(stderr, SD_WARNING "ssqd: %s refused to link: %s\n",
 	        ssqd_peer_str(p, who, sizeof(who)), p->last_why);
 }
 

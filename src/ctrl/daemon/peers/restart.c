@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define LINK_RESTART_MS 3000
 /* Restart messages handled per call, so a chatty peer cannot hold the loop. */
@@ -113,6 +114,7 @@ static void restart_done(struct ssqd *d, unsigned qi, const struct proto_peer_re
 	q->link_seq = 0;
 	if (r->status) {
 		fprintf(stderr,
+		        SD_ERR
 		        "ssqd: q%u: the peer could not restart its QP (%s): the queue "
 		        "stays in error until a client recovers it\n",
 		        qi, strerror(r->status));
@@ -122,7 +124,8 @@ static void restart_done(struct ssqd *d, unsigned qi, const struct proto_peer_re
 	set_psns(d, qi, q->link_psn, q->link_peer_psn);
 	rc = ssqd_queue_reconnect(d, qi, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "ssqd: q%u: back to RTS after the peer's restart: %s\n",
+		fprintf(stderr,
+		        SD_ERR "ssqd: q%u: back to RTS after the peer's restart: %s\n",
 		        qi, why);
 		ssqd_queue_fence(d, qi);
 		return;
@@ -162,7 +165,8 @@ static int restart_ask(struct ssqd *d, struct ssqd_peer *p, unsigned qi,
 	done.kind = PROTO_RESTART_DONE;
 	done.seq = r->seq;
 	if (rc) {
-		fprintf(stderr, "ssqd: q%u: the peer asked for a restart: %s\n", qi, err);
+		fprintf(stderr, SD_ERR "ssqd: q%u: the peer asked for a restart: %s\n",
+		        qi, err);
 		ssqd_queue_fence(d, qi);
 		done.status = (uint8_t)(-rc < 256 ? -rc : EIO);
 	} else {

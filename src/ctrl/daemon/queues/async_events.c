@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ctrl/daemon/queues/queues.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 /* Does queue @q own the CQ (CQ_ERR) or the QP (the rest) @ev names? */
 static int names_queue(const struct ssqd_queue *q, const struct ssqd_async_event *ev)
@@ -27,8 +28,9 @@ static void fence(struct ssqd *d, unsigned i, const struct ssqd_async_event *ev)
 {
 	if (!d->queues[i].ctl)
 		return;
-	fprintf(stderr, "ssqd: q%u: async event %s (QP 0x%x, CQ 0x%x, port %u): %s\n", i,
-	        ibv_event_type_str(ev->type), ev->qpn, ev->cqn, ev->port,
+	fprintf(stderr,
+	        SD_WARNING "ssqd: q%u: async event %s (QP 0x%x, CQ 0x%x, port %u): %s\n",
+	        i, ibv_event_type_str(ev->type), ev->qpn, ev->cqn, ev->port,
 	        d->queues[i].cq_dead
 	            ? "queue in ERROR for good: its CQ stopped (restart ssqd)"
 	            : "queue in ERROR until a client recovers it");
@@ -80,7 +82,7 @@ int ssqd_async_poll(struct ssqd *d)
 		n++;
 	}
 	if (rc < 0 && !d->async_failed) {
-		fprintf(stderr, "ssqd: reading the device's async events: %s\n",
+		fprintf(stderr, SD_ERR "ssqd: reading the device's async events: %s\n",
 		        strerror(-rc));
 		d->async_failed = 1;
 	}

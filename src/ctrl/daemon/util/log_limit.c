@@ -3,12 +3,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include "ctrl/daemon/util/util.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns)
 {
 	if (now_ns - l->window_ns >= 1000000000ull) {
 		if (l->dropped)
 			fprintf(stderr,
+			        SD_WARNING
 			        "ssqd: %u more such lines left out in one second\n",
 			        l->dropped);
 		l->window_ns = now_ns;

@@ -34,6 +34,19 @@ void ssqd_log_limited(struct ssqd_log_limit *l, uint64_t now_ns, const char *fmt
 void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns);
 
 /*
+ * ssqd's log (log.c): stderr becomes a stream that writes each line with a
+ * timestamp, or, under journald, with its sd-daemon(3) "<N>" priority
+ * (lines start with SD_ERR, SD_WARNING...; none is SD_INFO), and leaves
+ * out lines above --log-level. ssqd_log_setup returns 0 or -errno.
+ */
+#define SSQD_LOG_DEFAULT 6 /* SD_INFO: all but debug */
+int ssqd_log_setup(int level);
+/* "err", "warning", "notice", "info", "debug" (syslog's names) or 0..7; -1. */
+int ssqd_log_level_parse(const char *s);
+/* Is @fd the stream $JOURNAL_STREAM names (systemd.exec(5))? 1 or 0. */
+int ssqd_log_under_journald(int fd);
+
+/*
  * Claiming the client socket's path before binding it: one ssqd per path.
  * A lock file beside the socket (PATH.lock, flock) says whether an ssqd
  * serves it: held - refuse to start, naming the holder's pid, and leave

@@ -16,6 +16,7 @@
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/daemon/watch/watch.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 /*
  * Ten times what ssqd's own wakes allow a beat (SSQD_WAIT_BEAT_NS): taking
@@ -80,14 +81,16 @@ void ssqd_queue_guard(struct ssqd *d, unsigned qi, uint64_t now_ns)
 	    !ssq_ctl_check(&q->prod, q->epoch, why, sizeof(why)))
 		return;
 	ssqd_log_limited(&d->client_log, now_ns,
+	                 SD_WARNING
 	                 "ssqd: q%u: control block inconsistent (%s): a client wrote "
 	                 "it; resetting the queue\n",
 	                 qi, why);
 	rc = ssqd_queue_rebuild_paced(d, qi, now_ns, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr,
-		        "ssqd: q%u: reset after an inconsistent control block: %s\n", qi,
-		        err);
+		        SD_ERR
+		        "ssqd: q%u: reset after an inconsistent control block: %s\n",
+		        qi, err);
 		ssqd_queue_fence(d, qi);
 		return;
 	}

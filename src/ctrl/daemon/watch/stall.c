@@ -65,6 +65,7 @@
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/watch/watch.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define LOOKS_MIN      3
 #define AWAKE_TIMES    10 /* the deadline of a holder that is not stopped */
@@ -160,12 +161,13 @@ static int take_back(struct ssqd *d, unsigned qi, const char *who, const char *w
 	if (now < d->queues[qi].restart_next_ns)
 		return 0;
 	fprintf(stderr,
+	        SD_WARNING
 	        "ssqd: q%u: %s %s for %llu ms (--stall-ms %u): taken back without a kill "
 	        "(a client could have forged it): starting the queue over\n",
 	        qi, who, what, (unsigned long long)((now - since) / 1000000),
 	        d->opt.stall_ms);
 	if (ssqd_queue_rebuild_paced(d, qi, now, why, sizeof(why))) {
-		fprintf(stderr, "ssqd: q%u: could not start over: %s\n", qi, why);
+		fprintf(stderr, SD_ERR "ssqd: q%u: could not start over: %s\n", qi, why);
 		ssqd_queue_fence(d, qi);
 		return 1;
 	}
@@ -198,6 +200,7 @@ static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, uint32_
 	if (rc == 0) {
 		c->stalled = 1; /* its death, or a drop, ends it */
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: q%u: client pid %d (producer %u, stopped) %s for %llu ms "
 		        "(--stall-ms %u): killed (SIGKILL), healing it as a death\n",
 		        qi, (int)c->pid, id, what,
@@ -458,6 +461,7 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 	rung1 = __atomic_load_n(&ctl->db_value, __ATOMIC_RELAXED);
 	if (pub1 != pub0 || rung1 != rung0 || cqes)
 		fprintf(stderr,
+		        SD_WARNING
 		        "ssqd: q%u: %llu WQEBBs outstanding (reserved %llu, completed "
 		        "%llu), none completed for %llu ms (--stall-ms %u): published "
 		        "head %llu -> %llu, doorbell %llu -> %llu, %d CQEs routed\n",
@@ -482,6 +486,7 @@ static void watch_progress(struct ssqd *d, unsigned qi, uint64_t now, uint64_t s
 		ask_completion(d, qi, reserved);
 	} else if (s->repairs == REPAIRS_SAY)
 		fprintf(stderr,
+		        SD_ERR
 		        "ssqd: q%u: still none of %llu outstanding WQEBBs completed "
 		        "after %llu ms, with the CQ routed and %s: the device is not "
 		        "completing them (a WQE that asks for no completion, or a "

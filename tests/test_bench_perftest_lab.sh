@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A lab's perftest command lines, run unchanged but for the binary's name
+# (ib_X -> ssq_X), their standard output parsed as perftest's by a parser
+# written for perftest (the table after its header line; --output's one
+# number a size). Before, -F, -c RC, --cq-mod, -N, -C, -H, -U, -o, -A, -m
+# and --output were "unknown flag" (exit 1), -d with --ssq_socket was
+# ignored (a NIC figure from an emulated ssqd), and ssq_send_bw's defaults
+# failed against a default ssqd (64 KiB messages, 4 KiB receive buffers).
+# Flags ssq cannot honour (-b, -R, -z, -u, -c UD) are refused by name.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/bench_common.sh"
+export SSQD=${SSQD:-$build/ssqd}
+command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-deps.sh)"; exit 77; }
+
+# perftest's report, as a lab's parser reads it: KIND bw|lat|value, N rows.
+cat >"$tmp/parse.py" <<'PY'
+import re, sys
+kind, want = sys.argv[1], int(sys.argv[2])
+out = open(sys.argv[3]).read().splitlines()
+num = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+if kind == "value":
+    vals = [l for l in out if l.strip()]
+    assert len(vals) == want and all(num.match(v) for v in vals), out
+    assert all(float(v) > 0 for v in vals), vals
+    print("values", " ".join(vals))
+    sys.exit(0)
+head = {"bw": r"^ #bytes\s+#iterations\s+BW peak\[(MiB|Gb)/sec\]\s+BW average\[(MiB|Gb)/sec\]\s+MsgRate\[Mpps\]",
+        "lat": r"^ #bytes #iterations\s+t_min\[(usec|cycles)\]\s+t_max"}[kind]
+cols = {"bw": 5, "lat": 9}[kind]
+h = max(i for i, l in enumerate(out) if re.match(head, l))
+rows = []
+for l in out[h + 1:]:
+    if l.startswith("---"):
+        break
+    f = l.split()
+    assert len(f) == cols and all(num.match(x) for x in f), ("row", l)
+    rows.append(f)
+assert len(rows) == want, (len(rows), want, out)
+assert all(int(r[0]) > 0 and int(r[1]) > 0 for r in rows), rows
+assert all(float(r[3]) > 0 for r in rows), rows     # BW average, or t_avg
+print("rows", "; ".join(" ".join(r) for r in rows))
+PY
+
+# lab KIND ROWS COMMAND...: runs, exit 0, stdout parses.
+lab() {
+	local kind=$1 rows=$2 rc
+	shift 2
+	set +e
+	timeout 240 "$bin/$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	set -e
+	if [ $rc -ne 0 ]; then
+		bad "'$*': exit $rc: $(head -n3 "$tmp/err")"
+	elif ! parsed=$(python3 "$tmp/parse.py" "$kind" "$rows" "$tmp/out" 2>&1); then
+		bad "'$*': stdout is not perftest's: $(tail -n2 <<<"$parsed")"
+		sed 's/^/     /' "$tmp/out" | tail -n 12
+	else
+		echo "ok   $*: $(cut -c1-150 <<<"$parsed")"
+	fi
+}
+# refuse NEEDLE COMMAND...: exit 1 saying NEEDLE.
+refuse() {
+	local needle=$1 rc
+	shift
+	set +e
+	timeout 60 "$bin/$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	rc=$?
+	set -e
+	[ $rc -eq 1 ] && grep -qF -- "$needle" "$tmp/err" &&
+		echo "ok   $*: refused: $(grep -m1 -F -- "$needle" "$tmp/err" | cut -c1-150)" ||
+		bad "'$*': exit $rc, want 1 saying '$needle': $(head -n2 "$tmp/err")"
+}
+
+# perftest's README and common lab scripts (run on the emulated device).
+lab bw 1 ssq_write_bw -F --report_gbits -n 500
+lab bw 1 ssq_write_bw -F -c RC -q 2 -s 65536 -n 500
+lab bw 1 ssq_write_bw -F --cq-mod=10 -N -n 500
+lab bw 1 ssq_write_bw -F -m 1024 -n 300
+lab bw 1 ssq_read_bw -F -o 16 -n 500
+lab bw 1 ssq_read_bw -F --report-both -n 300
+lab bw 1 ssq_send_bw -F -c RC -n 300
+lab bw 1 ssq_atomic_bw -F -A CMP_AND_SWAP -n 500
+lab bw 1 ssq_atomic_bw -F -A FETCH_AND_ADD -n 500
+lab lat 1 ssq_write_lat -F -C -n 300
+lab lat 1 ssq_write_lat -F -H -n 100
+lab lat 1 ssq_send_lat -F -U -n 100
+lab value 1 ssq_write_bw -F --output=bandwidth -n 300
+lab value 1 ssq_read_bw --output=message_rate -n 300
+lab value 1 ssq_write_lat -F --output=latency -n 200
+lab value 20 ssq_write_bw --output=bandwidth -a -n 50
+grep -q 'BW peak.*' "$tmp/out" && bad "--output=bandwidth: the table is on stdout too"
+# -N: BW peak is printed 0, as perftest's; -C: cycles in the header.
+lab bw 1 ssq_write_bw -N -n 300
+awk '/^ 65536/ { exit !($3 == "0.00") }' "$tmp/out" || bad "-N: BW peak not 0.00: $(grep '^ 65536' "$tmp/out")"
+
+refuse "-b: bidirectional" ssq_write_bw -b -n 10
+refuse "-R: ssqd links QPs" ssq_write_bw -R -n 10
+refuse "-z: ssqd links QPs" ssq_write_bw -z -n 10
+refuse "-c UD: ssqd's queues are RC" ssq_send_bw -c UD -n 10
+refuse "-u 14: the QP timeout" ssq_write_bw -u 14 -n 10
+refuse "-C: latency tools only" ssq_write_bw -C -n 10
+refuse "-o: outstanding reads apply to READ" ssq_write_bw -o 4 -n 10
+refuse "--output=latency: a bandwidth tool" ssq_write_bw --output=latency -n 10
+refuse "-A FOO: want CMP_AND_SWAP" ssq_atomic_bw -A FOO -n 10
+
+# Against a default ssqd (what a lab runs): -d is checked, send_bw's
+# defaults meet its 4 KiB receive buffers.
+"$SSQD" --device emu --hugepages=off --socket "$tmp/s" 2>"$tmp/ssqd.log" &
+pids+=($!)
+for _ in $(seq 300); do
+	[ -S "$tmp/s" ] && "$SSQD" --status --socket "$tmp/s" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+refuse "-d mlx5_0: the ssqd at $tmp/s runs on emu" ssq_write_bw --ssq_socket="$tmp/s" -d mlx5_0 -n 10
+lab bw 1 ssq_write_bw --ssq_socket="$tmp/s" -d emu -F -n 300
+lab bw 1 ssq_send_bw --ssq_socket="$tmp/s" -n 500
+grep -q "sending 4096 bytes" "$tmp/err" && grep -q '^ 4096 ' "$tmp/out" ||
+	bad "ssq_send_bw defaults against a default ssqd: not 4096-byte SENDs: $(cat "$tmp/err")"
+refuse "-m 1024: the MTU of the ssqd at $tmp/s cannot be seen" ssq_write_bw --ssq_socket="$tmp/s" -m 1024 -n 10
+exit "$fail"
