@@ -23,8 +23,12 @@
  * may open any number of queues, and one queue up to 16 times: each open is
  * a producer of its own (its own record and completions), so each thread of
  * a process can post through its own open of one queue, concurrently. Every call
- * returns 0 (or a count) or a negative errno; the sentence for the last
- * error is ssq_client_error(). When ssqd dies, calls return -ENOTCONN
+ * returns 0 (or a count) or a negative errno, except the predicate
+ * ssq_client_alive() (1 alive, 0 gone: a truth value, as its name reads) and
+ * the calls returning a string or a pointer; the sentence for the last
+ * error is ssq_client_error(). -ENOTCONN always means this process's ssqd
+ * is gone; a peer ssqd that is away is -EHOSTDOWN (ssq_queue_recover).
+ * When ssqd dies, calls return -ENOTCONN
  * within a second rather than block (ssq_client_alive() checks without a
  * round trip). A call ssqd does not answer within 1 s (6 s for
  * ssq_queue_recover) returns -ETIMEDOUT; its answer, should it come later,
@@ -97,7 +101,14 @@ void ssq_client_close(struct ssq_client *c);
 /* The sentence for the last error on @c ("" if none). */
 const char *ssq_client_error(const struct ssq_client *c);
 
-/* 1 while ssqd holds the connection open, 0 once it is gone. No round trip. */
+/*
+ * ssq_client_alive - is ssqd still at the other end of @c? A predicate, the
+ * one exception to this header's 0-or-negative-errno rule: returns 1 while
+ * ssqd holds the connection open, 0 once it has gone (never negative; test
+ * it as a truth value, `if (!ssq_client_alive(c))`). On 0 it also sets
+ * ssq_client_error(c) to say so. One poll(2) with no wait, no round trip;
+ * the thread that makes @c's calls.
+ */
 int ssq_client_alive(struct ssq_client *c);
 
 /* The device ssqd runs on: "emu" or an mlx5 device name. */
