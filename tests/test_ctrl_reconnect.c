@@ -187,8 +187,12 @@ int main(void)
 	CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO,
 	      "-EIO while the peer is gone");
 	rc = ssq_queue_recover(qb);
-	CHECK(rc == -ENOTCONN && strstr(ssq_client_error(cb), "reconnecting"),
-	      "RECOVER while the peer is gone: %d (%s)", rc, ssq_client_error(cb));
+	/* -EHOSTDOWN: the peer is away, B and the connection to it are fine. */
+	CHECK(rc == -EHOSTDOWN && strstr(ssq_client_error(cb), "reconnecting"),
+	      "RECOVER while the peer is gone: %d (%s), want -EHOSTDOWN", rc,
+	      ssq_client_error(cb));
+	CHECK(ssq_client_alive(cb),
+	      "B's connection is alive while only the peer is gone");
 
 	/*
 	 * An impostor on A's port answers B's retry with a malformed message:

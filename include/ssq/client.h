@@ -178,8 +178,12 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
  * ask; concurrent requests are served one after the other (the second finds
  * nothing to do: -EINVAL).
  * Returns 0, -EINVAL (the queue is not in error), -EBUSY (requests still in
- * flight: reap completions and retry), -ENOTCONN, -ETIMEDOUT (no answer
- * within 6 s), or the QP transition's error; ssq_client_error() says which.
+ * flight: reap completions and retry), -EHOSTDOWN (the queue's peer ssqd is
+ * not linked, or did not come back within the wait: this ssqd and the
+ * connection to it are fine and keep reconnecting to the peer; keep the
+ * connection and retry later), -ENOTCONN (this process's ssqd is gone:
+ * connect again), -ETIMEDOUT (no answer within 6 s), or the QP transition's
+ * error; ssq_client_error() says which.
  */
 int ssq_queue_recover(struct ssq_queue *q);
 

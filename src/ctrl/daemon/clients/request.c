@@ -411,10 +411,15 @@ static int on_recover(struct ssqd *d, struct ssqd_client *c, const struct proto_
 		return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 		                      "queue %u is not attached to this client",
 		                      m->u.detach.queue);
-	/* A link started over by a RECOVER is down: this one joins it. */
+	/*
+	 * A link started over by a RECOVER is down: this one joins it.
+	 * -EHOSTDOWN, not -ENOTCONN: this ssqd and the client's connection
+	 * are fine, only the peer is away (a client that reconnects on
+	 * -ENOTCONN would tear a healthy connection down; review F5).
+	 */
 	if (!ssqd_peer_relinking(d, m->u.detach.queue) &&
 	    ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
-		return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN, "queue q%u: %s",
+		return ssqd_out_error(&c->out, c->fd, seq, -EHOSTDOWN, "queue q%u: %s",
 		                      m->u.detach.queue, why);
 	/*
 	 * Answered by ssqd_recover_step, from the serve loop. Two
