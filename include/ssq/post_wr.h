@@ -136,8 +136,9 @@ SSQ_INLINE int ssq__build_verbs(const struct ssq_sq *sq, uint32_t pi,
  * NULL or @len 0). Reads @p's geometry only: any thread. Out of line
  * (src/dv/post_wr_strerror.c): the post itself stays as fast.
  */
-const char *ssq_post_wr_strerror(const struct ssq_producer *p, const struct ibv_send_wr *bad,
-                                 int err, char *buf, size_t len);
+const char *ssq_post_wr_strerror(const struct ssq_producer *p,
+                                 const struct ibv_send_wr *bad, int err, char *buf,
+                                 size_t len);
 
 /*
  * ssq_post_wr - post the verbs work-request list @wr, as ibv_post_send()

@@ -76,10 +76,10 @@ extern "C" {
  * opcode. The struct stays 32 bytes; the arena layout version went to 6.
  */
 struct ssq_completion {
-	uint64_t wr_id;     /* as published */
-	int32_t status;     /* enum ibv_wc_status: ibv_wc_status_str() names it */
-	uint8_t syndrome;   /* error CQEs: MLX5_CQE_SYNDROME_*, ssq_syndrome_name() */
-	uint8_t vendor_err; /* error CQEs: the vendor syndrome */
+	uint64_t wr_id;      /* as published */
+	int32_t status;      /* enum ibv_wc_status: ibv_wc_status_str() names it */
+	uint8_t syndrome;    /* error CQEs: MLX5_CQE_SYNDROME_*, ssq_syndrome_name() */
+	uint8_t vendor_err;  /* error CQEs: the vendor syndrome */
 	uint8_t mlx5_opcode; /* the CQE's: MLX5_CQE_REQ, or MLX5_CQE_REQ_ERR */
 	uint8_t wc_flags;    /* IBV_WC_WITH_IMM: a WRITE_IMM / SEND_IMM */
 	/*
@@ -96,8 +96,8 @@ struct ssq_completion {
 	 * there; ssq knows the WQE).
 	 */
 	enum ibv_wc_opcode opcode;
-	uint32_t qp_num;  /* the queue's QP number (ssq_queue_qpn()) */
-	__be32 imm_data;  /* wc_flags & IBV_WC_WITH_IMM: the immediate, network order */
+	uint32_t qp_num; /* the queue's QP number (ssq_queue_qpn()) */
+	__be32 imm_data; /* wc_flags & IBV_WC_WITH_IMM: the immediate, network order */
 };
 
 /* The opcode of a NOP WQE's completion: verbs has none, this is a driver's. */

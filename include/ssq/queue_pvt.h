@@ -280,11 +280,12 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
 	c->vendor_err = failed ? cqe->vendor_err : 0;
 	c->mlx5_opcode = failed ? MLX5_CQE_REQ_ERR : MLX5_CQE_REQ;
 	c->wc_flags = 0;
-	c->opcode = ssq__wc_opcode((uint8_t)be32toh(ctrl->opmod_idx_opcode), &c->wc_flags);
-	c->byte_len = failed                                ? 0
-	              : c->opcode == IBV_WC_COMP_SWAP ||
-	                      c->opcode == IBV_WC_FETCH_ADD ? 8
-	                                                    : cqe->byte_len;
+	c->opcode =
+	    ssq__wc_opcode((uint8_t)be32toh(ctrl->opmod_idx_opcode), &c->wc_flags);
+	c->byte_len = failed ? 0
+	              : c->opcode == IBV_WC_COMP_SWAP || c->opcode == IBV_WC_FETCH_ADD
+	                  ? 8
+	                  : cqe->byte_len;
 	c->qp_num = p->sq.qpn;
 	c->imm_data = c->wc_flags ? ctrl->imm : 0;
 	o->deliv_pos = pos + 1;
