@@ -233,6 +233,16 @@ uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q);
  */
 uint64_t ssq_queue_peer_iova(const struct ssq_queue *q);
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
+/*
+ * ssq_queue_peer_gen - how many times ssqd has brought queue @q up against
+ * its peer's addresses: 1 after the first link, +1 at every re-link (the
+ * peer ssqd restarted, or a RECOVER re-linked both ends); 0 for a loopback
+ * queue. A change since a peer's descriptors (ssq_desc_unpack) were taken
+ * means they may be stale: the peer's buffers and keys may be gone, so get
+ * them again. A load from the shared layout, no round trip: any thread,
+ * while @q is open.
+ */
+uint32_t ssq_queue_peer_gen(const struct ssq_queue *q);
 
 /*
  * ---- receiving: the queue's receive pool ----

@@ -414,6 +414,16 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q)
 	return q->l->peer_key;
 }
 
+uint32_t ssq_queue_peer_gen(const struct ssq_queue *q)
+{
+	/*
+	 * Relaxed: a counter to compare, read with no other field. ssqd
+	 * writes it only from its own copy (layout_fill), so a client that
+	 * scribbles it fools itself until the next client connects.
+	 */
+	return __atomic_load_n(&q->l->peer_gen, __ATOMIC_RELAXED);
+}
+
 int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,
                struct ssq_buf *out)
 {
