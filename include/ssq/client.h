@@ -169,6 +169,17 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
 /*
+ * ssq_queue_try_open - ssq_queue_open for an event loop: one ATTACH, never
+ * the wait for a peer's link. Where ssq_queue_open would wait (a cluster's
+ * peer being linked on demand, or a queue coming back), it returns
+ * -EINPROGRESS at once, ssqd linking the peer meanwhile: call it again
+ * later (a timer; ssq_client_peers shows the link) until it returns
+ * anything else. Its other returns are ssq_queue_open's, -ETIMEDOUT only if
+ * ssqd does not answer within 1 s. The thread that makes @c's calls.
+ */
+int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
+
+/*
  * ssq_queue_recover - after an error CQE (ssq_reserve returns -EIO and the
  * failed and flushed requests came back through ssq_poll), ask ssqd to
  * bring the queue's QP back to RTS. ssqd waits (up to 2 s) until every

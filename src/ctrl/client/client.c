@@ -195,7 +195,13 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 	return (int)reply.u.list_reply.nqueues;
 }
 
-int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+/*
+ * @wait: ask again while ssqd answers -EINPROGRESS (it is linking the
+ * queue's peer), up to SSQ_OPEN_LINK_MS; 0: one ask, its -EINPROGRESS
+ * returned (ssq_queue_try_open).
+ */
+static int queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out,
+                      int wait)
 {
 	struct proto_msg_attach req;
 	struct proto_msg reply;
@@ -221,7 +227,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
-		if (rc != -EINPROGRESS)
+		if (rc != -EINPROGRESS || !wait)
 			break;
 		/* By the clock: each ask takes as long as ssqd's answer too. */
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -334,6 +340,16 @@ fail:
 		munmap(q->uar, q->uar_len);
 	free(q);
 	return rc;
+}
+
+int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+{
+	return queue_open(c, name, out, 1);
+}
+
+int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+{
+	return queue_open(c, name, out, 0);
 }
 
 int ssq_queue_close(struct ssq_queue *q)
