@@ -206,7 +206,9 @@ int ssq_queue_recover(struct ssq_queue *q);
  * also routes the CQ when nobody else does). After it polls readable,
  * read(2) its 8 bytes, then ssq_poll until it returns 0: a wake that came
  * while completions were still waiting is not repeated. Readable once
- * more, and then for good, when ssqd goes (ssq_poll says -ENOTCONN).
+ * more, and then for good, when ssqd goes (ssq_poll says -ENOTCONN); and
+ * once each time the queue's link to its peer goes or comes back
+ * (ssq_queue_link says which peer, and whether its descriptors went stale).
  * The same descriptor on every call; ssq_queue_close closes it. Returns
  * it, or -ENOTCONN, -EINVAL, -EMFILE and the like.
  */
@@ -254,6 +256,23 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
  * while @q is open.
  */
 uint32_t ssq_queue_peer_gen(const struct ssq_queue *q);
+
+/* The link of a queue to its peer, as ssq_queue_link reports it. */
+struct ssq_link_info {
+	char peer[32]; /* "bob" for "bob/q0"; "" for "q0" (ssq_peer_info.name) */
+	uint32_t up;   /* 1: the queue is ready (its peer linked), 0: not now */
+	uint32_t gen;  /* ssq_queue_peer_gen: changed = the peer's descriptors stale */
+};
+
+/*
+ * ssq_queue_link - where queue @q's link to its peer stands, for a program
+ * that ssq_queue_wait_fd woke (that fd is readable once each time the link
+ * goes or comes back): which peer, up or not, and its link count, to
+ * compare with the one remembered with that peer's descriptors. A load from
+ * the shared layout, no round trip: any thread while @q is open. Returns 0,
+ * or -EINVAL (@q or @out NULL).
+ */
+int ssq_queue_link(const struct ssq_queue *q, struct ssq_link_info *out);
 
 /*
  * ---- receiving: the queue's receive pool ----

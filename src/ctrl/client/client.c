@@ -430,6 +430,25 @@ uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q)
 	return q->l->peer_key;
 }
 
+_Static_assert(sizeof(((struct ssq_link_info *)0)->peer) >= SSQ_NAME_MAX,
+               "a queue's peer name fits");
+
+int ssq_queue_link(const struct ssq_queue *q, struct ssq_link_info *out)
+{
+	const char *slash;
+
+	if (!q || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	/* "bob/q0": bob's; "q0" (loopback, or the one peer of --connect): "". */
+	slash = memchr(q->l->name, '/', SSQ_NAME_MAX);
+	if (slash)
+		memcpy(out->peer, q->l->name, (size_t)(slash - q->l->name));
+	out->up = __atomic_load_n(&q->l->state, __ATOMIC_ACQUIRE) == SSQ_QUEUE_READY;
+	out->gen = ssq_queue_peer_gen(q);
+	return 0;
+}
+
 uint32_t ssq_queue_peer_gen(const struct ssq_queue *q)
 {
 	/*
