@@ -67,8 +67,11 @@ int main(void)
 
 	rc = ssq_post_wr(ssq_queue_producer(q), wr, &bad);
 	if (rc) {
-		fprintf(stderr, "ssq_post_wr: %d at wr_id %llu\n", rc,
-		        bad ? (unsigned long long)bad->wr_id : 0ull);
+		char why[256];
+
+		fprintf(stderr, "ssq_post_wr: %s\n",
+		        ssq_post_wr_strerror(ssq_queue_producer(q), bad, rc, why,
+		                             sizeof(why)));
 		return 1;
 	}
 	while (n < 2) {
@@ -79,12 +82,17 @@ int main(void)
 		}
 		n += rc;
 	}
+	/* As ibv_wc: the FETCH_ADD (wr_id 2), then the READ (3) with its bytes. */
 	for (i = 0; i < n; i++)
 		if (comp[i].status != IBV_WC_SUCCESS ||
-		    comp[i].wr_id != (uint64_t)i + 2) {
-			fprintf(stderr, "completion %d: wr_id %llu, %s\n", i,
+		    comp[i].wr_id != (uint64_t)i + 2 ||
+		    comp[i].opcode != (i ? IBV_WC_RDMA_READ : IBV_WC_FETCH_ADD) ||
+		    comp[i].byte_len != (i ? back.length : 8)) {
+			fprintf(stderr,
+			        "completion %d: wr_id %llu, %s, opcode %d, %u bytes\n", i,
 			        (unsigned long long)comp[i].wr_id,
-			        ibv_wc_status_str((enum ibv_wc_status)comp[i].status));
+			        ibv_wc_status_str((enum ibv_wc_status)comp[i].status),
+			        (int)comp[i].opcode, comp[i].byte_len);
 			return 1;
 		}
 	memcpy(&old, (char *)src.addr + 1024, 8);

@@ -136,6 +136,7 @@ int main(void)
 	struct ssq_buf dst0, dst, cnt, src, src2, srca, dstb;
 	struct msg_area a;
 	pid_t pa = 0, pa2 = 0, pb = 0, pb2 = 0, pd = 0, pc, kid;
+	uint32_t gen0 = 0;
 	int rc, status, flushed = 0, retry_exc = 0;
 	uint64_t pos;
 	uint32_t epoch;
@@ -164,6 +165,10 @@ int main(void)
 		goto out;
 	CHECK(wait_q0_ready(cb, 1, 10) >= 0, "the daemons never connected their queue");
 	CHECK(ssq_queue_open(cb, "q0", &qb) == 0, "open: %s", ssq_client_error(cb));
+	if (qb) {
+		gen0 = ssq_queue_peer_gen(qb);
+		CHECK(gen0 >= 1, "peer_gen after the first link: %u, want >= 1", gen0);
+	}
 	CHECK(ssq_buf_alloc(ca, 4096, &dst0) == 0 &&
 	          ssq_buf_alloc(cb, 64 * (CELL + 8), &src) == 0,
 	      "buffers");
@@ -187,8 +192,12 @@ int main(void)
 	CHECK(ssq_reserve(ssq_queue_producer(qb), 1, &pos) == -EIO,
 	      "-EIO while the peer is gone");
 	rc = ssq_queue_recover(qb);
-	CHECK(rc == -ENOTCONN && strstr(ssq_client_error(cb), "reconnecting"),
-	      "RECOVER while the peer is gone: %d (%s)", rc, ssq_client_error(cb));
+	/* -EHOSTDOWN: the peer is away, B and the connection to it are fine. */
+	CHECK(rc == -EHOSTDOWN && strstr(ssq_client_error(cb), "reconnecting"),
+	      "RECOVER while the peer is gone: %d (%s), want -EHOSTDOWN", rc,
+	      ssq_client_error(cb));
+	CHECK(ssq_client_alive(cb),
+	      "B's connection is alive while only the peer is gone");
 
 	/*
 	 * An impostor on A's port answers B's retry with a malformed message:
@@ -235,6 +244,9 @@ int main(void)
 		goto out;
 	t = wait_q0_ready(cb, 1, 10);
 	CHECK(t >= 0 && wait_q0_ready(ca2, 1, 5) >= 0, "B reconnected to A'");
+	/* A's descriptors (dst0) are stale now: the queue says so. */
+	CHECK(ssq_queue_peer_gen(qb) > gen0, "peer_gen after A' linked: %u, was %u",
+	      ssq_queue_peer_gen(qb), gen0);
 	printf("B reconnected %.2f s after A' started (backoff at most 2 s)\n",
 	       now_s() - t0);
 	CHECK(ssq_buf_alloc(ca2, 3 * M * CELL, &dst) == 0 &&

@@ -38,10 +38,9 @@ done
 
 # Every exported function has a page (or a .so link) in man3: the contract
 # is written down, internals included (ssq_ctl_init(3) says they are ABI).
-# ssq_wr_strerror and ssq_syndrome_name get theirs on another branch (the
-# api30 work of issue 30): listed here until it lands, and this says so
-# when they have one.
-elsewhere=" ssq_wr_strerror ssq_syndrome_name "
+# Names whose page is still to be written go in $elsewhere (none now); a
+# name listed there that has its page is said, to be dropped.
+elsewhere=" "
 mandir3=$mandir/man3
 nopage=
 npaged=0

@@ -23,8 +23,12 @@
  * may open any number of queues, and one queue up to 16 times: each open is
  * a producer of its own (its own record and completions), so each thread of
  * a process can post through its own open of one queue, concurrently. Every call
- * returns 0 (or a count) or a negative errno; the sentence for the last
- * error is ssq_client_error(). When ssqd dies, calls return -ENOTCONN
+ * returns 0 (or a count) or a negative errno, except the predicate
+ * ssq_client_alive() (1 alive, 0 gone: a truth value, as its name reads) and
+ * the calls returning a string or a pointer; the sentence for the last
+ * error is ssq_client_error(). -ENOTCONN always means this process's ssqd
+ * is gone; a peer ssqd that is away is -EHOSTDOWN (ssq_queue_recover).
+ * When ssqd dies, calls return -ENOTCONN
  * within a second rather than block (ssq_client_alive() checks without a
  * round trip). A call ssqd does not answer within 1 s (6 s for
  * ssq_queue_recover) returns -ETIMEDOUT; its answer, should it come later,
@@ -97,7 +101,14 @@ void ssq_client_close(struct ssq_client *c);
 /* The sentence for the last error on @c ("" if none). */
 const char *ssq_client_error(const struct ssq_client *c);
 
-/* 1 while ssqd holds the connection open, 0 once it is gone. No round trip. */
+/*
+ * ssq_client_alive - is ssqd still at the other end of @c? A predicate, the
+ * one exception to this header's 0-or-negative-errno rule: returns 1 while
+ * ssqd holds the connection open, 0 once it has gone (never negative; test
+ * it as a truth value, `if (!ssq_client_alive(c))`). On 0 it also sets
+ * ssq_client_error(c) to say so. One poll(2) with no wait, no round trip;
+ * the thread that makes @c's calls.
+ */
 int ssq_client_alive(struct ssq_client *c);
 
 /* The device ssqd runs on: "emu" or an mlx5 device name. */
@@ -158,6 +169,17 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
 /*
+ * ssq_queue_try_open - ssq_queue_open for an event loop: one ATTACH, never
+ * the wait for a peer's link. Where ssq_queue_open would wait (a cluster's
+ * peer being linked on demand, or a queue coming back), it returns
+ * -EINPROGRESS at once, ssqd linking the peer meanwhile: call it again
+ * later (a timer; ssq_client_peers shows the link) until it returns
+ * anything else. Its other returns are ssq_queue_open's, -ETIMEDOUT only if
+ * ssqd does not answer within 1 s. The thread that makes @c's calls.
+ */
+int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
+
+/*
  * ssq_queue_recover - after an error CQE (ssq_reserve returns -EIO and the
  * failed and flushed requests came back through ssq_poll), ask ssqd to
  * bring the queue's QP back to RTS. ssqd waits (up to 2 s) until every
@@ -167,8 +189,12 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
  * ask; concurrent requests are served one after the other (the second finds
  * nothing to do: -EINVAL).
  * Returns 0, -EINVAL (the queue is not in error), -EBUSY (requests still in
- * flight: reap completions and retry), -ENOTCONN, -ETIMEDOUT (no answer
- * within 6 s), or the QP transition's error; ssq_client_error() says which.
+ * flight: reap completions and retry), -EHOSTDOWN (the queue's peer ssqd is
+ * not linked, or did not come back within the wait: this ssqd and the
+ * connection to it are fine and keep reconnecting to the peer; keep the
+ * connection and retry later), -ENOTCONN (this process's ssqd is gone:
+ * connect again), -ETIMEDOUT (no answer within 6 s), or the QP transition's
+ * error; ssq_client_error() says which.
  */
 int ssq_queue_recover(struct ssq_queue *q);
 
@@ -180,7 +206,9 @@ int ssq_queue_recover(struct ssq_queue *q);
  * also routes the CQ when nobody else does). After it polls readable,
  * read(2) its 8 bytes, then ssq_poll until it returns 0: a wake that came
  * while completions were still waiting is not repeated. Readable once
- * more, and then for good, when ssqd goes (ssq_poll says -ENOTCONN).
+ * more, and then for good, when ssqd goes (ssq_poll says -ENOTCONN); and
+ * once each time the queue's link to its peer goes or comes back
+ * (ssq_queue_link says which peer, and whether its descriptors went stale).
  * The same descriptor on every call; ssq_queue_close closes it. Returns
  * it, or -ENOTCONN, -EINVAL, -EMFILE and the like.
  */
@@ -218,6 +246,33 @@ uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q);
  */
 uint64_t ssq_queue_peer_iova(const struct ssq_queue *q);
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q);
+/*
+ * ssq_queue_peer_gen - how many times ssqd has brought queue @q up against
+ * its peer's addresses: 1 after the first link, +1 at every re-link (the
+ * peer ssqd restarted, or a RECOVER re-linked both ends); 0 for a loopback
+ * queue. A change since a peer's descriptors (ssq_desc_unpack) were taken
+ * means they may be stale: the peer's buffers and keys may be gone, so get
+ * them again. A load from the shared layout, no round trip: any thread,
+ * while @q is open.
+ */
+uint32_t ssq_queue_peer_gen(const struct ssq_queue *q);
+
+/* The link of a queue to its peer, as ssq_queue_link reports it. */
+struct ssq_link_info {
+	char peer[32]; /* "bob" for "bob/q0"; "" for "q0" (ssq_peer_info.name) */
+	uint32_t up;   /* 1: the queue is ready (its peer linked), 0: not now */
+	uint32_t gen;  /* ssq_queue_peer_gen: changed = the peer's descriptors stale */
+};
+
+/*
+ * ssq_queue_link - where queue @q's link to its peer stands, for a program
+ * that ssq_queue_wait_fd woke (that fd is readable once each time the link
+ * goes or comes back): which peer, up or not, and its link count, to
+ * compare with the one remembered with that peer's descriptors. A load from
+ * the shared layout, no round trip: any thread while @q is open. Returns 0,
+ * or -EINVAL (@q or @out NULL).
+ */
+int ssq_queue_link(const struct ssq_queue *q, struct ssq_link_info *out);
 
 /*
  * ---- receiving: the queue's receive pool ----

@@ -125,6 +125,22 @@ SSQ_INLINE int ssq__build_verbs(const struct ssq_sq *sq, uint32_t pi,
 }
 
 /*
+ * ssq_post_wr_strerror - the sentence for what ssq_post_wr() returned: for a
+ * refused WR (-EOPNOTSUPP, -EINVAL, -E2BIG, -EMSGSIZE, -ENOSPC) what is
+ * wrong with *@bad, naming the field and the limit ("wr_id 21:
+ * ATOMIC_FA SGE length is 4; atomics are 8 bytes"); for -EAGAIN, -EIO and
+ * -ENOTCONN what the queue's state asks of the caller; "ok" for 0. Call it
+ * on the error path with the same @p, the *bad ssq_post_wr() set and its
+ * return @err, before changing the WR. Writes at most @len bytes into @buf,
+ * NUL-terminated (256 hold every sentence), and returns @buf ("" if @buf is
+ * NULL or @len 0). Reads @p's geometry only: any thread. Out of line
+ * (src/dv/post_wr_strerror.c): the post itself stays as fast.
+ */
+const char *ssq_post_wr_strerror(const struct ssq_producer *p,
+                                 const struct ibv_send_wr *bad, int err, char *buf,
+                                 size_t len);
+
+/*
  * ssq_post_wr - post the verbs work-request list @wr, as ibv_post_send()
  * does on a QP of one's own: in list order, each WR's completion (if
  * IBV_SEND_SIGNALED, or if it fails) back through ssq_poll() with its
@@ -143,6 +159,8 @@ SSQ_INLINE int ssq__build_verbs(const struct ssq_sq *sq, uint32_t pi,
  *   -EIO, -ENOTCONN
  *                as ssq_reserve (the queue in error or restarted, ssqd
  *                gone)
+ * ssq_post_wr_strerror(p, *bad, err, buf, len) gives the sentence. Errors
+ * are negative, where ibv_post_send's are positive: strerror(-err).
  */
 SSQ_INLINE int ssq_post_wr(struct ssq_producer *p, struct ibv_send_wr *wr,
                            struct ibv_send_wr **bad)

@@ -64,18 +64,44 @@ extern "C" {
 #define SSQ_MAX_PRODUCERS 64u     /* producer records per queue */
 #define SSQ_RESERVE_SPINS 200000u /* flow-control spins before -EAGAIN */
 
-/* A completion, as ssq_poll() returns it. */
+/*
+ * A completion, as ssq_poll() returns it: the fields a verbs program reads
+ * from struct ibv_wc, with the same names and meanings, so code that
+ * switches on ibv_wc.opcode ports unchanged. Send-side completions only
+ * (receives come through ssq_recv_*, see <ssq/client.h>).
+ *
+ * ABI (SSQ_0.1, before 1.0): until 2026-11-28 `opcode` held the raw mlx5
+ * CQE opcode (MLX5_CQE_REQ = 0, which equals IBV_WC_SEND, for every
+ * success); that byte is now `mlx5_opcode`, and `opcode` is the verbs
+ * opcode. The struct stays 32 bytes; the arena layout version went to 6.
+ */
 struct ssq_completion {
-	uint64_t wr_id;
-	int32_t status;     /* enum ibv_wc_status */
-	uint8_t syndrome;   /* error CQEs: MLX5_CQE_SYNDROME_* */
-	uint8_t vendor_err; /* error CQEs: vendor syndrome */
-	uint8_t opcode;     /* MLX5_CQE_REQ or MLX5_CQE_REQ_ERR */
-	uint8_t reserved;
-	uint32_t byte_len; /* READ / atomic: bytes */
-	uint32_t reserved2;
-	uint64_t reserved3;
+	uint64_t wr_id;      /* as published */
+	int32_t status;      /* enum ibv_wc_status: ibv_wc_status_str() names it */
+	uint8_t syndrome;    /* error CQEs: MLX5_CQE_SYNDROME_*, ssq_syndrome_name() */
+	uint8_t vendor_err;  /* error CQEs: the vendor syndrome */
+	uint8_t mlx5_opcode; /* the CQE's: MLX5_CQE_REQ, or MLX5_CQE_REQ_ERR */
+	uint8_t wc_flags;    /* IBV_WC_WITH_IMM: a WRITE_IMM / SEND_IMM */
+	/*
+	 * Bytes: for an RDMA READ those read (the CQE's byte_cnt), 8 for an
+	 * atomic, as libmlx5's handle_good_req (providers/mlx5/cq.c) reports
+	 * them; 0 for a failed request. Other opcodes: what the CQE carried
+	 * (verbs leaves it undefined for sends and writes).
+	 */
+	uint32_t byte_len;
+	/*
+	 * enum ibv_wc_opcode of the request as posted: IBV_WC_RDMA_WRITE,
+	 * IBV_WC_RDMA_READ, IBV_WC_SEND, IBV_WC_COMP_SWAP, IBV_WC_FETCH_ADD,
+	 * or SSQ_WC_NOP. Set on failed requests too (verbs leaves it undefined
+	 * there; ssq knows the WQE).
+	 */
+	enum ibv_wc_opcode opcode;
+	uint32_t qp_num; /* the queue's QP number (ssq_queue_qpn()) */
+	__be32 imm_data; /* wc_flags & IBV_WC_WITH_IMM: the immediate, network order */
 };
+
+/* The opcode of a NOP WQE's completion: verbs has none, this is a driver's. */
+#define SSQ_WC_NOP IBV_WC_DRIVER1
 
 /* The control block in shared memory (laid out in <ssq/queue_pvt.h>). */
 struct ssq_ctl;

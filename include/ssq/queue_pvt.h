@@ -159,6 +159,8 @@ struct ssq_ctl {
 
 SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_slot) == 32, "slot is 32 bytes");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_completion) == 32, "completion is 32 bytes");
+SSQ_STATIC_ASSERT(sizeof(enum ibv_wc_opcode) == 4, "ibv_wc_opcode is an int");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_completion, opcode) == 20, "completion opcode");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 3 * SSQ_CACHELINE, "producer lines");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, published) == 2 * SSQ_CACHELINE,
@@ -220,7 +222,44 @@ SSQ_INLINE void ssq__force_signal(const struct ssq_producer *p, uint64_t pos,
 
 /* ---- routing completions (the CQ lease held: ssq_progress) ---- */
 
-/* Deliver the completion of the WQE at @pos to its owner. */
+/*
+ * The verbs opcode of a requester completion from the WQE's mlx5 opcode
+ * (the control segment's low byte), as libmlx5's handle_good_req
+ * (providers/mlx5/cq.c, rdma-core v44) maps the CQE's copy of it
+ * (sop_drop_qpn >> 24): *_IMM also set IBV_WC_WITH_IMM, atomics are 8
+ * bytes. The WQE is read rather than the CQE because one CQE completes
+ * every WQE up to its wqe_counter, and only the last one's opcode is in it.
+ */
+SSQ_INLINE enum ibv_wc_opcode ssq__wc_opcode(uint8_t op, uint8_t *wc_flags)
+{
+	switch (op) {
+	case MLX5_OPCODE_RDMA_WRITE_IMM:
+		*wc_flags = IBV_WC_WITH_IMM;
+		return IBV_WC_RDMA_WRITE;
+	case MLX5_OPCODE_RDMA_WRITE:
+		return IBV_WC_RDMA_WRITE;
+	case MLX5_OPCODE_SEND_IMM:
+		*wc_flags = IBV_WC_WITH_IMM;
+		return IBV_WC_SEND;
+	case MLX5_OPCODE_SEND:
+	case MLX5_OPCODE_SEND_INVAL:
+		return IBV_WC_SEND;
+	case MLX5_OPCODE_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case MLX5_OPCODE_ATOMIC_CS:
+		return IBV_WC_COMP_SWAP;
+	case MLX5_OPCODE_ATOMIC_FA:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return SSQ_WC_NOP;
+	}
+}
+
+/*
+ * Deliver the completion of the WQE at @pos to its owner. The WQE is still
+ * in the ring: its WQEBBs go back to producers only with the `completed`
+ * store (R3) after the walk that calls this.
+ */
 SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t pos,
                              uint64_t wr_id, const struct ssq_cqe *cqe, int failed)
 {
@@ -229,6 +268,8 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
 	struct ssq_completion *ring = p->comp_all + (size_t)owner * (p->comp_mask + 1);
 	uint64_t head = o->comp_head;
 	struct ssq_completion *c = &ring[head & p->comp_mask];
+	const struct mlx5_wqe_ctrl_seg *ctrl =
+	    (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&p->sq, (uint32_t)pos);
 
 	if (pos + 1 <= o->deliv_pos)
 		return; /* a router before us delivered it, then died */
@@ -237,8 +278,16 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
 	c->status = failed ? (int32_t)cqe->status : IBV_WC_SUCCESS;
 	c->syndrome = failed ? cqe->syndrome : 0;
 	c->vendor_err = failed ? cqe->vendor_err : 0;
-	c->opcode = failed ? MLX5_CQE_REQ_ERR : MLX5_CQE_REQ;
-	c->byte_len = failed ? 0 : cqe->byte_len;
+	c->mlx5_opcode = failed ? MLX5_CQE_REQ_ERR : MLX5_CQE_REQ;
+	c->wc_flags = 0;
+	c->opcode =
+	    ssq__wc_opcode((uint8_t)be32toh(ctrl->opmod_idx_opcode), &c->wc_flags);
+	c->byte_len = failed ? 0
+	              : c->opcode == IBV_WC_COMP_SWAP || c->opcode == IBV_WC_FETCH_ADD
+	                  ? 8
+	                  : cqe->byte_len;
+	c->qp_num = p->sq.qpn;
+	c->imm_data = c->wc_flags ? ctrl->imm : 0;
 	o->deliv_pos = pos + 1;
 	/*
 	 * R5: the entry before the head that exposes it; pairs with A5a

@@ -14,6 +14,7 @@
  *   ssq/queue.h     one send queue shared by many producers: reserve,
  *                   publish, submit, poll, progress
  *   ssq/client.h    reach ssqd's shared queues from a process
+ *   ssq/desc.h      pack a remote descriptor for a peer, check it back in
  * ssq/<name>_pvt.h hold what the inline calls of ssq/<name>.h
  * need but is not API (DPDK's rte_ring_*_pvt.h): never include them.
  *
@@ -33,6 +34,7 @@
 #include <ssq/dump.h>
 #include <ssq/queue.h>
 #include <ssq/post_wr.h>
+#include <ssq/desc.h>
 
 #define SSQ_VERSION_MAJOR 0
 #define SSQ_VERSION_MINOR 1

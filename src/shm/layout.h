@@ -19,8 +19,9 @@
 
 /* "SSQARENA" little-endian */
 #define SSQ_LAYOUT_MAGIC 0x414e455241515353ull
-/* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues */
-#define SSQ_LAYOUT_VERSION 5u
+/* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues;
+ * 6: completions carry verbs' opcode, wc_flags, qp_num, imm_data; peer_gen */
+#define SSQ_LAYOUT_VERSION 6u
 /* A cluster of 63 peers and this host, a queue each, or 64 peers. */
 #define SSQ_MAX_QUEUES 64u
 #define SSQ_NAME_MAX   32u
@@ -53,7 +54,12 @@ struct shm_queue_layout {
 	uint32_t bf_size;
 	uint64_t peer_data_iova; /* where the peer's data arena starts */
 	uint32_t peer_key;       /* rkey of the peer's data arena */
-	uint32_t reserved;
+	/*
+	 * +1 each time ssqd brings the queue up against its peer's addresses
+	 * (the first link, every re-link: the peer may have restarted, and
+	 * its descriptors with it); 0 for a loopback queue.
+	 */
+	uint32_t peer_gen;
 	uint64_t ctl_off; /* struct ssq_ctl: the shared queue's control block */
 	uint64_t ctl_len; /* ssq_ctl_size(sq_wqe_cnt) */
 	/*

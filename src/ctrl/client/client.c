@@ -197,7 +197,13 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 	return (int)reply.u.list_reply.nqueues;
 }
 
-int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+/*
+ * @wait: ask again while ssqd answers -EINPROGRESS (it is linking the
+ * queue's peer), up to SSQ_OPEN_LINK_MS; 0: one ask, its -EINPROGRESS
+ * returned (ssq_queue_try_open).
+ */
+static int queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out,
+                      int wait)
 {
 	struct proto_msg_attach req;
 	struct proto_msg reply;
@@ -223,7 +229,7 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		rc = client_call(c, SSQ_MSG_ATTACH, &req, sizeof(req), &reply, &fd);
-		if (rc != -EINPROGRESS)
+		if (rc != -EINPROGRESS || !wait)
 			break;
 		/* By the clock: each ask takes as long as ssqd's answer too. */
 		clock_gettime(CLOCK_MONOTONIC, &t);
@@ -338,6 +344,16 @@ fail:
 	return rc;
 }
 
+int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+{
+	return queue_open(c, name, out, 1);
+}
+
+int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out)
+{
+	return queue_open(c, name, out, 0);
+}
+
 int ssq_queue_close(struct ssq_queue *q)
 {
 	struct proto_msg_detach req = { 0, 0 };
@@ -414,6 +430,35 @@ uint64_t ssq_queue_peer_iova(const struct ssq_queue *q)
 uint32_t ssq_queue_peer_rkey(const struct ssq_queue *q)
 {
 	return q->l->peer_key;
+}
+
+_Static_assert(sizeof(((struct ssq_link_info *)0)->peer) >= SSQ_NAME_MAX,
+               "a queue's peer name fits");
+
+int ssq_queue_link(const struct ssq_queue *q, struct ssq_link_info *out)
+{
+	const char *slash;
+
+	if (!q || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	/* "bob/q0": bob's; "q0" (loopback, or the one peer of --connect): "". */
+	slash = memchr(q->l->name, '/', SSQ_NAME_MAX);
+	if (slash)
+		memcpy(out->peer, q->l->name, (size_t)(slash - q->l->name));
+	out->up = __atomic_load_n(&q->l->state, __ATOMIC_ACQUIRE) == SSQ_QUEUE_READY;
+	out->gen = ssq_queue_peer_gen(q);
+	return 0;
+}
+
+uint32_t ssq_queue_peer_gen(const struct ssq_queue *q)
+{
+	/*
+	 * Relaxed: a counter to compare, read with no other field. ssqd
+	 * writes it only from its own copy (layout_fill), so a client that
+	 * scribbles it fools itself until the next client connects.
+	 */
+	return __atomic_load_n(&q->l->peer_gen, __ATOMIC_RELAXED);
 }
 
 int ssq_buf_at(const struct ssq_client *c, uint64_t off, uint64_t len,

@@ -32,9 +32,18 @@ int ssq_client_alive(struct ssq_client *c)
 {
 	struct pollfd pfd = { c->sock, POLLRDHUP, 0 };
 
-	if (poll(&pfd, 1, 0) < 0)
+	if (poll(&pfd, 1, 0) < 0 ||
+	    !(pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)))
 		return 1;
-	return !(pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
+	/*
+	 * The sentence too: a program that checks here, rather than in a call
+	 * that failed, reads ssq_client_error() next (newcomer review F4 found
+	 * "" there).
+	 */
+	snprintf(c->err, sizeof(c->err),
+	         "ssqd closed the connection (it exited or was killed); "
+	         "ssq_client_connect() again once it is back");
+	return 0;
 }
 
 static int64_t now_ms(void)

@@ -62,6 +62,13 @@ struct client_wait_fd {
 	pthread_t thread;
 	int efd; /* -1: none made */
 	int stop;
+	/*
+	 * What the thread compares with, taken by ssq_queue_wait_fd before
+	 * the thread runs: a change between the call and the thread's first
+	 * look (a link that went meanwhile) still wakes the program.
+	 */
+	uint64_t told;
+	uint32_t link;
 };
 
 struct ssq_queue {

@@ -7,7 +7,9 @@
  * 1 to the eventfd whenever the producer's completion ring has grown since
  * it last did. It only routes (under the CQ lease, like any router) and
  * reads the ring's head and tail: taking completions stays the owner's
- * ssq_poll, from its own thread.
+ * ssq_poll, from its own thread. It adds 1 too when the queue's link to
+ * its peer goes or comes back (the layout's state and peer_gen, looked at
+ * every slice), for ssq_queue_link to tell.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,12 +25,23 @@
 #include "ctrl/client/client_pvt.h"
 #include "dv/queue_wait.h"
 
+/*
+ * The queue's link as one word: its state and its peer_gen. Relaxed: a
+ * hint to wake on; ssq_queue_link reads them again.
+ */
+static uint32_t link_word(const struct ssq_queue *q)
+{
+	return __atomic_load_n(&q->l->state, __ATOMIC_RELAXED) |
+	       __atomic_load_n(&q->l->peer_gen, __ATOMIC_RELAXED) << 8;
+}
+
 static void *signaller(void *arg)
 {
 	struct ssq_queue *q = arg;
 	struct ssq_producer *p = &q->prod;
-	uint64_t told = __atomic_load_n(&p->me->comp_head, __ATOMIC_ACQUIRE), one = 1;
+	uint64_t told = q->wfd.told, one = 1;
 	struct timespec slice = { 0, SSQ_WAIT_SLICE_NS };
+	uint32_t link = q->wfd.link;
 
 	while (!__atomic_load_n(&q->wfd.stop, __ATOMIC_ACQUIRE)) {
 		/* Acquire: pairs with the router's release of the ring's head (R5). */
@@ -43,6 +56,11 @@ static void *signaller(void *arg)
 		if (head != told) {
 			told = head;
 			(void)!write(q->wfd.efd, &one, sizeof(one)); /* non-blocking */
+			continue;
+		}
+		if (link_word(q) != link) {
+			link = link_word(q);
+			(void)!write(q->wfd.efd, &one, sizeof(one));
 			continue;
 		}
 		if (ssq_progress(p) > 0)
@@ -79,6 +97,9 @@ int ssq_queue_wait_fd(struct ssq_queue *q)
 		return rc;
 	}
 	q->wfd.stop = 0;
+	/* Acquire: pairs with the router's release of the ring's head (R5). */
+	q->wfd.told = __atomic_load_n(&q->prod.me->comp_head, __ATOMIC_ACQUIRE);
+	q->wfd.link = link_word(q);
 	rc = pthread_create(&q->wfd.thread, NULL, signaller, q);
 	if (rc) {
 		snprintf(q->c->err, sizeof(q->c->err), "its thread: %s", strerror(rc));

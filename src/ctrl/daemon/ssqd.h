@@ -348,6 +348,7 @@ struct ssqd_queue {
 	 * copy is client memory, so ssqd acts on this one (queues/queue.c).
 	 */
 	uint32_t listed;
+	uint32_t peer_gen;      /* the layout's peer_gen: bring_queue counts links */
 	int heal_pending;       /* deaths not healed yet: try (again) */
 	uint64_t heal_since_ns; /* when the pending heal first timed out; 0: it has not */
 	int heal_logged;        /* held up past heal_ms: said so */

@@ -115,6 +115,60 @@ static int find_queue(const struct ssqd *d, const char *name)
 }
 
 /*
+ * The sentence for a queue name that is not there: the queues that are, so
+ * that a mistyped or unqualified name ("q0" where a cluster daemon names
+ * its loopback "alice/q0", newcomer review F10) is fixed from the message
+ * alone. A queue whose name after its "peer/" matches comes first, as the
+ * likely meaning; then as many names as the error message holds
+ * (SSQ_ERRMSG_MAX), and how many there are in all.
+ */
+static void no_such_queue(const struct ssqd *d, const char *name, char *out, size_t len)
+{
+	const char *guess = NULL;
+	size_t at;
+	unsigned i, shown = 0;
+	int n;
+
+	for (i = 0; i < d->own.nqueues; i++) {
+		const char *q = d->own.queues[i].name;
+		const char *slash = memchr(q, '/', SSQ_NAME_MAX);
+
+		if (!slash || strncmp(slash + 1, name, SSQ_NAME_MAX))
+			continue;
+		/* This daemon's own (loopback) queue is the likelier meaning. */
+		if (!guess ||
+		    (d->opt.name && !strncmp(q, d->opt.name, (size_t)(slash - q)) &&
+		     d->opt.name[slash - q] == '\0'))
+			guess = q;
+	}
+	n = guess ? snprintf(out, len, "no queue named \"%.*s\"; did you mean \"%.*s\"? ",
+	                     (int)SSQ_NAME_MAX, name, (int)SSQ_NAME_MAX, guess)
+	          : snprintf(out, len, "no queue named \"%.*s\"; ", (int)SSQ_NAME_MAX,
+	                     name);
+	at = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
+	if (!d->own.nqueues) {
+		snprintf(out + at, len - at, "this ssqd has no queues");
+		return;
+	}
+	n = snprintf(out + at, len - at, "queues:");
+	at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
+	for (i = 0; i < d->own.nqueues; i++) {
+		/* Room for this name and the count that ends the sentence. */
+		size_t need = strnlen(d->own.queues[i].name, SSQ_NAME_MAX) + 2 + 40;
+
+		if (at + need >= len)
+			break;
+		at += (size_t)snprintf(out + at, len - at, " %.*s%s", (int)SSQ_NAME_MAX,
+		                       d->own.queues[i].name,
+		                       i + 1 < d->own.nqueues ? "," : "");
+		shown++;
+	}
+	if (shown < d->own.nqueues)
+		snprintf(out + at, len - at, " ... (%u in all: ssq_client_list)",
+		         d->own.nqueues);
+}
+
+/*
  * Would @len more bytes take client @c or its uid past a quota? -EDQUOT
  * with the limit named in @why, or 0. A request larger than the whole data
  * arena is left to the allocator's -ENOMEM: no quota could ever grant it.
@@ -217,10 +271,12 @@ static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct prot
 
 	*rc = 0;
 	q = find_queue(d, m->u.attach.name);
-	if (q < 0)
-		return *rc = ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
-		                            "no queue named \"%s\"", m->u.attach.name),
-		       -1;
+	if (q < 0) {
+		char msg[SSQ_ERRMSG_MAX];
+
+		no_such_queue(d, m->u.attach.name, msg, sizeof(msg));
+		return *rc = ssqd_out_error(&c->out, c->fd, seq, -ENOENT, "%s", msg), -1;
+	}
 	if (!queue_allows(d, q, c))
 		return *rc = ssqd_out_error(
 		           &c->out, c->fd, seq, -EACCES,
@@ -415,10 +471,15 @@ static int on_recover(struct ssqd *d, struct ssqd_client *c, const struct proto_
 		return ssqd_out_error(&c->out, c->fd, seq, -ENOENT,
 		                      "queue %u is not attached to this client",
 		                      m->u.detach.queue);
-	/* A link started over by a RECOVER is down: this one joins it. */
+	/*
+	 * A link started over by a RECOVER is down: this one joins it.
+	 * -EHOSTDOWN, not -ENOTCONN: this ssqd and the client's connection
+	 * are fine, only the peer is away (a client that reconnects on
+	 * -ENOTCONN would tear a healthy connection down; review F5).
+	 */
 	if (!ssqd_peer_relinking(d, m->u.detach.queue) &&
 	    ssqd_peer_down(d, m->u.detach.queue, why, sizeof(why)))
-		return ssqd_out_error(&c->out, c->fd, seq, -ENOTCONN, "queue q%u: %s",
+		return ssqd_out_error(&c->out, c->fd, seq, -EHOSTDOWN, "queue q%u: %s",
 		                      m->u.detach.queue, why);
 	/*
 	 * Answered by ssqd_recover_step, from the serve loop. Two

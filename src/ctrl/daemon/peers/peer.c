@@ -277,8 +277,11 @@ static int bring_queue(struct ssqd *d, const struct ssqd_peer *p, unsigned qi,
 		l->peer_key = r->data_rkey;
 		rc = ssqd_queue_recover(d, qi, end_ns, why, whylen);
 	}
-	if (!rc)
+	if (!rc) {
+		/* Before the READY store that publishes it (ssqd_queue_list). */
+		d->queues[qi].peer_gen++;
 		ssqd_queue_publish(d, qi, r);
+	}
 	return rc;
 }
 

@@ -106,7 +106,7 @@ void ssqd_knocks_tick(struct ssqd *d, uint64_t now);
  * ssqd_peer_relinking - the deadline of a RECOVER under way on any queue
  *   of queue @qi's peer (another RECOVER of one of them joins it), or 0;
  * ssqd_peer_relink_done - one look: 0 when the link is back and the queue
- *   out of error, 1 while @deadline_ns is ahead, else -ENOTCONN with @why.
+ *   out of error, 1 while @deadline_ns is ahead, else -EHOSTDOWN with @why.
  * SSQD_RELINK_MS: how long a RECOVER waits for the peer.
  */
 int ssqd_peer_relink_start(struct ssqd *d, unsigned qi, char *why, size_t whylen);

@@ -75,5 +75,5 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
 		    "%s did not reconnect within %d ms; ssqd keeps waiting for it on "
 		    "TCP port %u",
 		    who, SSQD_RELINK_MS, d->opt.listen_port);
-	return -ENOTCONN;
+	return -EHOSTDOWN; /* the peer, not this ssqd: see on_recover */
 }

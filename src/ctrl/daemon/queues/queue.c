@@ -293,6 +293,7 @@ static void layout_fill(const struct ssqd *d, unsigned i, struct shm_queue_layou
 	l->bf_size = q->local.dv_qp.bf.size;
 	l->peer_data_iova = peer->data_iova;
 	l->peer_key = peer->data_rkey;
+	l->peer_gen = q->peer_gen;
 	l->ctl_off = shm_arena_off(&d->arena, q->ctl);
 	l->ctl_len = ssq_ctl_size(l->sq_wqe_cnt);
 }
@@ -340,6 +341,7 @@ int ssqd_queue_connect_all(struct ssqd *d, const struct proto_peer_addr *remote,
 		rc = ssqd_recv_arm(d, i, why, whylen);
 		if (rc)
 			return rc;
+		d->queues[i].peer_gen++; /* the first link (--connect at start) */
 		ssqd_queue_publish(d, i, &remote[i]);
 	}
 	return 0;
