@@ -33,6 +33,7 @@
 #include <ssq/dump.h>
 #include <ssq/queue.h>
 #include <ssq/post_wr.h>
+#include <ssq/combine.h>
 
 #define SSQ_VERSION_MAJOR 0
 #define SSQ_VERSION_MINOR 1
