@@ -11,7 +11,7 @@
  */
 #define SSQ_FAULT_HOOKS 1
 #include <pthread.h>
-#include "ssq_flow.h"
+#include "combine_flow.h"
 #include "emu/testbed_pvt.h"
 
 #define MAXT 8u
@@ -51,97 +51,13 @@ void ssq_fault_hook(int where)
 	}
 }
 
-static int ssq_post_fetch_add_direct(struct ssq_producer *p, uint64_t laddr,
-                                     uint32_t lkey, uint64_t raddr, uint32_t rkey,
-                                     uint64_t wr_id, unsigned flags)
-{
-	uint64_t pos;
-	int rc = ssq_reserve(p, 1, &pos);
-
-	if (rc)
-		return rc;
-	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA, laddr,
-	                lkey, raddr, rkey, 1, 0, ssq_wqe_flags(p, pos, 1, flags));
-	rc = ssq_publish(p, pos, 1, wr_id, flags);
-	ssq_submit(p);
-	return rc;
-}
-
-static int post_msg_combined(struct worker *w, uint32_t i, uint8_t *buf, uint64_t iova)
-{
-	const struct msg_area *a = w->a;
-	uint64_t cell = msg_cell(a, w->id, i), *word = (uint64_t *)buf;
-	unsigned k, user = (i % SIGNAL_EVERY == SIGNAL_EVERY - 1) ? SSQ_WQE_SIGNALED : 0;
-	int rc;
-
-	for (k = 0; k < CELL / 8; k++)
-		word[k] = msg_tag(w->id, i);
-	if (w->direct)
-		rc = ssq_post_write(&w->prod, iova, w->lkey, CELL,
-		                    a->dst_iova + cell * CELL, a->rkey, ~0ull, 0);
-	else
-		rc =
-		    ssq_post_write_combined(&w->prod, iova, w->lkey, CELL,
-		                            a->dst_iova + cell * CELL, a->rkey, ~0ull, 0);
-	if (rc)
-		return rc;
-	/* The second of the message: after the first, in this thread's order. */
-	if (!w->direct)
-		return ssq_post_fetch_add_combined(&w->prod, iova + CELL, w->lkey,
-		                                   a->cnt_iova + cell * 8, a->rkey, 1, i,
-		                                   user);
-	return ssq_post_fetch_add_direct(&w->prod, iova + CELL, w->lkey,
-	                                 a->cnt_iova + cell * 8, a->rkey, i, user);
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
-	uint32_t i, got = 0;
-	double t0 = now_s();
-	int rc;
 
-	w->rc = 1;
 	self = w;
-	for (i = 0; i < M; i++) {
-		uint8_t *buf = w->src + (size_t)(i % 64) * (CELL + 8);
-		uint64_t iova = w->src_iova + (uint64_t)(i % 64) * (CELL + 8);
-
-		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
-			if (reap(&w->prod, w->id, &got) < 0)
-				return NULL;
-			if (now_s() - t0 > 60) {
-				fprintf(stderr, "producer %u: stalled at %u\n", w->id, i);
-				dump_ctl(&w->prod);
-				return NULL;
-			}
-		}
-		while ((rc = post_msg_combined(w, i, buf, iova)) == -EAGAIN)
-			if (reap(&w->prod, w->id, &got) < 0)
-				return NULL;
-		if (rc) {
-			fprintf(stderr, "producer %u: post %u: %d\n", w->id, i, rc);
-			return NULL;
-		}
-	}
-	while (got < M / SIGNAL_EVERY) {
-		if (reap(&w->prod, w->id, &got) < 0)
-			return NULL;
-		if (now_s() - t0 > 60) {
-			fprintf(stderr, "producer %u: %u of %u completions\n", w->id, got,
-			        M / SIGNAL_EVERY);
-			dump_ctl(&w->prod);
-			return NULL;
-		}
-	}
-	usleep(1000);
-	rc = reap(&w->prod, w->id, &got);
-	if (rc) {
-		fprintf(stderr, "producer %u: %d completions nobody asked for\n", w->id,
-		        rc);
-		return NULL;
-	}
-	w->rc = 0;
+	w->rc = run_combined(&w->prod, w->a, w->id, M, NULL, w->src, w->src_iova, w->lkey,
+	                     w->direct, NULL, NULL);
 	return NULL;
 }
 

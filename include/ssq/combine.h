@@ -113,6 +113,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 	uint64_t words[SSQ_MAX_PRODUCERS];
 
 	for (;;) {
+		SSQ__HOOK(SSQ_HOOK_COMBINE_ROLE);
 		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
 		uint64_t bits =
 		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);

@@ -229,6 +229,7 @@ enum {
 	SSQ_HOOK_CQ_LEASE = 5,      /* holding the CQ lease (ssq_progress) */
 	SSQ_HOOK_COMBINE_TAKEN = 6, /* a combiner holding others' requests, unpublished */
 	SSQ_HOOK_COMBINE_BUILT = 7, /* a combiner mid-batch: some published, not all */
+	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
 };
 #ifdef SSQ_FAULT_HOOKS
 void ssq_fault_hook(int where);
