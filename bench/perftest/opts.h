@@ -34,7 +34,7 @@ enum pt_test {
 	PT_ATOMIC_BW
 };
 
-enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY };
+enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY, PT_COMBINE };
 
 struct pt_opts {
 	enum pt_test test;
