@@ -20,42 +20,23 @@
 
 int main(void)
 {
-	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
-	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
-		                 peer_a,    "--listen", pa,      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
+	struct t_pair pair;
 	struct ssq_client *a = NULL, *b = NULL, *b2 = NULL;
 	struct ssq_buf old, fresh, src;
 	struct ssq_queue *q = NULL;
-	int st, s = -1, i;
-	pid_t la, lb;
+	int s = -1, i;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sa, sizeof(sa), "/tmp/ssq-ak2r-a-%d.sock", getpid());
-	snprintf(sb, sizeof(sb), "/tmp/ssq-ak2r-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	la = rssqd_start(sa, NULL, a_args);
-	lb = rssqd_start(sb, NULL, b_args);
-	a = ssqd_connect_pid(sa, la);
-	b = a ? ssqd_connect_pid(sb, lb) : NULL;
-	CHECK(a && b && wait_q0_ready(a, 1, 10) >= 0 && wait_q0_ready(b, 1, 10) >= 0,
+	CHECK(t_pair_start(&pair, "ak2r", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
+	a = pair.c[0];
+	b = pair.c[1];
 	if (!a || !b || ssq_buf_alloc(b, 4096, &old) || ssq_buf_alloc(a, 4096, &src))
 		goto out;
 	/* bob's run ends; its clients' buffers with it. */
-	kill(lb, SIGKILL);
-	waitpid(lb, &st, 0);
-	ssq_client_close(b);
-	unlink(sb);
-	lb = rssqd_start(sb, NULL, b_args);
-	b2 = ssqd_connect_pid(sb, lb);
+	b2 = t_pair_restart(&pair, 1) ? NULL : pair.c[1];
 	CHECK(b2 && wait_q0_ready(b2, 1, 10) >= 0 && wait_q0_ready(a, 1, 10) >= 0,
 	      "bob again, linked to alice");
 	if (!b2 || ssq_buf_alloc(b2, 4096, &fresh))
@@ -84,13 +65,6 @@ int main(void)
 	CHECK(s == IBV_WC_REM_ACCESS_ERR,
 	      "the old descriptor is refused with a remote access error: %d", s);
 out:
-	ssq_client_close(a);
-	ssq_client_close(b2);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
-	unlink(sa);
-	unlink(sb);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_keys2_restart_keys");
 }

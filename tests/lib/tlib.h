@@ -55,6 +55,10 @@ struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid);
  *   @extra after the pair's own arguments, NULL for none), a client of
  *   each in c[], and q0 READY at both within 10 s. 0, or -1 (said why; call
  *   t_pair_stop all the same).
+ * t_pair_restart - daemon @i killed (SIGKILL, its run ends with its
+ *   clients' buffers), its client closed, and started again as before (the
+ *   same arguments; @extra must still be there) with a new client in c[@i].
+ *   0, or -1 (said why). Its q0 may not be READY yet.
  * t_pair_stop - the clients closed, both daemons stopped (SIGTERM, reaped)
  *   and their sockets removed.
  */
@@ -64,9 +68,12 @@ struct t_pair {
 	char peer[2][64];
 	pid_t pid[2];
 	struct ssq_client *c[2];
+	unsigned recv_depth, recv_size;
+	const char *const *extra;
 };
 int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
                  unsigned recv_size, const char *const *extra);
+int t_pair_restart(struct t_pair *p, int i);
 void t_pair_stop(struct t_pair *p);
 
 #endif

@@ -28,12 +28,31 @@ static int q0_ready(struct ssq_client *c, double secs)
 	return 0;
 }
 
+/* Daemon @i of @p started with the pair's arguments. */
+static void pair_exec(struct t_pair *p, int i)
+{
+	const char *args[24] = { "--eager",  "--name",   pair_names[i], "--peer",
+		                 p->peer[i], "--listen", p->port[i] };
+	int n = 7;
+
+	while (p->extra && p->extra[n - 7] && n < 23) {
+		args[n] = p->extra[n - 7];
+		n++;
+	}
+	args[n] = NULL;
+	p->pid[i] =
+	    t_rssqd_start(p->sock[i], p->recv_depth, p->recv_size, NULL, args, NULL, 0);
+}
+
 int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
                  unsigned recv_size, const char *const *extra)
 {
 	int i;
 
 	memset(p, 0, sizeof(*p));
+	p->recv_depth = recv_depth;
+	p->recv_size = recv_size;
+	p->extra = extra;
 	for (i = 0; i < 2; i++) {
 		snprintf(p->sock[i], sizeof(p->sock[i]), "/tmp/ssq-%s-%c-%d.sock", tag,
 		         "ab"[i], getpid());
@@ -41,19 +60,9 @@ int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
 		p->pid[i] = -1;
 	}
 	for (i = 0; i < 2; i++) {
-		const char *args[24] = { "--eager",  "--name",   pair_names[i], "--peer",
-			                 p->peer[i], "--listen", p->port[i] };
-		int n = 7;
-
 		snprintf(p->peer[i], sizeof(p->peer[i]), "%s=127.0.0.1:%s",
 		         pair_names[!i], p->port[!i]);
-		while (extra && extra[n - 7] && n < 23) {
-			args[n] = extra[n - 7];
-			n++;
-		}
-		args[n] = NULL;
-		p->pid[i] =
-		    t_rssqd_start(p->sock[i], recv_depth, recv_size, NULL, args, NULL, 0);
+		pair_exec(p, i);
 	}
 	for (i = 0; i < 2; i++) {
 		p->c[i] = t_ssqd_connect(p->sock[i], p->pid[i]);
@@ -68,6 +77,25 @@ int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
 			fprintf(stderr, "%s: q0 not READY within 10 s\n", pair_names[i]);
 			return -1;
 		}
+	return 0;
+}
+
+int t_pair_restart(struct t_pair *p, int i)
+{
+	if (p->pid[i] > 0) {
+		kill(p->pid[i], SIGKILL);
+		waitpid(p->pid[i], NULL, 0);
+	}
+	if (p->c[i])
+		ssq_client_close(p->c[i]);
+	unlink(p->sock[i]);
+	pair_exec(p, i);
+	p->c[i] = t_ssqd_connect(p->sock[i], p->pid[i]);
+	if (!p->c[i]) {
+		fprintf(stderr, "%s does not serve again at %s\n", pair_names[i],
+		        p->sock[i]);
+		return -1;
+	}
 	return 0;
 }
 

@@ -62,12 +62,9 @@ struct ssqd_data_alloc {
  * queue of at most SSQD_OUT_MAX replies, sent as the socket drains (the
  * serve loop polls for POLLOUT while any wait). A client that lets more pile
  * up is not reading its replies: it is dropped, and no other client waits
- * on it meanwhile.
- */
-
-/*
- * A well-behaved client has one request outstanding; a few more allow a
- * slow reader (a process just scheduled out) without dropping it.
+ * on it meanwhile. A well-behaved client has one request outstanding; a
+ * few more allow a slow reader (a process just scheduled out) without
+ * dropping it.
  */
 #define SSQD_OUT_MAX 16
 
@@ -138,8 +135,7 @@ struct ssqd_recv_pool {
 	uint64_t flushed;         /* flush CQEs consumed (not logged) */
 	uint64_t errors;          /* error records logged */
 	struct ssqd_beat beat;    /* log->beat, as the poller sees it */
-	struct ssqd_beat
-	    ev_beat; /* the same, as rx_event (the device's thread) sees it */
+	struct ssqd_beat ev_beat; /* the same, as the device thread's handler sees it */
 };
 
 struct ssqd_recv_poller {
@@ -156,9 +152,9 @@ struct ssqd_recv_poller {
  * two threads of ssqd, one that arms a queue's send CQ when a sleeper asks
  * (the arena header's tx_arm_seq), one that takes the events and wakes the
  * queue's sleepers. Where the device's own events reach ssqd (the backend's
- * cq_event) neither runs.
+ * cq_event) neither runs. Per queue, the arm thread's and event thread's
+ * (under ssqd_send_arm.lock):
  */
-/* Per queue, the arm thread's and event thread's (under ssqd_send_arm.lock). */
 struct ssqd_send_arm_q {
 	int on;            /* this queue's sleepers ask for arms (ctl->tx_arm) */
 	int armed;         /* its send CQ is armed, the event not taken yet */
@@ -183,10 +179,10 @@ struct ssqd_send_arm {
 /*
  * ssqd's watchdog over what a live client can hold up in a shared queue
  * (watch/stall.c): an open reservation, the doorbell lease, the CQ lease,
- * and the queue's progress as a whole. What it keeps between looks.
+ * and the queue's progress as a whole. What it keeps between looks: one
+ * hold as last looked at, what moves while it is healthy, and since when
+ * it has not.
  */
-/* One hold as last looked at: what moves while it is healthy, and since when it
- * has not. */
 struct ssqd_hold_seen {
 	uint64_t mark[3];       /* the hold's state: generation, position, counts */
 	uint64_t since_ns;      /* first look at this very hold; 0: not held */
