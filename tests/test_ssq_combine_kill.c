@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 
 #define SURVIVORS     3u
-#define SURVIVOR_MAX  60000u
+#define SURVIVOR_MAX  150000u /* more than they post while victims come and go */
 #define VICTIMS       120u
 #define VICTIM_MSGS   60u /* fewer than the 64 source slots: no reuse */
 #define STALL_LIMIT_S 3.0
@@ -162,7 +162,7 @@ int main(void)
 	srand((unsigned)getpid());
 	snprintf(sock, sizeof(sock), "/tmp/ssq-ckill-%d.sock", getpid());
 	/* ssqd's default --stall-ms is 100: a stopped combiner is killed by it. */
-	c = ssqd_start(sock, "32", "1024", NULL, &d);
+	c = ssqd_start(sock, "64", "1024", NULL, &d);
 	a.per_proc = SURVIVOR_MAX;
 	a.nlong = SURVIVORS;
 	a.short_len = VICTIM_MSGS;

@@ -336,19 +336,26 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 			ssq_cpu_relax();
 			continue;
 		}
-		rc = ssq__hand_outcome(p, now, epoch);
+		/* EMPTY: ssqd took it back (we were detached): not posted. */
+		rc = (now & 3) == SSQ_HAND_EMPTY ? 0 : ssq__hand_outcome(p, now, epoch);
 		if (rc < 0) {
 			if (!ssq_progress(p))
 				ssq_cpu_relax();
 			continue;
 		}
-		/* The word is ours again (a late DONE CAS fails on it). */
-		__atomic_store_n(&h->word, 0, __ATOMIC_RELAXED);
+		/*
+		 * Counted before the word is EMPTY again (a late DONE CAS fails
+		 * on it): a producer that dies between the two leaves its WQE
+		 * either in `posted` or in a TAKEN/DONE word, so ssq_ctl_claim
+		 * reuses the record only once the router counted it.
+		 */
+		if (rc)
+			me->posted++;
+		__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
 		if (rc == 0)
 			return __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch
 			           ? -EIO
 			           : 1;
-		me->posted++;
 		return 0;
 	}
 }

@@ -138,8 +138,9 @@ void ssq_producer_fini(struct ssq_producer *p)
  * May retired record @r go to someone else as far as its hand-over slot
  * goes (<ssq/combine.h>)? A request still POSTED is taken back (the CAS
  * fails if a combiner takes it first: then not yet). One a combiner took
- * for a position not yet completed is not: published, it would complete
- * in the new owner's name. The word is client-writable, so it only
+ * (or published: DONE, which its owner had not counted in `posted`) for
+ * a position not yet completed is not: it would complete in the new
+ * owner's name. The word is client-writable, so it only
  * decides when the record is reused: a TAKEN position outside [completed,
  * reserve), which the protocol never leaves there, counts as settled.
  */
@@ -155,6 +156,11 @@ static int hand_settled(struct ssq_ctl *ctl, struct ssq_ctl_producer *r)
 		return __atomic_compare_exchange_n(&r->hand.word, &w, 0, 0,
 		                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	case SSQ_HAND_TAKEN:
+	case SSQ_HAND_DONE:
+		/*
+		 * Published in its name (DONE) and not yet counted in
+		 * `posted`: settled only once the router counted it.
+		 */
 		return !((w >> 2) >= c && (w >> 2) < res);
 	default:
 		return 1;
