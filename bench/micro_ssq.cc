@@ -30,6 +30,13 @@
 //                                    waits in ssq_reserve for the device
 //                                    cannot run it, so both cores can wait
 //                                    for a preempted one.
+//   BM_reserve_publish_devthread/threads:N
+//                                    the same with the device also running
+//                                    on a thread of its own (as a NIC).
+//   BM_reserve_publish_combined/threads:N
+//                                    that, through ssq_post_write_combined
+//                                    (<ssq/combine.h>): a thread that finds
+//                                    another posting hands its WRITE over.
 #include <benchmark/benchmark.h>
 #include <chrono>
 #include <cstdlib>
@@ -57,7 +64,13 @@ struct Shared {
 	bool locked;
 	pthread_spinlock_t lock;
 
-	explicit Shared(unsigned producers = 1, bool with_lock = false)
+	// With @device_thread the emulated device also runs on a thread of its
+	// own, as a NIC runs by itself (combining needs it: a producer waiting
+	// for the combiner to post its request does not run the device).
+	bool device_thread = false;
+
+	explicit Shared(unsigned producers = 1, bool with_lock = false,
+	                bool with_device_thread = false)
 	    : locked(with_lock)
 	{
 		struct emu_dev_attr da = {};
@@ -79,9 +92,13 @@ struct Shared {
 			                      &tb.s[0].scq_v, 1))
 				return;
 		ok = pthread_spin_init(&lock, PTHREAD_PROCESS_SHARED) == 0;
+		if (ok && with_device_thread)
+			ok = device_thread = emu_start(tb.dev) == 0;
 	}
 	~Shared()
 	{
+		if (device_thread)
+			emu_stop(tb.dev);
 		emu_tb_fini(&tb);
 		free(ctl);
 		pthread_spin_destroy(&lock);
@@ -106,13 +123,17 @@ struct Shared {
 	}
 	// One 64-byte WRITE by producer @i (ssq_post_write), inside the lock
 	// when there is one: 0, -EAGAIN (ring full) or another -errno.
-	int post_write64(unsigned i, uint64_t off, uint64_t wr_id, unsigned flags)
+	int post_write64(unsigned i, uint64_t off, uint64_t wr_id, unsigned flags,
+	                 bool combined = false)
 	{
 		struct emu_tb_side *a = &tb.s[0], *b = &tb.s[1];
 
 		enter();
-		int rc = ssq_post_write(&prod[i], a->iova + off, a->key, 64,
-		                        b->iova + off, b->key, wr_id, flags);
+		int rc = combined ? ssq_post_write_combined(&prod[i], a->iova + off,
+		                                            a->key, 64, b->iova + off,
+		                                            b->key, wr_id, flags)
+		                  : ssq_post_write(&prod[i], a->iova + off, a->key, 64,
+		                                   b->iova + off, b->key, wr_id, flags);
 		leave();
 		return rc;
 	}
@@ -277,7 +298,7 @@ BENCHMARK(BM_post_write64_single_host)
 std::mutex g_mu;
 std::shared_ptr<Shared> g_shared;
 
-void BM_reserve_publish(benchmark::State &state)
+void reserve_publish(benchmark::State &state, bool combined, bool device_thread)
 {
 	std::shared_ptr<Shared> sp;
 	unsigned me = (unsigned)state.thread_index();
@@ -286,7 +307,8 @@ void BM_reserve_publish(benchmark::State &state)
 	{
 		std::lock_guard<std::mutex> g(g_mu);
 		if (!g_shared)
-			g_shared = std::make_shared<Shared>((unsigned)state.threads());
+			g_shared = std::make_shared<Shared>((unsigned)state.threads(),
+			                                    false, device_thread);
 		sp = g_shared;
 	}
 	Shared &s = *sp;
@@ -299,7 +321,7 @@ void BM_reserve_publish(benchmark::State &state)
 		int rc;
 
 		while ((rc = s.post_write64(me, ((posted + me * 64) & 255) * 64, posted,
-		                            f)) == -EAGAIN)
+		                            f, combined)) == -EAGAIN)
 			s.drain(me, &reaped);
 		if (rc) {
 			state.SkipWithError("post failed");
@@ -315,6 +337,26 @@ void BM_reserve_publish(benchmark::State &state)
 	if (g_shared.use_count() == 1)
 		g_shared.reset();
 }
+void BM_reserve_publish(benchmark::State &state)
+{
+	reserve_publish(state, false, false);
+}
 BENCHMARK(BM_reserve_publish)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
+
+void BM_reserve_publish_devthread(benchmark::State &state)
+{
+	reserve_publish(state, false, true);
+}
+BENCHMARK(BM_reserve_publish_devthread)
+    ->Threads(1)
+    ->Threads(2)
+    ->Threads(4)
+    ->UseRealTime();
+
+void BM_reserve_publish_combined(benchmark::State &state)
+{
+	reserve_publish(state, true, true);
+}
+BENCHMARK(BM_reserve_publish_combined)->Threads(1)->Threads(2)->Threads(4)->UseRealTime();
 
 } // namespace

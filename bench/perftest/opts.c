@@ -19,7 +19,8 @@
 #include "ssq_version.h"
 #include "opts.h"
 
-const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", "proxy" };
+const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", "proxy",
+	                              "combine" };
 
 int pt_is_lat(const struct pt_opts *o)
 {
@@ -378,7 +379,9 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "      --mode=<mode>          lockfree (ssq, default), spinlock (one\n"
 	    "                             process-shared lock per queue),\n"
 	    "                             qp-per-process (each its own QPs, <= 64),\n"
-	    "                             proxy (one posting process, SPSC rings)\n"
+	    "                             proxy (one posting process, SPSC rings),\n"
+	    "                             combine (lockfree; single posts handed to\n"
+	    "                             whoever posts: <ssq/combine.h>)\n"
 	    "      --ssq_socket=<path>    A running ssqd's socket (default\n"
 	    "                             $SSQ_SOCKET; neither: start ssqd: $SSQD,\n"
 	    "                             else the ssqd next to this tool, else $PATH)\n"
@@ -638,9 +641,10 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "(ssq_wait)",
 		         "-e");
 	if (o->events && !pt_is_lat(o) && o->mode != PT_LOCKFREE &&
-	    o->mode != PT_QP_PER_PROCESS)
+	    o->mode != PT_QP_PER_PROCESS && o->mode != PT_COMBINE)
 		bad_flag(o,
-		         "%s: only lockfree and qp-per-process senders sleep (ssq_wait); "
+		         "%s: only lockfree and qp-per-process senders sleep (ssq_wait; "
+		         "combine too); "
 		         "spinlock and proxy poll",
 		         "-e");
 	if (o->events && o->server)
@@ -971,13 +975,13 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->run_inf = 1;
 			break;
 		case OPT_MODE:
-			for (i = 0; i < 4 && strcmp(optarg, pt_mode_names[i]); i++)
+			for (i = 0; i < 5 && strcmp(optarg, pt_mode_names[i]); i++)
 				;
-			if (i == 4)
+			if (i == 5)
 				bad_flag(
 				    o,
-				    "%s '%s': want lockfree, spinlock, qp-per-process or "
-				    "proxy",
+				    "%s '%s': want lockfree, spinlock, qp-per-process, "
+				    "proxy or combine",
 				    "--mode", optarg);
 			o->mode = (enum pt_mode)i;
 			break;

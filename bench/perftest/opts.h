@@ -34,7 +34,7 @@ enum pt_test {
 	PT_ATOMIC_BW
 };
 
-enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY };
+enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY, PT_COMBINE };
 
 /* --output: perftest's verbosity; all but FULL print one number a size. */
 enum pt_output { PT_OUT_FULL, PT_OUT_BW, PT_OUT_MR, PT_OUT_LAT };

@@ -187,6 +187,27 @@ static int port_poll(struct port *pt)
 	return rc ? -1 : 0;
 }
 
+/*
+ * --mode combine: one single-WQEBB request through <ssq/combine.h> (a
+ * READ is not combined: posted as post_batch would).
+ */
+static int post_combined(struct ssq_producer *p, const struct pt_req *r)
+{
+	switch (r->opcode) {
+	case MLX5_OPCODE_SEND:
+		return ssq_post_send_combined(p, MLX5_OPCODE_SEND, r->laddr, r->lkey,
+		                              r->len, 0, r->wr_id, r->flags);
+	case MLX5_OPCODE_ATOMIC_FA:
+		return ssq_post_fetch_add_combined(p, r->laddr, r->lkey, r->raddr,
+		                                   r->rkey, 1, r->wr_id, r->flags);
+	case MLX5_OPCODE_RDMA_WRITE:
+		return ssq_post_write_combined(p, r->laddr, r->lkey, r->len, r->raddr,
+		                               r->rkey, r->wr_id, r->flags);
+	default:
+		return post_batch(p, r, 1);
+	}
+}
+
 /* Hand @n requests to lane @li. Returns 0, -EAGAIN (poll and retry), -errno. */
 static int port_post(struct port *pt, uint32_t li, const struct pt_req *r, unsigned n)
 {
@@ -214,6 +235,10 @@ static int port_post(struct port *pt, uint32_t li, const struct pt_req *r, unsig
 		/* R3: records before head; pairs with the proxy's acquire (A3). */
 		__atomic_store_n(&ring->head, h + n, __ATOMIC_RELEASE);
 		return 0;
+	case PT_COMBINE:
+		if (n == 1 && !r->inl && r->wqebbs == 1)
+			return post_combined(l->prod, r);
+		return post_batch(l->prod, r, n);
 	default:
 		return post_batch(l->prod, r, n);
 	}

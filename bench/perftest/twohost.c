@@ -358,7 +358,7 @@ static int agree(const struct pt_opts *o, const struct th_msg *h, struct pt_opts
 		return -1;
 	}
 	if (h->procs < 1 || h->procs > PT_MAX_PROCS || h->qps < 1 ||
-	    h->qps > PT_MAX_LANES || h->mode > PT_PROXY || h->tx_depth < 1 ||
+	    h->qps > PT_MAX_LANES || h->mode > PT_COMBINE || h->tx_depth < 1 ||
 	    h->tx_depth > PT_MAX_TX) {
 		snprintf(why, len,
 		         "the client's -P %u -q %u --mode %u -t %u are out of range",

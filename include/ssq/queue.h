@@ -136,6 +136,8 @@ struct ssq_producer {
 	 * ssq_wait bumps and wakes it when its queue's send CQ needs arming.
 	 */
 	uint32_t *arm_seq;
+	/* The sequence of this producer's last hand-over (<ssq/combine.h>). */
+	uint64_t hand_seq;
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
@@ -430,7 +432,20 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns);
  * --stall-ms of the last: ssqd kills a process whose reservation does not
  * move for that long (it holds up everyone behind it).
  */
+SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned comp_wqebbs,
+                            uint64_t *pos);
 SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *pos)
+{
+	return ssq__reserve(p, wqebbs, wqebbs, pos);
+}
+
+/*
+ * ssq_reserve's body: @comp_wqebbs of the WQEBBs are this producer's, to
+ * count against its completion ring's room. A combiner (<ssq/combine.h>)
+ * reserves for others, each of whom checked its own ring's room.
+ */
+SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned comp_wqebbs,
+                            uint64_t *pos)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_producer *me = p->me;
@@ -465,7 +480,8 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
 
 		if (ssq_unlikely(state != SSQ_CTL_READY))
 			return state == SSQ_CTL_RESTARTING ? -EAGAIN : -EIO;
-		if (r + wqebbs - c <= ring && mine + wqebbs <= (uint64_t)p->comp_mask + 1)
+		if (r + wqebbs - c <= ring &&
+		    mine + comp_wqebbs <= (uint64_t)p->comp_mask + 1)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
@@ -546,8 +562,24 @@ SSQ_INLINE int ssq_reserve(struct ssq_producer *p, unsigned wqebbs, uint64_t *po
  * published; -EIO (publishing nothing) when ssqd started the queue over
  * since the reservation (ssq_ctl_rebuild voids it; don't submit).
  */
+SSQ_INLINE int ssq__publish_as(struct ssq_producer *p, uint64_t pos, unsigned len,
+                               uint64_t wr_id, unsigned user_flags, uint32_t owner,
+                               int count);
 SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
                            uint64_t wr_id, unsigned user_flags)
+{
+	return ssq__publish_as(p, pos, len, wr_id, user_flags, p->id, 1);
+}
+
+/*
+ * ssq_publish's body: the slot names @owner (whose completion it is), and
+ * @count says whether the WQE counts in this producer's `posted`. A
+ * combiner publishes others' WQEs (and its own handed-over one) with
+ * count 0: each owner counts its own when it learns it was published.
+ */
+SSQ_INLINE int ssq__publish_as(struct ssq_producer *p, uint64_t pos, unsigned len,
+                               uint64_t wr_id, unsigned user_flags, uint32_t owner,
+                               int count)
 {
 	struct ssq_ctl_slot *s = ssq__slot(p, pos);
 	struct ssq_ctl_producer *me = p->me;
@@ -566,7 +598,7 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
 	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
 	s->flags = (user_flags & SSQ_WQE_SIGNALED) ? SSQ_SLOT_USER_SIGNALED : 0;
-	s->owner = p->id;
+	s->owner = owner;
 	p->pub_next = pos + len;
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
@@ -590,7 +622,8 @@ SSQ_INLINE int ssq_publish(struct ssq_producer *p, uint64_t pos, unsigned len,
 	 * leaves posted == done (the healer's NOP is nobody's), so its record
 	 * can be reclaimed; one that dies after it leaves done == posted + 1.
 	 */
-	me->posted++;
+	if (count)
+		me->posted++;
 	if (pos + len == p->pub_end)
 		/*
 		 * R9c (S5b), after R1a: a healer or ssq_ctl_drained that reads

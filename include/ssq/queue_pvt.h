@@ -86,6 +86,34 @@ struct ssq_ctl_slot {
 	uint64_t reserved;
 };
 
+/*
+ * A request handed over for combining (<ssq/combine.h>): one WQEBB's WQE.
+ * `word` says where it is: SSQ_HAND_* in its low 2 bits, above them the
+ * owner's request sequence (POSTED: a CAS from a stale request fails) or
+ * the position it was given (TAKEN, DONE).
+ */
+struct ssq_ctl_hand {
+	uint64_t word;
+	uint64_t laddr;
+	uint64_t raddr;
+	uint64_t wr_id;
+	uint64_t arg; /* FETCH_ADD's add; SEND_IMM's immediate (big-endian) */
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t len;
+	uint8_t opcode; /* MLX5_OPCODE_{RDMA_WRITE,SEND,SEND_IMM,ATOMIC_FA} */
+	uint8_t flags;  /* SSQ_WQE_* */
+	uint16_t reserved;
+};
+
+/* Hand-over states (the low bits of ssq_ctl_hand.word). */
+enum {
+	SSQ_HAND_EMPTY = 0,
+	SSQ_HAND_POSTED = 1, /* owner: take it (word = seq << 2 | 1) */
+	SSQ_HAND_TAKEN = 2,  /* a combiner holds it for position word >> 2 */
+	SSQ_HAND_DONE = 3,   /* published at position word >> 2 */
+};
+
 /* One per producer, written by the producer except where marked. */
 struct ssq_ctl_producer {
 	uint32_t state;    /* SSQ_PROD_*: the healer reads it */
@@ -107,7 +135,13 @@ struct ssq_ctl_producer {
 	uint8_t pad1[SSQ_CACHELINE - 32];
 	/* Owner-written. */
 	uint64_t comp_tail; /* completions consumed */
-	uint8_t pad2[SSQ_CACHELINE - 8];
+	/*
+	 * The hand-over slot (<ssq/combine.h>): a request this producer asks
+	 * whoever combines to post for it. Written by the owner, taken by a
+	 * combiner (CAS on `word`), never trusted by ssqd (ssq_ctl_claim
+	 * only compares a TAKEN position with the queue's counters).
+	 */
+	struct ssq_ctl_hand hand;
 };
 
 /* The control block at the head of each queue's shared area. */
@@ -140,7 +174,16 @@ struct ssq_ctl {
 	uint32_t tx_arm;
 	uint8_t pad0[SSQ_CACHELINE - 48];
 	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
-	uint8_t pad1[SSQ_CACHELINE - 8];
+	/*
+	 * Combining (<ssq/combine.h>), on the line combiners fetch-add anyway:
+	 * a bit per producer with a request POSTED (a hint: a combiner looks
+	 * at the request itself), and the combiner role, 0 or the holder's
+	 * id + 1 (a hint too: two combiners at once would be slower, not
+	 * wrong; ssq_ctl_heal breaks a dead holder's).
+	 */
+	uint64_t comb_pending;
+	uint32_t comb_role;
+	uint8_t pad1[SSQ_CACHELINE - 20];
 	uint64_t published; /* every WQEBB below is published */
 	uint8_t pad2[SSQ_CACHELINE - 8];
 	uint32_t db_lease;  /* 0, or the ringing producer's id + 1 */
@@ -161,7 +204,9 @@ SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_slot) == 32, "slot is 32 bytes");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_completion) == 32, "completion is 32 bytes");
 SSQ_STATIC_ASSERT(sizeof(enum ibv_wc_opcode) == 4, "ibv_wc_opcode is an int");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_completion, opcode) == 20, "completion opcode");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand) == SSQ_CACHELINE - 8, "hand-over slot");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 3 * SSQ_CACHELINE, "producer lines");
+SSQ_STATIC_ASSERT(SSQ_MAX_PRODUCERS <= 64, "comb_pending has a bit per producer");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, published) == 2 * SSQ_CACHELINE,
                   "published line");
@@ -182,8 +227,11 @@ enum {
 	SSQ_HOOK_AFTER_ADD = 1,
 	SSQ_HOOK_AFTER_RECORD = 2,
 	SSQ_HOOK_BEFORE_PUBLISH = 3,
-	SSQ_HOOK_DB_LEASE = 4, /* holding the doorbell lease (ssq_submit) */
-	SSQ_HOOK_CQ_LEASE = 5, /* holding the CQ lease (ssq_progress) */
+	SSQ_HOOK_DB_LEASE = 4,      /* holding the doorbell lease (ssq_submit) */
+	SSQ_HOOK_CQ_LEASE = 5,      /* holding the CQ lease (ssq_progress) */
+	SSQ_HOOK_COMBINE_TAKEN = 6, /* a combiner holding others' requests, unpublished */
+	SSQ_HOOK_COMBINE_BUILT = 7, /* a combiner mid-batch: some published, not all */
+	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
 };
 #ifdef SSQ_FAULT_HOOKS
 void ssq_fault_hook(int where);

@@ -35,6 +35,7 @@
 #include <ssq/queue.h>
 #include <ssq/post_wr.h>
 #include <ssq/desc.h>
+#include <ssq/combine.h>
 
 #define SSQ_VERSION_MAJOR 0
 #define SSQ_VERSION_MINOR 1

@@ -144,9 +144,19 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		holder = i + 1;
 		__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
 		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		/*
+		 * The combiner role (<ssq/combine.h>): a hint nobody waits on
+		 * for long (posters take their requests back), freed so that
+		 * combining goes on; what the dead combiner reserved is healed
+		 * below like any reservation, and its takers see the NOPs.
+		 */
+		holder = i + 1;
+		__atomic_compare_exchange_n(&ctl->comb_role, &holder, 0, 0,
+		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 	break_garbage_lease(&ctl->db_lease);
 	break_garbage_lease(&ctl->cq_lease);
+	break_garbage_lease(&ctl->comb_role);
 
 	/*
 	 * H2: r0 first, then the claims (A9a: pairs with R9a/R9b). The load of

@@ -278,6 +278,12 @@ static int rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
 	ctl->completed = 0;
 	ctl->db_value = 0;
 	ctl->bf_offset = 0;
+	/*
+	 * Combining's hints. A live record's hand-over word stays: its owner
+	 * waits on it and sees the epoch move (<ssq/combine.h>).
+	 */
+	ctl->comb_role = 0;
+	ctl->comb_pending = 0;
 	__atomic_store_n(&ctl->magic, SSQ_CTL_MAGIC, __ATOMIC_RELEASE);
 	/* C9 and R7, as ssq_ctl_reset hands the leases back. */
 	__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);

@@ -134,6 +134,39 @@ void ssq_producer_fini(struct ssq_producer *p)
 	p->me = NULL;
 }
 
+/*
+ * May retired record @r go to someone else as far as its hand-over slot
+ * goes (<ssq/combine.h>)? A request still POSTED is taken back (the CAS
+ * fails if a combiner takes it first: then not yet). One a combiner took
+ * (or published: DONE, which its owner had not counted in `posted`) for
+ * a position not yet completed is not: it would complete in the new
+ * owner's name. The word is client-writable, so it only
+ * decides when the record is reused: a TAKEN position outside [completed,
+ * reserve), which the protocol never leaves there, counts as settled.
+ */
+static int hand_settled(struct ssq_ctl *ctl, struct ssq_ctl_producer *r)
+{
+	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
+	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+	uint64_t res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
+
+	switch (w & 3) {
+	case SSQ_HAND_POSTED:
+		/* C13: against a combiner's C10, the same word. */
+		return __atomic_compare_exchange_n(&r->hand.word, &w, 0, 0,
+		                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	case SSQ_HAND_TAKEN:
+	case SSQ_HAND_DONE:
+		/*
+		 * Published in its name (DONE) and not yet counted in
+		 * `posted`: settled only once the router counted it.
+		 */
+		return !((w >> 2) >= c && (w >> 2) < res);
+	default:
+		return 1;
+	}
+}
+
 int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 {
 	uint32_t i;
@@ -151,7 +184,8 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 		 * with R6, the router's count).
 		 */
 		if (st == SSQ_PROD_DEAD &&
-		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted) {
+		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted &&
+		    hand_settled(ctl, r)) {
 			/*
 			 * Keep resv_gen growing (a healer may hold an old snapshot),
 			 * and even: a producer that died mid-reservation left it odd,
@@ -168,6 +202,9 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			holder = i + 1;
 			__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
+			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			holder = i + 1;
+			__atomic_compare_exchange_n(&ctl->comb_role, &holder, 0, 0,
 			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
@@ -328,6 +365,9 @@ int ssq_ctl_reset(struct ssq_producer *owner, unsigned timeout_ms)
 	__atomic_store_n(&ctl->completed, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ctl->db_value, 0, __ATOMIC_RELAXED);
 	ctl->bf_offset = 0;
+	/* Combining's hints: a dead combiner's role, stale bits. */
+	__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctl->comb_pending, 0, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&ctl->epoch, 1, __ATOMIC_RELAXED);
 	rc = 0;
 out_db:

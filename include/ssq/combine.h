@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ssq/combine.h - combining on a shared queue: a producer that finds
+ * another posting hands its one-WQEBB work request over, and whoever holds
+ * the combiner role posts every request handed over with one reservation
+ * and one doorbell (Flock, SOSP '21: combining the requests of threads
+ * that share an RDMA connection; NVSHMEM's IBGDA: one reservation per warp,
+ * one doorbell per batch). Opt-in, per call: ssq_post_write_combined and
+ * the others below; ssq_post_write and everything else is unchanged, and
+ * both may be used on one queue at once (by one producer, one at a time).
+ * No system call, no daemon, no dedicated core.
+ *
+ * The protocol, state in the control block (<ssq/queue_pvt.h>):
+ *  - each producer has a hand-over slot in its record (struct
+ *    ssq_ctl_hand): the request, and a word EMPTY / POSTED(seq) /
+ *    TAKEN(pos) / DONE(pos); `comb_pending` has a bit per producer with a
+ *    request POSTED, `comb_role` names the combiner (both hints);
+ *  - a poster checks its own completion ring's room, writes its request,
+ *    POSTED (R14), sets its bit (C8), and takes the role if it is free
+ *    (C9): then it combines (below), its own request among the others;
+ *  - a combiner swaps the pending bits out, reserves one WQEBB per request
+ *    POSTED (ssq_reserve's protocol: its record holds the range, so a
+ *    combiner that stalls or dies is a holder like any other: ssqd's
+ *    deadline, kill, heal), takes each request with a CAS POSTED(seq) ->
+ *    TAKEN(pos) (C10; a failed CAS - the owner took it back - leaves a
+ *    NOP there), builds and publishes each in its owner's name (the slot's
+ *    owner: the router completes it to its owner), stores DONE (R15),
+ *    rings once, lets the role go (C11) and looks at the bits again (C12);
+ *  - the poster waits for its word: DONE: published; TAKEN(pos) and the
+ *    combiner gone: the publish word at pos says (our id: published; a
+ *    healer's NOP: not), or, once pos completed and was reused, our
+ *    done_pos; POSTED for too long, or the role free: it takes the request
+ *    back (a CAS, which fails if a combiner took it meanwhile) and posts
+ *    it itself. So a request is published once or not at all, and its
+ *    owner knows which before it returns: its next post comes after it.
+ * Each owner counts its own `posted` when it learns its WQE was
+ * published; until then the router may have counted it done (done one
+ * ahead, which ssq_ctl_check allows).
+ *
+ * Concurrency: as <ssq/queue.h>: a producer belongs to one thread.
+ */
+#ifndef SSQ_COMBINE_H
+#define SSQ_COMBINE_H
+
+#include <ssq/queue.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Spins a poster waits for a combiner to take its request before posting it itself. */
+#define SSQ_COMBINE_SPINS 4096u
+
+/* A request as handed over: see struct ssq_ctl_hand. */
+struct ssq_combine_req {
+	uint64_t laddr, raddr, wr_id, arg;
+	uint32_t lkey, rkey, len;
+	uint8_t opcode, flags;
+};
+
+SSQ_INLINE uint64_t ssq__hand_word(uint64_t v, unsigned state)
+{
+	return v << 2 | state;
+}
+
+/*
+ * Build handed-over request @h (our copy: the owner's slot is
+ * client-writable) at @pos of our reservation, in @owner's name, and
+ * publish it. What a client wrote there is checked as ssq_post_* would:
+ * an opcode or flags we do not build is a NOP in nobody's name (its owner
+ * learns it was not published and posts it itself, where the check
+ * fails). Returns 1 (published as @owner's), 0 (a NOP) or ssq_publish's
+ * -EIO (ssqd started the queue over: nothing published).
+ */
+SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_hand *h,
+                                  uint64_t pos, uint32_t owner)
+{
+	unsigned f = h->flags;
+	uint32_t pi = (uint32_t)pos;
+	unsigned ce = ssq_wqe_flags(p, pos, 1, f);
+	int built = ssq_wqe_flags_valid(f);
+
+	if (built && h->opcode == MLX5_OPCODE_RDMA_WRITE)
+		ssq_prep_rdma_write(&p->sq, pi, h->laddr, h->lkey, h->len, h->raddr,
+		                    h->rkey, ce);
+	else if (built &&
+	         (h->opcode == MLX5_OPCODE_SEND || h->opcode == MLX5_OPCODE_SEND_IMM))
+		ssq_prep_send(&p->sq, pi, h->opcode, h->laddr, h->lkey, h->len,
+		              (__be32)h->arg, ce);
+	else if (built && h->opcode == MLX5_OPCODE_ATOMIC_FA)
+		ssq_prep_atomic(&p->sq, pi, MLX5_OPCODE_ATOMIC_FA, h->laddr, h->lkey,
+		                h->raddr, h->rkey, h->arg, 0, ce);
+	else
+		built = 0;
+	if (!built) {
+		ssq_prep_nop(&p->sq, pi, ssq_wqe_flags(p, pos, 1, 0));
+		return ssq__publish_as(p, pos, 1, 0, 0, SSQ_OWNER_NONE, 0);
+	}
+	return ssq__publish_as(p, pos, 1, h->wr_id, f, owner, 0) ?: 1;
+}
+
+/*
+ * The combiner's pass, with the role held (C9 won): every request POSTED
+ * whose bit is pending, in one reservation and one doorbell; then the role
+ * goes, and comes back for bits set meanwhile. Returns 0, or ssq_reserve's
+ * error (the role let go, the requests left POSTED with their bits).
+ */
+SSQ_INLINE int ssq__combine(struct ssq_producer *p)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	const unsigned max = (p->slot_mask + 1) / 2;
+	uint32_t ids[SSQ_MAX_PRODUCERS], zero;
+	uint64_t words[SSQ_MAX_PRODUCERS];
+
+	for (;;) {
+		SSQ__HOOK(SSQ_HOOK_COMBINE_ROLE);
+		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
+		uint64_t bits =
+		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);
+		uint64_t left = 0, pos = 0;
+		unsigned n = 0, k;
+		int rc;
+
+		while (bits) {
+			uint32_t i = (uint32_t)__builtin_ctzll(bits);
+			/* A14b: pairs with R14: the request's fields before its word. */
+			uint64_t w = __atomic_load_n(&ctl->producers[i].hand.word,
+			                             __ATOMIC_ACQUIRE);
+
+			bits &= bits - 1;
+			if ((w & 3) != SSQ_HAND_POSTED)
+				continue; /* taken back, or a stale bit */
+			if (n == max) {
+				left |= 1ull << i;
+				continue;
+			}
+			ids[n] = i;
+			words[n++] = w;
+		}
+		if (left)
+			__atomic_fetch_or(&ctl->comb_pending, left, __ATOMIC_RELEASE);
+		if (n) {
+			rc = ssq__reserve(p, n, 0, &pos);
+			if (ssq_unlikely(rc)) {
+				uint64_t back = 0;
+
+				for (k = 0; k < n; k++)
+					back |= 1ull << ids[k];
+				__atomic_fetch_or(&ctl->comb_pending, back,
+				                  __ATOMIC_RELEASE);
+				/* C11: as below. */
+				__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+				return rc;
+			}
+			/*
+			 * C10: take each at its position; acq_rel: the owner's
+			 * fields (R14) before our reads, and TAKEN(pos) visible
+			 * to its owner (A15) with the position in it. A failed
+			 * CAS: the owner took it back; its position gets a NOP.
+			 */
+			for (k = 0; k < n; k++) {
+				uint64_t want = words[k];
+
+				if (!__atomic_compare_exchange_n(
+				        &ctl->producers[ids[k]].hand.word, &want,
+				        ssq__hand_word(pos + k, SSQ_HAND_TAKEN), 0,
+				        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+					ids[k] = SSQ_OWNER_NONE;
+			}
+			SSQ__HOOK(SSQ_HOOK_COMBINE_TAKEN);
+			for (k = 0; k < n; k++) {
+				struct ssq_ctl_hand h;
+				uint64_t taken = ssq__hand_word(pos + k, SSQ_HAND_TAKEN);
+
+				if (ids[k] == SSQ_OWNER_NONE) {
+					ssq_prep_nop(&p->sq, (uint32_t)(pos + k),
+					             ssq_wqe_flags(p, pos + k, 1, 0));
+					if (ssq_unlikely(ssq__publish_as(
+					        p, pos + k, 1, 0, 0, SSQ_OWNER_NONE, 0)))
+						break;
+					continue;
+				}
+				/* Ours to read: the owner waits while TAKEN. */
+				__builtin_memcpy(&h, &ctl->producers[ids[k]].hand,
+				                 sizeof(h));
+				rc = ssq__combine_build(p, &h, pos + k, ids[k]);
+				if (k == 0)
+					SSQ__HOOK(SSQ_HOOK_COMBINE_BUILT);
+				if (ssq_unlikely(rc < 0))
+					break; /* void: owners see the epoch move */
+				if (!rc)
+					continue;
+				/*
+				 * R15: after the publish (R1a); pairs with A15 (the
+				 * owner counts it and returns). A CAS: an owner that
+				 * learned the outcome from the publish word may have
+				 * moved on.
+				 */
+				__atomic_compare_exchange_n(
+				    &ctl->producers[ids[k]].hand.word, &taken,
+				    ssq__hand_word(pos + k, SSQ_HAND_DONE), 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+			}
+			if (ssq_likely(k == n))
+				ssq_submit(p);
+		}
+		/*
+		 * C11: let the role go, then C12: look at the bits. seq_cst
+		 * both, against the poster's C8 (set its bit) then C9 (look at
+		 * the role): one of us sees the other's store, so no request
+		 * waits on a role nobody holds (the model's lost doorbell, one
+		 * level up). The poster's own spin limit backs this up.
+		 */
+		__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST))
+			return 0;
+		zero = 0;
+		if (!__atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+		                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			return 0;
+	}
+}
+
+/*
+ * The request TAKEN at @pos (word @w): 1 published, 0 not (a healer's NOP
+ * took its place, or the queue was started over), -1 not known yet. The
+ * combiner's DONE is the common answer; the rest is for a combiner that
+ * died or stopped between taking and DONE.
+ */
+SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t epoch)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	struct ssq_ctl_producer *me = p->me;
+	uint64_t pos = w >> 2, seq, completed, done_pos;
+	uint32_t owner;
+
+	if ((w & 3) == SSQ_HAND_DONE)
+		return 1;
+	/* A1d: pairs with R1a/R1b: the slot's owner before its publish word. */
+	seq = __atomic_load_n(&ssq__slot(p, pos)->seq, __ATOMIC_ACQUIRE);
+	owner = ssq__slot(p, pos)->owner;
+	/*
+	 * A3e: pairs with R3: past `completed` the router counted the WQE at
+	 * pos, as ours (done_pos, R6, before R3) or as nobody's.
+	 */
+	completed = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+	done_pos = __atomic_load_n(&me->done_pos, __ATOMIC_ACQUIRE);
+	/*
+	 * The epoch last (A8: pairs with R8c/R8d: a reset or rebuild moves it
+	 * before READY, before anyone publishes into the new positions): if
+	 * it did not move, everything read above is of our pass. If it did,
+	 * a reset drained the queue first (ours completed, and counted in
+	 * `done`, or it was a NOP); a rebuild set done = posted, so the
+	 * answer is "not", as for a reservation it voids.
+	 */
+	if (__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch)
+		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted;
+	if (seq == pos + 1)
+		return owner == p->id;
+	if (completed > pos)
+		return done_pos > pos;
+	return -1;
+}
+
+/*
+ * Post @r through whoever combines. Returns 0 (published: it completes to
+ * @p as ssq_post_* would), 1 (not taken: the caller posts it itself), or
+ * -EAGAIN (no room in this producer's completion ring), -EIO (the queue
+ * was started over while a combiner held it: not posted), -ENOTCONN.
+ */
+SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combine_req *r)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	struct ssq_ctl_producer *me = p->me;
+	struct ssq_ctl_hand *h = &me->hand;
+	uint64_t w;
+	uint32_t epoch, zero;
+	unsigned spins;
+	int rc;
+
+	if (ssq_unlikely(__atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
+		return -ENOTCONN;
+	if (ssq_unlikely(me->state != SSQ_PROD_IDLE))
+		return -EINVAL;
+	/* Room in our completion ring, as ssq_reserve counts it (A5b, A6a). */
+	for (spins = 0;; spins++) {
+		uint64_t mine =
+		    me->posted - __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) +
+		    (__atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE) - me->comp_tail);
+
+		if (mine + 1 <= (uint64_t)p->comp_mask + 1)
+			break;
+		if (spins >= SSQ_RESERVE_SPINS)
+			return -EAGAIN;
+		if (!ssq_progress(p))
+			ssq_cpu_relax();
+	}
+	epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
+	h->laddr = r->laddr;
+	h->raddr = r->raddr;
+	h->wr_id = r->wr_id;
+	h->arg = r->arg;
+	h->lkey = r->lkey;
+	h->rkey = r->rkey;
+	h->len = r->len;
+	h->opcode = r->opcode;
+	h->flags = r->flags;
+	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
+	/* R14: the request before POSTED; pairs with A14a/A14b (a combiner). */
+	__atomic_store_n(&h->word, w, __ATOMIC_RELEASE);
+	/* C8: the bit, against C11/C12 (see ssq__combine). */
+	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
+	for (spins = 0;; spins++) {
+		/* A15: pairs with C10 (TAKEN) and R15 (DONE). */
+		uint64_t now = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
+
+		if ((now & 3) == SSQ_HAND_POSTED) {
+			zero = 0;
+			/* C9: against C11/C12. */
+			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
+			    __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1,
+			                                0, __ATOMIC_SEQ_CST,
+			                                __ATOMIC_RELAXED)) {
+				rc = ssq__combine(p);
+				if (ssq_unlikely(rc) &&
+				    __atomic_compare_exchange_n(&h->word, &w, 0, 0,
+				                                __ATOMIC_RELAXED,
+				                                __ATOMIC_RELAXED))
+					return rc; /* not taken: ssq_reserve's error */
+				continue;
+			}
+			if (spins >= SSQ_COMBINE_SPINS &&
+			    __atomic_compare_exchange_n(
+			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return 1; /* taken back: nobody combined it */
+			ssq_cpu_relax();
+			continue;
+		}
+		/* EMPTY: ssqd took it back (we were detached): not posted. */
+		rc = (now & 3) == SSQ_HAND_EMPTY ? 0 : ssq__hand_outcome(p, now, epoch);
+		if (rc < 0) {
+			if (!ssq_progress(p))
+				ssq_cpu_relax();
+			continue;
+		}
+		/*
+		 * Counted before the word is EMPTY again (a late DONE CAS fails
+		 * on it): a producer that dies between the two leaves its WQE
+		 * either in `posted` or in a TAKEN/DONE word, so ssq_ctl_claim
+		 * reuses the record only once the router counted it.
+		 */
+		if (rc)
+			me->posted++;
+		__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
+		if (rc == 0)
+			return __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch
+			           ? -EIO
+			           : 1;
+		return 0;
+	}
+}
+
+/*
+ * ssq_post_write_combined - ssq_post_write through whoever combines: the
+ * same WRITE, completing to @p with @wr_id if signaled, in @p's order. A
+ * request nobody takes in time, or one a combiner that died held, is
+ * posted by this call itself (ssq_post_write). Returns as ssq_post_write;
+ * -EIO also when ssqd started the queue over while a combiner held it.
+ */
+SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
+                                       uint32_t lkey, uint32_t len, uint64_t raddr,
+                                       uint32_t rkey, uint64_t wr_id, unsigned flags)
+{
+	struct ssq_combine_req r = { laddr,         raddr, wr_id, 0,
+		                     lkey,          rkey,  len,   MLX5_OPCODE_RDMA_WRITE,
+		                     (uint8_t)flags };
+	int rc;
+
+	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
+		return -EINVAL;
+	rc = ssq__combine_post(p, &r);
+	if (rc != 1)
+		return rc;
+	return ssq_post_write(p, laddr, lkey, len, raddr, rkey, wr_id, flags);
+}
+
+/*
+ * ssq_post_fetch_add_combined - an 8-byte FETCH_ADD of @add at @raddr
+ * (@rkey), the old value to @laddr (@lkey), through whoever combines.
+ * Returns as ssq_post_write_combined.
+ */
+SSQ_INLINE int ssq_post_fetch_add_combined(struct ssq_producer *p, uint64_t laddr,
+                                           uint32_t lkey, uint64_t raddr, uint32_t rkey,
+                                           uint64_t add, uint64_t wr_id, unsigned flags)
+{
+	struct ssq_combine_req r = { laddr,         raddr, wr_id, add,
+		                     lkey,          rkey,  8,     MLX5_OPCODE_ATOMIC_FA,
+		                     (uint8_t)flags };
+	uint64_t pos;
+	int rc;
+
+	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
+		return -EINVAL;
+	rc = ssq__combine_post(p, &r);
+	if (rc != 1)
+		return rc;
+	rc = ssq_reserve(p, 1, &pos);
+	if (ssq_unlikely(rc))
+		return rc;
+	ssq_prep_atomic(&p->sq, (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA, laddr, lkey, raddr,
+	                rkey, add, 0, ssq_wqe_flags(p, pos, 1, flags));
+	rc = ssq_publish(p, pos, 1, wr_id, flags);
+	if (ssq_unlikely(rc))
+		return rc;
+	ssq_submit(p);
+	return 0;
+}
+
+/*
+ * ssq_post_send_combined - ssq_post_send through whoever combines.
+ * Returns as ssq_post_write_combined.
+ */
+SSQ_INLINE int ssq_post_send_combined(struct ssq_producer *p, uint8_t opcode,
+                                      uint64_t laddr, uint32_t lkey, uint32_t len,
+                                      __be32 imm, uint64_t wr_id, unsigned flags)
+{
+	struct ssq_combine_req r = { laddr, 0,   wr_id,  (uint64_t)imm, lkey,
+		                     0,     len, opcode, (uint8_t)flags };
+	int rc;
+
+	if (ssq_unlikely(!ssq_wqe_flags_valid(flags) ||
+	                 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))
+		return -EINVAL;
+	rc = ssq__combine_post(p, &r);
+	if (rc != 1)
+		return rc;
+	return ssq_post_send(p, opcode, laddr, lkey, len, imm, wr_id, flags);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SSQ_COMBINE_H */

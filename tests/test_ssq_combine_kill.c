@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Combiners die and stop while holding others' requests (issue 29): three
+ * survivor processes post every message through combining
+ * (combine_flow.h), while at least 100 victim processes attach, post the
+ * same way and are killed - by SIGKILL from outside at a random moment, or
+ * by themselves at a hook while they combine: holding requests they took
+ * and have not published (SSQ_HOOK_COMBINE_TAKEN), or mid-batch, the first
+ * published (SSQ_HOOK_COMBINE_BUILT) - or are stopped (SIGSTOP) holding
+ * taken requests, for ssqd's stall watch (--stall-ms 100) to kill on the
+ * kernel's evidence.
+ * ssqd heals after each death.
+ *
+ * Survivors lose nothing (every message's counter is exactly 1), nothing is
+ * executed twice (no counter above 1, victims' included), each survivor
+ * gets exactly its completions in order, and no survivor post waits longer
+ * than the stall deadline and healing allow.
+ */
+#define SSQ_FAULT_HOOKS 1
+#include "combine_flow.h"
+#include <sys/mman.h>
+
+#define SURVIVORS     3u
+#define SURVIVOR_MAX  150000u /* more than they post while victims come and go */
+#define VICTIMS       120u
+#define VICTIM_MSGS   60u /* fewer than the 64 source slots: no reuse */
+#define STALL_LIMIT_S 3.0
+
+static char sock[108];
+static int die_where, die_after, die_sig;
+static unsigned *hook_hits; /* shared: [where] a victim reached its hook */
+static pid_t *spinning;     /* shared: the victim waiting at its hook to be stopped */
+
+static struct ssq_producer *me;
+
+/*
+ * Does this combiner hold a request of another producer (TAKEN, or at the
+ * BUILT hook, DONE already)? Victims die only then: a combiner with only
+ * its own request is a producer like those test_ssq_kill.c kills.
+ */
+static int holds_others(void)
+{
+	uint32_t i;
+
+	for (i = 0; me && i < SSQ_MAX_PRODUCERS; i++) {
+		uint64_t v =
+		    __atomic_load_n(&me->ctl->producers[i].hand.word, __ATOMIC_RELAXED);
+
+		if (i != me->id &&
+		    ((v & 3) == SSQ_HAND_TAKEN || (v & 3) == SSQ_HAND_DONE) &&
+		    (v >> 2) >= me->pub_end - me->ctl->producers[me->id].len &&
+		    (v >> 2) < me->pub_end)
+			return 1;
+	}
+	return 0;
+}
+
+/* Called by ssq/queue.h and ssq/combine.h at each hook point in this test build. */
+void ssq_fault_hook(int where)
+{
+	/* A combiner slow to start: others hand over meanwhile. */
+	if (where == SSQ_HOOK_COMBINE_ROLE && die_where) {
+		usleep(300);
+		return;
+	}
+	if (where == die_where && holds_others() && --die_after <= 0) {
+		__atomic_fetch_add(&hook_hits[die_where], 1, __ATOMIC_RELAXED);
+		if (die_sig == SIGKILL)
+			raise(SIGKILL);
+		/*
+		 * Stopped from outside, while running here: raise(SIGSTOP)
+		 * would stop us inside a system call, which ssqd does not take
+		 * for a stopped holder (proc_evidence.c).
+		 */
+		__atomic_store_n(spinning, getpid(), __ATOMIC_RELEASE);
+		for (;;)
+			__atomic_load_n(spinning, __ATOMIC_RELAXED);
+	}
+}
+
+struct survivor_report {
+	uint32_t posted;
+	double max_post_s;
+	int rc;
+};
+
+static int open_queue(struct ssq_client **c, struct ssq_queue **q, struct ssq_buf *src)
+{
+	if (ssq_client_connect(sock, c))
+		return -1;
+	if (ssq_queue_open(*c, "q0", q) || ssq_buf_alloc(*c, 64 * (CELL + 8), src))
+		return -1;
+	return 0;
+}
+
+static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
+                     struct survivor_report *rep)
+{
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf src;
+
+	rep->rc = 1;
+	if (open_queue(&c, &q, &src))
+		_exit(1);
+	rep->rc = run_combined(ssq_queue_producer(q), a, p, SURVIVOR_MAX, stop, src.addr,
+	                       src.iova, src.lkey, 0, &rep->max_post_s, &rep->posted);
+	_exit(rep->rc);
+}
+
+/*
+ * A victim posts until it dies. Mode 0 waits for the parent's SIGKILL;
+ * 1 and 2 die (SIGKILL) at SSQ_HOOK_COMBINE_TAKEN and _BUILT, 3 spins at
+ * SSQ_HOOK_COMBINE_TAKEN until the parent stops it (SIGSTOP), for ssqd to
+ * kill.
+ */
+static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown)
+{
+	static const int where[] = { 0, SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_BUILT,
+		                     SSQ_HOOK_COMBINE_TAKEN };
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf src;
+	uint32_t i, got = 0;
+
+	if (open_queue(&c, &q, &src))
+		_exit(3);
+	me = ssq_queue_producer(q);
+	die_where = where[mode];
+	die_after = countdown;
+	die_sig = mode == 3 ? SIGSTOP : SIGKILL;
+	for (i = 0; i < VICTIM_MSGS; i++) {
+		uint8_t *buf = (uint8_t *)src.addr + (size_t)i * (CELL + 8);
+
+		while (post_msg_comb(ssq_queue_producer(q), a, p, i,
+		                     src.iova + (uint64_t)i * (CELL + 8), buf, src.lkey,
+		                     0, &got) == -EAGAIN)
+			reap(ssq_queue_producer(q), p, &got);
+	}
+	if (mode)
+		_exit(2); /* its hook never came: not counted */
+	pause();          /* the parent's SIGKILL */
+	_exit(2);
+}
+
+int main(void)
+{
+	const char *ssqd = getenv("SSQD");
+	struct ssq_client *c = NULL;
+	struct ssq_queue *q;
+	struct ssq_buf dst, cnt;
+	struct survivor_report *rep;
+	struct msg_area a;
+	volatile int *stop;
+	pid_t d, surv[SURVIVORS];
+	unsigned v, i, kills = 0, by_mode[4] = { 0 }, bad = 0;
+	int status;
+
+	if (!ssqd)
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	srand((unsigned)getpid());
+	snprintf(sock, sizeof(sock), "/tmp/ssq-ckill-%d.sock", getpid());
+	/* ssqd's default --stall-ms is 100: a stopped combiner is killed by it. */
+	c = ssqd_start(sock, "64", "1024", NULL, &d);
+	a.per_proc = SURVIVOR_MAX;
+	a.nlong = SURVIVORS;
+	a.short_len = VICTIM_MSGS;
+	if (!c || ssq_queue_open(c, "q0", &q) ||
+	    ssq_buf_alloc(c, (uint64_t)msg_cell(&a, SURVIVORS + VICTIMS, 0) * CELL,
+	                  &dst) ||
+	    ssq_buf_alloc(c, (uint64_t)msg_cell(&a, SURVIVORS + VICTIMS, 0) * 8, &cnt)) {
+		fprintf(stderr, "setup: %s\n",
+		        c ? ssq_client_error(c) : ssq_client_strerror_last());
+		kill(d, SIGKILL);
+		return 1;
+	}
+	msg_area_place(&a, &dst, &cnt);
+	memset(dst.addr, 0, dst.len);
+	memset(cnt.addr, 0, cnt.len);
+	stop =
+	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	rep = (struct survivor_report *)((uint8_t *)stop + 64);
+	hook_hits = (unsigned *)((uint8_t *)stop + 1024);
+	spinning = (pid_t *)((uint8_t *)stop + 2048);
+	*stop = 0;
+
+	for (i = 0; i < SURVIVORS; i++) {
+		surv[i] = fork();
+		if (surv[i] == 0)
+			survivor(i, &a, stop, &rep[i]);
+	}
+	for (v = 0; v < VICTIMS; v++) {
+		int mode = v % 4, countdown = 1 + rand() % 20;
+		pid_t pid = fork();
+
+		if (pid == 0)
+			victim(SURVIVORS + v, &a, mode, countdown);
+		if (mode == 0)
+			usleep((useconds_t)(rand() % 3000));
+		else {
+			/* Its hook, else done posting: up to 5 s, then ours. */
+			double t0 = now_s();
+
+			while (waitpid(pid, &status, WNOHANG) == 0 && now_s() - t0 < 5) {
+				if (__atomic_load_n(spinning, __ATOMIC_ACQUIRE) == pid) {
+					/* ssqd's to kill: up to 5 s more. */
+					kill(pid, SIGSTOP);
+					*spinning = 0;
+					t0 = now_s();
+				}
+				usleep(1000);
+			}
+			if (now_s() - t0 < 5) {
+				kills +=
+				    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+				by_mode[mode] +=
+				    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+				continue;
+			}
+		}
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && mode == 0) {
+			kills++;
+			by_mode[0]++;
+		}
+	}
+	*stop = 1;
+	for (i = 0; i < SURVIVORS; i++) {
+		waitpid(surv[i], &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "survivor %u exit 0x%x", i, status);
+		CHECK(rep[i].posted > 0, "survivor %u posted nothing", i);
+		CHECK(rep[i].max_post_s < STALL_LIMIT_S,
+		      "survivor %u waited %.3f s for one post", i, rep[i].max_post_s);
+		bad += check_msgs(&a, i, rep[i].posted, 1);
+	}
+	CHECK(bad == 0, "%u survivor messages lost or duplicated", bad);
+	bad = 0;
+	for (v = 0; v < VICTIMS; v++)
+		bad += check_msgs(&a, SURVIVORS + v, VICTIM_MSGS, 0);
+	CHECK(bad == 0, "%u victim messages executed twice or corrupted", bad);
+	CHECK(kills >= 100, "only %u kills", kills);
+	/* Each hook reached by some victims, or the test did not test it. */
+	CHECK(hook_hits[SSQ_HOOK_COMBINE_TAKEN] >= 10 &&
+	          hook_hits[SSQ_HOOK_COMBINE_BUILT] >= 10,
+	      "hooks reached: taken %u, built %u", hook_hits[SSQ_HOOK_COMBINE_TAKEN],
+	      hook_hits[SSQ_HOOK_COMBINE_BUILT]);
+	printf(
+	    "%u kills (%u from outside, %u holding taken requests, %u mid-batch, %u "
+	    "stopped holding taken requests, killed by ssqd); survivors posted %u, %u, "
+	    "%u messages, longest post %.3f / %.3f / %.3f ms\n",
+	    kills, by_mode[0], by_mode[1], by_mode[2], by_mode[3], rep[0].posted,
+	    rep[1].posted, rep[2].posted, 1e3 * rep[0].max_post_s,
+	    1e3 * rep[1].max_post_s, 1e3 * rep[2].max_post_s);
+	ssq_client_close(c);
+	kill(d, SIGTERM);
+	waitpid(d, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	unlink(sock);
+	return test_exit("ssq_combine_kill");
+}
