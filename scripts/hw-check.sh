@@ -71,6 +71,8 @@ steps=(
 	"ctrl_mem_iova:ssq_mem_reg of malloc'd memory: iova and remote_addr are its address; a WRITE and a READ through them"
 	"ctrl_mem_disk_file:a disk file registered writable is refused with a reason (mm/gup.c), a memfd registers"
 	"ctrl_mem_hangup:ssqd killed: a client that used ssq_mem_reg lets go of ssqd's verbs file, so the kernel tears down its QPs and MRs"
+	"ctrl_wire_ops:two ssqd linked over the device (two daemons on one port), every opcode host to host, data and atomics checked"
+	"ssq_kill:producer processes killed while posting on the shared queue: survivors lose nothing, nothing runs twice"
 	"ctrl_memlock:without CAP_IPC_LOCK under a 64 KiB memlock limit ssqd refuses, naming the limit and the size"
 )
 failed=0
