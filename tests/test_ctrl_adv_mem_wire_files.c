@@ -149,12 +149,10 @@ static void run(const char *fault)
 	waitpid(o, &status, 0);
 out:
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
+	t_ssqd_stop(la, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: listening ssqd 0x%x",
 	      fault, status);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
+	t_ssqd_stop(lb, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: connecting ssqd 0x%x",
 	      fault, status);
 	unlink(sa);

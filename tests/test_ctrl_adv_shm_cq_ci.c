@@ -119,8 +119,6 @@ int main(void)
 	CHECK(waitpid(pid, &st, WNOHANG) == 0, "ssqd is still running (status 0x%x)", st);
 	ssq_client_close(b);
 	ssq_client_close(a);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(pid, &st, sock);
 	return test_exit("ctrl_adv_shm_cq_ci");
 }

@@ -253,8 +253,7 @@ int main(void)
 out:
 	ssq_client_close(a);
 	if (ssqd_alive(d)) {
-		kill(d, SIGTERM);
-		waitpid(d, &status, 0);
+		t_ssqd_stop(d, &status, NULL);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		      "ssqd's exit status 0x%x on SIGTERM", status);
 	} else {

@@ -75,8 +75,7 @@ int main(void)
 out:
 	if (c)
 		ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
+	t_ssqd_stop(d, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ctrl_recv_unarrived");

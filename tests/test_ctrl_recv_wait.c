@@ -448,9 +448,7 @@ static void no_pool(void)
 		CHECK(ssq_recv_wait(q, 0, 1000000) == -ENOTSUP, "no pool: %d",
 		      ssq_recv_wait(q, 0, 1000000));
 	ssq_client_close(c);
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	unlink(s2);
+	t_ssqd_stop(pid, NULL, s2);
 }
 
 /* Every case against one ssqd, whose device gives completion events when @events. */

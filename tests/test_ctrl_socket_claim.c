@@ -109,8 +109,7 @@ static void stop(struct ssq_client *c, pid_t d)
 
 	if (c)
 		ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
+	t_ssqd_stop(d, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
 }
 

@@ -114,11 +114,9 @@ out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
 	if (la) {
-		kill(la, SIGTERM);
-		waitpid(la, NULL, 0);
+		t_ssqd_stop(la, NULL, NULL);
 	}
-	kill(cb_pid, SIGTERM);
-	waitpid(cb_pid, &status, 0);
+	t_ssqd_stop(cb_pid, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sending ssqd exit 0x%x",
 	      status);
 	unlink(sa);
