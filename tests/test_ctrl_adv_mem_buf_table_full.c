@@ -33,7 +33,7 @@ int main(void)
 	if (!ssqd)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-adv-keys2-bt-%d.sock", getpid());
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-adv-mem-bt-%d.sock", getpid());
 	d = fork();
 	if (d == 0) {
 		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
@@ -74,5 +74,5 @@ int main(void)
 	t_ssqd_stop(d, &status, NULL);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
 	unlink(sock_path);
-	return test_exit("ctrl_adv_keys2_buf_table");
+	return test_exit("ctrl_adv_mem_buf_table_full");
 }
