@@ -110,4 +110,28 @@ static inline int cf_one(struct ssq_producer *p, enum ibv_wr_opcode op,
 	return -1;
 }
 
+/*
+ * Two clients @a and @b of the ssqd @pid at @sock, each with q0 open (@qa,
+ * @qb), and two 64-byte buffers of @b's (@src, @dst): the set-up of the
+ * tests where A scribbles and B must still be served. 0, or -1 having said
+ * why.
+ */
+static inline int cf_two_clients(const char *sock, pid_t pid, struct ssq_client **a,
+                                 struct ssq_client **b, struct ssq_queue **qa,
+                                 struct ssq_queue **qb, struct ssq_buf *src,
+                                 struct ssq_buf *dst)
+{
+	*a = ssqd_connect_pid(sock, pid);
+	*b = *a ? ssqd_connect_pid(sock, pid) : NULL;
+	if (!*a || !*b || ssq_queue_open(*a, "q0", qa) || ssq_queue_open(*b, "q0", qb) ||
+	    ssq_buf_alloc(*b, 64, src) || ssq_buf_alloc(*b, 64, dst)) {
+		fprintf(stderr, "ssqd did not start: %s\n",
+		        *b   ? ssq_client_error(*b)
+		        : *a ? ssq_client_error(*a)
+		             : "-");
+		return -1;
+	}
+	return 0;
+}
+
 #endif

@@ -28,14 +28,7 @@ int main(void)
 	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-shm-listed-%d.sock", getpid());
 	snprintf(logp, sizeof(logp), "/tmp/ssq-adv-shm-listed-%d.log", getpid());
 	pid = cf_start(sock, logp, 0, NULL, args);
-	a = ssqd_connect_pid(sock, pid);
-	b = a ? ssqd_connect_pid(sock, pid) : NULL;
-	if (!a || !b || ssq_queue_open(a, "q0", &qa) || ssq_queue_open(b, "q0", &qb) ||
-	    ssq_buf_alloc(b, 64, &src) || ssq_buf_alloc(b, 64, &dst)) {
-		fprintf(stderr, "ssqd did not start: %s\n",
-		        b   ? ssq_client_error(b)
-		        : a ? ssq_client_error(a)
-		            : "-");
+	if (cf_two_clients(sock, pid, &a, &b, &qa, &qb, &src, &dst)) {
 		kill(pid, SIGKILL);
 		return 1;
 	}

@@ -20,6 +20,9 @@
  */
 uint16_t t_free_tcp_port(void);
 
+/* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
+int t_proc_fds(pid_t pid);
+
 /*
  * t_tcp_connect - socket @s (a new TCP one when @s < 0) connected to
  * 127.0.0.1:@port, once. Returns it, or -1 (it closed) when that failed.
