@@ -2,8 +2,9 @@
 /*
  * tests/lib: the fixtures many tests share, compiled once into a static
  * library that every test links (liburing's test/helpers.c) instead of a
- * copy in each test: one ssqd launcher, one connect that waits for it, one
- * two-daemon pair. Names start t_. A fixture says what failed on stderr and
+ * copy in each test: one ssqd launcher and its stop, one connect that waits
+ * for it, one two-daemon pair, one cluster, TCP ports and connects, a
+ * signaled WR. Names start t_. A fixture says what failed on stderr and
  * returns it; the test's CHECK counts it.
  */
 #ifndef SSQ_TEST_LIB_H
