@@ -167,8 +167,7 @@ static inline void stall_ssqd_down(pid_t d)
 {
 	int status = 0;
 
-	t_ssqd_stop(d, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock_path);
 	print_log();
 	if (!test_failures)

@@ -71,8 +71,7 @@ int main(void)
 	CHECK(rc == -ENOMEM, "and the next refused again: %d", rc);
 	ssq_client_close(c);
 	ssq_client_close(first);
-	t_ssqd_stop(d, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock_path);
 	return test_exit("ctrl_adv_mem_buf_table_full");
 }

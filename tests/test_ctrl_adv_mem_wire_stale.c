@@ -217,14 +217,8 @@ static void run(int die)
 out_daemons:
 	kill(lb, SIGCONT);
 	ssq_client_close(cb);
-	t_ssqd_stop(la, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "listening ssqd exit 0x%x",
-	      status);
-	t_ssqd_stop(lb, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "connecting ssqd exit 0x%x",
-	      status);
-	unlink(sa);
-	unlink(sb);
+	CHECK(t_ssqd_stop_ok(la, &status, sa), "listening ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(lb, &status, sb), "connecting ssqd exit 0x%x", status);
 	free(src);
 	close(to_main[0]);
 	close(to_main[1]);

@@ -263,8 +263,7 @@ static void live_daemon(void)
 	      "other client after garbage");
 	ssq_client_close(c);
 out:
-	t_ssqd_stop(d, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 }
 
 int main(void)

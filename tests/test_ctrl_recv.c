@@ -379,8 +379,7 @@ int main(void)
 	no_pool();
 out:
 	ssq_client_close(c);
-	t_ssqd_stop(d, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ctrl_recv");
 }

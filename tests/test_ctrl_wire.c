@@ -116,9 +116,7 @@ out:
 	if (la) {
 		t_ssqd_stop(la, NULL, NULL);
 	}
-	t_ssqd_stop(cb_pid, &status, NULL);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sending ssqd exit 0x%x",
-	      status);
+	CHECK(t_ssqd_stop_ok(cb_pid, &status, NULL), "sending ssqd exit 0x%x", status);
 	unlink(sa);
 	unlink(sb);
 	return test_exit("ctrl_wire");

@@ -89,3 +89,9 @@ void t_ssqd_stop(pid_t pid, int *status, const char *sock)
 	if (sock)
 		unlink(sock);
 }
+
+int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock)
+{
+	t_ssqd_stop(pid, status, sock);
+	return WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+}

@@ -65,6 +65,9 @@ struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid);
  */
 void t_ssqd_stop(pid_t pid, int *status, const char *sock);
 
+/* t_ssqd_stop_ok - t_ssqd_stop, then 1 if @*status says it exited 0. */
+int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock);
+
 /*
  * Two daemons linked as a cluster of two, alice (index 0) and bob (1), each
  * --eager with --peer naming the other at 127.0.0.1 and --listen on a port
