@@ -38,52 +38,13 @@ static inline int cf_file_has(const char *path, const char *needle)
 }
 
 /*
- * The files of a cluster of @n daemons named @names, for a test tagged
- * @tag: a free port each, a socket and a log in /tmp, and the peers file
- * (its path into @peers) listing every one at 127.0.0.1.
+ * The cluster @cl of @n daemons named @names for a test tagged @tag, with
+ * the receive pool rssqd_start's give (t_cluster_files).
  */
-static inline void cf_cluster_files(const char *tag, unsigned n, const char *const *names,
-                                    uint16_t *ports, char (*socks)[108],
-                                    char (*logs)[108], char *peers)
+static inline void cf_cluster_files(struct t_cluster *cl, const char *tag, unsigned n,
+                                    const char *const *names, int append)
 {
-	FILE *f;
-	unsigned i;
-
-	snprintf(peers, 108, "/tmp/ssq-%s-peers-%d", tag, getpid());
-	f = fopen(peers, "w");
-	for (i = 0; i < n; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], 108, "/tmp/ssq-%s-%s-%d.sock", tag, names[i],
-		         getpid());
-		snprintf(logs[i], 108, "/tmp/ssq-%s-%s-%d.log", tag, names[i], getpid());
-		if (f)
-			fprintf(f, "%s 127.0.0.1:%u\n", names[i], ports[i]);
-	}
-	if (f)
-		fclose(f);
-}
-
-/*
- * Stop @n daemons @pids (SIGTERM, then reaped) and remove their sockets,
- * their logs (kept when $KEEP_LOGS is set) and the peers file @peers.
- */
-static inline void cf_cluster_stop(unsigned n, const pid_t *pids, char (*socks)[108],
-                                   char (*logs)[108], const char *peers)
-{
-	unsigned i;
-	int st;
-
-	for (i = 0; i < n; i++)
-		if (pids[i] > 0)
-			kill(pids[i], SIGTERM);
-	for (i = 0; i < n; i++) {
-		if (pids[i] > 0)
-			waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
-	unlink(peers);
+	t_cluster_files(cl, tag, n, names, RDEPTH, RMAX, append);
 }
 
 /* A LIST of @c: is its queue @name READY? 1, 0, or -1 when it has none such. */
@@ -130,20 +91,9 @@ static inline int cf_one(struct ssq_producer *p, enum ibv_wr_opcode op,
 	double t0 = now_s();
 	int rc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = r->remote_addr + roff;
-		wr.wr.atomic.rkey = r->rkey;
+	t_wr_one(&wr, &sge, op, id, r ? r->remote_addr + roff : 0, r ? r->rkey : 0);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		wr.wr.atomic.compare_add = 5;
-	} else if (r) {
-		wr.wr.rdma.remote_addr = r->remote_addr + roff;
-		wr.wr.rdma.rkey = r->rkey;
-	}
 	while ((rc = ssq_post_wr(p, &wr, &bad)) &&
 	       (rc == -EAGAIN || (retry_eio && rc == -EIO)) && now_s() - t0 < secs)
 		usleep(1000);
@@ -158,6 +108,30 @@ static inline int cf_one(struct ssq_producer *p, enum ibv_wr_opcode op,
 			usleep(100);
 	}
 	return -1;
+}
+
+/*
+ * Two clients @a and @b of the ssqd @pid at @sock, each with q0 open (@qa,
+ * @qb), and two 64-byte buffers of @b's (@src, @dst): the set-up of the
+ * tests where A scribbles and B must still be served. 0, or -1 having said
+ * why.
+ */
+static inline int cf_two_clients(const char *sock, pid_t pid, struct ssq_client **a,
+                                 struct ssq_client **b, struct ssq_queue **qa,
+                                 struct ssq_queue **qb, struct ssq_buf *src,
+                                 struct ssq_buf *dst)
+{
+	*a = ssqd_connect_pid(sock, pid);
+	*b = *a ? ssqd_connect_pid(sock, pid) : NULL;
+	if (!*a || !*b || ssq_queue_open(*a, "q0", qa) || ssq_queue_open(*b, "q0", qb) ||
+	    ssq_buf_alloc(*b, 64, src) || ssq_buf_alloc(*b, 64, dst)) {
+		fprintf(stderr, "ssqd did not start: %s\n",
+		        *b   ? ssq_client_error(*b)
+		        : *a ? ssq_client_error(*a)
+		             : "-");
+		return -1;
+	}
+	return 0;
 }
 
 #endif

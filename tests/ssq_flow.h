@@ -46,6 +46,26 @@ struct msg_area {
 };
 
 /*
+ * @a over one region of the emulated device's testbed (@iova, key @key,
+ * local view @mem): @nlong producers of @per_proc cells each, then their
+ * counters, 8 bytes a message, after the cells.
+ */
+static inline void msg_area_local(struct msg_area *a, uint64_t iova, uint32_t key,
+                                  uint8_t *mem, uint32_t nlong, uint32_t per_proc)
+{
+	size_t cells = (size_t)nlong * per_proc * CELL;
+
+	a->dst_iova = iova;
+	a->cnt_iova = iova + cells;
+	a->rkey = key;
+	a->per_proc = per_proc;
+	a->nlong = nlong;
+	a->short_len = 0;
+	a->dst = mem;
+	a->cnt = (uint64_t *)(mem + cells);
+}
+
+/*
  * Put @a's destination cells in @dst and its counters in @cnt, buffers of
  * the ssqd at the queue's other end (loopback: this one; between two
  * daemons the other host's), each reached at its remote descriptor. The

@@ -66,6 +66,27 @@ struct conn {
 	struct ssq_buf src, dst;
 };
 
+/*
+ * A signaled 64-byte WRITE on @k from @laddr/@lkey to @raddr/@rkey with
+ * @wr_id: its status within 5 s, -2 when another completion came first,
+ * -1 when the post failed or nothing came.
+ */
+static inline int write_status(struct conn *k, uint64_t laddr, uint32_t lkey,
+                               uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ssq_completion comp;
+	double t0 = now_s();
+
+	if (ssq_post_write(k->p, laddr, lkey, 64, raddr, rkey, wr_id, SSQ_WQE_SIGNALED))
+		return -1;
+	while (now_s() - t0 < 5.0) {
+		if (ssq_poll(k->p, &comp, 1) == 1)
+			return comp.wr_id == wr_id ? (int)comp.status : -2;
+		usleep(100);
+	}
+	return -1;
+}
+
 static inline int conn_open(struct conn *k)
 {
 	if (ssq_client_connect(sock_path, &k->c) || ssq_queue_open(k->c, "q0", &k->q) ||
@@ -146,9 +167,7 @@ static inline void stall_ssqd_down(pid_t d)
 {
 	int status = 0;
 
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock_path);
 	print_log();
 	if (!test_failures)

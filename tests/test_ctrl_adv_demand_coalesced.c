@@ -21,37 +21,10 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N], relay_port;
-static pid_t pids[N];
+static struct t_cluster cl;
+static uint16_t relay_port;
 static int relay_fd;
 static volatile int stop;
-
-static pid_t start(int i, const char *opt, const char *val)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
-		               lport,    opt,      val,       NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
-
-static int tcp_to(uint16_t port)
-{
-	struct sockaddr_in sa;
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(s);
-		return -1;
-	}
-	return s;
-}
 
 /*
  * Each connection alice makes, relayed to bob. Bob's first bytes are held
@@ -72,7 +45,7 @@ static void *relay(void *arg)
 		if (poll(pfd, 1, 50) <= 0)
 			continue;
 		a = accept4(relay_fd, NULL, NULL, SOCK_CLOEXEC);
-		b = a >= 0 ? tcp_to(ports[1]) : -1;
+		b = a >= 0 ? t_tcp_connect(-1, cl.port[1]) : -1;
 		if (b < 0) {
 			if (a >= 0)
 				close(a);
@@ -123,7 +96,7 @@ int main(void)
 	struct ssq_queue *q = NULL;
 	struct ssq_peer_info pi[2];
 	pthread_t t;
-	int i, st, n, one = 1;
+	int st, n, one = 1;
 	FILE *f;
 
 	if (!getenv("SSQD"))
@@ -143,20 +116,13 @@ int main(void)
 			SKIP("no TCP port for the relay");
 	}
 	relay_port = ntohs(sa.sin_port);
-	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-co-peers-%d", getpid());
-	f = fopen(peers_path, "w");
-	for (i = 0; i < N; i++) {
-		ports[i] = free_tcp_port();
-		snprintf(socks[i], sizeof(socks[i]), "/tmp/ssq-ci-co-%s-%d.sock",
-		         names[i], getpid());
-		snprintf(logs[i], sizeof(logs[i]), "/tmp/ssq-ci-co-%s-%d.log", names[i],
-		         getpid());
-	}
+	cf_cluster_files(&cl, "ci-co", N, names, 0);
+	f = fopen(cl.peers, "w");
 	/* alice reaches bob through the relay; bob's own line is its port. */
-	fprintf(f, "alice 127.0.0.1:%u\nbob 127.0.0.1:%u\n", ports[0], relay_port);
+	fprintf(f, "alice 127.0.0.1:%u\nbob 127.0.0.1:%u\n", cl.port[0], relay_port);
 	fclose(f);
 	pthread_create(&t, NULL, relay, NULL);
-	pids[0] = start(0, "--idle-ms", "300");
+	t_cluster_start(&cl, 0, T_ARGS("--idle-ms", "300"));
 	/* bob listens on its own port, whatever its line says. */
 	{
 		char lport[16];
@@ -164,19 +130,19 @@ int main(void)
 			               NULL,     "--listen", lport,    NULL };
 		char pa[64], pb[64];
 
-		snprintf(lport, sizeof(lport), "%u", ports[1]);
-		snprintf(pa, sizeof(pa), "alice=127.0.0.1:%u", ports[0]);
-		snprintf(pb, sizeof(pb), "bob=127.0.0.1:%u", ports[1]);
+		snprintf(lport, sizeof(lport), "%u", cl.port[1]);
+		snprintf(pa, sizeof(pa), "alice=127.0.0.1:%u", cl.port[0]);
+		snprintf(pb, sizeof(pb), "bob=127.0.0.1:%u", cl.port[1]);
 		args[3] = pa;
 		args[5] = pb;
-		pids[1] = cf_start(socks[1], logs[1], 0, NULL, args);
+		cl.pid[1] = cf_start(cl.sock[1], cl.log[1], 0, NULL, args);
 	}
-	a = ssqd_connect_pid(socks[0], pids[0]);
+	a = t_cluster_connect(&cl, 0);
 	CHECK(a != NULL, "alice serves");
 	if (!a)
 		goto out;
 	{
-		struct ssq_client *b = ssqd_connect_pid(socks[1], pids[1]);
+		struct ssq_client *b = t_cluster_connect(&cl, 1);
 
 		CHECK(b != NULL, "bob serves");
 		ssq_client_close(b);
@@ -196,20 +162,12 @@ int main(void)
 	ssq_queue_close(q);
 	CHECK(cf_wait_ready(a, "bob/q0", 0, 3),
 	      "idle at both ends: alice closes the link (--idle-ms 300)");
-	CHECK(!cf_file_has(logs[0], "link down"), "alice's link never failed");
+	CHECK(!cf_file_has(cl.log[0], "link down"), "alice's link never failed");
 out:
 	stop = 1;
 	pthread_join(t, NULL);
-	if (a)
-		ssq_client_close(a);
-	for (i = 0; i < N; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
-		if (!getenv("KEEP_LOGS"))
-			unlink(logs[i]);
-	}
+	ssq_client_close(a);
+	t_cluster_stop(&cl);
 	close(relay_fd);
-	unlink(peers_path);
 	return test_exit("ctrl_adv_demand_coalesced");
 }

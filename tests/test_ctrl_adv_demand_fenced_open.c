@@ -20,19 +20,7 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i)
-{
-	char lport[16];
-	const char *args[] = { "--name",   names[i], "--peers", peers_path,
-		               "--listen", lport,    NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
+static struct t_cluster cl;
 
 /* A WRITE through @q with a key nobody gave out: its completion's status. */
 static int bad_write(struct ssq_queue *q, const struct ssq_buf *b)
@@ -64,11 +52,11 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci-fen", N, names, ports, socks, logs, peers_path);
+	cf_cluster_files(&cl, "ci-fen", N, names, 0);
 	for (i = 0; i < N; i++)
-		pids[i] = start(i);
-	a = ssqd_connect_pid(socks[0], pids[0]);
-	b = ssqd_connect_pid(socks[1], pids[1]);
+		t_cluster_start(&cl, i, NULL);
+	a = t_cluster_connect(&cl, 0);
+	b = t_cluster_connect(&cl, 1);
 	CHECK(a && b, "alice and bob serve");
 	if (!a || !b)
 		goto out;
@@ -79,9 +67,9 @@ int main(void)
 	CHECK(!ssq_buf_alloc(a, 4096, &buf), "a buffer");
 	st = bad_write(q, &buf);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "the WRITE with a wrong rkey: status %d", st);
-	for (i = 0; i < 300 && !cf_file_has(logs[1], "async event"); i++)
+	for (i = 0; i < 300 && !cf_file_has(cl.log[1], "async event"); i++)
 		usleep(10000);
-	CHECK(cf_file_has(logs[1], "async event"), "bob fenced its alice/q0");
+	CHECK(cf_file_has(cl.log[1], "async event"), "bob fenced its alice/q0");
 	ssq_buf_free(a, &buf);
 	ssq_queue_close(q); /* no RECOVER: the client leaves */
 	q = NULL;
@@ -112,9 +100,9 @@ int main(void)
 	CHECK(!ssq_buf_alloc(a, 4096, &buf), "a buffer");
 	st = bad_write(q, &buf);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "the WRITE with a wrong rkey: status %d", st);
-	for (i = 0; i < 300 && !cf_file_has(logs[0], "async event"); i++)
+	for (i = 0; i < 300 && !cf_file_has(cl.log[0], "async event"); i++)
 		usleep(10000);
-	CHECK(cf_file_has(logs[0], "async event"), "alice fenced alice/q0");
+	CHECK(cf_file_has(cl.log[0], "async event"), "alice fenced alice/q0");
 	ssq_buf_free(a, &buf);
 	ssq_queue_close(q);
 	q = NULL;
@@ -126,10 +114,8 @@ int main(void)
 	if (!st)
 		ssq_queue_close(q);
 out:
-	if (a)
-		ssq_client_close(a);
-	if (b)
-		ssq_client_close(b);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	ssq_client_close(a);
+	ssq_client_close(b);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_demand_fenced_open");
 }

@@ -15,19 +15,7 @@
 #define N     2
 #define ROUND 40
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i],    "--peers", peers_path, "--listen",
-		               lport,    "--idle-ms", "10",      NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
+static struct t_cluster cl;
 
 int main(void)
 {
@@ -38,11 +26,11 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci-ir", N, names, ports, socks, logs, peers_path);
+	cf_cluster_files(&cl, "ci-ir", N, names, 0);
 	for (i = 0; i < N; i++)
-		pids[i] = start(i);
-	ssq_client_close(ssqd_connect_pid(socks[0], pids[0]));
-	b = ssqd_connect_pid(socks[1], pids[1]);
+		t_cluster_start(&cl, i, T_ARGS("--idle-ms", "10"));
+	ssq_client_close(t_cluster_connect(&cl, 0));
+	b = t_cluster_connect(&cl, 1);
 	CHECK(b != NULL, "bob serves");
 	if (!b)
 		goto out;
@@ -64,8 +52,7 @@ int main(void)
 	CHECK(!lost, "%d of %d queues just opened lost their link under their client",
 	      lost, opened);
 out:
-	if (b)
-		ssq_client_close(b);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	ssq_client_close(b);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_demand_idle_race");
 }

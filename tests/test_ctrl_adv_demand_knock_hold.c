@@ -18,21 +18,9 @@
 #define N     2
 #define HOLDS 12
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
+static struct t_cluster cl;
 static volatile int stop;
 static unsigned reconnects;
-
-static pid_t start(int i)
-{
-	char lport[16];
-	const char *args[] = { "--name",   names[i], "--peers", peers_path,
-		               "--listen", lport,    NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
 
 /* A silent connection to 127.0.0.1:@port from 127.0.0.2, or -1. */
 static int knock_from_2(uint16_t port)
@@ -49,13 +37,7 @@ static int knock_from_2(uint16_t port)
 		close(s);
 		return -1;
 	}
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(s);
-		return -1;
-	}
-	return s;
+	return t_tcp_connect(s, port);
 }
 
 static void *stranger(void *arg)
@@ -106,25 +88,25 @@ int main(void)
 	if (s >= 0)
 		close(s);
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci-kh", N, names, ports, socks, logs, peers_path);
+	cf_cluster_files(&cl, "ci-kh", N, names, 0);
 	for (i = 0; i < N; i++)
-		pids[i] = start(i);
-	a = ssqd_connect_pid(socks[0], pids[0]);
-	b = ssqd_connect_pid(socks[1], pids[1]);
+		t_cluster_start(&cl, i, NULL);
+	a = t_cluster_connect(&cl, 0);
+	b = t_cluster_connect(&cl, 1);
 	CHECK(a && b, "alice and bob serve");
 	if (!a || !b)
 		goto out;
-	s = knock_from_2(ports[1]);
+	s = knock_from_2(cl.port[1]);
 	if (s < 0) {
 		CHECK(1, "no 127.0.0.2 to knock from: skipped");
 		goto out;
 	}
 	close(s);
-	pthread_create(&t, NULL, stranger, &ports[1]);
-	for (i = 0; i < 500 && !cf_file_has(logs[1], "are still to say who they are");
+	pthread_create(&t, NULL, stranger, &cl.port[1]);
+	for (i = 0; i < 500 && !cf_file_has(cl.log[1], "are still to say who they are");
 	     i++)
 		usleep(10000);
-	CHECK(cf_file_has(logs[1], "are still to say who they are"),
+	CHECK(cf_file_has(cl.log[1], "are still to say who they are"),
 	      "the stranger fills bob's knock slots");
 	usleep(100000);
 	t0 = now_s();
@@ -147,10 +129,8 @@ int main(void)
 	pthread_join(t, NULL);
 	fprintf(stderr, "the stranger reconnected %u times\n", reconnects);
 out:
-	if (a)
-		ssq_client_close(a);
-	if (b)
-		ssq_client_close(b);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	ssq_client_close(a);
+	ssq_client_close(b);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_demand_knock_hold");
 }

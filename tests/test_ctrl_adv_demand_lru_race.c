@@ -19,9 +19,7 @@
 
 #define N 3
 static const char *const names[N] = { "alice", "bob", "carol" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
+static struct t_cluster cl;
 
 struct opener {
 	struct ssq_client *c;
@@ -48,16 +46,6 @@ static void *open_thread(void *arg)
 	return NULL;
 }
 
-static pid_t start(int i, const char *opt, const char *val)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
-		               lport,    opt,      val,       NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 1, NULL, args);
-}
-
 int main(void)
 {
 	struct opener o[2] = { { .name = "bob/q0" }, { .name = "carol/q0" } };
@@ -67,18 +55,18 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci-lru", N, names, ports, socks, logs, peers_path);
-	pids[0] = start(0, "--max-active-peers", "1");
+	cf_cluster_files(&cl, "ci-lru", N, names, 1);
+	t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "1"));
 	for (i = 1; i < N; i++)
-		pids[i] = start(i, NULL, NULL);
+		t_cluster_start(&cl, i, NULL);
 	for (i = 0; i < 2; i++) {
-		o[i].c = ssqd_connect_pid(socks[0], pids[0]);
+		o[i].c = t_cluster_connect(&cl, 0);
 		CHECK(o[i].c != NULL, "alice serves client %d", i);
 		if (!o[i].c)
 			goto out;
 	}
 	for (i = 1; i < N; i++) { /* both peers up before the race */
-		struct ssq_client *c = ssqd_connect_pid(socks[i], pids[i]);
+		struct ssq_client *c = t_cluster_connect(&cl, i);
 
 		CHECK(c != NULL, "%s serves", names[i]);
 		ssq_client_close(c);
@@ -87,15 +75,15 @@ int main(void)
 		pthread_barrier_init(&go, NULL, 2);
 		pthread_barrier_init(&done, NULL, 2);
 		if (round) { /* slow peers: both links take a second */
-			kill(pids[1], SIGSTOP);
-			kill(pids[2], SIGSTOP);
+			kill(cl.pid[1], SIGSTOP);
+			kill(cl.pid[2], SIGSTOP);
 		}
 		for (i = 0; i < 2; i++)
 			pthread_create(&t[i], NULL, open_thread, &o[i]);
 		if (round) {
 			usleep(1000000);
-			kill(pids[1], SIGCONT);
-			kill(pids[2], SIGCONT);
+			kill(cl.pid[1], SIGCONT);
+			kill(cl.pid[2], SIGCONT);
 		}
 		for (i = 0; i < 2; i++)
 			pthread_join(t[i], NULL);
@@ -120,11 +108,10 @@ int main(void)
 		if (!round) {   /* round 1 starts with no link: alice anew */
 			for (i = 0; i < 2; i++)
 				ssq_client_close(o[i].c);
-			kill(pids[0], SIGTERM);
-			waitpid(pids[0], &st, 0);
-			pids[0] = start(0, "--max-active-peers", "1");
+			t_ssqd_stop(cl.pid[0], &st, NULL);
+			t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "1"));
 			for (i = 0; i < 2; i++)
-				o[i].c = ssqd_connect_pid(socks[0], pids[0]);
+				o[i].c = t_cluster_connect(&cl, 0);
 			if (!o[0].c || !o[1].c)
 				break;
 			usleep(300000); /* bob and carol see alice gone */
@@ -132,7 +119,7 @@ int main(void)
 	}
 	{
 		char buf[1 << 16];
-		int fd = open(logs[0], O_RDONLY), closes = 0;
+		int fd = open(cl.log[0], O_RDONLY), closes = 0;
 		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : 0;
 		char *at = buf;
 
@@ -150,6 +137,6 @@ out:
 	for (i = 0; i < 2; i++)
 		if (o[i].c)
 			ssq_client_close(o[i].c);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_demand_lru_race");
 }

@@ -141,11 +141,9 @@ out:
 		ssq_client_close(c);
 	if (c1)
 		ssq_client_close(c1);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
+	t_ssqd_stop(pid, &st, NULL);
 	if (pid1 > 0) {
-		kill(pid1, SIGTERM);
-		waitpid(pid1, &st, 0);
+		t_ssqd_stop(pid1, &st, NULL);
 	}
 	unlink(sock);
 	unlink(sock1);

@@ -14,19 +14,7 @@
 
 #define N 3
 static const char *const names[N] = { "alice", "bob", "carol" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i, const char *opt, const char *val)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
-		               lport,    opt,      val,       NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
+static struct t_cluster cl;
 
 int main(void)
 {
@@ -38,13 +26,13 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci-wb", N, names, ports, socks, logs, peers_path);
-	pids[0] = start(0, "--max-active-peers", "1");
+	cf_cluster_files(&cl, "ci-wb", N, names, 0);
+	t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "1"));
 	for (i = 1; i < N; i++)
-		pids[i] = start(i, NULL, NULL);
-	a = ssqd_connect_pid(socks[0], pids[0]);
-	b = ssqd_connect_pid(socks[1], pids[1]);
-	ssq_client_close(ssqd_connect_pid(socks[2], pids[2]));
+		t_cluster_start(&cl, i, NULL);
+	a = t_cluster_connect(&cl, 0);
+	b = t_cluster_connect(&cl, 1);
+	ssq_client_close(t_cluster_connect(&cl, 2));
 	CHECK(a && b, "alice and bob serve");
 	if (!a || !b)
 		goto out;
@@ -76,10 +64,8 @@ int main(void)
 	if (!st)
 		ssq_queue_close(qa);
 out:
-	if (a)
-		ssq_client_close(a);
-	if (b)
-		ssq_client_close(b);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	ssq_client_close(a);
+	ssq_client_close(b);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_demand_want_busy");
 }

@@ -13,22 +13,6 @@
  */
 #include "stall_flow.h"
 
-static int write_status(struct conn *k, uint64_t laddr, uint32_t lkey, uint64_t raddr,
-                        uint32_t rkey, uint64_t wr_id)
-{
-	struct ssq_completion comp;
-	double t0 = now_s();
-
-	if (ssq_post_write(k->p, laddr, lkey, 64, raddr, rkey, wr_id, SSQ_WQE_SIGNALED))
-		return -1;
-	while (now_s() - t0 < 5.0) {
-		if (ssq_poll(k->p, &comp, 1) == 1)
-			return comp.wr_id == wr_id ? (int)comp.status : -2;
-		usleep(100);
-	}
-	return -1;
-}
-
 int main(void)
 {
 	struct ssq_client *b, *c;

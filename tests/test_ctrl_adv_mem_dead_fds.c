@@ -15,27 +15,9 @@
  * (every child i % 2 -> 0) the same run ends with no descriptor left.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include "stall_flow.h"
 
 #define NPROC 40
-
-static int nfds(pid_t d)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)d);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((e = readdir(dir)))
-		n += e->d_name[0] != '.';
-	closedir(dir);
-	return n;
-}
 
 static void child(int stuck, int ready)
 {
@@ -73,7 +55,7 @@ int main(void)
 	d = stall_ssqd_up("adv-deadfds");
 	if (d < 0 || pipe(p) || conn_open(&a))
 		return 1;
-	before = nfds(d);
+	before = t_proc_fds(d);
 	for (i = 0; i < NPROC; i++) {
 		kids[i] = fork();
 		if (kids[i] == 0)
@@ -97,7 +79,7 @@ int main(void)
 	t0 = now_s();
 	do {
 		usleep(100000);
-		after = nfds(d);
+		after = t_proc_fds(d);
 	} while (after > before && now_s() - t0 < 5.0);
 	printf("ssqd's descriptors: %d before, %d after (recover: %d)\n", before, after,
 	       rc);

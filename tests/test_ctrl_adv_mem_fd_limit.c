@@ -12,7 +12,6 @@
  * connect and be served, and ssqd does not spin.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <sys/resource.h>
 #include "stall_flow.h"
 
@@ -40,23 +39,6 @@ static double cpu_s(pid_t d)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static int nfds(pid_t d)
-{
-	char path[64];
-	struct dirent *e;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)d);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((e = readdir(dir)))
-		n += e->d_name[0] != '.';
-	closedir(dir);
-	return n;
-}
-
 int main(void)
 {
 	struct rlimit rl = { 1024, 1024 }, mine;
@@ -79,7 +61,7 @@ int main(void)
 	setrlimit(RLIMIT_NOFILE, &mine);
 	if (d < 0 || !mem)
 		return 1;
-	printf("ssqd holds %d descriptors at start (limit 1024)\n", nfds(d));
+	printf("ssqd holds %d descriptors at start (limit 1024)\n", t_proc_fds(d));
 	for (i = 0; i < NCONN; i++) {
 		if (ssq_client_connect(sock_path, &c[i])) {
 			printf("client %d: connect failed\n", i);
@@ -102,7 +84,7 @@ int main(void)
 		}
 	}
 	printf("%d registrations held, %d refused; ssqd holds %d descriptors\n", ok,
-	       refused, nfds(d));
+	       refused, t_proc_fds(d));
 	rc = ssq_client_connect(sock_path, &late);
 	CHECK(rc == 0, "a new client connects while the table is full: %d", rc);
 	c0 = cpu_s(d);

@@ -28,14 +28,7 @@ static int run_wr(struct conn *k, enum ibv_wr_opcode op, void *laddr, uint32_t l
 	struct ssq_completion comp;
 	double t0 = now_s();
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
+	t_wr_one(&wr, &sge, op, wr_id, raddr, rkey);
 	if (ssq_post_wr(k->p, &wr, &bad))
 		return -1;
 	while (now_s() - t0 < 5.0) {

@@ -129,14 +129,8 @@ int main(void)
 		struct ssq_completion comp;
 		double t0 = now_s();
 
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = (uint64_t)i + 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = file_mr.remote_addr + (uint64_t)i * CHUNK;
-		wr.wr.rdma.rkey = file_mr.rkey;
+		t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, (uint64_t)i + 1,
+		         file_mr.remote_addr + (uint64_t)i * CHUNK, file_mr.rkey);
 		if (ssq_post_wr(a.p, &wr, &bad))
 			break;
 		st = -1;

@@ -149,16 +149,8 @@ static void run(const char *fault)
 	waitpid(o, &status, 0);
 out:
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: listening ssqd 0x%x",
-	      fault, status);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: connecting ssqd 0x%x",
-	      fault, status);
-	unlink(sa);
-	unlink(sb);
+	CHECK(t_ssqd_stop_ok(la, &status, sa), "%s: listening ssqd 0x%x", fault, status);
+	CHECK(t_ssqd_stop_ok(lb, &status, sb), "%s: connecting ssqd 0x%x", fault, status);
 	free(src);
 	free(back);
 	free(old);

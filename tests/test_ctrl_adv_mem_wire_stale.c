@@ -189,14 +189,7 @@ static void run(int die)
 	sge.addr = (uint64_t)(uintptr_t)src;
 	sge.length = LEN;
 	sge.lkey = src_mr.lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dsc.addr;
-	wr.wr.rdma.rkey = dsc.rkey;
+	t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, 1, dsc.addr, dsc.rkey);
 	CHECK(ssq_post_wr(p, &wr, &bad) == 0, "64 KiB WRITE posted");
 	CHECK(read(to_main[0], &rep, sizeof(rep)) == sizeof(rep), "O's report");
 	t0 = now_s();
@@ -224,16 +217,8 @@ static void run(int die)
 out_daemons:
 	kill(lb, SIGCONT);
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "listening ssqd exit 0x%x",
-	      status);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "connecting ssqd exit 0x%x",
-	      status);
-	unlink(sa);
-	unlink(sb);
+	CHECK(t_ssqd_stop_ok(la, &status, sa), "listening ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(lb, &status, sb), "connecting ssqd exit 0x%x", status);
 	free(src);
 	close(to_main[0]);
 	close(to_main[1]);

@@ -54,8 +54,7 @@ int main(void)
 	      "a file of %u daemons is %u queues: ssqd serves %d (log: %s)",
 	      SSQ_MAX_QUEUES, SSQ_MAX_QUEUES, n, cf_file_has(log, most) ? most : "-");
 	ssq_client_close(c);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
+	t_ssqd_stop(pid, &st, NULL);
 
 	/* 65 daemons: 65 queues, one too many. */
 	snprintf(last, sizeof(last), "n%02u", SSQ_MAX_QUEUES);

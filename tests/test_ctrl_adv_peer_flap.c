@@ -45,14 +45,8 @@ static void post_some(struct side *s, struct side *t)
 		int rc;
 
 		((uint64_t *)s->src.addr)[slot] = v;
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = v;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = t->buf.remote_addr + slot * 8;
-		wr.wr.rdma.rkey = t->buf.rkey;
+		t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, v, t->buf.remote_addr + slot * 8,
+		         t->buf.rkey);
 		rc = ssq_post_wr(p, &wr, &bad);
 		if (rc == -EAGAIN)
 			return;
@@ -167,9 +161,7 @@ out:
 	ssq_client_close(a.c);
 	ssq_client_close(b.c);
 	for (i = 0; i < 3; i++) {
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
+		t_ssqd_stop(pids[i], &st, socks[i]);
 	}
 	unlink(peers_path);
 	return test_exit("ctrl_adv_peer_flap");

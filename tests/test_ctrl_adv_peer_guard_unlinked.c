@@ -90,36 +90,27 @@ static pid_t relay(uint16_t port, uint16_t to)
 
 int main(void)
 {
-	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64];
-	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
-		                 peer_a,    "--listen", pa,      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
-	struct ssq_client *ca = NULL, *cb = NULL;
+	struct t_pair pair;
+	struct ssq_client *ca, *cb;
 	struct ssq_queue *qa = NULL;
 	struct ssq_buf src, dst;
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port(),
-	         port_r = free_tcp_port();
+	uint16_t port_b, port_r;
 	uint8_t *d;
 	int i, st;
 	double t0;
-	pid_t la, lb, r = relay(port_r, port_b);
+	pid_t r;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sa, sizeof(sa), "/tmp/ssq-advg-a-%d.sock", getpid());
-	snprintf(sb, sizeof(sb), "/tmp/ssq-advg-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_r); /* the relay */
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	la = rssqd_start(sa, NULL, a_args);
-	lb = rssqd_start(sb, NULL, b_args);
-	ca = ssqd_connect_pid(sa, la);
-	cb = ca ? ssqd_connect_pid(sb, lb) : NULL;
-	CHECK(ca && cb && wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
-	      "alice and bob linked");
+	t_pair_init(&pair, "advg", RDEPTH, RMAX);
+	port_b = (uint16_t)atoi(pair.port[1]);
+	port_r = free_tcp_port();
+	r = relay(port_r, port_b);
+	snprintf(pair.peer[0], sizeof(pair.peer[0]), "bob=127.0.0.1:%u", port_r);
+	CHECK(t_pair_run(&pair) == 0, "alice and bob linked");
+	ca = pair.c[0];
+	cb = pair.c[1];
 	if (!ca || !cb || ssq_queue_open(ca, "bob/q0", &qa) ||
 	    ssq_buf_alloc(ca, 4096, &src) || ssq_buf_alloc(cb, 4096, &dst))
 		goto out;
@@ -163,13 +154,6 @@ out:
 		kill(r, SIGKILL);
 		waitpid(r, &st, 0);
 	}
-	ssq_client_close(ca);
-	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
-	unlink(sa);
-	unlink(sb);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_peer_guard_unlinked");
 }

@@ -109,10 +109,8 @@ int main(void)
 out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
+	t_ssqd_stop(la, &st, NULL);
+	t_ssqd_stop(lb, &st, NULL);
 	close(carol);
 	unlink(sa);
 	unlink(sb);

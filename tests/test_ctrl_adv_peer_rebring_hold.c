@@ -16,35 +16,22 @@
 
 int main(void)
 {
-	char sa[108], sb[108], pa[16], pb[16], peer_a[64], peer_b[64], res[64] = "";
-	const char *a_args[] = { "--eager",  "--name", "alice",      "--peer", peer_a,
-		                 "--listen", pa,       "--stall-ms", "0",      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
-	struct ssq_client *ca = NULL, *cb = NULL;
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
+	char res[64] = "";
+	struct t_pair pair;
+	const char *sa = pair.sock[0];
 	int hold[2], lst[2], st, worst_ms = -1, failed = -1;
-	pid_t la, lb, holder = -1, lister = -1;
+	pid_t holder = -1, lister = -1;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sa, sizeof(sa), "/tmp/ssq-advh2-a-%d.sock", getpid());
-	snprintf(sb, sizeof(sb), "/tmp/ssq-advh2-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	la = rssqd_start(sa, NULL, a_args);
-	lb = rssqd_start(sb, NULL, b_args);
-	ca = ssqd_connect_pid(sa, la);
-	cb = ca ? ssqd_connect_pid(sb, lb) : NULL;
-	CHECK(ca && cb && wait_q0_ready(ca, 1, 10) >= 0 && wait_q0_ready(cb, 1, 10) >= 0,
-	      "alice and bob linked");
-	if (!ca || !cb || pipe(hold) || pipe(lst))
+	t_pair_init(&pair, "advh2", RDEPTH, RMAX);
+	pair.extra[0] = T_ARGS("--stall-ms", "0");
+	CHECK(t_pair_run(&pair) == 0, "alice and bob linked");
+	if (!pair.c[0] || !pair.c[1] || pipe(hold) || pipe(lst))
 		goto out;
-	ssq_client_close(cb);
-	cb = NULL;
+	ssq_client_close(pair.c[1]);
+	pair.c[1] = NULL;
 
 	/* The holder: a reservation on bob/q0, never committed. */
 	holder = fork();
@@ -90,10 +77,10 @@ int main(void)
 	(void)!read(lst[0], res, 1);
 
 	/* bob dies and comes back: alice re-brings bob/q0. */
-	kill(lb, SIGKILL);
-	waitpid(lb, &st, 0);
+	kill(pair.pid[1], SIGKILL);
+	waitpid(pair.pid[1], &st, 0);
 	usleep(300000);
-	lb = rssqd_start(sb, NULL, b_args);
+	t_pair_exec(&pair, 1);
 	waitpid(lister, &st, 0);
 	lister = -1;
 	close(lst[1]);
@@ -113,13 +100,6 @@ out:
 		kill(lister, SIGKILL);
 		waitpid(lister, &st, 0);
 	}
-	ssq_client_close(ca);
-	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &st, 0);
-	unlink(sa);
-	unlink(sb);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_peer_rebring_hold");
 }

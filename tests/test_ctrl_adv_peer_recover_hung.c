@@ -29,14 +29,7 @@ static int write8(struct ssq_queue *q, const struct ssq_buf *src, uint64_t raddr
 	double t0 = now_s();
 	int rc;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 9;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
+	t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, 9, raddr, rkey);
 	while ((rc = ssq_post_wr(p, &wr, &bad)) == -EAGAIN && now_s() - t0 < 5)
 		usleep(1000);
 	if (rc)
@@ -85,7 +78,7 @@ static pid_t lister(const char *sock, double secs, int fd)
 
 struct side {
 	const char *name;
-	char sock[108];
+	const char *sock;
 	pid_t pid;
 	struct ssq_client *c;
 	struct ssq_queue *q;
@@ -183,31 +176,20 @@ static void recover_twice(struct side *s, struct side *other)
 
 int main(void)
 {
-	char pa[16], pb[16], peer_a[64], peer_b[64];
-	const char *a_args[] = { "--eager", "--name",   "alice", "--peer",
-		                 peer_a,    "--listen", pa,      NULL };
-	const char *b_args[] = { "--eager", "--name",   "bob", "--peer",
-		                 peer_b,    "--listen", pb,    NULL };
 	struct side a = { .name = "alice" }, b = { .name = "bob" };
-	uint16_t port_a = free_tcp_port(), port_b = free_tcp_port();
-	int st;
+	struct t_pair pair;
 
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(a.sock, sizeof(a.sock), "/tmp/ssq-advr-a-%d.sock", getpid());
-	snprintf(b.sock, sizeof(b.sock), "/tmp/ssq-advr-b-%d.sock", getpid());
-	snprintf(pa, sizeof(pa), "%u", port_a);
-	snprintf(pb, sizeof(pb), "%u", port_b);
-	snprintf(peer_a, sizeof(peer_a), "bob=127.0.0.1:%u", port_b);
-	snprintf(peer_b, sizeof(peer_b), "alice=127.0.0.1:%u", port_a);
-	a.pid = rssqd_start(a.sock, NULL, a_args);
-	b.pid = rssqd_start(b.sock, NULL, b_args);
-	a.c = ssqd_connect_pid(a.sock, a.pid);
-	b.c = a.c ? ssqd_connect_pid(b.sock, b.pid) : NULL;
-	CHECK(a.c && b.c && wait_q0_ready(a.c, 1, 10) >= 0 &&
-	          wait_q0_ready(b.c, 1, 10) >= 0,
+	CHECK(t_pair_start(&pair, "advr", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
+	a.sock = pair.sock[0];
+	b.sock = pair.sock[1];
+	a.pid = pair.pid[0];
+	b.pid = pair.pid[1];
+	a.c = pair.c[0];
+	b.c = pair.c[1];
 	if (!a.c || !b.c || ssq_queue_open(a.c, "bob/q0", &a.q) ||
 	    ssq_queue_open(b.c, "alice/q0", &b.q) || ssq_buf_alloc(a.c, 4096, &a.buf) ||
 	    ssq_buf_alloc(b.c, 4096, &b.buf))
@@ -216,15 +198,8 @@ int main(void)
 	recover_hung(&a, &b);  /* 1. the dialer recovers */
 	recover_hung(&b, &a);  /* 2. the one that accepts */
 out:
-	ssq_client_close(a.c);
-	ssq_client_close(b.c);
 	kill(a.pid, SIGCONT);
 	kill(b.pid, SIGCONT);
-	kill(a.pid, SIGTERM);
-	waitpid(a.pid, &st, 0);
-	kill(b.pid, SIGTERM);
-	waitpid(b.pid, &st, 0);
-	unlink(a.sock);
-	unlink(b.sock);
+	t_pair_stop(&pair);
 	return test_exit("ctrl_adv_peer_recover_hung");
 }

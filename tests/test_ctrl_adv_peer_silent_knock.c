@@ -44,22 +44,6 @@ static void list_for(struct ssq_client *c, double secs, void (*tick)(double))
 	}
 }
 
-static int knock(uint16_t port)
-{
-	struct sockaddr_in sa;
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(s);
-		return -1;
-	}
-	return s;
-}
-
 /* 2.'s talker: a version-3 header, then zeros, one byte a second. */
 static int slow_fd = -1;
 static unsigned slow_sent;
@@ -85,14 +69,7 @@ static int write8(struct ssq_queue *q, const struct ssq_buf *src,
 	struct ssq_completion comp;
 	double t0 = now_s();
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 7;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = dst->remote_addr;
-	wr.wr.rdma.rkey = dst->rkey;
+	t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, 7, dst->remote_addr, dst->rkey);
 	if (ssq_post_wr(p, &wr, &bad))
 		return -3;
 	while (now_s() - t0 < 10) {
@@ -126,7 +103,7 @@ int main(void)
 		goto out;
 
 	/* 1. Silent. */
-	s[0] = knock(port_b);
+	s[0] = t_tcp_connect(-1, port_b);
 	worst = 0;
 	failed = 0;
 	list_for(cb, 3.0, NULL);
@@ -136,7 +113,7 @@ int main(void)
 	close(s[0]);
 
 	/* 2. A byte a second. */
-	slow_fd = knock(port_b);
+	slow_fd = t_tcp_connect(-1, port_b);
 	worst = 0;
 	failed = 0;
 	list_for(cb, 8.0, slow_tick);
@@ -147,7 +124,7 @@ int main(void)
 
 	/* 3. Four at once. */
 	for (i = 0; i < 4; i++)
-		s[i] = knock(port_b);
+		s[i] = t_tcp_connect(-1, port_b);
 	worst = 0;
 	failed = 0;
 	list_for(cb, 3.0, NULL);
@@ -173,7 +150,7 @@ int main(void)
 		m.rd_atom = 16;
 		snprintf(m.name, sizeof(m.name), "mallory");
 		proto_peer_encode(&m, msg);
-		s[i] = knock(port_b);
+		s[i] = t_tcp_connect(-1, port_b);
 		(void)!send(s[i], msg, sizeof(msg), MSG_NOSIGNAL);
 	}
 	worst = 0;

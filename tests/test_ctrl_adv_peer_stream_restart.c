@@ -37,14 +37,8 @@ static void post_some(struct side *s, struct side *t)
 		struct ibv_send_wr wr, *bad = NULL;
 
 		*src = v;
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = v;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = t->buf.remote_addr + slot * 8;
-		wr.wr.rdma.rkey = t->buf.rkey;
+		t_wr_one(&wr, &sge, IBV_WR_RDMA_WRITE, v, t->buf.remote_addr + slot * 8,
+		         t->buf.rkey);
 		if (ssq_post_wr(p, &wr, &bad))
 			return; /* restarting (-EAGAIN) or waiting: later */
 		s->posted++;

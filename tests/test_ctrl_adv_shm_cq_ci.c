@@ -62,14 +62,7 @@ int main(void)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-shm-cq-%d.sock", getpid());
 	pid = cf_start(sock, NULL, 0, NULL, args);
-	a = ssqd_connect_pid(sock, pid);
-	b = a ? ssqd_connect_pid(sock, pid) : NULL;
-	if (!a || !b || ssq_queue_open(a, "q0", &qa) || ssq_queue_open(b, "q0", &qb) ||
-	    ssq_buf_alloc(b, 64, &src) || ssq_buf_alloc(b, 64, &dst)) {
-		fprintf(stderr, "ssqd did not start: %s\n",
-		        b   ? ssq_client_error(b)
-		        : a ? ssq_client_error(a)
-		            : "-");
+	if (cf_two_clients(sock, pid, &a, &b, &qa, &qb, &src, &dst)) {
 		kill(pid, SIGKILL);
 		return 1;
 	}
@@ -119,8 +112,6 @@ int main(void)
 	CHECK(waitpid(pid, &st, WNOHANG) == 0, "ssqd is still running (status 0x%x)", st);
 	ssq_client_close(b);
 	ssq_client_close(a);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(pid, &st, sock);
 	return test_exit("ctrl_adv_shm_cq_ci");
 }

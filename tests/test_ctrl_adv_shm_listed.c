@@ -28,14 +28,7 @@ int main(void)
 	snprintf(sock, sizeof(sock), "/tmp/ssq-adv-shm-listed-%d.sock", getpid());
 	snprintf(logp, sizeof(logp), "/tmp/ssq-adv-shm-listed-%d.log", getpid());
 	pid = cf_start(sock, logp, 0, NULL, args);
-	a = ssqd_connect_pid(sock, pid);
-	b = a ? ssqd_connect_pid(sock, pid) : NULL;
-	if (!a || !b || ssq_queue_open(a, "q0", &qa) || ssq_queue_open(b, "q0", &qb) ||
-	    ssq_buf_alloc(b, 64, &src) || ssq_buf_alloc(b, 64, &dst)) {
-		fprintf(stderr, "ssqd did not start: %s\n",
-		        b   ? ssq_client_error(b)
-		        : a ? ssq_client_error(a)
-		            : "-");
+	if (cf_two_clients(sock, pid, &a, &b, &qa, &qb, &src, &dst)) {
 		kill(pid, SIGKILL);
 		return 1;
 	}
@@ -56,9 +49,7 @@ int main(void)
 	CHECK(waitpid(pid, &st, WNOHANG) == 0, "ssqd is still running (status 0x%x)", st);
 	ssq_client_close(b);
 	ssq_client_close(a);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(pid, &st, sock);
 	if (!test_failures)
 		unlink(logp);
 	return test_exit("ctrl_adv_shm_listed");

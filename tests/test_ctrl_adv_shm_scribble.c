@@ -241,8 +241,6 @@ out:
 	if (b)
 		ssq_client_close(b);
 	ssq_client_close(a);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(pid, &st, sock);
 	return test_exit("ctrl_adv_shm_scribble");
 }

@@ -119,7 +119,6 @@ int main(void)
 
 out:
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
+	t_ssqd_stop(d, NULL, NULL);
 	return test_exit("ctrl_async_event");
 }

@@ -77,8 +77,6 @@ int main(void)
 		CHECK(ssq_queue_close(q) == 0, "close: %s", ssq_client_error(c));
 
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, &status, sock_path);
 	return test_exit("ctrl_client_seq");
 }

@@ -262,9 +262,7 @@ static void run(const char *wire_fault)
 		CHECK(!kill(pids[i], 0), "%s: %s never restarted", when, names[i]);
 	for (i = 0; i < N; i++) {
 		close_node(i);
-		kill(pids[i], SIGTERM);
-		waitpid(pids[i], &st, 0);
-		unlink(socks[i]);
+		t_ssqd_stop(pids[i], &st, socks[i]);
 	}
 }
 
@@ -308,10 +306,8 @@ int main(void)
 	      "alice says why aaron is refused");
 	CHECK(cf_file_has(logs[N], "peer refused: 'aaron' is not a peer of alice"),
 	      "aaron says alice refused it, and why");
-	kill(stray, SIGTERM);
-	waitpid(stray, &st, 0);
-	kill(pids[0], SIGTERM);
-	waitpid(pids[0], &st, 0);
+	t_ssqd_stop(stray, &st, NULL);
+	t_ssqd_stop(pids[0], &st, NULL);
 	{
 		const char *a1[] = { "--peer", "bob", NULL };
 		const char *a2[] = { "--peer", "b ob=h:1", "--listen", "1", NULL };

@@ -93,8 +93,6 @@ int main(void)
 	      took);
 	CHECK(((uint8_t *)b.addr)[63] == 0x77, "the WRITE moved no data");
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, &status, sock_path);
 	return test_exit("ctrl_cluster_death");
 }

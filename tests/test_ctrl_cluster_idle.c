@@ -23,19 +23,7 @@
 
 #define N 4
 static const char *const names[N] = { "alice", "bob", "carol", "dave" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i, const char *opt, const char *val)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
-		               lport,    opt,      val,       NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 1, NULL, args);
-}
+static struct t_cluster cl;
 
 /* `ssqd --status --socket @sock` prints @needle. */
 static int status_has(const char *sock, const char *needle)
@@ -86,15 +74,15 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("ci", N, names, ports, socks, logs, peers_path);
+	cf_cluster_files(&cl, "ci", N, names, 1);
 	/* Nobody listens there: a peer that cannot be reached. */
-	f = fopen(peers_path, "a");
+	f = fopen(cl.peers, "a");
 	fprintf(f, "zed 127.0.0.1:%u\n", free_tcp_port());
 	fclose(f);
-	pids[0] = start(0, "--max-active-peers", "2");
+	t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "2"));
 	for (i = 1; i < N; i++)
-		pids[i] = start(i, NULL, NULL);
-	a = ssqd_connect_pid(socks[0], pids[0]);
+		t_cluster_start(&cl, i, NULL);
+	a = t_cluster_connect(&cl, 0);
 	CHECK(a != NULL, "alice serves");
 	if (!a)
 		goto out;
@@ -125,18 +113,18 @@ int main(void)
 		      "ssq_client_peers: %d; bob %d/%u, carol %d/%x, dave %d/%x, zed %d",
 		      n, pi[0].state, pi[0].links, pi[1].state, pi[1].flags, pi[2].state,
 		      pi[2].flags, pi[3].state);
-		CHECK(status_has(socks[0], "bob              idle") &&
-		          status_has(socks[0], "dave             ready") &&
-		          status_has(socks[0], "dave/q0"),
+		CHECK(status_has(cl.sock[0], "bob              idle") &&
+		          status_has(cl.sock[0], "dave             ready") &&
+		          status_has(cl.sock[0], "dave/q0"),
 		      "ssqd --status shows bob idle, dave ready, the queues");
 	}
-	CHECK(cf_file_has(logs[0], "peer bob: link closed (the least recently used"),
+	CHECK(cf_file_has(cl.log[0], "peer bob: link closed (the least recently used"),
 	      "alice says why bob's link closed");
 	/* Asked first (a CLOSE), bob closed its end itself. */
-	for (i = 0; i < 100 && !cf_file_has(logs[1], "peer alice: link closed (the peer");
-	     i++)
+	for (i = 0;
+	     i < 100 && !cf_file_has(cl.log[1], "peer alice: link closed (the peer"); i++)
 		usleep(10000);
-	CHECK(cf_file_has(logs[1], "peer alice: link closed (the peer closes it"),
+	CHECK(cf_file_has(cl.log[1], "peer alice: link closed (the peer closes it"),
 	      "bob closed the link when alice asked");
 	CHECK(!open_q(a, "carol/q0", &qc), "carol/q0 open again, held");
 	st = ssq_queue_open(a, "bob/q0", &qb);
@@ -152,11 +140,10 @@ int main(void)
 	ssq_client_close(a);
 
 	/* 2. --idle-ms, both ends' use counted. */
-	kill(pids[0], SIGTERM);
-	waitpid(pids[0], &st, 0);
-	pids[0] = start(0, "--idle-ms", "300");
-	a = ssqd_connect_pid(socks[0], pids[0]);
-	b = ssqd_connect_pid(socks[1], pids[1]);
+	t_ssqd_stop(cl.pid[0], &st, NULL);
+	t_cluster_start(&cl, 0, T_ARGS("--idle-ms", "300"));
+	a = t_cluster_connect(&cl, 0);
+	b = t_cluster_connect(&cl, 1);
 	CHECK(a && b, "alice (--idle-ms 300) and bob serve");
 	if (!a || !b)
 		goto out;
@@ -171,7 +158,7 @@ int main(void)
 	took = now_s() - t0;
 	CHECK(took > 0.2 && took < 2.0,
 	      "closed %.2f s after the last close (--idle-ms 300)", took);
-	CHECK(cf_file_has(logs[0], "(--idle-ms)"), "alice says why");
+	CHECK(cf_file_has(cl.log[0], "(--idle-ms)"), "alice says why");
 	CHECK(cf_wait_ready(b, "alice/q0", 0, 5), "bob's side closed too");
 	CHECK(!open_q(b, "alice/q0", &qa), "and opens again on demand");
 	ssq_queue_close(qa);
@@ -191,7 +178,7 @@ int main(void)
 		          strstr(pi[3].why, "Connection refused") && pi[3].attempts >= 2,
 		      "zed failed, saying why: %d %s (%u attempts)", pi[3].state,
 		      pi[3].why, pi[3].attempts);
-		CHECK(status_has(socks[0], "zed              failed"),
+		CHECK(status_has(cl.sock[0], "zed              failed"),
 		      "ssqd --status shows zed failed");
 	}
 	{
@@ -212,6 +199,6 @@ int main(void)
 	ssq_client_close(a);
 	ssq_client_close(b);
 out:
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_cluster_idle");
 }

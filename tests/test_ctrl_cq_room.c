@@ -122,7 +122,6 @@ int main(void)
 	CHECK(write_and_wait(q, &src, &dst, 64) == 0, "a WRITE after the recovery");
 out:
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
+	t_ssqd_stop(d, NULL, NULL);
 	return test_exit("ctrl_cq_room");
 }

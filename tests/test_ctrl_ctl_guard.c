@@ -253,9 +253,7 @@ int main(void)
 out:
 	ssq_client_close(a);
 	if (ssqd_alive(d)) {
-		kill(d, SIGTERM);
-		waitpid(d, &status, 0);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		CHECK(t_ssqd_stop_ok(d, &status, NULL),
 		      "ssqd's exit status 0x%x on SIGTERM", status);
 	} else {
 		CHECK(0, "ssqd is gone");

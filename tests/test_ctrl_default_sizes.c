@@ -101,8 +101,6 @@ int main(void)
 	CHECK(landed(&dst, 0x32), "the second WRITE's bytes landed");
 out:
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_default_sizes");
 }

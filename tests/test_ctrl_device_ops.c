@@ -376,9 +376,7 @@ int main(void)
 	error_and_recover(c, q);
 	restart(&daemon, c, q);
 
-	kill(daemon, SIGTERM);
-	waitpid(daemon, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(daemon, NULL, sock_path);
 	printf("device_ops [%s]: %s\n", test_device(),
 	       verdict_failures ? "some steps FAILED" : "every step passed");
 	return test_exit("ctrl_device_ops");

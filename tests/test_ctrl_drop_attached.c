@@ -148,8 +148,6 @@ int main(void)
 	      "a new client cannot attach: %s", ssq_client_strerror_last());
 	ssq_client_close(c2);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_drop_attached");
 }

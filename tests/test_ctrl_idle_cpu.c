@@ -37,8 +37,6 @@ int main(void)
 	CHECK(a > 0 && pct < IDLE_BOUND_PCT,
 	      "an idle ssqd used %.3f %% of a core (want < %.2f %%)", pct,
 	      IDLE_BOUND_PCT);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_idle_cpu");
 }

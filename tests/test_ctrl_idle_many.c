@@ -132,9 +132,7 @@ int main(void)
 	      "(want at most %d each)",
 	      slow_hello, slow_write, NDAEMONS, PROMPT_S * 1e3, SLOW_MAX);
 	for (i = 0; i < NDAEMONS; i++) {
-		kill(d[i], SIGTERM);
-		waitpid(d[i], NULL, 0);
-		unlink(socks[i]);
+		t_ssqd_stop(d[i], NULL, socks[i]);
 	}
 	return test_exit("ctrl_idle_many");
 }

@@ -53,9 +53,7 @@ static void stop(pid_t d)
 {
 	int status;
 
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, &status, sock_path);
 }
 
 static int dial(void)

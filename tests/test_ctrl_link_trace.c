@@ -17,19 +17,7 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i, const char *opt, const char *val)
-{
-	char lport[16];
-	const char *args[] = { "--name", names[i], "--peers", peers_path, "--listen",
-		               lport,    opt,      val,       NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 1, NULL, args);
-}
+static struct t_cluster cl;
 
 /* Wait up to @secs for log @i to hold "link @change". */
 static int logged(int i, const char *change, double secs)
@@ -38,7 +26,7 @@ static int logged(int i, const char *change, double secs)
 	double end = now_s() + secs;
 
 	snprintf(needle, sizeof(needle), ": link %s (fd", change);
-	while (!cf_file_has(logs[i], needle)) {
+	while (!cf_file_has(cl.log[i], needle)) {
 		if (now_s() > end) {
 			fprintf(stderr, "%s's log has no '%s'\n", names[i], needle);
 			return 0;
@@ -55,7 +43,7 @@ static int logged(int i, const char *change, double secs)
 static void quiet(void)
 {
 	char port[16], sock[108], log[108];
-	const char *args[] = { "--name",   "alice", "--peers", peers_path,
+	const char *args[] = { "--name",   "alice", "--peers", cl.peers,
 		               "--listen", port,    "--eager", NULL };
 	struct ssq_client *c;
 	pid_t pid;
@@ -73,9 +61,7 @@ static void quiet(void)
 	CHECK(cf_file_has(log, "dialing 127.0.0.1:") &&
 	          !cf_file_has(log, ": link idle -> "),
 	      "it dialed, and logged no link change");
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	unlink(sock);
+	t_ssqd_stop(pid, NULL, sock);
 	unlink(log);
 }
 
@@ -88,14 +74,14 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("lt", N, names, ports, socks, logs, peers_path);
+	cf_cluster_files(&cl, "lt", N, names, 1);
 	quiet();
 	setenv("SSQD_TRACE_LINKS", "1", 1);
-	pids[0] = start(0, "--idle-ms", "300");
-	pids[1] = start(1, NULL, NULL);
+	t_cluster_start(&cl, 0, T_ARGS("--idle-ms", "300"));
+	t_cluster_start(&cl, 1, NULL);
 	unsetenv("SSQD_TRACE_LINKS");
-	a = ssqd_connect_pid(socks[0], pids[0]);
-	b = ssqd_connect_pid(socks[1], pids[1]);
+	a = t_cluster_connect(&cl, 0);
+	b = t_cluster_connect(&cl, 1);
 	CHECK(a && b, "both daemons serve");
 	if (!a || !b)
 		goto out;
@@ -122,10 +108,8 @@ int main(void)
 	          logged(1, "want sent -> idle", 5) && logged(1, "idle -> linked", 5),
 	      "bob: idle -> dialing -> want sent -> idle, then linked by alice's dial");
 out:
-	if (a)
-		ssq_client_close(a);
-	if (b)
-		ssq_client_close(b);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	ssq_client_close(a);
+	ssq_client_close(b);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_link_trace");
 }

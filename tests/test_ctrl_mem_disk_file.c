@@ -60,8 +60,6 @@ int main(void)
 	close(mfd);
 	close(fd);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_mem_disk_file");
 }

@@ -25,14 +25,7 @@ static int one(struct ssq_producer *p, enum ibv_wr_opcode op, uint64_t laddr,
 	struct ibv_send_wr wr, *bad = NULL;
 	double t0 = now_s();
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
+	t_wr_one(&wr, &sge, op, wr_id, raddr, rkey);
 	if (ssq_post_wr(p, &wr, &bad))
 		return -1;
 	while (now_s() - t0 < 10) {
@@ -100,8 +93,6 @@ int main(void)
 out:
 	free(mem);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_mem_iova");
 }

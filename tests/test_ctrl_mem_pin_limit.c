@@ -149,8 +149,6 @@ int main(void)
 	      ssq_client_error(c));
 	ssq_client_close(c);
 	free(big);
-	kill(d, SIGTERM);
-	waitpid(d, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(d, &st, sock);
 	return test_exit("ctrl_mem_pin_limit");
 }

@@ -107,9 +107,7 @@ int main(void)
 		CHECK(ssq_mem_dereg(c, &mr) == 0, "dereg: %s", ssq_client_error(c));
 	}
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock_path);
 	return test_exit("ctrl_mem_static");
 }

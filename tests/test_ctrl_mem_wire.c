@@ -34,20 +34,9 @@ static int run_one(struct ssq_producer *p, enum ibv_wr_opcode op, void *laddr,
 	struct ssq_completion comp;
 	double t0 = now_s();
 
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = wr_id;
-	wr.opcode = op;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
+	t_wr_one(&wr, &sge, op, wr_id, raddr, rkey);
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD)
 		wr.wr.atomic.compare_add = 7;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
 	if (ssq_post_wr(p, &wr, &bad))
 		return -1;
 	while (now_s() - t0 < 20.0) {
@@ -219,16 +208,10 @@ static void run(const char *fault, const char *what, int arena_rkey)
 out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "%s: listening ssqd exit 0x%x", what, status);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "%s: connecting ssqd exit 0x%x", what, status);
-	unlink(sa);
-	unlink(sb);
+	CHECK(t_ssqd_stop_ok(la, &status, sa), "%s: listening ssqd exit 0x%x", what,
+	      status);
+	CHECK(t_ssqd_stop_ok(lb, &status, sb), "%s: connecting ssqd exit 0x%x", what,
+	      status);
 	free(src);
 	free(back);
 	free(old);

@@ -49,8 +49,6 @@ int main(void)
 	CHECK(rc == -ETIMEDOUT && took < 8,
 	      "zed/q0 with ssqd stuttering: %d after %.1f s", rc, took);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &st, 0);
-	unlink(sock);
+	t_ssqd_stop(d, &st, sock);
 	return test_exit("ctrl_open_deadline");
 }

@@ -356,13 +356,11 @@ static void two_daemons(void)
 		}
 	}
 	ssq_client_close(cb);
-	kill(b, SIGTERM);
-	waitpid(b, &rc, 0);
+	t_ssqd_stop(b, &rc, NULL);
 	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "ssqd --connect exit 0x%x", rc);
 out:
 	ssq_client_close(ca);
-	kill(a, SIGTERM);
-	waitpid(a, &rc, 0);
+	t_ssqd_stop(a, &rc, NULL);
 	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "ssqd --listen exit 0x%x", rc);
 }
 

@@ -17,22 +17,6 @@
 #include <poll.h>
 #include "recv_flow.h"
 
-static int knock(uint16_t port)
-{
-	struct sockaddr_in sa;
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons(port);
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (s >= 0 && connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(s);
-		return -1;
-	}
-	return s;
-}
-
 /* The slowest of @n LIST round trips on @c, in seconds. */
 static double slowest_list(struct ssq_client *c, int n, int dribble)
 {
@@ -82,8 +66,8 @@ int main(void)
 
 	/* 1. */
 	for (i = 0; i < 3; i++)
-		silent[i] = knock(port);
-	dribble = knock(port);
+		silent[i] = t_tcp_connect(-1, port);
+	dribble = t_tcp_connect(-1, port);
 	CHECK(silent[0] >= 0 && silent[2] >= 0 && dribble >= 0, "knocks connected");
 	worst = slowest_list(ca, 60, dribble);
 	CHECK(worst < 0.2, "the slowest LIST while four knocks hang: %.3f s", worst);
@@ -101,7 +85,7 @@ int main(void)
 	 * take the two oldest's (all from one address).
 	 */
 	for (i = 3; i < 9; i++)
-		silent[i] = knock(port);
+		silent[i] = t_tcp_connect(-1, port);
 	usleep(200000);
 	{
 		struct pollfd p[2] = { { silent[0], POLLIN, 0 },
@@ -137,11 +121,9 @@ int main(void)
 out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &st, 0);
+	t_ssqd_stop(la, &st, NULL);
 	if (lb > 0) {
-		kill(lb, SIGTERM);
-		waitpid(lb, &st, 0);
+		t_ssqd_stop(lb, &st, NULL);
 	}
 	unlink(sa);
 	unlink(sb);

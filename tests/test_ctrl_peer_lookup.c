@@ -95,8 +95,7 @@ int main(void)
 	      "the open of slow/q0 times out (-ETIMEDOUT): status 0x%x", st);
 	if (c)
 		ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &st, 0);
+	t_ssqd_stop(d, &st, NULL);
 	kill(bh, SIGKILL);
 	waitpid(bh, &st, 0);
 	umount("/etc/resolv.conf");

@@ -118,11 +118,7 @@ out:
 	ssq_client_close(a.c);
 	ssq_client_close(b.c);
 	kill(la, SIGCONT);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
-	unlink(sa);
-	unlink(sb);
+	t_ssqd_stop(la, &status, sa);
+	t_ssqd_stop(lb, &status, sb);
 	return test_exit("ctrl_peer_restart");
 }

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <ssq/client.h>
 #include "ctrl/proto/msg.h"
+#include "lib/tlib.h"
 #include "helpers.h"
 
 static uint8_t buf[sizeof(struct proto_msg_hdr) + SSQ_MSG_MAX + 16];
@@ -262,9 +263,7 @@ static void live_daemon(void)
 	      "other client after garbage");
 	ssq_client_close(c);
 out:
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 }
 
 int main(void)

@@ -48,8 +48,7 @@ int main(void)
 	rc = ssq_queue_open(c, "q0", &q);
 	CHECK(rc == 0, "q0, without rules: %d (%s)", rc, ssq_client_error(c));
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
+	t_ssqd_stop(d, NULL, NULL);
 
 	/* A uid rule and a gid rule that name us: both let us in. */
 	snprintf(mygid, sizeof(mygid), "q1=%u", (unsigned)getgid());
@@ -64,15 +63,12 @@ int main(void)
 		      "a WRITE through q2");
 	}
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
+	t_ssqd_stop(d, NULL, NULL);
 	d = start_with("--queue-gid", mygid);
 	c = connect_retry(d);
 	CHECK(c && ssq_queue_open(c, "q1", &q) == 0, "q1, restricted to our gid: %s",
 	      c ? ssq_client_error(c) : "no ssqd");
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_queue_access");
 }

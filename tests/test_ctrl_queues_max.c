@@ -65,8 +65,7 @@ int main(void)
 	}
 	if (c)
 		ssq_client_close(c);
-	kill(pid, SIGTERM);
-	waitpid(pid, &st, 0);
+	t_ssqd_stop(pid, &st, NULL);
 
 	snprintf(n, sizeof(n), "%u", SSQ_MAX_QUEUES + 1);
 	snprintf(name, sizeof(name), "1 to %u", SSQ_MAX_QUEUES);

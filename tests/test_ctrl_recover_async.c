@@ -129,8 +129,6 @@ out:
 	ssq_client_close(c1);
 	ssq_client_close(c2);
 	ssq_client_close(c3);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, &status, sock_path);
 	return test_exit("ctrl_recover_async");
 }

@@ -293,9 +293,7 @@ static void no_pool(void)
 		CHECK(ssq_recv_check(q, 0) == -ENOTSUP, "check without a pool");
 	}
 	ssq_client_close(c);
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	unlink(s2);
+	t_ssqd_stop(pid, NULL, s2);
 }
 
 int main(void)
@@ -381,9 +379,7 @@ int main(void)
 	no_pool();
 out:
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ctrl_recv");
 }

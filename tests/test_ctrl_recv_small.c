@@ -137,8 +137,6 @@ int main(void)
 	}
 out:
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_recv_small");
 }

@@ -75,9 +75,7 @@ int main(void)
 out:
 	if (c)
 		ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ctrl_recv_unarrived");
 }

@@ -19,8 +19,8 @@
  *  - ssqd killed under a sleeping reader: -ENOTCONN.
  */
 #include "recv_flow.h"
-#include <dirent.h>
 #include <sys/resource.h>
+#include "idle_flow.h"
 #include "ctrl/client/client_pvt.h"
 #include "ctrl/daemon/util/util.h"
 
@@ -37,31 +37,10 @@ static double cpu_self_s(void)
 	       (double)u.ru_stime.tv_sec + (double)u.ru_stime.tv_usec / 1e6;
 }
 
-/* CPU time of every thread of @pid so far, in seconds (schedstat: ns). */
+/* CPU time of every thread of @pid so far, in seconds. */
 static double cpu_of(pid_t pid)
 {
-	char path[64], tpath[400];
-	unsigned long long sum = 0, v;
-	struct dirent *e;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	while (d && (e = readdir(d))) {
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(tpath, sizeof(tpath), "%s/%s/schedstat", path, e->d_name);
-		f = fopen(tpath, "r");
-		if (f && fscanf(f, "%llu", &v) == 1)
-			sum += v;
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return (double)sum / 1e9;
+	return (double)idle_cpu_ns(pid) / 1e9;
 }
 
 /*
@@ -448,9 +427,7 @@ static void no_pool(void)
 		CHECK(ssq_recv_wait(q, 0, 1000000) == -ENOTSUP, "no pool: %d",
 		      ssq_recv_wait(q, 0, 1000000));
 	ssq_client_close(c);
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-	unlink(s2);
+	t_ssqd_stop(pid, NULL, s2);
 }
 
 /* Every case against one ssqd, whose device gives completion events when @events. */

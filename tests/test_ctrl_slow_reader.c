@@ -94,8 +94,6 @@ int main(void)
 	rc = ssq_client_list(c, info, 4);
 	CHECK(rc == 1, "a call after the flood: %d (%s)", rc, ssq_client_error(c));
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, &status, sock_path);
 	return test_exit("ctrl_slow_reader");
 }

@@ -109,9 +109,7 @@ static void stop(struct ssq_client *c, pid_t d)
 
 	if (c)
 		ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 }
 
 int main(void)

@@ -60,8 +60,7 @@ static void second_daemon(void)
 	c = connect_retry(b);
 	CHECK(c != NULL, "an ssqd on a stale socket's path");
 	ssq_client_close(c);
-	kill(b, SIGTERM);
-	waitpid(b, NULL, 0);
+	t_ssqd_stop(b, NULL, NULL);
 }
 
 /* A server on @path run as another uid: accepts, then waits to be killed. */

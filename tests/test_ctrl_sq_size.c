@@ -18,6 +18,7 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "helpers.h"
+#include "lib/tlib.h"
 #include "libmlx5_sizing.h"
 
 #define SSQD_SEND_OPS_FOR_TEST                                                           \
@@ -98,8 +99,7 @@ static void one(uint32_t sq_size, uint32_t cq_size)
 		}
 		ssq_client_close(c);
 	}
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
+	t_ssqd_stop(d, NULL, NULL);
 }
 
 int main(void)

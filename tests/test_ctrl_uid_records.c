@@ -75,9 +75,7 @@ static void stop(struct ssq_client **c, int n, pid_t d)
 	for (i = 0; i < n; i++)
 		if (c[i])
 			ssq_client_close(c[i]);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	unlink(sock);
+	t_ssqd_stop(d, &status, sock);
 }
 
 int main(void)

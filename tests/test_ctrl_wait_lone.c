@@ -117,9 +117,7 @@ int main(void)
 	printf("ssq_wait on %s%s: ssqd woke the lone sleeper in %u of %u rounds\n",
 	       test_device(), armed ? " (armed CQs)" : "", moved, ROUNDS);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	if (armed) {
 		int found = arm_counts(log, &arms, &events);
 

@@ -79,8 +79,6 @@ int main(void)
 	      "times",
 	      __atomic_load_n(&p->ctl->wake_seq, __ATOMIC_RELAXED) - seq0);
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, NULL, 0);
-	unlink(sock_path);
+	t_ssqd_stop(d, NULL, sock_path);
 	return test_exit("ctrl_wait_stale_count");
 }

@@ -114,13 +114,9 @@ out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
 	if (la) {
-		kill(la, SIGTERM);
-		waitpid(la, NULL, 0);
+		t_ssqd_stop(la, NULL, NULL);
 	}
-	kill(cb_pid, SIGTERM);
-	waitpid(cb_pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sending ssqd exit 0x%x",
-	      status);
+	CHECK(t_ssqd_stop_ok(cb_pid, &status, NULL), "sending ssqd exit 0x%x", status);
 	unlink(sa);
 	unlink(sb);
 	return test_exit("ctrl_wire");

@@ -279,16 +279,10 @@ static void run(const char *fault, const char *what)
 out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
-	kill(la, SIGTERM);
-	waitpid(la, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "%s: listening ssqd exit 0x%x", what, status);
-	kill(lb, SIGTERM);
-	waitpid(lb, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	      "%s: connecting ssqd exit 0x%x", what, status);
-	unlink(sa);
-	unlink(sb);
+	CHECK(t_ssqd_stop_ok(la, &status, sa), "%s: listening ssqd exit 0x%x", what,
+	      status);
+	CHECK(t_ssqd_stop_ok(lb, &status, sb), "%s: connecting ssqd exit 0x%x", what,
+	      status);
 }
 
 int main(void)

@@ -62,14 +62,7 @@ int main(void)
 	CHECK(ssq_producer_init(&owner, ctl, OWNER, &tb.s[0].sq, &tb.s[0].scq_v,
 	                        (uint32_t)getpid()) == 0,
 	      "owner's record");
-	a.dst_iova = tb.s[1].iova;
-	a.cnt_iova = tb.s[1].iova + (uint64_t)T * M * CELL;
-	a.rkey = tb.s[1].key;
-	a.per_proc = M;
-	a.nlong = T;
-	a.short_len = 0;
-	a.dst = tb.s[1].mem;
-	a.cnt = (uint64_t *)(tb.s[1].mem + (size_t)T * M * CELL);
+	msg_area_local(&a, tb.s[1].iova, tb.s[1].key, tb.s[1].mem, T, M);
 	CHECK(emu_start(tb.dev) == 0, "device thread");
 	for (t = 0; t < T; t++) {
 		w[t].a = &a;

@@ -196,9 +196,7 @@ int main(void)
 		      "producer %u's messages after recovery", i);
 	}
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ssq_error");
 }

@@ -105,9 +105,7 @@ int main(void)
 	}
 	if (c2)
 		ssq_client_close(c2);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ssq_error_next_open");
 }

@@ -68,9 +68,7 @@ int main(void)
 		       P * M, 2 * P * M, now_s() - t0);
 	}
 	ssq_client_close(c);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock);
 	return test_exit("ssq_multiproc");
 }

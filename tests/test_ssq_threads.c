@@ -56,14 +56,7 @@ int main(void)
 	ctl = aligned_alloc(64, (ssq_ctl_size(1024) + 63) & ~(size_t)63);
 	CHECK(ssq_ctl_init(ctl, 1024, 64) == 0, "ssq_ctl_init");
 	/* Side 0 posts; side 1's memory holds the destinations and counters. */
-	a.dst_iova = tb.s[1].iova;
-	a.cnt_iova = tb.s[1].iova + (uint64_t)MAXT * M * CELL;
-	a.rkey = tb.s[1].key;
-	a.per_proc = M;
-	a.nlong = MAXT;
-	a.short_len = 0;
-	a.dst = tb.s[1].mem;
-	a.cnt = (uint64_t *)(tb.s[1].mem + (size_t)MAXT * M * CELL);
+	msg_area_local(&a, tb.s[1].iova, tb.s[1].key, tb.s[1].mem, MAXT, M);
 	CHECK(emu_start(tb.dev) == 0, "device thread");
 
 	for (r = 0; r < sizeof(threads) / sizeof(threads[0]); r++) {

@@ -79,3 +79,19 @@ struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid)
 	}
 	return c;
 }
+
+void t_ssqd_stop(pid_t pid, int *status, const char *sock)
+{
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, status, 0);
+	}
+	if (sock)
+		unlink(sock);
+}
+
+int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock)
+{
+	t_ssqd_stop(pid, status, sock);
+	return WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+}

@@ -96,3 +96,22 @@ uint16_t t_free_tcp_port(void)
 	}
 	return 0;
 }
+
+int t_tcp_connect(int s, uint16_t port)
+{
+	struct sockaddr_in sa;
+
+	if (s < 0)
+		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}

@@ -2,8 +2,9 @@
 /*
  * tests/lib: the fixtures many tests share, compiled once into a static
  * library that every test links (liburing's test/helpers.c) instead of a
- * copy in each test: one ssqd launcher, one connect that waits for it, one
- * two-daemon pair. Names start t_. A fixture says what failed on stderr and
+ * copy in each test: one ssqd launcher and its stop, one connect that waits
+ * for it, one two-daemon pair, one cluster, TCP ports and connects, a
+ * signaled WR. Names start t_. A fixture says what failed on stderr and
  * returns it; the test's CHECK counts it.
  */
 #ifndef SSQ_TEST_LIB_H
@@ -11,6 +12,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <infiniband/verbs.h>
 #include <ssq/client.h>
 
 /*
@@ -18,6 +20,15 @@
  * test (recv_flow.h's free_tcp_port says how). 0 if none could be had.
  */
 uint16_t t_free_tcp_port(void);
+
+/* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
+int t_proc_fds(pid_t pid);
+
+/*
+ * t_tcp_connect - socket @s (a new TCP one when @s < 0) connected to
+ * 127.0.0.1:@port, once. Returns it, or -1 (it closed) when that failed.
+ */
+int t_tcp_connect(int s, uint16_t port);
 
 /*
  * t_ssqd_exec - fork and exec the ssqd in $SSQD with @args (NULL-terminated,
@@ -48,17 +59,33 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid);
 
 /*
+ * t_ssqd_stop - the ssqd @pid (if > 0) stopped: SIGTERM, then reaped with
+ * its wait status into @status (unless NULL; left as it was when @pid is
+ * not > 0), and its socket @sock removed (unless NULL).
+ */
+void t_ssqd_stop(pid_t pid, int *status, const char *sock);
+
+/* t_ssqd_stop_ok - t_ssqd_stop, then 1 if @*status says it exited 0. */
+int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock);
+
+/*
  * Two daemons linked as a cluster of two, alice (index 0) and bob (1), each
  * --eager with --peer naming the other at 127.0.0.1 and --listen on a port
  * of its own: the set-up of the two-host tests.
- * t_pair_start - both started (t_rssqd_start with the tests' receive pool,
- *   @extra after the pair's own arguments, NULL for none), a client of
- *   each in c[], and q0 READY at both within 10 s. 0, or -1 (said why; call
- *   t_pair_stop all the same).
+ * t_pair_start - t_pair_init, then t_pair_run, with @extra for both.
+ * t_pair_init - the pair's names, ports, sockets and --peer arguments (each
+ *   other's --listen port; a test may point peer[] elsewhere, a relay) and
+ *   the arguments each daemon gets after the pair's own, extra[] (NULL for
+ *   none; they must still be there at each start); nothing started.
+ * t_pair_run - both started (t_rssqd_start with @recv_depth buffers of
+ *   @recv_size bytes), a client of each in c[], and q0 READY at both
+ *   within 10 s. 0, or -1 (said why; call t_pair_stop all the same).
+ * t_pair_exec - daemon @i started again as before, nothing more (its old
+ *   run reaped by the caller); its pid in pid[@i].
  * t_pair_restart - daemon @i killed (SIGKILL, its run ends with its
- *   clients' buffers), its client closed, and started again as before (the
- *   same arguments; @extra must still be there) with a new client in c[@i].
- *   0, or -1 (said why). Its q0 may not be READY yet.
+ *   clients' buffers), its client closed, and started again as before
+ *   with a new client in c[@i]. 0, or -1 (said why). Its q0 may not be
+ *   READY yet.
  * t_pair_stop - the clients closed, both daemons stopped (SIGTERM, reaped)
  *   and their sockets removed.
  */
@@ -69,11 +96,58 @@ struct t_pair {
 	pid_t pid[2];
 	struct ssq_client *c[2];
 	unsigned recv_depth, recv_size;
-	const char *const *extra;
+	const char *const *extra[2];
 };
 int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
                  unsigned recv_size, const char *const *extra);
+void t_pair_init(struct t_pair *p, const char *tag, unsigned recv_depth,
+                 unsigned recv_size);
+int t_pair_run(struct t_pair *p);
+void t_pair_exec(struct t_pair *p, int i);
 int t_pair_restart(struct t_pair *p, int i);
 void t_pair_stop(struct t_pair *p);
+
+/*
+ * t_wr_one - @wr, zeroed, as one signaled @op of the one SGE @sge with
+ * wr_id @id, to @raddr with @rkey: wr.atomic's for an atomic @op (its
+ * compare_add and swap left 0 for the caller), wr.rdma's otherwise (where
+ * the union's rkey stands differs between them).
+ */
+void t_wr_one(struct ibv_send_wr *wr, struct ibv_sge *sge, enum ibv_wr_opcode op,
+              uint64_t id, uint64_t raddr, uint32_t rkey);
+
+/*
+ * A cluster of up to T_CLUSTER_MAX daemons named by a peers file, the set-up
+ * of the cluster and on-demand tests: each --name, --peers the file, --listen
+ * a port of its own, its stderr in a log of its own.
+ * t_cluster_files - for a test tagged @tag, @n daemons named @names (kept,
+ *   not copied): a free port each, a socket and a log in /tmp, and the
+ *   peers file listing every one at 127.0.0.1. Logs are appended to with
+ *   @append (else truncated at each start).
+ * t_cluster_start - daemon @i started (t_rssqd_start with the tests'
+ *   receive pool, @extra after its own arguments, NULL for none); its pid,
+ *   also in pid[@i].
+ * t_cluster_connect - a client of daemon @i (t_ssqd_connect), or NULL.
+ * t_cluster_stop - every daemon stopped (SIGTERM, reaped), their sockets,
+ *   their logs (kept when $KEEP_LOGS is set) and the peers file removed.
+ */
+#define T_CLUSTER_MAX 8
+struct t_cluster {
+	unsigned n, recv_depth, recv_size;
+	int append;
+	const char *const *names;
+	char sock[T_CLUSTER_MAX][108], log[T_CLUSTER_MAX][108], peers[108];
+	uint16_t port[T_CLUSTER_MAX];
+	pid_t pid[T_CLUSTER_MAX];
+};
+void t_cluster_files(struct t_cluster *cl, const char *tag, unsigned n,
+                     const char *const *names, unsigned recv_depth, unsigned recv_size,
+                     int append);
+pid_t t_cluster_start(struct t_cluster *cl, unsigned i, const char *const *extra);
+struct ssq_client *t_cluster_connect(const struct t_cluster *cl, unsigned i);
+void t_cluster_stop(struct t_cluster *cl);
+
+/* A NULL-terminated argument list in place: T_ARGS("--idle-ms", "300"). */
+#define T_ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
 #endif

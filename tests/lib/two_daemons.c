@@ -28,15 +28,14 @@ static int q0_ready(struct ssq_client *c, double secs)
 	return 0;
 }
 
-/* Daemon @i of @p started with the pair's arguments. */
-static void pair_exec(struct t_pair *p, int i)
+void t_pair_exec(struct t_pair *p, int i)
 {
 	const char *args[24] = { "--eager",  "--name",   pair_names[i], "--peer",
 		                 p->peer[i], "--listen", p->port[i] };
 	int n = 7;
 
-	while (p->extra && p->extra[n - 7] && n < 23) {
-		args[n] = p->extra[n - 7];
+	while (p->extra[i] && p->extra[i][n - 7] && n < 23) {
+		args[n] = p->extra[i][n - 7];
 		n++;
 	}
 	args[n] = NULL;
@@ -44,26 +43,31 @@ static void pair_exec(struct t_pair *p, int i)
 	    t_rssqd_start(p->sock[i], p->recv_depth, p->recv_size, NULL, args, NULL, 0);
 }
 
-int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
-                 unsigned recv_size, const char *const *extra)
+void t_pair_init(struct t_pair *p, const char *tag, unsigned recv_depth,
+                 unsigned recv_size)
 {
 	int i;
 
 	memset(p, 0, sizeof(*p));
 	p->recv_depth = recv_depth;
 	p->recv_size = recv_size;
-	p->extra = extra;
 	for (i = 0; i < 2; i++) {
 		snprintf(p->sock[i], sizeof(p->sock[i]), "/tmp/ssq-%s-%c-%d.sock", tag,
 		         "ab"[i], getpid());
 		snprintf(p->port[i], sizeof(p->port[i]), "%u", t_free_tcp_port());
 		p->pid[i] = -1;
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2; i++)
 		snprintf(p->peer[i], sizeof(p->peer[i]), "%s=127.0.0.1:%s",
 		         pair_names[!i], p->port[!i]);
-		pair_exec(p, i);
-	}
+}
+
+int t_pair_run(struct t_pair *p)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		t_pair_exec(p, i);
 	for (i = 0; i < 2; i++) {
 		p->c[i] = t_ssqd_connect(p->sock[i], p->pid[i]);
 		if (!p->c[i]) {
@@ -80,6 +84,14 @@ int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
 	return 0;
 }
 
+int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
+                 unsigned recv_size, const char *const *extra)
+{
+	t_pair_init(p, tag, recv_depth, recv_size);
+	p->extra[0] = p->extra[1] = extra;
+	return t_pair_run(p);
+}
+
 int t_pair_restart(struct t_pair *p, int i)
 {
 	if (p->pid[i] > 0) {
@@ -89,7 +101,7 @@ int t_pair_restart(struct t_pair *p, int i)
 	if (p->c[i])
 		ssq_client_close(p->c[i]);
 	unlink(p->sock[i]);
-	pair_exec(p, i);
+	t_pair_exec(p, i);
 	p->c[i] = t_ssqd_connect(p->sock[i], p->pid[i]);
 	if (!p->c[i]) {
 		fprintf(stderr, "%s does not serve again at %s\n", pair_names[i],

@@ -74,7 +74,7 @@ int main(void)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
 	setenv("SSQ_TEST_STALL_OPT", "--stall-ms=5000", 1);
-	d = stall_ssqd_up("adv-keys2-graves");
+	d = stall_ssqd_up("adv-mem-graves");
 	if (d < 0)
 		return 1;
 	before = room();
@@ -144,5 +144,5 @@ int main(void)
 out:
 	close(p[0]);
 	stall_ssqd_down(d);
-	return test_exit("ctrl_adv_keys2_graves_full");
+	return test_exit("ctrl_adv_mem_graves_full");
 }

@@ -27,7 +27,7 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	d = stall_ssqd_up("adv-keys2-idle");
+	d = stall_ssqd_up("adv-mem-quiet");
 	if (d < 0)
 		return 1;
 	if (conn_open(&w)) {
@@ -50,5 +50,5 @@ int main(void)
 	ssq_client_close(w.c);
 out:
 	stall_ssqd_down(d);
-	return test_exit("ctrl_adv_keys2_idle_grave");
+	return test_exit("ctrl_adv_mem_grave_quiet_queue");
 }

@@ -24,7 +24,7 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	d = stall_ssqd_up("adv-keys2-free");
+	d = stall_ssqd_up("adv-mem-unsig");
 	if (d < 0)
 		return 1;
 	if (conn_open(&w)) {
@@ -49,5 +49,5 @@ int main(void)
 	ssq_client_close(w.c);
 out:
 	stall_ssqd_down(d);
-	return test_exit("ctrl_adv_keys2_free_unsignaled");
+	return test_exit("ctrl_adv_mem_free_unsignaled");
 }

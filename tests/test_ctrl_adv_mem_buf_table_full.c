@@ -33,7 +33,7 @@ int main(void)
 	if (!ssqd)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-adv-keys2-bt-%d.sock", getpid());
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-adv-mem-bt-%d.sock", getpid());
 	d = fork();
 	if (d == 0) {
 		execl(ssqd, ssqd, "--device", "emu", "--socket", sock_path,
@@ -71,9 +71,7 @@ int main(void)
 	CHECK(rc == -ENOMEM, "and the next refused again: %d", rc);
 	ssq_client_close(c);
 	ssq_client_close(first);
-	kill(d, SIGTERM);
-	waitpid(d, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ssqd exit 0x%x", status);
+	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
 	unlink(sock_path);
-	return test_exit("ctrl_adv_keys2_buf_table");
+	return test_exit("ctrl_adv_mem_buf_table_full");
 }

@@ -66,5 +66,5 @@ int main(void)
 	      "the old descriptor is refused with a remote access error: %d", s);
 out:
 	t_pair_stop(&pair);
-	return test_exit("ctrl_adv_keys2_restart_keys");
+	return test_exit("ctrl_adv_keys_after_restart");
 }

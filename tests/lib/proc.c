@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* What /proc says of a process (tlib.h). */
+#include <dirent.h>
+#include <stdio.h>
+#include "tlib.h"
+
+int t_proc_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
