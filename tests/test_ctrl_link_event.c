@@ -16,19 +16,7 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i)
-{
-	char lport[16];
-	const char *args[] = { "--name",   names[i], "--peers", peers_path,
-		               "--listen", lport,    NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
+static struct t_cluster cl;
 
 /* Wait up to @secs for @fd readable and the link's up to be @up; read it. */
 static int wait_link(struct ssq_client *a, struct ssq_queue *q, int fd, uint32_t up,
@@ -69,10 +57,10 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("linkev", N, names, ports, socks, logs, peers_path);
-	pids[0] = start(0);
-	pids[1] = start(1);
-	a = ssqd_connect_pid(socks[0], pids[0]);
+	cf_cluster_files(&cl, "linkev", N, names, 0);
+	t_cluster_start(&cl, 0, NULL);
+	t_cluster_start(&cl, 1, NULL);
+	a = t_cluster_connect(&cl, 0);
 	CHECK(a, "alice serves");
 	if (!a)
 		goto out;
@@ -89,15 +77,15 @@ int main(void)
 	      "link of bob/q0: peer '%s' up %u gen %u", li.peer, li.up, li.gen);
 	g0 = li.gen;
 
-	kill(pids[1], SIGKILL);
-	waitpid(pids[1], NULL, 0);
-	pids[1] = 0;
+	kill(cl.pid[1], SIGKILL);
+	waitpid(cl.pid[1], NULL, 0);
+	cl.pid[1] = 0;
 	rc = wait_link(a, q, fd, 0, 20, &li);
 	printf("bob killed: %d, peer '%s' up %u gen %u\n", rc, li.peer, li.up, li.gen);
 	CHECK(rc == 0, "bob killed: wait fd %s, link up %u",
 	      rc == -1 ? "never readable" : "readable", li.up);
 
-	pids[1] = start(1);
+	t_cluster_start(&cl, 1, NULL);
 	rc = wait_link(a, q, fd, 1, 20, &li);
 	printf("bob back: %d, peer '%s' up %u gen %u (was %u)\n", rc, li.peer, li.up,
 	       li.gen, g0);
@@ -109,6 +97,6 @@ out:
 		ssq_queue_close(q);
 	if (a)
 		ssq_client_close(a);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_link_event");
 }
