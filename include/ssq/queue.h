@@ -390,7 +390,9 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	                                 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
 	SSQ__HOOK(SSQ_HOOK_CQ_LEASE);
-	n = ssq__route(p);
+	n = ssq__route(p, p->id + 1);
+	if (ssq_unlikely(n < 0))
+		return 0; /* taken back by a restart: no longer ours to release */
 	/* R7: pairs with A7, the next router. */
 	__atomic_store_n(&p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
 	/*

@@ -232,6 +232,7 @@ enum {
 	SSQ_HOOK_COMBINE_TAKEN = 6, /* a combiner holding others' requests, unpublished */
 	SSQ_HOOK_COMBINE_BUILT = 7, /* a combiner mid-batch: some published, not all */
 	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
+	SSQ_HOOK_CQ_ROUTE = 9,      /* routing, about to deliver (ssq__route) */
 };
 #ifdef SSQ_FAULT_HOOKS
 void ssq_fault_hook(int where);
@@ -371,13 +372,40 @@ SSQ_INLINE void ssq__count_done(struct ssq_ctl *ctl, uint32_t owner, uint64_t la
 }
 
 /*
- * Route what the CQ holds: called with the CQ lease. A CQE with wqe_counter
- * w completes every WQE from `completed` through the one whose index is w.
- * Unsignaled WQEs only count towards their owner's `done`, one store per
- * run of the same owner; signaled (or failed) ones are delivered.
- * Returns the CQEs consumed.
+ * ssq__cq_lease_held - is the CQ lease still @lease, the value its router
+ * took it with (its id + 1; SSQ_LEASE_OWNER for ssqd's own routing in
+ * ssq_ctl_rebuild)? A router may be descheduled for any time while it
+ * holds the lease, and ssqd's stall watch then takes the lease back and
+ * starts the queue over without killing it (C10, grab_lease in
+ * src/dv/queue_rebuild.c: a holder past the deadline). What the router
+ * read before - `completed`, the CQ index, slots, an owner's comp_head -
+ * is then the old epoch's, and stored into the new one it replays or
+ * misroutes completions and rewinds the counters. So each group of stores
+ * that publishes routing comes after this look, and a router that finds
+ * the lease gone stops at once and stores nothing more, not even the
+ * lease's release (it may be another router's by then).
+ * A14: acquire, pairs with C10 (the owner's CAS to SSQ_LEASE_OWNER) and R7
+ * (a release after the rebuild): a router that sees either sees the
+ * lease is not its own any more; and no store of the group that follows
+ * can be made before this load. Left to the domain: a router descheduled
+ * for 10 x --stall-ms between this look and the few stores after it
+ * (docs/design.md, "Stalls").
  */
-SSQ_INLINE int ssq__route(struct ssq_producer *p)
+SSQ_INLINE int ssq__cq_lease_held(const struct ssq_ctl *ctl, uint32_t lease)
+{
+	return __atomic_load_n(&ctl->cq_lease, __ATOMIC_ACQUIRE) == lease;
+}
+
+/*
+ * Route what the CQ holds: called with the CQ lease, taken as @lease. A
+ * CQE with wqe_counter w completes every WQE from `completed` through the
+ * one whose index is w. Unsignaled WQEs only count towards their owner's
+ * `done`, one store per run of the same owner; signaled (or failed) ones
+ * are delivered. Returns the CQEs consumed, or -ESTALE when the lease was
+ * taken from us meanwhile (ssq__cq_lease_held): the caller must not
+ * release it.
+ */
+SSQ_INLINE int ssq__route(struct ssq_producer *p, uint32_t lease)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_cqe cqe;
@@ -438,13 +466,21 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 				if (((s->flags & SSQ_SLOT_USER_SIGNALED) ||
 				     (target && failed)) &&
 				    __atomic_load_n(&ctl->producers[owner].state,
-				                    __ATOMIC_ACQUIRE) != SSQ_PROD_DEAD)
+				                    __ATOMIC_ACQUIRE) != SSQ_PROD_DEAD) {
+					SSQ__HOOK(SSQ_HOOK_CQ_ROUTE);
+					if (ssq_unlikely(!ssq__cq_lease_held(ctl, lease)))
+						return -ESTALE;
 					ssq__deliver(p, owner, c, s->wr_id, &cqe,
 					             target && failed);
+				}
 				if (owner != run_owner) {
-					if (run_owner != SSQ_OWNER_NONE)
+					if (run_owner != SSQ_OWNER_NONE) {
+						if (ssq_unlikely(
+						        !ssq__cq_lease_held(ctl, lease)))
+							return -ESTALE;
 						ssq__count_done(ctl, run_owner, run_last,
 						                run_n);
+					}
 					run_owner = owner;
 					run_n = 0;
 				}
@@ -455,6 +491,9 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 			if (target)
 				break;
 		}
+		/* The CQE's stores: done, ERROR, the CI record, R3 and R4. */
+		if (ssq_unlikely(!ssq__cq_lease_held(ctl, lease)))
+			return -ESTALE;
 		if (run_owner != SSQ_OWNER_NONE)
 			ssq__count_done(ctl, run_owner, run_last, run_n);
 		if (failed)
@@ -481,6 +520,9 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p)
 		__atomic_store_n(&ctl->completed, c, __ATOMIC_RELEASE);
 		__atomic_store_n(&ctl->cq_ci, p->cq.ci, __ATOMIC_RELEASE);
 	}
+	/* Before the caller's release of the lease (R7): still ours? */
+	if (ssq_unlikely(!ssq__cq_lease_held(ctl, lease)))
+		return -ESTALE;
 	return n;
 }
 

@@ -168,7 +168,7 @@ static void route_old_cqes(struct ssq_producer *owner)
 	if (((ci - dbci) & 0xffffff) > owner->cq.cqe_cnt)
 		__atomic_store_n(&owner->ctl->cq_ci, dbci, __ATOMIC_RELAXED);
 	/* We hold the CQ lease: route as any holder (bounded by the ring). */
-	(void)ssq__route(owner);
+	(void)ssq__route(owner, SSQ_LEASE_OWNER);
 	/* Whatever the walk could not place (a scribbled block) is skipped. */
 	if (!cq_next_from(owner, __atomic_load_n(&owner->ctl->cq_ci, __ATOMIC_RELAXED),
 	                  &end) &&
