@@ -12,15 +12,10 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
+static struct t_cluster cl;
 
 int main(void)
 {
-	char lport[16];
-	const char *args[] = { "--name",   "alice", "--peers", peers_path,
-		               "--listen", lport,   NULL };
 	struct ssq_client *a = NULL;
 	struct ssq_queue *q = NULL;
 	const char *why;
@@ -29,10 +24,9 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("qhint", N, names, ports, socks, logs, peers_path);
-	snprintf(lport, sizeof(lport), "%u", ports[0]);
-	pids[0] = cf_start(socks[0], logs[0], 0, NULL, args);
-	a = ssqd_connect_pid(socks[0], pids[0]);
+	cf_cluster_files(&cl, "qhint", N, names, 0);
+	t_cluster_start(&cl, 0, NULL);
+	a = t_cluster_connect(&cl, 0);
 	CHECK(a, "alice serves");
 	if (!a)
 		goto out;
@@ -53,6 +47,6 @@ int main(void)
 out:
 	if (a)
 		ssq_client_close(a);
-	cf_cluster_stop(1, pids, socks, logs, peers_path);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_queue_name_hint");
 }

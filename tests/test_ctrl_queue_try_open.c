@@ -13,19 +13,7 @@
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
-static char socks[N][108], logs[N][108], peers_path[108];
-static uint16_t ports[N];
-static pid_t pids[N];
-
-static pid_t start(int i)
-{
-	char lport[16];
-	const char *args[] = { "--name",   names[i], "--peers", peers_path,
-		               "--listen", lport,    NULL };
-
-	snprintf(lport, sizeof(lport), "%u", ports[i]);
-	return cf_start(socks[i], logs[i], 0, NULL, args);
-}
+static struct t_cluster cl;
 
 int main(void)
 {
@@ -37,9 +25,9 @@ int main(void)
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files("tryopen", N, names, ports, socks, logs, peers_path);
-	pids[0] = start(0);
-	a = ssqd_connect_pid(socks[0], pids[0]);
+	cf_cluster_files(&cl, "tryopen", N, names, 0);
+	t_cluster_start(&cl, 0, NULL);
+	a = t_cluster_connect(&cl, 0);
 	CHECK(a, "alice serves");
 	if (!a)
 		goto out;
@@ -53,7 +41,7 @@ int main(void)
 	CHECK(took < 2.5, "try_open waited %.2f s (the blocking open waits %u ms)", took,
 	      SSQ_OPEN_LINK_MS);
 
-	pids[1] = start(1);
+	t_cluster_start(&cl, 1, NULL);
 	t0 = now_s();
 	do {
 		rc = ssq_queue_try_open(a, "bob/q0", &q);
@@ -72,6 +60,6 @@ int main(void)
 out:
 	if (a)
 		ssq_client_close(a);
-	cf_cluster_stop(N, pids, socks, logs, peers_path);
+	t_cluster_stop(&cl);
 	return test_exit("ctrl_queue_try_open");
 }
