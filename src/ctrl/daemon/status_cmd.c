@@ -24,12 +24,17 @@ static const char *state_str(enum ssq_peer_state s)
 	return "?";
 }
 
-int ssqd_status_print(const char *socket_path, FILE *out)
+/*
+ * What both forms of --status print: a client of the ssqd at @socket_path
+ * (*@cp, for the caller to close) and its queues and peers. Returns 0, or
+ * 1 having said why on stderr and closed what it opened.
+ */
+static int status_fetch(const char *socket_path, struct ssq_client **cp,
+                        struct ssq_queue_info *q, int *nqp, struct ssq_peer_info *p,
+                        int *npp)
 {
-	struct ssq_queue_info q[SSQ_MAX_QUEUES];
-	struct ssq_peer_info p[SSQ_MAX_QUEUES];
 	struct ssq_client *c;
-	int nq, np, i;
+	int nq, np;
 
 	if (ssq_client_connect(socket_path, &c)) {
 		fprintf(stderr, "ssqd --status: %s\n", ssq_client_strerror_last());
@@ -42,6 +47,21 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 		ssq_client_close(c);
 		return 1;
 	}
+	*cp = c;
+	*nqp = nq;
+	*npp = np;
+	return 0;
+}
+
+int ssqd_status_print(const char *socket_path, FILE *out)
+{
+	struct ssq_queue_info q[SSQ_MAX_QUEUES];
+	struct ssq_peer_info p[SSQ_MAX_QUEUES];
+	struct ssq_client *c;
+	int nq, np, i;
+
+	if (status_fetch(socket_path, &c, q, &nq, p, &np))
+		return 1;
 	fprintf(out, "ssqd at %s on %s: %d queue(s), %d peer(s)\n", socket_path,
 	        ssq_client_device(c), nq, np);
 	if (np > 0) {
@@ -101,17 +121,8 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 	struct ssq_client *c;
 	int nq, np, i;
 
-	if (ssq_client_connect(socket_path, &c)) {
-		fprintf(stderr, "ssqd --status: %s\n", ssq_client_strerror_last());
+	if (status_fetch(socket_path, &c, q, &nq, p, &np))
 		return 1;
-	}
-	nq = ssq_client_list(c, q, SSQ_MAX_QUEUES);
-	np = nq < 0 ? nq : ssq_client_peers(c, p, SSQ_MAX_QUEUES);
-	if (nq < 0 || np < 0) {
-		fprintf(stderr, "ssqd --status: %s\n", ssq_client_error(c));
-		ssq_client_close(c);
-		return 1;
-	}
 	fputs("{\"socket\": ", out);
 	json_str(out, socket_path);
 	fputs(", \"device\": ", out);
