@@ -26,9 +26,10 @@ static uint64_t timeout_ns(const struct emu_qp *qp)
  * The emulated wire's fault injector loses packets at rates (tests run
  * 20 %, both ways) that no link has; with one retransmission per period a
  * lost request or its lost answer took a retry each time (a 36 % chance
- * at 20 % drop), so retry_cnt 7 ran out in about one run in fifty of
- * ctrl_adv_mem_wire_files (TRANSPORT_RETRY_EXC_ERR on a live peer). With
- * WIRE_PROBES tries a period, a period is lost only if all of them are.
+ * at 20 % drop), and retry_cnt 7 ran out on a live peer now and then
+ * (ctrl_adv_mem_wire_files: a 64 KiB READ in TRANSPORT_RETRY_EXC_ERR;
+ * test_emu_wire_lossy at 20 %: 3 seeds of 20). With WIRE_PROBES tries a
+ * period, a period is lost only if all of them are (0.36^4 < 2 %).
  * A peer that answers nothing still fails after timeout * (retry_cnt + 1),
  * the hardware's bound (<ssq/emu.h>): probes never reset the count.
  * Duplicates they cause are harmless: the responder re-ACKs duplicate
