@@ -166,7 +166,14 @@ int main(void)
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IONBF, 0);
-	run("drop=0.2,dup=0.2,reorder=0.2,seed=3");
-	run("drop=0.2,dup=0.3,reorder=0.3,delay=0.2,delay_us=3000,seed=9");
+	/*
+	 * Loss a live RC link survives (5 %: eight failed ACK periods in a row
+	 * about 1e-8, test_emu_wire_lossy); duplication, reordering and delay
+	 * high, as they test that nothing is executed twice. At 20 % drop the
+	 * requester ran out of retry_cnt on its 64 KiB READ about one run in
+	 * fifty, as a NIC's would.
+	 */
+	run("drop=0.05,dup=0.2,reorder=0.2,seed=3");
+	run("drop=0.05,dup=0.3,reorder=0.3,delay=0.2,delay_us=3000,seed=9");
 	return test_exit("ctrl_adv_mem_wire_files");
 }

@@ -702,13 +702,10 @@ int emu_set_idle_nap(struct emu_dev *dev, long max_ns);
  *  - Go-back-N: a sequence NAK, or no progress for the local ACK timeout,
  *    sends again from the oldest unacknowledged PSN. Timeout: IB encoding,
  *    4.096 us * 2^timeout, at least 1 ms (so a loaded test host does not
- *    time out spuriously); timeout 0: infinite. Within each timeout the
- *    requester also goes back every quarter of it while nothing
- *    progresses (probes, uncounted: the injected faults lose far more than
- *    a link). retry_cnt timeouts in a row without progress, then the WQE
- *    completes in TRANSPORT_RETRY_EXC_ERR and the QP goes to ERR and
- *    flushes: a dead peer is found within timeout * (retry_cnt + 1), later
- *    only by the time this requester itself was off the CPU.
+ *    time out spuriously); timeout 0: infinite. retry_cnt timeouts in a row
+ *    without progress, then the WQE completes in TRANSPORT_RETRY_EXC_ERR
+ *    and the QP goes to ERR and flushes: a dead peer is found within
+ *    timeout * (retry_cnt + 1).
  *  - SEND / SEND_IMM / WRITE_IMM with no receive WQE posted: RNR NAK with
  *    the responder's min_rnr_timer; the requester waits that long and
  *    retries, rnr_retry times (7: forever), then RNR_RETRY_EXC_ERR.
@@ -794,7 +791,6 @@ struct emu_wire_stats {
 	uint64_t seq_naks;    /* PSN sequence NAKs sent */
 	uint64_t rnr_naks;    /* RNR NAKs sent */
 	uint64_t duplicates;  /* duplicate requests received (re-ACKed) */
-	uint64_t probes;      /* go-backs within a timer period (wire_req.c) */
 };
 
 /* Copy @dev's wire counters to @st. Returns 0, or -EINVAL (NULL, no wire). */

@@ -165,9 +165,7 @@ struct emu_wire_qp {
 	uint8_t nak_una_valid; /* until una moves */
 	uint8_t retries;       /* timeouts since the last progress */
 	uint8_t rnr_tries;     /* RNR NAKs for the head */
-	uint8_t probes;        /* sent since the timer was last set */
 	uint64_t timer_ns;     /* progress deadline; 0: stopped */
-	uint64_t probe_ns;     /* next probe (wire_req.c), while timer_ns runs */
 	uint64_t rnr_until_ns;
 
 	/* Responder. */

@@ -19,38 +19,12 @@ static uint64_t timeout_ns(const struct emu_qp *qp)
 	return ns < 1000000 ? 1000000 : ns;
 }
 
-/*
- * Probes: within one period of the ACK timer the requester goes back to
- * una (go-back-N, as at a timeout) every 1/WIRE_PROBES of it while nothing
- * progresses, and only the expiry of the whole period counts as a retry.
- * The emulated wire's fault injector loses packets at rates (tests run
- * 20 %, both ways) that no link has; with one retransmission per period a
- * lost request or its lost answer took a retry each time (a 36 % chance
- * at 20 % drop), and retry_cnt 7 ran out on a live peer now and then
- * (ctrl_adv_mem_wire_files: a 64 KiB READ in TRANSPORT_RETRY_EXC_ERR;
- * test_emu_wire_lossy at 20 %: 3 seeds of 20). With WIRE_PROBES tries a
- * period, a period is lost only if all of them are (0.36^4 < 2 %).
- * A peer that answers nothing still fails after timeout * (retry_cnt + 1),
- * the hardware's bound (<ssq/emu.h>): probes never reset the count.
- * Duplicates they cause are harmless: the responder re-ACKs duplicate
- * SEND/WRITE packets without executing them, executes a duplicate READ
- * again (idempotent) and answers a duplicate atomic from its cache
- * (wire_resp.c).
- */
-#define WIRE_PROBES 4u
-
-/* Start the ACK timer's period at @now (@to: timeout_ns; 0: none). */
-static void timer_arm(struct emu_wire_qp *wq, uint64_t now, uint64_t to)
+/* When the ACK timer set now expires; 0: never. */
+static uint64_t deadline(const struct emu_qp *qp)
 {
-	wq->timer_ns = to ? now + to : 0;
-	wq->probe_ns = to ? now + to / WIRE_PROBES : 0;
-	wq->probes = 0;
-}
+	uint64_t to = timeout_ns(qp);
 
-/* The same, now. */
-static void timer_restart(struct emu_qp *qp)
-{
-	timer_arm(qp->wire, emu_now_ns(), timeout_ns(qp));
+	return to ? emu_now_ns() + to : 0;
 }
 
 /* READ and atomics: done when their response arrives, not on an ACK. */
@@ -383,33 +357,15 @@ unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget)
 
 	if (emu_sq_doorbell(qp, &dbr))
 		return 0;
-	if (wq->timer_ns && wq->una != wq->next_psn &&
-	    (now >= wq->probe_ns || now >= wq->timer_ns)) {
-		if (now < wq->timer_ns || !wq->probes) {
-			/*
-			 * A probe. Also when the period ran out with none sent:
-			 * this requester was off the CPU for all of it (a NIC's
-			 * timers never are), so the peer had one try, not
-			 * WIRE_PROBES; it gets one more, a probe's interval
-			 * long, before the period counts. A dead peer's failure
-			 * comes later by at most that much per such period.
-			 */
-			qp->dev->wire->st.probes++;
-			wq->probes++;
-			wq->probe_ns = now + to / WIRE_PROBES;
-			if (now >= wq->timer_ns)
-				wq->timer_ns = wq->probe_ns;
-		} else {
-			/* No progress for a whole timeout: a retry. */
-			qp->dev->wire->st.timeouts++;
-			if (++wq->retries > qp->retry_cnt) {
-				fail_head(qp, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
-				return 1;
-			}
-			timer_arm(wq, now, to);
+	if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn) {
+		/* No progress for a whole timeout: go back to the oldest. */
+		qp->dev->wire->st.timeouts++;
+		if (++wq->retries > qp->retry_cnt) {
+			fail_head(qp, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+			return 1;
 		}
-		/* Go back to the oldest. */
 		wq->snd_psn = wq->una;
+		wq->timer_ns = now + to;
 	}
 	while (n < budget && dbr != (uint16_t)qp->sq_cc && emu_sq_rung(qp) &&
 	       issue(qp, dbr))
@@ -424,7 +380,7 @@ unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget)
 	}
 	sent = transmit(qp, 64);
 	if (sent && !wq->timer_ns && to)
-		timer_arm(wq, now, to);
+		wq->timer_ns = now + to;
 	/* Packets sent count as work (the device thread stays busy), within
 	 * the caller's budget. */
 	return n + sent < budget ? n + sent : budget;
@@ -441,7 +397,7 @@ static void go_back(struct emu_qp *qp)
 	wq->nak_una_valid = 1;
 	wq->nak_una = wq->una;
 	wq->snd_psn = wq->una;
-	timer_restart(qp);
+	wq->timer_ns = deadline(qp);
 }
 
 /* Everything before @una is acknowledged: complete what that finishes. */
@@ -457,10 +413,7 @@ static void advance(struct emu_qp *qp, uint32_t una)
 	wq->rnr_tries = 0;
 	if (psn_diff(wq->snd_psn, una) < 0)
 		wq->snd_psn = una;
-	if (una == wq->next_psn)
-		wq->timer_ns = 0;
-	else
-		timer_restart(qp);
+	wq->timer_ns = una == wq->next_psn ? 0 : deadline(qp);
 	complete_head(qp);
 }
 
