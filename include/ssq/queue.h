@@ -138,6 +138,10 @@ struct ssq_producer {
 	uint32_t *arm_seq;
 	/* The sequence of this producer's last hand-over (<ssq/combine.h>). */
 	uint64_t hand_seq;
+	/* The epoch it was handed over in: its outcome is read against it. */
+	uint32_t hand_epoch;
+	/* 1: the request in our slot (EMPTY) is ours to post ourselves, first. */
+	uint32_t hand_owed;
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */

@@ -5,7 +5,7 @@
  * (Rn/An/Cn) pair with <ssq/queue_pvt.h>'s and <ssq/queue.h>'s.
  */
 #define _GNU_SOURCE
-#include <ssq/queue.h>
+#include <ssq/combine.h>
 #include "queue_clock.h"
 
 static int is_pow2(uint64_t v)
@@ -125,6 +125,13 @@ void ssq_producer_fini(struct ssq_producer *p)
 {
 	if (!p || !p->me)
 		return;
+	/*
+	 * A combined request still handed over (<ssq/combine.h>) was
+	 * accepted: post it before retiring, or ssq_ctl_claim takes it back.
+	 */
+	if (!__atomic_load_n(&p->gone, __ATOMIC_RELAXED) &&
+	    (p->hand_owed || __atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
+		(void)ssq_combine_flush(p);
 	/*
 	 * R10a: retired, after our last publish; the router drops what is
 	 * still in flight for us (A10a), ssq_ctl_claim may reclaim the record
