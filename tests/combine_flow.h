@@ -112,7 +112,13 @@ static inline int run_combined(struct ssq_producer *prod, const struct msg_area 
 			if (reap(prod, p, &got) < 0)
 				return 1;
 		if (rc) {
-			fprintf(stderr, "producer %u: post %u: %d\n", p, i, rc);
+			fprintf(stderr,
+			        "producer %u: post %u: %d (epoch %u, hand word 0x%llx, "
+			        "owed %u, state %u)\n",
+			        p, i, rc, prod->ctl->epoch,
+			        (unsigned long long)prod->me->hand.word, prod->hand_owed,
+			        prod->me->state);
+			dump_ctl(prod);
 			return 1;
 		}
 		if (max_post_s && now_s() - t > *max_post_s)

@@ -149,6 +149,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
 		uint64_t bits =
 		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
 		uint64_t left = 0, pos = 0;
 		unsigned n = 0, k;
 		int rc;
@@ -169,8 +170,10 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			ids[n] = i;
 			words[n++] = w;
 		}
-		if (left)
+		if (left) {
 			__atomic_fetch_or(&ctl->comb_pending, left, __ATOMIC_RELEASE);
+			SSQ__LINE_W(SSQ_LINE_RESERVE);
+		}
 		if (n) {
 			rc = ssq__reserve(p, n, 0, &pos);
 			if (ssq_unlikely(rc)) {
@@ -182,6 +185,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				                  __ATOMIC_RELEASE);
 				/* C11: as below. */
 				__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+				SSQ__LINE_W(SSQ_LINE_RESERVE);
 				return rc;
 			}
 			/*
@@ -193,6 +197,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			for (k = 0; k < n; k++) {
 				uint64_t want = words[k];
 
+				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
+				                            : SSQ_LINE_HAND_OTHER);
 				if (!__atomic_compare_exchange_n(
 				        &ctl->producers[ids[k]].hand.word, &want,
 				        ssq__hand_word(pos + k, SSQ_HAND_TAKEN), 0,
@@ -228,6 +234,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				 * that learned the outcome from the publish word may
 				 * have moved on.
 				 */
+				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
+				                            : SSQ_LINE_HAND_OTHER);
 				__atomic_compare_exchange_n(
 				    &ctl->producers[ids[k]].hand.word, &taken,
 				    ssq__hand_word(pos + k, SSQ_HAND_DONE), 0,
@@ -245,10 +253,12 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		 * is left is its owner's to settle.
 		 */
 		__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
 		if (pass >= SSQ_COMBINE_PASSES ||
 		    !__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST))
 			return 0;
 		zero = 0;
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
 		if (!__atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
 		                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return 0;
@@ -353,11 +363,13 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			 */
 			zero = 0;
 			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-			    __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1,
-			                                0, __ATOMIC_SEQ_CST,
-			                                __ATOMIC_RELAXED) &&
+			    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+			     __atomic_compare_exchange_n(&ctl->comb_role, &zero,
+			                                 p->id + 1, 0, __ATOMIC_SEQ_CST,
+			                                 __ATOMIC_RELAXED)) &&
 			    ssq_likely(!ssq__combine(p)))
 				continue;
+			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			/* C13': against a combiner's C10, the same word. */
 			if (__atomic_compare_exchange_n(
 			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -384,6 +396,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			else
 				p->hand_owed = 1;
 			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
+			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			continue;
 		}
 	}
@@ -459,13 +472,16 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: the request before POSTED; pairs with A14a/A14b (a combiner). */
 	__atomic_store_n(&h->word, w, __ATOMIC_RELEASE);
+	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 	/* C8: the bit, against C11/C12 (see ssq__combine). */
 	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
+	SSQ__LINE_W(SSQ_LINE_RESERVE);
 	zero = 0;
 	/* C9: against C11/C12. Held: its holder looks again after letting go. */
 	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
-	                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+	    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+	     __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+	                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))) {
 		rc = ssq__combine(p);
 		/* Failed with ours not taken: not handed over after all. */
 		if (ssq_unlikely(rc) &&
