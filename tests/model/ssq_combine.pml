@@ -22,9 +22,12 @@
  * Broken variants (each must fail): BROKEN_BLIND_TAKEBACK (the owner
  * empties its word with a store, not a CAS against the combiner's take:
  * a request published twice), BROKEN_NOP_AS_POSTED (a healer's NOP taken
- * for the owner's WQE: a request lost), BROKEN_NO_RECHECK with no final
- * settle (the holder lets the role go without looking again, and owners
- * do not settle: a request left handed over).
+ * for the owner's WQE: a request lost), BROKEN_NO_RECHECK (the holder
+ * lets the role go without looking again, and owners do not settle at
+ * the end: a request left handed over).
+ * tests/test_ssq_combine_model.sh runs NOWN=1 K=2 and NOWN=2 K=1
+ * (0.2 and 3 million states); NOWN=2 K=2 MAXDEAD=0 verifies too (19
+ * million states, 1 GB); NOWN=2 K=2 with a death is past 2 GB.
  */
 
 #ifndef NOWN
