@@ -47,6 +47,12 @@
 #include "emu/emu.h"
 #include "emu/testbed_pvt.h"
 
+#ifdef SSQ_LINE_COUNTS
+// ssq_micro_lines (cmake -DSSQ_BENCH_LINE_COUNTS=ON): <ssq/queue_pvt.h>'s
+// per-thread counts of writes to each shared line, reported per WQE.
+__thread uint64_t ssq_line_writes[SSQ_LINE_COUNT];
+#endif
+
 namespace
 {
 
@@ -332,6 +338,24 @@ void reserve_publish(benchmark::State &state, bool combined, bool device_thread)
 			s.drain(me, &reaped);
 	}
 	state.SetItemsProcessed((int64_t)posted);
+#ifdef SSQ_LINE_COUNTS
+	// Per WQE this thread posted, averaged over the threads: w_<line>.
+	static const char *const names[SSQ_LINE_COUNT] = {
+		"w_reserve", "w_published", "w_doorbell", "w_completed", "w_cq_lease",
+		"w_slot",    "w_routed",    "w_hand_own", "w_hand_other"
+	};
+	double total = 0;
+	for (unsigned l = 0; l < SSQ_LINE_COUNT; l++) {
+		double v = posted ? (double)ssq_line_writes[l] / (double)posted : 0;
+
+		state.counters[names[l]] =
+		    benchmark::Counter(v, benchmark::Counter::kAvgThreads);
+		total += v;
+		ssq_line_writes[l] = 0;
+	}
+	state.counters["w_all"] =
+	    benchmark::Counter(total, benchmark::Counter::kAvgThreads);
+#endif
 	std::lock_guard<std::mutex> g(g_mu);
 	sp.reset();
 	if (g_shared.use_count() == 1)

@@ -68,6 +68,14 @@ static inline int post_msg_comb(struct ssq_producer *prod, const struct msg_area
 }
 
 /*
+ * Pacing for run_combined (0: none): after every run_combined_pace_every
+ * messages, sleep run_combined_pace_us with the last one still handed
+ * over (not flushed), for a combiner to find it. A test that kills
+ * combiners paces its survivors so they post while its victims come and go.
+ */
+static unsigned run_combined_pace_every, run_combined_pace_us;
+
+/*
  * run_producer (ssq_flow.h) with post_msg_comb: @n messages or until
  * *@stop, then exactly the signaled completions, in order. Returns 0 with
  * *@posted (if not NULL) and the longest post in *@max_post_s (if not
@@ -87,6 +95,9 @@ static inline int run_combined(struct ssq_producer *prod, const struct msg_area 
 		uint64_t iova = src_iova + (uint64_t)(i % 64) * (CELL + 8);
 
 		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
+			/* The awaited one may still be handed over: post it. */
+			if (!direct)
+				(void)ssq_combine_flush(prod);
 			if (reap(prod, p, &got) < 0)
 				return 1;
 			if (now_s() - t0 > 60) {
@@ -101,15 +112,25 @@ static inline int run_combined(struct ssq_producer *prod, const struct msg_area 
 			if (reap(prod, p, &got) < 0)
 				return 1;
 		if (rc) {
-			fprintf(stderr, "producer %u: post %u: %d\n", p, i, rc);
+			fprintf(stderr,
+			        "producer %u: post %u: %d (epoch %u, hand word 0x%llx, "
+			        "owed %u, state %u)\n",
+			        p, i, rc, prod->ctl->epoch,
+			        (unsigned long long)prod->me->hand.word, prod->hand_owed,
+			        prod->me->state);
+			dump_ctl(prod);
 			return 1;
 		}
 		if (max_post_s && now_s() - t > *max_post_s)
 			*max_post_s = now_s() - t;
+		if (run_combined_pace_every && i % run_combined_pace_every == 0)
+			usleep(run_combined_pace_us);
 	}
 	if (posted)
 		*posted = i;
 	while (got < i / SIGNAL_EVERY) {
+		if (!direct)
+			(void)ssq_combine_flush(prod);
 		if (reap(prod, p, &got) < 0)
 			return 1;
 		if (now_s() - t0 > 60) {

@@ -6,10 +6,15 @@
  * same way and are killed - by SIGKILL from outside at a random moment, or
  * by themselves at a hook while they combine: holding requests they took
  * and have not published (SSQ_HOOK_COMBINE_TAKEN), or mid-batch, the first
- * published (SSQ_HOOK_COMBINE_BUILT) - or are stopped (SIGSTOP) holding
- * taken requests, for ssqd's stall watch (--stall-ms 100) to kill on the
- * kernel's evidence.
- * ssqd heals after each death.
+ * published (SSQ_HOOK_COMBINE_BUILT), or holding the role with others'
+ * requests POSTED and nothing reserved (SSQ_HOOK_COMBINE_ROLE) - or are
+ * stopped (SIGSTOP) holding taken requests, for ssqd's stall watch
+ * (--stall-ms 100) to kill on the kernel's evidence.
+ * ssqd heals after each death. Posters do not wait for combiners
+ * (<ssq/combine.h>): a survivor's request a dead combiner held is settled
+ * by the survivor (re-posted after a healer's NOP, taken back from a dead
+ * role holder). Survivors are paced, each pause with a request handed
+ * over, so that victims combine them.
  *
  * Survivors lose nothing (every message's counter is exactly 1), nothing is
  * executed twice (no counter above 1, victims' included), each survivor
@@ -35,12 +40,17 @@ static struct ssq_producer *me;
 
 /*
  * Does this combiner hold a request of another producer (TAKEN, or at the
- * BUILT hook, DONE already)? Victims die only then: a combiner with only
- * its own request is a producer like those test_ssq_kill.c kills.
+ * BUILT hook, DONE already; at the ROLE hook, POSTED with its bit set)?
+ * Victims die only then: a combiner with only its own request is a
+ * producer like those test_ssq_kill.c kills.
  */
-static int holds_others(void)
+static int holds_others(int where)
 {
 	uint32_t i;
+
+	if (where == SSQ_HOOK_COMBINE_ROLE)
+		return me && (__atomic_load_n(&me->ctl->comb_pending, __ATOMIC_RELAXED) &
+		              ~(1ull << me->id)) != 0;
 
 	for (i = 0; me && i < SSQ_MAX_PRODUCERS; i++) {
 		uint64_t v =
@@ -61,9 +71,10 @@ void ssq_fault_hook(int where)
 	/* A combiner slow to start: others hand over meanwhile. */
 	if (where == SSQ_HOOK_COMBINE_ROLE && die_where) {
 		usleep(300);
-		return;
+		if (die_where != SSQ_HOOK_COMBINE_ROLE)
+			return;
 	}
-	if (where == die_where && holds_others() && --die_after <= 0) {
+	if (where == die_where && holds_others(where) && --die_after <= 0) {
 		__atomic_fetch_add(&hook_hits[die_where], 1, __ATOMIC_RELAXED);
 		if (die_sig == SIGKILL)
 			raise(SIGKILL);
@@ -103,6 +114,9 @@ static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
 	rep->rc = 1;
 	if (open_queue(&c, &q, &src))
 		_exit(1);
+	/* About 1 ms asleep per 16 messages: they outlast the victims. */
+	run_combined_pace_every = 16;
+	run_combined_pace_us = 1000;
 	rep->rc = run_combined(ssq_queue_producer(q), a, p, SURVIVOR_MAX, stop, src.addr,
 	                       src.iova, src.lkey, 0, &rep->max_post_s, &rep->posted);
 	_exit(rep->rc);
@@ -112,12 +126,13 @@ static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
  * A victim posts until it dies. Mode 0 waits for the parent's SIGKILL;
  * 1 and 2 die (SIGKILL) at SSQ_HOOK_COMBINE_TAKEN and _BUILT, 3 spins at
  * SSQ_HOOK_COMBINE_TAKEN until the parent stops it (SIGSTOP), for ssqd to
- * kill.
+ * kill; 4 dies (SIGKILL) at SSQ_HOOK_COMBINE_ROLE, the role held and
+ * nothing reserved: only the owners, settling, post what it left.
  */
 static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown)
 {
 	static const int where[] = { 0, SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_BUILT,
-		                     SSQ_HOOK_COMBINE_TAKEN };
+		                     SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_ROLE };
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf src;
@@ -153,7 +168,7 @@ int main(void)
 	struct msg_area a;
 	volatile int *stop;
 	pid_t d, surv[SURVIVORS];
-	unsigned v, i, kills = 0, by_mode[4] = { 0 }, bad = 0;
+	unsigned v, i, kills = 0, by_mode[5] = { 0 }, bad = 0;
 	int status;
 
 	if (!ssqd)
@@ -191,7 +206,7 @@ int main(void)
 			survivor(i, &a, stop, &rep[i]);
 	}
 	for (v = 0; v < VICTIMS; v++) {
-		int mode = v % 4, countdown = 1 + rand() % 20;
+		int mode = v % 5, countdown = 1 + rand() % 20;
 		pid_t pid = fork();
 
 		if (pid == 0)
@@ -244,16 +259,18 @@ int main(void)
 	CHECK(kills >= 100, "only %u kills", kills);
 	/* Each hook reached by some victims, or the test did not test it. */
 	CHECK(hook_hits[SSQ_HOOK_COMBINE_TAKEN] >= 10 &&
-	          hook_hits[SSQ_HOOK_COMBINE_BUILT] >= 10,
-	      "hooks reached: taken %u, built %u", hook_hits[SSQ_HOOK_COMBINE_TAKEN],
-	      hook_hits[SSQ_HOOK_COMBINE_BUILT]);
-	printf(
-	    "%u kills (%u from outside, %u holding taken requests, %u mid-batch, %u "
-	    "stopped holding taken requests, killed by ssqd); survivors posted %u, %u, "
-	    "%u messages, longest post %.3f / %.3f / %.3f ms\n",
-	    kills, by_mode[0], by_mode[1], by_mode[2], by_mode[3], rep[0].posted,
-	    rep[1].posted, rep[2].posted, 1e3 * rep[0].max_post_s,
-	    1e3 * rep[1].max_post_s, 1e3 * rep[2].max_post_s);
+	          hook_hits[SSQ_HOOK_COMBINE_BUILT] >= 10 &&
+	          hook_hits[SSQ_HOOK_COMBINE_ROLE] >= 10,
+	      "hooks reached: taken %u, built %u, role %u",
+	      hook_hits[SSQ_HOOK_COMBINE_TAKEN], hook_hits[SSQ_HOOK_COMBINE_BUILT],
+	      hook_hits[SSQ_HOOK_COMBINE_ROLE]);
+	printf("%u kills (%u from outside, %u holding taken requests, %u mid-batch, %u "
+	       "stopped holding taken requests, killed by ssqd, %u holding the role "
+	       "with others' requests pending); survivors posted %u, %u, "
+	       "%u messages, longest post %.3f / %.3f / %.3f ms\n",
+	       kills, by_mode[0], by_mode[1], by_mode[2], by_mode[3], by_mode[4],
+	       rep[0].posted, rep[1].posted, rep[2].posted, 1e3 * rep[0].max_post_s,
+	       1e3 * rep[1].max_post_s, 1e3 * rep[2].max_post_s);
 	ssq_client_close(c);
 	kill(d, SIGTERM);
 	waitpid(d, &status, 0);

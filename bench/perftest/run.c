@@ -204,7 +204,8 @@ static int post_combined(struct ssq_producer *p, const struct pt_req *r)
 		return ssq_post_write_combined(p, r->laddr, r->lkey, r->len, r->raddr,
 		                               r->rkey, r->wr_id, r->flags);
 	default:
-		return post_batch(p, r, 1);
+		/* Direct: after our last request handed over, not before it. */
+		return ssq_combine_flush(p) ?: post_batch(p, r, 1);
 	}
 }
 
@@ -238,7 +239,7 @@ static int port_post(struct port *pt, uint32_t li, const struct pt_req *r, unsig
 	case PT_COMBINE:
 		if (n == 1 && !r->inl && r->wqebbs == 1)
 			return post_combined(l->prod, r);
-		return post_batch(l->prod, r, n);
+		return ssq_combine_flush(l->prod) ?: post_batch(l->prod, r, n);
 	default:
 		return post_batch(l->prod, r, n);
 	}
@@ -267,6 +268,15 @@ static void backoff(unsigned *spins)
 #define WAIT_NS (10 * SSQ_WAIT_SLICE_NS)
 static void idle_wait(struct port *pt, struct lane *ln, unsigned *spins)
 {
+	uint32_t i;
+
+	/*
+	 * --mode combine: what we wait for may still be handed over, its
+	 * combiner gone or done with its passes (<ssq/combine.h>): post it.
+	 */
+	if (pt->mode == PT_COMBINE)
+		for (i = 0; i < pt->nlanes; i++)
+			(void)ssq_combine_flush(pt->lane[i].prod);
 	if (!pt->events) {
 		backoff(spins);
 		return;

@@ -1,23 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssq/combine.h - combining on a shared queue: a producer that finds
- * another posting hands its one-WQEBB work request over, and whoever holds
- * the combiner role posts every request handed over with one reservation
- * and one doorbell (Flock, SOSP '21: combining the requests of threads
- * that share an RDMA connection; NVSHMEM's IBGDA: one reservation per warp,
- * one doorbell per batch). Opt-in, per call: ssq_post_write_combined and
- * the others below; ssq_post_write and everything else is unchanged, and
- * both may be used on one queue at once (by one producer, one at a time).
- * No system call, no daemon, no dedicated core.
+ * ssq/combine.h - combining on a shared queue: a producer hands its
+ * one-WQEBB work request over and returns, and whoever holds the combiner
+ * role posts every request handed over with one reservation and one
+ * doorbell (Flock, SOSP '21: combining the requests of threads that share
+ * an RDMA connection; NVSHMEM's IBGDA: one reservation per warp, one
+ * doorbell per batch; flat combining, Hendler et al., SPAA '10: the
+ * holder's "release, then look again"). Opt-in, per call:
+ * ssq_post_write_combined and the others below; ssq_post_write and
+ * everything else is unchanged. No system call, no daemon, no dedicated
+ * core.
+ *
+ * No poster waits for another to take its request (issue 29: the first
+ * design did, up to 4096 pauses - about 270 us on a 2.1 GHz Xeon, where
+ * PAUSE takes about 140 cycles from Skylake on (Intel's optimization
+ * manual) - before taking it back, and collapsed to 0.06-0.19 Mpps from 4
+ * senders on 16 cores, where single posts did 6-10).
  *
  * The protocol, state in the control block (<ssq/queue_pvt.h>):
- *  - each producer has a hand-over slot in its record (struct
+ *  - each producer has one hand-over slot in its record (struct
  *    ssq_ctl_hand): the request, and a word EMPTY / POSTED(seq) /
  *    TAKEN(pos) / DONE(pos); `comb_pending` has a bit per producer with a
  *    request POSTED, `comb_role` names the combiner (both hints);
- *  - a poster checks its own completion ring's room, writes its request,
- *    POSTED (R14), sets its bit (C8), and takes the role if it is free
- *    (C9): then it combines (below), its own request among the others;
+ *  - a poster first settles its previous request (below), checks its
+ *    completion ring's room, writes the request, POSTED (R14), sets its
+ *    bit (C8), and takes the role if it is free (C9): then it combines,
+ *    its own request among the others. If the role is held it returns:
+ *    the holder looks at the bits again after letting the role go (C11,
+ *    C12), so a request POSTED while it held the role is its, or the next
+ *    holder's, or its owner's (settling);
  *  - a combiner swaps the pending bits out, reserves one WQEBB per request
  *    POSTED (ssq_reserve's protocol: its record holds the range, so a
  *    combiner that stalls or dies is a holder like any other: ssqd's
@@ -25,17 +36,30 @@
  *    TAKEN(pos) (C10; a failed CAS - the owner took it back - leaves a
  *    NOP there), builds and publishes each in its owner's name (the slot's
  *    owner: the router completes it to its owner), stores DONE (R15),
- *    rings once, lets the role go (C11) and looks at the bits again (C12);
- *  - the poster waits for its word: DONE: published; TAKEN(pos) and the
- *    combiner gone: the publish word at pos says (our id: published; a
- *    healer's NOP: not), or, once pos completed and was reused, our
- *    done_pos; POSTED for too long, or the role free: it takes the request
- *    back (a CAS, which fails if a combiner took it meanwhile) and posts
- *    it itself. So a request is published once or not at all, and its
- *    owner knows which before it returns: its next post comes after it.
- * Each owner counts its own `posted` when it learns its WQE was
- * published; until then the router may have counted it done (done one
- * ahead, which ssq_ctl_check allows).
+ *    rings once, lets the role go (C11) and looks at the bits again (C12),
+ *    for at most SSQ_COMBINE_PASSES passes;
+ *  - settling (the owner, at its next combined post, ssq_combine_flush or
+ *    ssq_wait): DONE: published; TAKEN(pos): the publish word at pos says
+ *    (our id: published; a healer's NOP: not), or, once pos completed and
+ *    was reused, our done_pos - the only wait, on a combiner between its
+ *    reservation and its publish, which ssqd's deadline bounds as it
+ *    bounds any reservation; still POSTED: the role if it is free
+ *    (combine), else the request taken back (a CAS, which fails if a
+ *    combiner took it meanwhile) and posted by its owner itself. A request
+ *    not published (a healer's NOP, a restart) is posted by its owner
+ *    itself too: nothing of the owner's was posted after it, since
+ *    nothing is until it is settled. So each request is published once, in
+ *    its owner's order.
+ * Each owner counts its own `posted` when it settles a WQE published for
+ * it; until then the router may have counted it done (done one ahead,
+ * which ssq_ctl_check allows: one request per producer is ever unsettled).
+ *
+ * Posting directly (ssq_post_write, ssq_post_wr, ssq_reserve) on a
+ * producer with a request still handed over would pass it: call
+ * ssq_combine_flush first. A producer that waits for completions by
+ * spinning on ssq_poll calls ssq_combine_flush first too (ssq_wait does
+ * it itself): a combiner that dies holding the role, or lets it go after
+ * SSQ_COMBINE_PASSES, may leave its request for its owner to post.
  *
  * Concurrency: as <ssq/queue.h>: a producer belongs to one thread.
  */
@@ -48,8 +72,14 @@
 extern "C" {
 #endif
 
-/* Spins a poster waits for a combiner to take its request before posting it itself. */
-#define SSQ_COMBINE_SPINS 4096u
+/*
+ * Passes a combiner makes, each over every request handed over since the
+ * last, before it lets the role go for good: a combining post works for
+ * others for a bounded time (flat combining's combiner otherwise serves
+ * busy posters for ever). What is left then is the next holder's, or its
+ * owner's when it settles.
+ */
+#define SSQ_COMBINE_PASSES 8u
 
 /* A request as handed over: see struct ssq_ctl_hand. */
 struct ssq_combine_req {
@@ -64,16 +94,17 @@ SSQ_INLINE uint64_t ssq__hand_word(uint64_t v, unsigned state)
 }
 
 /*
- * Build handed-over request @h (our copy: the owner's slot is
+ * Build request @h (a combiner's own copy: the owner's slot is
  * client-writable) at @pos of our reservation, in @owner's name, and
- * publish it. What a client wrote there is checked as ssq_post_* would:
- * an opcode or flags we do not build is a NOP in nobody's name (its owner
- * learns it was not published and posts it itself, where the check
+ * publish it, counted in our `posted` if @count (the owner posting its own
+ * request itself). What a client wrote there is checked as ssq_post_*
+ * would: an opcode or flags we do not build is a NOP in nobody's name (its
+ * owner learns it was not published and posts it itself, where the check
  * fails). Returns 1 (published as @owner's), 0 (a NOP) or ssq_publish's
  * -EIO (ssqd started the queue over: nothing published).
  */
 SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_hand *h,
-                                  uint64_t pos, uint32_t owner)
+                                  uint64_t pos, uint32_t owner, int count)
 {
 	unsigned f = h->flags;
 	uint32_t pi = (uint32_t)pos;
@@ -96,14 +127,15 @@ SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_h
 		ssq_prep_nop(&p->sq, pi, ssq_wqe_flags(p, pos, 1, 0));
 		return ssq__publish_as(p, pos, 1, 0, 0, SSQ_OWNER_NONE, 0);
 	}
-	return ssq__publish_as(p, pos, 1, h->wr_id, f, owner, 0) ?: 1;
+	return ssq__publish_as(p, pos, 1, h->wr_id, f, owner, count) ?: 1;
 }
 
 /*
- * The combiner's pass, with the role held (C9 won): every request POSTED
+ * The combiner's passes, with the role held (C9 won): every request POSTED
  * whose bit is pending, in one reservation and one doorbell; then the role
- * goes, and comes back for bits set meanwhile. Returns 0, or ssq_reserve's
- * error (the role let go, the requests left POSTED with their bits).
+ * goes, and comes back for bits set meanwhile, up to SSQ_COMBINE_PASSES
+ * times. Returns 0, or ssq_reserve's error (the role let go, the requests
+ * left POSTED with their bits).
  */
 SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 {
@@ -111,12 +143,14 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 	const unsigned max = (p->slot_mask + 1) / 2;
 	uint32_t ids[SSQ_MAX_PRODUCERS], zero;
 	uint64_t words[SSQ_MAX_PRODUCERS];
+	unsigned pass;
 
-	for (;;) {
+	for (pass = 1;; pass++) {
 		SSQ__HOOK(SSQ_HOOK_COMBINE_ROLE);
 		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
 		uint64_t bits =
 		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
 		uint64_t left = 0, pos = 0;
 		unsigned n = 0, k;
 		int rc;
@@ -137,8 +171,10 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			ids[n] = i;
 			words[n++] = w;
 		}
-		if (left)
+		if (left) {
 			__atomic_fetch_or(&ctl->comb_pending, left, __ATOMIC_RELEASE);
+			SSQ__LINE_W(SSQ_LINE_RESERVE);
+		}
 		if (n) {
 			rc = ssq__reserve(p, n, 0, &pos);
 			if (ssq_unlikely(rc)) {
@@ -150,6 +186,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				                  __ATOMIC_RELEASE);
 				/* C11: as below. */
 				__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+				SSQ__LINE_W(SSQ_LINE_RESERVE);
 				return rc;
 			}
 			/*
@@ -161,6 +198,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			for (k = 0; k < n; k++) {
 				uint64_t want = words[k];
 
+				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
+				                            : SSQ_LINE_HAND_OTHER);
 				if (!__atomic_compare_exchange_n(
 				        &ctl->producers[ids[k]].hand.word, &want,
 				        ssq__hand_word(pos + k, SSQ_HAND_TAKEN), 0,
@@ -180,10 +219,10 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 						break;
 					continue;
 				}
-				/* Ours to read: the owner waits while TAKEN. */
+				/* Ours to read: its owner leaves it alone while TAKEN. */
 				__builtin_memcpy(&h, &ctl->producers[ids[k]].hand,
 				                 sizeof(h));
-				rc = ssq__combine_build(p, &h, pos + k, ids[k]);
+				rc = ssq__combine_build(p, &h, pos + k, ids[k], 0);
 				if (k == 0)
 					SSQ__HOOK(SSQ_HOOK_COMBINE_BUILT);
 				if (ssq_unlikely(rc < 0))
@@ -192,10 +231,12 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 					continue;
 				/*
 				 * R15: after the publish (R1a); pairs with A15 (the
-				 * owner counts it and returns). A CAS: an owner that
-				 * learned the outcome from the publish word may have
-				 * moved on.
+				 * owner counts it when it settles). A CAS: an owner
+				 * that learned the outcome from the publish word may
+				 * have moved on.
 				 */
+				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
+				                            : SSQ_LINE_HAND_OTHER);
 				__atomic_compare_exchange_n(
 				    &ctl->producers[ids[k]].hand.word, &taken,
 				    ssq__hand_word(pos + k, SSQ_HAND_DONE), 0,
@@ -208,13 +249,17 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		 * C11: let the role go, then C12: look at the bits. seq_cst
 		 * both, against the poster's C8 (set its bit) then C9 (look at
 		 * the role): one of us sees the other's store, so no request
-		 * waits on a role nobody holds (the model's lost doorbell, one
-		 * level up). The poster's own spin limit backs this up.
+		 * is left on a role nobody holds (the model's lost doorbell,
+		 * one level up). After the last pass, or a holder's death, what
+		 * is left is its owner's to settle.
 		 */
 		__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST))
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
+		if (pass >= SSQ_COMBINE_PASSES ||
+		    !__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST))
 			return 0;
 		zero = 0;
+		SSQ__LINE_W(SSQ_LINE_RESERVE);
 		if (!__atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
 		                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return 0;
@@ -263,10 +308,123 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 }
 
 /*
- * Post @r through whoever combines. Returns 0 (published: it completes to
- * @p as ssq_post_* would), 1 (not taken: the caller posts it itself), or
- * -EAGAIN (no room in this producer's completion ring), -EIO (the queue
- * was started over while a combiner held it: not posted), -ENOTCONN.
+ * Post handed-over request @h (this producer's own slot, settled: no
+ * combiner reads it) itself: reserve, build, publish (counted in our
+ * `posted`), submit. Returns 0, or ssq_reserve's or ssq_publish's error
+ * (nothing posted), or -EINVAL (the slot no longer holds a request we
+ * build: a scribble; the NOP in its place is nobody's).
+ */
+SSQ_INLINE int ssq__hand_post_direct(struct ssq_producer *p, const struct ssq_ctl_hand *h)
+{
+	uint64_t pos;
+	int rc = ssq_reserve(p, 1, &pos);
+
+	if (ssq_unlikely(rc))
+		return rc;
+	rc = ssq__combine_build(p, h, pos, p->id, 1);
+	if (ssq_unlikely(rc <= 0))
+		return rc ?: -EINVAL;
+	ssq_submit(p);
+	return 0;
+}
+
+/*
+ * Settle this producer's last request handed over (see the protocol
+ * above): on return 0 its slot is EMPTY and the request is published, by
+ * a combiner or by us. Otherwise the error of posting it ourselves
+ * (ssq_reserve's -EAGAIN, -EIO, -ENOTCONN): it stays ours to post
+ * (hand_owed), first, at the next settle.
+ */
+SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	struct ssq_ctl_hand *h = &p->me->hand;
+	uint32_t zero;
+	int rc;
+
+	for (;;) {
+		/* A15: pairs with C10 (TAKEN) and R15 (DONE). */
+		uint64_t w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
+
+		switch (w & 3) {
+		case SSQ_HAND_EMPTY:
+			if (ssq_likely(!p->hand_owed))
+				return 0;
+			rc = ssq__hand_post_direct(p, h);
+			if (ssq_unlikely(rc))
+				return rc;
+			p->hand_owed = 0;
+			return 0;
+		case SSQ_HAND_POSTED:
+			/*
+			 * Nobody took it. The role if it is free (C9: as in
+			 * ssq__combine_post): combine, ours among the rest. Else
+			 * take it back and post it ourselves: never wait for the
+			 * holder, which may be preempted or dead.
+			 */
+			zero = 0;
+			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
+			    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+			     __atomic_compare_exchange_n(&ctl->comb_role, &zero,
+			                                 p->id + 1, 0, __ATOMIC_SEQ_CST,
+			                                 __ATOMIC_RELAXED)) &&
+			    ssq_likely(!ssq__combine(p)))
+				continue;
+			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
+			/* C13': against a combiner's C10, the same word. */
+			if (__atomic_compare_exchange_n(
+			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				p->hand_owed = 1;
+			continue;
+		default:
+			rc = ssq__hand_outcome(p, w, p->hand_epoch);
+			if (rc < 0) {
+				/* The one wait: a combiner between C10 and R1a. */
+				if (!ssq_progress(p))
+					ssq_cpu_relax();
+				continue;
+			}
+			/*
+			 * Counted before the word is EMPTY again (a late DONE CAS
+			 * fails on it): a producer that dies between the two
+			 * leaves its WQE either in `posted` or in a TAKEN/DONE
+			 * word, so ssq_ctl_claim reuses the record only once the
+			 * router counted it. Not published (a healer's NOP, a
+			 * restart): ours to post, still first in our order.
+			 */
+			if (rc)
+				p->me->posted++;
+			else
+				p->hand_owed = 1;
+			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
+			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
+			continue;
+		}
+	}
+}
+
+/*
+ * ssq_combine_flush - settle this producer's last combined request: on 0
+ * it is published (by a combiner, or by this call), and nothing of @p's
+ * is left handed over. Call it before posting directly on @p, and before
+ * waiting for completions by spinning on ssq_poll. Never waits for a
+ * combiner to take the request; waits (polling the CQ) only for one that
+ * took it to publish it, which ssqd's --stall-ms bounds. Returns 0, or as
+ * ssq_reserve (-EAGAIN: poll completions and call it again; the request
+ * is still this producer's to post, and goes first).
+ */
+SSQ_INLINE int ssq_combine_flush(struct ssq_producer *p)
+{
+	if (ssq_unlikely(__atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
+		return -ENOTCONN;
+	return ssq__hand_settle(p);
+}
+
+/*
+ * Hand @r over to whoever combines, after settling the last one. Returns
+ * 0 (handed over, or published: it completes to @p as ssq_post_* would),
+ * or -EAGAIN (no room in this producer's completion ring, or settling the
+ * last request found none), -EIO, -ENOTCONN, -EINVAL: @r not handed over.
  */
 SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combine_req *r)
 {
@@ -274,7 +432,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	struct ssq_ctl_producer *me = p->me;
 	struct ssq_ctl_hand *h = &me->hand;
 	uint64_t w;
-	uint32_t epoch, zero;
+	uint32_t zero;
 	unsigned spins;
 	int rc;
 
@@ -282,7 +440,13 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 		return -ENOTCONN;
 	if (ssq_unlikely(me->state != SSQ_PROD_IDLE))
 		return -EINVAL;
-	/* Room in our completion ring, as ssq_reserve counts it (A5b, A6a). */
+	rc = ssq__hand_settle(p);
+	if (ssq_unlikely(rc))
+		return rc;
+	/*
+	 * Room in our completion ring, as ssq_reserve counts it (A5b, A6a):
+	 * exact, as nothing of ours is unsettled now.
+	 */
 	for (spins = 0;; spins++) {
 		uint64_t mine =
 		    me->posted - __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) +
@@ -295,7 +459,8 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 		if (!ssq_progress(p))
 			ssq_cpu_relax();
 	}
-	epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
+	/* The epoch its outcome is read against (ssq__hand_outcome). */
+	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->laddr = r->laddr;
 	h->raddr = r->raddr;
 	h->wr_id = r->wr_id;
@@ -308,64 +473,34 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: the request before POSTED; pairs with A14a/A14b (a combiner). */
 	__atomic_store_n(&h->word, w, __ATOMIC_RELEASE);
+	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 	/* C8: the bit, against C11/C12 (see ssq__combine). */
 	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
-	for (spins = 0;; spins++) {
-		/* A15: pairs with C10 (TAKEN) and R15 (DONE). */
-		uint64_t now = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
-
-		if ((now & 3) == SSQ_HAND_POSTED) {
-			zero = 0;
-			/* C9: against C11/C12. */
-			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-			    __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1,
-			                                0, __ATOMIC_SEQ_CST,
-			                                __ATOMIC_RELAXED)) {
-				rc = ssq__combine(p);
-				if (ssq_unlikely(rc) &&
-				    __atomic_compare_exchange_n(&h->word, &w, 0, 0,
-				                                __ATOMIC_RELAXED,
-				                                __ATOMIC_RELAXED))
-					return rc; /* not taken: ssq_reserve's error */
-				continue;
-			}
-			if (spins >= SSQ_COMBINE_SPINS &&
-			    __atomic_compare_exchange_n(
-			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				return 1; /* taken back: nobody combined it */
-			ssq_cpu_relax();
-			continue;
-		}
-		/* EMPTY: ssqd took it back (we were detached): not posted. */
-		rc = (now & 3) == SSQ_HAND_EMPTY ? 0 : ssq__hand_outcome(p, now, epoch);
-		if (rc < 0) {
-			if (!ssq_progress(p))
-				ssq_cpu_relax();
-			continue;
-		}
-		/*
-		 * Counted before the word is EMPTY again (a late DONE CAS fails
-		 * on it): a producer that dies between the two leaves its WQE
-		 * either in `posted` or in a TAKEN/DONE word, so ssq_ctl_claim
-		 * reuses the record only once the router counted it.
-		 */
-		if (rc)
-			me->posted++;
-		__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
-		if (rc == 0)
-			return __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch
-			           ? -EIO
-			           : 1;
-		return 0;
+	SSQ__LINE_W(SSQ_LINE_RESERVE);
+	zero = 0;
+	/* C9: against C11/C12. Held: its holder looks again after letting go. */
+	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
+	    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+	     __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+	                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))) {
+		rc = ssq__combine(p);
+		/* Failed with ours not taken: not handed over after all. */
+		if (ssq_unlikely(rc) &&
+		    __atomic_compare_exchange_n(&h->word, &w, 0, 0, __ATOMIC_RELAXED,
+		                                __ATOMIC_RELAXED))
+			return rc;
 	}
+	return 0;
 }
 
 /*
  * ssq_post_write_combined - ssq_post_write through whoever combines: the
- * same WRITE, completing to @p with @wr_id if signaled, in @p's order. A
- * request nobody takes in time, or one a combiner that died held, is
- * posted by this call itself (ssq_post_write). Returns as ssq_post_write;
- * -EIO also when ssqd started the queue over while a combiner held it.
+ * same WRITE, completing to @p with @wr_id if signaled, in @p's order. It
+ * returns once the WRITE is handed over (or posted); it is posted by
+ * whoever holds the combiner role, else by @p's next combined post,
+ * ssq_combine_flush or ssq_wait. Returns as ssq_post_write (on an error,
+ * this WRITE was not handed over; -EAGAIN also when @p's last request,
+ * which goes first, found no room).
  */
 SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
                                        uint32_t lkey, uint32_t len, uint64_t raddr,
@@ -374,14 +509,10 @@ SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
 	struct ssq_combine_req r = { laddr,         raddr, wr_id, 0,
 		                     lkey,          rkey,  len,   MLX5_OPCODE_RDMA_WRITE,
 		                     (uint8_t)flags };
-	int rc;
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
-	rc = ssq__combine_post(p, &r);
-	if (rc != 1)
-		return rc;
-	return ssq_post_write(p, laddr, lkey, len, raddr, rkey, wr_id, flags);
+	return ssq__combine_post(p, &r);
 }
 
 /*
@@ -396,24 +527,10 @@ SSQ_INLINE int ssq_post_fetch_add_combined(struct ssq_producer *p, uint64_t ladd
 	struct ssq_combine_req r = { laddr,         raddr, wr_id, add,
 		                     lkey,          rkey,  8,     MLX5_OPCODE_ATOMIC_FA,
 		                     (uint8_t)flags };
-	uint64_t pos;
-	int rc;
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
-	rc = ssq__combine_post(p, &r);
-	if (rc != 1)
-		return rc;
-	rc = ssq_reserve(p, 1, &pos);
-	if (ssq_unlikely(rc))
-		return rc;
-	ssq_prep_atomic(&p->sq, (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA, laddr, lkey, raddr,
-	                rkey, add, 0, ssq_wqe_flags(p, pos, 1, flags));
-	rc = ssq_publish(p, pos, 1, wr_id, flags);
-	if (ssq_unlikely(rc))
-		return rc;
-	ssq_submit(p);
-	return 0;
+	return ssq__combine_post(p, &r);
 }
 
 /*
@@ -426,15 +543,11 @@ SSQ_INLINE int ssq_post_send_combined(struct ssq_producer *p, uint8_t opcode,
 {
 	struct ssq_combine_req r = { laddr, 0,   wr_id,  (uint64_t)imm, lkey,
 		                     0,     len, opcode, (uint8_t)flags };
-	int rc;
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags) ||
 	                 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))
 		return -EINVAL;
-	rc = ssq__combine_post(p, &r);
-	if (rc != 1)
-		return rc;
-	return ssq_post_send(p, opcode, laddr, lkey, len, imm, wr_id, flags);
+	return ssq__combine_post(p, &r);
 }
 
 #ifdef __cplusplus

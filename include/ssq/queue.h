@@ -138,6 +138,10 @@ struct ssq_producer {
 	uint32_t *arm_seq;
 	/* The sequence of this producer's last hand-over (<ssq/combine.h>). */
 	uint64_t hand_seq;
+	/* The epoch it was handed over in: its outcome is read against it. */
+	uint32_t hand_epoch;
+	/* 1: the request in our slot (EMPTY) is ours to post ourselves, first. */
+	uint32_t hand_owed;
 };
 
 /* ---- setup (src/dv/queue_setup.c) ---- */
@@ -223,8 +227,10 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id);
 /*
  * ssq_ctl_mark_dead - record @id's process is gone (or detached without
  * ssq_producer_fini): the router drops its completions from now on, the
- * next ssq_ctl_heal takes over what it left half-done, and ssq_ctl_claim
- * reclaims the record once its WQEs are counted. For the party that hands
+ * next ssq_ctl_heal takes over what it left half-done, ssq_ctl_claim
+ * reclaims the record once its WQEs are counted, and a request it left
+ * handed over (<ssq/combine.h>) that no combiner took yet is taken back,
+ * never posted. For the party that hands
  * out ids (ssqd), on the thread that heals and claims.
  * Returns 0, or -EINVAL for an id out of range.
  */
@@ -382,6 +388,7 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	uint32_t zero = 0;
 	int n;
 
+	SSQ__LINE_W(SSQ_LINE_CQ_LEASE);
 	/*
 	 * A7: pairs with R7 (and ssq_ctl_reset's release of the lease): the
 	 * last router's cq_ci, completed, comp_head and done are visible.
@@ -395,6 +402,7 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 		return 0; /* taken back by a restart: no longer ours to release */
 	/* R7: pairs with A7, the next router. */
 	__atomic_store_n(&p->ctl->cq_lease, 0, __ATOMIC_RELEASE);
+	SSQ__LINE_W(SSQ_LINE_CQ_LEASE);
 	/*
 	 * Producers asleep in ssq_wait: wake them (a system call, so after the
 	 * lease: none is made while holding anything). Relaxed: a wake missed
@@ -513,6 +521,7 @@ SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned co
 	 * on x86, where any fetch-add is a lock xadd.
 	 */
 	at = __atomic_fetch_add(&ctl->reserve, wqebbs, __ATOMIC_SEQ_CST);
+	SSQ__LINE_W(SSQ_LINE_RESERVE);
 	SSQ__HOOK(SSQ_HOOK_AFTER_ADD);
 	__atomic_store_n(&me->pos, at, __ATOMIC_RELEASE);     /* R9b */
 	__atomic_store_n(&me->len, wqebbs, __ATOMIC_RELEASE); /* R9b */
@@ -601,6 +610,7 @@ SSQ_INLINE int ssq__publish_as(struct ssq_producer *p, uint64_t pos, unsigned le
 	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
 	s->flags = (user_flags & SSQ_WQE_SIGNALED) ? SSQ_SLOT_USER_SIGNALED : 0;
 	s->owner = owner;
+	SSQ__LINE_W(SSQ_LINE_SLOT);
 	p->pub_next = pos + len;
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
 	/*
@@ -681,8 +691,10 @@ SSQ_INLINE int ssq_submit(struct ssq_producer *p)
 		 * acquired (A1a), before `published` says so; pairs with A2a and
 		 * A2b (the router) and A2c (ssq_ctl_heal).
 		 */
-		if (v > h)
+		if (v > h) {
 			__atomic_store_n(&ctl->published, v, __ATOMIC_RELEASE);
+			SSQ__LINE_W(SSQ_LINE_PUBLISHED);
+		}
 		/* S7c (2), (3): db_value is the model's `bell`. */
 		if (v > ctl->db_value)
 			ssq__ring(p, v);
@@ -693,6 +705,7 @@ SSQ_INLINE int ssq_submit(struct ssq_producer *p)
 		 * doorbell is lost (the model's TSO_PLAIN_RELEASE).
 		 */
 		__atomic_store_n(&ctl->db_lease, 0, __ATOMIC_SEQ_CST);
+		SSQ__LINE_W(SSQ_LINE_DOORBELL);
 		/*
 		 * C6 (S7e): anything published at the head since our scan? The
 		 * load C3/C4 pair with (see ssq__publish_scan_fence).

@@ -234,6 +234,32 @@ enum {
 	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
 	SSQ_HOOK_CQ_ROUTE = 9,      /* routing, about to deliver (ssq__route) */
 };
+/*
+ * Benchmark builds (cmake -DSSQ_BENCH_LINE_COUNTS=ON: ssq_micro_lines)
+ * count, per thread, the writes to each line of the control block more
+ * than one producer writes: stores and locked read-modify-writes, failed
+ * CASes too (each takes the line exclusive, as a store does). Issue 29:
+ * which line bounces, how often per WQE. Everyone else compiles them away.
+ */
+enum {
+	SSQ_LINE_RESERVE,    /* reserve, comb_pending, comb_role */
+	SSQ_LINE_PUBLISHED,  /* published */
+	SSQ_LINE_DOORBELL,   /* db_lease, bf_offset, db_value */
+	SSQ_LINE_COMPLETED,  /* completed */
+	SSQ_LINE_CQ_LEASE,   /* cq_lease, cq_ci */
+	SSQ_LINE_SLOT,       /* a slot's line (two slots a line) */
+	SSQ_LINE_ROUTED,     /* a producer's router-written line (done, comp_head) */
+	SSQ_LINE_HAND_OWN,   /* our hand-over slot, which combiners read and CAS */
+	SSQ_LINE_HAND_OTHER, /* another producer's hand-over slot (a combiner's CAS) */
+	SSQ_LINE_COUNT
+};
+#ifdef SSQ_LINE_COUNTS
+extern __thread uint64_t ssq_line_writes[SSQ_LINE_COUNT];
+#define SSQ__LINE_W(line) ((void)ssq_line_writes[line]++)
+#else
+#define SSQ__LINE_W(line) ((void)0)
+#endif
+
 #ifdef SSQ_FAULT_HOOKS
 void ssq_fault_hook(int where);
 #define SSQ__HOOK(where) ssq_fault_hook(where)
@@ -338,6 +364,7 @@ SSQ_INLINE void ssq__deliver(struct ssq_producer *p, uint32_t owner, uint64_t po
 	c->qp_num = p->sq.qpn;
 	c->imm_data = c->wc_flags ? ctrl->imm : 0;
 	o->deliv_pos = pos + 1;
+	SSQ__LINE_W(SSQ_LINE_ROUTED);
 	/*
 	 * R5: the entry before the head that exposes it; pairs with A5a
 	 * (ssq_poll reads the entry) and A5b (ssq_reserve counts the ring's
@@ -362,6 +389,7 @@ SSQ_INLINE void ssq__count_done(struct ssq_ctl *ctl, uint32_t owner, uint64_t la
 
 	if (n && last + 1 > o->done_pos) {
 		o->done_pos = last + 1;
+		SSQ__LINE_W(SSQ_LINE_ROUTED);
 		/*
 		 * R6: pairs with A6a (the owner's flow control: its completion
 		 * ring was filled first, R5) and A6b (ssq_ctl_claim: a retired
@@ -519,6 +547,8 @@ SSQ_INLINE int ssq__route(struct ssq_producer *p, uint32_t lease)
 		 */
 		__atomic_store_n(&ctl->completed, c, __ATOMIC_RELEASE);
 		__atomic_store_n(&ctl->cq_ci, p->cq.ci, __ATOMIC_RELEASE);
+		SSQ__LINE_W(SSQ_LINE_COMPLETED);
+		SSQ__LINE_W(SSQ_LINE_CQ_LEASE);
 	}
 	/* Before the caller's release of the lease (R7): still ours? */
 	if (ssq_unlikely(!ssq__cq_lease_held(ctl, lease)))
@@ -640,6 +670,7 @@ SSQ_INLINE int ssq__lease_try(struct ssq_producer *p)
 	for (;;) {
 		uint32_t zero = 0;
 
+		SSQ__LINE_W(SSQ_LINE_DOORBELL);
 		/*
 		 * C2 (S6a): acquires what the last holder released with C5
 		 * (its `published`, `db_value`, `bf_offset`, the DBR). seq_cst,
@@ -731,6 +762,7 @@ SSQ_INLINE void ssq__ring(struct ssq_producer *p, uint64_t v)
 
 	ssq_sq_ring_db_at(&p->sq, (uint32_t)v, ssq__last_ctrl(p, v, &spare), half);
 	ctl->bf_offset = half ^ p->sq.bf_size;
+	SSQ__LINE_W(SSQ_LINE_DOORBELL);
 	/*
 	 * The model's `bell`. Relaxed: only lease holders read or write it,
 	 * and the lease (C5 -> C2) orders them.

@@ -146,7 +146,8 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 		                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		/*
 		 * The combiner role (<ssq/combine.h>): a hint nobody waits on
-		 * for long (posters take their requests back), freed so that
+		 * (posters hand over and return; each settles its own request
+		 * later, taking it back if still POSTED), freed so that
 		 * combining goes on; what the dead combiner reserved is healed
 		 * below like any reservation, and its takers see the NOPs.
 		 */

@@ -5,7 +5,7 @@
  * (Rn/An/Cn) pair with <ssq/queue_pvt.h>'s and <ssq/queue.h>'s.
  */
 #define _GNU_SOURCE
-#include <ssq/queue.h>
+#include <ssq/combine.h>
 #include "queue_clock.h"
 
 static int is_pow2(uint64_t v)
@@ -126,6 +126,13 @@ void ssq_producer_fini(struct ssq_producer *p)
 	if (!p || !p->me)
 		return;
 	/*
+	 * A combined request still handed over (<ssq/combine.h>) was
+	 * accepted: post it before retiring, or ssq_ctl_claim takes it back.
+	 */
+	if (!__atomic_load_n(&p->gone, __ATOMIC_RELAXED) &&
+	    (p->hand_owed || __atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
+		(void)ssq_combine_flush(p);
+	/*
 	 * R10a: retired, after our last publish; the router drops what is
 	 * still in flight for us (A10a), ssq_ctl_claim may reclaim the record
 	 * (A10b).
@@ -220,6 +227,32 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 	return -EUSERS;
 }
 
+/*
+ * A request the dead left handed over (<ssq/combine.h>) and nobody took
+ * is taken back, never posted: ssqd returns the dead's buffers (and their
+ * keys) once the queue completes what was reserved by then (the grave's
+ * fence, read after this), and a combiner that took it first reserved
+ * before its take (C10), so below that fence. Taken later, it would run
+ * with the keys gone: a LOCAL_PROT_ERR CQE and the queue in error for
+ * everyone (ssq_combine_kill, a victim killed with its last request
+ * handed over). Only the word is used: no index or count from it.
+ */
+static void hand_take_back(struct ssq_ctl_producer *r)
+{
+	/* A14c: pairs with R14; relaxed would do, the CAS decides. */
+	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
+	unsigned tries;
+
+	/*
+	 * C13: against a combiner's C10, the same word. A new seq each try
+	 * is a client scribbling (the owner is dead): a few tries, then its.
+	 */
+	for (tries = 0; tries < 8 && (w & 3) == SSQ_HAND_POSTED; tries++)
+		if (__atomic_compare_exchange_n(&r->hand.word, &w, 0, 0, __ATOMIC_SEQ_CST,
+		                                __ATOMIC_SEQ_CST))
+			break;
+}
+
 int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
 {
 	if (!ctl || id >= SSQ_MAX_PRODUCERS)
@@ -230,6 +263,7 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
 	 * healer's loads of the records; the caller heals on this thread.
 	 */
 	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
+	hand_take_back(&ctl->producers[id]);
 	return 0;
 }
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include <ssq/queue.h>
+#include <ssq/combine.h>
 #include "queue_wait.h"
 
 static uint64_t now_ns(void)
@@ -60,6 +60,15 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 
 	if (!p || !p->me || !min || min > p->comp_mask + 1)
 		return -EINVAL;
+	/*
+	 * A combined request of ours still handed over (<ssq/combine.h>) is
+	 * posted before we sleep on its completion: its combiner may have let
+	 * the role go, or died. An error leaves it ours to post, and the wait
+	 * to tell the rest.
+	 */
+	if (ssq_unlikely(p->hand_owed ||
+	                 __atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
+		(void)ssq__hand_settle(p);
 	deadline = now_ns() + timeout_ns;
 	for (;;) {
 		if ((n = ready(p)) >= min)

@@ -1,0 +1,344 @@
+/*
+ * ssq_combine.pml - the hand-over of <ssq/combine.h> (issue 29), checked
+ * with Spin by tests/test_ssq_combine_model.sh.
+ *
+ * NOWN survivors each post K requests through combining and then settle
+ * the last (ssq_combine_flush); a victim posts one and combines, and may
+ * die (MAXDEAD 1) holding the role (SSQ_HOOK_COMBINE_ROLE), after taking
+ * (SSQ_HOOK_COMBINE_TAKEN) or mid-batch (SSQ_HOOK_COMBINE_BUILT); then the
+ * healer (ssqd: ssq_ctl_heal, ssq_ctl_mark_dead) fills its reserved,
+ * unpublished positions with NOPs, frees the role and takes its own
+ * POSTED request back. The reservation itself (reserve, record, publish
+ * words, doorbell) is ssq_queue.pml's: here a reservation is one atomic
+ * step, a publish one store.
+ *
+ * Checked: each survivor request is published exactly once, in its
+ * owner's order (C: completions in order), the victim's at most once;
+ * every survivor ends (no wait on a dead combiner: invalid end states);
+ * no request is left handed over when its owner has settled.
+ * Promela is sequentially consistent: the seq_cst pairs C8/C9 against
+ * C11/C12 are what the C code gives it.
+ *
+ * Broken variants (each must fail): BROKEN_BLIND_TAKEBACK (the owner
+ * empties its word with a store, not a CAS against the combiner's take:
+ * a request published twice), BROKEN_NOP_AS_POSTED (a healer's NOP taken
+ * for the owner's WQE: a request lost), BROKEN_NO_RECHECK (the holder
+ * lets the role go without looking again, and owners do not settle at
+ * the end: a request left handed over).
+ * tests/test_ssq_combine_model.sh runs NOWN=1 K=2 and NOWN=2 K=1
+ * (0.2 and 3 million states); NOWN=2 K=2 MAXDEAD=0 verifies too (19
+ * million states, 1 GB); NOWN=2 K=2 with a death is past 2 GB.
+ */
+
+#ifndef NOWN
+#define NOWN 2
+#endif
+#ifndef K
+#define K 2
+#endif
+#ifndef PASSES
+#define PASSES 2
+#endif
+#ifndef MAXDEAD
+#define MAXDEAD 1
+#endif
+
+#define VICTIM NOWN
+#define NPROC (NOWN + 1)
+#define NONE 255
+#define NOP 254
+#define MAXPOS (2 * (NOWN * K + 1) + 2)
+
+#define EMPTY 0
+#define POSTED 1
+#define TAKEN 2
+#define DONE 3
+
+/* Each producer's hand-over word: state, and seq (POSTED) or position. */
+byte wstate[NPROC];
+byte wval[NPROC];
+byte reqseq[NPROC]; /* the request's fields: its seq */
+bool owed[NPROC];   /* hand_owed: ours to post ourselves, first */
+byte pending;       /* comb_pending, a bit per producer */
+byte role;          /* comb_role: 0 or id + 1 */
+byte reserve;       /* positions handed out */
+byte lowner[MAXPOS];
+byte lseq[MAXPOS];
+bool lpub[MAXPOS]; /* the publish word at each position */
+byte pubcount[MAXPOS];
+byte rnext[NPROC], rhi[NPROC]; /* the open reservation: [rnext, rhi) */
+bool dead[NPROC];
+byte ndead;
+byte finished;
+
+#define PUBLISH(pos, own, sq)                                                  \
+	atomic {                                                               \
+		lowner[pos] = own;                                             \
+		lseq[pos] = sq;                                                \
+		pubcount[pos]++;                                               \
+		lpub[pos] = 1;                                                 \
+	}
+
+/* The victim may die here (a hook point); survivors never do. */
+#define MAYDIE                                                                 \
+	if                                                                     \
+	:: me == VICTIM && ndead < MAXDEAD -> ndead++; dead[me] = 1; goto died \
+	:: true -> skip                                                        \
+	fi
+
+/* ssq__combine: the role is ours. */
+inline combine()
+{
+	pass = 1;
+	MAYDIE;
+	do
+	:: /* swap the bits out, and pick the requests POSTED (A14a, A14b) */
+		d_step {
+			bits = pending;
+			pending = 0;
+			n = 0;
+			i = 0;
+			do
+			:: i < NPROC ->
+				if
+				:: (bits & (1 << i)) && wstate[i] == POSTED ->
+					ids[n] = i;
+					ws[n] = wval[i];
+					n++
+				:: else -> skip
+				fi;
+				i++
+			:: else -> break
+			od
+		}
+		if
+		:: n > 0 ->
+			atomic { /* ssq__reserve, recorded */
+				base = reserve;
+				rnext[me] = reserve;
+				reserve = reserve + n;
+				rhi[me] = reserve
+			}
+			k = 0;
+			do /* C10: take each, at its position */
+			:: k < n ->
+				atomic {
+					if
+					:: wstate[ids[k]] == POSTED && wval[ids[k]] == ws[k] ->
+						wstate[ids[k]] = TAKEN;
+						wval[ids[k]] = base + k
+					:: else -> ids[k] = NONE
+					fi
+				}
+				k++
+			:: else -> break
+			od;
+			MAYDIE;
+			k = 0;
+			do /* build, publish (R1a), DONE (R15) */
+			:: k < n ->
+				if
+				:: ids[k] == NONE -> PUBLISH(base + k, NOP, 0)
+				:: else -> PUBLISH(base + k, ids[k], reqseq[ids[k]])
+				fi;
+				rnext[me] = base + k + 1;
+				MAYDIE;
+				if
+				:: ids[k] != NONE ->
+					atomic {
+						if
+						:: wstate[ids[k]] == TAKEN && wval[ids[k]] == base + k ->
+							wstate[ids[k]] = DONE
+						:: else -> skip
+						fi
+					}
+				:: else -> skip
+				fi;
+				k++
+			:: else -> break
+			od
+		:: else -> skip
+		fi;
+		role = 0; /* C11 */
+#ifdef BROKEN_NO_RECHECK
+		break
+#else
+		if /* C12, and C9 again */
+		:: pass >= PASSES -> break
+		:: pass < PASSES && pending == 0 -> break
+		:: pass < PASSES && pending != 0 ->
+			if
+			:: atomic { role == 0 -> role = me + 1 }; pass++
+			:: atomic { role != 0 -> skip }; break
+			fi
+		fi
+#endif
+	od
+}
+
+/* ssq__hand_post_direct: reserve one, publish our request. */
+inline direct()
+{
+	atomic {
+		base = reserve;
+		reserve++
+	}
+	PUBLISH(base, me, reqseq[me])
+}
+
+/* ssq__hand_settle */
+inline settle()
+{
+	do
+	:: wstate[me] == EMPTY && !owed[me] -> break
+	:: wstate[me] == EMPTY && owed[me] -> direct(); owed[me] = 0; break
+	:: wstate[me] == POSTED ->
+		if
+		:: atomic { role == 0 -> role = me + 1 }; combine()
+		:: atomic { role != 0 -> skip };
+#ifdef BROKEN_BLIND_TAKEBACK
+			atomic { wstate[me] = EMPTY; owed[me] = 1 }
+#else
+			atomic { /* C13': the CAS against C10 */
+				if
+				:: wstate[me] == POSTED -> wstate[me] = EMPTY; owed[me] = 1
+				:: else -> skip
+				fi
+			}
+#endif
+		fi
+	:: wstate[me] == DONE -> wstate[me] = EMPTY
+	:: wstate[me] == TAKEN && lpub[wval[me]] ->
+		/* ssq__hand_outcome: the publish word at our position */
+		atomic {
+#ifndef BROKEN_NOP_AS_POSTED
+			if
+			:: wstate[me] != DONE && lowner[wval[me]] != me -> owed[me] = 1
+			:: else -> skip
+			fi;
+#endif
+			wstate[me] = EMPTY
+		}
+	od
+}
+
+/* ssq__combine_post, @s its seq */
+inline post()
+{
+	settle();
+	reqseq[me] = s;
+	atomic { /* R14 */
+		wstate[me] = POSTED;
+		wval[me] = s
+	}
+	pending = pending | (1 << me); /* C8 */
+	if /* C9 */
+	:: atomic { role == 0 -> role = me + 1 }; combine()
+	:: atomic { role != 0 -> skip }
+	fi
+}
+
+proctype producer(byte me)
+{
+	byte s = 0, bits, n, i, k, base, pass;
+	byte ids[NPROC], ws[NPROC];
+
+	do
+	:: me != VICTIM && s < K -> s++; post()
+	:: me == VICTIM && s < 1 -> s++; post()
+	:: else -> break
+	od;
+#ifndef BROKEN_NO_RECHECK
+	if
+	:: me != VICTIM -> settle() /* ssq_combine_flush */
+	:: else -> skip
+	fi;
+#endif
+	if
+	:: me != VICTIM -> finished++
+	:: else -> skip
+	fi;
+died:
+	skip
+}
+
+/* ssqd, after the victim's death. */
+proctype healer()
+{
+end: /* no death: nothing to heal */
+	dead[VICTIM];
+	atomic {
+		do /* ssq_ctl_heal: NOPs over what it reserved and did not publish */
+		:: rnext[VICTIM] < rhi[VICTIM] ->
+			lowner[rnext[VICTIM]] = NOP;
+			pubcount[rnext[VICTIM]]++;
+			lpub[rnext[VICTIM]] = 1;
+			rnext[VICTIM]++
+		:: else -> break
+		od;
+		if /* its role */
+		:: role == VICTIM + 1 -> role = 0
+		:: else -> skip
+		fi;
+		if /* ssq_ctl_mark_dead: its request still POSTED */
+		:: wstate[VICTIM] == POSTED -> wstate[VICTIM] = EMPTY
+		:: else -> skip
+		fi
+	}
+}
+
+/* Once every survivor has settled: exactly once, in order. */
+active proctype check()
+{
+	byte o, p, next;
+
+	finished == NOWN;
+	o = 0;
+	do
+	:: o < NOWN ->
+		next = 1;
+		p = 0;
+		do
+		:: p < MAXPOS ->
+			if
+			:: lpub[p] && lowner[p] == o ->
+				assert(pubcount[p] == 1);
+				assert(lseq[p] == next); /* in order, none twice */
+				next++
+			:: else -> skip
+			fi;
+			p++
+		:: else -> break
+		od;
+		assert(next == K + 1); /* none lost */
+		assert(wstate[o] == EMPTY && !owed[o]);
+		o++
+	:: else -> break
+	od;
+	next = 0;
+	p = 0;
+	do
+	:: p < MAXPOS ->
+		if
+		:: lpub[p] && lowner[p] == VICTIM -> next++
+		:: else -> skip
+		fi;
+		p++
+	:: else -> break
+	od;
+	assert(next <= 1) /* the victim's: at most once */
+}
+
+init
+{
+	byte j;
+
+	atomic {
+		j = 0;
+		do
+		:: j < NPROC -> run producer(j); j++
+		:: else -> break
+		od;
+		run healer()
+	}
+}
