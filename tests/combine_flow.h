@@ -67,65 +67,21 @@ static inline int post_msg_comb(struct ssq_producer *prod, const struct msg_area
 	}
 }
 
-/*
- * run_producer (ssq_flow.h) with post_msg_comb: @n messages or until
- * *@stop, then exactly the signaled completions, in order. Returns 0 with
- * *@posted (if not NULL) and the longest post in *@max_post_s (if not
- * NULL), or 1 after printing why.
- */
+static inline int post_msg_comb_fn(struct ssq_producer *prod, const struct msg_area *a,
+                                   uint32_t p, uint32_t i, uint64_t iova, uint8_t *buf,
+                                   uint32_t lkey, const void *direct, uint32_t *got)
+{
+	return post_msg_comb(prod, a, p, i, iova, buf, lkey, *(const int *)direct, got);
+}
+
+/* run_posts (ssq_flow.h) with post_msg_comb: combined, or directly if @direct. */
 static inline int run_combined(struct ssq_producer *prod, const struct msg_area *a,
                                uint32_t p, uint32_t n, const volatile int *stop,
                                uint8_t *src, uint64_t src_iova, uint32_t lkey, int direct,
                                double *max_post_s, uint32_t *posted)
 {
-	uint32_t i, got = 0;
-	double t0 = now_s(), t;
-	int rc;
-
-	for (i = 0; i < n && !(stop && *stop && i % SIGNAL_EVERY == 0); i++) {
-		uint8_t *buf = src + (size_t)(i % 64) * (CELL + 8);
-		uint64_t iova = src_iova + (uint64_t)(i % 64) * (CELL + 8);
-
-		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
-			if (reap(prod, p, &got) < 0)
-				return 1;
-			if (now_s() - t0 > 60) {
-				fprintf(stderr, "producer %u: stalled at %u\n", p, i);
-				dump_ctl(prod);
-				return 1;
-			}
-		}
-		t = now_s();
-		while ((rc = post_msg_comb(prod, a, p, i, iova, buf, lkey, direct,
-		                           &got)) == -EAGAIN)
-			if (reap(prod, p, &got) < 0)
-				return 1;
-		if (rc) {
-			fprintf(stderr, "producer %u: post %u: %d\n", p, i, rc);
-			return 1;
-		}
-		if (max_post_s && now_s() - t > *max_post_s)
-			*max_post_s = now_s() - t;
-	}
-	if (posted)
-		*posted = i;
-	while (got < i / SIGNAL_EVERY) {
-		if (reap(prod, p, &got) < 0)
-			return 1;
-		if (now_s() - t0 > 60) {
-			fprintf(stderr, "producer %u: %u of %u completions\n", p, got,
-			        i / SIGNAL_EVERY);
-			dump_ctl(prod);
-			return 1;
-		}
-	}
-	usleep(1000);
-	rc = reap(prod, p, &got);
-	if (rc) {
-		fprintf(stderr, "producer %u: %d completions nobody asked for\n", p, rc);
-		return 1;
-	}
-	return 0;
+	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, post_msg_comb_fn,
+	                 &direct, max_post_s, posted);
 }
 
 #endif

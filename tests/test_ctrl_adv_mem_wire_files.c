@@ -162,9 +162,7 @@ out:
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	run("drop=0.2,dup=0.2,reorder=0.2,seed=3");
 	run("drop=0.2,dup=0.3,reorder=0.3,delay=0.2,delay_us=3000,seed=9");
