@@ -87,6 +87,28 @@ static inline int tb_wait_comps(struct ssq_producer *p, struct ssq_completion *o
 }
 
 /*
+ * The threads' bench: a testbed for @maxt producer threads of @m messages
+ * each (a 1024-WQEBB ring signaled every 64, a 1024-CQE CQ; side 0 their
+ * sources, side 1 room for their messages), the control block made. The
+ * block, or NULL after a failed CHECK (no testbed).
+ */
+static inline struct ssq_ctl *tb_threads_up(struct emu_tb *tb, uint32_t maxt, uint32_t m)
+{
+	struct emu_tb_opts o = { .sq_cnt = 1024,
+		                 .cq_cnt = 1024,
+		                 .mem_len = (size_t)maxt * (m + 64) * (CELL + 8) };
+	struct ssq_ctl *ctl;
+	int rc = emu_tb_init(tb, &o);
+
+	CHECK(rc == 0, "testbed: %d", rc);
+	if (rc)
+		return NULL;
+	ctl = aligned_alloc(64, (ssq_ctl_size(1024) + 63) & ~(size_t)63);
+	CHECK(ctl && ssq_ctl_init(ctl, 1024, 64) == 0, "ssq_ctl_init");
+	return ctl;
+}
+
+/*
  * Worker @w as producer thread @t of @n messages to @a: its 64 source slots
  * in side 0's memory (the t-th stretch), its producer a record that
  * ssq_ctl_claim hands out (past @skip_id), as ssqd would, then bound (a

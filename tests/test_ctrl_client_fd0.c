@@ -26,7 +26,7 @@
 #include <ssq/post_wr.h>
 #include "helpers.h"
 #include "lib/tlib.h"
-#include "ctrl/daemon/daemon.h"
+#include "inproc_ssqd.h"
 
 static char sock[108];
 static int go[2]; /* the first client holds its connection until go[1] closes */
@@ -102,7 +102,7 @@ static pid_t client_fork(const char *who, int hold)
 
 int main(void)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = inproc_ssqd_new(sock, sizeof(sock), "ctrl", "fd0");
 	char why[512] = "";
 	pthread_t th;
 	pid_t a, b;
@@ -113,14 +113,8 @@ int main(void)
 	/* Descriptor 0 held (ctest may start us with it closed) until we close it. */
 	if (fcntl(0, F_GETFD) < 0 && open("/dev/null", O_RDONLY) != 0)
 		return 1;
-	snprintf(sock, sizeof(sock), "/tmp/ssq-fd0-%d.sock", (int)getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = sock;
-	d->opt.data_mib = 4;
 	d->opt.max_client_mib = 2; /* ssqd_options_parse sets the quotas */
 	d->opt.max_uid_mib = 4;
-	d->opt.hugepages = SSQ_HUGEPAGES_OFF;
 	signal(SIGPIPE, SIG_IGN);
 	if (ssqd_setup(d, why, sizeof(why))) {
 		fprintf(stderr, "ssqd_setup: %s\n", why);

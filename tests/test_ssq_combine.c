@@ -52,24 +52,15 @@ static void *work(void *arg)
 int main(void)
 {
 	static const uint32_t threads[] = { 1, 2, 4, 8, 8 };
-	struct emu_tb_opts o = { 0 };
 	struct emu_tb tb;
 	struct msg_area a = { 0 };
 	struct msg_worker w[MAXT];
 	struct ssq_ctl *ctl;
-	size_t src_bytes = MAXT * 64 * (CELL + 8);
 	unsigned r, t, bad;
-	int rc;
 
-	o.sq_cnt = 1024;
-	o.cq_cnt = 1024;
-	o.mem_len = MAXT * M * (CELL + 8) + src_bytes;
-	rc = emu_tb_init(&tb, &o);
-	CHECK(rc == 0, "testbed: %d", rc);
-	if (rc)
+	ctl = tb_threads_up(&tb, MAXT, M);
+	if (!ctl)
 		return test_exit("ssq_combine");
-	ctl = aligned_alloc(64, (ssq_ctl_size(1024) + 63) & ~(size_t)63);
-	CHECK(ssq_ctl_init(ctl, 1024, 64) == 0, "ssq_ctl_init");
 	a.dst_iova = tb.s[1].iova;
 	a.cnt_iova = tb.s[1].iova + (uint64_t)MAXT * M * CELL;
 	a.rkey = tb.s[1].key;
