@@ -8,6 +8,7 @@
 #ifndef SSQ_TEST_TB_FLOW_H
 #define SSQ_TEST_TB_FLOW_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
@@ -31,6 +32,50 @@ static inline struct ssq_ctl *tb_ctl_up(struct emu_tb *tb, struct emu_tb_opts *o
 	ctl = aligned_alloc(64, (ssq_ctl_size(ring) + 63) & ~(size_t)63);
 	CHECK(ctl && ssq_ctl_init(ctl, ring, every) == 0, "ssq_ctl_init");
 	return ctl;
+}
+
+/*
+ * Two testbeds @h linked over the emulated wire (UDP on loopback): 0, or
+ * -1 after a failed CHECK; the test skips (77) where no UDP socket may be
+ * had.
+ */
+static inline int tb_wire_up(struct emu_tb h[2])
+{
+	int ret = emu_tb_wire_init(h);
+
+	if (ret == -EPERM || ret == -EACCES)
+		SKIP("no UDP socket on loopback (%d)", ret);
+	CHECK(ret == 0, "wire setup: %d", ret);
+	return ret ? -1 : 0;
+}
+
+/* @tb up with the testbed's defaults: 0, or -1 after a failed CHECK. */
+static inline int tb_local_up(struct emu_tb *tb)
+{
+	int ret = emu_tb_init(tb, NULL);
+
+	CHECK(ret == 0, "testbed: %d", ret);
+	return ret ? -1 : 0;
+}
+
+static inline void tb_wire_down(struct emu_tb h[2])
+{
+	emu_tb_fini(&h[0]);
+	emu_tb_fini(&h[1]);
+}
+
+/* A pass of the device of testbed @arg, or of both of wire pair @arg. */
+static inline void tb_run_one(void *arg)
+{
+	emu_process(((struct emu_tb *)arg)->dev, 64);
+}
+
+static inline void tb_run_two(void *arg)
+{
+	struct emu_tb *h = arg;
+
+	emu_process(h[0].dev, 64);
+	emu_process(h[1].dev, 64);
 }
 
 /* @p bound to @ctl as producer @id on @tb's side 0, as this process. */
