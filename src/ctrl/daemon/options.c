@@ -295,23 +295,17 @@ static int opt_socket(struct opt_parse *p, const struct opt_def *def, const char
 	return -1;
 }
 
-static int opt_recv_depth(struct opt_parse *p, const struct opt_def *def, const char *arg)
+/* --recv-depth: 0 or a power of two; --recv-size: a multiple of 64. */
+static int opt_recv(struct opt_parse *p, const struct opt_def *def, const char *arg)
 {
-	opt_num(p, def, arg);
-	if (p->o->recv_depth & (p->o->recv_depth - 1)) {
-		fprintf(stderr, "ssqd: --recv-depth %u: must be 0 or a power of two\n",
-		        p->o->recv_depth);
-		return 2;
-	}
-	return -1;
-}
+	int depth = !strcmp(def->name, "recv-depth");
+	uint32_t v;
 
-static int opt_recv_size(struct opt_parse *p, const struct opt_def *def, const char *arg)
-{
 	opt_num(p, def, arg);
-	if (p->o->recv_size & 63) {
-		fprintf(stderr, "ssqd: --recv-size %u: must be a multiple of 64\n",
-		        p->o->recv_size);
+	v = depth ? p->o->recv_depth : p->o->recv_size;
+	if (depth ? (v & (v - 1)) != 0 : (v & 63) != 0) {
+		fprintf(stderr, "ssqd: --%s %u: must be %s\n", def->name, v,
+		        depth ? "0 or a power of two" : "a multiple of 64");
 		return 2;
 	}
 	return -1;
@@ -494,9 +488,8 @@ static const struct opt_def opt_defs[] = {
 	{ "sq-size", 0, 1, opt_pow2, OPT_FIELD(sq_wqebbs), 64, 65536 },
 	{ "cq-size", 0, 1, opt_pow2, OPT_FIELD(cqes), 64, 65536 },
 	{ "data-mib", 0, 1, opt_num, OPT_FIELD(data_mib), 1, 65536 },
-	{ "recv-depth", 0, 1, opt_recv_depth, OPT_FIELD(recv_depth), 0,
-	  SSQ_RECV_DEPTH_MAX },
-	{ "recv-size", 0, 1, opt_recv_size, OPT_FIELD(recv_size), 64, SSQ_RECV_SIZE_MAX },
+	{ "recv-depth", 0, 1, opt_recv, OPT_FIELD(recv_depth), 0, SSQ_RECV_DEPTH_MAX },
+	{ "recv-size", 0, 1, opt_recv, OPT_FIELD(recv_size), 64, SSQ_RECV_SIZE_MAX },
 	{ "hugepages", 0, 1, opt_hugepages, 0, 0, 0, 0 },
 	{ "buffer-keys", 0, 0, opt_keys, 0, 0, 0, 0 },
 	{ "arena-rkey", 0, 0, opt_keys, 0, 0, 0, 0 },
