@@ -87,6 +87,23 @@ static inline int storm_up(struct storm *s, const char *tag, const char *data_mi
 	return 0;
 }
 
+/* A survivor process's life: it posts until *@stop, reports, exits. */
+typedef void storm_survivor_fn(uint32_t p, const struct msg_area *a, volatile int *stop,
+                               struct survivor_report *rep);
+
+/* @s's survivors forked, their pids into @surv, each running @fn. */
+static inline void storm_fork_survivors(struct storm *s, pid_t *surv,
+                                        storm_survivor_fn *fn)
+{
+	unsigned i;
+
+	for (i = 0; i < s->survivors; i++) {
+		surv[i] = fork();
+		if (surv[i] == 0)
+			fn(i, &s->a, s->stop, &s->rep[i]);
+	}
+}
+
 /*
  * The storm is over (@kills victims killed): survivors stopped and
  * reaped, and every check both tests make on what they and the victims

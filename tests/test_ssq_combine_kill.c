@@ -134,7 +134,7 @@ int main(void)
 		           .victim_msgs = VICTIM_MSGS };
 	struct survivor_report *rep;
 	pid_t surv[SURVIVORS];
-	unsigned v, i, kills = 0, by_mode[4] = { 0 };
+	unsigned v, kills = 0, by_mode[4] = { 0 };
 	int status;
 
 	/* ssqd's default --stall-ms is 100: a stopped combiner is killed by it. */
@@ -144,11 +144,7 @@ int main(void)
 	hook_hits = (unsigned *)(s.page + 1024);
 	spinning = (pid_t *)(s.page + 2048);
 
-	for (i = 0; i < SURVIVORS; i++) {
-		surv[i] = fork();
-		if (surv[i] == 0)
-			survivor(i, &s.a, s.stop, &rep[i]);
-	}
+	storm_fork_survivors(&s, surv, survivor);
 	for (v = 0; v < VICTIMS; v++) {
 		int mode = v % 4, countdown = 1 + rand() % 20;
 		pid_t pid = fork();

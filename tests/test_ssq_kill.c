@@ -77,17 +77,13 @@ int main(void)
 		           .victim_msgs = VICTIM_MSGS };
 	struct survivor_report *rep;
 	pid_t surv[SURVIVORS];
-	unsigned v, i, kills = 0, by_hook[4] = { 0 };
+	unsigned v, kills = 0, by_hook[4] = { 0 };
 	int status;
 
 	if (storm_up(&s, "kill", "32", SURVIVOR_MAX))
 		return 1;
 	rep = s.rep;
-	for (i = 0; i < SURVIVORS; i++) {
-		surv[i] = fork();
-		if (surv[i] == 0)
-			survivor(i, &s.a, s.stop, &rep[i]);
-	}
+	storm_fork_survivors(&s, surv, survivor);
 	for (v = 0; v < VICTIMS; v++) {
 		int mode = v % 4,
 		    countdown = 1 + rand() % (int)(VICTIM_MSGS * (mode == 3 ? 2 : 1) - 1);
