@@ -62,20 +62,31 @@ static inline pid_t start_ssqd(const char *hugepages)
 /* Connect, retrying while ssqd starts (up to 20 s on a loaded machine). */
 static inline struct ssq_client *connect_retry(pid_t daemon)
 {
-	struct ssq_client *c = NULL;
-	int i, status;
+	struct ssq_client *c = t_ssqd_connect(sock_path, daemon);
 
-	for (i = 0; i < 400; i++) {
-		if (ssq_client_connect(sock_path, &c) == 0)
-			return c;
-		if (waitpid(daemon, &status, WNOHANG) == daemon) {
-			fprintf(stderr, "ssqd exited early (status 0x%x)\n", status);
-			return NULL;
-		}
-		usleep(50 * 1000);
+	if (!c)
+		fprintf(stderr, "connect: %s\n", ssq_client_strerror_last());
+	return c;
+}
+
+/*
+ * ssqd for test @tag (its socket named after @tag and this pid), with
+ * --hugepages=@hugepages, started into @*daemon and answering: a client of
+ * it, or NULL with ssqd killed and reaped.
+ */
+static inline struct ssq_client *flow_up(const char *tag, const char *hugepages,
+                                         pid_t *daemon)
+{
+	struct ssq_client *c;
+
+	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-%s-%d.sock", tag, (int)getpid());
+	*daemon = start_ssqd(hugepages);
+	c = connect_retry(*daemon);
+	if (!c) {
+		kill(*daemon, SIGKILL);
+		waitpid(*daemon, NULL, 0);
 	}
-	fprintf(stderr, "connect: %s\n", ssq_client_strerror_last());
-	return NULL;
+	return c;
 }
 
 /*

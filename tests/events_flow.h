@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/queues/queues.h"
+#include "inproc_ssqd.h"
 #include "ctrl/daemon/watch/watch.h"
 
 static char ev_sock[108];
@@ -23,18 +22,7 @@ static char ev_sock[108];
  */
 static inline struct ssqd *ev_ssqd_new(const char *tag)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
-
-	if (!d)
-		return NULL;
-	snprintf(ev_sock, sizeof(ev_sock), "/tmp/ssq-adv-ev-%s-%d.sock", tag,
-	         (int)getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = ev_sock;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
-	return d;
+	return inproc_ssqd_new(ev_sock, sizeof(ev_sock), "adv-ev", tag);
 }
 
 /* Set @d up, the device's events on. 0, or -errno (a failed CHECK says why). */

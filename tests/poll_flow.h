@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "helpers.h"
-#include "ctrl/daemon/daemon.h"
-#include "ctrl/daemon/queues/queues.h"
+#include "inproc_ssqd.h"
 
 static char poll_sock[108];
 
@@ -36,19 +35,12 @@ static inline double poll_now(void)
  */
 static inline struct ssqd *poll_ssqd_up(const char *tag)
 {
-	struct ssqd *d = calloc(1, sizeof(*d));
+	struct ssqd *d = inproc_ssqd_new(poll_sock, sizeof(poll_sock), "adv-poll", tag);
 	char why[512] = "";
 	int rc;
 
 	if (!d)
 		return NULL;
-	snprintf(poll_sock, sizeof(poll_sock), "/tmp/ssq-adv-poll-%s-%d.sock", tag,
-	         (int)getpid());
-	ssqd_options_default(&d->opt);
-	d->opt.device = "emu";
-	d->opt.socket_path = poll_sock;
-	d->opt.data_mib = 4;
-	d->opt.hugepages = 0;
 	setenv("SSQ_EMU_CQ_EVENTS", "0", 1);
 	rc = ssqd_setup(d, why, sizeof(why));
 	CHECK(rc == 0, "ssqd_setup: %d (%s)", rc, why);

@@ -17,6 +17,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,29 +188,31 @@ static inline void dump_ctl(const struct ssq_producer *prod)
 }
 
 /*
- * Post messages (p, 0 ..) until @n are posted or *@stop is set, then wait
- * for their completions: exactly the signaled ones, in order, successful.
- * A source slot (64 of them) is reused only once its message is known done.
- * Returns 0 with *@posted, or 1 after printing why.
+ * How run_posts posts message (p, i) from @buf at @iova: post_msg, or
+ * another way (combine_flow.h), with @arg for it; *@got counts completions
+ * it reaped itself. Returns 0, -EAGAIN (no room yet: reap, then again), or
+ * an error.
  */
-static inline int run_producer(struct ssq_producer *prod, const struct msg_area *a,
-                               uint32_t p, uint32_t n, const volatile int *stop,
-                               uint8_t *src, uint64_t src_iova, uint32_t lkey,
-                               double *max_post_s, uint32_t *posted)
+typedef int msg_post_fn(struct ssq_producer *prod, const struct msg_area *a, uint32_t p,
+                        uint32_t i, uint64_t iova, uint8_t *buf, uint32_t lkey,
+                        const void *arg, uint32_t *got);
+
+/*
+ * Post messages (p, 0 ..) with @post until @n are posted or *@stop is set,
+ * then wait for their completions: exactly the signaled ones, in order,
+ * successful. A source slot (64 of them) is reused only once its message is
+ * known done. Returns 0 with *@posted (if not NULL) and the longest post in
+ * *@max_post_s (if not NULL), or 1 after printing why.
+ */
+static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
+                            uint32_t p, uint32_t n, const volatile int *stop,
+                            uint8_t *src, uint64_t src_iova, uint32_t lkey,
+                            msg_post_fn *post, const void *arg, double *max_post_s,
+                            uint32_t *posted)
 {
 	uint32_t i, got = 0;
 	double t0 = now_s(), t;
 	int rc;
-
-	/*
-	 * Completion of the last signaled message covers everything before
-	 * it; trailing unsignaled ones would go unchecked, so refuse them.
-	 */
-	if (n % SIGNAL_EVERY) {
-		fprintf(stderr, "run_producer: %u messages, not a multiple of %u\n", n,
-		        SIGNAL_EVERY);
-		return 1;
-	}
 
 	/* Stop only after a signaled message: its completion covers all before. */
 	for (i = 0; i < n && !(stop && *stop && i % SIGNAL_EVERY == 0); i++) {
@@ -227,7 +230,7 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 			}
 		}
 		t = now_s();
-		while ((rc = post_msg(prod, a, p, i, iova, buf, lkey)) == -EAGAIN)
+		while ((rc = post(prod, a, p, i, iova, buf, lkey, arg, &got)) == -EAGAIN)
 			if (reap(prod, p, &got) < 0)
 				return 1;
 		if (rc) {
@@ -245,6 +248,7 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 		if (now_s() - t0 > 60) {
 			fprintf(stderr, "producer %u: %u of %u completions\n", p, got,
 			        i / SIGNAL_EVERY);
+			dump_ctl(prod);
 			return 1;
 		}
 	}
@@ -255,6 +259,60 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 		return 1;
 	}
 	return 0;
+}
+
+static inline int post_msg_plain(struct ssq_producer *prod, const struct msg_area *a,
+                                 uint32_t p, uint32_t i, uint64_t iova, uint8_t *buf,
+                                 uint32_t lkey, const void *arg, uint32_t *got)
+{
+	(void)arg, (void)got;
+	return post_msg(prod, a, p, i, iova, buf, lkey);
+}
+
+/* run_posts with post_msg; @n a multiple of SIGNAL_EVERY. */
+static inline int run_producer(struct ssq_producer *prod, const struct msg_area *a,
+                               uint32_t p, uint32_t n, const volatile int *stop,
+                               uint8_t *src, uint64_t src_iova, uint32_t lkey,
+                               double *max_post_s, uint32_t *posted)
+{
+	/*
+	 * Completion of the last signaled message covers everything before
+	 * it; trailing unsignaled ones would go unchecked, so refuse them.
+	 */
+	if (n % SIGNAL_EVERY) {
+		fprintf(stderr, "run_producer: %u messages, not a multiple of %u\n", n,
+		        SIGNAL_EVERY);
+		return 1;
+	}
+	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, post_msg_plain, NULL,
+	                 max_post_s, posted);
+}
+
+/*
+ * A producer thread of the in-process tests (ssq_threads, ssq_ctl_check,
+ * ssq_combine): its producer handle, run_producer's (run_combined's)
+ * arguments, and what came of it.
+ */
+struct msg_worker {
+	pthread_t tid;
+	struct ssq_producer prod;
+	const struct msg_area *a;
+	uint8_t *src;
+	uint64_t src_iova;
+	uint32_t lkey, id, n;
+	int direct; /* run_combined: with ssq_post_* instead of combining */
+	int rc, done;
+};
+
+/* A msg_worker's thread: run_producer for its @n messages, then done. */
+static inline void *msg_worker_run(void *arg)
+{
+	struct msg_worker *w = arg;
+
+	w->rc = run_producer(&w->prod, w->a, w->id, w->n, NULL, w->src, w->src_iova,
+	                     w->lkey, NULL, NULL);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 /*

@@ -138,13 +138,17 @@ static inline double write_timed(struct conn *k, uint64_t wr_id, double limit_s)
 /*
  * ssqd started for test @tag (socket and log named after it and this
  * pid) and answering: from here, one connection per client. Its pid, or
- * -1 (said why; nothing left running).
+ * -1 (said why; nothing left running). Skips the test (77) when $SSQD is
+ * not set, and ignores SIGPIPE for the test.
  */
 static inline pid_t stall_ssqd_up(const char *tag)
 {
 	struct ssq_client *c;
 	pid_t d;
 
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN); /* a test's writes to a killed ssqd fail, not kill it */
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-%s-%d.sock", tag, getpid());
 	snprintf(log_path, sizeof(log_path), "/tmp/ssq-%s-%d.log", tag, getpid());
 	d = ssqd_start_logged();
@@ -156,6 +160,26 @@ static inline pid_t stall_ssqd_up(const char *tag)
 		return -1;
 	}
 	ssq_client_close(c);
+	return d;
+}
+
+/*
+ * stall_ssqd_up(@tag), then a connection @a with q0 and its buffers
+ * (conn_open), and @b too unless NULL. ssqd's pid, or -1 after saying why
+ * (ssqd killed).
+ */
+static inline pid_t stall_ssqd_conns(const char *tag, struct conn *a, struct conn *b)
+{
+	pid_t d = stall_ssqd_up(tag);
+
+	if (d < 0)
+		return -1;
+	if (conn_open(a) || (b && conn_open(b))) {
+		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
+		kill(d, SIGKILL);
+		waitpid(d, NULL, 0);
+		return -1;
+	}
 	return d;
 }
 

@@ -28,14 +28,6 @@ struct sleeper {
 	int rc;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int write1(struct ssqd_queue *q)
 {
 	uint64_t laddr = d->own.data_iova;
@@ -56,10 +48,10 @@ static void *sleep_main(void *arg)
 static void reap(struct ssqd_queue *q)
 {
 	struct ssq_completion c;
-	double deadline = now() + 5;
+	double deadline = mono_now() + 5;
 	int got = 0;
 
-	while (deadline > now() && (got = ssq_poll(&q->prod, &c, 1)) == 0)
+	while (deadline > mono_now() && (got = ssq_poll(&q->prod, &c, 1)) == 0)
 		usleep(100);
 	CHECK(got == 1 && c.status == IBV_WC_SUCCESS, "completion: %d, status %d", got,
 	      got == 1 ? c.status : -1);
@@ -69,7 +61,7 @@ static void round_two(int r)
 {
 	struct sleeper s[2];
 	uint64_t e0[2];
-	double deadline = now() + 3;
+	double deadline = mono_now() + 3;
 	int i;
 
 	d->ops->stop(d->backend);
@@ -81,7 +73,7 @@ static void round_two(int r)
 	}
 	while ((!__atomic_load_n(&s[0].q->txa.armed, __ATOMIC_ACQUIRE) ||
 	        !__atomic_load_n(&s[1].q->txa.armed, __ATOMIC_ACQUIRE)) &&
-	       now() < deadline)
+	       mono_now() < deadline)
 		usleep(200);
 	CHECK(s[0].q->txa.armed && s[1].q->txa.armed,
 	      "round %d: two sleepers asked, armed q0 %d q1 %d", r, s[0].q->txa.armed,
@@ -91,9 +83,9 @@ static void round_two(int r)
 		pthread_join(s[i].t, NULL);
 		CHECK(s[i].rc == 1, "round %d: ssq_wait on q%d: %d, want 1", r, i,
 		      s[i].rc);
-		deadline = now() + 3;
+		deadline = mono_now() + 3;
 		while (__atomic_load_n(&s[i].q->txa.events, __ATOMIC_ACQUIRE) == e0[i] &&
-		       now() < deadline)
+		       mono_now() < deadline)
 			usleep(200);
 		CHECK(s[i].q->txa.events != e0[i], "round %d: q%d's CQE came, no event",
 		      r, i);

@@ -99,9 +99,7 @@ int main(void)
 	int st, n, one = 1;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	relay_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(relay_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	memset(&sa, 0, sizeof(sa));

@@ -49,9 +49,7 @@ int main(void)
 	double t0, took;
 	int i, st;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "ci-fen", N, names, 0);
 	for (i = 0; i < N; i++)
 		t_cluster_start(&cl, i, NULL);

@@ -23,9 +23,7 @@ int main(void)
 	struct ssq_queue *q;
 	int i, st, opened = 0, lost = 0, failed = 0;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "ci-ir", N, names, 0);
 	for (i = 0; i < N; i++)
 		t_cluster_start(&cl, i, T_ARGS("--idle-ms", "10"));

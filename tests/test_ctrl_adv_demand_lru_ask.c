@@ -31,9 +31,7 @@ int main(void)
 	int i, r, st, lost = 0, refused = 0;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-lru-ask-peers-%d", getpid());
 	f = fopen(peers_path, "w");
 	for (i = 0; i < N; i++) {

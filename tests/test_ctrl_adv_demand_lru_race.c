@@ -52,9 +52,7 @@ int main(void)
 	pthread_t t[2];
 	int i, st, round, ok, busy;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "ci-lru", N, names, 1);
 	t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "1"));
 	for (i = 1; i < N; i++)

@@ -50,9 +50,7 @@ int main(void)
 	int i, n, st, rows = 0, aligned = 0, state_col = -1, addr_col = -1;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-ci-sn-peers-%d", getpid());
 	snprintf(sock, sizeof(sock), "/tmp/ssq-ci-sn-%d.sock", getpid());
 	snprintf(sock1, sizeof(sock1), "/tmp/ssq-ci-sn1-%d.sock", getpid());

@@ -23,9 +23,7 @@ int main(void)
 	double t0, took;
 	int i, st;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "ci-wb", N, names, 0);
 	t_cluster_start(&cl, 0, T_ARGS("--max-active-peers", "1"));
 	for (i = 1; i < N; i++)

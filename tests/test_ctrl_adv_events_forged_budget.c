@@ -25,24 +25,6 @@
 
 #define FORGED 100
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint64_t arrived(struct ssqd_recv_pool *p)
-{
-	uint64_t a;
-
-	pthread_mutex_lock(&p->lock);
-	a = p->arrived;
-	pthread_mutex_unlock(&p->lock);
-	return a;
-}
-
 /* Receive CQE @idx of @cq, owned by software in its lap, as a client may. */
 static void forge(struct ssq_cq *cq, uint32_t idx)
 {
@@ -76,7 +58,7 @@ int main(void)
 	CHECK(p->events, "q0's receive pool is reaped by the device's events");
 	ssqd_recv_stop(d); /* only the device's thread reaps from here */
 
-	a0 = arrived(p);
+	a0 = pool_arrived(p);
 	pthread_mutex_lock(&p->lock);
 	for (i = 1; i <= FORGED; i++)
 		forge(&p->cq, p->cq.ci + i); /* the device writes p->cq.ci next */
@@ -85,11 +67,11 @@ int main(void)
 	rc = ssq_post_send(&q->prod, MLX5_OPCODE_SEND, d->own.data_iova, d->own.data_key,
 	                   64, 0, 1, SSQ_WQE_SIGNALED);
 	CHECK(rc == 0, "a SEND through q0: %d", rc);
-	deadline = now() + 5;
-	while ((a1 = arrived(p)) == a0 && now() < deadline)
+	deadline = mono_now() + 5;
+	while ((a1 = pool_arrived(p)) == a0 && mono_now() < deadline)
 		usleep(1000);
 	usleep(50 * 1000); /* a second event, if any, would come within this */
-	a1 = arrived(p);
+	a1 = pool_arrived(p);
 	CHECK(a1 - a0 == 1,
 	      "the device wrote one receive CQE and its thread logged %llu messages "
 	      "(%d forged after it)",

@@ -22,14 +22,6 @@
 #include <unistd.h>
 #include "events_flow.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Seconds until CQE @idx of @q's send CQ lands (nobody routes), or -1. */
 static double cqe_lands(const struct ssqd_queue *q, uint32_t idx, double limit)
 {
@@ -37,13 +29,13 @@ static double cqe_lands(const struct ssqd_queue *q, uint32_t idx, double limit)
 	const struct mlx5_cqe64 *cqe =
 	    (const struct mlx5_cqe64 *)(cq->buf +
 	                                ((size_t)(idx & (cq->cqe_cnt - 1)) << 6));
-	double t0 = now();
+	double t0 = mono_now();
 
-	while (now() - t0 < limit) {
+	while (mono_now() - t0 < limit) {
 		uint8_t op = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
 
 		if ((op >> 4) != MLX5_CQE_INVALID && (op & 1) == !!(idx & cq->cqe_cnt))
-			return now() - t0;
+			return mono_now() - t0;
 		usleep(100);
 	}
 	return -1;

@@ -24,14 +24,6 @@
 
 #define SENDS 20
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static uint64_t arrived(struct ssqd_recv_pool *p)
 {
 	return __atomic_load_n(&p->log->arrived, __ATOMIC_ACQUIRE);
@@ -45,7 +37,7 @@ static int sends(struct ssqd *d, struct ssqd_queue *q, int beat)
 
 	for (i = 0; i < SENDS; i++) {
 		uint64_t a0 = arrived(p);
-		double deadline = now() + 5;
+		double deadline = mono_now() + 5;
 
 		if (beat)
 			__atomic_fetch_add(&p->log->beat, 1, __ATOMIC_RELAXED);
@@ -53,7 +45,7 @@ static int sends(struct ssqd *d, struct ssqd_queue *q, int beat)
 		                   d->own.data_key, 64, 0, 1 + (uint64_t)i, 0);
 		if (rc)
 			return rc;
-		while (arrived(p) == a0 && now() < deadline)
+		while (arrived(p) == a0 && mono_now() < deadline)
 			usleep(100);
 		if (arrived(p) == a0)
 			return -ETIMEDOUT;

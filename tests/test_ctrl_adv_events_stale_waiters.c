@@ -28,14 +28,6 @@
 
 static uint32_t cqes_seen; /* CQEs q0's CQ got from our WRITEs so far */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* WRITES signaled WRITEs through @q, each after the last one's CQE landed. */
 static int writes(struct ssqd *d, struct ssqd_queue *q, int beat)
 {
@@ -48,7 +40,7 @@ static int writes(struct ssqd *d, struct ssqd_queue *q, int beat)
 		const struct mlx5_cqe64 *cqe =
 		    (const struct mlx5_cqe64 *)(cq->buf +
 		                                ((size_t)(idx & (cq->cqe_cnt - 1)) << 6));
-		double deadline = now() + 5;
+		double deadline = mono_now() + 5;
 		uint8_t op;
 
 		if (beat)
@@ -64,7 +56,7 @@ static int writes(struct ssqd *d, struct ssqd_queue *q, int beat)
 			    (op & 1) == !!(idx & cq->cqe_cnt))
 				break;
 			usleep(100);
-		} while (now() < deadline);
+		} while (mono_now() < deadline);
 		usleep(2000);
 	}
 	return 0;

@@ -26,9 +26,7 @@ int main(void)
 	struct ssq_queue *q = NULL;
 	int s = -1, i;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	CHECK(t_pair_start(&pair, "ak2r", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
 	a = pair.c[0];

@@ -26,16 +26,9 @@ int main(void)
 	int r, rc;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
-	d = stall_ssqd_up("adv-keys-restarting");
+	d = stall_ssqd_conns("adv-keys-restarting", &a, &b);
 	if (d < 0)
 		return 1;
-	if (conn_open(&a) || conn_open(&b)) {
-		kill(d, SIGKILL);
-		return 1;
-	}
 	for (r = 0; r < ROUNDS; r++) {
 		__atomic_store_n(&a.p->ctl->state, SSQ_CTL_RESTARTING, __ATOMIC_SEQ_CST);
 		t0 = now_s();

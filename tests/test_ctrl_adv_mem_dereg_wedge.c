@@ -24,9 +24,7 @@ int main(void)
 	double t0;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	setenv("SSQ_TEST_STALL_OPT", "--recv-depth=0", 1);
 	d = stall_ssqd_up("adv-wedge");

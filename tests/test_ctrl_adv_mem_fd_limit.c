@@ -49,9 +49,7 @@ int main(void)
 	double c0, c1;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	/* ssqd inherits the limit; this process needs far fewer. */
 	getrlimit(RLIMIT_NOFILE, &mine);

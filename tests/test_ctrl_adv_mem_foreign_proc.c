@@ -76,9 +76,7 @@ int main(void)
 	int mfd, rc, st, status = 0, dead = 0;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	d = stall_ssqd_up("adv-foreign");
 	if (d < 0)

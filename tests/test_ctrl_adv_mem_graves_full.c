@@ -70,9 +70,7 @@ int main(void)
 	pid_t d, h;
 	char one;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setenv("SSQ_TEST_STALL_OPT", "--stall-ms=5000", 1);
 	d = stall_ssqd_up("adv-mem-graves");
 	if (d < 0)

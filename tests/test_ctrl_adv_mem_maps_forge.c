@@ -44,9 +44,7 @@ int main(void)
 	int fd, col, rc, need, n;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	d = stall_ssqd_up("adv-forge");
 	if (d < 0 || ssq_client_connect(sock_path, &c))

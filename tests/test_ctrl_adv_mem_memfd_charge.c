@@ -92,9 +92,7 @@ int main(void)
 	int mfd, i, st = 0, status = 0, dead = 0;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (make_cg())
 		SKIP("no memory cgroup to make here (needs root)");

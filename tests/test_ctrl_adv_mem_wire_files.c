@@ -162,9 +162,7 @@ out:
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setvbuf(stdout, NULL, _IONBF, 0);
 	/*
 	 * Loss a live RC link survives (5 %: eight failed ACK periods in a row

@@ -33,9 +33,7 @@ int main(void)
 	char first[200] = "";
 	pid_t la, lb;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	CHECK(t_pair_start(&pair, "advb", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
 	a.c = pair.c[0];

@@ -87,9 +87,7 @@ int main(void)
 	int i, st, flaps = 0, lfail = 0;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-advf-peers-%d", getpid());
 	f = fopen(peers_path, "w");
 	for (i = 0; i < 3; i++) {

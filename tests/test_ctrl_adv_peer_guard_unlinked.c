@@ -100,9 +100,7 @@ int main(void)
 	double t0;
 	pid_t r;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	t_pair_init(&pair, "advg", RDEPTH, RMAX);
 	port_b = (uint16_t)atoi(pair.port[1]);
 	port_r = free_tcp_port();

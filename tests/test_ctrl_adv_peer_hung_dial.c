@@ -55,9 +55,7 @@ int main(void)
 	double worst = 0, t0;
 	pid_t la, lb;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sa, sizeof(sa), "/tmp/ssq-advh-a-%d.sock", getpid());
 	snprintf(sb, sizeof(sb), "/tmp/ssq-advh-b-%d.sock", getpid());
 	snprintf(pa, sizeof(pa), "%u", port_a);

@@ -22,9 +22,7 @@ int main(void)
 	int hold[2], lst[2], st, worst_ms = -1, failed = -1;
 	pid_t holder = -1, lister = -1;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	t_pair_init(&pair, "advh2", RDEPTH, RMAX);
 	pair.extra[0] = T_ARGS("--stall-ms", "0");
 	CHECK(t_pair_run(&pair) == 0, "alice and bob linked");

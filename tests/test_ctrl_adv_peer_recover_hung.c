@@ -179,9 +179,7 @@ int main(void)
 	struct side a = { .name = "alice" }, b = { .name = "bob" };
 	struct t_pair pair;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	CHECK(t_pair_start(&pair, "advr", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
 	a.sock = pair.sock[0];

@@ -89,9 +89,7 @@ int main(void)
 	uint16_t port_b;
 	int s[4], i, st;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	/* alice's peer is bob and the reverse; alice sorts first: she dials. */
 	CHECK(t_pair_start(&pair, "advk", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");

@@ -84,9 +84,7 @@ int main(void)
 	double t0, next;
 	int round = 0;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	CHECK(t_pair_start(&pair, "advs", RDEPTH, RMAX, NULL) == 0,
 	      "alice and bob linked");
 	a.c = pair.c[0];

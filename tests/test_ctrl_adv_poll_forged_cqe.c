@@ -20,16 +20,6 @@
 
 #define MAX_SHARE 0.2 /* an idle poller naps: a few percent */
 
-static uint64_t arrived(struct ssqd_recv_pool *p)
-{
-	uint64_t a;
-
-	pthread_mutex_lock(&p->lock);
-	a = p->arrived;
-	pthread_mutex_unlock(&p->lock);
-	return a;
-}
-
 int main(void)
 {
 	struct ssqd *d = poll_ssqd_up("forged");
@@ -54,7 +44,7 @@ int main(void)
 	 * poller, woken, logs both; its consumer index is then one past the
 	 * device's producer.
 	 */
-	a0 = arrived(p);
+	a0 = pool_arrived(p);
 	pthread_mutex_lock(&p->lock);
 	idx = p->cq.ci + 1;
 	c = (struct mlx5_cqe64 *)(p->cq.buf + ((size_t)(idx & (p->cq.cqe_cnt - 1)) << 6));
@@ -69,11 +59,11 @@ int main(void)
 	                   d->own.data_key, 64, 0, 1, SSQ_WQE_SIGNALED);
 	CHECK(rc == 0, "a SEND through q0: %d", rc);
 	deadline = poll_now() + 5;
-	while (arrived(p) < a0 + 2 && poll_now() < deadline)
+	while (pool_arrived(p) < a0 + 2 && poll_now() < deadline)
 		usleep(1000);
-	CHECK(arrived(p) == a0 + 2,
+	CHECK(pool_arrived(p) == a0 + 2,
 	      "the poller logged the SEND and the forged CQE (%llu)",
-	      (unsigned long long)(arrived(p) - a0));
+	      (unsigned long long)(pool_arrived(p) - a0));
 
 	usleep(200 * 1000);
 	share = poll_cpu_share(d, 1.0);

@@ -42,13 +42,9 @@ int main(void)
 	unsigned k;
 	pid_t d;
 
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-async-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
+	c = flow_up("async", "off", &d);
+	if (!c)
 		return 1;
-	}
 	CHECK(ssq_queue_open(c, "q0", &q) == 0, "open: %s", ssq_client_error(c));
 	CHECK(ssq_buf_alloc(c, 4096, &src) == 0 && ssq_buf_alloc(c, 4096, &dst) == 0,
 	      "alloc: %s", ssq_client_error(c));

@@ -30,13 +30,9 @@ int main(void)
 	pid_t d;
 	int rc, status;
 
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-seq-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
+	c = flow_up("seq", "off", &d);
+	if (!c)
 		return 1;
-	}
 
 	/* A LIST that times out, then an ALLOC and a LIST that must be answered. */
 	kill(d, SIGSTOP);

@@ -275,9 +275,7 @@ int main(void)
 	pid_t stray;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(peers_path, sizeof(peers_path), "/tmp/ssq-cl-peers-%d", getpid());
 	f = fopen(peers_path, "w");
 	fprintf(f, "# the cluster: every daemon, this one too\n");

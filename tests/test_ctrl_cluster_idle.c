@@ -71,9 +71,7 @@ int main(void)
 	int i, st;
 	FILE *f;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "ci", N, names, 1);
 	/* Nobody listens there: a peer that cannot be reached. */
 	f = fopen(cl.peers, "a");

@@ -182,9 +182,7 @@ int main(void)
 	int status, resets;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-guard-%d.sock", getpid());
 	snprintf(logpath, sizeof(logpath), "/tmp/ssq-guard-%d.log", getpid());
 	a = start(&d);

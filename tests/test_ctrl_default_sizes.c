@@ -51,9 +51,7 @@ int main(void)
 	int rc, got = 0;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-defsz-%d.sock", getpid());
 	d = start_default();
 	c = connect_retry(d);

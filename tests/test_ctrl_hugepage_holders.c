@@ -42,13 +42,9 @@ int main(void)
 
 	if (ensure_hugepages(64) < 40)
 		SKIP("fewer than 40 2 MiB hugepages and not root to reserve them");
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-hph-%d.sock", getpid());
-	d = start_ssqd("required");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
+	c = flow_up("hph", "required", &d);
+	if (!c)
 		return 1;
-	}
 	ssq_client_close(c);
 	if (pipe(pipefd))
 		return 1;

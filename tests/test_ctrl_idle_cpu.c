@@ -18,13 +18,9 @@ int main(void)
 	pid_t d;
 
 	signal(SIGPIPE, SIG_IGN);
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-idle-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
+	c = flow_up("idle", "off", &d);
+	if (!c)
 		return 1;
-	}
 	ssq_client_close(c);
 	sleep(IDLE_SETTLE_S);
 	a = idle_cpu_ns(d);

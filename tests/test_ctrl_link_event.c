@@ -54,9 +54,7 @@ int main(void)
 	uint32_t g0 = 0;
 	int fd, rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "linkev", N, names, 0);
 	t_cluster_start(&cl, 0, NULL);
 	t_cluster_start(&cl, 1, NULL);

@@ -71,9 +71,7 @@ int main(void)
 	struct ssq_queue *q;
 	int rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "lt", N, names, 1);
 	quiet();
 	setenv("SSQD_TRACE_LINKS", "1", 1);

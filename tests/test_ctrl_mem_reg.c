@@ -160,9 +160,7 @@ int main(void)
 	pid_t d, b;
 	char k;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	setenv("SSQ_TEST_STALL_OPT", "--recv-depth=0", 1);
 	d = stall_ssqd_up("mem-reg");
 	if (d < 0)

@@ -58,9 +58,7 @@ int main(void)
 	int rc, st, status, i;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-static-%d.sock", getpid());
 	CHECK(mapping_inode(sbuf + 4096) != 0,
 	      "the static buffer is not in a file mapping: the test shows nothing");

@@ -223,9 +223,7 @@ out:
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	run(NULL, "clean wire", 0);
 	if (test_failures) /* e.g. no such device: once is enough to say so */
 		return test_exit("ctrl_mem_wire");

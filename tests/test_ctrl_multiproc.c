@@ -9,9 +9,7 @@
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	run_config("off");
 	if (ensure_hugepages(32) >= 8)
 		run_config("required");

@@ -51,9 +51,7 @@ int main(void)
 	char b;
 	pid_t la, lb = -1;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sa, sizeof(sa), "/tmp/ssq-knock-l-%d.sock", getpid());
 	snprintf(sb, sizeof(sb), "/tmp/ssq-knock-c-%d.sock", getpid());
 	snprintf(arg, sizeof(arg), "%u", port);

@@ -72,9 +72,7 @@ int main(void)
 	int i, status;
 	pid_t la, lb;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sa, sizeof(sa), "/tmp/ssq-prst-l-%d.sock", getpid());
 	snprintf(sb, sizeof(sb), "/tmp/ssq-prst-c-%d.sock", getpid());
 	snprintf(arg, sizeof(arg), "%u", port);

@@ -21,9 +21,7 @@ int main(void)
 	const char *why;
 	int rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "qhint", N, names, 0);
 	t_cluster_start(&cl, 0, NULL);
 	a = t_cluster_connect(&cl, 0);

@@ -22,9 +22,7 @@ int main(void)
 	double t0, took;
 	int rc, tries = 0;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	cf_cluster_files(&cl, "tryopen", N, names, 0);
 	t_cluster_start(&cl, 0, NULL);
 	a = t_cluster_connect(&cl, 0);

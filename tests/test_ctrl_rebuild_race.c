@@ -43,17 +43,9 @@ int main(void)
 	double took;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
-	d = stall_ssqd_up("race");
+	d = stall_ssqd_conns("race", &s, &b);
 	if (d < 0)
 		return 1;
-	if (conn_open(&s) || conn_open(&b)) {
-		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
-		kill(d, SIGKILL);
-		return 1;
-	}
 	ctl = s.p->ctl;
 	CHECK(write_timed(&b, 1, WAIT_S) >= 0, "B's first WRITE");
 	epoch = ssq_ctl_epoch(ctl);

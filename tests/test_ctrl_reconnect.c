@@ -142,9 +142,7 @@ int main(void)
 	uint32_t epoch;
 	double t0, t;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sa, sizeof(sa), "/tmp/ssq-rc-a-%d.sock", getpid());
 	snprintf(sa2, sizeof(sa2), "/tmp/ssq-rc-a2-%d.sock", getpid());
 	snprintf(sb, sizeof(sb), "/tmp/ssq-rc-b-%d.sock", getpid());

@@ -307,9 +307,7 @@ int main(void)
 	int status, done = 0;
 	double t0;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	pace = rpace_new();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-recv-%d.sock", getpid());
 	d = rssqd_start(sock, NULL, NULL);

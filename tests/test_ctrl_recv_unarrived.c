@@ -42,9 +42,7 @@ int main(void)
 	pid_t d;
 	int status, rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-unarr-%d.sock", getpid());
 	d = rssqd_start(sock, NULL, NULL);
 	c = ssqd_connect_pid(sock, d);

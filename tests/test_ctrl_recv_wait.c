@@ -461,9 +461,7 @@ static int cases(int events)
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-rwait-%d.sock", getpid());
 	if (cases(1) || cases(0))
 		return 1;

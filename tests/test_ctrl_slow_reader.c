@@ -64,13 +64,9 @@ int main(void)
 	pid_t d, f;
 	char g;
 
-	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-slow-%d.sock", getpid());
-	d = start_ssqd("off");
-	c = connect_retry(d);
-	if (!c) {
-		kill(d, SIGKILL);
+	c = flow_up("slow", "off", &d);
+	if (!c)
 		return 1;
-	}
 	if (pipe(go))
 		return 1;
 	f = fork();

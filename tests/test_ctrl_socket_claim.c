@@ -119,9 +119,7 @@ int main(void)
 	double t0;
 	int i, status;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-claim-%d.sock", getpid());
 	snprintf(lock, sizeof(lock), "%s.lock", sock);
 

@@ -94,17 +94,9 @@ int main(void)
 	double t0;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
-	d = stall_ssqd_up("stale-router");
+	d = stall_ssqd_conns("stale-router", &s, &b);
 	if (d < 0)
 		return 1;
-	if (conn_open(&s) || conn_open(&b)) {
-		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
-		kill(d, SIGKILL);
-		return 1;
-	}
 	ctl = s.p->ctl;
 	b_writes(2);
 	epoch = ssq_ctl_epoch(ctl);

@@ -84,9 +84,7 @@ int main(void)
 	int rc, got, st, i;
 	pid_t d, kid;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-uidrec-%d.sock", getpid());
 
 	d = start(1);

@@ -35,14 +35,6 @@ static struct ssqd *d;
 static struct ssqd_queue *q;
 static uint64_t next_id = 1;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int write1(void)
 {
 	uint64_t laddr = d->own.data_iova;
@@ -69,9 +61,9 @@ static void *sleep_main(void *arg)
 static void reap(int n)
 {
 	struct ssq_completion c;
-	double deadline = now() + 5;
+	double deadline = mono_now() + 5;
 
-	while (n > 0 && now() < deadline) {
+	while (n > 0 && mono_now() < deadline) {
 		int got = ssq_poll(&q->prod, &c, 1);
 
 		if (got == 1) {
@@ -104,9 +96,9 @@ static void no_sleeper_no_arm(void)
 /* Wait up to 3 s for @v to differ from @v0. */
 static int moves(const uint64_t *v, uint64_t v0)
 {
-	double deadline = now() + 3;
+	double deadline = mono_now() + 3;
 
-	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) == v0 && now() < deadline)
+	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) == v0 && mono_now() < deadline)
 		usleep(200);
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE) != v0;
 }
@@ -116,14 +108,14 @@ static void lone_sleeper_woken(void)
 	struct sleeper s = { .timeout_ns = 3000000000ull };
 	uint32_t seq0 = __atomic_load_n(&q->ctl->wake_seq, __ATOMIC_RELAXED);
 	uint64_t e0 = q->txa.events;
-	double deadline = now() + 3;
+	double deadline = mono_now() + 3;
 
 	/* What ssq_wait does before it sleeps, held while ssqd acts. */
 	d->ops->stop(d->backend);
 	CHECK(write1() == 0, "the WRITE");
 	ssq__sleeper_in(q->ctl);
 	dv_sleeper_ask_arm(&q->prod);
-	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && mono_now() < deadline)
 		usleep(200);
 	CHECK(q->txa.armed, "a sleeper asked, yet ssqd never armed the send CQ");
 	CHECK(d->ops->start(d->backend) == 0, "the device again");
@@ -137,11 +129,11 @@ static void lone_sleeper_woken(void)
 
 	/* ssq_wait itself. */
 	e0 = q->txa.events;
-	deadline = now() + 3;
+	deadline = mono_now() + 3;
 	d->ops->stop(d->backend);
 	CHECK(write1() == 0, "the WRITE");
 	CHECK(pthread_create(&s.t, NULL, sleep_main, &s) == 0, "the sleeper");
-	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+	while (!__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && mono_now() < deadline)
 		usleep(200);
 	CHECK(q->txa.armed, "the sleeper asked, yet ssqd never armed the send CQ");
 	CHECK(__atomic_load_n(&q->ctl->tx_arm, __ATOMIC_RELAXED) == SSQ_TX_ARM_SET,
@@ -204,14 +196,14 @@ static void guard_looks(void)
 static void index_ahead_no_spin(void)
 {
 	struct sleeper s = { .timeout_ns = 200000000ull };
-	double deadline = now() + 3;
+	double deadline = mono_now() + 3;
 	uint32_t ci;
 	uint64_t e0;
 
 	/* An arm left from before raises its event at the next CQE. */
 	CHECK(write1() == 0, "the WRITE");
 	reap(1);
-	while (__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && now() < deadline)
+	while (__atomic_load_n(&q->txa.armed, __ATOMIC_ACQUIRE) && mono_now() < deadline)
 		usleep(200);
 	CHECK(!q->txa.armed, "the send CQ is still armed after a CQE");
 	ci = q->ctl->cq_ci;

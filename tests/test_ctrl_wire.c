@@ -47,9 +47,7 @@ int main(void)
 	uint64_t pos;
 	double t0;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sa, sizeof(sa), "/tmp/ssq-wire-l-%d.sock", getpid());
 	snprintf(sb, sizeof(sb), "/tmp/ssq-wire-c-%d.sock", getpid());
 	snprintf(arg, sizeof(arg), "%u", port);

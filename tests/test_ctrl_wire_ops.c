@@ -287,9 +287,7 @@ out:
 
 int main(void)
 {
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	pace = rpace_new();
 	CHECK(pace != NULL, "shared pacing page");
 	if (!pace)

@@ -14,7 +14,7 @@
  * so a byte-swapped result cannot pass.
  */
 #include "helpers.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 enum {
 	TARGET_OFF = 0x7000, /* the responder's 8 bytes */
@@ -83,52 +83,32 @@ static int reap_three(struct ssq_cq *cq, void (*run)(void *), void *arg, const c
 	return n == 3 ? 0 : -1;
 }
 
-static void run_one(void *arg)
-{
-	emu_process(((struct emu_tb *)arg)->dev, 64);
-}
-
 static void test_local(void)
 {
 	struct emu_tb tb;
-	int ret = emu_tb_init(&tb, NULL);
 
-	CHECK(ret == 0, "local testbed: %d", ret);
-	if (ret)
+	if (tb_local_up(&tb))
 		return;
 	memcpy(tb.s[1].mem + TARGET_OFF, &v0, 8);
 	post_three(&tb.s[0], &tb.s[1], 0x10, 0x1111222233334444ull);
-	if (!reap_three(&tb.s[0].scq_v, run_one, &tb, "local"))
+	if (!reap_three(&tb.s[0].scq_v, tb_run_one, &tb, "local"))
 		check_three(&tb.s[0], &tb.s[1], 0x10, 0x1111222233334444ull, "local");
 	emu_tb_fini(&tb);
 }
 
 /* ---- the same over the wire: two devices in this process ---- */
 
-static void run_two(void *arg)
-{
-	struct emu_tb *h = arg;
-
-	emu_process(h[0].dev, 64);
-	emu_process(h[1].dev, 64);
-}
-
 static void test_wire(void)
 {
 	struct emu_tb h[2];
-	int ret = emu_tb_wire_init(h);
 
-	if (ret == -EPERM || ret == -EACCES)
-		SKIP("no UDP socket on loopback (%d)", ret);
-	CHECK(ret == 0, "wire setup: %d", ret);
-	if (ret)
+	if (tb_wire_up(h))
 		return;
 	memcpy(h[1].s[0].mem + TARGET_OFF, &v0, 8);
 	post_three(&h[0].s[0], &h[1].s[0], 0x20, 0x5555666677778888ull);
-	if (!reap_three(&h[0].s[0].scq_v, run_two, h, "wire"))
+	if (!reap_three(&h[0].s[0].scq_v, tb_run_two, h, "wire"))
 		check_three(&h[0].s[0], &h[1].s[0], 0x20, 0x5555666677778888ull, "wire");
-	emu_tb_fini(&h[0]);
-	emu_tb_fini(&h[1]);
+	tb_wire_down(h);
 }
 
 int main(void)

@@ -15,7 +15,7 @@
  */
 #include <time.h>
 #include "helpers.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 enum { QUIET_MS = 50, NWQE = 3 };
 
@@ -125,10 +125,8 @@ static void test_dbr_alone(struct emu_tb *tb, int ntb, struct emu_tb_side *a,
 static void test_local(void)
 {
 	struct emu_tb tb;
-	int ret = emu_tb_init(&tb, NULL);
 
-	CHECK(ret == 0, "testbed: %d", ret);
-	if (ret)
+	if (tb_local_up(&tb))
 		return;
 	test_dbr_alone(&tb, 1, &tb.s[0], &tb.s[1], "process");
 	/* Again, past the first: the device's doorbell state moves on. */
@@ -141,10 +139,8 @@ static void test_local(void)
 static void test_thread(void)
 {
 	struct emu_tb tb;
-	int ret = emu_tb_init(&tb, NULL);
 
-	CHECK(ret == 0, "testbed: %d", ret);
-	if (ret)
+	if (tb_local_up(&tb))
 		return;
 	CHECK(emu_start(tb.dev) == 0, "device thread");
 	test_dbr_alone(NULL, 0, &tb.s[0], &tb.s[1], "thread");
@@ -154,16 +150,11 @@ static void test_thread(void)
 static void test_wire(void)
 {
 	struct emu_tb h[2];
-	int ret = emu_tb_wire_init(h);
 
-	if (ret == -EPERM || ret == -EACCES)
-		SKIP("no UDP socket on loopback (%d)", ret);
-	CHECK(ret == 0, "wire setup: %d", ret);
-	if (ret)
+	if (tb_wire_up(h))
 		return;
 	test_dbr_alone(h, 2, &h[0].s[0], &h[1].s[0], "wire");
-	emu_tb_fini(&h[0]);
-	emu_tb_fini(&h[1]);
+	tb_wire_down(h);
 }
 
 /* A QP in ERR flushes what a doorbell covered, not what the DBR alone posted. */

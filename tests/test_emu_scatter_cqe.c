@@ -17,7 +17,7 @@
  */
 #include <unistd.h>
 #include "helpers.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define BUF_OFF 0x1000
 #define SLOT    256
@@ -147,8 +147,7 @@ static void wire(void)
 		one(devs, 2, &h[0].s[0], &h[1].s[0], k, lens[k], 0, 1);
 	one(devs, 2, &h[0].s[0], &h[1].s[0], NLENS, 32, 1, 1);
 	printf("wire, scatter-to-CQE on (default): likewise\n");
-	emu_tb_fini(&h[0]);
-	emu_tb_fini(&h[1]);
+	tb_wire_down(h);
 }
 
 int main(void)

@@ -12,24 +12,12 @@
 #define SSQ_FAULT_HOOKS 1
 #include <pthread.h>
 #include "combine_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define MAXT 8u
 #define M    1504u /* a multiple of SIGNAL_EVERY: the last message is signaled */
 
-struct worker {
-	pthread_t tid;
-	struct ssq_producer prod;
-	const struct msg_area *a;
-	uint8_t *src;
-	uint64_t src_iova;
-	uint32_t lkey;
-	uint32_t id;
-	int direct; /* posts with ssq_post_* instead */
-	int rc;
-};
-
-static __thread struct worker *self;
+static __thread struct msg_worker *self;
 static uint64_t taken_for_others;
 static int pause_in_role; /* the paced round: combiners slow to start */
 
@@ -57,7 +45,7 @@ void ssq_fault_hook(int where)
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
+	struct msg_worker *w = arg;
 
 	self = w;
 	w->rc = run_combined(&w->prod, w->a, w->id, M, NULL, w->src, w->src_iova, w->lkey,
@@ -68,24 +56,15 @@ static void *work(void *arg)
 int main(void)
 {
 	static const uint32_t threads[] = { 1, 2, 4, 8, 8, 4 };
-	struct emu_tb_opts o = { 0 };
 	struct emu_tb tb;
 	struct msg_area a = { 0 };
-	struct worker w[MAXT];
+	struct msg_worker w[MAXT];
 	struct ssq_ctl *ctl;
-	size_t src_bytes = MAXT * 64 * (CELL + 8);
 	unsigned r, t, bad;
-	int rc;
 
-	o.sq_cnt = 1024;
-	o.cq_cnt = 1024;
-	o.mem_len = MAXT * M * (CELL + 8) + src_bytes;
-	rc = emu_tb_init(&tb, &o);
-	CHECK(rc == 0, "testbed: %d", rc);
-	if (rc)
+	ctl = tb_threads_up(&tb, MAXT, M);
+	if (!ctl)
 		return test_exit("ssq_combine");
-	ctl = aligned_alloc(64, (ssq_ctl_size(1024) + 63) & ~(size_t)63);
-	CHECK(ssq_ctl_init(ctl, 1024, 64) == 0, "ssq_ctl_init");
 	a.dst_iova = tb.s[1].iova;
 	a.cnt_iova = tb.s[1].iova + (uint64_t)MAXT * M * CELL;
 	a.rkey = tb.s[1].key;
@@ -112,17 +91,8 @@ int main(void)
 
 		memset(tb.s[1].mem, 0, (size_t)MAXT * M * (CELL + 8));
 		for (t = 0; t < T; t++) {
-			w[t].a = &a;
-			w[t].id = t;
+			tb_worker_bind(&w[t], ctl, &tb, &a, t, M, ~0u);
 			w[t].direct = mixed && (t & 1);
-			w[t].src = tb.s[0].mem + (size_t)t * 64 * (CELL + 8);
-			w[t].src_iova = tb.s[0].iova + (uint64_t)t * 64 * (CELL + 8);
-			w[t].lkey = tb.s[0].key;
-			rc = ssq_ctl_claim(ctl, (uint32_t)getpid(), ~0u);
-			CHECK(rc >= 0 &&
-			          ssq_producer_bind(&w[t].prod, ctl, (uint32_t)rc,
-			                            &tb.s[0].sq, &tb.s[0].scq_v) == 0,
-			      "producer %u: claim %d", t, rc);
 			posted_before[t] = w[t].prod.me->posted;
 		}
 		for (t = 0; t < T; t++)

@@ -11,32 +11,12 @@
  */
 #include <pthread.h>
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define T     4u
 #define M     1504u /* a multiple of SIGNAL_EVERY */
 #define RING  64u
 #define OWNER (SSQ_MAX_PRODUCERS - 1)
-
-struct worker {
-	pthread_t tid;
-	struct ssq_producer prod;
-	const struct msg_area *a;
-	uint8_t *src;
-	uint64_t src_iova;
-	uint32_t lkey, id;
-	int rc, done;
-};
-
-static void *work(void *arg)
-{
-	struct worker *w = arg;
-
-	w->rc = run_producer(&w->prod, w->a, w->id, M, NULL, w->src, w->src_iova, w->lkey,
-	                     NULL, NULL);
-	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
 
 int main(void)
 {
@@ -44,7 +24,7 @@ int main(void)
 	struct ssq_producer owner;
 	struct emu_tb tb;
 	struct msg_area a = { 0 };
-	struct worker w[T];
+	struct msg_worker w[T];
 	struct ssq_ctl *ctl;
 	size_t src_bytes = T * 64 * (CELL + 8);
 	unsigned t, bad, running;
@@ -54,28 +34,13 @@ int main(void)
 
 	o.sq_cnt = RING;
 	o.mem_len = T * M * (CELL + 8) + src_bytes;
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, 16) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&owner, ctl, OWNER, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "owner's record");
+	ctl = tb_ctl_up(&tb, &o, RING, 16);
+	CHECK(tb_producer(&owner, ctl, OWNER, &tb) == 0, "owner's record");
 	msg_area_local(&a, tb.s[1].iova, tb.s[1].key, tb.s[1].mem, T, M);
 	CHECK(emu_start(tb.dev) == 0, "device thread");
 	for (t = 0; t < T; t++) {
-		w[t].a = &a;
-		w[t].id = t;
-		w[t].done = 0;
-		w[t].src = tb.s[0].mem + (size_t)t * 64 * (CELL + 8);
-		w[t].src_iova = tb.s[0].iova + (uint64_t)t * 64 * (CELL + 8);
-		w[t].lkey = tb.s[0].key;
-		rc = ssq_ctl_claim(ctl, (uint32_t)getpid(), OWNER);
-		CHECK(rc >= 0 && ssq_producer_bind(&w[t].prod, ctl, (uint32_t)rc,
-		                                   &tb.s[0].sq, &tb.s[0].scq_v) == 0,
-		      "producer %u: claim %d", t, rc);
-		pthread_create(&w[t].tid, NULL, work, &w[t]);
+		tb_worker_bind(&w[t], ctl, &tb, &a, t, M, OWNER);
+		pthread_create(&w[t].tid, NULL, msg_worker_run, &w[t]);
 	}
 	do {
 		if (ssq_ctl_check(&owner, 0, why, sizeof(why)) && !alarms++)

@@ -67,9 +67,7 @@ int main(void)
 	int rc = -1, st, status;
 	pid_t d;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	snprintf(sock, sizeof(sock), "/tmp/ssq-nextopen-%d.sock", getpid());
 	c = ssqd_start(sock, "8", "256", NULL, &d);
 	if (!c) {

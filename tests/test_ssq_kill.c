@@ -14,7 +14,7 @@
  */
 #define SSQ_FAULT_HOOKS 1
 #include "ssq_flow.h"
-#include <sys/mman.h>
+#include "kill_storm.h"
 
 #define SURVIVORS     3u
 #define SURVIVOR_MAX  60000u
@@ -22,7 +22,6 @@
 #define VICTIM_MSGS   60u /* fewer than the 64 source slots: no reuse */
 #define STALL_LIMIT_S 2.0
 
-static char sock[108];
 static int die_where, die_after;
 
 /* Called by ssq/queue.h at each hook point in this test build. */
@@ -30,21 +29,6 @@ void ssq_fault_hook(int where)
 {
 	if (where == die_where && --die_after == 0)
 		raise(SIGKILL);
-}
-
-struct survivor_report {
-	uint32_t posted;
-	double max_post_s;
-	int rc;
-};
-
-static int open_queue(struct ssq_client **c, struct ssq_queue **q, struct ssq_buf *src)
-{
-	if (ssq_client_connect(sock, c))
-		return -1;
-	if (ssq_queue_open(*c, "q0", q) || ssq_buf_alloc(*c, 64 * (CELL + 8), src))
-		return -1;
-	return 0;
 }
 
 static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
@@ -55,7 +39,7 @@ static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
 	struct ssq_buf src;
 
 	rep->rc = 1;
-	if (open_queue(&c, &q, &src))
+	if (storm_open_queue(&c, &q, &src))
 		_exit(1);
 	rep->rc = run_producer(ssq_queue_producer(q), a, p, SURVIVOR_MAX, stop, src.addr,
 	                       src.iova, src.lkey, &rep->max_post_s, &rep->posted);
@@ -70,7 +54,7 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 	struct ssq_buf src;
 	uint32_t i;
 
-	if (open_queue(&c, &q, &src))
+	if (storm_open_queue(&c, &q, &src))
 		_exit(3);
 	die_where = mode;
 	die_after = countdown;
@@ -88,55 +72,25 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 
 int main(void)
 {
-	const char *ssqd = getenv("SSQD");
-	struct ssq_client *c = NULL;
-	struct ssq_queue *q;
-	struct ssq_buf dst, cnt;
+	struct storm s = { .survivors = SURVIVORS,
+		           .victims = VICTIMS,
+		           .victim_msgs = VICTIM_MSGS };
 	struct survivor_report *rep;
-	struct msg_area a;
-	volatile int *stop;
-	pid_t d, surv[SURVIVORS];
-	unsigned v, i, kills = 0, by_hook[4] = { 0 }, bad = 0;
+	pid_t surv[SURVIVORS];
+	unsigned v, kills = 0, by_hook[4] = { 0 };
 	int status;
 
-	if (!ssqd)
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
-	srand((unsigned)getpid());
-	snprintf(sock, sizeof(sock), "/tmp/ssq-kill-%d.sock", getpid());
-	c = ssqd_start(sock, "32", "1024", NULL, &d);
-	a.per_proc = SURVIVOR_MAX;
-	a.nlong = SURVIVORS;
-	a.short_len = VICTIM_MSGS;
-	if (!c || ssq_queue_open(c, "q0", &q) ||
-	    ssq_buf_alloc(c, (uint64_t)msg_cell(&a, SURVIVORS + VICTIMS, 0) * CELL,
-	                  &dst) ||
-	    ssq_buf_alloc(c, (uint64_t)msg_cell(&a, SURVIVORS + VICTIMS, 0) * 8, &cnt)) {
-		fprintf(stderr, "setup: %s\n",
-		        c ? ssq_client_error(c) : ssq_client_strerror_last());
-		kill(d, SIGKILL);
+	if (storm_up(&s, "kill", "32", SURVIVOR_MAX))
 		return 1;
-	}
-	msg_area_place(&a, &dst, &cnt);
-	memset(dst.addr, 0, dst.len);
-	memset(cnt.addr, 0, cnt.len);
-	stop =
-	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	rep = (struct survivor_report *)((uint8_t *)stop + 64);
-	*stop = 0;
-
-	for (i = 0; i < SURVIVORS; i++) {
-		surv[i] = fork();
-		if (surv[i] == 0)
-			survivor(i, &a, stop, &rep[i]);
-	}
+	rep = s.rep;
+	storm_fork_survivors(&s, surv, survivor);
 	for (v = 0; v < VICTIMS; v++) {
 		int mode = v % 4,
 		    countdown = 1 + rand() % (int)(VICTIM_MSGS * (mode == 3 ? 2 : 1) - 1);
 		pid_t pid = fork();
 
 		if (pid == 0)
-			victim(SURVIVORS + v, &a, mode, countdown);
+			victim(SURVIVORS + v, &s.a, mode, countdown);
 		if (mode == 0) {
 			usleep((useconds_t)(rand() % 3000));
 			kill(pid, SIGKILL);
@@ -147,22 +101,7 @@ int main(void)
 			by_hook[mode]++;
 		}
 	}
-	*stop = 1;
-	for (i = 0; i < SURVIVORS; i++) {
-		waitpid(surv[i], &status, 0);
-		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		      "survivor %u exit 0x%x", i, status);
-		CHECK(rep[i].posted > 0, "survivor %u posted nothing", i);
-		CHECK(rep[i].max_post_s < STALL_LIMIT_S,
-		      "survivor %u waited %.3f s for one post", i, rep[i].max_post_s);
-		bad += check_msgs(&a, i, rep[i].posted, 1);
-	}
-	CHECK(bad == 0, "%u survivor messages lost or duplicated", bad);
-	bad = 0;
-	for (v = 0; v < VICTIMS; v++)
-		bad += check_msgs(&a, SURVIVORS + v, VICTIM_MSGS, 0);
-	CHECK(bad == 0, "%u victim messages executed twice or corrupted", bad);
-	CHECK(kills >= 100, "only %u kills", kills);
+	storm_check(&s, surv, kills, STALL_LIMIT_S);
 	printf(
 	    "%u kills (%u from outside, %u after the fetch-add, %u after recording, %u "
 	    "before "
@@ -174,8 +113,6 @@ int main(void)
 	                                                        : rep[2].max_post_s)
 	               : (rep[1].max_post_s > rep[2].max_post_s ? rep[1].max_post_s
 	                                                        : rep[2].max_post_s)));
-	ssq_client_close(c);
-	CHECK(t_ssqd_stop_ok(d, &status, NULL), "ssqd exit 0x%x", status);
-	unlink(sock);
+	storm_down(&s);
 	return test_exit("ssq_kill");
 }

@@ -15,7 +15,7 @@
  *  - a producer attached afterwards (C) posts and completes too.
  */
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING   64u
 #define EVERY  16u
@@ -104,17 +104,9 @@ int main(void)
 	struct emu_tb tb;
 	struct ssq_ctl *ctl;
 	unsigned n;
-	int rc;
 
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, EVERY) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&a, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0 &&
-	          ssq_producer_init(&b, ctl, 1, &tb.s[0].sq, &tb.s[0].scq_v,
-	                            (uint32_t)getpid()) == 0,
+	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
+	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0,
 	      "records for A and B");
 
 	/* Published but not submitted: what the device will read. */
@@ -150,9 +142,7 @@ int main(void)
 	      (unsigned long long)ssq_ctl_completed(ctl));
 	CHECK(post_signaled(&tb, &b, 4 * RING, 1000, 1, "producer B") == 0,
 	      "producer B (signaled) beside A's plain posts");
-	CHECK(ssq_producer_init(&c, ctl, 2, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "record for C");
+	CHECK(tb_producer(&c, ctl, 2, &tb) == 0, "record for C");
 	CHECK(post_signaled(&tb, &c, 2 * RING, 5000, 2, "producer C (new)") == 0,
 	      "a producer attached later");
 	CHECK(a_plain >= 3 * RING, "A's plain posts between the others': %u", a_plain);

@@ -15,7 +15,7 @@
  *     order.
  */
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING  64u
 #define EVERY 16u
@@ -23,22 +23,6 @@
 
 static struct emu_tb tb;
 static struct ssq_producer prod;
-
-/* Wait for @n completions (1 s at most) into @out. Returns how many came. */
-static int wait_comps(struct ssq_completion *out, int n)
-{
-	int got = 0;
-	double t0 = now_s();
-
-	while (got < n && now_s() - t0 < 1.0) {
-		int k = ssq_poll(&prod, out + got, n - got);
-
-		if (k < 0)
-			break;
-		got += k;
-	}
-	return got;
-}
 
 static void mixed_list(void)
 {
@@ -100,7 +84,7 @@ static void mixed_list(void)
 		w[i].next = &w[i + 1];
 
 	CHECK(ssq_post_wr(&prod, w, &bad) == 0 && bad == NULL, "mixed list posted");
-	n = wait_comps(c, 4);
+	n = tb_wait_comps(&prod, c, 4, 1.0);
 	CHECK(n == 4, "mixed list: %d of 4 completions", n);
 	for (i = 0; i < n; i++)
 		CHECK(c[i].status == IBV_WC_SUCCESS &&
@@ -134,8 +118,9 @@ static int marker(uint64_t off, uint64_t wr_id)
 
 	w.wr.rdma.remote_addr = b->iova + off;
 	w.wr.rdma.rkey = b->key;
-	return ssq_post_wr(&prod, &w, NULL) == 0 && wait_comps(&c, 1) == 1 &&
-	               c.wr_id == wr_id && c.status == IBV_WC_SUCCESS
+	return ssq_post_wr(&prod, &w, NULL) == 0 &&
+	               tb_wait_comps(&prod, &c, 1, 1.0) == 1 && c.wr_id == wr_id &&
+	               c.status == IBV_WC_SUCCESS
 	           ? 0
 	           : -1;
 }
@@ -165,7 +150,7 @@ static void refused(void)
 	rc = ssq_post_wr(&prod, w, &bad);
 	CHECK(rc == -E2BIG && bad == &w[1], "too many SGEs in the middle: %d, bad %s", rc,
 	      bad == &w[1] ? "at it" : "elsewhere");
-	n = wait_comps(c, 2);
+	n = tb_wait_comps(&prod, c, 2, 1.0);
 	CHECK(n == 1 && c[0].wr_id == 10 && c[0].status == IBV_WC_SUCCESS,
 	      "the WR before the bad one: %d completions, first wr_id %llu", n,
 	      (unsigned long long)c[0].wr_id);
@@ -229,7 +214,7 @@ static void long_list(void)
 		got += n > 0 ? (unsigned)n : 0;
 	}
 	CHECK(rc == 0, "the long list: %d after %u retries", rc, again);
-	got += (unsigned)wait_comps(c + got, (int)(LONG / 10 - got));
+	got += (unsigned)tb_wait_comps(&prod, c + got, (int)(LONG / 10 - got), 1.0);
 	CHECK(got == LONG / 10, "the long list: %u of %u completions", got, LONG / 10);
 	for (i = 0; i < got; i++)
 		CHECK(c[i].wr_id == 1000 + 10 * i + 9 && c[i].status == IBV_WC_SUCCESS,
@@ -246,26 +231,11 @@ static void long_list(void)
 
 int main(void)
 {
-	struct emu_tb_opts o = { 0 };
-	struct ssq_ctl *ctl;
-	int rc;
+	struct ssq_ctl *ctl = tb_one_up(&tb, &prod, RING, EVERY);
 
-	o.sq_cnt = RING;
-	o.mem_len = 64 * 1024;
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, EVERY) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&prod, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "producer");
-	CHECK(emu_start(tb.dev) == 0, "device thread");
 	mixed_list();
 	refused();
 	long_list();
-	emu_stop(tb.dev);
-	emu_tb_fini(&tb);
-	free(ctl);
+	tb_one_down(&tb, ctl);
 	return test_exit("ssq_post_wr");
 }

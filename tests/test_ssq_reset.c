@@ -15,7 +15,7 @@
  * completions.
  */
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING      16u
 #define HEALER_ID (SSQ_MAX_PRODUCERS - 1)
@@ -87,19 +87,10 @@ int main(void)
 	struct ssq_ctl *ctl;
 	uint64_t r;
 	uint32_t saved;
-	int rc;
 
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, 4) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&owner, ctl, HEALER_ID, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "owner's record");
-	CHECK(ssq_producer_init(&prod, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "producer's record");
+	ctl = tb_ctl_up(&tb, &o, RING, 4);
+	CHECK(tb_producer(&owner, ctl, HEALER_ID, &tb) == 0, "owner's record");
+	CHECK(tb_producer(&prod, ctl, 0, &tb) == 0, "producer's record");
 	CHECK(emu_start(tb.dev) == 0, "device thread");
 
 	CHECK(post_and_reap(&tb, 12, 100) == 0, "posts before the reset");

@@ -8,7 +8,7 @@
  * lands in that window; -EIO there made it give up on a healthy queue.
  */
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING  64u
 #define OWNER (SSQ_MAX_PRODUCERS - 1)
@@ -24,14 +24,8 @@ int main(void)
 
 	o.sq_cnt = RING;
 	o.mem_len = 1 << 16;
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, 16) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&owner, ctl, OWNER, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "owner's record");
+	ctl = tb_ctl_up(&tb, &o, RING, 16);
+	CHECK(tb_producer(&owner, ctl, OWNER, &tb) == 0, "owner's record");
 	id = ssq_ctl_claim(ctl, (uint32_t)getpid(), OWNER);
 	CHECK(id >= 0 && ssq_producer_bind(&p, ctl, (uint32_t)id, &tb.s[0].sq,
 	                                   &tb.s[0].scq_v) == 0,

@@ -13,7 +13,7 @@
  */
 #include <pthread.h>
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING    64u
 #define HOLD_MS 200
@@ -54,11 +54,7 @@ int main(void)
 	int rc;
 
 	o.sq_cnt = RING;
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, 16) == 0, "ssq_ctl_init");
+	ctl = tb_ctl_up(&tb, &o, RING, 16);
 	CHECK(ssq_producer_init(&a, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v, 1) == 0 &&
 	          ssq_producer_init(&b, ctl, 1, &tb.s[0].sq, &tb.s[0].scq_v, 2) == 0,
 	      "producers");

@@ -15,7 +15,7 @@
  * says IBV_WC_RDMA_WRITE, with mlx5_opcode MLX5_CQE_REQ_ERR.
  */
 #include "ssq_flow.h"
-#include "emu/testbed_pvt.h"
+#include "tb_flow.h"
 
 #define RING  64u
 #define EVERY 16u
@@ -23,21 +23,6 @@
 
 static struct emu_tb tb;
 static struct ssq_producer prod;
-
-static int wait_comps(struct ssq_completion *out, int n)
-{
-	int got = 0;
-	double t0 = now_s();
-
-	while (got < n && now_s() - t0 < 5.0) {
-		int k = ssq_poll(&prod, out + got, n - got);
-
-		if (k < 0)
-			break;
-		got += k;
-	}
-	return got;
-}
 
 static void one_of_each(void)
 {
@@ -96,7 +81,7 @@ static void one_of_each(void)
 	CHECK(ssq_publish(&prod, pos, 1, 200, SSQ_WQE_SIGNALED) == 0 &&
 	          ssq_submit(&prod) == 0,
 	      "NOP posted");
-	n = wait_comps(c, NWR + 1);
+	n = tb_wait_comps(&prod, c, NWR + 1, 5.0);
 	CHECK(n == NWR + 1, "%d of %d completions", n, NWR + 1);
 	for (i = 0; i < n; i++) {
 		int imm = wr_op[i % NWR] == IBV_WR_RDMA_WRITE_WITH_IMM ||
@@ -130,7 +115,7 @@ static void failed_write(void)
 	CHECK(ssq_post_write(&prod, a->iova, a->key, 8, b->iova, b->key ^ 0x5a00, 300,
 	                     SSQ_WQE_SIGNALED) == 0,
 	      "bad-rkey WRITE posted");
-	CHECK(wait_comps(&c, 1) == 1, "bad-rkey WRITE completes");
+	CHECK(tb_wait_comps(&prod, &c, 1, 5.0) == 1, "bad-rkey WRITE completes");
 	CHECK(c.status == IBV_WC_REM_ACCESS_ERR && c.opcode == IBV_WC_RDMA_WRITE &&
 	          c.mlx5_opcode == MLX5_CQE_REQ_ERR && c.byte_len == 0 && c.wr_id == 300,
 	      "bad-rkey WRITE: status %d (%s) opcode %d mlx5 %u byte_len %u", c.status,
@@ -140,25 +125,10 @@ static void failed_write(void)
 
 int main(void)
 {
-	struct emu_tb_opts o = { 0 };
-	struct ssq_ctl *ctl;
-	int rc;
+	struct ssq_ctl *ctl = tb_one_up(&tb, &prod, RING, EVERY);
 
-	o.sq_cnt = RING;
-	o.mem_len = 64 * 1024;
-	rc = emu_tb_init(&tb, &o);
-	if (rc)
-		SKIP("emulated device testbed: %d", rc);
-	ctl = aligned_alloc(64, (ssq_ctl_size(RING) + 63) & ~(size_t)63);
-	CHECK(ctl && ssq_ctl_init(ctl, RING, EVERY) == 0, "ssq_ctl_init");
-	CHECK(ssq_producer_init(&prod, ctl, 0, &tb.s[0].sq, &tb.s[0].scq_v,
-	                        (uint32_t)getpid()) == 0,
-	      "producer");
-	CHECK(emu_start(tb.dev) == 0, "device thread");
 	one_of_each();
 	failed_write();
-	emu_stop(tb.dev);
-	emu_tb_fini(&tb);
-	free(ctl);
+	tb_one_down(&tb, ctl);
 	return test_exit("ssq_wc_opcode");
 }

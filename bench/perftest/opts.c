@@ -508,7 +508,6 @@ static const char *flag_name(char *buf, const char *word)
 /* --peers: what it goes with. */
 static void check_peers(struct pt_opts *o, int s_given, const char *role)
 {
-	char val[48], lim[16];
 	uint32_t k;
 
 	if (role)
@@ -526,30 +525,25 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 			         "running cluster (--ssq_socket)%s",
 			         o->peers[k], "");
 	if (s_given && o->peers_counted)
-		bad_flag(o,
-		         "--peers N with %s: name the running cluster's peers "
-		         "(NAME[@HOST[:PORT]],...)",
-		         "--ssq_socket");
+		bad_flag(o, "--peers N with --ssq_socket: name the running cluster's "
+		            "peers (NAME[@HOST[:PORT]],...)");
 	if (o->wire)
-		bad_flag(o, "--peers with %s: one or the other", "--wire");
+		bad_flag(o, "--peers with --wire: one or the other");
 	if (!s_given && o->device && strcmp(o->device, "emu"))
 		bad_flag(o,
-		         "%s %s: --peers without --ssq_socket runs on the emulated "
+		         "-d %s: --peers without --ssq_socket runs on the emulated "
 		         "device's wire (-d emu)",
-		         "-d", o->device);
+		         o->device);
 	if (o->test != PT_WRITE_BW && o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
 		bad_flag(o,
 		         "--peers with %s: ssq_write_bw, ssq_read_bw and "
 		         "ssq_atomic_bw spread over peers",
 		         o->tool);
-	snprintf(val, sizeof(val), " %u x %u peers = %u,", pt_queues_needed(o), o->npeers,
-	         pt_host_qps(o));
-	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (pt_host_qps(o) > PT_MAX_LANES)
 		bad_flag(o,
-		         "queues%s more than ssqd's %s (qp-per-process: -P x -q per "
-		         "peer)",
-		         val, lim);
+		         "queues %u x %u peers = %u, more than ssqd's %u "
+		         "(qp-per-process: -P x -q per peer)",
+		         pt_queues_needed(o), o->npeers, pt_host_qps(o), PT_MAX_LANES);
 	if (!s_given)
 		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
@@ -557,7 +551,6 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
-	char val[16], lim[16];
 	const char *role = o->server ? "--server" : o->peer_host;
 
 	if (o->server && o->peer_host)
@@ -576,31 +569,26 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	if (o->server && (o->json || o->out_json))
 		bad_flag(o, "--server with %s: the client writes the results",
 		         o->json ? "--json" : "--out_json");
-	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
-	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
-		         "-P x -q =%s queues with --mode qp-per-process: ssqd has at "
-		         "most %s",
-		         val, lim);
+		         "-P x -q = %u queues with --mode qp-per-process: ssqd has at "
+		         "most %u",
+		         o->procs * o->qps, PT_MAX_LANES);
 	if (o->npeers)
 		check_peers(o, s_given, role);
 	if (o->wire && s_given)
-		bad_flag(o,
-		         "%s: --wire starts its own two ssqd; a running one cannot be "
-		         "used",
-		         "--ssq_socket");
+		bad_flag(o, "--ssq_socket: --wire starts its own two ssqd; a running one "
+		            "cannot be used");
 	if (o->wire && o->device && strcmp(o->device, "emu"))
-		bad_flag(o, "%s %s: --wire runs on the emulated device's wire (-d emu)",
-		         "-d", o->device);
+		bad_flag(o, "-d %s: --wire runs on the emulated device's wire (-d emu)",
+		         o->device);
 	if (o->wire)
 		o->socket = NULL; /* not $SSQ_SOCKET either */
-	snprintf(val, sizeof(val), " %u", o->sl);
 	if (o->sl)
 		bad_flag(o,
-		         "%s%s: ssqd sets up every QP with service level 0 (it has no "
+		         "-S %u: ssqd sets up every QP with service level 0 (it has no "
 		         "SL setting); only -S 0 runs",
-		         "-S", val);
+		         o->sl);
 	if (o->socket && (o->gid_index >= 0 || o->ib_port))
 		bad_flag(o,
 		         "%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
@@ -619,56 +607,45 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         role);
 	if (!q_given && o->cq_mod > o->tx_depth)
 		o->cq_mod = o->tx_depth; /* perftest lowers its default too */
-	snprintf(val, sizeof(val), " %u", o->cq_mod);
 	if (o->cq_mod > o->tx_depth)
-		bad_flag(o, "%s%s: more than the tx depth (-t): it would never complete",
-		         "-Q", val);
-	snprintf(val, sizeof(val), " %u", o->post_list);
+		bad_flag(o, "-Q %u: more than the tx depth (-t): it would never complete",
+		         o->cq_mod);
 	if (o->post_list > o->tx_depth)
-		bad_flag(o, "%s%s: a post list longer than the tx depth (-t)", "-l", val);
+		bad_flag(o, "-l %u: a post list longer than the tx depth (-t)",
+		         o->post_list);
 	if (o->test == PT_ATOMIC_BW)
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
 	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
-		bad_flag(o, "%s: READ and atomics cannot be inline", "-I");
+		bad_flag(o, "-I: READ and atomics cannot be inline");
 	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
-		bad_flag(o,
-		         "%s with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)",
-		         "-s 1");
+		bad_flag(
+		    o,
+		    "-s 1 with -P > 1: a 1-byte SEND cannot say whose it is (-s >= 2)");
 	if (o->events && pt_is_lat(o) && o->test != PT_SEND_LAT)
-		bad_flag(o,
-		         "%s: a latency test times one message at a time by polling; "
-		         "ssq_send_lat sleeps (ssq_recv_wait), the bandwidth tools too "
-		         "(ssq_wait)",
-		         "-e");
+		bad_flag(o, "-e: a latency test times one message at a time by polling; "
+		            "ssq_send_lat sleeps (ssq_recv_wait), the bandwidth tools "
+		            "too (ssq_wait)");
 	if (o->events && !pt_is_lat(o) && o->mode != PT_LOCKFREE &&
 	    o->mode != PT_QP_PER_PROCESS && o->mode != PT_COMBINE)
-		bad_flag(o,
-		         "%s: only lockfree and qp-per-process senders sleep (ssq_wait; "
-		         "combine too); "
-		         "spinlock and proxy poll",
-		         "-e");
+		bad_flag(o, "-e: only lockfree and qp-per-process senders sleep "
+		            "(ssq_wait; combine too); spinlock and proxy poll");
 	if (o->events && o->server)
-		bad_flag(o, "%s: the server echoes by polling; give -e to the client",
-		         "-e");
+		bad_flag(o, "-e: the server echoes by polling; give -e to the client");
 	if (o->iters > 10000000 && pt_is_lat(o))
-		bad_flag(o, "%s: latency tests keep every sample: at most 10000000",
-		         "-n");
+		bad_flag(o, "-n: latency tests keep every sample: at most 10000000");
 	if (!o->run_inf)
 		return;
 	/* perftest's own limits on --run_infinitely, and this tool's. */
 	if (pt_is_lat(o))
-		bad_flag(o, "%s: bandwidth tools only (as perftest's)",
-		         "--run_infinitely");
+		bad_flag(o, "--run_infinitely: bandwidth tools only (as perftest's)");
 	if (o->all_sizes)
-		bad_flag(o, "%s: one size at a time (not with -a)", "--run_infinitely");
+		bad_flag(o, "--run_infinitely: one size at a time (not with -a)");
 	if (role)
-		bad_flag(o, "%s: one host only (not with --server or a server name)",
-		         "--run_infinitely");
+		bad_flag(o, "--run_infinitely: one host only (not with --server or a "
+		            "server name)");
 	if (n_given)
-		bad_flag(o,
-		         "%s: runs until interrupted, a line every -D seconds; -n "
-		         "does not apply",
-		         "--run_infinitely");
+		bad_flag(o, "--run_infinitely: runs until interrupted, a line every -D "
+		            "seconds; -n does not apply");
 	if (o->duration == 0)
 		o->duration = PT_INF_DURATION;
 }
@@ -723,10 +700,9 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		         arg);
 		break;
 	case 'b':
-		bad_flag(o, "%s",
-		         "-b: bidirectional needs the far side to send as well; "
-		         "ssq's loopback queue has one sending side and the "
-		         "--server side only receives and checks");
+		bad_flag(o, "-b: bidirectional needs the far side to send as well; "
+		            "ssq's loopback queue has one sending side and the "
+		            "--server side only receives and checks");
 		break;
 	case 'R':
 	case 'z':
@@ -737,14 +713,13 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		break;
 	case 'o':
 		if (o->test != PT_READ_BW && o->test != PT_ATOMIC_BW)
-			bad_flag(o, "%s",
-			         "-o: outstanding reads apply to READ and atomics "
-			         "(ssq_read_bw, ssq_atomic_bw), as perftest's");
+			bad_flag(o, "-o: outstanding reads apply to READ and atomics "
+			            "(ssq_read_bw, ssq_atomic_bw), as perftest's");
 		o->out_reads = (uint32_t)num(o, "-o", arg, 1, PT_MAX_TX);
 		break;
 	case 'A':
 		if (o->test != PT_ATOMIC_BW)
-			bad_flag(o, "%s",
+			bad_flag(o,
 			         "-A: the atomic type is ssq_atomic_bw's, as perftest's");
 		if (!strcmp(arg, "CMP_AND_SWAP"))
 			o->atomic_cas = 1;
@@ -758,7 +733,7 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		break;
 	case 'N':
 		if (pt_is_lat(o))
-			bad_flag(o, "%s", "-N: bandwidth tools only (as perftest's)");
+			bad_flag(o, "-N: bandwidth tools only (as perftest's)");
 		o->no_peak = 1;
 		break;
 	case 'C':
@@ -879,7 +854,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case 'd':
 			if (!*optarg)
-				bad_flag(o, "%s: an empty device name", "-d");
+				bad_flag(o, "-d: an empty device name");
 			o->device = optarg;
 			break;
 		case 'D':
@@ -956,7 +931,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_SSQ_SOCKET:
 			if (!*optarg)
-				bad_flag(o, "%s: an empty path", "--ssq_socket");
+				bad_flag(o, "--ssq_socket: an empty path");
 			o->socket = optarg;
 			s_given = 1;
 			break;
@@ -968,7 +943,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			break;
 		case OPT_OUT_JSON_FILE:
 			if (!*optarg)
-				bad_flag(o, "%s: an empty file name", "--out_json_file");
+				bad_flag(o, "--out_json_file: an empty file name");
 			out_json_file = optarg;
 			break;
 		case OPT_RUN_INF:

@@ -13,6 +13,15 @@
 #include "test_device.h"
 #include "tlib.h"
 
+void t_need_ssqd(void)
+{
+	if (!getenv("SSQD")) {
+		printf("skip: SSQD (the ssqd binary) not set: run through ctest\n");
+		exit(77);
+	}
+	signal(SIGPIPE, SIG_IGN);
+}
+
 pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env_value,
                   const char *log, int append)
 {

@@ -31,6 +31,13 @@ int t_proc_fds(pid_t pid);
 int t_tcp_connect(int s, uint16_t port);
 
 /*
+ * t_need_ssqd - the test skips (exit 77, saying why) unless $SSQD names the
+ * ssqd binary (ctest sets it), and ignores SIGPIPE from here on: a write
+ * to an ssqd the test killed fails with EPIPE instead of ending the test.
+ */
+void t_need_ssqd(void);
+
+/*
  * t_ssqd_exec - fork and exec the ssqd in $SSQD with @args (NULL-terminated,
  * after argv[0], at most 40), in the child @env_name set to @env_value
  * (unless @env_name is NULL) and stderr into the file @log (appended with

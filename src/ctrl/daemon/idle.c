@@ -27,7 +27,7 @@ static int quiet(const struct ssqd *d)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		const struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && (c->attached || c->dying || c->failed))
+		if (c->fd >= 0 && (c->attached || c->dying || c->failed))
 			return 0;
 	}
 	for (i = 0; i < SSQD_MAX_GRAVES; i++)
@@ -68,7 +68,7 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		const struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && (!c->said_hello || c->refused))
+		if (c->fd >= 0 && (!c->said_hello || c->refused))
 			earliest(&first, c->hello_by_ns);
 	}
 	if (d->accept_pause_until_ns > now)

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ssqd's options in one place: the defaults (ssqd_options_default), the
- * getopt table, its loop and the checks across options
- * (ssqd_options_parse), and --help's text (usage).
+ * ssqd's options in one place: the defaults (ssqd_options_default), --help's
+ * text (usage), and the parser (ssqd_options_parse): one table, opt_defs,
+ * gives each option its name, letter, handler and, for a number, its field
+ * and range; getopt_long's table is made from it, and the checks across
+ * options run once the command line is read (opt_check). A new option is a
+ * row in opt_defs, a handler of its own only when a number in a range or a
+ * string does not say it all, and its lines in usage().
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,10 +185,249 @@ static long parse_num(const char *opt, const char *s, long lo, long hi)
 	return v;
 }
 
-/* --queue-uid / --queue-gid qN=ID: 0, or 1 after saying what is wrong. */
-static int parse_queue_rule(struct ssqd_options *o, int is_gid, const char *s)
+static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
 {
+	long v = parse_num(opt, s, lo, hi);
+
+	if (v & (v - 1)) {
+		fprintf(stderr, "ssqd: %s %ld: must be a power of two\n", opt, v);
+		exit(2);
+	}
+	return (uint32_t)v;
+}
+
+/*
+ * The parse under way: what the options write besides struct ssqd_options,
+ * checked across options once the command line is read.
+ */
+struct opt_parse {
+	struct ssqd_options *o;
+	const char **socket_opt;
+	int status;         /* --status */
+	unsigned keys_said; /* 1: --buffer-keys, 2: --arena-rkey */
+};
+
+struct opt_def;
+/*
+ * An option's handler: -1 to read on, or the exit status that
+ * ssqd_options_parse returns at once (0: --help and the like, 2: refused).
+ */
+typedef int opt_fn(struct opt_parse *p, const struct opt_def *def, const char *arg);
+
+/*
+ * One option: its long name, its short letter (0: none), whether it takes
+ * an argument, its handler and, for the handlers that store a number or a
+ * string, the field of struct ssqd_options (offset, size) and the range.
+ */
+struct opt_def {
+	const char *name;
+	char letter;
+	char has_arg;
+	opt_fn *fn;
+	size_t off, size;
+	long lo, hi;
+};
+
+#define OPT_FIELD(f)                                                                     \
+	offsetof(struct ssqd_options, f), sizeof(((struct ssqd_options *)0)->f)
+
+static void *opt_field(struct opt_parse *p, const struct opt_def *def)
+{
+	return (char *)p->o + def->off;
+}
+
+/* @v (in range, so it fits) into the unsigned or long field of @def. */
+static void store_num(struct opt_parse *p, const struct opt_def *def, long v)
+{
+	void *f = opt_field(p, def);
+
+	switch (def->size) {
+	case 1:
+		*(uint8_t *)f = (uint8_t)v;
+		break;
+	case 2:
+		*(uint16_t *)f = (uint16_t)v;
+		break;
+	case 4:
+		*(uint32_t *)f = (uint32_t)v;
+		break;
+	default:
+		*(uint64_t *)f = (uint64_t)v;
+		break;
+	}
+}
+
+static int opt_num(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	char opt[40];
+
+	snprintf(opt, sizeof(opt), "--%s", def->name);
+	store_num(p, def, parse_num(opt, arg, def->lo, def->hi));
+	return -1;
+}
+
+static int opt_pow2(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	char opt[40];
+
+	snprintf(opt, sizeof(opt), "--%s", def->name);
+	store_num(p, def, parse_pow2(opt, arg, def->lo, def->hi));
+	return -1;
+}
+
+static int opt_str(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	*(const char **)opt_field(p, def) = arg;
+	return -1;
+}
+
+static int opt_flag(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)arg;
+	*(int *)opt_field(p, def) = 1;
+	return -1;
+}
+
+static int opt_socket(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def;
+	p->o->socket_path = *p->socket_opt = arg;
+	return -1;
+}
+
+/* --recv-depth: 0 or a power of two; --recv-size: a multiple of 64. */
+static int opt_recv(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	int depth = !strcmp(def->name, "recv-depth");
+	uint32_t v;
+
+	opt_num(p, def, arg);
+	v = depth ? p->o->recv_depth : p->o->recv_size;
+	if (depth ? (v & (v - 1)) != 0 : (v & 63) != 0) {
+		fprintf(stderr, "ssqd: --%s %u: must be %s\n", def->name, v,
+		        depth ? "0 or a power of two" : "a multiple of 64");
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_stall(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	opt_num(p, def, arg);
+	if (p->o->stall_ms && p->o->stall_ms < 10) {
+		fprintf(stderr,
+		        "ssqd: --stall-ms %u: want 0 (no deadline) or 10 to 60000: "
+		        "below 10 ms a process the scheduler merely preempted would be "
+		        "killed\n",
+		        p->o->stall_ms);
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_hugepages(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def;
+	if (!strcmp(arg, "auto"))
+		p->o->hugepages = SSQ_HUGEPAGES_AUTO;
+	else if (!strcmp(arg, "required"))
+		p->o->hugepages = SSQ_HUGEPAGES_REQUIRED;
+	else if (!strcmp(arg, "off"))
+		p->o->hugepages = SSQ_HUGEPAGES_OFF;
+	else {
+		fprintf(stderr, "ssqd: --hugepages '%s': want auto, required or off\n",
+		        arg);
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_log_level(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def;
+	p->o->log_level = ssqd_log_level_parse(arg);
+	if (p->o->log_level < 0) {
+		fprintf(stderr,
+		        "ssqd: --log-level %s: want err, warning, notice, info, debug "
+		        "or 0..7\n",
+		        arg);
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_peer(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	char why[512];
+
+	if (strcmp(def->name, "peer") ? ssqd_peers_file(p->o, arg, why, sizeof(why))
+	                              : ssqd_peer_opt(p->o, arg, why, sizeof(why))) {
+		fprintf(stderr, "ssqd: %s\n", why);
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_gid_index(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	if (!strcmp(arg, "auto"))
+		p->o->gid_index = SSQD_GID_AUTO;
+	else if (!strcmp(arg, "none"))
+		p->o->gid_index = SSQD_GID_NONE;
+	else
+		p->o->gid_index = (int)parse_num("--gid-index (auto, none or an index)",
+		                                 arg, def->lo, def->hi);
+	return -1;
+}
+
+static int opt_emu_link(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def;
+	if (!strcmp(arg, "ib"))
+		p->o->conf.emu_link_layer = IBV_LINK_LAYER_INFINIBAND;
+	else if (!strcmp(arg, "eth"))
+		p->o->conf.emu_link_layer = IBV_LINK_LAYER_ETHERNET;
+	else {
+		fprintf(stderr, "ssqd: --emu-link-layer '%s': want ib or eth\n", arg);
+		return 2;
+	}
+	return -1;
+}
+
+static int opt_emu_mtu(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	uint32_t mtu = parse_pow2("--emu-mtu", arg, def->lo, def->hi);
+
+	/* 256 << (IBV_MTU_x - 1): IBV_MTU_256 is 1 (enum ibv_mtu, libibverbs/verbs.h). */
+	p->o->conf.emu_mtu = (enum ibv_mtu)(__builtin_ctz(mtu) - 7);
+	return -1;
+}
+
+static int opt_keys(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)arg;
+	if (strcmp(def->name, "arena-rkey")) {
+		p->keys_said |= 1;
+	} else {
+		p->keys_said |= 2;
+		p->o->arena_rkey = 1;
+	}
+	return -1;
+}
+
+static int opt_status(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def, (void)arg;
+	p->status = 1;
+	return -1;
+}
+
+/* --queue-uid / --queue-gid qN=ID. */
+static int opt_queue_rule(struct opt_parse *p, const struct opt_def *def, const char *s)
+{
+	int is_gid = !strcmp(def->name, "queue-gid");
 	const char *opt = is_gid ? "--queue-gid" : "--queue-uid";
+	struct ssqd_options *o = p->o;
 	unsigned long q, id;
 	char *end;
 
@@ -200,339 +444,134 @@ static int parse_queue_rule(struct ssqd_options *o, int is_gid, const char *s)
 		fprintf(stderr,
 		        "ssqd: %s %s: at most %u --queue-uid / --queue-gid rules\n", opt,
 		        s, SSQD_MAX_QUEUE_RULES);
-		return 1;
+		return 2;
 	}
 	o->queue_rules[o->nqueue_rules].queue = (uint8_t)q;
 	o->queue_rules[o->nqueue_rules].is_gid = (uint8_t)is_gid;
 	o->queue_rules[o->nqueue_rules].id = (uint32_t)id;
 	o->nqueue_rules++;
-	return 0;
+	return -1;
 bad:
 	fprintf(stderr, "ssqd: %s '%s': want qN=%s (N 0..%u, a number)\n", opt, s,
 	        is_gid ? "GID" : "UID", SSQ_MAX_QUEUES - 1);
-	return 1;
+	return 2;
 }
 
-static uint32_t parse_pow2(const char *opt, const char *s, long lo, long hi)
+static int opt_list(struct opt_parse *p, const struct opt_def *def, const char *arg)
 {
-	long v = parse_num(opt, s, lo, hi);
+	(void)p, (void)def, (void)arg;
+	if (ssqd_mlx5_list_devices(stdout) == 0)
+		printf("no mlx5 device (none that mlx5dv_is_supported accepts): only "
+		       "the emulated device (--device emu) is available\n");
+	return 0;
+}
 
-	if (v & (v - 1)) {
-		fprintf(stderr, "ssqd: %s %ld: must be a power of two\n", opt, v);
-		exit(2);
+static int opt_version(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)p, (void)def, (void)arg;
+	printf("ssqd %s (git %s)\n", SSQ_VERSION_STRING, SSQ_GIT_REVISION);
+	return 0;
+}
+
+static int opt_help(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)p, (void)def, (void)arg;
+	usage(stdout);
+	return 0;
+}
+
+/* Every option, in --help's order; ranges as usage() states them. */
+static const struct opt_def opt_defs[] = {
+	{ "device", 'd', 1, opt_str, OPT_FIELD(device), 0, 0 },
+	{ "socket", 's', 1, opt_socket, 0, 0, 0, 0 },
+	{ "queues", 'q', 1, opt_num, OPT_FIELD(nqueues), 1, SSQ_MAX_QUEUES },
+	{ "sq-size", 0, 1, opt_pow2, OPT_FIELD(sq_wqebbs), 64, 65536 },
+	{ "cq-size", 0, 1, opt_pow2, OPT_FIELD(cqes), 64, 65536 },
+	{ "data-mib", 0, 1, opt_num, OPT_FIELD(data_mib), 1, 65536 },
+	{ "recv-depth", 0, 1, opt_recv, OPT_FIELD(recv_depth), 0, SSQ_RECV_DEPTH_MAX },
+	{ "recv-size", 0, 1, opt_recv, OPT_FIELD(recv_size), 64, SSQ_RECV_SIZE_MAX },
+	{ "hugepages", 0, 1, opt_hugepages, 0, 0, 0, 0 },
+	{ "buffer-keys", 0, 0, opt_keys, 0, 0, 0, 0 },
+	{ "arena-rkey", 0, 0, opt_keys, 0, 0, 0, 0 },
+	{ "listen", 'l', 1, opt_num, OPT_FIELD(listen_port), 1, 65535 },
+	{ "connect", 'c', 1, opt_str, OPT_FIELD(connect_to), 0, 0 },
+	{ "name", 0, 1, opt_str, OPT_FIELD(name), 0, 0 },
+	{ "peer", 0, 1, opt_peer, 0, 0, 0, 0 },
+	{ "peers", 0, 1, opt_peer, 0, 0, 0, 0 },
+	{ "eager", 0, 0, opt_flag, OPT_FIELD(eager), 0, 0 },
+	{ "max-active-peers", 0, 1, opt_num, OPT_FIELD(max_active_peers), 1,
+	  SSQD_MAX_PEERS },
+	{ "idle-ms", 0, 1, opt_num, OPT_FIELD(idle_ms), 10, 86400000 },
+	{ "status", 0, 0, opt_status, 0, 0, 0, 0 },
+	{ "json", 0, 0, opt_flag, OPT_FIELD(status_json), 0, 0 },
+	{ "log-level", 0, 1, opt_log_level, 0, 0, 0, 0 },
+	{ "ib-port", 'p', 1, opt_num, OPT_FIELD(port), 1, 2 },
+	{ "gid-index", 'g', 1, opt_gid_index, 0, 0, 0, 255 },
+	{ "emu-link-layer", 0, 1, opt_emu_link, 0, 0, 0, 0 },
+	{ "emu-mtu", 0, 1, opt_emu_mtu, 0, 0, 256, 4096 },
+	{ "heal-ms", 0, 1, opt_num, OPT_FIELD(heal_ms), 1, 10000 },
+	{ "stall-ms", 0, 1, opt_stall, OPT_FIELD(stall_ms), 0, 60000 },
+	{ "allow-uid", 0, 1, opt_num, OPT_FIELD(allow_uid), 0, INT_MAX },
+	{ "allow-gid", 0, 1, opt_num, OPT_FIELD(allow_gid), 0, INT_MAX },
+	{ "queue-uid", 0, 1, opt_queue_rule, 0, 0, 0, 0 },
+	{ "queue-gid", 0, 1, opt_queue_rule, 0, 0, 0, 0 },
+	{ "hello-ms", 0, 1, opt_num, OPT_FIELD(hello_ms), 10, 60000 },
+	{ "max-uid-clients", 0, 1, opt_num, OPT_FIELD(max_uid_clients), 1,
+	  SSQD_MAX_CLIENTS },
+	{ "max-client-mib", 0, 1, opt_num, OPT_FIELD(max_client_mib), 1, 65536 },
+	{ "max-uid-mib", 0, 1, opt_num, OPT_FIELD(max_uid_mib), 1, 65536 },
+	{ "max-client-bufs", 0, 1, opt_num, OPT_FIELD(max_client_bufs), 1,
+	  SSQ_DATA_MAX_BUFS },
+	{ "list-devices", 0, 0, opt_list, 0, 0, 0, 0 },
+	{ "version", 'V', 0, opt_version, 0, 0, 0, 0 },
+	{ "help", 'h', 0, opt_help, 0, 0, 0, 0 },
+};
+
+#define OPT_N (sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+/*
+ * getopt_long's table and short-option string from opt_defs: an option
+ * with a letter returns it, one without returns 256 + its index.
+ */
+static void opt_getopt_table(struct option *lo, char *shorts)
+{
+	unsigned i;
+
+	for (i = 0; i < OPT_N; i++) {
+		const struct opt_def *def = &opt_defs[i];
+
+		lo[i] = (struct option){ def->name,
+			                 def->has_arg ? required_argument : no_argument,
+			                 NULL, def->letter ? def->letter : 256 + (int)i };
+		if (def->letter) {
+			*shorts++ = def->letter;
+			if (def->has_arg)
+				*shorts++ = ':';
+		}
 	}
-	return (uint32_t)v;
+	lo[OPT_N] = (struct option){ NULL, 0, NULL, 0 };
+	*shorts = '\0';
 }
 
-int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock,
-                       size_t socklen, const char **socket_opt)
+/* What getopt_long returned, as the option's entry; NULL: unknown. */
+static const struct opt_def *opt_lookup(int c)
 {
-	enum {
-		O_SQ = 256,
-		O_CQ,
-		O_DATA,
-		O_HUGE,
-		O_UID,
-		O_GID,
-		O_QUEUE_UID,
-		O_QUEUE_GID,
-		O_LIST,
-		O_HEAL,
-		O_RDEPTH,
-		O_RSIZE,
-		O_HELLO,
-		O_UID_CLIENTS,
-		O_CLIENT_MIB,
-		O_UID_MIB,
-		O_CLIENT_BUFS,
-		O_EMU_LINK,
-		O_EMU_MTU,
-		O_STALL,
-		O_BUFFER_KEYS,
-		O_ARENA_RKEY,
-		O_NAME,
-		O_PEER,
-		O_PEERS,
-		O_EAGER,
-		O_MAX_ACTIVE,
-		O_IDLE,
-		O_STATUS,
-		O_JSON,
-		O_LOG_LEVEL
-	};
-	static const struct option opts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "sq-size", required_argument, NULL, O_SQ },
-		{ "cq-size", required_argument, NULL, O_CQ },
-		{ "data-mib", required_argument, NULL, O_DATA },
-		{ "recv-depth", required_argument, NULL, O_RDEPTH },
-		{ "recv-size", required_argument, NULL, O_RSIZE },
-		{ "hugepages", required_argument, NULL, O_HUGE },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "connect", required_argument, NULL, 'c' },
-		{ "name", required_argument, NULL, O_NAME },
-		{ "peer", required_argument, NULL, O_PEER },
-		{ "peers", required_argument, NULL, O_PEERS },
-		{ "eager", no_argument, NULL, O_EAGER },
-		{ "max-active-peers", required_argument, NULL, O_MAX_ACTIVE },
-		{ "idle-ms", required_argument, NULL, O_IDLE },
-		{ "status", no_argument, NULL, O_STATUS },
-		{ "json", no_argument, NULL, O_JSON },
-		{ "log-level", required_argument, NULL, O_LOG_LEVEL },
-		{ "ib-port", required_argument, NULL, 'p' },
-		{ "gid-index", required_argument, NULL, 'g' },
-		{ "heal-ms", required_argument, NULL, O_HEAL },
-		{ "stall-ms", required_argument, NULL, O_STALL },
-		{ "buffer-keys", no_argument, NULL, O_BUFFER_KEYS },
-		{ "arena-rkey", no_argument, NULL, O_ARENA_RKEY },
-		{ "allow-uid", required_argument, NULL, O_UID },
-		{ "allow-gid", required_argument, NULL, O_GID },
-		{ "queue-uid", required_argument, NULL, O_QUEUE_UID },
-		{ "queue-gid", required_argument, NULL, O_QUEUE_GID },
-		{ "hello-ms", required_argument, NULL, O_HELLO },
-		{ "max-uid-clients", required_argument, NULL, O_UID_CLIENTS },
-		{ "max-client-mib", required_argument, NULL, O_CLIENT_MIB },
-		{ "max-uid-mib", required_argument, NULL, O_UID_MIB },
-		{ "max-client-bufs", required_argument, NULL, O_CLIENT_BUFS },
-		{ "emu-link-layer", required_argument, NULL, O_EMU_LINK },
-		{ "emu-mtu", required_argument, NULL, O_EMU_MTU },
-		{ "list-devices", no_argument, NULL, O_LIST },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	unsigned i;
+
+	if (c >= 256)
+		return c - 256 < (int)OPT_N ? &opt_defs[c - 256] : NULL;
+	for (i = 0; i < OPT_N; i++)
+		if (opt_defs[i].letter && opt_defs[i].letter == c)
+			return &opt_defs[i];
+	return NULL;
+}
+
+/* The checks across options, the quotas' defaults: -1, or 2 after saying why. */
+static int opt_check(struct ssqd_options *o, unsigned keys_said)
+{
 	char why[512];
-	int status = 0;
-	unsigned keys_said = 0; /* 1: --buffer-keys, 2: --arena-rkey */
-	int c;
+	unsigned i;
 
-	ssqd_options_default(o);
-	if (proto_default_socket(sock, socklen)) {
-		fprintf(stderr, "ssqd: $SSQ_SOCKET or $XDG_RUNTIME_DIR is too long for a "
-		                "socket path; pass --socket\n");
-		return 2;
-	}
-	o->socket_path = sock;
-	*socket_opt = NULL;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "d:s:q:l:c:p:g:Vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			o->device = optarg;
-			break;
-		case 's':
-			o->socket_path = *socket_opt = optarg;
-			break;
-		case 'q':
-			o->nqueues =
-			    (unsigned)parse_num("--queues", optarg, 1, SSQ_MAX_QUEUES);
-			break;
-		case O_SQ:
-			o->sq_wqebbs = parse_pow2("--sq-size", optarg, 64, 65536);
-			break;
-		case O_CQ:
-			o->cqes = parse_pow2("--cq-size", optarg, 64, 65536);
-			break;
-		case O_DATA:
-			o->data_mib = (uint64_t)parse_num("--data-mib", optarg, 1, 65536);
-			break;
-		case O_RDEPTH:
-			o->recv_depth = (uint32_t)parse_num("--recv-depth", optarg, 0,
-			                                    SSQ_RECV_DEPTH_MAX);
-			if (o->recv_depth & (o->recv_depth - 1)) {
-				fprintf(stderr,
-				        "ssqd: --recv-depth %u: must be 0 or a power of "
-				        "two\n",
-				        o->recv_depth);
-				return 2;
-			}
-			break;
-		case O_RSIZE:
-			o->recv_size = (uint32_t)parse_num("--recv-size", optarg, 64,
-			                                   SSQ_RECV_SIZE_MAX);
-			if (o->recv_size & 63) {
-				fprintf(
-				    stderr,
-				    "ssqd: --recv-size %u: must be a multiple of 64\n",
-				    o->recv_size);
-				return 2;
-			}
-			break;
-		case O_HUGE:
-			if (!strcmp(optarg, "auto"))
-				o->hugepages = SSQ_HUGEPAGES_AUTO;
-			else if (!strcmp(optarg, "required"))
-				o->hugepages = SSQ_HUGEPAGES_REQUIRED;
-			else if (!strcmp(optarg, "off"))
-				o->hugepages = SSQ_HUGEPAGES_OFF;
-			else {
-				fprintf(stderr,
-				        "ssqd: --hugepages '%s': want auto, required or "
-				        "off\n",
-				        optarg);
-				return 2;
-			}
-			break;
-		case 'l':
-			o->listen_port =
-			    (uint16_t)parse_num("--listen", optarg, 1, 65535);
-			break;
-		case 'c':
-			o->connect_to = optarg;
-			break;
-		case O_NAME:
-			o->name = optarg;
-			break;
-		case O_EAGER:
-			o->eager = 1;
-			break;
-		case O_STATUS:
-			status = 1;
-			break;
-		case O_JSON:
-			o->status_json = 1;
-			break;
-		case O_LOG_LEVEL:
-			o->log_level = ssqd_log_level_parse(optarg);
-			if (o->log_level < 0) {
-				fprintf(stderr,
-				        "ssqd: --log-level %s: want err, warning, "
-				        "notice, info, debug or 0..7\n",
-				        optarg);
-				return 2;
-			}
-			break;
-		case O_MAX_ACTIVE:
-			o->max_active_peers = (unsigned)parse_num(
-			    "--max-active-peers", optarg, 1, SSQD_MAX_PEERS);
-			break;
-		case O_IDLE:
-			o->idle_ms =
-			    (unsigned)parse_num("--idle-ms", optarg, 10, 86400000);
-			break;
-		case O_PEER:
-		case O_PEERS:
-			if ((c == O_PEER
-			         ? ssqd_peer_opt(o, optarg, why, sizeof(why))
-			         : ssqd_peers_file(o, optarg, why, sizeof(why)))) {
-				fprintf(stderr, "ssqd: %s\n", why);
-				return 2;
-			}
-			break;
-		case 'p':
-			o->port = (uint8_t)parse_num("--ib-port", optarg, 1, 2);
-			break;
-		case 'g':
-			if (!strcmp(optarg, "auto"))
-				o->gid_index = SSQD_GID_AUTO;
-			else if (!strcmp(optarg, "none"))
-				o->gid_index = SSQD_GID_NONE;
-			else
-				o->gid_index =
-				    (int)parse_num("--gid-index (auto, none or an index)",
-				                   optarg, 0, 255);
-			break;
-		case O_EMU_LINK:
-			if (!strcmp(optarg, "ib"))
-				o->conf.emu_link_layer = IBV_LINK_LAYER_INFINIBAND;
-			else if (!strcmp(optarg, "eth"))
-				o->conf.emu_link_layer = IBV_LINK_LAYER_ETHERNET;
-			else {
-				fprintf(stderr,
-				        "ssqd: --emu-link-layer '%s': want ib or eth\n",
-				        optarg);
-				return 2;
-			}
-			break;
-		case O_EMU_MTU: {
-			uint32_t mtu = parse_pow2("--emu-mtu", optarg, 256, 4096);
-
-			o->conf.emu_mtu = (enum ibv_mtu)(__builtin_ctz(mtu) - 7);
-			break;
-		}
-		case O_HEAL:
-			o->heal_ms = (unsigned)parse_num("--heal-ms", optarg, 1, 10000);
-			break;
-		case O_BUFFER_KEYS:
-			keys_said |= 1;
-			break;
-		case O_ARENA_RKEY:
-			keys_said |= 2;
-			o->arena_rkey = 1;
-			break;
-		case O_STALL:
-			o->stall_ms = (unsigned)parse_num("--stall-ms", optarg, 0, 60000);
-			if (o->stall_ms && o->stall_ms < 10) {
-				fprintf(stderr,
-				        "ssqd: --stall-ms %u: want 0 (no deadline) or 10 "
-				        "to 60000: below 10 ms a process the scheduler "
-				        "merely preempted would be killed\n",
-				        o->stall_ms);
-				return 2;
-			}
-			break;
-		case O_UID:
-			o->allow_uid = parse_num("--allow-uid", optarg, 0, INT_MAX);
-			break;
-		case O_QUEUE_UID:
-		case O_QUEUE_GID:
-			if (parse_queue_rule(o, c == O_QUEUE_GID, optarg))
-				return 2;
-			break;
-		case O_GID:
-			o->allow_gid = parse_num("--allow-gid", optarg, 0, INT_MAX);
-			break;
-		case O_HELLO:
-			o->hello_ms =
-			    (unsigned)parse_num("--hello-ms", optarg, 10, 60000);
-			break;
-		case O_UID_CLIENTS:
-			o->max_uid_clients = (unsigned)parse_num(
-			    "--max-uid-clients", optarg, 1, SSQD_MAX_CLIENTS);
-			break;
-		case O_CLIENT_MIB:
-			o->max_client_mib =
-			    (uint64_t)parse_num("--max-client-mib", optarg, 1, 65536);
-			break;
-		case O_UID_MIB:
-			o->max_uid_mib =
-			    (uint64_t)parse_num("--max-uid-mib", optarg, 1, 65536);
-			break;
-		case O_CLIENT_BUFS:
-			o->max_client_bufs = (unsigned)parse_num(
-			    "--max-client-bufs", optarg, 1, SSQ_DATA_MAX_BUFS);
-			break;
-		case O_LIST:
-			if (ssqd_mlx5_list_devices(stdout) == 0)
-				printf("no mlx5 device (none that mlx5dv_is_supported "
-				       "accepts): only the emulated device (--device "
-				       "emu) is available\n");
-			return 0;
-		case 'V':
-			printf("ssqd %s (git %s)\n", SSQ_VERSION_STRING,
-			       SSQ_GIT_REVISION);
-			return 0;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr, "ssqd: unknown or incomplete option '%s'\n",
-			        argv[optind - 1]);
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ssqd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	/* A client of the ssqd at --socket: its queues and peers, then exit. */
-	if (status)
-		return o->status_json ? ssqd_status_json(o->socket_path, stdout)
-		                      : ssqd_status_print(o->socket_path, stdout);
 	if (o->status_json) {
 		fprintf(stderr, "ssqd: --json goes with --status\n");
 		return 2;
@@ -550,13 +589,13 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		fprintf(stderr, "ssqd: %s\n", why);
 		return 2;
 	}
-	for (c = 0; c < (int)o->nqueue_rules; c++)
-		if (o->queue_rules[c].queue >= o->nqueues) {
+	for (i = 0; i < o->nqueue_rules; i++)
+		if (o->queue_rules[i].queue >= o->nqueues) {
 			fprintf(stderr,
 			        "ssqd: --queue-%s q%u=%u: there are only %u queues "
 			        "(q0..q%u)\n",
-			        o->queue_rules[c].is_gid ? "gid" : "uid",
-			        o->queue_rules[c].queue, o->queue_rules[c].id, o->nqueues,
+			        o->queue_rules[i].is_gid ? "gid" : "uid",
+			        o->queue_rules[i].queue, o->queue_rules[i].id, o->nqueues,
 			        o->nqueues - 1);
 			return 2;
 		}
@@ -575,4 +614,47 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		return 2;
 	}
 	return -1;
+}
+
+int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock,
+                       size_t socklen, const char **socket_opt)
+{
+	struct opt_parse p = { o, socket_opt, 0, 0 };
+	struct option lo[OPT_N + 1];
+	char shorts[2 * OPT_N + 1];
+	const struct opt_def *def;
+	int c, rc;
+
+	ssqd_options_default(o);
+	if (proto_default_socket(sock, socklen)) {
+		fprintf(stderr, "ssqd: $SSQ_SOCKET or $XDG_RUNTIME_DIR is too long for a "
+		                "socket path; pass --socket\n");
+		return 2;
+	}
+	o->socket_path = sock;
+	*socket_opt = NULL;
+	opt_getopt_table(lo, shorts);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		def = opt_lookup(c);
+		if (!def) {
+			fprintf(stderr, "ssqd: unknown or incomplete option '%s'\n",
+			        argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+		rc = def->fn(&p, def, optarg);
+		if (rc >= 0)
+			return rc;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ssqd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	/* A client of the ssqd at --socket: its queues and peers, then exit. */
+	if (p.status)
+		return o->status_json ? ssqd_status_json(o->socket_path, stdout)
+		                      : ssqd_status_print(o->socket_path, stdout);
+	return opt_check(o, p.keys_said);
 }

@@ -42,7 +42,7 @@ static unsigned uid_clients(const struct ssqd *d, uid_t uid)
 	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		n += d->clients[i].fd > 0 && d->clients[i].uid == uid;
+		n += d->clients[i].fd >= 0 && d->clients[i].uid == uid;
 	return n;
 }
 
@@ -60,7 +60,7 @@ static struct ssqd_client *oldest_silent(struct ssqd *d, int any, uid_t uid)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && !c->said_hello && (any || c->uid == uid) &&
+		if (c->fd >= 0 && !c->said_hello && (any || c->uid == uid) &&
 		    (!o || c->id < o->id))
 			o = c;
 	}
@@ -133,13 +133,13 @@ static void accept_client(struct ssqd *d)
 			return;
 		}
 	}
-	for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd > 0; i++)
+	for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd >= 0; i++)
 		;
 	if (i == SSQD_MAX_CLIENTS && evict_silent(d, 1, 0))
-		for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd > 0; i++)
+		for (i = 0; i < SSQD_MAX_CLIENTS && d->clients[i].fd >= 0; i++)
 			;
 	for (; i < SSQD_MAX_CLIENTS; i++) {
-		if (d->clients[i].fd <= 0) {
+		if (d->clients[i].fd < 0) {
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
 			d->clients[i].pidfd = -1;
@@ -234,7 +234,7 @@ static int kill_late(struct ssqd *d, uint64_t now)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd <= 0 || !c->dying || !c->kill_by_ns)
+		if (c->fd < 0 || !c->dying || !c->kill_by_ns)
 			continue;
 		if (now < c->kill_by_ns) {
 			waiting = 1;
@@ -340,10 +340,11 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 		        "ssqd: client pid %d gone, its memory registrations dropped\n",
 		        (int)c->pid);
 	close(c->fd);
-	if (c->pidfd > 0)
+	if (c->pidfd >= 0)
 		close(c->pidfd);
 	ssqd_out_free(&c->out);
 	memset(c, 0, sizeof(*c));
+	c->fd = c->pidfd = -1; /* free: 0 is a descriptor like any other */
 }
 
 /* Return the buffers of dead clients whose WQEs have all completed. */
@@ -534,13 +535,13 @@ int ssqd_serve(struct ssqd *d)
 			who[n++] = NULL;
 		}
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
-			if (d->clients[i].fd > 0 && d->clients[i].failed &&
+			if (d->clients[i].fd >= 0 && d->clients[i].failed &&
 			    !d->clients[i].dying)
 				drop_client(d, &d->clients[i]);
-			if (d->clients[i].fd > 0 && !d->clients[i].dying &&
+			if (d->clients[i].fd >= 0 && !d->clients[i].dying &&
 			    (!d->clients[i].said_hello || d->clients[i].refused))
 				hello_deadline(d, &d->clients[i], now);
-			if (d->clients[i].fd <= 0)
+			if (d->clients[i].fd < 0)
 				continue;
 			if (d->clients[i].dying) {
 				pfd[n].fd = d->clients[i].pidfd;

@@ -30,11 +30,6 @@
 
 #define PEER_TIMEOUT_MS 30000
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
-
 /* Bytes one shared queue (and its loopback peer) takes in the arena, generously. */
 static uint64_t queue_bytes(const struct ssqd_options *o)
 {
@@ -46,14 +41,14 @@ static uint64_t queue_bytes(const struct ssqd_options *o)
 	 * setup fails saying so rather than overlap the data MR.
 	 */
 	uint64_t one =
-	    align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
-	    align_up((uint64_t)shm_scq_cqes(o->sq_wqebbs, o->cqes) * 64, 4096) +
-	    align_up(rq * 64, 4096) +
-	    align_up((uint64_t)shm_rcq_cqes((uint32_t)rq) * 64, 4096) + 6 * 4096 +
+	    ssqd_align_up((uint64_t)o->sq_wqebbs * 64, 4096) +
+	    ssqd_align_up((uint64_t)shm_scq_cqes(o->sq_wqebbs, o->cqes) * 64, 4096) +
+	    ssqd_align_up(rq * 64, 4096) +
+	    ssqd_align_up((uint64_t)shm_rcq_cqes((uint32_t)rq) * 64, 4096) + 6 * 4096 +
 	    64 * 64;
 
 	/* libmlx5 adds its own rounding: double it. */
-	return 2 * 2 * one + align_up(ssq_ctl_size(o->sq_wqebbs), 4096) +
+	return 2 * 2 * one + ssqd_align_up(ssq_ctl_size(o->sq_wqebbs), 4096) +
 	       ssqd_recv_log_bytes(o);
 }
 
@@ -193,13 +188,25 @@ static int open_socket(struct ssqd *d, char *why, size_t whylen)
 	return d->listen_fd < 0 ? d->listen_fd : 0;
 }
 
+/*
+ * Every client slot free (-1), before anything can fail: ssqd started with
+ * stdin closed gets fd 0 for its first client, so 0 cannot mean free.
+ */
+static void clients_init(struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		d->clients[i].fd = d->clients[i].pidfd = -1;
+}
+
 int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 {
 	const struct ssqd_options *o = &d->opt;
 	/* Clients' part of the data arena, then the receive pools' buffers. */
-	uint64_t data_len =
-	             align_up((o->data_mib << 20) + ssqd_recv_data_bytes(o), 2u << 20),
-	         hdr_len = align_up(sizeof(*d->hdr), 4096);
+	uint64_t data_len = ssqd_align_up((o->data_mib << 20) + ssqd_recv_data_bytes(o),
+	                                  2u << 20),
+	         hdr_len = ssqd_align_up(sizeof(*d->hdr), 4096);
 	uint64_t total;
 	const char *dev = o->device;
 	char picked[64];
@@ -208,6 +215,7 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 
 	d->listen_fd = -1;
 	d->peer_listen_fd = -1;
+	clients_init(d);
 	ssqd_peers_init(d);
 	ssqd_knocks_init(d);
 	/*
@@ -234,8 +242,9 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	}
 	srand48(getpid() ^ time(NULL));
 
-	total = align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
-	        data_len;
+	total =
+	    ssqd_align_up(hdr_len + o->nqueues * queue_bytes(o) + (1u << 20), 2u << 20) +
+	    data_len;
 	rc = shm_arena_create(&d->arena, total, o->hugepages, "ssqd", why, whylen);
 	if (rc)
 		return rc;
@@ -360,10 +369,11 @@ void ssqd_teardown(struct ssqd *d)
 	unsigned i;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0) {
+		if (d->clients[i].fd >= 0) {
 			close(d->clients[i].fd);
-			if (d->clients[i].pidfd > 0)
+			if (d->clients[i].pidfd >= 0)
 				close(d->clients[i].pidfd);
+			d->clients[i].fd = d->clients[i].pidfd = -1;
 		}
 	if (d->peer_listen_fd >= 0) {
 		close(d->peer_listen_fd);

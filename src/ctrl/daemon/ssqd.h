@@ -403,7 +403,7 @@ struct ssqd_grave {
 };
 
 struct ssqd_client {
-	int fd;
+	int fd;      /* -1: a free slot (fd 0 is a client when stdin is closed) */
 	uint32_t id; /* owner tag for data buffers, never reused */
 	pid_t pid;   /* SO_PEERCRED's, never what the client claims */
 	int pidfd;   /* the same process (util/util.h), or -1 */

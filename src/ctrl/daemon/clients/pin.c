@@ -64,7 +64,7 @@ static uint64_t charged(const struct ssqd *d, const struct ssqd_client *c)
 	uint64_t sum = 0;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0 && d->clients[i].pid == c->pid)
+		if (d->clients[i].fd >= 0 && d->clients[i].pid == c->pid)
 			ids[n++] = d->clients[i].id;
 	for (i = 0; i < SSQD_MAX_MRS; i++)
 		for (k = 0; d->mrs[i].owner && k < n; k++)

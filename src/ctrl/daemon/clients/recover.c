@@ -52,7 +52,7 @@ static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
 	unsigned i;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0 && d->clients[i].id == id)
+		if (d->clients[i].fd >= 0 && d->clients[i].id == id)
 			return &d->clients[i];
 	return NULL; /* it left while it waited */
 }

@@ -23,7 +23,7 @@ static unsigned uid_bufs(const struct ssqd *d, uid_t uid)
 	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
 			n += d->clients[i].nbufs;
 	return n;
 }
@@ -35,7 +35,7 @@ static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 	unsigned i;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
 			b += d->clients[i].bytes;
 	return b;
 }
@@ -91,7 +91,7 @@ static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
 	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd > 0 && d->clients[i].uid == uid)
+		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
 			n += (unsigned)__builtin_popcountll(d->clients[i].recs[q]);
 	return n;
 }

@@ -16,7 +16,7 @@ uint64_t ssqd_live_records(const struct ssqd *d, unsigned qi)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		const struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0)
+		if (c->fd >= 0)
 			live |= c->recs[qi];
 	}
 	return live;

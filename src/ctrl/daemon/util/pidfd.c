@@ -21,11 +21,11 @@ int ssqd_pidfd_of_peer(int fd, pid_t pid)
 	socklen_t len = sizeof(int);
 	int pidfd = -1;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd > 0)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
 		return pidfd;
 	/* The client waits for its hello's answer: the pid is still its own. */
 	pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-	return pidfd > 0 ? pidfd : -1;
+	return pidfd >= 0 ? pidfd : -1;
 }
 
 int ssqd_pidfd_alive(int pidfd)

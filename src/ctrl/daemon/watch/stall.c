@@ -82,7 +82,7 @@ static struct ssqd_client *holder(struct ssqd *d, unsigned qi, uint32_t id)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd > 0 && !c->refused && id < SSQ_MAX_PRODUCERS &&
+		if (c->fd >= 0 && !c->refused && id < SSQ_MAX_PRODUCERS &&
 		    (c->recs[qi] & (1ull << id)))
 			return c->stalled ? NULL : c;
 	}
@@ -196,7 +196,7 @@ static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, uint32_
 		return take_back(d, qi, who, what, since, now);
 	}
 	/* Never by pid: one reused by another process after the client died. */
-	rc = c->pidfd > 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
+	rc = c->pidfd >= 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
 	if (rc == 0) {
 		c->stalled = 1; /* its death, or a drop, ends it */
 		fprintf(stderr,
@@ -233,7 +233,7 @@ static void watch_reservations(struct ssqd *d, unsigned qi, uint64_t now,
 		char what[160];
 		int is_stopped, unmoved_long;
 
-		if (c->fd <= 0 || c->refused || c->stalled || !c->recs[qi]) {
+		if (c->fd < 0 || c->refused || c->stalled || !c->recs[qi]) {
 			i |=
 			    SSQ_MAX_PRODUCERS - 1; /* the next client: one test for all */
 			continue;

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A shared queue's control block on the emulated device's two-sided
+ * testbed (src/emu/testbed_pvt.h), for the ssq tests that drive the queue
+ * without ssqd: the testbed up, the control block made, producers bound to
+ * side 0's send queue, and a wait for completions.
+ */
+#ifndef SSQ_TEST_TB_FLOW_H
+#define SSQ_TEST_TB_FLOW_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <ssq/ssq.h>
+#include "helpers.h"
+#include "ssq_flow.h"
+#include "emu/testbed_pvt.h"
+
+/*
+ * @tb up with @o (the test skips, 77, without a testbed) and a control
+ * block for a ring of @ring WQEBBs signaled every @every, made (a failed
+ * CHECK otherwise). The block, to free(), or NULL.
+ */
+static inline struct ssq_ctl *tb_ctl_up(struct emu_tb *tb, struct emu_tb_opts *o,
+                                        uint32_t ring, uint32_t every)
+{
+	struct ssq_ctl *ctl;
+	int rc = emu_tb_init(tb, o);
+
+	if (rc)
+		SKIP("emulated device testbed: %d", rc);
+	ctl = aligned_alloc(64, (ssq_ctl_size(ring) + 63) & ~(size_t)63);
+	CHECK(ctl && ssq_ctl_init(ctl, ring, every) == 0, "ssq_ctl_init");
+	return ctl;
+}
+
+/*
+ * Two testbeds @h linked over the emulated wire (UDP on loopback): 0, or
+ * -1 after a failed CHECK; the test skips (77) where no UDP socket may be
+ * had.
+ */
+static inline int tb_wire_up(struct emu_tb h[2])
+{
+	int ret = emu_tb_wire_init(h);
+
+	if (ret == -EPERM || ret == -EACCES)
+		SKIP("no UDP socket on loopback (%d)", ret);
+	CHECK(ret == 0, "wire setup: %d", ret);
+	return ret ? -1 : 0;
+}
+
+/* @tb up with the testbed's defaults: 0, or -1 after a failed CHECK. */
+static inline int tb_local_up(struct emu_tb *tb)
+{
+	int ret = emu_tb_init(tb, NULL);
+
+	CHECK(ret == 0, "testbed: %d", ret);
+	return ret ? -1 : 0;
+}
+
+static inline void tb_wire_down(struct emu_tb h[2])
+{
+	emu_tb_fini(&h[0]);
+	emu_tb_fini(&h[1]);
+}
+
+/* A pass of the device of testbed @arg, or of both of wire pair @arg. */
+static inline void tb_run_one(void *arg)
+{
+	emu_process(((struct emu_tb *)arg)->dev, 64);
+}
+
+static inline void tb_run_two(void *arg)
+{
+	struct emu_tb *h = arg;
+
+	emu_process(h[0].dev, 64);
+	emu_process(h[1].dev, 64);
+}
+
+/* @p bound to @ctl as producer @id on @tb's side 0, as this process. */
+static inline int tb_producer(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
+                              struct emu_tb *tb)
+{
+	return ssq_producer_init(p, ctl, id, &tb->s[0].sq, &tb->s[0].scq_v,
+	                         (uint32_t)getpid());
+}
+
+/*
+ * The simplest bench: a 64 KiB testbed, a ring of @ring WQEBBs signaled
+ * every @every, @p its producer 0, the device thread running. The control
+ * block, for tb_one_down.
+ */
+static inline struct ssq_ctl *tb_one_up(struct emu_tb *tb, struct ssq_producer *p,
+                                        uint32_t ring, uint32_t every)
+{
+	struct emu_tb_opts o = { .sq_cnt = ring, .mem_len = 64 * 1024 };
+	struct ssq_ctl *ctl = tb_ctl_up(tb, &o, ring, every);
+
+	CHECK(tb_producer(p, ctl, 0, tb) == 0, "producer");
+	CHECK(emu_start(tb->dev) == 0, "device thread");
+	return ctl;
+}
+
+static inline void tb_one_down(struct emu_tb *tb, struct ssq_ctl *ctl)
+{
+	emu_stop(tb->dev);
+	emu_tb_fini(tb);
+	free(ctl);
+}
+
+/* Up to @n completions of @p into @out, waiting @limit_s at most: how many came. */
+static inline int tb_wait_comps(struct ssq_producer *p, struct ssq_completion *out, int n,
+                                double limit_s)
+{
+	struct timespec t0, t;
+	int got = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got < n) {
+		int k = ssq_poll(p, out + got, n - got);
+
+		if (k < 0)
+			break;
+		got += k;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >
+		    limit_s)
+			break;
+	}
+	return got;
+}
+
+/*
+ * The threads' bench: a testbed for @maxt producer threads of @m messages
+ * each (a 1024-WQEBB ring signaled every 64, a 1024-CQE CQ; side 0 their
+ * sources, side 1 room for their messages), the control block made. The
+ * block, or NULL after a failed CHECK (no testbed).
+ */
+static inline struct ssq_ctl *tb_threads_up(struct emu_tb *tb, uint32_t maxt, uint32_t m)
+{
+	struct emu_tb_opts o = { .sq_cnt = 1024,
+		                 .cq_cnt = 1024,
+		                 .mem_len = (size_t)maxt * (m + 64) * (CELL + 8) };
+	struct ssq_ctl *ctl;
+	int rc = emu_tb_init(tb, &o);
+
+	CHECK(rc == 0, "testbed: %d", rc);
+	if (rc)
+		return NULL;
+	ctl = aligned_alloc(64, (ssq_ctl_size(1024) + 63) & ~(size_t)63);
+	CHECK(ctl && ssq_ctl_init(ctl, 1024, 64) == 0, "ssq_ctl_init");
+	return ctl;
+}
+
+/*
+ * Worker @w as producer thread @t of @n messages to @a: its 64 source slots
+ * in side 0's memory (the t-th stretch), its producer a record that
+ * ssq_ctl_claim hands out (past @skip_id), as ssqd would, then bound (a
+ * failed CHECK otherwise).
+ */
+static inline void tb_worker_bind(struct msg_worker *w, struct ssq_ctl *ctl,
+                                  struct emu_tb *tb, const struct msg_area *a, uint32_t t,
+                                  uint32_t n, uint32_t skip_id)
+{
+	int rc;
+
+	w->a = a;
+	w->id = t;
+	w->n = n;
+	w->done = 0;
+	w->src = tb->s[0].mem + (size_t)t * 64 * (CELL + 8);
+	w->src_iova = tb->s[0].iova + (uint64_t)t * 64 * (CELL + 8);
+	w->lkey = tb->s[0].key;
+	rc = ssq_ctl_claim(ctl, (uint32_t)getpid(), skip_id);
+	CHECK(rc >= 0 && ssq_producer_bind(&w->prod, ctl, (uint32_t)rc, &tb->s[0].sq,
+	                                   &tb->s[0].scq_v) == 0,
+	      "producer %u: claim %d", t, rc);
+}
+
+#endif
