@@ -86,6 +86,27 @@ lab bw 1 ssq_atomic_bw -F -A FETCH_AND_ADD -n 500
 lab lat 1 ssq_write_lat -F -C -n 300
 lab lat 1 ssq_write_lat -F -H -n 100
 lab lat 1 ssq_send_lat -F -U -n 100
+# ib_read_lat and ib_atomic_lat (before: no ssq_read_lat, ssq_atomic_lat).
+lab lat 1 ssq_read_lat -F -n 300
+lab lat 1 ssq_read_lat -F -s 4096 -n 200
+lab lat 1 ssq_atomic_lat -F -n 300
+lab lat 1 ssq_atomic_lat -F -A CMP_AND_SWAP -n 300
+grep -q '^ 8 ' "$tmp/out" || bad "ssq_atomic_lat: not 8 bytes: $(tail -n2 "$tmp/out")"
+lab value 1 ssq_read_lat --output=latency -n 100
+lab lat 1 ssq_read_lat -n 200 --out_json --out_json_file="$tmp/rl.json"
+python3 - "$tmp/rl.json" <<'PY' || bad "ssq_read_lat --out_json_file: not perftest's JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["test_info"]["test"] == "RDMA_Read_Latency_Test", d["test_info"]
+r = d["results"]
+for k in ("MsgSize", "n_iterations", "t_min", "t_max", "t_typical", "t_avg",
+          "t_stdev", "percentile_99", "percentile_99.9"):
+    assert k in r, k
+assert r["MsgSize"] == 2 and r["n_iterations"] == 200 and r["t_avg"] > 0, r
+PY
+lab lat 1 ssq_atomic_lat -A FETCH_AND_ADD -n 100 --out_json_file="$tmp/al.json"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["test_info"]["test"]; assert t == "Atomic_FETCH_AND_ADD_Latency_Test", t' "$tmp/al.json" ||
+	bad "ssq_atomic_lat --out_json_file: not perftest's test name"
 lab value 1 ssq_write_bw -F --output=bandwidth -n 300
 lab value 1 ssq_read_bw --output=message_rate -n 300
 lab value 1 ssq_write_lat -F --output=latency -n 200
@@ -104,6 +125,7 @@ refuse "-C: latency tools only" ssq_write_bw -C -n 10
 refuse "-o: outstanding reads apply to READ" ssq_write_bw -o 4 -n 10
 refuse "--output=latency: a bandwidth tool" ssq_write_bw --output=latency -n 10
 refuse "-A FOO: want CMP_AND_SWAP" ssq_atomic_bw -A FOO -n 10
+refuse "-A: the atomic type is ssq_atomic_bw's and ssq_atomic_lat's" ssq_read_lat -A CMP_AND_SWAP -n 10
 
 # Against a default ssqd (what a lab runs): -d is checked, send_bw's
 # defaults meet its 4 KiB receive buffers.

@@ -230,9 +230,13 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 			peak = r->mpps * 1e6; /* rounding; latency runs */
 		r->peak_bps = peak * size;
 		r->avg_bps = (double)total * size / (t1 - t0);
-		/* Two hosts: a round trip per sample; perftest reports RTT/2. */
-		for (k = 0;
-		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
+		/*
+		 * Two hosts: a round trip per sample; perftest reports RTT/2,
+		 * but for READ and atomics (rtt_factor 1, print_report_lat).
+		 */
+		for (k = 0; lat_bytes && o->peer_host && !pt_is_cqe_lat(o) &&
+		            k < (uint64_t)o->procs * o->iters;
+		     k++)
 			e->lat[k] /= 2;
 		if (o->no_peak)
 			r->peak_bps = 0; /* -N: perftest prints 0 */
@@ -424,7 +428,8 @@ int pt_main(const struct pt_opts *o)
 	}
 	if (!strcmp(in.dev, "emu"))
 		in.emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
-	if (pt_is_lat(o) && !strcasecmp(in.emu_mode, "sink")) {
+	/* read_lat and atomic_lat wait for the CQE, which sink mode writes. */
+	if (pt_is_lat(o) && !pt_is_cqe_lat(o) && !strcasecmp(in.emu_mode, "sink")) {
 		fprintf(stderr,
 		        "%s: SSQ_EMU_MODE=sink moves no data, and %s waits for "
 		        "the data to land: use full mode\n",
@@ -438,7 +443,7 @@ int pt_main(const struct pt_opts *o)
 		        o->tool, o->procs, o->qps, pt_mode_names[o->mode], need - 1, n);
 		goto out;
 	}
-	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	top = o->all_sizes && !pt_is_atomic(o) ? PT_MAX_SIZE : o->size;
 	/* The emulated device's sink mode checks WQEs and moves nothing. */
 	moves = strcmp(in.emu_mode, "sink") != 0;
 	/* write_lat: a 64-byte aligned slot per sender, each watching its own. */
@@ -511,7 +516,7 @@ int pt_main(const struct pt_opts *o)
 		pt_usage(stderr, o);
 		goto out;
 	}
-	if (o->all_sizes && o->test != PT_ATOMIC_BW)
+	if (o->all_sizes && !pt_is_atomic(o))
 		for (s = 2; s <= PT_MAX_SIZE; s *= 2)
 			sizes[nsizes++] = s;
 	else
@@ -537,10 +542,11 @@ int pt_main(const struct pt_opts *o)
 	    moves && !e.nsrv;
 	e.check_recv = o->test == PT_SEND_BW && moves && !o->peer_host;
 	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s%s\n", o->tool,
-	       o->test == PT_READ_BW     ? "RDMA READ"
-	       : o->test == PT_ATOMIC_BW ? "ATOMIC fetch-and-add"
-	       : pt_is_send(o)           ? "SEND"
-	                                 : "RDMA WRITE",
+	       pt_is_read(o) ? "RDMA READ"
+	       : pt_is_atomic(o)
+	           ? (o->atomic_cas ? "ATOMIC compare-and-swap" : "ATOMIC fetch-and-add")
+	       : pt_is_send(o) ? "SEND"
+	                       : "RDMA WRITE",
 	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *in.emu_mode ? (strcmp(in.emu_mode, "sink") ? "" : ", device in sink mode")
@@ -551,7 +557,7 @@ int pt_main(const struct pt_opts *o)
 	       : !o->peer_host ? ""
 	       : o->test == PT_SEND_BW
 	           ? ", into the server's receive pool through the peer ssqd"
-	       : pt_is_lat(o)
+	       : pt_is_lat(o) && !pt_is_cqe_lat(o)
 	           ? (o->test == PT_SEND_LAT
 	                  ? ", ping-pong: the server SENDs each back (times are "
 	                    "RTT/2, as perftest's)"

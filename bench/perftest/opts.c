@@ -24,7 +24,22 @@ const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", 
 
 int pt_is_lat(const struct pt_opts *o)
 {
-	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT;
+	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT || pt_is_cqe_lat(o);
+}
+
+int pt_is_cqe_lat(const struct pt_opts *o)
+{
+	return o->test == PT_READ_LAT || o->test == PT_ATOMIC_LAT;
+}
+
+int pt_is_read(const struct pt_opts *o)
+{
+	return o->test == PT_READ_BW || o->test == PT_READ_LAT;
+}
+
+int pt_is_atomic(const struct pt_opts *o)
+{
+	return o->test == PT_ATOMIC_BW || o->test == PT_ATOMIC_LAT;
 }
 
 int pt_is_send(const struct pt_opts *o)
@@ -274,6 +289,18 @@ static const char *measures(const struct pt_opts *o)
 		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
 	case PT_READ_BW:
 		return "   RDMA READ bandwidth and message rate.\n";
+	case PT_READ_LAT:
+		return "   RDMA READ latency, one READ outstanding: from posting it "
+		       "until its\n"
+		       "   completion is polled (the data is back), as perftest's "
+		       "ib_read_lat\n"
+		       "   (not halved: a READ is a round trip).\n";
+	case PT_ATOMIC_LAT:
+		return "   ATOMIC latency (8 bytes, -A FETCH_AND_ADD or CMP_AND_SWAP), "
+		       "one\n"
+		       "   outstanding: from posting it until its completion is "
+		       "polled, as\n"
+		       "   perftest's ib_atomic_lat (not halved).\n";
 	case PT_ATOMIC_BW:
 		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
 	case PT_SEND_BW:
@@ -626,9 +653,9 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	snprintf(val, sizeof(val), " %u", o->post_list);
 	if (o->post_list > o->tx_depth)
 		bad_flag(o, "%s%s: a post list longer than the tx depth (-t)", "-l", val);
-	if (o->test == PT_ATOMIC_BW)
+	if (pt_is_atomic(o))
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
-	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
+	if (o->inline_size && (pt_is_read(o) || pt_is_atomic(o)))
 		bad_flag(o, "%s: READ and atomics cannot be inline", "-I");
 	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
 		bad_flag(o,
@@ -743,9 +770,10 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		o->out_reads = (uint32_t)num(o, "-o", arg, 1, PT_MAX_TX);
 		break;
 	case 'A':
-		if (o->test != PT_ATOMIC_BW)
+		if (!pt_is_atomic(o))
 			bad_flag(o, "%s",
-			         "-A: the atomic type is ssq_atomic_bw's, as perftest's");
+			         "-A: the atomic type is ssq_atomic_bw's and "
+			         "ssq_atomic_lat's, as perftest's");
 		if (!strcmp(arg, "CMP_AND_SWAP"))
 			o->atomic_cas = 1;
 		else if (strcmp(arg, "FETCH_AND_ADD"))

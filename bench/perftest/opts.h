@@ -31,7 +31,10 @@ enum pt_test {
 	PT_SEND_BW,
 	PT_SEND_LAT,
 	PT_READ_BW,
-	PT_ATOMIC_BW
+	PT_ATOMIC_BW,
+	/* Appended: the two-host frames carry the number. */
+	PT_READ_LAT,
+	PT_ATOMIC_LAT
 };
 
 enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY, PT_COMBINE };
@@ -104,6 +107,15 @@ void pt_usage(FILE *f, const struct pt_opts *o);
 
 int pt_is_lat(const struct pt_opts *o);
 int pt_is_send(const struct pt_opts *o);
+/* READs (ssq_read_bw, ssq_read_lat); atomics (ssq_atomic_bw, ssq_atomic_lat). */
+int pt_is_read(const struct pt_opts *o);
+int pt_is_atomic(const struct pt_opts *o);
+/*
+ * A latency tool timed by its own completion (read_lat, atomic_lat: the
+ * answer comes back in the CQE, as perftest's, whose rtt_factor is 1 for
+ * READ and ATOMIC), not by a byte landing or an echo.
+ */
+int pt_is_cqe_lat(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
 /*
  * The queue sender @idx posts on as its lane @lane: "q<n>"; with --peers

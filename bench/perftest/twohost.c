@@ -404,6 +404,7 @@ static int server_check(const struct pt_opts *o, struct pt_env *e, uint32_t size
 		         size, (unsigned long long)msgs);
 		break;
 	case PT_ATOMIC_BW:
+	case PT_ATOMIC_LAT:
 		got = __atomic_load_n((uint64_t *)e->dst, __ATOMIC_RELAXED);
 		bad = got != msgs;
 		snprintf(v->text, TH_TEXT,
@@ -637,7 +638,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	if (cluster && open_by_qpn(c, h.peer_qpn, h.qpn, &q0, r.text, sizeof(r.text)))
 		goto refuse;
 	check = h.check != 0;
-	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	top = o->all_sizes && !pt_is_atomic(o) ? PT_MAX_SIZE : o->size;
 	/* write_lat: a 64-byte aligned slot per client sender, as on one host. */
 	x.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
 	if (x.slot && h.len < (uint64_t)x.slot * eff.procs) {
