@@ -39,7 +39,8 @@ for l in out[h + 1:]:
     rows.append(f)
 assert len(rows) == want, (len(rows), want, out)
 assert all(int(r[0]) > 0 and int(r[1]) > 0 for r in rows), rows
-assert all(float(r[3]) > 0 for r in rows), rows     # BW average, or t_avg
+# MsgRate (6 decimals; BW's 2 show 0.00 for 2 bytes under load), or t_avg
+assert all(float(r[4 if kind == "bw" else 3]) > 0 for r in rows), rows
 print("rows", "; ".join(" ".join(r) for r in rows))
 PY
 
@@ -110,8 +111,25 @@ python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["test_info"]["test"]
 lab value 1 ssq_write_bw -F --output=bandwidth -n 300
 lab value 1 ssq_read_bw --output=message_rate -n 300
 lab value 1 ssq_write_lat -F --output=latency -n 200
-lab value 20 ssq_write_bw --output=bandwidth -a -n 50
+lab value 23 ssq_write_bw --output=bandwidth -a -n 50
 grep -q 'BW peak.*' "$tmp/out" && bad "--output=bandwidth: the table is on stdout too"
+# -s up to perftest's MAX_SIZE, 8 MiB, and -a 2..2^23 (before: -s at most
+# 1 MiB, -a 20 rows), -a's JSON a list of perftest's results, one a size.
+lab bw 1 ssq_write_bw -s 8388608 -n 10
+lab lat 1 ssq_read_lat -s 8388608 -n 10
+lab bw 23 ssq_write_bw -a -n 20 --out_json --out_json_file="$tmp/a.json"
+lab lat 23 ssq_read_lat -a -n 20 --out_json_file="$tmp/al.json"
+python3 - "$tmp/a.json" "$tmp/al.json" <<'PY' || bad "-a --out_json_file: not a list of perftest's results, 2..2^23"
+import json, sys
+for path, keys in ((sys.argv[1], ("BW_peak", "BW_average", "MsgRate")),
+                   (sys.argv[2], ("t_min", "t_typical", "t_avg", "percentile_99.9"))):
+    d = json.load(open(path))
+    rs = d["results"]
+    assert [r["MsgSize"] for r in rs] == [2 ** k for k in range(1, 24)], rs
+    assert all(r["n_iterations"] == 20 and all(r[k] >= 0 for k in keys) for r in rs), rs
+    print("ok  ", path, d["test_info"]["test"], len(rs), "sizes")
+PY
+refuse "-s '2097152': want 1..1048576" ssq_send_bw -s 2097152 -n 10
 # -N: BW peak is printed 0, as perftest's; -C: cycles in the header.
 lab bw 1 ssq_write_bw -N -n 300
 awk '/^ 65536/ { exit !($3 == "0.00") }' "$tmp/out" || bad "-N: BW peak not 0.00: $(grep '^ 65536' "$tmp/out")"
@@ -140,5 +158,11 @@ lab bw 1 ssq_write_bw --ssq_socket="$tmp/s" -d emu -F -n 300
 lab bw 1 ssq_send_bw --ssq_socket="$tmp/s" -n 500
 grep -q "sending 4096 bytes" "$tmp/err" && grep -q '^ 4096 ' "$tmp/out" ||
 	bad "ssq_send_bw defaults against a default ssqd: not 4096-byte SENDs: $(cat "$tmp/err")"
+# A default ssqd (64 MiB of data arena) cannot hold 8 senders' 8 MiB: said
+# before the table, with what to give it (before: a sender failed mid-run).
+refuse "-s 8388608 x 8 senders need 64 MiB of the data arena of the ssqd at $tmp/s" ssq_write_bw --ssq_socket="$tmp/s" -P 8 -s 8388608 -n 5
+grep -q -- "--data-mib" "$tmp/err" || bad "arena too small: no --data-mib advice: $(cat "$tmp/err")"
+grep -q "^ #bytes" "$tmp/out" && bad "arena too small: refused after the table's header"
+lab bw 1 ssq_write_bw --ssq_socket="$tmp/s" -s 8388608 -n 10
 refuse "-m 1024: the MTU of the ssqd at $tmp/s cannot be seen" ssq_write_bw --ssq_socket="$tmp/s" -m 1024 -n 10
 exit "$fail"

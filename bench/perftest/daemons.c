@@ -124,8 +124,7 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 	unsigned a = 0;
 	pid_t parent = getpid();
 	/* Senders' sources, write_lat's slots and the destination. */
-	uint64_t data =
-	    (uint64_t)(2 * o->procs + 2) * (o->all_sizes ? PT_MAX_SIZE : o->size);
+	uint64_t data = (uint64_t)(2 * o->procs + 2) * pt_top_size(o);
 	int i, st;
 
 	ssqd_path(path, sizeof(path));

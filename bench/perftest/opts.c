@@ -27,6 +27,13 @@ int pt_is_lat(const struct pt_opts *o)
 	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT || pt_is_cqe_lat(o);
 }
 
+uint32_t pt_top_size(const struct pt_opts *o)
+{
+	if (!o->all_sizes || pt_is_atomic(o))
+		return o->size;
+	return pt_is_send(o) ? PT_MAX_SEND_SIZE : PT_MAX_SIZE;
+}
+
 int pt_is_cqe_lat(const struct pt_opts *o)
 {
 	return o->test == PT_READ_LAT || o->test == PT_ATOMIC_LAT;
@@ -259,7 +266,7 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
  */
 void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes)
 {
-	uint32_t top = o->all_sizes ? PT_MAX_SIZE : o->size, want, d = 256;
+	uint32_t top = pt_top_size(o), want, d = 256;
 
 	want = o->test == PT_SEND_LAT         ? o->procs
 	       : o->mode == PT_QP_PER_PROCESS ? o->tx_depth
@@ -330,7 +337,13 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    f,
 	    " Usage:\n"
 	    "   %s [options]    run against a running ssqd (--ssq_socket), else start "
-	    "one\n"
+	    "one;\n"
+	    "                   but if this host's ssqd at the default socket has a "
+	    "peer,\n"
+	    "                   be perftest's server on it (two hosts, as perftest)\n"
+	    "   %s [options] SERVER   two hosts: the client, on this host's ssqd "
+	    "at the\n"
+	    "                   default socket (unless --ssq_socket or $SSQ_SOCKET)\n"
 	    "   %s --ssq_socket=SOCK --server [-p PORT] [options]   two hosts: the "
 	    "server\n"
 	    "   %s --ssq_socket=SOCK [-p PORT] [options] SERVER     two hosts: the "
@@ -338,7 +351,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "%s"
 	    "\n"
 	    " Options (perftest's):\n"
-	    "  -a, --all                  Run sizes from 2 till 2^20\n"
+	    "  -a, --all                  Run sizes from 2 till 2^23 (SEND: 2^20)\n"
 	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
 	    "                             the first mlx5 device, else the emulated one)\n"
 	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
@@ -439,7 +452,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    " BW peak: the best rate of all senders together over a window a tenth\n"
 	    " of the run long; BW average: all messages over first post to last\n"
 	    " completion.\n",
-	    o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
+	    o->tool, o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
 	    PT_MAX_LANES, PT_MAX_LANES, PT_MAX_TX, PT_MAX_SL, PT_MAX_TX, PT_TX_DEPTH,
 	    PT_MAX_SIZE, pt_is_lat(o) ? 2u : 65536u, PT_OUT_JSON, PT_INF_DURATION,
 	    PT_MAX_PROCS, PT_PORT);
@@ -581,6 +594,56 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
 
+/* What a server refuses (--server, or a bare command: pt_become_server). */
+static void server_checks(const struct pt_opts *o)
+{
+	if (!o->server)
+		return;
+	if (o->json || o->out_json)
+		bad_flag(o, "--server with %s: the client writes the results",
+		         o->json ? "--json" : "--out_json");
+	if (o->events)
+		bad_flag(o, "%s: the server echoes by polling; give -e to the client",
+		         "-e");
+	if (o->atomic_cas)
+		bad_flag(o,
+		         "-A CMP_AND_SWAP with %s: the server checks its counter "
+		         "by the fetch-and-adds it took",
+		         "--server");
+	if (o->run_inf)
+		bad_flag(o, "%s: one host only (not with --server or a server name)",
+		         "--run_infinitely");
+	if (o->gid_index >= 0 || o->ib_port)
+		bad_flag(o,
+		         "%s: the ssqd at %s set up its QPs already: start that ssqd "
+		         "with --gid-index / --ib-port",
+		         o->gid_index >= 0 ? "-x" : "-i", o->socket);
+}
+
+void pt_become_server(struct pt_opts *o)
+{
+	o->server = 1;
+	pt_default_socket(o->default_sock, sizeof(o->default_sock));
+	o->socket = o->default_sock;
+	server_checks(o);
+}
+
+/*
+ * As the library's clients look (src/ctrl/proto/socket_path.c,
+ * proto_default_socket), less $SSQ_SOCKET, which pt_parse took already.
+ */
+void pt_default_socket(char *out, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && *xdg)
+		snprintf(out, len, "%s/ssqd.sock", xdg);
+	else if (getuid() == 0)
+		snprintf(out, len, "/run/ssqd/ssqd.sock");
+	else
+		snprintf(out, len, "/tmp/ssqd-%u/ssqd.sock", (unsigned)getuid());
+}
+
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
@@ -595,14 +658,12 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: --wire is two ssqd on this host; two hosts need no "
 		         "--wire",
 		         role);
-	if (role && !o->socket)
-		bad_flag(o,
-		         "%s: two hosts need --ssq_socket (or $SSQ_SOCKET): this "
-		         "host's ssqd, started with --listen or --connect",
-		         role);
-	if (o->server && (o->json || o->out_json))
-		bad_flag(o, "--server with %s: the client writes the results",
-		         o->json ? "--json" : "--out_json");
+	/* perftest's two hosts: this host's ssqd, where its clients look. */
+	if (role && !o->socket && !o->wire) {
+		pt_default_socket(o->default_sock, sizeof(o->default_sock));
+		o->socket = o->default_sock;
+	}
+	server_checks(o);
 	snprintf(val, sizeof(val), " %u", o->procs * o->qps);
 	snprintf(lim, sizeof(lim), "%u", PT_MAX_LANES);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
@@ -673,9 +734,6 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: only lockfree and qp-per-process senders sleep (ssq_wait; "
 		         "combine too); "
 		         "spinlock and proxy poll",
-		         "-e");
-	if (o->events && o->server)
-		bad_flag(o, "%s: the server echoes by polling; give -e to the client",
 		         "-e");
 	if (o->iters > 10000000 && pt_is_lat(o))
 		bad_flag(o, "%s: latency tests keep every sample: at most 10000000",
@@ -953,7 +1011,10 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->tx_depth = (uint32_t)num(o, "-t", optarg, 1, PT_MAX_TX);
 			break;
 		case 's':
-			o->size = (uint32_t)num(o, "-s", optarg, 1, PT_MAX_SIZE);
+			/* SEND: what one of ssqd's receive buffers takes. */
+			o->size =
+			    (uint32_t)num(o, "-s", optarg, 1,
+			                  pt_is_send(o) ? PT_MAX_SEND_SIZE : PT_MAX_SIZE);
 			o->size_given = 1;
 			break;
 		case 'F':

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #define PT_MAX_PROCS    32u /* -P; qp-per-process also needs -P x -q <= PT_MAX_LANES */
-#define PT_MAX_SIZE     (1u << 20) /* -s and the top of -a */
+#define PT_MAX_SIZE     (1u << 23) /* -s and the top of -a: perftest's MAX_SIZE */
 #define PT_TX_DEPTH     128u       /* default -t: messages a sender keeps in flight */
 #define PT_MAX_TX       1024u      /* the largest -t */
 #define PT_MAX_LANES    64u   /* -q: queues a sender round-robins over (ssqd's limit) */
@@ -24,6 +24,12 @@
 #define PT_MAX_PEERS    64u /* --peers: ssqd's 64 queues, one each at least */
 #define PT_PEER_NAME    24u /* ssqd's peer names: 1..23 characters */
 #define PT_SRV_HOST     64u /* --peers NAME@HOST: where its server runs */
+
+/*
+ * SEND tools: a receive buffer's most, ssqd's SSQ_RECV_SIZE_MAX
+ * (src/shm/layout.h, --recv-size), so the top of their -a and -s.
+ */
+#define PT_MAX_SEND_SIZE (1u << 20)
 
 enum pt_test {
 	PT_WRITE_BW,
@@ -98,6 +104,11 @@ struct pt_opts {
 	int atomic_cas;        /* -A CMP_AND_SWAP (else FETCH_AND_ADD) */
 	uint32_t mtu;          /* -m: the emulated ssqd's MTU; 0: its default */
 	int size_given;        /* -s was given */
+	/*
+	 * Two hosts as perftest launches them, with neither --ssq_socket nor
+	 * $SSQ_SOCKET: this host's ssqd at the default socket, held here.
+	 */
+	char default_sock[108];
 };
 
 /* Fills @o from the command line; a bad flag: says which, usage, exit(1). */
@@ -124,6 +135,21 @@ extern const char *const pt_mode_names[];
  */
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len);
+/*
+ * The socket ssqd and its clients take by default (without $SSQ_SOCKET):
+ * $XDG_RUNTIME_DIR/ssqd.sock, else /run/ssqd/ssqd.sock for root, else
+ * /tmp/ssqd-<uid>/ssqd.sock.
+ */
+void pt_default_socket(char *out, size_t len);
+/*
+ * A bare command (no --server, no server name, no --ssq_socket) whose
+ * host's ssqd at the default socket has a peer: be perftest's server on
+ * it. Sets o->server and o->socket; a flag a server refuses exits as
+ * pt_parse does.
+ */
+void pt_become_server(struct pt_opts *o);
+/* The run's largest message: -s, or the top of -a (2^23; SEND 2^20). */
+uint32_t pt_top_size(const struct pt_opts *o);
 /* Queues ssqd needs for @o (--peers: for each peer). */
 uint32_t pt_queues_needed(const struct pt_opts *o);
 /* Lanes a sender round-robins over: -q, times the peers. */
