@@ -7,7 +7,7 @@
 # and --output were "unknown flag" (exit 1), -d with --ssq_socket was
 # ignored (a NIC figure from an emulated ssqd), and ssq_send_bw's defaults
 # failed against a default ssqd (64 KiB messages, 4 KiB receive buffers).
-# Flags ssq cannot honour (-b, -R, -z, -u, -c UD) are refused by name.
+# Flags ssq cannot honour (-b, -R, -z, -c UD) are refused by name.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/bench_common.sh"
@@ -138,7 +138,16 @@ refuse "-b: bidirectional" ssq_write_bw -b -n 10
 refuse "-R: ssqd links QPs" ssq_write_bw -R -n 10
 refuse "-z: ssqd links QPs" ssq_write_bw -z -n 10
 refuse "-c UD: ssqd's queues are RC" ssq_send_bw -c UD -n 10
-refuse "-u 14: the QP timeout" ssq_write_bw -u 14 -n 10
+# -u: the QP timeout, given to the ssqd the tool starts as --qp-timeout
+# (before: refused, "ssqd has no option for it yet"); the ssqd's command
+# line recorded by a wrapper named by $SSQD.
+printf '#!/bin/sh\necho "$*" >"%s"\nexec "%s" "$@"\n' "$tmp/ssqd.args" "$SSQD" >"$tmp/ssqd-rec"
+chmod +x "$tmp/ssqd-rec"
+SSQD=$tmp/ssqd-rec lab bw 1 ssq_write_bw -u 20 -n 300
+grep -q -- "--qp-timeout 20" "$tmp/ssqd.args" || bad "-u 20: the ssqd started without --qp-timeout 20: $(cat "$tmp/ssqd.args")"
+SSQD=$tmp/ssqd-rec lab lat 1 ssq_read_lat --qp-timeout=8 -n 100
+grep -q -- "--qp-timeout 8" "$tmp/ssqd.args" || bad "--qp-timeout=8: not given to ssqd: $(cat "$tmp/ssqd.args")"
+refuse "-u '32': want 0..31" ssq_write_bw -u 32 -n 10
 refuse "-C: latency tools only" ssq_write_bw -C -n 10
 refuse "-o: outstanding reads apply to READ" ssq_write_bw -o 4 -n 10
 refuse "--output=latency: a bandwidth tool" ssq_write_bw --output=latency -n 10
@@ -164,5 +173,6 @@ refuse "-s 8388608 x 8 senders need 64 MiB of the data arena of the ssqd at $tmp
 grep -q -- "--data-mib" "$tmp/err" || bad "arena too small: no --data-mib advice: $(cat "$tmp/err")"
 grep -q "^ #bytes" "$tmp/out" && bad "arena too small: refused after the table's header"
 lab bw 1 ssq_write_bw --ssq_socket="$tmp/s" -s 8388608 -n 10
+refuse "-u 20: the ssqd at $tmp/s set up its QPs already: start that ssqd with --qp-timeout 20" ssq_write_bw --ssq_socket="$tmp/s" -u 20 -n 10
 refuse "-m 1024: the MTU of the ssqd at $tmp/s cannot be seen" ssq_write_bw --ssq_socket="$tmp/s" -m 1024 -n 10
 exit "$fail"

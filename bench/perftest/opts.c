@@ -380,6 +380,9 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -s, --size=<size>          Size of message to exchange (1..%u, default "
 	    "%u)\n"
 	    "  -V, --version              Display version number\n"
+	    "  -u, --qp-timeout=<n>       QP timeout, 4.096 usec * 2^n (0..31; given\n"
+	    "                             to the ssqd this tool starts as\n"
+	    "                             --qp-timeout; its default 14)\n"
 	    "  -x, --gid-index=<index>    GID index (0..255; given to the ssqd this\n"
 	    "                             tool starts as --gid-index)\n"
 	    "      --report_gbits         Report max/average BW in Gbit/sec (else\n"
@@ -694,6 +697,11 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
 		         "QPs already: start that ssqd with --gid-index / --ib-port",
 		         o->gid_index >= 0 ? "-x" : "-i");
+	if (o->socket && o->qp_timeout >= 0)
+		bad_flag(o,
+		         "-u %d: the ssqd at %s set up its QPs already: start that "
+		         "ssqd with --qp-timeout %d",
+		         o->qp_timeout, o->socket, o->qp_timeout);
 	/* -o: no sender keeps more READs (atomics) in flight than that. */
 	if (o->out_reads && o->out_reads < o->tx_depth) {
 		o->tx_depth = o->out_reads;
@@ -802,10 +810,8 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		        o->tool);
 		break;
 	case 'u':
-		bad_flag(o,
-		         "-u %s: the QP timeout is ssqd's QP setting, which has no "
-		         "option for it yet",
-		         arg);
+		/* perftest's qp_timeout, 4.096 us x 2^N: ssqd --qp-timeout. */
+		o->qp_timeout = (int)num(o, "-u", arg, 0, 31);
 		break;
 	case 'b':
 		bad_flag(o, "%s",
@@ -951,6 +957,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	o->tx_depth = PT_TX_DEPTH;
 	o->procs = 1;
 	o->gid_index = -1;
+	o->qp_timeout = -1;
 	o->socket = getenv("SSQ_SOCKET");
 	if (o->socket && !*o->socket)
 		o->socket = NULL;

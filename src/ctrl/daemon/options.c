@@ -33,6 +33,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
 	o->gid_index = SSQD_GID_AUTO;
+	o->qp_timeout = 14;
 	o->allow_uid = -1;
 	o->allow_gid = -1;
 	o->hello_ms = 1000;
@@ -115,6 +116,8 @@ static void usage(FILE *out)
 	    "                           Lines carry the time, or under journald\n"
 	    "                           ($JOURNAL_STREAM) their <N> priority\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
+	    "      --qp-timeout N       every QP's local ACK timeout, 4.096 us x 2^N,\n"
+	    "                           0..31 (0: none; default 14, 67 ms)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
 	    "                           Ethernet (RoCE) the first RoCE v2 GID with an\n"
@@ -258,7 +261,8 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		O_IDLE,
 		O_STATUS,
 		O_JSON,
-		O_LOG_LEVEL
+		O_LOG_LEVEL,
+		O_QP_TIMEOUT
 	};
 	static const struct option opts[] = {
 		{ "device", required_argument, NULL, 'd' },
@@ -298,6 +302,7 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		{ "max-client-bufs", required_argument, NULL, O_CLIENT_BUFS },
 		{ "emu-link-layer", required_argument, NULL, O_EMU_LINK },
 		{ "emu-mtu", required_argument, NULL, O_EMU_MTU },
+		{ "qp-timeout", required_argument, NULL, O_QP_TIMEOUT },
 		{ "list-devices", no_argument, NULL, O_LIST },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -445,6 +450,9 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 				        optarg);
 				return 2;
 			}
+			break;
+		case O_QP_TIMEOUT:
+			o->qp_timeout = (uint8_t)parse_num("--qp-timeout", optarg, 0, 31);
 			break;
 		case O_EMU_MTU: {
 			uint32_t mtu = parse_pow2("--emu-mtu", optarg, 256, 4096);
