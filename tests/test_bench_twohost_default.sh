@@ -16,17 +16,20 @@ command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-
 unset XDG_RUNTIME_DIR
 mkdir -m 700 "$tmp/A" "$tmp/B" "$tmp/L" "$tmp/none"
 
-# B: ssqd --listen, A: ssqd --connect, both at their default sockets.
+# B: ssqd --listen, A: ssqd --connect, both at their default sockets, with
+# a QP timeout of 4.096 us x 2^18 = 1.07 s (ssqd's default 14, 67 ms, is
+# shorter than the emulated wire takes for a window of 4 MiB WRITEs on a
+# busy 2-core machine: "transport retry counter exceeded" at -a's 4 MiB).
 start_pair() {
 	local i lp
 	for i in 1 2 3 4 5; do
 		lp=$(port)
 		XDG_RUNTIME_DIR=$tmp/B "$ssqd" --device emu --hugepages=off \
-			--listen "$lp" >"$tmp/b.log" 2>&1 &
+			--qp-timeout 18 --listen "$lp" >"$tmp/b.log" 2>&1 &
 		bpid=$!
 		pids+=($bpid)
 		XDG_RUNTIME_DIR=$tmp/A "$ssqd" --device emu --hugepages=off \
-			--connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
+			--qp-timeout 18 --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
 		apid=$!
 		pids+=($apid)
 		for _ in $(seq 400); do
