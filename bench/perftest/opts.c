@@ -597,14 +597,21 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
 
-/* What a server refuses (--server, or a bare command: pt_become_server). */
-static void server_checks(const struct pt_opts *o)
+/*
+ * What a server refuses (--server, or a bare command: pt_become_server),
+ * and what it takes without a meaning: the results files, which the client
+ * writes (perftest's passive side of a WRITE or READ test writes none, and
+ * a lab gives both sides the same flags).
+ */
+static void server_checks(struct pt_opts *o)
 {
 	if (!o->server)
 		return;
-	if (o->json || o->out_json)
-		bad_flag(o, "--server with %s: the client writes the results",
-		         o->json ? "--json" : "--out_json");
+	if (o->json || o->out_json) {
+		fprintf(stderr, "%s: %s on the server: the client writes the results\n",
+		        o->tool, o->json ? "--json" : "--out_json");
+		o->json = o->out_json = NULL;
+	}
 	if (o->events)
 		bad_flag(o, "%s: the server echoes by polling; give -e to the client",
 		         "-e");
