@@ -36,8 +36,11 @@ refuse() {
 	fi
 }
 
-tools="ssq_write_bw ssq_read_bw ssq_atomic_bw ssq_send_bw ssq_write_lat ssq_send_lat"
+tools="ssq_write_bw ssq_read_bw ssq_atomic_bw ssq_send_bw ssq_write_lat ssq_send_lat
+	ssq_read_lat ssq_atomic_lat"
 for t in $tools; do
+	# perftest's MAX_SIZE, 8 MiB; SEND: ssqd's largest receive buffer.
+	case $t in ssq_send_*) smax=1048576 ;; *) smax=8388608 ;; esac
 	refuse "$t" "--events: a switch, it takes no value (drop '=1')" --events=1
 	refuse "$t" "--wire: a switch, it takes no value" --wire=1
 	refuse "$t" "--report_gbits: a switch, it takes no value" --report_gbits=yes
@@ -45,8 +48,8 @@ for t in $tools; do
 	refuse "$t" "unknown flag --frobnicate" --frobnicate=1
 	refuse "$t" "-n '+5': want 1..1000000000" -n +5
 	refuse "$t" "-n '-1': want 1..1000000000" -n -1
-	refuse "$t" "-s ' 64': want 1..1048576" -s ' 64'
-	refuse "$t" "-s '0x40': want 1..1048576" --size=0x40
+	refuse "$t" "-s ' 64': want 1..$smax" -s ' 64'
+	refuse "$t" "-s '0x40': want 1..$smax" --size=0x40
 	refuse "$t" "-t '16 ': want" -t '16 '
 done
 for t in ssq_write_bw ssq_read_bw ssq_atomic_bw ssq_send_bw; do

@@ -45,6 +45,7 @@ expect 2 "--recv-depth '-1': want a number" --recv-depth -1
 expect 2 "--recv-size 100: must be a multiple of 64" --recv-size 100
 expect 2 "--recv-size '32': want a number from 64 to 1048576" --recv-size 32
 expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2097152
+expect 2 "--qp-timeout '32': want a number from 0 to 31" --qp-timeout 32
 expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
 expect 2 "--hello-ms '5': want a number from 10 to 60000" --hello-ms 5
 expect 2 "--stall-ms 5: want 0 (no deadline) or 10 to 60000" --stall-ms 5

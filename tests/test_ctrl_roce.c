@@ -398,8 +398,10 @@ static void rtr_attr(void)
 	r.sgid_index = -1;
 	ssqd_qp_attr_rtr(&a, &mask, 1, &r);
 	CHECK(a.ah_attr.is_global == 0, "no GRH without a GID index");
-	ssqd_qp_attr_rts(&a, &mask, 5, 4);
+	ssqd_qp_attr_rts(&a, &mask, 5, 4, 20);
 	CHECK(a.max_rd_atomic == 4, "RTS initiator depth %u", a.max_rd_atomic);
+	/* --qp-timeout (perftest's -u) reaches the QP. */
+	CHECK(a.timeout == 20 && (mask & IBV_QP_TIMEOUT), "RTS timeout %u", a.timeout);
 }
 
 /*

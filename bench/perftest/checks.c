@@ -114,7 +114,7 @@ int pt_check_recv(const struct pt_opts *o, const struct pt_env *e, uint32_t size
 int pt_open_recv_logs(const struct pt_opts *o, struct ssq_client *c,
                       struct ssq_client *cd, struct ssq_queue *q0, struct pt_env *e)
 {
-	uint32_t i, depth, bytes, top = o->all_sizes ? PT_MAX_SIZE : o->size;
+	uint32_t i, depth, bytes, top = pt_top_size(o);
 	char name[16];
 
 	pt_recv_pool(o, &depth, &bytes);

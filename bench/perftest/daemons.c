@@ -117,15 +117,14 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
                                      const char *const *extra)
 {
 	char path[PATH_MAX], queues[16], mib[16], rdepth[16], rsize[16], gid[16],
-	    port[16], mtu[16];
+	    port[16], mtu[16], qpto[16];
 	const char *argv[28 + 2 * PT_MAX_PEERS + 8];
 	struct ssq_client *c = NULL;
 	uint32_t depth, bytes;
 	unsigned a = 0;
 	pid_t parent = getpid();
 	/* Senders' sources, write_lat's slots and the destination. */
-	uint64_t data =
-	    (uint64_t)(2 * o->procs + 2) * (o->all_sizes ? PT_MAX_SIZE : o->size);
+	uint64_t data = (uint64_t)(2 * o->procs + 2) * pt_top_size(o);
 	int i, st;
 
 	ssqd_path(path, sizeof(path));
@@ -163,6 +162,11 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 		snprintf(port, sizeof(port), "%d", o->ib_port);
 		argv[a++] = "--ib-port";
 		argv[a++] = port;
+	}
+	if (o->qp_timeout >= 0) {
+		snprintf(qpto, sizeof(qpto), "%d", o->qp_timeout);
+		argv[a++] = "--qp-timeout";
+		argv[a++] = qpto;
 	}
 	if (o->mtu && !strcmp(dev, "emu")) {
 		/* -m: the emulated ports' MTU; a ConnectX's is its port's. */

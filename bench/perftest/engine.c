@@ -230,9 +230,13 @@ static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_i
 			peak = r->mpps * 1e6; /* rounding; latency runs */
 		r->peak_bps = peak * size;
 		r->avg_bps = (double)total * size / (t1 - t0);
-		/* Two hosts: a round trip per sample; perftest reports RTT/2. */
-		for (k = 0;
-		     lat_bytes && o->peer_host && k < (uint64_t)o->procs * o->iters; k++)
+		/*
+		 * Two hosts: a round trip per sample; perftest reports RTT/2,
+		 * but for READ and atomics (rtt_factor 1, print_report_lat).
+		 */
+		for (k = 0; lat_bytes && o->peer_host && !pt_is_cqe_lat(o) &&
+		            k < (uint64_t)o->procs * o->iters;
+		     k++)
 			e->lat[k] /= 2;
 		if (o->no_peak)
 			r->peak_bps = 0; /* -N: perftest prints 0 */
@@ -354,6 +358,88 @@ static int peers_of(const struct pt_opts *o, struct ssq_client *c, struct pt_opt
 	return out->npeers ? 0 : -1;
 }
 
+/*
+ * The senders' sources, @top bytes each, in the arena of the ssqd they
+ * post on (at @sock): tried here, before the banner, each as a client of
+ * its own as the senders are (ssqd's --max-client-mib is per client), so
+ * that an ssqd whose data arena is too small for -s (-a: its top, 8 MiB)
+ * is refused with what to give it, not halfway through the table. The
+ * destination is allocated already.
+ */
+static int sources_fit(const struct pt_opts *o, const char *sock, uint32_t top)
+{
+	struct ssq_client *c[PT_MAX_PROCS] = { NULL };
+	uint64_t mib = ((uint64_t)o->procs * top + (1u << 20) - 1) >> 20;
+	struct ssq_buf b[PT_MAX_PROCS];
+	int got[PT_MAX_PROCS] = { 0 };
+	uint32_t i, n = 0;
+	int rc = 0;
+
+	for (n = 0; n < o->procs && !rc; n++) {
+		rc = ssq_client_connect(sock, &c[n]);
+		if (rc) {
+			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_strerror_last());
+			break;
+		}
+		rc = ssq_buf_alloc(c[n], top < 8 ? 8 : top, &b[n]);
+		got[n] = !rc;
+		if (rc)
+			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c[n]));
+	}
+	if (rc == -ENOMEM || rc == -EDQUOT)
+		fprintf(stderr,
+		        "%s: -s %u x %u sender%s need %llu MiB of the data arena of "
+		        "the ssqd at %s, beside the destination: start it with a "
+		        "larger %s (%llu, say), or lower -s%s\n",
+		        o->tool, top, o->procs, o->procs > 1 ? "s" : "",
+		        (unsigned long long)mib, sock,
+		        rc == -ENOMEM ? "--data-mib" : "--max-client-mib",
+		        (unsigned long long)(rc == -ENOMEM ? 2 * mib + 16 : 2 * mib),
+		        o->all_sizes ? " (-a runs up to it)" : "");
+	/* Freed before the senders allocate theirs (a close is seen later). */
+	for (i = 0; i < n && i < o->procs; i++) {
+		if (got[i] && ssq_buf_free(c[i], &b[i]) && !rc) {
+			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c[i]));
+			rc = -1;
+		}
+		if (c[i])
+			ssq_client_close(c[i]);
+	}
+	return rc ? -1 : 0;
+}
+
+/*
+ * perftest's server is the bare command: no --server, no server name,
+ * nothing but the flags. Here that is also a one-host run (the tool
+ * starts its own ssqd), so a bare command serves only when this host's
+ * ssqd, at the default socket, has a peer (ssqd --listen or --connect):
+ * then it is the server, on that ssqd, saying so. Returns 1 with @fo
+ * the server's options, else 0 (run on one host, as before).
+ */
+static int bare_server(const struct pt_opts *o, struct pt_opts *fo)
+{
+	char path[sizeof(o->default_sock)];
+	struct ssq_client *c;
+	int peer;
+
+	if (o->socket || o->server || o->peer_host || o->wire || o->npeers)
+		return 0;
+	pt_default_socket(path, sizeof(path));
+	if (access(path, F_OK) || ssq_client_connect(path, &c))
+		return 0;
+	peer = ssq_client_peer_mode(c);
+	ssq_client_close(c);
+	if (peer != 1)
+		return 0;
+	*fo = *o;
+	pt_become_server(fo);
+	fprintf(stderr,
+	        "%s: the ssqd at %s has a peer: serving its client on port %u, as "
+	        "perftest's server\n",
+	        fo->tool, fo->socket, fo->port);
+	return 1;
+}
+
 int pt_main(const struct pt_opts *o)
 {
 	struct pt_daemon dl = { 0 }, dc = { 0 }, dp[PT_MAX_PEERS] = { 0 };
@@ -382,10 +468,20 @@ int pt_main(const struct pt_opts *o)
 	}
 	pt_info_where(&in);
 	e.th_fd = -1;
+	if (bare_server(o, &fo))
+		o = &fo;
 	if (o->socket) {
 		if (ssq_client_connect(o->socket, &c)) {
 			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
 			        ssq_client_strerror_last());
+			if (!strcmp(o->socket, o->default_sock))
+				fprintf(
+				    stderr,
+				    "%s: two hosts, as perftest's: this host's ssqd "
+				    "at the default socket, linked to the server's "
+				    "(ssqd --connect %s:PORT here, ssqd --listen PORT "
+				    "there), or --ssq_socket=PATH\n",
+				    o->tool, o->peer_host ? o->peer_host : "HOST");
 			return 1;
 		}
 		cd = c;
@@ -424,7 +520,8 @@ int pt_main(const struct pt_opts *o)
 	}
 	if (!strcmp(in.dev, "emu"))
 		in.emu_mode = getenv("SSQ_EMU_MODE") ? getenv("SSQ_EMU_MODE") : "full";
-	if (pt_is_lat(o) && !strcasecmp(in.emu_mode, "sink")) {
+	/* read_lat and atomic_lat wait for the CQE, which sink mode writes. */
+	if (pt_is_lat(o) && !pt_is_cqe_lat(o) && !strcasecmp(in.emu_mode, "sink")) {
 		fprintf(stderr,
 		        "%s: SSQ_EMU_MODE=sink moves no data, and %s waits for "
 		        "the data to land: use full mode\n",
@@ -438,7 +535,7 @@ int pt_main(const struct pt_opts *o)
 		        o->tool, o->procs, o->qps, pt_mode_names[o->mode], need - 1, n);
 		goto out;
 	}
-	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	top = pt_top_size(o);
 	/* The emulated device's sink mode checks WQEs and moves nothing. */
 	moves = strcmp(in.emu_mode, "sink") != 0;
 	/* write_lat: a 64-byte aligned slot per sender, each watching its own. */
@@ -511,8 +608,10 @@ int pt_main(const struct pt_opts *o)
 		pt_usage(stderr, o);
 		goto out;
 	}
-	if (o->all_sizes && o->test != PT_ATOMIC_BW)
-		for (s = 2; s <= PT_MAX_SIZE; s *= 2)
+	if (sources_fit(o, o->socket ? o->socket : dc.sock, top))
+		goto out;
+	if (o->all_sizes && !pt_is_atomic(o))
+		for (s = 2; s <= top; s *= 2)
 			sizes[nsizes++] = s;
 	else
 		sizes[nsizes++] = o->size;
@@ -537,10 +636,11 @@ int pt_main(const struct pt_opts *o)
 	    moves && !e.nsrv;
 	e.check_recv = o->test == PT_SEND_BW && moves && !o->peer_host;
 	printf("%s: %s, %u sender process%s, mode %s%s%s, %u QP%s%s%s\n", o->tool,
-	       o->test == PT_READ_BW     ? "RDMA READ"
-	       : o->test == PT_ATOMIC_BW ? "ATOMIC fetch-and-add"
-	       : pt_is_send(o)           ? "SEND"
-	                                 : "RDMA WRITE",
+	       pt_is_read(o) ? "RDMA READ"
+	       : pt_is_atomic(o)
+	           ? (o->atomic_cas ? "ATOMIC compare-and-swap" : "ATOMIC fetch-and-add")
+	       : pt_is_send(o) ? "SEND"
+	                       : "RDMA WRITE",
 	       o->procs, o->procs > 1 ? "es" : "", pt_mode_names[o->mode],
 	       o->mode == PT_PROXY ? " (+1 proxy process)" : "",
 	       *in.emu_mode ? (strcmp(in.emu_mode, "sink") ? "" : ", device in sink mode")
@@ -551,7 +651,7 @@ int pt_main(const struct pt_opts *o)
 	       : !o->peer_host ? ""
 	       : o->test == PT_SEND_BW
 	           ? ", into the server's receive pool through the peer ssqd"
-	       : pt_is_lat(o)
+	       : pt_is_lat(o) && !pt_is_cqe_lat(o)
 	           ? (o->test == PT_SEND_LAT
 	                  ? ", ping-pong: the server SENDs each back (times are "
 	                    "RTT/2, as perftest's)"

@@ -24,7 +24,29 @@ const char *const pt_mode_names[] = { "lockfree", "spinlock", "qp-per-process", 
 
 int pt_is_lat(const struct pt_opts *o)
 {
-	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT;
+	return o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT || pt_is_cqe_lat(o);
+}
+
+uint32_t pt_top_size(const struct pt_opts *o)
+{
+	if (!o->all_sizes || pt_is_atomic(o))
+		return o->size;
+	return pt_is_send(o) ? PT_MAX_SEND_SIZE : PT_MAX_SIZE;
+}
+
+int pt_is_cqe_lat(const struct pt_opts *o)
+{
+	return o->test == PT_READ_LAT || o->test == PT_ATOMIC_LAT;
+}
+
+int pt_is_read(const struct pt_opts *o)
+{
+	return o->test == PT_READ_BW || o->test == PT_READ_LAT;
+}
+
+int pt_is_atomic(const struct pt_opts *o)
+{
+	return o->test == PT_ATOMIC_BW || o->test == PT_ATOMIC_LAT;
 }
 
 int pt_is_send(const struct pt_opts *o)
@@ -244,7 +266,7 @@ static int parse_peers(struct pt_opts *o, const char *list, char *why, size_t le
  */
 void pt_recv_pool(const struct pt_opts *o, uint32_t *depth, uint32_t *bytes)
 {
-	uint32_t top = o->all_sizes ? PT_MAX_SIZE : o->size, want, d = 256;
+	uint32_t top = pt_top_size(o), want, d = 256;
 
 	want = o->test == PT_SEND_LAT         ? o->procs
 	       : o->mode == PT_QP_PER_PROCESS ? o->tx_depth
@@ -274,6 +296,18 @@ static const char *measures(const struct pt_opts *o)
 		       "   Needs a device that moves data (not SSQ_EMU_MODE=sink).\n";
 	case PT_READ_BW:
 		return "   RDMA READ bandwidth and message rate.\n";
+	case PT_READ_LAT:
+		return "   RDMA READ latency, one READ outstanding: from posting it "
+		       "until its\n"
+		       "   completion is polled (the data is back), as perftest's "
+		       "ib_read_lat\n"
+		       "   (not halved: a READ is a round trip).\n";
+	case PT_ATOMIC_LAT:
+		return "   ATOMIC latency (8 bytes, -A FETCH_AND_ADD or CMP_AND_SWAP), "
+		       "one\n"
+		       "   outstanding: from posting it until its completion is "
+		       "polled, as\n"
+		       "   perftest's ib_atomic_lat (not halved).\n";
 	case PT_ATOMIC_BW:
 		return "   ATOMIC fetch-and-add (8 bytes) rate.\n";
 	case PT_SEND_BW:
@@ -303,7 +337,13 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    f,
 	    " Usage:\n"
 	    "   %s [options]    run against a running ssqd (--ssq_socket), else start "
-	    "one\n"
+	    "one;\n"
+	    "                   but if this host's ssqd at the default socket has a "
+	    "peer,\n"
+	    "                   be perftest's server on it (two hosts, as perftest)\n"
+	    "   %s [options] SERVER   two hosts: the client, on this host's ssqd "
+	    "at the\n"
+	    "                   default socket (unless --ssq_socket or $SSQ_SOCKET)\n"
 	    "   %s --ssq_socket=SOCK --server [-p PORT] [options]   two hosts: the "
 	    "server\n"
 	    "   %s --ssq_socket=SOCK [-p PORT] [options] SERVER     two hosts: the "
@@ -311,7 +351,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "%s"
 	    "\n"
 	    " Options (perftest's):\n"
-	    "  -a, --all                  Run sizes from 2 till 2^20\n"
+	    "  -a, --all                  Run sizes from 2 till 2^23 (SEND: 2^20)\n"
 	    "  -d, --ib-dev=<dev>         Use IB device <dev> (mlx5_N or emu; default:\n"
 	    "                             the first mlx5 device, else the emulated one)\n"
 	    "  -D, --duration=<sec>       Run for <sec> seconds instead of -n\n"
@@ -340,6 +380,9 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -s, --size=<size>          Size of message to exchange (1..%u, default "
 	    "%u)\n"
 	    "  -V, --version              Display version number\n"
+	    "  -u, --qp-timeout=<n>       QP timeout, 4.096 usec * 2^n (0..31; given\n"
+	    "                             to the ssqd this tool starts as\n"
+	    "                             --qp-timeout; its default 14)\n"
 	    "  -x, --gid-index=<index>    GID index (0..255; given to the ssqd this\n"
 	    "                             tool starts as --gid-index)\n"
 	    "      --report_gbits         Report max/average BW in Gbit/sec (else\n"
@@ -412,7 +455,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    " BW peak: the best rate of all senders together over a window a tenth\n"
 	    " of the run long; BW average: all messages over first post to last\n"
 	    " completion.\n",
-	    o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
+	    o->tool, o->tool, o->tool, o->tool, measures(o), pt_is_lat(o) ? 1000u : 5000u,
 	    PT_MAX_LANES, PT_MAX_LANES, PT_MAX_TX, PT_MAX_SL, PT_MAX_TX, PT_TX_DEPTH,
 	    PT_MAX_SIZE, pt_is_lat(o) ? 2u : 65536u, PT_OUT_JSON, PT_INF_DURATION,
 	    PT_MAX_PROCS, PT_PORT);
@@ -548,6 +591,60 @@ static void check_peers(struct pt_opts *o, int s_given, const char *role)
 		o->socket = NULL; /* not $SSQ_SOCKET either: the tool starts them */
 }
 
+/*
+ * What a server refuses (--server, or a bare command: pt_become_server),
+ * and what it takes without a meaning: the results files, which the client
+ * writes (perftest's passive side of a WRITE or READ test writes none, and
+ * a lab gives both sides the same flags).
+ */
+static void server_checks(struct pt_opts *o)
+{
+	if (!o->server)
+		return;
+	if (o->json || o->out_json) {
+		fprintf(stderr, "%s: %s on the server: the client writes the results\n",
+		        o->tool, o->json ? "--json" : "--out_json");
+		o->json = o->out_json = NULL;
+	}
+	if (o->events)
+		bad_flag(o, "-e: the server echoes by polling; give -e to the client");
+	if (o->atomic_cas)
+		bad_flag(o, "-A CMP_AND_SWAP with --server: the server checks its "
+		            "counter by the fetch-and-adds it took");
+	if (o->run_inf)
+		bad_flag(o, "--run_infinitely: one host only (not with --server or a "
+		            "server name)");
+	if (o->gid_index >= 0 || o->ib_port)
+		bad_flag(o,
+		         "%s: the ssqd at %s set up its QPs already: start that ssqd "
+		         "with --gid-index / --ib-port",
+		         o->gid_index >= 0 ? "-x" : "-i", o->socket);
+}
+
+void pt_become_server(struct pt_opts *o)
+{
+	o->server = 1;
+	pt_default_socket(o->default_sock, sizeof(o->default_sock));
+	o->socket = o->default_sock;
+	server_checks(o);
+}
+
+/*
+ * As the library's clients look (src/ctrl/proto/socket_path.c,
+ * proto_default_socket), less $SSQ_SOCKET, which pt_parse took already.
+ */
+void pt_default_socket(char *out, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (xdg && *xdg)
+		snprintf(out, len, "%s/ssqd.sock", xdg);
+	else if (getuid() == 0)
+		snprintf(out, len, "/run/ssqd/ssqd.sock");
+	else
+		snprintf(out, len, "/tmp/ssqd-%u/ssqd.sock", (unsigned)getuid());
+}
+
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
@@ -561,14 +658,12 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: --wire is two ssqd on this host; two hosts need no "
 		         "--wire",
 		         role);
-	if (role && !o->socket)
-		bad_flag(o,
-		         "%s: two hosts need --ssq_socket (or $SSQ_SOCKET): this "
-		         "host's ssqd, started with --listen or --connect",
-		         role);
-	if (o->server && (o->json || o->out_json))
-		bad_flag(o, "--server with %s: the client writes the results",
-		         o->json ? "--json" : "--out_json");
+	/* perftest's two hosts: this host's ssqd, where its clients look. */
+	if (role && !o->socket && !o->wire) {
+		pt_default_socket(o->default_sock, sizeof(o->default_sock));
+		o->socket = o->default_sock;
+	}
+	server_checks(o);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
 		         "-P x -q = %u queues with --mode qp-per-process: ssqd has at "
@@ -594,6 +689,11 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		         "%s: the ssqd at --ssq_socket (or $SSQ_SOCKET) set up its "
 		         "QPs already: start that ssqd with --gid-index / --ib-port",
 		         o->gid_index >= 0 ? "-x" : "-i");
+	if (o->socket && o->qp_timeout >= 0)
+		bad_flag(o,
+		         "-u %d: the ssqd at %s set up its QPs already: start that "
+		         "ssqd with --qp-timeout %d",
+		         o->qp_timeout, o->socket, o->qp_timeout);
 	/* -o: no sender keeps more READs (atomics) in flight than that. */
 	if (o->out_reads && o->out_reads < o->tx_depth) {
 		o->tx_depth = o->out_reads;
@@ -613,9 +713,9 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	if (o->post_list > o->tx_depth)
 		bad_flag(o, "-l %u: a post list longer than the tx depth (-t)",
 		         o->post_list);
-	if (o->test == PT_ATOMIC_BW)
+	if (pt_is_atomic(o))
 		o->size = 8; /* perftest: atomics are 8 bytes, -s ignored */
-	if (o->inline_size && (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW))
+	if (o->inline_size && (pt_is_read(o) || pt_is_atomic(o)))
 		bad_flag(o, "-I: READ and atomics cannot be inline");
 	if (o->test == PT_SEND_LAT && o->procs > 1 && o->size < 2)
 		bad_flag(
@@ -629,8 +729,6 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	    o->mode != PT_QP_PER_PROCESS && o->mode != PT_COMBINE)
 		bad_flag(o, "-e: only lockfree and qp-per-process senders sleep "
 		            "(ssq_wait; combine too); spinlock and proxy poll");
-	if (o->events && o->server)
-		bad_flag(o, "-e: the server echoes by polling; give -e to the client");
 	if (o->iters > 10000000 && pt_is_lat(o))
 		bad_flag(o, "-n: latency tests keep every sample: at most 10000000");
 	if (!o->run_inf)
@@ -694,10 +792,8 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		        o->tool);
 		break;
 	case 'u':
-		bad_flag(o,
-		         "-u %s: the QP timeout is ssqd's QP setting, which has no "
-		         "option for it yet",
-		         arg);
+		/* perftest's qp_timeout, 4.096 us x 2^N: ssqd --qp-timeout. */
+		o->qp_timeout = (int)num(o, "-u", arg, 0, 31);
 		break;
 	case 'b':
 		bad_flag(o, "-b: bidirectional needs the far side to send as well; "
@@ -718,9 +814,9 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		o->out_reads = (uint32_t)num(o, "-o", arg, 1, PT_MAX_TX);
 		break;
 	case 'A':
-		if (o->test != PT_ATOMIC_BW)
-			bad_flag(o,
-			         "-A: the atomic type is ssq_atomic_bw's, as perftest's");
+		if (!pt_is_atomic(o))
+			bad_flag(o, "-A: the atomic type is ssq_atomic_bw's and "
+			            "ssq_atomic_lat's, as perftest's");
 		if (!strcmp(arg, "CMP_AND_SWAP"))
 			o->atomic_cas = 1;
 		else if (strcmp(arg, "FETCH_AND_ADD"))
@@ -840,6 +936,7 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 	o->tx_depth = PT_TX_DEPTH;
 	o->procs = 1;
 	o->gid_index = -1;
+	o->qp_timeout = -1;
 	o->socket = getenv("SSQ_SOCKET");
 	if (o->socket && !*o->socket)
 		o->socket = NULL;
@@ -900,7 +997,10 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 			o->tx_depth = (uint32_t)num(o, "-t", optarg, 1, PT_MAX_TX);
 			break;
 		case 's':
-			o->size = (uint32_t)num(o, "-s", optarg, 1, PT_MAX_SIZE);
+			/* SEND: what one of ssqd's receive buffers takes. */
+			o->size =
+			    (uint32_t)num(o, "-s", optarg, 1,
+			                  pt_is_send(o) ? PT_MAX_SEND_SIZE : PT_MAX_SIZE);
 			o->size_given = 1;
 			break;
 		case 'F':

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #define PT_MAX_PROCS    32u /* -P; qp-per-process also needs -P x -q <= PT_MAX_LANES */
-#define PT_MAX_SIZE     (1u << 20) /* -s and the top of -a */
+#define PT_MAX_SIZE     (1u << 23) /* -s and the top of -a: perftest's MAX_SIZE */
 #define PT_TX_DEPTH     128u       /* default -t: messages a sender keeps in flight */
 #define PT_MAX_TX       1024u      /* the largest -t */
 #define PT_MAX_LANES    64u   /* -q: queues a sender round-robins over (ssqd's limit) */
@@ -25,13 +25,22 @@
 #define PT_PEER_NAME    24u /* ssqd's peer names: 1..23 characters */
 #define PT_SRV_HOST     64u /* --peers NAME@HOST: where its server runs */
 
+/*
+ * SEND tools: a receive buffer's most, ssqd's SSQ_RECV_SIZE_MAX
+ * (src/shm/layout.h, --recv-size), so the top of their -a and -s.
+ */
+#define PT_MAX_SEND_SIZE (1u << 20)
+
 enum pt_test {
 	PT_WRITE_BW,
 	PT_WRITE_LAT,
 	PT_SEND_BW,
 	PT_SEND_LAT,
 	PT_READ_BW,
-	PT_ATOMIC_BW
+	PT_ATOMIC_BW,
+	/* Appended: the two-host frames carry the number. */
+	PT_READ_LAT,
+	PT_ATOMIC_LAT
 };
 
 enum pt_mode { PT_LOCKFREE, PT_SPINLOCK, PT_QP_PER_PROCESS, PT_PROXY, PT_COMBINE };
@@ -79,6 +88,7 @@ struct pt_opts {
 	uint32_t sl;    /* -S: the service level (ssqd's QPs: 0) */
 	int gid_index;  /* -x: ssqd --gid-index for the ssqd started here; -1 */
 	int ib_port;    /* -i: ssqd --ib-port for the ssqd started here; 0 */
+	int qp_timeout; /* -u: ssqd --qp-timeout for the ssqd started here; -1 */
 	/* Two hosts (twohost.c), perftest style: a server and a client. */
 	int server;            /* --server: serve a client on -p (this host's ssqd) */
 	const char *peer_host; /* the host argument: be the client of its server */
@@ -95,6 +105,11 @@ struct pt_opts {
 	int atomic_cas;        /* -A CMP_AND_SWAP (else FETCH_AND_ADD) */
 	uint32_t mtu;          /* -m: the emulated ssqd's MTU; 0: its default */
 	int size_given;        /* -s was given */
+	/*
+	 * Two hosts as perftest launches them, with neither --ssq_socket nor
+	 * $SSQ_SOCKET: this host's ssqd at the default socket, held here.
+	 */
+	char default_sock[108];
 };
 
 /* Fills @o from the command line; a bad flag: says which, usage, exit(1). */
@@ -104,6 +119,15 @@ void pt_usage(FILE *f, const struct pt_opts *o);
 
 int pt_is_lat(const struct pt_opts *o);
 int pt_is_send(const struct pt_opts *o);
+/* READs (ssq_read_bw, ssq_read_lat); atomics (ssq_atomic_bw, ssq_atomic_lat). */
+int pt_is_read(const struct pt_opts *o);
+int pt_is_atomic(const struct pt_opts *o);
+/*
+ * A latency tool timed by its own completion (read_lat, atomic_lat: the
+ * answer comes back in the CQE, as perftest's, whose rtt_factor is 1 for
+ * READ and ATOMIC), not by a byte landing or an echo.
+ */
+int pt_is_cqe_lat(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
 /*
  * The queue sender @idx posts on as its lane @lane: "q<n>"; with --peers
@@ -112,6 +136,21 @@ extern const char *const pt_mode_names[];
  */
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len);
+/*
+ * The socket ssqd and its clients take by default (without $SSQ_SOCKET):
+ * $XDG_RUNTIME_DIR/ssqd.sock, else /run/ssqd/ssqd.sock for root, else
+ * /tmp/ssqd-<uid>/ssqd.sock.
+ */
+void pt_default_socket(char *out, size_t len);
+/*
+ * A bare command (no --server, no server name, no --ssq_socket) whose
+ * host's ssqd at the default socket has a peer: be perftest's server on
+ * it. Sets o->server and o->socket; a flag a server refuses exits as
+ * pt_parse does.
+ */
+void pt_become_server(struct pt_opts *o);
+/* The run's largest message: -s, or the top of -a (2^23; SEND 2^20). */
+uint32_t pt_top_size(const struct pt_opts *o);
 /* Queues ssqd needs for @o (--peers: for each peer). */
 uint32_t pt_queues_needed(const struct pt_opts *o);
 /* Lanes a sender round-robins over: -q, times the peers. */

@@ -187,8 +187,10 @@ static const char *verb_name(const struct pt_opts *o)
 	case PT_SEND_LAT:
 		return "Send";
 	case PT_READ_BW:
+	case PT_READ_LAT:
 		return "RDMA_Read";
 	case PT_ATOMIC_BW:
+	case PT_ATOMIC_LAT:
 		return "Atomic";
 	default:
 		return "RDMA_Write";
@@ -199,9 +201,9 @@ static const char *verb_name(const struct pt_opts *o)
 static void test_name(const struct pt_opts *o, char sep, char *out, size_t len)
 {
 	snprintf(out, len, "%s%s%c%s%s%cTest", verb_name(o),
-	         o->test != PT_ATOMIC_BW ? ""
-	         : o->atomic_cas ? (sep == ' ' ? " CMP_AND_SWAP" : "_CMP_AND_SWAP")
-	                         : (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD"),
+	         !pt_is_atomic(o) ? ""
+	         : o->atomic_cas  ? (sep == ' ' ? " CMP_AND_SWAP" : "_CMP_AND_SWAP")
+	                          : (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD"),
 	         sep,
 	         pt_is_lat(o)        ? ""
 	         : o->post_list <= 1 ? ""
@@ -250,10 +252,10 @@ void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)
 		printf(" Link type       : unknown (%s)\n", in->why ? in->why : "?");
 	if (o->gid_index >= 0)
 		printf(" GID index       : %d\n", o->gid_index);
-	if ((o->test == PT_READ_BW || o->test == PT_ATOMIC_BW) && o->out_reads)
+	if ((pt_is_read(o) || pt_is_atomic(o)) && o->out_reads)
 		printf(" Outstand reads  : %u (each sender's; the QP's own is ssqd's)\n",
 		       o->out_reads);
-	else if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
+	else if (pt_is_read(o) || pt_is_atomic(o))
 		printf(" Outstand reads  : unknown (ssqd's QP setting)\n");
 	else
 		printf(" Max inline data : %u[B]\n", o->inline_size);
@@ -550,7 +552,7 @@ int pt_write_out_json(const struct pt_opts *o, const struct pt_info *in,
 	json_kv(f, "Link_type", in->link ? in->link : "Unknown", ",\n");
 	if (o->gid_index >= 0)
 		fprintf(f, "\"GID_index\": %d,\n", o->gid_index);
-	if (o->test == PT_READ_BW || o->test == PT_ATOMIC_BW)
+	if (pt_is_read(o) || pt_is_atomic(o))
 		fprintf(f, "\"Outstand_reads\": null,\n");
 	else
 		fprintf(f, "\"Max_inline_data\": %u,\n", o->inline_size);

@@ -315,9 +315,9 @@ static void req_template(const struct pt_opts *o, uint32_t size, struct pt_req *
 	memset(t, 0, sizeof(*t));
 	t->len = size;
 	t->wqebbs = 1;
-	if (o->test == PT_READ_BW) {
+	if (pt_is_read(o)) {
 		t->opcode = MLX5_OPCODE_RDMA_READ;
-	} else if (o->test == PT_ATOMIC_BW) {
+	} else if (pt_is_atomic(o)) {
 		t->opcode = o->atomic_cas ? MLX5_OPCODE_ATOMIC_CS : MLX5_OPCODE_ATOMIC_FA;
 		t->len = 8;
 		/* ctrl, raddr, atomic, data: 4 DS of 16 bytes, one WQEBB. */
@@ -554,6 +554,45 @@ static int lat_loop(const struct pt_opts *o, struct port *pt, const struct pt_re
 }
 
 /*
+ * The loop of ssq_read_lat and ssq_atomic_lat: one READ (atomic)
+ * outstanding, timed from just before its post until its completion is
+ * polled: the requester's CQE is written only once the response is back
+ * in memory (the answer of a READ or an atomic is the response), so this
+ * is perftest's run_iter_lat for READ and ATOMIC, a round trip reported
+ * whole (perftest's print_report_lat: rtt_factor 1 for READ and ATOMIC).
+ */
+static int cqe_lat_loop(const struct pt_opts *o, struct port *pt,
+                        const struct pt_req *tmpl, struct pt_result *res, double *samples,
+                        uint8_t *src, uint32_t size)
+{
+	struct pt_req r = *tmpl;
+	unsigned spins;
+	uint64_t i;
+
+	res->t0 = pt_now();
+	for (i = 0; i < o->iters; i++) {
+		struct lane *ln;
+		double t0;
+
+		ln = lat_post(pt, &r, i, src, size, (uint8_t)(i % 255 + 1), &t0);
+		if (!ln)
+			return -1;
+		for (spins = 0;;) {
+			if (port_poll(pt))
+				return -1;
+			if (ln->completed >= ln->posted)
+				break;
+			if (lat_spin(pt, &spins, t0, i, "no completion for %llu"))
+				return -1;
+		}
+		samples[i] = (pt_now() - t0) * 1e9;
+	}
+	res->t1 = pt_now();
+	res->msgs = o->iters;
+	return 0;
+}
+
+/*
  * Is log entry @k of @rq this sender's SEND carrying @v? 1 yes, 0 another
  * sender's, -1 gone (-ESTALE: the window moved past it) or not arrived.
  */
@@ -760,6 +799,9 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		rc =
 		    lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
 		             src.addr, (uint8_t *)dst.addr + (size_t)idx * e->slot, size);
+	else if (pt_is_cqe_lat(o))
+		rc = cqe_lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
+		                  src.addr, size);
 	else if (o->test == PT_SEND_LAT)
 		rc = send_lat_loop(o, &pt, &tmpl, res, e->lat + (size_t)idx * o->iters,
 		                   src.addr, idx, size, rq, next);

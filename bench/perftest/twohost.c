@@ -232,9 +232,10 @@ static const char *tool_of(uint32_t test)
 {
 	static const char *const names[] = { "ssq_write_bw", "ssq_write_lat",
 		                             "ssq_send_bw",  "ssq_send_lat",
-		                             "ssq_read_bw",  "ssq_atomic_bw" };
+		                             "ssq_read_bw",  "ssq_atomic_bw",
+		                             "ssq_read_lat", "ssq_atomic_lat" };
 
-	return test < 6 ? names[test] : "an unknown tool";
+	return test < 8 ? names[test] : "an unknown tool";
 }
 
 /* q0 of @c once it is up (the peer ssqd connected), within @secs. */
@@ -404,6 +405,7 @@ static int server_check(const struct pt_opts *o, struct pt_env *e, uint32_t size
 		         size, (unsigned long long)msgs);
 		break;
 	case PT_ATOMIC_BW:
+	case PT_ATOMIC_LAT:
 		got = __atomic_load_n((uint64_t *)e->dst, __ATOMIC_RELAXED);
 		bad = got != msgs;
 		snprintf(v->text, TH_TEXT,
@@ -637,7 +639,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	if (cluster && open_by_qpn(c, h.peer_qpn, h.qpn, &q0, r.text, sizeof(r.text)))
 		goto refuse;
 	check = h.check != 0;
-	top = o->all_sizes && o->test != PT_ATOMIC_BW ? PT_MAX_SIZE : o->size;
+	top = pt_top_size(o);
 	/* write_lat: a 64-byte aligned slot per client sender, as on one host. */
 	x.slot = o->test == PT_WRITE_LAT ? (top + 63) & ~63u : 0;
 	if (x.slot && h.len < (uint64_t)x.slot * eff.procs) {
@@ -857,7 +859,7 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 		goto fail;
 	}
 	if (w.test != (uint32_t)o->test || w.len < top ||
-	    w.len > (uint64_t)(PT_MAX_SIZE + 64) * o->procs) {
+	    w.len > (uint64_t)(pt_top_size(o) + 64) * o->procs) {
 		fprintf(stderr,
 		        "%s: the server's destination (%s, %llu bytes) does not fit this "
 		        "run (%s, %u bytes)\n",

@@ -180,6 +180,43 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
 int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
 /*
+ * ssq_queue_open_start - ssq_queue_try_open with a descriptor to wait on:
+ * start opening queue @name (it asks ssqd once, which starts linking a
+ * cluster's peer on demand), then wait for ssq_queue_open_fd(*@op) to
+ * poll readable in the loop's epoll / poll / select, and call
+ * ssq_queue_open_finish. The descriptor is readable at once when the first
+ * ask was answered; else when the queue's state or link in ssqd's shared
+ * layout changes, when ssqd goes, and at least once a second (a thread of
+ * this process looks every 10 ms while the open is pending). Readable is
+ * a reason to ask, not the answer: finish asks ssqd. The program keeps
+ * its own deadline, as with a non-blocking connect(2). Returns 0 and *@op
+ * (whatever the first ask said: finish says it), -EINVAL (NULL argument,
+ * a name of 0 or 32+ characters), -ENOMEM, -EMFILE and the like.
+ * ssq_queue_open and ssq_queue_try_open stay as they are.
+ */
+struct ssq_open;
+int ssq_queue_open_start(struct ssq_client *c, const char *name, struct ssq_open **op);
+/* The eventfd of @op (see ssq_queue_open_start), or -EINVAL; @op keeps it. */
+int ssq_queue_open_fd(const struct ssq_open *op);
+/*
+ * ssq_queue_open_finish - after ssq_queue_open_fd(@op) polled readable:
+ * ask ssqd again (ssq_queue_try_open's ATTACH, the first ask's answer if
+ * it was final). Returns 0 and *@out, the queue opened; -EINPROGRESS, not
+ * yet: wait on the descriptor again; or ssq_queue_try_open's other
+ * returns (-ENOENT, -ETIMEDOUT, -ENOTCONN, ...). After an answer other
+ * than -EINPROGRESS the thread has stopped and @op only waits for
+ * ssq_queue_open_free (a later finish: -EALREADY). From the thread that
+ * makes @op's client's calls.
+ */
+int ssq_queue_open_finish(struct ssq_open *op, struct ssq_queue **out);
+/*
+ * ssq_queue_open_free - stop @op's thread, close its descriptor, free it:
+ * after finish's last answer, or to give up on the open (a queue opened by
+ * the first ask and not handed over by finish is closed). NULL: nothing.
+ */
+void ssq_queue_open_free(struct ssq_open *op);
+
+/*
  * ssq_queue_recover - after an error CQE (ssq_reserve returns -EIO and the
  * failed and flushed requests came back through ssq_poll), ask ssqd to
  * bring the queue's QP back to RTS. ssqd waits (up to 2 s) until every

@@ -363,6 +363,7 @@ struct ssqd_qp_remote {
 	enum ibv_mtu mtu;           /* the path MTU: the smaller of both ports' */
 	uint8_t max_rd_atomic;      /* READs/atomics we may have outstanding */
 	uint8_t max_dest_rd_atomic; /* ... the peer may have outstanding here */
+	uint8_t timeout;            /* RTS local ACK timeout (--qp-timeout) */
 };
 
 /*
@@ -377,7 +378,7 @@ void ssqd_qp_attr_init(struct ibv_qp_attr *attr, int *mask, uint8_t port);
 void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port,
                       const struct ssqd_qp_remote *remote);
 void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn,
-                      uint8_t max_rd_atomic);
+                      uint8_t max_rd_atomic, uint8_t timeout);
 void ssqd_qp_attr_reset(struct ibv_qp_attr *attr, int *mask);
 
 /*

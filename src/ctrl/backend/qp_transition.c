@@ -59,15 +59,18 @@ void ssqd_qp_attr_rtr(struct ibv_qp_attr *attr, int *mask, uint8_t port,
 }
 
 /*
- * RTR -> RTS: ACK timeout (14: 4.096 us * 2^14 = 67 ms), retry counts (7 for
- * RNR means forever), our first PSN, outstanding READs/atomics we issue.
+ * RTR -> RTS: the local ACK timeout @timeout (4.096 us * 2^timeout, 0 for
+ * none: ibv_modify_qp(3) of rdma-core, libibverbs/man/ibv_modify_qp.3;
+ * ssqd --qp-timeout, 14 = 67 ms by default, perftest's DEF_QP_TIME),
+ * retry counts (7 for RNR means forever), our first PSN, outstanding
+ * READs/atomics we issue.
  */
 void ssqd_qp_attr_rts(struct ibv_qp_attr *attr, int *mask, uint32_t sq_psn,
-                      uint8_t max_rd_atomic)
+                      uint8_t max_rd_atomic, uint8_t timeout)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->qp_state = IBV_QPS_RTS;
-	attr->timeout = 14;
+	attr->timeout = timeout;
 	attr->retry_cnt = 7;
 	attr->rnr_retry = 7;
 	attr->sq_psn = sq_psn;
@@ -106,7 +109,7 @@ int ssqd_qp_connect(const struct ssqd_backend_ops *ops, struct ssqd_backend *b,
 		         remote->max_dest_rd_atomic, strerror(-rc));
 		return rc;
 	}
-	ssqd_qp_attr_rts(&attr, &mask, sq_psn, remote->max_rd_atomic);
+	ssqd_qp_attr_rts(&attr, &mask, sq_psn, remote->max_rd_atomic, remote->timeout);
 	rc = ops->modify_qp(b, q, &attr, mask);
 	if (rc) {
 		snprintf(why, whylen, "QP 0x%x RTR->RTS (initiator depth %u): %s", q->qpn,

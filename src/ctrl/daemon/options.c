@@ -38,6 +38,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->hugepages = SSQ_HUGEPAGES_AUTO;
 	o->port = 1;
 	o->gid_index = SSQD_GID_AUTO;
+	o->qp_timeout = 14;
 	o->allow_uid = -1;
 	o->allow_gid = -1;
 	o->hello_ms = 1000;
@@ -120,6 +121,8 @@ static void usage(FILE *out)
 	    "                           Lines carry the time, or under journald\n"
 	    "                           ($JOURNAL_STREAM) their <N> priority\n"
 	    "  -p, --ib-port N          device port, 1..2 (default 1)\n"
+	    "      --qp-timeout N       every QP's local ACK timeout, 4.096 us x 2^N,\n"
+	    "                           0..31 (0: none; default 14, 67 ms)\n"
 	    "  -g, --gid-index N|auto|none\n"
 	    "                           source GID of the GRH. auto (default): on\n"
 	    "                           Ethernet (RoCE) the first RoCE v2 GID with an\n"
@@ -506,6 +509,7 @@ static const struct opt_def opt_defs[] = {
 	{ "json", 0, 0, opt_flag, OPT_FIELD(status_json), 0, 0 },
 	{ "log-level", 0, 1, opt_log_level, 0, 0, 0, 0 },
 	{ "ib-port", 'p', 1, opt_num, OPT_FIELD(port), 1, 2 },
+	{ "qp-timeout", 0, 1, opt_num, OPT_FIELD(qp_timeout), 0, 31 },
 	{ "gid-index", 'g', 1, opt_gid_index, 0, 0, 0, 255 },
 	{ "emu-link-layer", 0, 1, opt_emu_link, 0, 0, 0, 0 },
 	{ "emu-mtu", 0, 1, opt_emu_mtu, 0, 0, 256, 4096 },

@@ -287,6 +287,7 @@ struct ssqd_options {
 	unsigned idle_ms;
 	uint8_t port;                  /* device port */
 	int gid_index;                 /* SSQD_GID_AUTO, SSQD_GID_NONE or an index */
+	uint8_t qp_timeout;            /* --qp-timeout: RTS local ACK timeout, 0..31 */
 	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
 	long allow_uid;                /* -1: only ssqd's own uid (and root) */
 	long allow_gid;                /* -1: none */

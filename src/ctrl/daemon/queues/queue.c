@@ -248,6 +248,7 @@ int ssqd_queue_connect(struct ssqd *d, struct ssqd_bqueue *b, uint32_t my_psn,
 	r.lid = peer->lid;
 	memcpy(r.gid, peer->gid, 16);
 	r.sgid_index = pi.gid_index;
+	r.timeout = d->opt.qp_timeout;
 	r.mtu = peer->mtu < pi.active_mtu ? (enum ibv_mtu)peer->mtu : pi.active_mtu;
 	r.max_dest_rd_atomic = min_u8(SSQD_RD_ATOM_WANT, pi.max_resp_rd_atom);
 	r.max_rd_atomic =
