@@ -60,7 +60,7 @@ static void codec(void)
 	          !strcmp(b.name, "q2") && b.link_layer == IBV_LINK_LAYER_ETHERNET &&
 	          b.mtu == IBV_MTU_1024 && b.rd_atom == 16,
 	      "roundtrip fields differ");
-	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 3, "version 3, 88 bytes");
+	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 4, "version 4, 88 bytes");
 	/* Network byte order on the wire: QPN at 12, big-endian. */
 	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
 
@@ -80,19 +80,23 @@ static void codec(void)
 	bad[0] = 'X';
 	expect_bad(bad, sizeof(m), "magic", "bad magic");
 	memcpy(bad, m, sizeof(m));
-	bad[5] = 4;
-	expect_bad(bad, sizeof(m), "version 4", "version 4");
+	bad[5] = 5;
+	expect_bad(bad, sizeof(m), "version 5", "version 5");
+	/* Version 3 (before --peer-key): refused naming both versions. */
+	memcpy(bad, m, sizeof(m));
+	bad[5] = 3;
+	expect_bad(bad, sizeof(m), "version 3, this ssqd 4", "version 3");
 	/*
 	 * A version-1 ssqd's message (80 bytes, no link layer, MTU or depth):
 	 * its header alone says so, and it is refused naming the versions,
-	 * never read as a shorter version 3.
+	 * never read as a shorter version 4.
 	 */
 	memcpy(bad, m, sizeof(m));
 	bad[5] = 1;
 	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == -EPROTO &&
-	          strstr(why, "version 1, this ssqd 3"),
+	          strstr(why, "version 1, this ssqd 4"),
 	      "version 1 header: %s", why);
-	expect_bad(bad, 80, "version 1, this ssqd 3", "version 1 message");
+	expect_bad(bad, 80, "version 1, this ssqd 4", "version 1 message");
 	m[80] = 3;
 	expect_bad(m, sizeof(m), "link layer 3", "unknown link layer");
 	m[80] = IBV_LINK_LAYER_INFINIBAND;
@@ -285,7 +289,7 @@ static void old_peer(uint16_t port)
 		total += n;
 	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
 	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 3 &&
-	          memmem(got, (size_t)total, "version 1, this ssqd 3", 22),
+	          memmem(got, (size_t)total, "version 1, this ssqd 4", 22),
 	      "ssqd refuses saying versions 1 and 3 (%zd bytes)", total);
 	close(s);
 }

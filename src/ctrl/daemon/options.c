@@ -107,6 +107,11 @@ static void usage(FILE *out)
 	    "                           closes the least recently used idle one\n"
 	    "      --idle-ms N          close a peer's link when none of its queues\n"
 	    "                           has been open for N ms (default: never)\n"
+	    "      --peer-key FILE      authenticate peers with the cluster's secret\n"
+	    "                           in FILE (32+ bytes, owned by ssqd's uid, mode\n"
+	    "                           0600; the same on every daemon): HMAC-SHA256\n"
+	    "                           challenge-response, each message MACed, a\n"
+	    "                           peer's links only from its host's address\n"
 	    "      --status             print the queues and peers of the ssqd\n"
 	    "                           serving --socket, and exit\n"
 	    "      --json               with --status: one JSON object, for scripts\n"
@@ -256,6 +261,7 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		O_EAGER,
 		O_MAX_ACTIVE,
 		O_IDLE,
+		O_PEER_KEY,
 		O_STATUS,
 		O_JSON,
 		O_LOG_LEVEL
@@ -277,6 +283,7 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		{ "peers", required_argument, NULL, O_PEERS },
 		{ "eager", no_argument, NULL, O_EAGER },
 		{ "max-active-peers", required_argument, NULL, O_MAX_ACTIVE },
+		{ "peer-key", required_argument, NULL, O_PEER_KEY },
 		{ "idle-ms", required_argument, NULL, O_IDLE },
 		{ "status", no_argument, NULL, O_STATUS },
 		{ "json", no_argument, NULL, O_JSON },
@@ -411,6 +418,9 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		case O_IDLE:
 			o->idle_ms =
 			    (unsigned)parse_num("--idle-ms", optarg, 10, 86400000);
+			break;
+		case O_PEER_KEY:
+			o->peer_key = optarg;
 			break;
 		case O_PEER:
 		case O_PEERS:

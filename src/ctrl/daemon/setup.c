@@ -210,6 +210,10 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	d->peer_listen_fd = -1;
 	ssqd_peers_init(d);
 	ssqd_knocks_init(d);
+	/* --peer-key read (and checked) before anything else is built. */
+	rc = ssqd_peer_auth_init(d, why, whylen);
+	if (rc)
+		return rc;
 	/*
 	 * First: a second ssqd on a served path builds nothing before it says
 	 * so. A socket handed over by systemd is systemd's to guard.
