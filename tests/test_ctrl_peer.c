@@ -171,7 +171,7 @@ static void restart_codec(void)
 	          b.index == 3 && b.kind == PROTO_RESTART_ASK && b.seq == 0xdeadbeef &&
 	          b.psn == 0xabcdef && b.peer_psn == 0x123456 && !b.status,
 	      "restart roundtrip: %s", why);
-	CHECK(!memcmp(m, "SSQR", 4) && m[5] == 3 && m[12] == 0xde, "restart bytes");
+	CHECK(!memcmp(m, "SSQR", 4) && m[5] == 4 && m[12] == 0xde, "restart bytes");
 	/* A link of 5 queues is not this one: the peer counts differently. */
 	CHECK(proto_peer_decode_restart(m, sizeof(m), 5, &b, why, sizeof(why)) ==
 	              -EBADMSG &&
@@ -288,9 +288,9 @@ static void old_peer(uint16_t port)
 	while ((n = recv(s, got + total, sizeof(got) - (size_t)total, 0)) > 0)
 		total += n;
 	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
-	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 3 &&
+	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 4 &&
 	          memmem(got, (size_t)total, "version 1, this ssqd 4", 22),
-	      "ssqd refuses saying versions 1 and 3 (%zd bytes)", total);
+	      "ssqd refuses saying versions 1 and 4 (%zd bytes)", total);
 	close(s);
 }
 

@@ -206,12 +206,14 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 	if (!rc && k->stage == 0) {
 		p = peer_named(d, a.name);
 		if (!p) {
-			ssqd_auth_failed(
-			    d, &k->ip,
-			    "a link from %s claims to be '%s', not a peer of "
-			    "%s",
-			    k->from, a.name, d->opt.name);
-			knock_refuse(k, "not a peer of this ssqd");
+			/* As the unauthenticated exchange says it (which_peer). */
+			snprintf(why, sizeof(why), "'%s' is not a peer of %s", a.name,
+			         d->opt.name);
+			ssqd_auth_failed(d, &k->ip,
+			                 "a link from %s refused: %s (the peers files "
+			                 "differ)",
+			                 k->from, why);
+			knock_refuse(k, why);
 			return 1;
 		}
 		if (!ssqd_peer_src_ok(p, &k->ip)) {
