@@ -203,11 +203,16 @@ int ssqd_peer_auth_init(struct ssqd *d, char *why, size_t whylen)
 	int rc;
 
 	if (!d->opt.peer_key) {
-		if (d->npeers)
+		if (d->opt.npeers)
 			fprintf(stderr, SD_WARNING
 			        "ssqd: peers are not authenticated: anyone who reaches "
 			        "the peer port can claim a peer's name; give every "
 			        "daemon --peer-key FILE (docs/cluster.md)\n");
+		else if (d->npeers)
+			fprintf(stderr, SD_WARNING
+			        "ssqd: the peer is not authenticated: anyone who reaches "
+			        "the peer port can be it (--peer-key needs a cluster: "
+			        "--peer/--peers)\n");
 		return 0;
 	}
 	rc = ssqd_peer_key_load(d, d->opt.peer_key, why, whylen);
