@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <linux/capability.h>
 #include <time.h>
 #include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
@@ -27,6 +28,7 @@
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/daemon/memlock.h"
 #include "ctrl/proto/msg.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define PEER_TIMEOUT_MS 30000
 
@@ -299,6 +301,19 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	snprintf(d->hdr->device, sizeof(d->hdr->device), "%.*s",
 	         (int)sizeof(d->hdr->device) - 1,
 	         strcmp(d->ops->kind, "emu") ? dev : "emu");
+	/*
+	 * The emulated device checks a client's private memory in its
+	 * /proc/PID/maps (backend/proc_maps.c), which another uid may read
+	 * only with CAP_SYS_PTRACE (proc_mem_open's PTRACE_MODE_READ): a
+	 * per-user ssqd serving other uids refuses their registrations, said
+	 * once here rather than discovered at the first.
+	 */
+	if (d->ops == &ssqd_backend_emu && (o->allow_uid >= 0 || o->allow_gid >= 0) &&
+	    !ssqd_self_cap(CAP_SYS_PTRACE))
+		fprintf(stderr, SD_WARNING
+		        "ssqd: --allow-uid/--allow-gid on the emulated device without "
+		        "CAP_SYS_PTRACE: other uids' ssq_mem_reg and ssq_mem_reg_fd "
+		        "fail EACCES (their /proc/PID/maps is closed to this uid)\n");
 
 	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
 	d->arena.used = d->arena.len - data_len;
