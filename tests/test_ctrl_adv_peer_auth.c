@@ -21,7 +21,10 @@
  *     sender: refused (the per-link sequence and the direction);
  *  6. alice, with the key, opens bob/q0: linked, READY;
  *  7. carol with another key: her link to bob fails, her log naming bob
- *     and the failed authentication.
+ *     and the failed authentication;
+ *  8. the one-peer modes: ssqd --listen with the key refuses 1.'s stranger,
+ *     ssqd --connect with another key fails at start saying why, with the
+ *     key it links.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -108,8 +111,8 @@ static void auth_mac(const uint8_t *key, size_t keylen, const char *label,
 	HMAC(EVP_sha256(), key, (int)keylen, t, sizeof(t), out, &len);
 }
 
-/* A connection to bob's peer port from @src (127.0.0.x), or -1. */
-static int knock(const char *src)
+/* A connection to peer port @port from @src (127.0.0.x), or -1. */
+static int knock_port(const char *src, uint16_t port)
 {
 	struct sockaddr_in sa;
 	int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -122,7 +125,13 @@ static int knock(const char *src)
 			close(s);
 		return -1;
 	}
-	return t_tcp_connect(s, cl.port[1]);
+	return t_tcp_connect(s, port);
+}
+
+/* A connection to bob's peer port from @src, or -1. */
+static int knock(const char *src)
+{
+	return knock_port(src, cl.port[1]);
 }
 
 /* A refusal in @buf (@n bytes) whose reason holds @needle? */
@@ -294,12 +303,12 @@ static void bad_key_files(void)
 	      "a 16-byte key: ssqd exits (%d) saying '%s'", rc, needle);
 }
 
-/* 1. The old attack: alice's name in a plain address message. */
-static void plain_claim(void)
+/* 1. The old attack: alice's name in a plain address message to @port. */
+static void plain_claim(uint16_t port)
 {
 	struct proto_peer_addr m;
 	uint8_t msg[SSQ_PEER_MSG_LEN], got[SSQ_PEER_MSG_LEN];
-	int s = knock("127.0.0.1");
+	int s = knock_port("127.0.0.1", port);
 	size_t n;
 
 	memset(&m, 0, sizeof(m));
@@ -351,6 +360,68 @@ static void link_replay(void)
 	      "an altered message: refused");
 }
 
+/* Daemon @pid exits within 20 s: its exit status, or -1 (then killed). */
+static int exits(pid_t pid)
+{
+	double t0 = now_s();
+	int st;
+
+	while (now_s() - t0 < 20) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/*
+ * 8. The one-peer modes: B --listen with the key refuses a stranger's plain
+ * address message; A --connect with another key fails at start saying
+ * why; A with the key links (q0 READY at A).
+ */
+static void one_peer(void)
+{
+	char sa[108], sb[108], la[108], lb[108], port[16], to[32];
+	uint16_t pb = t_free_tcp_port();
+	struct ssq_client *c = NULL;
+	pid_t a, b;
+	int rc;
+
+	snprintf(sa, sizeof(sa), "/tmp/ssq-pa1-a-%d.sock", getpid());
+	snprintf(sb, sizeof(sb), "/tmp/ssq-pa1-b-%d.sock", getpid());
+	snprintf(la, sizeof(la), "/tmp/ssq-pa1-a-%d.log", getpid());
+	snprintf(lb, sizeof(lb), "/tmp/ssq-pa1-b-%d.log", getpid());
+	snprintf(port, sizeof(port), "%u", pb);
+	snprintf(to, sizeof(to), "127.0.0.1:%u", pb);
+	b = cf_start(sb, lb, 0, NULL, T_ARGS("--listen", port, "--peer-key", key_path));
+	c = t_ssqd_connect(sb, b);
+	CHECK(c != NULL, "B --listen --peer-key serves");
+	if (c)
+		ssq_client_close(c);
+	plain_claim(pb);
+	a = cf_start(sa, la, 0, NULL,
+	             T_ARGS("--connect", to, "--peer-key", bad_key_path));
+	rc = exits(a);
+	CHECK(rc > 0 &&
+	          cf_file_has(la, "authentication failed: the daemon there does not "
+	                          "hold this --peer-key"),
+	      "A --connect with another key: exits (%d) saying why", rc);
+	a = cf_start(sa, la, 0, NULL, T_ARGS("--connect", to, "--peer-key", key_path));
+	c = t_ssqd_connect(sa, a);
+	CHECK(c != NULL && cf_wait_ready(c, "q0", 1, 10),
+	      "A --connect with the key links to B: q0 READY");
+	if (c)
+		ssq_client_close(c);
+	t_ssqd_stop(a, NULL, sa);
+	t_ssqd_stop(b, NULL, sb);
+	if (!test_failures) {
+		unlink(la);
+		unlink(lb);
+	}
+}
+
 int main(void)
 {
 	struct ssq_client *ca = NULL, *cb = NULL, *cc = NULL;
@@ -381,7 +452,7 @@ int main(void)
 		goto out;
 
 	/* 1. */
-	plain_claim();
+	plain_claim(cl.port[1]);
 
 	/* 2. */
 	memset(&se, 0, sizeof(se));
@@ -437,6 +508,9 @@ int main(void)
 
 	/* 5. */
 	link_replay();
+
+	/* 8. (before 6: bad_key_path holds the other key until 7) */
+	one_peer();
 
 	/* 6. */
 	t_cluster_start(&cl, 0, T_ARGS("--peer-key", key_path));

@@ -47,9 +47,9 @@ expect 2 "--recv-size '32': want a number from 64 to 1048576" --recv-size 32
 expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2097152
 expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
 expect 2 "--hello-ms '5': want a number from 10 to 60000" --hello-ms 5
-# --peer-key: a cluster's (the one-peer modes' first exchange has no handshake);
-# its file owned by ssqd's uid, mode 0600 or narrower, 32 bytes or more.
-expect 2 "--peer-key authenticates a cluster's links" --listen 24601 --peer-key "$work/key"
+# --peer-key: for links to peers; its file owned by ssqd's uid, mode 0600 or
+# narrower, 32 bytes or more.
+expect 2 "--peer-key authenticates links to peers" --peer-key "$work/key"
 head -c 32 /dev/urandom >"$work/key"
 chmod 640 "$work/key"
 expect 1 "--peer-key $work/key: mode 0640 lets its group or others at it" --device emu --hugepages=off --name a --peer b=127.0.0.1:1 --listen 1 --peer-key "$work/key"

@@ -85,19 +85,21 @@ static const char *test_peer_key(void)
 	return peer_key;
 }
 
-/* @args name a cluster (--peer, --peers) and no --peer-key of their own. */
-static int cluster_args(const char *const *args)
+/* @args link to peers (--peer(s), --listen, --connect), with no --peer-key of their own.
+ */
+static int peer_args(const char *const *args)
 {
-	int cluster = 0;
+	int peers = 0;
 
 	for (; args && *args; args++) {
 		if (!strncmp(*args, "--peer-key", 10))
 			return 0;
 		if (!strcmp(*args, "--peers") || !strncmp(*args, "--peer=", 7) ||
-		    !strcmp(*args, "--peer"))
-			cluster = 1;
+		    !strcmp(*args, "--peer") || !strcmp(*args, "--listen") ||
+		    !strcmp(*args, "--connect"))
+			peers = 1;
 	}
-	return cluster;
+	return peers;
 }
 
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
@@ -110,7 +112,7 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 		"--data-mib", "8",           "--sq-size", "256", "--recv-depth",
 		depth,        "--recv-size", size
 	};
-	const char *key = cluster_args(args) ? test_peer_key() : NULL;
+	const char *key = peer_args(args) ? test_peer_key() : NULL;
 	int n = 13;
 
 	snprintf(depth, sizeof(depth), "%u", recv_depth);

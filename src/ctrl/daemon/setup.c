@@ -73,8 +73,13 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 	s = ssqd_link_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
 	if (s < 0)
 		return s;
-	rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
-	                        whylen);
+	/* --peer-key: both sides prove they hold it first (peers/auth.c). */
+	rc = d->peer_key_len
+	         ? ssqd_auth_dial(d, &d->peers[0], s, PEER_TIMEOUT_MS, why, whylen)
+	         : 0;
+	if (!rc)
+		rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS,
+		                        &d->peers[0].auth, why, whylen);
 	if (rc) {
 		close(s);
 		return rc;

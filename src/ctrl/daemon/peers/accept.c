@@ -204,7 +204,8 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 		return 1;
 	rc = proto_peer_decode_auth(k->buf, SSQ_PEER_AUTH_LEN, &a, why, sizeof(why));
 	if (!rc && k->stage == 0) {
-		p = peer_named(d, a.name);
+		/* --listen's one peer: whoever holds the key (its address unknown). */
+		p = d->opt.npeers ? peer_named(d, a.name) : &d->peers[0];
 		if (!p) {
 			/* As the unauthenticated exchange says it (which_peer). */
 			snprintf(why, sizeof(why), "'%s' is not a peer of %s", a.name,
@@ -216,7 +217,7 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 			knock_refuse(k, why);
 			return 1;
 		}
-		if (!ssqd_peer_src_ok(p, &k->ip)) {
+		if (d->opt.npeers && !ssqd_peer_src_ok(p, &k->ip)) {
 			ssqd_auth_failed(
 			    d, &k->ip,
 			    "a link from %s claims to be peer %s, whose host "
@@ -320,7 +321,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 	if (k->len < n * (SSQ_PEER_MSG_LEN + t))
 		return;
 	rc = ssqd_link_decode_addrs(k->buf, n, &k->auth, remote, why, sizeof(why));
-	if (!rc && t && strcmp(remote[0].name, k->claimed)) {
+	/* In a cluster: the name it proved (one-peer modes name queues there). */
+	if (!rc && t && d->opt.npeers && strcmp(remote[0].name, k->claimed)) {
 		snprintf(why, sizeof(why), "authenticated as %s, its addresses name %s",
 		         k->claimed, remote[0].name);
 		rc = -EBADMSG;

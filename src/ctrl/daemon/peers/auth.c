@@ -211,8 +211,8 @@ int ssqd_peer_auth_init(struct ssqd *d, char *why, size_t whylen)
 		else if (d->npeers)
 			fprintf(stderr, SD_WARNING
 			        "ssqd: the peer is not authenticated: anyone who reaches "
-			        "the peer port can be it (--peer-key needs a cluster: "
-			        "--peer/--peers)\n");
+			        "the peer port can be it; give both daemons --peer-key "
+			        "FILE (docs/cluster.md)\n");
 		return 0;
 	}
 	rc = ssqd_peer_key_load(d, d->opt.peer_key, why, whylen);
@@ -336,6 +336,44 @@ int ssqd_auth_answer(struct ssqd *d, struct ssqd_peer *p, const struct proto_pee
 hmac_failed:
 	snprintf(why, whylen, "HMAC-SHA256 failed (OpenSSL)");
 	return -EIO;
+}
+
+int ssqd_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms, char *why,
+                   size_t whylen)
+{
+	struct proto_peer_auth c;
+	struct proto_peer_addr a;
+	uint8_t buf[SSQ_PEER_AUTH_LEN];
+	int rc = ssqd_auth_hello(d, p, s, why, whylen), len, fd = p->fd;
+
+	if (!rc)
+		rc = ssqd_link_read(s, buf, SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+	if (rc)
+		return rc;
+	len = proto_peer_msg_len(buf, why, whylen);
+	if (len == (int)SSQ_PEER_REFUSAL_LEN || len == (int)SSQ_PEER_AUTH_LEN) {
+		rc = ssqd_link_read(s, buf + SSQ_PEER_HEAD_LEN,
+		                    (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why,
+		                    whylen);
+		if (rc)
+			return rc;
+	} else if (len >= 0) {
+		snprintf(why, whylen,
+		         "the peer answered our authentication with no challenge (has "
+		         "it --peer-key?)");
+		return -EBADMSG;
+	}
+	if (len == (int)SSQ_PEER_REFUSAL_LEN)
+		return proto_peer_decode(buf, (size_t)len, &a, why, whylen);
+	if (len < 0)
+		return len;
+	rc = proto_peer_decode_auth(buf, SSQ_PEER_AUTH_LEN, &c, why, whylen);
+	if (rc)
+		return rc;
+	p->fd = s; /* ssqd_auth_answer's PROOF goes out on it */
+	rc = ssqd_auth_answer(d, p, &c, why, whylen);
+	p->fd = fd;
+	return rc;
 }
 
 int ssqd_auth_challenge(struct ssqd *d, struct ssqd_knock *k,

@@ -99,9 +99,9 @@ int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n,
 }
 
 int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                   char *why, size_t whylen)
+                   struct ssqd_link_auth *auth, char *why, size_t whylen)
 {
-	uint8_t buf[SSQ_PEER_MSG_LEN];
+	uint8_t buf[SSQ_PEER_MSG_LEN + SSQ_PEER_MAC_LEN];
 	unsigned i;
 	int rc;
 
@@ -125,6 +125,16 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
 		if (rc)
 			return rc;
+		/* --peer-key: the MAC after each address (a refusal has none). */
+		if (ssqd_auth_trailer(auth) && len == (int)SSQ_PEER_MSG_LEN) {
+			rc = read_full(sock, buf + len, SSQ_PEER_MAC_LEN, timeout_ms, why,
+			               whylen);
+			if (!rc && ssqd_auth_open(auth, buf, (size_t)len, buf + len, why,
+			                          whylen))
+				rc = -EBADMSG;
+			if (rc)
+				return rc;
+		}
 		rc = proto_peer_decode(buf, (size_t)len, &remote[i], why, whylen);
 		if (rc == PROTO_PEER_WANT && !i)
 			return rc; /* a note, not an exchange */
@@ -196,11 +206,17 @@ int ssqd_link_send_want(int sock, const char *name, unsigned n,
 
 int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
                        struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                       char *why, size_t whylen)
+                       struct ssqd_link_auth *auth, char *why, size_t whylen)
 {
-	int rc = ssqd_link_send(sock, local, n, NULL, why, whylen);
+	int rc = ssqd_link_send(sock, local, n, auth, why, whylen);
 
-	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, why, whylen);
+	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, auth, why, whylen);
+}
+
+int ssqd_link_read(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why,
+                   size_t whylen)
+{
+	return read_full(sock, buf, n, timeout_ms, why, whylen);
 }
 
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen)

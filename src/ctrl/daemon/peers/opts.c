@@ -159,15 +159,10 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 	}
 	o->peer_queues = o->nqueues;
 	if (!o->npeers) {
-		/*
-		 * --connect's first exchange is made at start, blocking
-		 * (setup.c), without the handshake of peers/auth.c.
-		 */
-		if (o->peer_key) {
+		if (o->peer_key && !o->listen_port && !o->connect_to) {
 			snprintf(why, whylen,
-			         "--peer-key authenticates a cluster's links "
-			         "(--peer/--peers with --listen); the one-peer "
-			         "--listen/--connect modes do not take it");
+			         "--peer-key authenticates links to peers: it goes with "
+			         "--listen, --connect or --peer/--peers");
 			return -EINVAL;
 		}
 		if (o->eager || o->max_active_peers || o->idle_ms) {
