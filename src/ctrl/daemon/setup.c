@@ -75,7 +75,7 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 		return s;
 	/* --peer-key: both sides prove they hold it first (peers/auth.c). */
 	rc = d->peer_key_len
-	         ? ssqd_auth_dial(d, &d->peers[0], s, PEER_TIMEOUT_MS, why, whylen)
+	         ? ssqd_link_auth_dial(d, &d->peers[0], s, PEER_TIMEOUT_MS, why, whylen)
 	         : 0;
 	if (!rc)
 		rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS,

@@ -338,44 +338,6 @@ hmac_failed:
 	return -EIO;
 }
 
-int ssqd_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms, char *why,
-                   size_t whylen)
-{
-	struct proto_peer_auth c;
-	struct proto_peer_addr a;
-	uint8_t buf[SSQ_PEER_AUTH_LEN];
-	int rc = ssqd_auth_hello(d, p, s, why, whylen), len, fd = p->fd;
-
-	if (!rc)
-		rc = ssqd_link_read(s, buf, SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
-	if (rc)
-		return rc;
-	len = proto_peer_msg_len(buf, why, whylen);
-	if (len == (int)SSQ_PEER_REFUSAL_LEN || len == (int)SSQ_PEER_AUTH_LEN) {
-		rc = ssqd_link_read(s, buf + SSQ_PEER_HEAD_LEN,
-		                    (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why,
-		                    whylen);
-		if (rc)
-			return rc;
-	} else if (len >= 0) {
-		snprintf(why, whylen,
-		         "the peer answered our authentication with no challenge (has "
-		         "it --peer-key?)");
-		return -EBADMSG;
-	}
-	if (len == (int)SSQ_PEER_REFUSAL_LEN)
-		return proto_peer_decode(buf, (size_t)len, &a, why, whylen);
-	if (len < 0)
-		return len;
-	rc = proto_peer_decode_auth(buf, SSQ_PEER_AUTH_LEN, &c, why, whylen);
-	if (rc)
-		return rc;
-	p->fd = s; /* ssqd_auth_answer's PROOF goes out on it */
-	rc = ssqd_auth_answer(d, p, &c, why, whylen);
-	p->fd = fd;
-	return rc;
-}
-
 int ssqd_auth_challenge(struct ssqd *d, struct ssqd_knock *k,
                         const struct proto_peer_auth *h, char *why, size_t whylen)
 {

@@ -213,10 +213,46 @@ int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
 	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, auth, why, whylen);
 }
 
-int ssqd_link_read(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why,
-                   size_t whylen)
+/*
+ * --connect's first link, made at start and waited for: the dialer's half
+ * of peers/auth.c's handshake, here because it reads as the blocking
+ * exchange does.
+ */
+int ssqd_link_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms,
+                        char *why, size_t whylen)
 {
-	return read_full(sock, buf, n, timeout_ms, why, whylen);
+	struct proto_peer_auth c;
+	struct proto_peer_addr a;
+	uint8_t buf[SSQ_PEER_AUTH_LEN];
+	int rc = ssqd_auth_hello(d, p, s, why, whylen), len, fd = p->fd;
+
+	if (!rc)
+		rc = read_full(s, buf, SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+	if (rc)
+		return rc;
+	len = proto_peer_msg_len(buf, why, whylen);
+	if (len == (int)SSQ_PEER_REFUSAL_LEN || len == (int)SSQ_PEER_AUTH_LEN) {
+		rc = read_full(s, buf + SSQ_PEER_HEAD_LEN,
+		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+		if (rc)
+			return rc;
+	} else if (len >= 0) {
+		snprintf(why, whylen,
+		         "the peer answered our authentication with no challenge (has "
+		         "it --peer-key?)");
+		return -EBADMSG;
+	}
+	if (len == (int)SSQ_PEER_REFUSAL_LEN)
+		return proto_peer_decode(buf, (size_t)len, &a, why, whylen);
+	if (len < 0)
+		return len;
+	rc = proto_peer_decode_auth(buf, SSQ_PEER_AUTH_LEN, &c, why, whylen);
+	if (rc)
+		return rc;
+	p->fd = s; /* ssqd_auth_answer's PROOF goes out on it */
+	rc = ssqd_auth_answer(d, p, &c, why, whylen);
+	p->fd = fd;
+	return rc;
 }
 
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen)

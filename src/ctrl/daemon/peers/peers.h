@@ -192,9 +192,10 @@ int ssqd_peer_closing(struct ssqd *d, unsigned qi);
  * ssqd_auth_challenge - the acceptor: HELLO @h in, CHALLENGE sent.
  * ssqd_auth_check_proof - the acceptor: PROOF @pr checked (-EACCES: a wrong
  *   key), k->auth on.
- * ssqd_auth_dial - the dialer's whole handshake on connected @s, waiting
- *   (--connect's first link, made at start): HELLO, CHALLENGE checked,
- *   PROOF; p->auth on. 0, or -errno with @why (-ECONNREFUSED: refused).
+ * ssqd_link_auth_dial (peers/link.c) - the dialer's whole handshake on
+ *   connected @s, waiting (--connect's first link, made at start): HELLO,
+ *   CHALLENGE checked, PROOF; p->auth on. 0, or -errno with @why
+ *   (-ECONNREFUSED: refused).
  * ssqd_auth_seal - the MAC of message @msg of @n bytes out on @a's
  *   connection, into @mac (SSQ_PEER_MAC_LEN bytes); the next seq.
  * ssqd_auth_open - message @msg in on @a's connection: its @mac checked
@@ -213,8 +214,8 @@ int ssqd_auth_challenge(struct ssqd *d, struct ssqd_knock *k,
                         const struct proto_peer_auth *h, char *why, size_t whylen);
 int ssqd_auth_check_proof(struct ssqd *d, struct ssqd_knock *k,
                           const struct proto_peer_auth *pr, char *why, size_t whylen);
-int ssqd_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms, char *why,
-                   size_t whylen);
+int ssqd_link_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms,
+                        char *why, size_t whylen);
 int ssqd_auth_seal(struct ssqd_link_auth *a, const uint8_t *msg, size_t n, uint8_t *mac);
 int ssqd_auth_open(struct ssqd_link_auth *a, const uint8_t *msg, size_t n,
                    const uint8_t *mac, char *why, size_t whylen);
@@ -296,9 +297,6 @@ int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n,
                    struct ssqd_link_auth *auth, char *why, size_t whylen);
 int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
                    struct ssqd_link_auth *auth, char *why, size_t whylen);
-/* Exactly @n bytes from @sock, each wait bounded by @timeout_ms (blocking). */
-int ssqd_link_read(int sock, uint8_t *buf, size_t n, int timeout_ms, char *why,
-                   size_t whylen);
 /*
  * A cluster's want (peer_msg.h): ssqd_link_send_want sends @name's on a
  * connected socket, without waiting; ssqd_link_recv returns
