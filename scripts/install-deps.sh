@@ -9,6 +9,7 @@ pkgs=(
 	libibverbs-dev ibverbs-providers              # libibverbs, libmlx5, mlx5dv.h
 	libdpdk-dev                                   # DPDK EAL (hugepages only)
 	libsystemd-dev                                # ssqd: socket activation, sd_notify
+	libssl-dev                                    # ssqd: libcrypto's HMAC-SHA256 (--peer-key)
 	systemd                                       # systemd-analyze verify, systemd-socket-activate
 	man-db groff-base                             # man -l / groff checks of the man pages
 	python3                                       # the socket-activation test's helpers

@@ -44,12 +44,12 @@ static void list_for(struct ssq_client *c, double secs, void (*tick)(double))
 	}
 }
 
-/* 2.'s talker: a version-3 header, then zeros, one byte a second. */
+/* 2.'s talker: a version-4 header, then zeros, one byte a second. */
 static int slow_fd = -1;
 static unsigned slow_sent;
 static void slow_tick(double t)
 {
-	static const uint8_t head[8] = { 'S', 'S', 'Q', 'P', 0, 3, 0, 1 };
+	static const uint8_t head[8] = { 'S', 'S', 'Q', 'P', 0, 4, 0, 1 };
 	uint8_t b;
 
 	if (t < slow_sent * 1.0)

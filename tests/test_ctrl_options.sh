@@ -48,6 +48,21 @@ expect 2 "--recv-size '2097152': want a number from 64 to 1048576" --recv-size 2
 expect 2 "--qp-timeout '32': want a number from 0 to 31" --qp-timeout 32
 expect 1 "receive pools of --recv-depth 32768 x 2 buffers x --recv-size 1048576" --device emu --hugepages=off --recv-depth 32768 --recv-size 1048576
 expect 2 "--hello-ms '5': want a number from 10 to 60000" --hello-ms 5
+# --peer-key: for links to peers; its file owned by ssqd's uid, mode 0600 or
+# narrower, 32 bytes or more.
+expect 2 "--peer-key authenticates links to peers" --peer-key "$work/key"
+head -c 32 /dev/urandom >"$work/key"
+chmod 640 "$work/key"
+expect 1 "--peer-key $work/key: mode 0640 lets its group or others at it" --device emu --hugepages=off --name a --peer b=127.0.0.1:1 --listen 1 --peer-key "$work/key"
+chmod 600 "$work/key"
+head -c 31 /dev/urandom >"$work/key"
+expect 1 "--peer-key $work/key: 31 bytes; a key has 32 to 1024" --device emu --hugepages=off --name a --peer b=127.0.0.1:1 --listen 1 --peer-key "$work/key"
+head -c 32 /dev/urandom >"$work/key"
+if [ "$(id -u)" -eq 0 ]; then # only root can hand a file to another uid
+	chown 65534 "$work/key"
+	expect 1 "--peer-key $work/key: owned by uid 65534, not by ssqd's uid 0" --device emu --hugepages=off --name a --peer b=127.0.0.1:1 --listen 1 --peer-key "$work/key"
+fi
+expect 1 "--peer-key $work/nokey: No such file or directory" --device emu --hugepages=off --name a --peer b=127.0.0.1:1 --listen 1 --peer-key "$work/nokey"
 expect 2 "--stall-ms 5: want 0 (no deadline) or 10 to 60000" --stall-ms 5
 expect 2 "--queue-uid 'x1=5': want qN=UID" --queue-uid x1=5
 expect 2 "--queue-gid 'q1=': want qN=GID" --queue-gid q1=

@@ -60,7 +60,7 @@ static void codec(void)
 	          !strcmp(b.name, "q2") && b.link_layer == IBV_LINK_LAYER_ETHERNET &&
 	          b.mtu == IBV_MTU_1024 && b.rd_atom == 16,
 	      "roundtrip fields differ");
-	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 3, "version 3, 88 bytes");
+	CHECK(sizeof(m) == 88 && m[4] == 0 && m[5] == 4, "version 4, 88 bytes");
 	/* Network byte order on the wire: QPN at 12, big-endian. */
 	CHECK(m[12] == 0 && m[13] == 0xab && m[14] == 0xcd && m[15] == 0xef, "QPN bytes");
 
@@ -80,19 +80,23 @@ static void codec(void)
 	bad[0] = 'X';
 	expect_bad(bad, sizeof(m), "magic", "bad magic");
 	memcpy(bad, m, sizeof(m));
-	bad[5] = 4;
-	expect_bad(bad, sizeof(m), "version 4", "version 4");
+	bad[5] = 5;
+	expect_bad(bad, sizeof(m), "version 5", "version 5");
+	/* Version 3 (before --peer-key): refused naming both versions. */
+	memcpy(bad, m, sizeof(m));
+	bad[5] = 3;
+	expect_bad(bad, sizeof(m), "version 3, this ssqd 4", "version 3");
 	/*
 	 * A version-1 ssqd's message (80 bytes, no link layer, MTU or depth):
 	 * its header alone says so, and it is refused naming the versions,
-	 * never read as a shorter version 3.
+	 * never read as a shorter version 4.
 	 */
 	memcpy(bad, m, sizeof(m));
 	bad[5] = 1;
 	CHECK(proto_peer_msg_len(bad, why, sizeof(why)) == -EPROTO &&
-	          strstr(why, "version 1, this ssqd 3"),
+	          strstr(why, "version 1, this ssqd 4"),
 	      "version 1 header: %s", why);
-	expect_bad(bad, 80, "version 1, this ssqd 3", "version 1 message");
+	expect_bad(bad, 80, "version 1, this ssqd 4", "version 1 message");
 	m[80] = 3;
 	expect_bad(m, sizeof(m), "link layer 3", "unknown link layer");
 	m[80] = IBV_LINK_LAYER_INFINIBAND;
@@ -167,7 +171,7 @@ static void restart_codec(void)
 	          b.index == 3 && b.kind == PROTO_RESTART_ASK && b.seq == 0xdeadbeef &&
 	          b.psn == 0xabcdef && b.peer_psn == 0x123456 && !b.status,
 	      "restart roundtrip: %s", why);
-	CHECK(!memcmp(m, "SSQR", 4) && m[5] == 3 && m[12] == 0xde, "restart bytes");
+	CHECK(!memcmp(m, "SSQR", 4) && m[5] == 4 && m[12] == 0xde, "restart bytes");
 	/* A link of 5 queues is not this one: the peer counts differently. */
 	CHECK(proto_peer_decode_restart(m, sizeof(m), 5, &b, why, sizeof(why)) ==
 	              -EBADMSG &&
@@ -223,6 +227,53 @@ static void restart_codec(void)
 	          strstr(why, "not NUL-terminated"),
 	      "want with an unterminated name: %s", why);
 	restart_bad(bad, SSQ_PEER_WANT_LEN, "not a queue restart");
+}
+
+/* Version 4's authentication messages (--peer-key): layout and checks. */
+static void auth_codec(void)
+{
+	struct proto_peer_auth a, b;
+	struct proto_peer_addr pa;
+	uint8_t m[SSQ_PEER_AUTH_LEN], bad[SSQ_PEER_AUTH_LEN];
+	char why[200];
+	unsigned i;
+
+	memset(&a, 0, sizeof(a));
+	a.kind = PROTO_AUTH_CHALLENGE;
+	a.count = 3;
+	a.gen = 0x01020304;
+	snprintf(a.name, sizeof(a.name), "bob");
+	for (i = 0; i < SSQ_PEER_NONCE_LEN; i++)
+		a.nonce[i] = (uint8_t)i;
+	for (i = 0; i < SSQ_PEER_MAC_LEN; i++)
+		a.mac[i] = (uint8_t)(0xa0 + i);
+	proto_peer_encode_auth(&a, m);
+	CHECK(sizeof(m) == 112 && !memcmp(m, "SSQA", 4) && m[5] == 4 && m[8] == 2 &&
+	          m[12] == 1 && m[15] == 4 && m[16] == 'b' && m[48] == 0 && m[80] == 0xa0,
+	      "auth bytes: magic, version 4, kind, generation, name, nonce, MAC");
+	CHECK(proto_peer_msg_len(m, why, sizeof(why)) == SSQ_PEER_AUTH_LEN,
+	      "auth length");
+	CHECK(!proto_peer_decode_auth(m, sizeof(m), &b, why, sizeof(why)) &&
+	          b.kind == a.kind && b.count == 3 && b.gen == a.gen &&
+	          !strcmp(b.name, "bob") && !memcmp(b.nonce, a.nonce, 32) &&
+	          !memcmp(b.mac, a.mac, 32),
+	      "auth roundtrip: %s", why);
+	memcpy(bad, m, sizeof(m));
+	bad[8] = 4;
+	CHECK(proto_peer_decode_auth(bad, sizeof(m), &b, why, sizeof(why)) == -EBADMSG &&
+	          strstr(why, "kind 4"),
+	      "auth of kind 4: %s", why);
+	memcpy(bad, m, sizeof(m));
+	memset(bad + 16, 'x', SSQ_NAME_MAX);
+	CHECK(proto_peer_decode_auth(bad, sizeof(m), &b, why, sizeof(why)) == -EBADMSG,
+	      "auth name not NUL-terminated");
+	CHECK(proto_peer_decode_auth(m, sizeof(m) - 1, &b, why, sizeof(why)) == -EBADMSG,
+	      "auth of 111 bytes");
+	/* An ssqd without --peer-key, handed one where an address is due. */
+	CHECK(proto_peer_decode(m, SSQ_PEER_AUTH_LEN, &pa, why, sizeof(why)) ==
+	              -EBADMSG &&
+	          strstr(why, "--peer-key"),
+	      "auth where an address is due: %s", why);
 }
 
 static pid_t start(const char *sock, const char *mode, const char *arg)
@@ -284,9 +335,9 @@ static void old_peer(uint16_t port)
 	while ((n = recv(s, got + total, sizeof(got) - (size_t)total, 0)) > 0)
 		total += n;
 	CHECK(n == 0, "ssqd closes on the old peer (%zd: %s)", n, strerror(errno));
-	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 3 &&
-	          memmem(got, (size_t)total, "version 1, this ssqd 3", 22),
-	      "ssqd refuses saying versions 1 and 3 (%zd bytes)", total);
+	CHECK(total >= 8 && !memcmp(got, "SSQN", 4) && got[4] == 0 && got[5] == 4 &&
+	          memmem(got, (size_t)total, "version 1, this ssqd 4", 22),
+	      "ssqd refuses saying versions 1 and 4 (%zd bytes)", total);
 	close(s);
 }
 
@@ -369,6 +420,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	codec();
 	restart_codec();
+	auth_codec();
 	if (!getenv("SSQD"))
 		SKIP("SSQD (the ssqd binary) not set: run through ctest");
 	two_daemons();

@@ -495,7 +495,10 @@ struct ssq_mr {
  * -EFAULT (part of the range is not mapped, or is read-only and write
  * access was asked: ibv_reg_mr's answer), -EOPNOTSUPP (memory the device
  * cannot reach: see ssq_mem_reg(3)), -EDQUOT / -ENOMEM (ssqd's limits),
- * -ENOTCONN, -ETIMEDOUT; ssq_client_error() says which.
+ * -EACCES (the emulated device, an ssqd of another uid without
+ * CAP_SYS_PTRACE: it cannot read this process's /proc/PID/maps), -EPERM
+ * (ssqd cannot read this process's RLIMIT_MEMLOCK: /proc mounted
+ * hidepid), -ENOTCONN, -ETIMEDOUT; ssq_client_error() says which.
  */
 int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
                 struct ssq_mr *out);

@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include "test_device.h"
 #include "tlib.h"
@@ -53,6 +55,62 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
 	return pid;
 }
 
+static char peer_key[64];
+static pid_t peer_key_owner;
+
+static void peer_key_gone(void)
+{
+	if (getpid() == peer_key_owner) /* not a forked child's exit */
+		unlink(peer_key);
+}
+
+/*
+ * SSQ_TEST_PEER_KEY set (the <test>_peerkey runs): a cluster's key made
+ * once for this test process (32 random bytes, mode 0600, removed at its
+ * exit), or NULL when unset or it could not be made.
+ */
+static const char *test_peer_key(void)
+{
+	uint8_t k[32];
+	int fd;
+
+	if (!getenv("SSQ_TEST_PEER_KEY"))
+		return NULL;
+	if (peer_key_owner)
+		return peer_key;
+	snprintf(peer_key, sizeof(peer_key), "/tmp/ssq-test-peerkey-%d", getpid());
+	unlink(peer_key);
+	fd = open(peer_key, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || getrandom(k, sizeof(k), 0) != sizeof(k) ||
+	    write(fd, k, sizeof(k)) != sizeof(k)) {
+		perror("test peer key");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	peer_key_owner = getpid();
+	atexit(peer_key_gone);
+	return peer_key;
+}
+
+/* @args link to peers (--peer(s), --listen, --connect), with no --peer-key of their own.
+ */
+static int peer_args(const char *const *args)
+{
+	int peers = 0;
+
+	for (; args && *args; args++) {
+		if (!strncmp(*args, "--peer-key", 10))
+			return 0;
+		if (!strcmp(*args, "--peers") || !strncmp(*args, "--peer=", 7) ||
+		    !strcmp(*args, "--peer") || !strcmp(*args, "--listen") ||
+		    !strcmp(*args, "--connect"))
+			peers = 1;
+	}
+	return peers;
+}
+
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
                     const char *wire_fault, const char *const *args, const char *log,
                     int append)
@@ -63,10 +121,15 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 		"--data-mib", "8",           "--sq-size", "256", "--recv-depth",
 		depth,        "--recv-size", size
 	};
+	const char *key = peer_args(args) ? test_peer_key() : NULL;
 	int n = 13;
 
 	snprintf(depth, sizeof(depth), "%u", recv_depth);
 	snprintf(size, sizeof(size), "%u", recv_size);
+	if (key) {
+		argv[n++] = "--peer-key";
+		argv[n++] = key;
+	}
 	while (args && *args && n < 37)
 		argv[n++] = *args++;
 	argv[n] = NULL;

@@ -53,6 +53,10 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
  * queues, a receive pool of @recv_depth buffers of @recv_size bytes, then
  * @args (NULL-terminated, up to 24); SSQ_EMU_WIRE_FAULT set to @wire_fault
  * unless NULL; stderr as t_ssqd_exec's @log, @append. Returns its pid.
+ * With SSQ_TEST_PEER_KEY set in the environment (the <test>_peerkey
+ * ctests), a daemon with peers (--peer/--peers, --listen or --connect in
+ * @args, no --peer-key) also gets --peer-key, one key made for the test
+ * process.
  */
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
                     const char *wire_fault, const char *const *args, const char *log,

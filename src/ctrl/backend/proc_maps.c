@@ -75,7 +75,16 @@ int ssqd_proc_range_check(pid_t pid, uint64_t addr, uint64_t len, int writable, 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f) {
-		snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+		/*
+		 * /proc/PID/maps needs ptrace read access (proc_maps_open ->
+		 * proc_mem_open(PTRACE_MODE_READ), fs/proc/task_mmu.c): a
+		 * client of another uid needs an ssqd with CAP_SYS_PTRACE.
+		 */
+		snprintf(why, whylen,
+		         "cannot read %s: %s (a client of another uid: the emulated "
+		         "device reaches its private memory only for an ssqd with "
+		         "CAP_SYS_PTRACE; ssq_mem_reg_fd registers shareable memory)",
+		         path, strerror(errno));
 		return -EACCES;
 	}
 	/*

@@ -7,8 +7,7 @@
 #include <linux/capability.h>
 #include "ctrl/daemon/memlock.h"
 
-/* CAP_IPC_LOCK in /proc/self/status's CapEff (what capable() checks). */
-static int can_ipc_lock(void)
+int ssqd_self_cap(int cap)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
@@ -19,14 +18,14 @@ static int can_ipc_lock(void)
 		found = sscanf(line, "CapEff: %llx", &eff) == 1;
 	if (f)
 		fclose(f);
-	return found && (eff >> CAP_IPC_LOCK) & 1;
+	return found && (eff >> cap) & 1;
 }
 
 int ssqd_memlock_check(uint64_t need, char *why, size_t whylen)
 {
 	struct rlimit rl;
 
-	if (can_ipc_lock())
+	if (ssqd_self_cap(CAP_IPC_LOCK))
 		return 0;
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    (uint64_t)rl.rlim_cur >= need)

@@ -22,4 +22,7 @@
  */
 int ssqd_memlock_check(uint64_t need, char *why, size_t whylen);
 
+/* 1 when ssqd has capability @cap (linux/capability.h) in its effective set. */
+int ssqd_self_cap(int cap);
+
 #endif

@@ -113,6 +113,11 @@ static void usage(FILE *out)
 	    "                           closes the least recently used idle one\n"
 	    "      --idle-ms N          close a peer's link when none of its queues\n"
 	    "                           has been open for N ms (default: never)\n"
+	    "      --peer-key FILE      authenticate peers with the cluster's secret\n"
+	    "                           in FILE (32+ bytes, owned by ssqd's uid, mode\n"
+	    "                           0600; the same on every daemon): HMAC-SHA256\n"
+	    "                           challenge-response, each message MACed, a\n"
+	    "                           peer's links only from its host's address\n"
 	    "      --status             print the queues and peers of the ssqd\n"
 	    "                           serving --socket, and exit\n"
 	    "      --json               with --status: one JSON object, for scripts\n"
@@ -504,6 +509,7 @@ static const struct opt_def opt_defs[] = {
 	{ "eager", 0, 0, opt_flag, OPT_FIELD(eager), 0, 0 },
 	{ "max-active-peers", 0, 1, opt_num, OPT_FIELD(max_active_peers), 1,
 	  SSQD_MAX_PEERS },
+	{ "peer-key", 0, 1, opt_str, OPT_FIELD(peer_key), 0, 0 },
 	{ "idle-ms", 0, 1, opt_num, OPT_FIELD(idle_ms), 10, 86400000 },
 	{ "status", 0, 0, opt_status, 0, 0, 0, 0 },
 	{ "json", 0, 0, opt_flag, OPT_FIELD(status_json), 0, 0 },

@@ -514,6 +514,7 @@ int ssqd_serve(struct ssqd *d)
 		uint64_t now = ssqd_now_ns();
 
 		ssqd_log_tick(&d->client_log, now);
+		ssqd_log_tick(&d->auth_log, now);
 		n = 0;
 		pfd[n].fd = now < d->accept_pause_until_ns ? -1 : d->listen_fd;
 		pfd[n].events = POLLIN;

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <linux/capability.h>
 #include <time.h>
 #include "ctrl/backend/fork_safe.h"
 #include "ctrl/daemon/daemon.h"
@@ -27,6 +28,7 @@
 #include "ctrl/backend/mlx5_list.h"
 #include "ctrl/daemon/memlock.h"
 #include "ctrl/proto/msg.h"
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define PEER_TIMEOUT_MS 30000
 
@@ -66,8 +68,13 @@ static int peer_connect(struct ssqd *d, const struct proto_peer_addr *local,
 	s = ssqd_link_connect(d->opt.connect_to, PEER_TIMEOUT_MS, why, whylen);
 	if (s < 0)
 		return s;
-	rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS, why,
-	                        whylen);
+	/* --peer-key: both sides prove they hold it first (peers/auth.c). */
+	rc = d->peer_key_len
+	         ? ssqd_link_auth_dial(d, &d->peers[0], s, PEER_TIMEOUT_MS, why, whylen)
+	         : 0;
+	if (!rc)
+		rc = ssqd_link_exchange(s, local, remote, d->opt.nqueues, PEER_TIMEOUT_MS,
+		                        &d->peers[0].auth, why, whylen);
 	if (rc) {
 		close(s);
 		return rc;
@@ -218,6 +225,10 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	clients_init(d);
 	ssqd_peers_init(d);
 	ssqd_knocks_init(d);
+	/* --peer-key read (and checked) before anything else is built. */
+	rc = ssqd_peer_auth_init(d, why, whylen);
+	if (rc)
+		return rc;
 	/*
 	 * First: a second ssqd on a served path builds nothing before it says
 	 * so. A socket handed over by systemd is systemd's to guard.
@@ -304,6 +315,19 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	snprintf(d->hdr->device, sizeof(d->hdr->device), "%.*s",
 	         (int)sizeof(d->hdr->device) - 1,
 	         strcmp(d->ops->kind, "emu") ? dev : "emu");
+	/*
+	 * The emulated device checks a client's private memory in its
+	 * /proc/PID/maps (backend/proc_maps.c), which another uid may read
+	 * only with CAP_SYS_PTRACE (proc_mem_open's PTRACE_MODE_READ): a
+	 * per-user ssqd serving other uids refuses their registrations, said
+	 * once here rather than discovered at the first.
+	 */
+	if (d->ops == &ssqd_backend_emu && (o->allow_uid >= 0 || o->allow_gid >= 0) &&
+	    !ssqd_self_cap(CAP_SYS_PTRACE))
+		fprintf(stderr, SD_WARNING
+		        "ssqd: --allow-uid/--allow-gid on the emulated device without "
+		        "CAP_SYS_PTRACE: other uids' ssq_mem_reg and ssq_mem_reg_fd "
+		        "fail EACCES (their /proc/PID/maps is closed to this uid)\n");
 
 	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
 	d->arena.used = d->arena.len - data_len;

@@ -285,6 +285,11 @@ struct ssqd_options {
 	int eager;
 	unsigned max_active_peers;
 	unsigned idle_ms;
+	/*
+	 * --peer-key FILE: the cluster's secret (peers/auth.c); every link
+	 * authenticated with it. NULL: peers unauthenticated (one warning).
+	 */
+	const char *peer_key;
 	uint8_t port;                  /* device port */
 	int gid_index;                 /* SSQD_GID_AUTO, SSQD_GID_NONE or an index */
 	uint8_t qp_timeout;            /* --qp-timeout: RTS local ACK timeout, 0..31 */
@@ -438,11 +443,29 @@ struct ssqd_client {
 struct ssqd_lookup; /* peers/lookup.c */
 
 /*
+ * A connection's authentication (peers/auth.c), with --peer-key: once both
+ * sides proved they hold the key, every message carries a MAC under @key,
+ * derived for this connection, over the direction and a sequence number
+ * each direction counts from 0.
+ */
+#define SSQD_LINK_KEY_LEN 32 /* SHA-256's output */
+struct ssqd_link_auth {
+	int on;     /* MACs on this connection's messages */
+	int dialer; /* this side dialed: what it sends is labelled so */
+	uint8_t key[SSQD_LINK_KEY_LEN];
+	uint64_t tx_seq, rx_seq;
+};
+/* Addresses a peer's host looked up to at start: the only sources it may come from. */
+#define SSQD_PEER_SRC_MAX 8
+
+/*
  * A peer link's state (peers/peer.c; ssqd_peer_link_to is the one place it
  * changes, logging each change when SSQD_TRACE_LINKS is set). fd is -1 in
  * IDLE and the connection in every other state.
  *   IDLE        no connection: dialed (or a want sent) when due;
  *   DIALING     our connect() under way, its deadline retry_ns;
+ *   AUTHING     with --peer-key: our HELLO went out on the dial; the
+ *               peer's CHALLENGE (or refusal) read into xbuf;
  *   WANT_SENT   a side that does not dial (on demand) sent its want on the
  *               dial: the peer's answer, its close (it dials back) or a
  *               refusal, read into xbuf;
@@ -456,6 +479,7 @@ struct ssqd_lookup; /* peers/lookup.c */
 enum ssqd_link_state {
 	SSQD_LINK_IDLE,
 	SSQD_LINK_DIALING,
+	SSQD_LINK_AUTHING,
 	SSQD_LINK_WANT_SENT,
 	SSQD_LINK_EXCHANGING,
 	SSQD_LINK_LINKED,
@@ -495,8 +519,15 @@ struct ssqd_peer {
 	unsigned q0;   /* its queues: q0 .. q0 + opt.peer_queues - 1 */
 	enum ssqd_link_state link;
 	int fd;        /* the link's connection; -1 in SSQD_LINK_IDLE */
-	unsigned xlen; /* WANT_SENT, EXCHANGING: bytes of xbuf read */
-	uint8_t xbuf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
+	unsigned xlen; /* AUTHING, WANT_SENT, EXCHANGING: bytes of xbuf read */
+	uint8_t xbuf[SSQ_MAX_QUEUES * (SSQ_PEER_MSG_LEN + SSQ_PEER_MAC_LEN)];
+	/* --peer-key: this connection's MACs; our HELLO's nonce and generation. */
+	struct ssqd_link_auth auth;
+	uint8_t nonce[SSQ_PEER_NONCE_LEN];
+	uint32_t gen;
+	/* --peer-key: where its host looked up to at start (peers/auth.c). */
+	struct in6_addr src[SSQD_PEER_SRC_MAX];
+	unsigned nsrc;
 	int ever; /* its queues were up once: re-bring them */
 	/* CLOCK_MONOTONIC: the next dial; DIALING and on: its deadline */
 	uint64_t retry_ns;
@@ -504,7 +535,7 @@ struct ssqd_peer {
 	unsigned attempts;   /* since the peer was lost */
 	char last_why[200];  /* last attempt's outcome: logged when it changes */
 	/* After the exchange: a restart message read so far (peers/restart.c). */
-	uint8_t rx[SSQ_PEER_RESTART_LEN];
+	uint8_t rx[SSQ_PEER_RESTART_LEN + SSQ_PEER_MAC_LEN];
 	unsigned rx_len;
 };
 
@@ -524,7 +555,24 @@ struct ssqd_knock {
 	unsigned len;
 	char from[80];
 	struct in6_addr ip; /* from's address, to tell sources apart */
-	uint8_t buf[SSQ_MAX_QUEUES * SSQ_PEER_MSG_LEN];
+	/*
+	 * --peer-key: 0 until its HELLO, then 1 (our CHALLENGE sent) until its
+	 * PROOF, then 2: authenticated as peer @claimed (peers/auth.c).
+	 */
+	int stage;
+	struct ssqd_link_auth auth;
+	uint8_t nonce_d[SSQ_PEER_NONCE_LEN], nonce_a[SSQ_PEER_NONCE_LEN];
+	char claimed[SSQ_NAME_MAX];
+	uint32_t gen;
+	uint8_t buf[SSQ_MAX_QUEUES * (SSQ_PEER_MSG_LEN + SSQ_PEER_MAC_LEN)];
+};
+
+/* Failed authentications from one source address (peers/auth.c). */
+#define SSQD_AUTH_SOURCES 16
+struct ssqd_auth_fails {
+	struct in6_addr ip;
+	unsigned n;
+	uint64_t last_ns;
 };
 
 struct ssqd {
@@ -552,6 +600,12 @@ struct ssqd {
 	unsigned npeers;        /* 0: loopback */
 	uint32_t link_next_seq; /* the next restart ask's (peers/restart.c) */
 	struct ssqd_knock knocks[SSQD_MAX_KNOCKS];
+	/* --peer-key's secret (peers/auth.c); peer_key_len 0: none. */
+	uint8_t peer_key[1024];
+	unsigned peer_key_len;
+	uint32_t link_gen; /* the last link generation a HELLO of ours carried */
+	struct ssqd_auth_fails auth_fails[SSQD_AUTH_SOURCES];
+	struct ssqd_log_limit auth_log; /* failed authentications' lines */
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];

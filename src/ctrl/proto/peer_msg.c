@@ -19,6 +19,8 @@ static const uint8_t refuse_magic[4] = { 'S', 'S', 'Q', 'N' };
 static const uint8_t restart_magic[4] = { 'S', 'S', 'Q', 'R' };
 /* A cluster's "dial me": see peer_msg.h. */
 static const uint8_t want_magic[4] = { 'S', 'S', 'Q', 'W' };
+/* Authentication, before anything else with --peer-key: see peer_msg.h. */
+static const uint8_t auth_magic[4] = { 'S', 'S', 'Q', 'A' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
@@ -49,6 +51,17 @@ enum {
 	ROFF_PEER_PSN = 20, /* 4 */
 };
 _Static_assert(ROFF_PEER_PSN + 4 == SSQ_PEER_RESTART_LEN, "restart layout");
+/* Authentication: the header, then these. */
+enum {
+	AOFF_KIND = 8,   /* 1, then 3 zero */
+	AOFF_GEN = 12,   /* 4 */
+	AOFF_NAME = 16,  /* SSQ_NAME_MAX */
+	AOFF_NONCE = 48, /* SSQ_PEER_NONCE_LEN */
+	AOFF_MAC = 80,   /* SSQ_PEER_MAC_LEN */
+};
+_Static_assert(AOFF_NAME + SSQ_NAME_MAX == AOFF_NONCE, "auth layout");
+_Static_assert(AOFF_NONCE + SSQ_PEER_NONCE_LEN == AOFF_MAC, "auth layout");
+_Static_assert(AOFF_MAC + SSQ_PEER_MAC_LEN == SSQ_PEER_AUTH_LEN, "auth layout");
 _Static_assert(OFF_PAD + 5 == SSQ_PEER_MSG_LEN, "peer message layout");
 _Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_REFUSAL_LEN, "refusal layout");
 _Static_assert(OFF_COUNT + 2 == SSQ_PEER_HEAD_LEN, "header layout");
@@ -116,7 +129,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 		return SSQ_PEER_REFUSAL_LEN;
 	if (memcmp(head + OFF_MAGIC, peer_magic, 4) &&
 	    memcmp(head + OFF_MAGIC, restart_magic, 4) &&
-	    memcmp(head + OFF_MAGIC, want_magic, 4)) {
+	    memcmp(head + OFF_MAGIC, want_magic, 4) &&
+	    memcmp(head + OFF_MAGIC, auth_magic, 4)) {
 		snprintf(why, whylen, "peer message without the SSQP magic");
 		return -EBADMSG;
 	}
@@ -129,6 +143,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 	}
 	if (!memcmp(head + OFF_MAGIC, want_magic, 4))
 		return SSQ_PEER_WANT_LEN;
+	if (!memcmp(head + OFF_MAGIC, auth_magic, 4))
+		return SSQ_PEER_AUTH_LEN;
 	return memcmp(head + OFF_MAGIC, restart_magic, 4) ? (int)SSQ_PEER_MSG_LEN
 	                                                  : (int)SSQ_PEER_RESTART_LEN;
 }
@@ -140,6 +156,60 @@ void proto_peer_encode_want(const char *name, uint16_t count, uint8_t *out)
 	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
 	put16(out + OFF_COUNT, count);
 	memcpy(out + SSQ_PEER_HEAD_LEN, name, strnlen(name, SSQ_NAME_MAX - 1));
+}
+
+void proto_peer_encode_auth(const struct proto_peer_auth *a, uint8_t *out)
+{
+	memset(out, 0, SSQ_PEER_AUTH_LEN);
+	memcpy(out + OFF_MAGIC, auth_magic, 4);
+	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	put16(out + OFF_COUNT, a->count);
+	out[AOFF_KIND] = a->kind;
+	put32(out + AOFF_GEN, a->gen);
+	memcpy(out + AOFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
+	memcpy(out + AOFF_NONCE, a->nonce, SSQ_PEER_NONCE_LEN);
+	memcpy(out + AOFF_MAC, a->mac, SSQ_PEER_MAC_LEN);
+}
+
+int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth *a,
+                           char *why, size_t whylen)
+{
+	int len;
+
+	if (n < SSQ_PEER_HEAD_LEN) {
+		snprintf(why, whylen, "peer message of %zu bytes", n);
+		return -EBADMSG;
+	}
+	len = proto_peer_msg_len(buf, why, whylen);
+	if (len < 0)
+		return len;
+	if (memcmp(buf + OFF_MAGIC, auth_magic, 4) || n != SSQ_PEER_AUTH_LEN) {
+		snprintf(why, whylen,
+		         "peer sent a message of %zu bytes where its authentication was "
+		         "due",
+		         n);
+		return -EBADMSG;
+	}
+	memset(a, 0, sizeof(*a));
+	a->kind = buf[AOFF_KIND];
+	a->count = get16(buf + OFF_COUNT);
+	a->gen = get32(buf + AOFF_GEN);
+	if (a->kind < PROTO_AUTH_HELLO || a->kind > PROTO_AUTH_PROOF ||
+	    buf[AOFF_KIND + 1] || buf[AOFF_KIND + 2] || buf[AOFF_KIND + 3]) {
+		snprintf(why, whylen,
+		         "peer authentication of kind %u (1 hello, 2 challenge, 3 proof)",
+		         a->kind);
+		return -EBADMSG;
+	}
+	if (!memchr(buf + AOFF_NAME, 0, SSQ_NAME_MAX)) {
+		snprintf(why, whylen,
+		         "peer authentication with a name not NUL-terminated");
+		return -EBADMSG;
+	}
+	memcpy(a->name, buf + AOFF_NAME, strlen((const char *)buf + AOFF_NAME));
+	memcpy(a->nonce, buf + AOFF_NONCE, SSQ_PEER_NONCE_LEN);
+	memcpy(a->mac, buf + AOFF_MAC, SSQ_PEER_MAC_LEN);
+	return 0;
 }
 
 void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t count,
@@ -230,6 +300,12 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 	if (!memcmp(buf + OFF_MAGIC, restart_magic, 4)) {
 		snprintf(why, whylen,
 		         "peer sent a queue restart where its address was due");
+		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, auth_magic, 4)) {
+		snprintf(why, whylen,
+		         "peer authenticates (--peer-key) and this ssqd has no "
+		         "--peer-key: give both the cluster's key");
 		return -EBADMSG;
 	}
 	if (!memcmp(buf + OFF_MAGIC, want_magic, 4)) {

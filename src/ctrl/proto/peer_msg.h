@@ -14,8 +14,9 @@
  * it reads the rest and refuses another version with a reason instead of
  * reading a message of another size. Version 1 (80 bytes) lacked the link
  * layer, MTU and depth; version 2 is 88 bytes; version 3 adds the restart
- * message below. A refusal keeps version 1's 80-byte layout, so a
- * version-1 ssqd can read one.
+ * message below; version 4 the authentication below (--peer-key), whose
+ * MAC trailers make every message after it longer. A refusal keeps
+ * version 1's 80-byte layout, so a version-1 ssqd can read one.
  */
 #ifndef SSQ_CTRL_PROTO_PEER_MSG_H
 #define SSQ_CTRL_PROTO_PEER_MSG_H
@@ -24,7 +25,7 @@
 #include <stdint.h>
 #include "shm/layout.h"
 
-#define SSQ_PEER_VERSION     3u
+#define SSQ_PEER_VERSION     4u
 #define SSQ_PEER_MSG_LEN     88u /* the address message, since version 2 */
 #define SSQ_PEER_REFUSAL_LEN 80u
 #define SSQ_PEER_HEAD_LEN    8u /* magic, version, count: the same in every version */
@@ -109,6 +110,48 @@ int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
 #define PROTO_PEER_WANT   1
 void proto_peer_encode_want(const char *name, uint16_t count, uint8_t *out);
 
+/*
+ * Authentication (version 4, when both daemons have --peer-key): before
+ * anything else the dialer sends HELLO {its name, a fresh nonce, the link
+ * generation}; the acceptor answers CHALLENGE {its name, its nonce, its
+ * MAC}; the dialer answers PROOF {its MAC}. Each MAC is HMAC-SHA256 under
+ * the cluster key of a direction label, both nonces, both names and the
+ * generation (ctrl/daemon/peers/auth.c), so each side proves it holds the
+ * key for this connection only. From then on every message on the
+ * connection (addresses, want, restarts, busy/idle/close) is followed by
+ * SSQ_PEER_MAC_LEN bytes: a MAC under a key derived from the same
+ * transcript, over the direction, a per-direction sequence number and the
+ * message, so a message replayed, reordered or carried to another
+ * connection fails. A refusal carries none (it only ends an attempt).
+ * 112 bytes: the header (count: --queues), kind, 3 zero bytes, the
+ * generation, a name (SSQ_NAME_MAX, NUL-terminated), a nonce, a MAC;
+ * fields a kind does not use are zero.
+ */
+#define SSQ_PEER_AUTH_LEN  112u
+#define SSQ_PEER_NONCE_LEN 32u
+#define SSQ_PEER_MAC_LEN   32u /* HMAC-SHA256 */
+enum proto_auth_kind {
+	PROTO_AUTH_HELLO = 1,
+	PROTO_AUTH_CHALLENGE = 2,
+	PROTO_AUTH_PROOF = 3,
+};
+struct proto_peer_auth {
+	uint8_t kind;   /* enum proto_auth_kind */
+	uint16_t count; /* the sender's --queues */
+	uint32_t gen;   /* HELLO: the dialer's link generation; echoed */
+	char name[SSQ_NAME_MAX];
+	uint8_t nonce[SSQ_PEER_NONCE_LEN];
+	uint8_t mac[SSQ_PEER_MAC_LEN];
+};
+void proto_peer_encode_auth(const struct proto_peer_auth *a, uint8_t *out);
+/*
+ * proto_peer_decode_auth - check and decode an authentication message of
+ * @n bytes: -EBADMSG with @why for a wrong length or magic, an unknown
+ * kind, a name not NUL-terminated; -EPROTO for another version.
+ */
+int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth *a,
+                           char *why, size_t whylen);
+
 /* Encode @a into exactly SSQ_PEER_MSG_LEN bytes at @out. */
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
 
@@ -116,9 +159,10 @@ void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
  * proto_peer_msg_len - from a message's first SSQ_PEER_HEAD_LEN bytes, how
  * long the whole message is: SSQ_PEER_MSG_LEN for an address,
  * SSQ_PEER_REFUSAL_LEN for a refusal, SSQ_PEER_RESTART_LEN for a restart,
- * SSQ_PEER_WANT_LEN for a want;
+ * SSQ_PEER_WANT_LEN for a want, SSQ_PEER_AUTH_LEN for an authentication
+ * message (none of them counting a MAC trailer);
  * or -EBADMSG (no magic) / -EPROTO (another version: "peer speaks exchange
- * version N, this ssqd 3") with
+ * version N, this ssqd 4") with
  * the reason in @why.
  */
 int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen);

@@ -75,13 +75,64 @@ static uint64_t charged(const struct ssqd *d, const struct ssqd_client *c)
 	return sum;
 }
 
+/*
+ * The RLIMIT_MEMLOCK soft limit of client @c's process, into *@lim.
+ * prlimit(2) reads another process's limits only for a caller of the same
+ * uids and gids or with CAP_SYS_RESOURCE (check_prlimit_permission,
+ * kernel/sys.c): a per-user ssqd serving another uid (--allow-uid) has
+ * neither, and every registration of that uid failed -EPERM. The same
+ * limit is in /proc/PID/limits, which every uid may read (fs/proc/base.c:
+ * ONE("limits", S_IRUGO, proc_pid_limits)) unless /proc is mounted with
+ * hidepid: read there then, and the client's pidfd looked at after, so
+ * that a pid its process left and another took meanwhile is not read as
+ * the client's. 0, or -EPERM with @why when neither could be read.
+ */
+static int memlock_of(const struct ssqd_client *c, rlim_t *lim, char *why, size_t whylen)
+{
+	char path[64], line[256], soft[32], *end;
+	int err, found = 0;
+	struct rlimit rl;
+	FILE *f;
+
+	if (!prlimit(c->pid, RLIMIT_MEMLOCK, NULL, &rl)) {
+		*lim = rl.rlim_cur;
+		return 0;
+	}
+	err = errno;
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)c->pid);
+	f = fopen(path, "r");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Max locked memory %31s", soft) != 1)
+			continue;
+		found = 1;
+		if (!strcmp(soft, "unlimited")) {
+			*lim = RLIM_INFINITY;
+		} else {
+			errno = 0;
+			*lim = (rlim_t)strtoull(soft, &end, 10);
+			found = !*end && !errno;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (found && (c->pidfd < 0 || ssqd_pidfd_alive(c->pidfd)))
+		return 0;
+	snprintf(why, whylen,
+	         "cannot read the RLIMIT_MEMLOCK of the client's process %d: prlimit: "
+	         "%s (another uid: ssqd lacks CAP_SYS_RESOURCE), and %s is %s (/proc "
+	         "mounted hidepid?)",
+	         (int)c->pid, strerror(err), path, found ? "stale" : "unreadable");
+	return -EPERM;
+}
+
 int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind, int fd,
                     uint64_t addr, uint64_t len, uint64_t *charge, char *why,
                     size_t whylen)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), held, first, end;
-	struct rlimit rl;
+	rlim_t lim = 0;
 	struct stat st;
+	int rc;
 
 	*charge = 0;
 	if (kind == SSQ_MEM_VERBS)
@@ -92,21 +143,19 @@ int ssqd_pin_charge(const struct ssqd *d, const struct ssqd_client *c, int kind,
 		return 0; /* the backend refuses it, saying why */
 	first = addr & ~(page - 1);
 	end = (addr + len + page - 1) & ~(page - 1);
-	if (prlimit(c->pid, RLIMIT_MEMLOCK, NULL, &rl)) {
-		snprintf(why, whylen, "reading the client's RLIMIT_MEMLOCK: %s",
-		         strerror(errno));
-		return -EPERM;
-	}
+	rc = memlock_of(c, &lim, why, whylen);
+	if (rc)
+		return rc;
 	*charge = end - first;
-	if (rl.rlim_cur == RLIM_INFINITY || has_ipc_lock(c->pid))
+	if (lim == RLIM_INFINITY || has_ipc_lock(c->pid))
 		return 0;
 	held = charged(d, c);
-	if (held + *charge > rl.rlim_cur) {
+	if (held + *charge > lim) {
 		snprintf(why, whylen,
 		         "past the RLIMIT_MEMLOCK of %llu of this client's process: %llu "
 		         "more bytes take it to %llu over all its connections (ulimit "
 		         "-l; CAP_IPC_LOCK lifts it)",
-		         (unsigned long long)rl.rlim_cur, (unsigned long long)*charge,
+		         (unsigned long long)lim, (unsigned long long)*charge,
 		         (unsigned long long)(held + *charge));
 		*charge = 0;
 		return -ENOMEM;

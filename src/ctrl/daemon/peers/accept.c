@@ -148,6 +148,8 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	p->wanted = 1;
 	p->used_ns = ssqd_now_ns();
 	again = p->ever;
+	/* --peer-key: the knock's MACs go on with the link (its addresses sent next). */
+	p->auth = k->auth;
 	/* The link itself is read without waiting, written with: blocking. */
 	fl = fcntl(k->fd, F_GETFL);
 	if (fl >= 0)
@@ -165,11 +167,92 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	        again ? " again" : "");
 }
 
+/* Peer @name of the cluster, or NULL. */
+static struct ssqd_peer *peer_named(struct ssqd *d, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npeers; i++)
+		if (d->peers[i].name[0] && !strcmp(d->peers[i].name, name))
+			return &d->peers[i];
+	return NULL;
+}
+
+/*
+ * --peer-key: the knock's HELLO (stage 0) or PROOF (stage 1), @len its
+ * first message's length. Whole and good, taken off the buffer (what
+ * follows it parsed next); 0 then, or 1 when the knock was refused or
+ * closed, or is still to send the rest. Every failure counted against its
+ * source address (peers/auth.c): a stranger gets no further than this.
+ */
+static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
+{
+	struct proto_peer_auth a;
+	struct ssqd_peer *p;
+	char why[200];
+	int rc;
+
+	if (len != (int)SSQ_PEER_AUTH_LEN) {
+		ssqd_auth_failed(d, &k->ip,
+		                 "peer %s refused: this ssqd authenticates its peers "
+		                 "(--peer-key) and it sent no authentication",
+		                 k->from);
+		knock_refuse(k, "this ssqd authenticates its peers: give --peer-key");
+		return 1;
+	}
+	if (k->len < SSQ_PEER_AUTH_LEN)
+		return 1;
+	rc = proto_peer_decode_auth(k->buf, SSQ_PEER_AUTH_LEN, &a, why, sizeof(why));
+	if (!rc && k->stage == 0) {
+		/* --listen's one peer: whoever holds the key (its address unknown). */
+		p = d->opt.npeers ? peer_named(d, a.name) : &d->peers[0];
+		if (!p) {
+			/* As the unauthenticated exchange says it (which_peer). */
+			snprintf(why, sizeof(why), "'%s' is not a peer of %s", a.name,
+			         d->opt.name);
+			ssqd_auth_failed(d, &k->ip,
+			                 "a link from %s refused: %s (the peers files "
+			                 "differ)",
+			                 k->from, why);
+			knock_refuse(k, why);
+			return 1;
+		}
+		if (d->opt.npeers && !ssqd_peer_src_ok(p, &k->ip)) {
+			ssqd_auth_failed(
+			    d, &k->ip,
+			    "a link from %s claims to be peer %s, whose host "
+			    "(%s) is not there",
+			    k->from, p->name, p->addr);
+			knock_refuse(k, "not from that peer's host");
+			return 1;
+		}
+		rc = ssqd_auth_challenge(d, k, &a, why, sizeof(why));
+	} else if (!rc) {
+		rc = ssqd_auth_check_proof(d, k, &a, why, sizeof(why));
+		if (rc == -EACCES) {
+			ssqd_auth_failed(d, &k->ip,
+			                 "a link from %s claiming to be peer %s failed "
+			                 "authentication: %s",
+			                 k->from, k->claimed, why);
+			knock_refuse(k, "authentication failed: not the cluster's key");
+			return 1;
+		}
+	}
+	if (rc) {
+		ssqd_auth_failed(d, &k->ip, "peer %s refused: %s", k->from, why);
+		knock_refuse(k, "authentication failed");
+		return 1;
+	}
+	k->len -= SSQ_PEER_AUTH_LEN;
+	memmove(k->buf, k->buf + SSQ_PEER_AUTH_LEN, k->len);
+	return 0;
+}
+
 /* What the knock has sent so far, whole? Act on it. */
 static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 {
 	struct proto_peer_addr remote[SSQ_MAX_QUEUES];
-	unsigned n = d->opt.peer_queues;
+	unsigned n = d->opt.peer_queues, t = ssqd_auth_trailer(&k->auth);
 	char why[256];
 	int len, rc;
 
@@ -187,12 +270,38 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			knock_close(k);
 		return;
 	}
+	if (d->peer_key_len && k->stage < 2) {
+		if (!knock_auth(d, k, len))
+			knock_parse(d, k); /* what came after it */
+		return;
+	}
+	if ((unsigned)len == SSQ_PEER_AUTH_LEN) {
+		fprintf(stderr,
+		        "ssqd: peer %s refused: it authenticates (--peer-key) and this "
+		        "ssqd has none\n",
+		        k->from);
+		knock_refuse(k, "this ssqd has no --peer-key: give both the key");
+		return;
+	}
 	if ((unsigned)len == SSQ_PEER_WANT_LEN) {
-		if (k->len < SSQ_PEER_WANT_LEN)
+		if (k->len < SSQ_PEER_WANT_LEN + t)
 			return;
-		rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
-		                       sizeof(why));
-		if (rc != PROTO_PEER_WANT)
+		rc = t ? ssqd_auth_open(&k->auth, k->buf, SSQ_PEER_WANT_LEN,
+		                        k->buf + SSQ_PEER_WANT_LEN, why, sizeof(why))
+		       : 0;
+		if (!rc)
+			rc = proto_peer_decode(k->buf, SSQ_PEER_WANT_LEN, &remote[0], why,
+			                       sizeof(why));
+		/* Authenticated: the want is for the name it proved, no other. */
+		if (rc == PROTO_PEER_WANT && t && strcmp(remote[0].name, k->claimed)) {
+			snprintf(why, sizeof(why), "authenticated as %s, it wants for %s",
+			         k->claimed, remote[0].name);
+			rc = -EBADMSG;
+		}
+		if (rc != PROTO_PEER_WANT && t)
+			ssqd_auth_failed(d, &k->ip, "a want from %s (%s): %s", k->from,
+			                 k->claimed, why);
+		else if (rc != PROTO_PEER_WANT)
 			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
 		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
 		                             sizeof(why))) {
@@ -209,9 +318,16 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		knock_close(k);
 		return;
 	}
-	if (k->len < n * SSQ_PEER_MSG_LEN)
+	if (k->len < n * (SSQ_PEER_MSG_LEN + t))
 		return;
-	if (ssqd_link_decode_addrs(k->buf, n, remote, why, sizeof(why))) {
+	rc = ssqd_link_decode_addrs(k->buf, n, &k->auth, remote, why, sizeof(why));
+	/* In a cluster: the name it proved (one-peer modes name queues there). */
+	if (!rc && t && d->opt.npeers && strcmp(remote[0].name, k->claimed)) {
+		snprintf(why, sizeof(why), "authenticated as %s, its addresses name %s",
+		         k->claimed, remote[0].name);
+		rc = -EBADMSG;
+	}
+	if (rc) {
 		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
 		        k->from, why, d->opt.listen_port);
 		knock_close(k);

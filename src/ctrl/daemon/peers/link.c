@@ -65,15 +65,29 @@ static void discard_pending(int sock, int ms)
 		;
 }
 
-int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, char *why,
-                   size_t whylen)
+/* @buf's @n bytes and, with @auth on, their MAC after them: the length to send. */
+static size_t seal(struct ssqd_link_auth *auth, uint8_t *buf, size_t n)
 {
-	uint8_t buf[SSQ_PEER_MSG_LEN];
+	if (!ssqd_auth_trailer(auth))
+		return n;
+	/* A MAC that cannot be made is sent as zeros: the peer refuses it. */
+	if (ssqd_auth_seal(auth, buf, n, buf + n))
+		memset(buf + n, 0, SSQ_PEER_MAC_LEN);
+	return n + SSQ_PEER_MAC_LEN;
+}
+
+int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n,
+                   struct ssqd_link_auth *auth, char *why, size_t whylen)
+{
+	uint8_t buf[SSQ_PEER_MSG_LEN + SSQ_PEER_MAC_LEN];
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
+		size_t len;
+
 		proto_peer_encode(&local[i], buf);
-		if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL) != (ssize_t)sizeof(buf)) {
+		len = seal(auth, buf, SSQ_PEER_MSG_LEN);
+		if (send(sock, buf, len, MSG_NOSIGNAL) != (ssize_t)len) {
 			int rc = -errno;
 
 			snprintf(why, whylen, "sending queue %u to the peer: %s", i,
@@ -85,9 +99,9 @@ int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, ch
 }
 
 int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                   char *why, size_t whylen)
+                   struct ssqd_link_auth *auth, char *why, size_t whylen)
 {
-	uint8_t buf[SSQ_PEER_MSG_LEN];
+	uint8_t buf[SSQ_PEER_MSG_LEN + SSQ_PEER_MAC_LEN];
 	unsigned i;
 	int rc;
 
@@ -111,6 +125,16 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
 		if (rc)
 			return rc;
+		/* --peer-key: the MAC after each address (a refusal has none). */
+		if (ssqd_auth_trailer(auth) && len == (int)SSQ_PEER_MSG_LEN) {
+			rc = read_full(sock, buf + len, SSQ_PEER_MAC_LEN, timeout_ms, why,
+			               whylen);
+			if (!rc && ssqd_auth_open(auth, buf, (size_t)len, buf + len, why,
+			                          whylen))
+				rc = -EBADMSG;
+			if (rc)
+				return rc;
+		}
 		rc = proto_peer_decode(buf, (size_t)len, &remote[i], why, whylen);
 		if (rc == PROTO_PEER_WANT && !i)
 			return rc; /* a note, not an exchange */
@@ -139,15 +163,21 @@ int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n
 	return -EBADMSG;
 }
 
-int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_addr *remote,
-                           char *why, size_t whylen)
+int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct ssqd_link_auth *auth,
+                           struct proto_peer_addr *remote, char *why, size_t whylen)
 {
-	unsigned i;
+	unsigned i, step = SSQ_PEER_MSG_LEN + ssqd_auth_trailer(auth);
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		rc = proto_peer_decode(buf + i * SSQ_PEER_MSG_LEN, SSQ_PEER_MSG_LEN,
-		                       &remote[i], why, whylen);
+		const uint8_t *m = buf + i * step;
+
+		/* The MAC first: nothing of a message is believed before it. */
+		if (ssqd_auth_trailer(auth) &&
+		    ssqd_auth_open(auth, m, SSQ_PEER_MSG_LEN, m + SSQ_PEER_MSG_LEN, why,
+		                   whylen))
+			return -EBADMSG;
+		rc = proto_peer_decode(m, SSQ_PEER_MSG_LEN, &remote[i], why, whylen);
 		if (rc > 0) {
 			snprintf(why, whylen, "peer sent a want amid its addresses");
 			rc = -EBADMSG;
@@ -160,13 +190,15 @@ int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_add
 	return 0;
 }
 
-int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen)
+int ssqd_link_send_want(int sock, const char *name, unsigned n,
+                        struct ssqd_link_auth *auth, char *why, size_t whylen)
 {
-	uint8_t buf[SSQ_PEER_WANT_LEN];
+	uint8_t buf[SSQ_PEER_WANT_LEN + SSQ_PEER_MAC_LEN];
+	size_t len;
 
 	proto_peer_encode_want(name, (uint16_t)n, buf);
-	if (send(sock, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT) ==
-	    (ssize_t)sizeof(buf))
+	len = seal(auth, buf, SSQ_PEER_WANT_LEN);
+	if (send(sock, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len)
 		return 0;
 	snprintf(why, whylen, "sending a want: %s", strerror(errno));
 	return -EIO;
@@ -174,11 +206,53 @@ int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_
 
 int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
                        struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                       char *why, size_t whylen)
+                       struct ssqd_link_auth *auth, char *why, size_t whylen)
 {
-	int rc = ssqd_link_send(sock, local, n, why, whylen);
+	int rc = ssqd_link_send(sock, local, n, auth, why, whylen);
 
-	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, why, whylen);
+	return rc ? rc : ssqd_link_recv(sock, remote, n, timeout_ms, auth, why, whylen);
+}
+
+/*
+ * --connect's first link, made at start and waited for: the dialer's half
+ * of peers/auth.c's handshake, here because it reads as the blocking
+ * exchange does.
+ */
+int ssqd_link_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms,
+                        char *why, size_t whylen)
+{
+	struct proto_peer_auth c;
+	struct proto_peer_addr a;
+	uint8_t buf[SSQ_PEER_AUTH_LEN];
+	int rc = ssqd_auth_hello(d, p, s, why, whylen), len, fd = p->fd;
+
+	if (!rc)
+		rc = read_full(s, buf, SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+	if (rc)
+		return rc;
+	len = proto_peer_msg_len(buf, why, whylen);
+	if (len == (int)SSQ_PEER_REFUSAL_LEN || len == (int)SSQ_PEER_AUTH_LEN) {
+		rc = read_full(s, buf + SSQ_PEER_HEAD_LEN,
+		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
+		if (rc)
+			return rc;
+	} else if (len >= 0) {
+		snprintf(why, whylen,
+		         "the peer answered our authentication with no challenge (has "
+		         "it --peer-key?)");
+		return -EBADMSG;
+	}
+	if (len == (int)SSQ_PEER_REFUSAL_LEN)
+		return proto_peer_decode(buf, (size_t)len, &a, why, whylen);
+	if (len < 0)
+		return len;
+	rc = proto_peer_decode_auth(buf, SSQ_PEER_AUTH_LEN, &c, why, whylen);
+	if (rc)
+		return rc;
+	p->fd = s; /* ssqd_auth_answer's PROOF goes out on it */
+	rc = ssqd_auth_answer(d, p, &c, why, whylen);
+	p->fd = fd;
+	return rc;
 }
 
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen)

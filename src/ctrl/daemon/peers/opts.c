@@ -159,6 +159,12 @@ int ssqd_peer_opts_check(struct ssqd_options *o, char *why, size_t whylen)
 	}
 	o->peer_queues = o->nqueues;
 	if (!o->npeers) {
+		if (o->peer_key && !o->listen_port && !o->connect_to) {
+			snprintf(why, whylen,
+			         "--peer-key authenticates links to peers: it goes with "
+			         "--listen, --connect or --peer/--peers");
+			return -EINVAL;
+		}
 		if (o->eager || o->max_active_peers || o->idle_ms) {
 			snprintf(why, whylen,
 			         "--eager, --max-active-peers and --idle-ms are for a "

@@ -100,9 +100,13 @@ const char *ssqd_peer_str(const struct ssqd_peer *p, char *buf, size_t len)
 }
 
 static const char *const link_names[] = {
-	[SSQD_LINK_IDLE] = "idle",           [SSQD_LINK_DIALING] = "dialing",
-	[SSQD_LINK_WANT_SENT] = "want sent", [SSQD_LINK_EXCHANGING] = "exchanging",
-	[SSQD_LINK_LINKED] = "linked",       [SSQD_LINK_CLOSING] = "closing",
+	[SSQD_LINK_IDLE] = "idle",
+	[SSQD_LINK_DIALING] = "dialing",
+	[SSQD_LINK_AUTHING] = "authenticating",
+	[SSQD_LINK_WANT_SENT] = "want sent",
+	[SSQD_LINK_EXCHANGING] = "exchanging",
+	[SSQD_LINK_LINKED] = "linked",
+	[SSQD_LINK_CLOSING] = "closing",
 };
 
 void ssqd_peer_link_to(struct ssqd *d, struct ssqd_peer *p, enum ssqd_link_state to,
@@ -129,6 +133,7 @@ void ssqd_peer_close_link(struct ssqd *d, struct ssqd_peer *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	p->closing_ns = 0;
+	memset(&p->auth, 0, sizeof(p->auth)); /* the next connection's own, if any */
 	ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
 }
 
@@ -333,7 +338,8 @@ int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
 
 	prepare(d, p);
 	/* Theirs came first; each side connects its own QPs after the exchange. */
-	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, why, whylen);
+	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, &p->auth, why,
+	                    whylen);
 	if (rc) {
 		if (p->ever)
 			ssqd_peer_fence_all(d, p);
@@ -361,14 +367,14 @@ static void want_now(struct ssqd_peer *p)
 static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
                          struct proto_peer_addr *remote, char *why, size_t whylen)
 {
-	unsigned n = d->opt.peer_queues;
+	unsigned n = d->opt.peer_queues,
+	         step = SSQ_PEER_MSG_LEN + ssqd_auth_trailer(&p->auth);
 	/*
 	 * The addresses and not a byte more: the link's next message (the
 	 * peer's BUSY/IDLE, sent right after) may be in the socket already,
 	 * and is ssqd_link_input's to read.
 	 */
-	ssize_t r =
-	    recv(p->fd, p->xbuf + p->xlen, n * SSQ_PEER_MSG_LEN - p->xlen, MSG_DONTWAIT);
+	ssize_t r = recv(p->fd, p->xbuf + p->xlen, n * step - p->xlen, MSG_DONTWAIT);
 	int len, rc;
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -394,9 +400,9 @@ static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
 		snprintf(why, whylen, "the peer answered with no address");
 		return -EBADMSG;
 	}
-	if (p->xlen < n * SSQ_PEER_MSG_LEN)
+	if (p->xlen < n * step)
 		return 0;
-	rc = ssqd_link_decode_addrs(p->xbuf, n, remote, why, whylen);
+	rc = ssqd_link_decode_addrs(p->xbuf, n, &p->auth, remote, why, whylen);
 	if (!rc)
 		rc = ssqd_peer_check_sender(d, p, remote, why, whylen);
 	return rc ? rc : 1;
@@ -522,12 +528,15 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		ssqd_peer_close_link(d, p); /* no answer to our want: asked again now */
 		return;
 	}
-	if (p->link == SSQD_LINK_DIALING || p->link == SSQD_LINK_EXCHANGING) {
+	if (p->link == SSQD_LINK_DIALING || p->link == SSQD_LINK_EXCHANGING ||
+	    p->link == SSQD_LINK_AUTHING) {
 		/* A host that drops our SYNs would hold us for minutes. */
-		if (p->link == SSQD_LINK_EXCHANGING)
-			snprintf(why, sizeof(why),
-			         "%s sent %u bytes of its addresses within %u ms",
-			         p->addr, p->xlen, SSQD_PEER_EXCHANGE_MS);
+		if (p->link != SSQD_LINK_DIALING)
+			snprintf(
+			    why, sizeof(why), "%s sent %u bytes of its %s within %u ms",
+			    p->addr, p->xlen,
+			    p->link == SSQD_LINK_AUTHING ? "authentication" : "addresses",
+			    SSQD_PEER_EXCHANGE_MS);
 		else
 			snprintf(why, sizeof(why), "no answer from %s within %u ms",
 			         p->addr, CONNECT_MS);
@@ -654,9 +663,59 @@ static void exchange_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 }
 
 /*
- * DIALING: the dial connected or failed. Connected, a side that dials
- * sends its addresses (EXCHANGING); the other side, dialing only to ask
- * for a link on demand, sends its want (WANT_SENT).
+ * Connected (and, with --peer-key, authenticated): a side that dials sends
+ * its addresses (EXCHANGING); the other side, dialing only to ask for a
+ * link on demand, sends its want (WANT_SENT). 0, or -errno with @why (@s
+ * then still open, the link's state unchanged).
+ */
+static int dial_go(struct ssqd *d, struct ssqd_peer *p, int s, char *why, size_t whylen)
+{
+	int rc;
+
+	if (!p->dials) {
+		rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, &p->auth,
+		                         why, whylen);
+		if (rc)
+			return rc;
+		/*
+		 * Our want delivered: the peer closes, and dials back, or
+		 * refuses it first (no room there); read which. Asked again
+		 * after WANT_AGAIN_MS if it does not dial.
+		 */
+		ssqd_peer_link_to(d, p, SSQD_LINK_WANT_SENT, s);
+		p->xlen = 0;
+		p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
+		return 0;
+	}
+	/* Ours out now; theirs read as they come (exchange_read). */
+	prepare(d, p);
+	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, &p->auth, why,
+	                    whylen);
+	if (rc) {
+		if (p->ever)
+			ssqd_peer_fence_all(d, p);
+		return rc;
+	}
+	ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
+	p->xlen = 0;
+	p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;
+	return 0;
+}
+
+/* A dial given up: closed, and the next one after the backoff. */
+static void dial_failed(struct ssqd *d, struct ssqd_peer *p, const char *why)
+{
+	int s = p->fd;
+
+	memset(&p->auth, 0, sizeof(p->auth));
+	ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
+	close(s);
+	attempt_failed(p, why);
+}
+
+/*
+ * DIALING: the dial connected or failed. Connected, with --peer-key our
+ * HELLO goes out first (AUTHING); without, dial_go.
  */
 static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
@@ -667,37 +726,79 @@ static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		return;
 	/* Failed: nobody there; what is in flight ends as the transport decides. */
 	rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
-	if (!rc && !p->dials) {
-		rc = ssqd_link_send_want(s, d->opt.name, d->opt.peer_queues, why,
-		                         sizeof(why));
+	if (!rc && d->peer_key_len) {
+		rc = ssqd_auth_hello(d, p, s, why, sizeof(why));
 		if (!rc) {
-			/*
-			 * Our want delivered: the peer closes, and dials back,
-			 * or refuses it first (no room there); read which.
-			 * Asked again after WANT_AGAIN_MS if it does not dial.
-			 */
-			ssqd_peer_link_to(d, p, SSQD_LINK_WANT_SENT, s);
-			p->xlen = 0;
-			p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
-			return;
-		}
-	} else if (!rc) {
-		/* Ours out now; theirs read as they come (exchange_read). */
-		prepare(d, p);
-		rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, why,
-		                    sizeof(why));
-		if (!rc) {
-			ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
+			ssqd_peer_link_to(d, p, SSQD_LINK_AUTHING, s);
 			p->xlen = 0;
 			p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;
 			return;
 		}
-		if (p->ever)
-			ssqd_peer_fence_all(d, p);
+	} else if (!rc) {
+		rc = dial_go(d, p, s, why, sizeof(why));
+		if (!rc)
+			return;
 	}
-	ssqd_peer_link_to(d, p, SSQD_LINK_IDLE, -1);
-	close(s);
-	attempt_failed(p, why);
+	dial_failed(d, p, why);
+}
+
+/*
+ * AUTHING: the acceptor's CHALLENGE (or its refusal) as it comes; whole and
+ * good, our PROOF, then dial_go. The CHALLENGE and not a byte more: the
+ * acceptor says nothing else before our PROOF.
+ */
+static void auth_events(struct ssqd *d, struct ssqd_peer *p, short revents)
+{
+	struct proto_peer_auth c;
+	struct proto_peer_addr a;
+	char why[256];
+	ssize_t r;
+	int len, rc;
+
+	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
+		return;
+	r = recv(p->fd, p->xbuf + p->xlen, SSQ_PEER_AUTH_LEN - p->xlen, MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		snprintf(why, sizeof(why),
+		         "the peer closed the connection after %u bytes of its "
+		         "authentication",
+		         p->xlen);
+		dial_failed(d, p, why);
+		return;
+	}
+	p->xlen += (unsigned)r;
+	if (p->xlen < SSQ_PEER_HEAD_LEN)
+		return;
+	len = proto_peer_msg_len(p->xbuf, why, sizeof(why));
+	if (len == (int)SSQ_PEER_REFUSAL_LEN) {
+		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+			return;
+		(void)proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, &a, why,
+		                        sizeof(why));
+		dial_failed(d, p, why);
+		return;
+	}
+	if (len >= 0 && len != (int)SSQ_PEER_AUTH_LEN) {
+		snprintf(why, sizeof(why),
+		         "the peer answered our authentication with no challenge (has "
+		         "it --peer-key?)");
+		len = -EBADMSG;
+	}
+	if (len < 0) {
+		dial_failed(d, p, why);
+		return;
+	}
+	if (p->xlen < SSQ_PEER_AUTH_LEN)
+		return;
+	rc = proto_peer_decode_auth(p->xbuf, SSQ_PEER_AUTH_LEN, &c, why, sizeof(why));
+	if (!rc)
+		rc = ssqd_auth_answer(d, p, &c, why, sizeof(why));
+	if (!rc)
+		rc = dial_go(d, p, p->fd, why, sizeof(why));
+	if (rc)
+		dial_failed(d, p, why);
 }
 
 /* LINKED, CLOSING: what the link says (restarts, BUSY/IDLE, CLOSE), or its close. */
@@ -726,6 +827,9 @@ void ssqd_peer_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		return;
 	case SSQD_LINK_DIALING:
 		dial_events(d, p, revents);
+		return;
+	case SSQD_LINK_AUTHING:
+		auth_events(d, p, revents);
 		return;
 	case SSQD_LINK_WANT_SENT:
 		want_answer(d, p, revents);

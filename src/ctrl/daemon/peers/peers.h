@@ -3,7 +3,8 @@
  * peers/: the links to other hosts' ssqd - the link's life (peer.c), links
  * coming in (accept.c), the wire of the exchange (link.c, host_port.c),
  * address lookups off the loop (lookup.c), a cluster's options (opts.c),
- * RECOVER's relink (relink.c), a queue's restart with the peer (restart.c).
+ * RECOVER's relink (relink.c), a queue's restart with the peer (restart.c),
+ * peers proving who they are (auth.c).
  */
 #ifndef SSQ_CTRL_DAEMON_PEERS_H
 #define SSQ_CTRL_DAEMON_PEERS_H
@@ -173,6 +174,57 @@ int ssqd_link_ask_close(struct ssqd *d, struct ssqd_peer *p, char *why, size_t w
 int ssqd_peer_closing(struct ssqd *d, unsigned qi);
 
 /*
+ * Authenticated peers, --peer-key (peers/auth.c; the messages: peer_msg.h):
+ * ssqd_peer_key_load - @path into d->peer_key: refused (-EPERM, -EINVAL,
+ *   or open's errno, with @why naming the file and what is wrong) unless a
+ *   regular file owned by ssqd's uid, of mode no wider than 0600, of 32 to
+ *   1024 bytes.
+ * ssqd_peer_auth_init - at start: the key loaded and each peer's host
+ *   looked up once (the sources its links may come from); without
+ *   --peer-key, one warning that peers are unauthenticated. 0 or -errno.
+ * ssqd_peer_src_ok - whether a connection from @ip may be peer @p's.
+ * ssqd_auth_failed - one failed authentication from @ip, counted and
+ *   logged (rate-limited) with the sentence @fmt; returns its count.
+ * ssqd_auth_hello - the dialer's first message on @s, a fresh nonce.
+ * ssqd_auth_answer - the dialer: the acceptor's CHALLENGE @c checked
+ *   (-EACCES: it does not hold the key; -EBADMSG: not for this dial), our
+ *   PROOF sent on p->fd, p->auth on.
+ * ssqd_auth_challenge - the acceptor: HELLO @h in, CHALLENGE sent.
+ * ssqd_auth_check_proof - the acceptor: PROOF @pr checked (-EACCES: a wrong
+ *   key), k->auth on.
+ * ssqd_link_auth_dial (peers/link.c) - the dialer's whole handshake on
+ *   connected @s, waiting (--connect's first link, made at start): HELLO,
+ *   CHALLENGE checked, PROOF; p->auth on. 0, or -errno with @why
+ *   (-ECONNREFUSED: refused).
+ * ssqd_auth_seal - the MAC of message @msg of @n bytes out on @a's
+ *   connection, into @mac (SSQ_PEER_MAC_LEN bytes); the next seq.
+ * ssqd_auth_open - message @msg in on @a's connection: its @mac checked
+ *   against the next seq. 0, or -EBADMSG with @why.
+ * ssqd_auth_trailer - the bytes a MAC adds to each message on @a: 0 off.
+ */
+int ssqd_peer_key_load(struct ssqd *d, const char *path, char *why, size_t whylen);
+int ssqd_peer_auth_init(struct ssqd *d, char *why, size_t whylen);
+int ssqd_peer_src_ok(const struct ssqd_peer *p, const struct in6_addr *ip);
+unsigned ssqd_auth_failed(struct ssqd *d, const struct in6_addr *ip, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int ssqd_auth_hello(struct ssqd *d, struct ssqd_peer *p, int s, char *why, size_t whylen);
+int ssqd_auth_answer(struct ssqd *d, struct ssqd_peer *p, const struct proto_peer_auth *c,
+                     char *why, size_t whylen);
+int ssqd_auth_challenge(struct ssqd *d, struct ssqd_knock *k,
+                        const struct proto_peer_auth *h, char *why, size_t whylen);
+int ssqd_auth_check_proof(struct ssqd *d, struct ssqd_knock *k,
+                          const struct proto_peer_auth *pr, char *why, size_t whylen);
+int ssqd_link_auth_dial(struct ssqd *d, struct ssqd_peer *p, int s, int timeout_ms,
+                        char *why, size_t whylen);
+int ssqd_auth_seal(struct ssqd_link_auth *a, const uint8_t *msg, size_t n, uint8_t *mac);
+int ssqd_auth_open(struct ssqd_link_auth *a, const uint8_t *msg, size_t n,
+                   const uint8_t *mac, char *why, size_t whylen);
+static inline unsigned ssqd_auth_trailer(const struct ssqd_link_auth *a)
+{
+	return a && a->on ? SSQ_PEER_MAC_LEN : 0;
+}
+
+/*
  * ssqd_peer_lookup (peers/lookup.c) - @p's address for a dial into
  * p->lk_sa without waiting on a lookup: 0, -EINPROGRESS while a host name
  * is looked up (ask again at the next tick), or -errno, saying why in @why.
@@ -241,17 +293,18 @@ int ssqd_link_split(const char *host_port, char host[SSQD_HOST_MAX],
  * sends first; the accepting side reads first, to learn which peer
  * it is, then sends that peer's queues.
  */
-int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n, char *why,
-                   size_t whylen);
+int ssqd_link_send(int sock, const struct proto_peer_addr *local, unsigned n,
+                   struct ssqd_link_auth *auth, char *why, size_t whylen);
 int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                   char *why, size_t whylen);
+                   struct ssqd_link_auth *auth, char *why, size_t whylen);
 /*
  * A cluster's want (peer_msg.h): ssqd_link_send_want sends @name's on a
  * connected socket, without waiting; ssqd_link_recv returns
  * PROTO_PEER_WANT when the first message is one (its sender in
  * remote[0].name).
  */
-int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_t whylen);
+int ssqd_link_send_want(int sock, const char *name, unsigned n,
+                        struct ssqd_link_auth *auth, char *why, size_t whylen);
 
 /*
  * ssqd_link_exchange - send @n local addresses on the connected TCP socket
@@ -261,19 +314,20 @@ int ssqd_link_send_want(int sock, const char *name, unsigned n, char *why, size_
  */
 int ssqd_link_exchange(int sock, const struct proto_peer_addr *local,
                        struct proto_peer_addr *remote, unsigned n, int timeout_ms,
-                       char *why, size_t whylen);
+                       struct ssqd_link_auth *auth, char *why, size_t whylen);
 
 /* Address @a, received @i-th of @n: its index and count as expected, or -EBADMSG. */
 int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n,
                          char *why, size_t whylen);
 
 /*
- * @n address messages, SSQ_PEER_MSG_LEN bytes each, at @buf (read without
- * waiting, as they came): each decoded and checked into @remote. 0, or a
- * decode or order error with @why.
+ * @n address messages, SSQ_PEER_MSG_LEN bytes each (and a MAC each when
+ * @auth is on: ssqd_auth_trailer), at @buf (read without waiting, as they
+ * came): each MAC checked, each decoded and checked into @remote. 0, or a
+ * MAC, decode or order error with @why.
  */
-int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct proto_peer_addr *remote,
-                           char *why, size_t whylen);
+int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct ssqd_link_auth *auth,
+                           struct proto_peer_addr *remote, char *why, size_t whylen);
 
 /* A listening TCP socket on @port (all addresses), or a negative errno. */
 int ssqd_link_listen(uint16_t port, char *why, size_t whylen);

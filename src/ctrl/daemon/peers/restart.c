@@ -46,16 +46,23 @@ int ssqd_peer_linked(struct ssqd *d, unsigned qi)
 static int send_restart(struct ssqd *d, struct ssqd_peer *p,
                         const struct proto_peer_restart *r, char *why, size_t whylen)
 {
-	uint8_t buf[SSQ_PEER_RESTART_LEN];
+	uint8_t buf[SSQ_PEER_RESTART_LEN + SSQ_PEER_MAC_LEN];
+	size_t len = SSQ_PEER_RESTART_LEN + ssqd_auth_trailer(&p->auth);
 	ssize_t n;
 
 	proto_peer_encode_restart(r, (uint16_t)d->opt.peer_queues, buf);
+	/* --peer-key: its MAC, under the link's next seq (peers/auth.c). */
+	if (p->auth.on && ssqd_auth_seal(&p->auth, buf, SSQ_PEER_RESTART_LEN,
+	                                 buf + SSQ_PEER_RESTART_LEN)) {
+		snprintf(why, whylen, "HMAC-SHA256 failed (OpenSSL)");
+		return -EIO;
+	}
 	/*
 	 * Never waits: a few bytes now and then fit the socket's buffer
 	 * unless the peer stopped reading, and then it is not working.
 	 */
-	n = send(p->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n == (ssize_t)sizeof(buf))
+	n = send(p->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == (ssize_t)len)
 		return 0;
 	snprintf(why, whylen, "sending q%u's restart to the peer: %s", p->q0 + r->index,
 	         n < 0 ? strerror(errno) : "short send (it does not read)");
@@ -184,10 +191,11 @@ int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whyle
 {
 	unsigned msgs;
 
+	unsigned len = SSQ_PEER_RESTART_LEN + ssqd_auth_trailer(&p->auth);
+
 	for (msgs = 0; msgs < LINK_INPUT_MAX; msgs++) {
 		struct proto_peer_restart r;
-		ssize_t n = recv(p->fd, p->rx + p->rx_len,
-		                 SSQ_PEER_RESTART_LEN - p->rx_len, MSG_DONTWAIT);
+		ssize_t n = recv(p->fd, p->rx + p->rx_len, len - p->rx_len, MSG_DONTWAIT);
 		int rc;
 
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -201,9 +209,18 @@ int ssqd_link_input(struct ssqd *d, struct ssqd_peer *p, char *why, size_t whyle
 			return -ENOTCONN;
 		}
 		p->rx_len += (unsigned)n;
-		if (p->rx_len < SSQ_PEER_RESTART_LEN)
+		if (p->rx_len < len)
 			continue;
 		p->rx_len = 0;
+		/*
+		 * --peer-key: nothing acted on before its MAC checks out; one
+		 * that fails (replayed, forged) fails the link (the caller
+		 * drops the peer, which dials again).
+		 */
+		if (p->auth.on &&
+		    ssqd_auth_open(&p->auth, p->rx, SSQ_PEER_RESTART_LEN,
+		                   p->rx + SSQ_PEER_RESTART_LEN, why, whylen))
+			return -EBADMSG;
 		rc = proto_peer_decode_restart(p->rx, SSQ_PEER_RESTART_LEN,
 		                               (uint16_t)d->opt.peer_queues, &r, why,
 		                               whylen);
