@@ -46,6 +46,22 @@ static inline int log_count(const char *needle, const char *needle2)
 	return n;
 }
 
+/*
+ * log_count once it reaches @min, or after @secs: ssqd writes a line after
+ * the act it reports (a ring, a kill, a start-over), and the test may see
+ * the act's effect first.
+ */
+static inline int log_count_wait(const char *needle, const char *needle2, int min,
+                                 double secs)
+{
+	double end = now_s() + secs;
+	int n;
+
+	while ((n = log_count(needle, needle2)) < min && now_s() < end)
+		usleep(10000);
+	return n;
+}
+
 /* What ssqd said about the queue, for the test's output. */
 static inline void print_log(void)
 {

@@ -83,7 +83,13 @@ static void *serve(void *arg)
 }
 
 /* A forked client; with @hold, it keeps its connection until go[1] closes. */
-static pid_t client_fork(const char *who, int hold)
+/*
+ * Fork a client before ssqd_setup starts threads (the emulated device's,
+ * then the serve loop): a child forked from a threaded process may find a
+ * lock (the sanitizers' allocator, stdio) held by a thread it no longer
+ * has. It connects once a byte comes on @start.
+ */
+static pid_t client_fork(const char *who, int start, int hold)
 {
 	pid_t pid = fork();
 
@@ -92,6 +98,8 @@ static pid_t client_fork(const char *who, int hold)
 		char b;
 
 		close(go[1]);
+		if (read(start, &b, 1) != 1)
+			_exit(1);
 		rc = client_post(who);
 		if (hold && !rc)
 			(void)!read(go[0], &b, 1);
@@ -104,6 +112,7 @@ int main(void)
 {
 	struct ssqd *d = inproc_ssqd_new(sock, sizeof(sock), "ctrl", "fd0");
 	char why[512] = "";
+	int start_a[2], start_b[2];
 	pthread_t th;
 	pid_t a, b;
 	int sa = 0, sb = 0;
@@ -116,22 +125,27 @@ int main(void)
 	d->opt.max_client_mib = 2; /* ssqd_options_parse sets the quotas */
 	d->opt.max_uid_mib = 4;
 	signal(SIGPIPE, SIG_IGN);
-	if (ssqd_setup(d, why, sizeof(why))) {
+	if (pipe(go) || pipe(start_a) || pipe(start_b))
+		return 1;
+	a = client_fork("client on fd 0", start_a[0], 1);
+	b = client_fork("second client", start_b[0], 0);
+	CHECK(a > 0 && b > 0, "fork");
+	if (a <= 0 || b <= 0 || ssqd_setup(d, why, sizeof(why))) {
 		fprintf(stderr, "ssqd_setup: %s\n", why);
+		if (a > 0)
+			kill(a, SIGKILL);
+		if (b > 0)
+			kill(b, SIGKILL);
 		return 1;
 	}
-	if (pipe(go))
-		return 1;
 	/* As ssqd started with 0<&-: the lowest free descriptor is 0. */
 	close(0);
 	if (pthread_create(&th, NULL, serve, d))
 		return 1;
 
-	a = client_fork("client on fd 0", 1);
-	b = -1;
 	/* The first must be served (ssqd's fd 0) before the second connects. */
-	CHECK(a > 0, "fork");
-	if (a > 0) {
+	CHECK(write(start_a[1], "a", 1) == 1, "start the first client");
+	{
 		int i;
 
 		for (i = 0; i < 400 && !(d->clients[0].fd == 0 && d->clients[0].attached);
@@ -139,12 +153,12 @@ int main(void)
 			usleep(50 * 1000);
 		CHECK(d->clients[0].fd == 0, "the first client has fd %d, not 0",
 		      d->clients[0].fd);
-		b = client_fork("second client", 0);
 	}
-	CHECK(b > 0 && waitpid(b, &sb, 0) == b && WIFEXITED(sb) && WEXITSTATUS(sb) == 0,
+	CHECK(write(start_b[1], "b", 1) == 1, "start the second client");
+	CHECK(waitpid(b, &sb, 0) == b && WIFEXITED(sb) && WEXITSTATUS(sb) == 0,
 	      "the second client, alongside the one on fd 0, failed");
 	close(go[1]);
-	CHECK(a > 0 && waitpid(a, &sa, 0) == a && WIFEXITED(sa) && WEXITSTATUS(sa) == 0,
+	CHECK(waitpid(a, &sa, 0) == a && WIFEXITED(sa) && WEXITSTATUS(sa) == 0,
 	      "the client on fd 0 failed (status 0x%x)", sa);
 
 	d->stop = 1;

@@ -177,7 +177,7 @@ static void published_never_rung(struct conn *k)
 	      "a WQE published and never rung completed after %.3f s (-1: not in %.0f "
 	      "s)",
 	      took, WAIT_S);
-	CHECK(log_count("none completed for", "doorbell") >= 1,
+	CHECK(log_count_wait("none completed for", "doorbell", 1, WAIT_S) >= 1,
 	      "ssqd's log says nothing of the repair (%s)", log_path);
 	printf("published, never rung: completed after %.0f ms\n", took * 1e3);
 }
@@ -228,7 +228,7 @@ static void killed_for_stall(struct conn *k, pid_t v, uint64_t wr_id, const char
 	      "%s: the stopped producer ended with status 0x%x, not SIGKILL", what,
 	      status);
 	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
-	CHECK(log_count(pidstr, "killed") == 1,
+	CHECK(log_count_wait(pidstr, "killed", 1, WAIT_S) == 1,
 	      "%s: ssqd's log does not say it killed %s", what, pidstr);
 	printf("a producer %s: killed, another's WRITE completed after %.0f ms\n", what,
 	       took * 1e3);
@@ -306,7 +306,7 @@ static void asleep_holder(struct conn *k, double bound)
 	      "that was not stopped",
 	      status);
 	snprintf(pidstr, sizeof(pidstr), "pid %d ", (int)v);
-	CHECK(log_count(pidstr, "starting the queue over") == 1,
+	CHECK(log_count_wait(pidstr, "starting the queue over", 1, WAIT_S) == 1,
 	      "asleep: ssqd's log does not say it took %s's hold back", pidstr);
 	kill(v, SIGKILL);
 	waitpid(v, &status, 0);
