@@ -44,6 +44,8 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
 	return pid;
 }
 
+int t_rssqd_grants;
+
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
                     const char *wire_fault, const char *const *args, const char *log,
                     int append)
@@ -58,6 +60,8 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 
 	snprintf(depth, sizeof(depth), "%u", recv_depth);
 	snprintf(size, sizeof(size), "%u", recv_size);
+	if (!t_rssqd_grants)
+		argv[n++] = "--no-grants";
 	while (args && *args && n < 37)
 		argv[n++] = *args++;
 	argv[n] = NULL;

@@ -82,6 +82,11 @@ static void usage(FILE *out)
 	    "                           before: any peer reaches every client's\n"
 	    "                           buffers; for tools that address a peer's arena\n"
 	    "                           by offset (ssq_queue_peer_rkey)\n"
+	    "      --no-grants          with peers, buffers and registrations keep\n"
+	    "                           remote keys of their own, reachable by any\n"
+	    "                           peer that learns one, as before grants; by\n"
+	    "                           default a peer reaches only what its owner\n"
+	    "                           granted it (ssq_buf_grant)\n"
 	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port; a peer "
 	    "that\n"
 	    "                           dies can be replaced by a new one, a second "
@@ -250,6 +255,7 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		O_STALL,
 		O_BUFFER_KEYS,
 		O_ARENA_RKEY,
+		O_NO_GRANTS,
 		O_NAME,
 		O_PEER,
 		O_PEERS,
@@ -287,6 +293,7 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		{ "stall-ms", required_argument, NULL, O_STALL },
 		{ "buffer-keys", no_argument, NULL, O_BUFFER_KEYS },
 		{ "arena-rkey", no_argument, NULL, O_ARENA_RKEY },
+		{ "no-grants", no_argument, NULL, O_NO_GRANTS },
 		{ "allow-uid", required_argument, NULL, O_UID },
 		{ "allow-gid", required_argument, NULL, O_GID },
 		{ "queue-uid", required_argument, NULL, O_QUEUE_UID },
@@ -461,6 +468,9 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 		case O_ARENA_RKEY:
 			keys_said |= 2;
 			o->arena_rkey = 1;
+			break;
+		case O_NO_GRANTS:
+			o->no_grants = 1;
 			break;
 		case O_STALL:
 			o->stall_ms = (unsigned)parse_num("--stall-ms", optarg, 0, 60000);

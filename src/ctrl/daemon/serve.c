@@ -23,8 +23,10 @@
 #include "emu/emu.h"
 
 /* Every buffer an MR, and every registration: the emulated device has room. */
-_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + 16 <= SSQ_EMU_MAX_MR,
-               "the emulated MR table must hold every keyed buffer and registration");
+/* ... and every grant's window, which takes a key of the same table. */
+_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + SSQD_MAX_GRANTS + 16 <= SSQ_EMU_MAX_MR,
+               "the emulated MR table must hold every keyed buffer, registration "
+               "and window");
 
 /* Out of descriptors: how long new connections wait before accept is tried again. */
 #define ACCEPT_PAUSE_NS 100000000ull
@@ -513,6 +515,7 @@ int ssqd_serve(struct ssqd *d)
 		uint64_t now = ssqd_now_ns();
 
 		ssqd_log_tick(&d->client_log, now);
+		ssqd_log_tick(&d->guess_log, now);
 		n = 0;
 		pfd[n].fd = now < d->accept_pause_until_ns ? -1 : d->listen_fd;
 		pfd[n].events = POLLIN;

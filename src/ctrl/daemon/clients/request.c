@@ -215,6 +215,8 @@ void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b)
 {
 	struct ssqd *d = ctx;
 
+	/* Its windows first: an MR with windows bound does not go (ibv_dereg_mr(3)). */
+	ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off);
 	if (b->mr)
 		d->ops->dereg_buf(d->backend, b->mr);
 	b->mr = NULL;
@@ -257,13 +259,9 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	                     sizeof(r), NULL, 0);
 }
 
-/*
- * ATTACH, its first half: the queue named, allowed to this client, and
- * ready (a link wanted, or a queue in error recovered, first). Its index,
- * or -1 once the client has been answered (*@rc: that answer's outcome).
- */
-static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
-                        int *rc)
+/* ATTACH, its first half (clients.h). */
+int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                      int *rc)
 {
 	uint32_t seq = m->hdr.seq;
 	char why[200];
@@ -315,7 +313,7 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	struct ssqd_queue *sq;
 	int q, rc;
 
-	q = attach_queue(d, c, m, &rc);
+	q = ssqd_attach_queue(d, c, m, &rc);
 	if (q < 0)
 		return rc;
 	sq = &d->queues[q];
@@ -382,8 +380,8 @@ static int carve(struct ssqd *d, struct ssqd_client *c, uint64_t len, uint64_t a
 		return 0;
 	b = ssqd_data_find(&d->data, *off);
 	rc = d->ops->reg_buf(d->backend, d->arena.base + *off, len,
-	                     d->own.data_iova + (*off - d->own.data_off), &b->mr, &b->key,
-	                     err, sizeof(err));
+	                     d->own.data_iova + (*off - d->own.data_off), !d->grants_only,
+	                     &b->mr, &b->key, err, sizeof(err));
 	if (rc) {
 		ssqd_data_free(&d->data, *off, c->id, NULL);
 		snprintf(why, whylen, "a buffer's own keys: %s", err);
@@ -579,11 +577,12 @@ typedef int request_fn(struct ssqd *d, struct ssqd_client *c, const struct proto
 
 /* MEM_REG is ssqd_handle's: it takes the descriptor that came with it. */
 static request_fn *const handlers[SSQ_MSG_TYPE_MAX + 1] = {
-	[SSQ_MSG_HELLO] = on_hello,     [SSQ_MSG_LIST] = on_list,
-	[SSQ_MSG_ATTACH] = on_attach,   [SSQ_MSG_ALLOC] = on_alloc,
-	[SSQ_MSG_FREE] = on_free_buf,   [SSQ_MSG_DETACH] = on_detach,
-	[SSQ_MSG_RECOVER] = on_recover, [SSQ_MSG_MEM_DEREG] = on_mem_dereg,
-	[SSQ_MSG_VERBS] = on_verbs,     [SSQ_MSG_PEER] = on_peer,
+	[SSQ_MSG_HELLO] = on_hello,      [SSQ_MSG_LIST] = on_list,
+	[SSQ_MSG_ATTACH] = on_attach,    [SSQ_MSG_ALLOC] = on_alloc,
+	[SSQ_MSG_FREE] = on_free_buf,    [SSQ_MSG_DETACH] = on_detach,
+	[SSQ_MSG_RECOVER] = on_recover,  [SSQ_MSG_MEM_DEREG] = on_mem_dereg,
+	[SSQ_MSG_VERBS] = on_verbs,      [SSQ_MSG_PEER] = on_peer,
+	[SSQ_MSG_GRANT] = ssqd_on_grant, [SSQ_MSG_REVOKE] = ssqd_on_revoke,
 };
 
 static int handle_request(struct ssqd *d, struct ssqd_client *c,
