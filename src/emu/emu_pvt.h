@@ -336,9 +336,9 @@ int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
  */
 int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
                   int need, struct emu_sg *out);
-/* device.c: give @m a free key slot and a fresh key (lock held); -ENOMEM. */
+/* keys.c: give @m a free key slot and a fresh key (lock held); -ENOMEM. */
 int emu_key_slot(struct emu_dev *dev, struct emu_mr *m);
-/* mw.c: a key variant drawn at random, never 0 (device lock held or not). */
+/* keys.c: a key variant drawn at random, never 0 (device lock held or not). */
 uint8_t emu_key_variant(void);
 /* mw.c: free every window bound to @qp, as its destruction does (lock held). */
 void emu_mw_qp_gone(struct emu_qp *qp);

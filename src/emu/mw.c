@@ -13,21 +13,6 @@
 #include <stdlib.h>
 #include "emu/emu_pvt.h"
 
-uint8_t emu_key_variant(void)
-{
-	static uint32_t fallback = 0x9e3779b9u;
-	uint8_t v = 0;
-
-	while (!v) {
-		if (getrandom(&v, 1, GRND_NONBLOCK) != 1) {
-			/* No entropy yet (early boot): a mix, never a plain count. */
-			fallback = fallback * 1103515245u + 12345u;
-			v = (uint8_t)(fallback >> 16);
-		}
-	}
-	return v;
-}
-
 int emu_alloc_mw(struct emu_pd *pd, struct emu_mr **mwp, uint32_t *rkey)
 {
 	struct emu_dev *dev;
