@@ -188,6 +188,32 @@ int main(void)
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ after free: %d", st);
 	alice_refused++;
 
+	/* A granting client's end takes its grants with it. */
+	CHECK(recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
+	{
+		struct ssq_client *cb2 = t_cluster_connect(&cl, 1);
+		struct ssq_buf gone;
+
+		CHECK(cb2 && ssq_buf_alloc(cb2, 4096, &gone) == 0 &&
+		          ssq_buf_grant(cb2, "alice/q0", &gone, 0, 4096,
+		                        IBV_ACCESS_REMOTE_READ, &dsc) == 0,
+		      "a second client of bob grants: %s",
+		      cb2 ? ssq_client_error(cb2) : "no client");
+		st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+		CHECK(st == IBV_WC_SUCCESS, "READ of its grant: %d", st);
+		ssq_client_close(cb2);
+		/* ssqd sees the end on its socket: within a second, no more. */
+		for (i = 0; i < 50; i++) {
+			st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey,
+			         id++);
+			if (st != IBV_WC_SUCCESS)
+				break;
+			usleep(20000);
+		}
+		CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ after its client's end: %d", st);
+		alice_refused++;
+	}
+
 	/* Bob counted them, per peer. */
 	CHECK(refused_by(cb, "alice") == alice_refused, "bob: alice refused %u, want %u",
 	      refused_by(cb, "alice"), alice_refused);

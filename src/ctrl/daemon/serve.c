@@ -333,6 +333,11 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 			                 SSQD_MAX_GRAVES, (int)c->pid, (int)g->pid);
 	}
 	/*
+	 * What it granted goes now, though its buffers may wait in a grave
+	 * for its WQEs: no peer reaches a dead client's memory.
+	 */
+	ssqd_grants_drop_owner(d, c->id);
+	/*
 	 * Its own memory goes now, WQEs in flight or not: the device resolves
 	 * keys at each access, so what still comes fails with a protection
 	 * error, never reaching memory the next registration brings.

@@ -41,6 +41,15 @@ void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 			revoke(d, &d->grants[i]);
 }
 
+void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++)
+		if (owner && d->grants[i].owner == owner)
+			revoke(d, &d->grants[i]);
+}
+
 void ssqd_grants_drop_all(struct ssqd *d)
 {
 	unsigned i;
