@@ -220,6 +220,18 @@ int main(void)
 	CHECK(refused_by(cb, "carol") == 1, "bob: carol refused %u, want 1",
 	      refused_by(cb, "carol"));
 	CHECK(cf_file_has(cl.log[1], "used a key not granted"), "bob's log says so");
+	{
+		struct ssq_queue_info qi[SSQ_MAX_QUEUES];
+		int nq = ssq_client_list(cb, qi, SSQ_MAX_QUEUES), k;
+		unsigned on_alice = ~0u;
+
+		for (k = 0; k < nq && k < (int)SSQ_MAX_QUEUES; k++)
+			if (!strcmp(qi[k].name, "alice/q0"))
+				on_alice = qi[k].refused;
+		CHECK(on_alice == alice_refused,
+		      "bob's LIST: alice/q0 refused %u, want %u", on_alice,
+		      alice_refused);
+	}
 out:
 	if (qa)
 		ssq_queue_close(qa);

@@ -54,6 +54,11 @@ struct ssq_queue_info {
 	char name[32];
 	uint32_t qpn;
 	int ready; /* the QP is in RTS */
+	/*
+	 * Requests from its peer refused here for a key not granted to it
+	 * (ssq_buf_grant), since ssqd started: guesses, or stale descriptors.
+	 */
+	unsigned refused;
 };
 
 /* A buffer in the shared data arena. */

@@ -90,9 +90,9 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 			        p[i].why[0] ? p[i].why : "-");
 		}
 	}
-	fprintf(out, "%-31s %-8s %s\n", "QUEUE", "QPN", "STATE");
+	fprintf(out, "%-31s %-8s %7s %s\n", "QUEUE", "QPN", "REFUSED", "STATE");
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
-		fprintf(out, "%-31s 0x%-6x %s\n", q[i].name, q[i].qpn,
+		fprintf(out, "%-31s 0x%-6x %7u %s\n", q[i].name, q[i].qpn, q[i].refused,
 		        q[i].ready ? "ready" : "not ready");
 	ssq_client_close(c);
 	return 0;
@@ -132,8 +132,8 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++) {
 		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
 		json_str(out, q[i].name);
-		fprintf(out, ", \"qpn\": %u, \"ready\": %s}", q[i].qpn,
-		        q[i].ready ? "true" : "false");
+		fprintf(out, ", \"qpn\": %u, \"refused\": %u, \"ready\": %s}", q[i].qpn,
+		        q[i].refused, q[i].ready ? "true" : "false");
 	}
 	fputs("], \"peers\": [", out);
 	for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {

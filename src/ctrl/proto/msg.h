@@ -77,6 +77,8 @@ struct proto_msg_list_reply {
 		char name[SSQ_NAME_MAX];
 		uint32_t qpn;
 		uint32_t state;
+		uint32_t refused; /* its peer's requests refused for a bad key */
+		uint32_t reserved;
 	} queues[SSQ_MAX_QUEUES];
 };
 struct proto_msg_attach {

@@ -172,6 +172,7 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 		memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 		r.queues[i].qpn = d->queues[i].local.qpn;
 		r.queues[i].state = d->queues[i].listed;
+		r.queues[i].refused = d->queues[i].refused;
 	}
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
 	                     sizeof(r), NULL, 0);
