@@ -8,10 +8,12 @@
  * WRITE and the bytes came back.
  *   cluster_send PEER[=SOCKET]...     ($SSQ_SOCKET: this host's ssqd)
  * A peer's ssqd lets a WRITE in only at a descriptor (remote_addr, rkey) a
- * client of its own handed out. Between hosts that client runs there and
- * sends it (as examples/two_hosts.c does); with PEER=SOCKET (a cluster on
- * one machine) this process connects to the peer's ssqd at SOCKET itself,
- * allocates the destination there and takes its descriptor. PEER alone
+ * client of its own granted to this host (ssq_buf_grant on its queue
+ * "THIS/q0", THIS being this host's --name, $SSQ_NAME here). Between hosts
+ * that client runs there and sends it (as examples/two_hosts.c does); with
+ * PEER=SOCKET (a cluster on one machine) this process connects to the
+ * peer's ssqd at SOCKET itself, allocates the destination there and
+ * grants it. PEER alone
  * addresses that peer's arena by offset with its arena-wide key
  * (ssq_queue_peer_iova, ssq_queue_peer_rkey), which reaches it only if
  * that ssqd runs --arena-rkey.
@@ -103,6 +105,25 @@ int main(int argc, char **argv)
 			ssq_client_close(there);
 			failed++;
 			continue;
+		}
+		/* Granted to this host alone: the peer's queue that names us. */
+		if (there) {
+			struct ssq_desc d;
+			char mine[64];
+
+			snprintf(mine, sizeof(mine), "%s/q0",
+			         getenv("SSQ_NAME") ? getenv("SSQ_NAME") : "alice");
+			if (ssq_buf_grant(
+			        there, mine, &dst, 0, COUNT * MSG,
+			        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &d)) {
+				fprintf(stderr, "%s: grant to %s: %s\n", sock + 1, mine,
+				        ssq_client_error(there));
+				ssq_client_close(there);
+				failed++;
+				continue;
+			}
+			dst.remote_addr = d.remote_addr;
+			dst.rkey = d.rkey;
 		}
 		/* -EAGAIN: that peer's link is not up yet (daemons just started). */
 		for (k = 0; (rc = ssq_queue_open(c, name, &q)) == -EAGAIN && k < 100; k++)

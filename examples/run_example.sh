@@ -71,5 +71,6 @@ if [[ $(basename "$example") == *cluster_send* ]]; then
 		serving "$work/$name.log" "${peer_pid[$name]}"
 	done
 	args=("bob=$work/bob.sock" carol)
+	export SSQ_NAME=alice # the name bob's grant gives its queue to us
 fi
 "$example" "${args[@]}"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Two hosts exchanging a remote descriptor. Host B's process registers
- * malloc'd memory for remote writes and sends A its descriptor
- * (remote_addr, rkey) - here over a socketpair, between hosts over TCP or
- * whatever the application uses; host A's process WRITEs into it through
+ * malloc'd memory, grants remote writes into it to the peer of its queue
+ * q0 (ssq_mem_grant: with peers, nothing else reaches it) and sends A the
+ * descriptor, packed (ssq_desc_pack) - here over a socketpair, between
+ * hosts over TCP or whatever the application uses; host A's process
+ * unpacks it and WRITEs into it through
  * its own ssqd's queue q0, which is connected to B's. Each process talks
  * to its own host's ssqd: $SSQ_SOCKET (A) and $SSQ_PEER_SOCKET (B), the
  * two ssqd linked with --listen / --connect (run_example.sh starts both).
@@ -18,11 +20,6 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 
-struct descriptor {
-	uint64_t remote_addr;
-	uint32_t rkey;
-};
-
 static const char greeting[] = "hello from host A, straight into B's malloc'd memory";
 
 /* Host B: expose 4 KiB, hand out its descriptor, check what landed. */
@@ -30,7 +27,8 @@ static int host_b(int chan)
 {
 	struct ssq_client *c;
 	struct ssq_mr mr;
-	struct descriptor d;
+	struct ssq_desc d;
+	uint8_t wire[SSQ_DESC_PACKED_SIZE];
 	char *mem = calloc(1, 4096), done;
 
 	if (!mem || ssq_client_connect(getenv("SSQ_PEER_SOCKET"), &c)) {
@@ -42,9 +40,14 @@ static int host_b(int chan)
 		fprintf(stderr, "B: register: %s\n", ssq_client_error(c));
 		return 1;
 	}
-	d.remote_addr = mr.remote_addr;
-	d.rkey = mr.rkey;
-	if (write(chan, &d, sizeof(d)) != sizeof(d) || read(chan, &done, 1) != 1)
+	/* For q0's peer, host A, alone; until revoked, deregistered or B's end. */
+	if (ssq_mem_grant(c, "q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_WRITE, &d)) {
+		fprintf(stderr, "B: grant: %s\n", ssq_client_error(c));
+		return 1;
+	}
+	strcpy(d.owner, "B");
+	if (ssq_desc_pack(&d, wire, sizeof(wire)) != (int)sizeof(wire) ||
+	    write(chan, wire, sizeof(wire)) != sizeof(wire) || read(chan, &done, 1) != 1)
 		return 1;
 	printf("B: %s\n", mem);
 	fflush(stdout); /* a forked child leaves with _exit */
@@ -64,7 +67,8 @@ static int host_a(int chan)
 	struct ssq_producer *p;
 	struct ssq_completion comp;
 	struct ssq_buf src;
-	struct descriptor d;
+	struct ssq_desc d;
+	uint8_t wire[SSQ_DESC_PACKED_SIZE];
 	int rc, tries;
 
 	if (ssq_client_connect(NULL, &c)) {
@@ -76,7 +80,8 @@ static int host_a(int chan)
 	     tries++)
 		usleep(50000);
 	if (rc || ssq_buf_alloc(c, 4096, &src) ||
-	    read(chan, &d, sizeof(d)) != sizeof(d)) {
+	    read(chan, wire, sizeof(wire)) != sizeof(wire) ||
+	    ssq_desc_unpack(wire, sizeof(wire), "B", &d)) {
 		fprintf(stderr, "A: setup: %s\n", ssq_client_error(c));
 		return 1;
 	}

@@ -41,7 +41,8 @@ static pid_t start(const char *sock, const char *mode, const char *arg, const ch
 			dup2(fd, 2);
 		setenv("SSQ_EMU_WIRE_FAULT", "drop=0.05,seed=11", 1);
 		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", "8", "--sq-size", "256", mode, arg, (char *)NULL);
+		      "--data-mib", "8", "--sq-size", "256", "--no-grants", mode, arg,
+		      (char *)NULL);
 		_exit(127);
 	}
 	return pid;

@@ -29,11 +29,11 @@ static char logs[4][64];
 /* ssqd on the emulated device at @sock, its stderr to @log, with @extra options. */
 static pid_t run_ssqd(const char *sock, const char *log, const char *const *extra)
 {
-	const char *argv[32] = { getenv("SSQD"), "--device", "emu",
-		                 "--socket",     sock,       "--hugepages=off",
-		                 "--data-mib",   "4",        "--sq-size",
-		                 "256" };
-	unsigned n = 10;
+	const char *argv[32] = { getenv("SSQD"), "--device",   "emu",
+		                 "--socket",     sock,         "--hugepages=off",
+		                 "--data-mib",   "4",          "--sq-size",
+		                 "256",          "--no-grants" };
+	unsigned n = 11;
 	pid_t pid;
 
 	while (*extra && n < 31)

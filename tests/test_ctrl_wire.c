@@ -27,7 +27,8 @@ static pid_t start(const char *sock, const char *mode, const char *arg)
 	if (pid == 0) {
 		setenv("SSQ_EMU_WIRE_FAULT", "drop=0.05,dup=0.05,reorder=0.05,seed=7", 1);
 		execl(ssqd, ssqd, "--device", "emu", "--socket", sock, "--hugepages=off",
-		      "--data-mib", "8", "--sq-size", "256", mode, arg, (char *)NULL);
+		      "--data-mib", "8", "--sq-size", "256", "--no-grants", mode, arg,
+		      (char *)NULL);
 		_exit(127);
 	}
 	return pid;

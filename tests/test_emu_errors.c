@@ -140,6 +140,16 @@ static void test_local_qp_op(void)
 }
 
 /* One bad WRITE / READ per case; local protection or remote access. */
+/*
+ * @key with another variant: a key no MR has (its slot's MR has @key).
+ * Not a neighbouring slot's: keys carry random variants, so slot +-1 with
+ * the same variant is another MR's key once in 255.
+ */
+static uint32_t other_variant(uint32_t key)
+{
+	return (key & ~0xffu) | (uint8_t)((key & 0xff) % 255 + 1);
+}
+
 static void test_keys(void)
 {
 	struct emu_tb tb;
@@ -174,7 +184,7 @@ static void test_keys(void)
 		pi = a->sq.pi;
 		switch (which) {
 		case 0:
-			ssq_prep_rdma_write(&a->sq, pi, a->iova, a->key ^ 0x100, 8,
+			ssq_prep_rdma_write(&a->sq, pi, a->iova, other_variant(a->key), 8,
 			                    b->iova, b->key, 0);
 			synd = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
 			remote = 0;
@@ -197,7 +207,7 @@ static void test_keys(void)
 			break;
 		case 3:
 			ssq_prep_rdma_write(&a->sq, pi, a->iova, a->key, 8, b->iova,
-			                    b->key + 0x100, 0);
+			                    other_variant(b->key), 0);
 			break;
 		case 4:
 			ssq_prep_rdma_write(&a->sq, pi, a->iova, a->key, 64,

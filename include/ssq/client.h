@@ -41,6 +41,7 @@
 #include <ssq/common.h>
 #include <ssq/sq.h>
 #include <ssq/cq.h>
+#include <ssq/desc.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,11 @@ struct ssq_queue_info {
 	char name[32];
 	uint32_t qpn;
 	int ready; /* the QP is in RTS */
+	/*
+	 * Requests from its peer refused here for a key not granted to it
+	 * (ssq_buf_grant), since ssqd started: guesses, or stale descriptors.
+	 */
+	unsigned refused;
 };
 
 /* A buffer in the shared data arena. */
@@ -143,6 +149,12 @@ struct ssq_peer_info {
 	unsigned links, losses;        /* times linked, times the link was lost */
 	unsigned flags;                /* SSQ_PEER_* */
 	char why[128];                 /* the last attempt's outcome, or "" */
+	/*
+	 * Requests from this peer refused here for a key not granted to it
+	 * (ssq_buf_grant): its guesses, or its stale descriptors, since ssqd
+	 * started. Each also cost that peer's queue an error and a recovery.
+	 */
+	unsigned refused;
 };
 
 /*
@@ -432,7 +444,10 @@ int ssq_recv_wait(struct ssq_queue *q, uint64_t k, int64_t timeout_ns);
  * ssq_buf_alloc - @len bytes (1..2^40) of the data arena, 64-byte aligned,
  * owned by this client until ssq_buf_free() or the client's end, with keys
  * of its own (a memory region of its own at ssqd; not under ssqd
- * --arena-rkey): .remote_addr and .rkey reach it, and only it, from a peer.
+ * --arena-rkey). When ssqd has peers (--listen, --connect, --peers), no
+ * peer reaches it with them: ssq_buf_grant hands a peer a descriptor that
+ * does. Without peers (loopback) .remote_addr and .rkey reach it, and only
+ * it, from this host's queues.
  * Returns 0 or -ENOMEM (arena full), -EDQUOT (a quota of ssqd: the message
  * names it; one uid holds at most 2048 buffers with keys of their own),
  * -EINVAL, -ENOTCONN.
@@ -512,6 +527,41 @@ int ssq_mem_reg(struct ssq_client *c, void *addr, uint64_t len, int access,
  */
 int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
                    int access, struct ssq_mr *out);
+
+/*
+ * ---- remote access, handed out: grants ----
+ *
+ * With peers, a buffer or registration is reachable by no peer until its
+ * owner grants a range of it: ssq_buf_grant / ssq_mem_grant ask ssqd to
+ * bind a type-2 memory window over [@off, +@len) of it, with @access
+ * (IBV_ACCESS_REMOTE_WRITE, _READ, _ATOMIC; a registration's grants within
+ * what ssq_mem_reg asked), to the QP of @queue ("bob/q0", or "q0" with one
+ * peer): the descriptor in *@out (remote_addr, rkey, length; owner left
+ * "" for the caller to name this host before ssq_desc_pack) then works
+ * for requests that peer posts on its end of that queue, and for no other
+ * peer, no other queue, no other range. The window's key carries a byte
+ * ssqd drew at random. A request with any other key fails the peer's WQE
+ * with IBV_WC_REM_ACCESS_ERR, puts that queue in error at both ends, and
+ * counts as refused in ssq_client_peers / ssqd --status.
+ *
+ * ssq_desc_revoke takes a grant back; so do ssq_buf_free, ssq_mem_dereg
+ * and this client's end. Each returns only once the window is gone: no
+ * request that arrives later reaches the memory.
+ *
+ * Without peers the same calls bind a window on the loopback queue.
+ * One round trip to ssqd each; WQEs carry the rkey as any other.
+ * Returns 0, -EINVAL, -ENOENT (not this client's buffer, registration or
+ * grant; no such queue), -ERANGE (past its end), -EACCES (more than a
+ * registration allows, or the queue is not this client's), -EDQUOT (64
+ * grants per client), -EAGAIN / -ETIMEDOUT (the queue's peer is not
+ * linked), -EOPNOTSUPP (ssqd --arena-rkey, or a device with no windows),
+ * -ENOTCONN; ssq_client_error() says which.
+ */
+int ssq_buf_grant(struct ssq_client *c, const char *queue, const struct ssq_buf *b,
+                  uint64_t off, uint64_t len, int access, struct ssq_desc *out);
+int ssq_mem_grant(struct ssq_client *c, const char *queue, const struct ssq_mr *mr,
+                  uint64_t off, uint64_t len, int access, struct ssq_desc *out);
+int ssq_desc_revoke(struct ssq_client *c, const struct ssq_desc *d);
 
 /*
  * ssq_mem_dereg - give @mr back. Refused with -EBUSY while a WQE of this

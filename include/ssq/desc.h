@@ -18,6 +18,10 @@
  * descriptor belongs to the peer the caller expects it from, before it
  * gives out an address and a key.
  *
+ * The descriptor of a buffer or registration a peer may reach comes from
+ * ssq_buf_grant / ssq_mem_grant (<ssq/client.h>): with peers, nothing else
+ * reaches a client's memory. ssq_desc_revoke takes it back.
+ *
  * Both calls touch only their arguments: any thread, no ssqd needed.
  * Errors: a count or 0, or a negative errno; nothing sets errno.
  */

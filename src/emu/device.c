@@ -12,14 +12,11 @@
 #include "emu/emu_pvt.h"
 
 /*
- * Where this device's MR keys start: a slot and a tag no earlier device
- * (an ssqd before a restart) started from. On a ConnectX the 8-bit tag
- * (mkey_7_0) comes from a counter of the device that outlives every
- * process (the kernel's assign_mkey_variant, drivers/infiniband/hw/mlx5/
- * mr.c: atomic_inc_return(&dev->mkey_var)) and firmware picks the index,
- * so a restarted process is not handed its last run's keys; starting at
- * slot 0, tag 1 every time would give a restarted ssqd's first buffers the
- * very keys, at the very IOVAs, a peer may still hold.
+ * Where this device's key slots start: a slot no earlier device (an ssqd
+ * before a restart) started from, as firmware picks a ConnectX mkey's
+ * index; the variant of each key is drawn anew (emu_key_variant), so a
+ * restarted ssqd's first buffers do not get the very keys, at the very
+ * IOVAs, a peer may still hold, and no key is its neighbour's plus 0x101.
  */
 static void mr_key_start(struct emu_dev *dev)
 {
@@ -31,7 +28,6 @@ static void mr_key_start(struct emu_dev *dev)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		r = (uint32_t)t.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
 	}
-	dev->mr_tag = (uint8_t)(1 + r % 255); /* never 0: see reg_mr */
 	dev->mr_next = (r >> 8) % SSQ_EMU_MAX_MR;
 }
 
@@ -247,11 +243,10 @@ static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t io
 {
 	struct emu_dev *dev;
 	struct emu_mr *mr;
-	unsigned i, n;
 
 	if (!pd || !len || !mrp || !key || iova + len - 1 < iova)
 		return -EINVAL;
-	if (access & ~EMU_ACCESS_ALL)
+	if (access & ~(EMU_ACCESS_ALL | IBV_ACCESS_MW_BIND))
 		return -EINVAL;
 	/* IB spec 10.6.3.1 (and ib_check_mr_access): remote write or atomic
 	 * access needs local write. */
@@ -263,35 +258,18 @@ static int reg_mr(struct emu_pd *pd, int fd, void *addr, size_t len, uint64_t io
 		return -ENOMEM;
 	dev = pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	/*
-	 * The slots in turn, not the lowest free one: a key is index and an
-	 * 8-bit tag, so reusing one slot would give a freed MR's key to the
-	 * 255th registration after it - whoever still holds the old key would
-	 * reach the new memory. In turn, a key comes back only after every
-	 * slot has been used 255 times over.
-	 */
-	for (n = 0, i = dev->mr_next % SSQ_EMU_MAX_MR; n < SSQ_EMU_MAX_MR && dev->mrs[i];
-	     n++, i = (i + 1) % SSQ_EMU_MAX_MR)
-		;
-	if (n == SSQ_EMU_MAX_MR) {
-		pthread_mutex_unlock(&dev->lock);
-		free(mr);
-		return -ENOMEM;
-	}
 	mr->pd = pd;
 	mr->fd = fd;
 	mr->addr = addr;
 	mr->iova = iova;
 	mr->len = len;
 	mr->access = access;
-	/* The tag changes on each registration, so a stale key of a freed
-	 * slot does not match the MR registered there next. */
-	mr->key = (i << 8) | dev->mr_tag;
-	/* Tag 0 is never used: key 0x100 would be MLX5_INVALID_LKEY, the
-	 * receive-list terminator. */
-	dev->mr_tag = dev->mr_tag == 0xff ? 1 : dev->mr_tag + 1;
-	dev->mrs[i] = mr;
-	dev->mr_next = i + 1;
+	mr->type = EMU_KEY_MR;
+	if (emu_key_slot(dev, mr)) {
+		pthread_mutex_unlock(&dev->lock);
+		free(mr);
+		return -ENOMEM;
+	}
 	pd->users++;
 	pthread_mutex_unlock(&dev->lock);
 	*mrp = mr;
@@ -324,6 +302,15 @@ int emu_dereg_mr(struct emu_mr *mr)
 		return -EINVAL;
 	dev = mr->pd->dev;
 	pthread_mutex_lock(&dev->lock);
+	/*
+	 * ibv_dereg_mr(3): "fails if any memory window is still bound to
+	 * this MR" - invalidate or free the windows first. A window's key is
+	 * no MR to deregister either.
+	 */
+	if (mr->type != EMU_KEY_MR || mr->binds) {
+		pthread_mutex_unlock(&dev->lock);
+		return mr->type != EMU_KEY_MR ? -EINVAL : -EBUSY;
+	}
 	dev->mrs[mr->key >> 8] = NULL;
 	mr->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
@@ -652,6 +639,7 @@ int emu_destroy_qp(struct emu_qp *qp)
 	qp->recv_cq->users--;
 	if (qp->srq)
 		qp->srq->users--;
+	emu_mw_qp_gone(qp);
 	emu_wire_qp_free(qp);
 	pthread_mutex_unlock(&dev->lock);
 	free(qp);

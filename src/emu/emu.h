@@ -48,7 +48,9 @@
  *    IBV_ACCESS_LOCAL_WRITE where the device writes (READ and atomic
  *    results, receive buffers), else LOCAL_PROT_ERR; remote keys must name
  *    an MR of the peer's PD covering the range with the remote access the
- *    opcode needs, also granted by the peer QP's qp_access_flags, else
+ *    opcode needs, or a type-2 window bound to the peer's QP covering it
+ *    with that access (emu_bind_mw), also granted by the peer QP's
+ *    qp_access_flags, else
  *    REMOTE_ACCESS_ERR (the peer QP goes to ERR too, as the IB responder
  *    does on an access violation).
  *  - SEND / SEND_IMM / RDMA_WRITE_IMM consume the peer's next receive WQE
@@ -407,8 +409,63 @@ int emu_reg_mr(struct emu_pd *pd, void *addr, size_t len, uint64_t iova, int acc
 int emu_reg_mr_file(struct emu_pd *pd, int fd, uint64_t addr, size_t len, uint64_t iova,
                     int access, struct emu_mr **mrp, uint32_t *key);
 
-/* Returns 0 or -EINVAL. The key is invalid from now on. */
+/*
+ * Returns 0, -EINVAL, or -EBUSY while a memory window is bound to @mr
+ * (ibv_dereg_mr(3): "fails if any memory window is still bound to this
+ * MR"). The key is invalid from now on.
+ */
 int emu_dereg_mr(struct emu_mr *mr);
+
+/* ---- type-2 memory windows (mw.c) ---- */
+
+/*
+ * Remote access as a capability, as a ConnectX gives it: an MR registered
+ * with IBV_ACCESS_MW_BIND and no remote access is reachable by no peer;
+ * a window bound over a range of it, to one QP, opens that range to the
+ * peer of that QP alone, until it is invalidated or freed.
+ *
+ * emu_alloc_mw - a type-2 window of @pd (ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+ * mlx5_ib_alloc_mw), free (bound to nothing): its key, in *@rkey, reaches
+ * nothing yet. Windows share the key table with MRs (SSQ_EMU_MAX_MR).
+ * Returns 0, -EINVAL or -ENOMEM.
+ *
+ * emu_bind_mw - bind @mw to @qp over [@iova, +@len) of @mr with the
+ * remote access @access (IBV_ACCESS_REMOTE_*), under the new key @rkey:
+ * @mw's index (rkey & ~0xff) with a variant byte the caller chose,
+ * nonzero (as IBV_WR_BIND_MW's bind_mw.rkey; the caller draws it at
+ * random, ibv_bind_mw's ibv_inc_rkey only counts). What a bind WQE on
+ * @qp's send queue does on a ConnectX, done at once. From then on a
+ * request reaches the range with @rkey only when it arrives at @qp.
+ * Returns 0, or -EINVAL (bad arguments, @qp not in RTS, another index,
+ * variant 0, no access or an empty range), -EPERM (not one PD), -EBUSY
+ * (@mw already bound: o10-37.2.30), -EACCES (@mr without MW_BIND, or
+ * write/atomic asked of an MR without local write: C10-74), -ERANGE
+ * (outside @mr: C10-75).
+ *
+ * emu_invalidate_mw - back to free (a LOCAL_INV WR's effect): its key
+ * reaches nothing from the moment this returns; requests that come
+ * later fail as any other bad key. Returns 0 or -EINVAL.
+ *
+ * emu_dealloc_mw - invalidate and free. Returns 0 or -EINVAL.
+ * Destroying the QP a window is bound to invalidates it too.
+ */
+int emu_alloc_mw(struct emu_pd *pd, struct emu_mr **mwp, uint32_t *rkey);
+int emu_bind_mw(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr, uint64_t iova,
+                uint64_t len, int access, uint32_t rkey);
+int emu_invalidate_mw(struct emu_mr *mw);
+int emu_dealloc_mw(struct emu_mr *mw);
+
+/*
+ * Requests that arrived at @qp (the responder) with an rkey not valid for
+ * it - no such key, a key of another QP's window, a free window, too
+ * little access, outside the range - since it was created: a peer's
+ * guesses. Each also fails the requester's WQE with REMOTE_ACCESS_ERR and
+ * puts @qp in ERR with IBV_EVENT_QP_ACCESS_ERR, as an IB responder does on
+ * an R_Key violation (class C, IB 9.9.3.1.3; rxe_resp.c's
+ * RESPST_ERR_RKEY_VIOLATION: NAK remote access error, QP to error).
+ * 0 for NULL.
+ */
+uint64_t emu_qp_access_errors(struct emu_qp *qp);
 
 /* ---- completion queues ---- */
 

@@ -18,6 +18,17 @@ struct emu_pd {
 	unsigned users;             /* MRs, QPs, SRQs */
 };
 
+/*
+ * An entry of the key table: a memory region, or a type-2 memory window
+ * (mw.c). Both are mkeys on a ConnectX, one index space and one 8-bit
+ * variant each; a window's addr, fd, iova, len and access say what its
+ * bind gave it, so translation treats both alike.
+ */
+enum emu_key_type {
+	EMU_KEY_MR = 0,
+	EMU_KEY_MW = 2, /* IBV_MW_TYPE_2 */
+};
+
 struct emu_mr {
 	struct emu_pd *pd;
 	uint8_t *addr; /* host address of iova, or its address in @fd */
@@ -26,6 +37,12 @@ struct emu_mr {
 	uint64_t len;
 	uint32_t key;
 	int access;
+	uint8_t type;   /* enum emu_key_type */
+	unsigned binds; /* MR: windows bound to it now (emu_dereg_mr: -EBUSY) */
+	/* MW: bound (valid) or free; the QP it is bound to, the MR it covers. */
+	uint8_t bound;
+	struct emu_qp *qp;
+	struct emu_mr *target;
 };
 
 struct emu_cq {
@@ -102,6 +119,12 @@ struct emu_qp {
 	 * not its receive buffer (emu_qp_attr.disable_scatter_to_cqe unset).
 	 */
 	uint8_t scatter_to_cqe;
+	/*
+	 * Requests that arrived here with an rkey this QP may not use (no such
+	 * key, another QP's window, no access, out of range): a peer's
+	 * guesses, counted per responder QP (emu_qp_access_errors).
+	 */
+	uint64_t access_errors;
 };
 
 /* Async events the device keeps for emu_get_async_event. */
@@ -133,7 +156,6 @@ struct emu_dev {
 	struct emu_cq *cqs[SSQ_EMU_MAX_CQ];    /* by CQN */
 	struct emu_srq *srqs[SSQ_EMU_MAX_SRQ]; /* by SRQN */
 	struct emu_mr *mrs[SSQ_EMU_MAX_MR];    /* by key >> 8 */
-	uint8_t mr_tag;
 	unsigned mr_next;   /* where the search for a free MR slot starts */
 	struct emu_pd *pds; /* list head */
 	/* eventfd, nonzero while [ev_head, ev_tail) is not empty (async.c). */
@@ -314,6 +336,12 @@ int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
  */
 int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
                   int need, struct emu_sg *out);
+/* keys.c: give @m a free key slot and a fresh key (lock held); -ENOMEM. */
+int emu_key_slot(struct emu_dev *dev, struct emu_mr *m);
+/* keys.c: a key variant drawn at random, never 0 (device lock held or not). */
+uint8_t emu_key_variant(void);
+/* mw.c: free every window bound to @qp, as its destruction does (lock held). */
+void emu_mw_qp_gone(struct emu_qp *qp);
 /*
  * Copy @total bytes from the pieces of @src to those of @dst. Returns 0,
  * or EMU_FAULT_SRC / EMU_FAULT_DST: that side's memory could not be reached

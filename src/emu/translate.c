@@ -16,8 +16,8 @@ struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
 	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
 }
 
-/* MR lookup by key index; NULL unless @key names a live MR of @pd. */
-static struct emu_mr *mr_get(struct emu_dev *dev, const struct emu_pd *pd, uint32_t key)
+/* Key table lookup; NULL unless @key names a live MR or window of @pd. */
+static struct emu_mr *key_get(struct emu_dev *dev, const struct emu_pd *pd, uint32_t key)
 {
 	struct emu_mr *mr;
 
@@ -27,6 +27,14 @@ static struct emu_mr *mr_get(struct emu_dev *dev, const struct emu_pd *pd, uint3
 	if (ssq_unlikely(!mr || mr->key != key || mr->pd != pd))
 		return NULL;
 	return mr;
+}
+
+/* An lkey: an MR's only - a window's key is an R_Key (IB 10.6.7). */
+static struct emu_mr *mr_get(struct emu_dev *dev, const struct emu_pd *pd, uint32_t key)
+{
+	struct emu_mr *mr = key_get(dev, pd, key);
+
+	return mr && mr->type == EMU_KEY_MR ? mr : NULL;
 }
 
 /* [@iova, @iova + @len) inside @mr as the piece *@sg: 0, or -1 outside it. */
@@ -134,11 +142,22 @@ int emu_rq_sg(const struct emu_qp *qp, const uint8_t *wqe, unsigned nseg,
 int emu_remote_sg(struct emu_qp *qp, uint64_t raddr, uint32_t rkey, uint64_t len,
                   int need, struct emu_sg *out)
 {
-	struct emu_mr *mr = mr_get(qp->dev, qp->pd, rkey);
+	struct emu_mr *mr = key_get(qp->dev, qp->pd, rkey);
 
-	if (!mr || (mr->access & need) != need || (qp->access & need) != need)
+	/*
+	 * A window reaches memory only through the QP it is bound to, while
+	 * bound (rxe_lookup_mw: type 2 and mw->qp != qp, or not VALID, fails).
+	 * Whatever fails here is a peer using a key not given to it: counted
+	 * once per request (a QP already in error drops the rest).
+	 */
+	if (!mr || (mr->type == EMU_KEY_MW && (!mr->bound || mr->qp != qp)) ||
+	    (mr->access & need) != need || (qp->access & need) != need ||
+	    mr_piece(mr, raddr, len, out)) {
+		if (qp->state != IBV_QPS_ERR)
+			qp->access_errors++;
 		return -1;
-	return mr_piece(mr, raddr, len, out);
+	}
+	return 0;
 }
 
 /* Step *@sg / *@at past @off bytes of a scatter/gather list. */

@@ -111,6 +111,8 @@ static int peer_args(const char *const *args)
 	return peers;
 }
 
+int t_rssqd_grants;
+
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
                     const char *wire_fault, const char *const *args, const char *log,
                     int append)
@@ -130,6 +132,8 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 		argv[n++] = "--peer-key";
 		argv[n++] = key;
 	}
+	if (!t_rssqd_grants)
+		argv[n++] = "--no-grants";
 	while (args && *args && n < 37)
 		argv[n++] = *args++;
 	argv[n] = NULL;

@@ -61,6 +61,13 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
 pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
                     const char *wire_fault, const char *const *args, const char *log,
                     int append);
+/*
+ * t_rssqd_grants - 0 (the default): t_rssqd_start passes --no-grants, for
+ * the tests written before grants, whose clients use a peer's buffer keys
+ * as they come (to be moved to ssq_buf_grant, issue 28 item 1); nonzero:
+ * ssqd's default, a peer reaches only what was granted to it.
+ */
+extern int t_rssqd_grants;
 
 /*
  * t_ssqd_connect - a client of the ssqd at @sock, retrying while it starts

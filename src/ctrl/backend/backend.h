@@ -170,11 +170,13 @@ struct ssqd_backend_ops {
 	                int remote, uint32_t *key, char *why, size_t whylen);
 	/*
 	 * One buffer inside the data arena as an MR of its own, [@addr, +@len)
-	 * at IOVA @iova, local and remote access (ssqd's default; not with --arena-rkey):
-	 * *@mr and its one key, or -errno with @why. dereg_buf gives it back.
+	 * at IOVA @iova (ssqd's default; not with --arena-rkey): local access,
+	 * and remote access when @remote, else IBV_ACCESS_MW_BIND only, for
+	 * grant's windows. *@mr and its one key, or -errno with @why.
+	 * dereg_buf gives it back.
 	 */
 	int (*reg_buf)(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-	               void **mr, uint32_t *key, char *why, size_t whylen);
+	               int remote, void **mr, uint32_t *key, char *why, size_t whylen);
 	void (*dereg_buf)(struct ssqd_backend *b, void *mr);
 	/*
 	 * Register a client's memory (proto_msg_mem_reg): @kind SSQ_MEM_VERBS,
@@ -196,6 +198,22 @@ struct ssqd_backend_ops {
 	                  char *why, size_t whylen);
 	/* Deregister what reg_client made and let go of its fd. */
 	void (*dereg_client)(struct ssqd_backend *b, void *mr);
+	/*
+	 * Optional (NULL: the device has no windows; buffers and
+	 * registrations then keep their remote access). Remote access to
+	 * [@iova, +@len) of @mr - a reg_buf MR, or when @client a reg_client
+	 * one - with @access (IBV_ACCESS_REMOTE_*), for requests that arrive
+	 * at @q's QP only: a type-2 memory window bound to that QP, its key's
+	 * variant byte drawn at random (IB 10.6.7: a type-2 window is bound
+	 * to one QP and reached through it alone). *@mw and its *@rkey, or
+	 * -errno with @why. revoke frees it: its key reaches nothing once
+	 * revoke returns. access_errors (optional): requests refused at @q's
+	 * QP for a bad key so far.
+	 */
+	int (*grant)(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mr, int client,
+	             uint64_t iova, uint64_t len, int access, void **mw, uint32_t *rkey,
+	             char *why, size_t whylen);
+	void (*revoke)(struct ssqd_backend *b, void *mw);
 	/*
 	 * Optional (NULL: the device has none). What a client needs to
 	 * register its own memory in ssqd's PD (SSQ_MEM_VERBS): the verbs

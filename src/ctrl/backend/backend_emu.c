@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -115,10 +116,13 @@ fail:
 }
 
 static int emu_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                       void **mrp, uint32_t *key, char *why, size_t whylen)
+                       int remote, void **mrp, uint32_t *key, char *why, size_t whylen)
 {
 	struct emu_mr *mr;
-	int rc = emu_reg_mr(b->pd, addr, len, iova, SSQD_ACCESS_ALL, &mr, key);
+	int rc = emu_reg_mr(b->pd, addr, len, iova,
+	                    (remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE) |
+	                        IBV_ACCESS_MW_BIND,
+	                    &mr, key);
 
 	if (rc) {
 		snprintf(why, whylen, "emulated MR of %zu bytes at IOVA 0x%llx: %s", len,
@@ -239,6 +243,54 @@ static void emu_dereg_client(struct ssqd_backend *b, void *mrp)
 	emu_dereg_mr(m->mr);
 	close(m->fd);
 	free(m);
+}
+
+/*
+ * A type-2 window over [@iova, +@len) of the buffer's or registration's MR,
+ * bound to @q's QP under a key whose variant byte is drawn at random: what
+ * the mlx5 backend does with ibv_alloc_mw(IBV_MW_TYPE_2) and an
+ * IBV_WR_BIND_MW whose bind_mw.rkey carries the byte it chose.
+ */
+static int emu_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
+                     uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
+                     char *why, size_t whylen)
+{
+	struct emu_mr *mr = client ? ((struct emu_client_mr *)mem)->mr : mem;
+	struct emu_queue *eq = q->impl;
+	struct emu_mr *mw;
+	uint8_t v = 0;
+	uint32_t key;
+	int rc;
+
+	while (!v)
+		if (getrandom(&v, 1, 0) != 1) {
+			snprintf(why, whylen, "getrandom: %s", strerror(errno));
+			return -errno;
+		}
+	rc = emu_alloc_mw(b->pd, &mw, &key);
+	if (rc) {
+		snprintf(why, whylen, "a memory window: %s", strerror(-rc));
+		return rc;
+	}
+	key = (key & ~0xffu) | v;
+	rc = emu_bind_mw(eq->qp, mw, mr, iova, len, access, key);
+	if (rc) {
+		emu_dealloc_mw(mw);
+		snprintf(why, whylen,
+		         "binding a window over %llu bytes at IOVA 0x%llx to QP 0x%x: %s",
+		         (unsigned long long)len, (unsigned long long)iova, q->qpn,
+		         strerror(-rc));
+		return rc;
+	}
+	*mwp = mw;
+	*rkey = key;
+	return 0;
+}
+
+static void emu_revoke(struct ssqd_backend *b, void *mw)
+{
+	(void)b;
+	emu_dealloc_mw(mw);
 }
 
 static int emu_create_queue(struct ssqd_backend *b, const struct ssqd_sq_request *sq,
@@ -656,6 +708,8 @@ const struct ssqd_backend_ops ssqd_backend_emu = {
 	.dereg_buf = emu_dereg_buf,
 	.reg_client = emu_reg_client,
 	.dereg_client = emu_dereg_client,
+	.grant = emu_grant,
+	.revoke = emu_revoke,
 	.create_queue = emu_create_queue,
 	.modify_qp = backend_emu_modify_qp,
 	.query_port = backend_emu_query_port,

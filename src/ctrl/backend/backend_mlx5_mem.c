@@ -19,9 +19,12 @@
 
 /* A buffer of the arena as an MR of its own, at the arena's IOVAs. */
 int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                 void **mrp, uint32_t *key, char *why, size_t whylen)
+                 int remote, void **mrp, uint32_t *key, char *why, size_t whylen)
 {
-	struct ibv_mr *mr = ibv_reg_mr_iova2(b->pd, addr, len, iova, SSQD_ACCESS_ALL);
+	/* !@remote: windows bound over it (IBV_ACCESS_MW_BIND) reach it, no key else. */
+	struct ibv_mr *mr = ibv_reg_mr_iova2(
+	    b->pd, addr, len, iova,
+	    remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 
 	if (!mr) {
 		snprintf(why, whylen, "ibv_reg_mr_iova2 of a %zu-byte buffer: %s", len,

@@ -74,7 +74,7 @@ static inline int inside(const struct shm_arena *a, const void *p, size_t len)
 
 /* backend_mlx5_mem.c: the ops of the same names (backend.h). */
 int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
-                 void **mrp, uint32_t *key, char *why, size_t whylen);
+                 int remote, void **mrp, uint32_t *key, char *why, size_t whylen);
 void mlx5_dereg_buf(struct ssqd_backend *b, void *mrp);
 int mlx5_reg_data(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                   int remote, uint32_t *key, char *why, size_t whylen);

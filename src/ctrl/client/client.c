@@ -193,6 +193,7 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 		       sizeof(out[i].name));
 		out[i].qpn = reply.u.list_reply.queues[i].qpn;
 		out[i].ready = reply.u.list_reply.queues[i].state == SSQ_QUEUE_READY;
+		out[i].refused = reply.u.list_reply.queues[i].refused;
 	}
 	return (int)reply.u.list_reply.nqueues;
 }

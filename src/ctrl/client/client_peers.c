@@ -34,6 +34,7 @@ int ssq_client_peers(struct ssq_client *c, struct ssq_peer_info *out, int max)
 			o->attempts = r->attempts;
 			o->links = r->links;
 			o->losses = r->losses;
+			o->refused = r->refused;
 			o->flags = r->flags;
 		}
 		req.index++;

@@ -88,6 +88,11 @@ static void usage(FILE *out)
 	    "                           before: any peer reaches every client's\n"
 	    "                           buffers; for tools that address a peer's arena\n"
 	    "                           by offset (ssq_queue_peer_rkey)\n"
+	    "      --no-grants          with peers, buffers and registrations keep\n"
+	    "                           remote keys of their own, reachable by any\n"
+	    "                           peer that learns one, as before grants; by\n"
+	    "                           default a peer reaches only what its owner\n"
+	    "                           granted it (ssq_buf_grant)\n"
 	    "  -l, --listen PORT        wait for a peer ssqd on this TCP port; a peer "
 	    "that\n"
 	    "                           dies can be replaced by a new one, a second "
@@ -510,6 +515,7 @@ static const struct opt_def opt_defs[] = {
 	{ "max-active-peers", 0, 1, opt_num, OPT_FIELD(max_active_peers), 1,
 	  SSQD_MAX_PEERS },
 	{ "peer-key", 0, 1, opt_str, OPT_FIELD(peer_key), 0, 0 },
+	{ "no-grants", 0, 0, opt_flag, OPT_FIELD(no_grants), 0, 0 },
 	{ "idle-ms", 0, 1, opt_num, OPT_FIELD(idle_ms), 10, 86400000 },
 	{ "status", 0, 0, opt_status, 0, 0, 0, 0 },
 	{ "json", 0, 0, opt_flag, OPT_FIELD(status_json), 0, 0 },

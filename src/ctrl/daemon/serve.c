@@ -23,8 +23,10 @@
 #include "emu/emu.h"
 
 /* Every buffer an MR, and every registration: the emulated device has room. */
-_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + 16 <= SSQ_EMU_MAX_MR,
-               "the emulated MR table must hold every keyed buffer and registration");
+/* ... and every grant's window, which takes a key of the same table. */
+_Static_assert(SSQ_DATA_MAX_BUFS + SSQD_MAX_MRS + SSQD_MAX_GRANTS + 16 <= SSQ_EMU_MAX_MR,
+               "the emulated MR table must hold every keyed buffer, registration "
+               "and window");
 
 /* Out of descriptors: how long new connections wait before accept is tried again. */
 #define ACCEPT_PAUSE_NS 100000000ull
@@ -331,6 +333,11 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 			                 SSQD_MAX_GRAVES, (int)c->pid, (int)g->pid);
 	}
 	/*
+	 * What it granted goes now, though its buffers may wait in a grave
+	 * for its WQEs: no peer reaches a dead client's memory.
+	 */
+	ssqd_grants_drop_owner(d, c->id);
+	/*
 	 * Its own memory goes now, WQEs in flight or not: the device resolves
 	 * keys at each access, so what still comes fails with a protection
 	 * error, never reaching memory the next registration brings.
@@ -515,6 +522,7 @@ int ssqd_serve(struct ssqd *d)
 
 		ssqd_log_tick(&d->client_log, now);
 		ssqd_log_tick(&d->auth_log, now);
+		ssqd_log_tick(&d->guess_log, now);
 		n = 0;
 		pfd[n].fd = now < d->accept_pause_until_ns ? -1 : d->listen_fd;
 		pfd[n].events = POLLIN;

@@ -297,6 +297,17 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	if (d->ops == &ssqd_backend_mlx5 && (o->conf.emu_link_layer || o->conf.emu_mtu))
 		fprintf(stderr, "ssqd: --emu-link-layer / --emu-mtu are the emulated "
 		                "device's; the mlx5 device's ports say their own\n");
+	/*
+	 * With peers, remote access is a capability (issue 28 item 1): no
+	 * buffer or registration is reachable from a peer but through the
+	 * window its owner granted (clients/grant.c). Loopback has no peer
+	 * host; --arena-rkey (one key for all) and --no-grants are the
+	 * operator's choice; a
+	 * device without windows (the mlx5 backend, for now) keeps the
+	 * buffers' own remote keys.
+	 */
+	d->grants_only = d->ops->grant && !o->arena_rkey && !o->no_grants &&
+	                 (o->listen_port || o->connect_to || o->npeers);
 	rc = d->ops->open(&d->backend, dev, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;
@@ -433,6 +444,7 @@ void ssqd_teardown(struct ssqd *d)
 	ssqd_send_arm_stop(d);
 	if (d->backend) {
 		d->ops->stop(d->backend);
+		ssqd_grants_drop_all(d);
 		ssqd_mr_drop_all(d);
 		d->ops->close(d->backend);
 		d->backend = NULL;

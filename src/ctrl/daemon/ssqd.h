@@ -114,8 +114,29 @@ struct ssqd_mr {
 	uint64_t len;
 	void *impl;      /* the backend's */
 	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
+	uint64_t iova;   /* of its first byte */
+	uint32_t access; /* IBV_ACCESS_* the client asked for: what GRANT may give */
 	uint32_t uid;    /* the owner's */
 	uint64_t pinned; /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
+};
+
+/*
+ * Remote access granted by its owner (clients/grant.c): a type-2 memory
+ * window over a range of one client's buffer or registration, bound to one
+ * queue's QP, so that only requests from that queue's peer reach it. Goes
+ * with REVOKE, with the memory (free, dereg, the owner's death), and with
+ * ssqd. A client holds at most SSQD_GRANTS_PER_CLIENT.
+ */
+#define SSQD_MAX_GRANTS        1024u
+#define SSQD_GRANTS_PER_CLIENT 64u
+
+struct ssqd_grant {
+	uint32_t owner; /* the granting client's id; 0: a free slot */
+	uint32_t rkey;  /* the window's key */
+	uint32_t kind;  /* SSQ_GRANT_BUF or SSQ_GRANT_MR */
+	unsigned queue; /* whose QP it is bound to */
+	uint64_t mem;   /* the buffer's arena offset, or the registration's id */
+	void *mw;       /* the backend's window */
 };
 
 /* The receive pool (queues/recv_pool.c; queues.h says how it works). */
@@ -262,6 +283,11 @@ struct ssqd_options {
 	 * the arena's for local access only.
 	 */
 	int arena_rkey;
+	/*
+	 * --no-grants: with peers, buffers and registrations keep remote keys
+	 * of their own, as before grants (clients/grant.c).
+	 */
+	int no_grants;
 	enum shm_hugepages hugepages;
 	uint16_t listen_port;   /* 0: not listening for a peer */
 	const char *connect_to; /* HOST:PORT of a listening peer, or NULL */
@@ -354,6 +380,11 @@ struct ssqd_queue {
 	 * copy is client memory, so ssqd acts on this one (queues/queue.c).
 	 */
 	uint32_t listed;
+	/*
+	 * Requests from this queue's peer refused at our QP for a key not
+	 * granted to it (IBV_EVENT_QP_ACCESS_ERR): its guesses, counted.
+	 */
+	uint32_t refused;
 	uint32_t peer_gen;      /* the layout's peer_gen: bring_queue counts links */
 	int heal_pending;       /* deaths not healed yet: try (again) */
 	uint64_t heal_since_ns; /* when the pending heal first timed out; 0: it has not */
@@ -611,6 +642,14 @@ struct ssqd {
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */
+	struct ssqd_grant grants[SSQD_MAX_GRANTS]; /* remote access given out */
+	/*
+	 * Buffers and registrations reach no peer until granted (windows):
+	 * set at start-up when peers exist, the device has windows and the
+	 * data arena is not one remote key (--arena-rkey).
+	 */
+	int grants_only;
+	struct ssqd_log_limit guess_log; /* peers' requests with keys not granted */
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	struct ssqd_recv_poller rxp;      /* the receive pools' thread */

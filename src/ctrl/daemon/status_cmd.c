@@ -74,24 +74,25 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 			if ((int)strlen(p[i].addr) > aw)
 				aw = (int)strlen(p[i].addr);
 		}
-		fprintf(out, "%-*s %-10s %-*s %-6s %-5s %5s %5s %5s  %s\n", nw, "PEER",
-		        "STATE", aw, "ADDRESS", "QUEUES", "OPEN", "LINKS", "LOST",
-		        "TRIES", "LAST");
+		fprintf(out, "%-*s %-10s %-*s %-6s %-5s %5s %5s %5s %7s  %s\n", nw,
+		        "PEER", "STATE", aw, "ADDRESS", "QUEUES", "OPEN", "LINKS", "LOST",
+		        "TRIES", "REFUSED", "LAST");
 		for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
 			char open[16];
 
 			snprintf(open, sizeof(open), "%s%s",
 			         p[i].flags & SSQ_PEER_OPEN_HERE ? "here" : "",
 			         p[i].flags & SSQ_PEER_OPEN_THERE ? "+far" : "");
-			fprintf(out, "%-*s %-10s %-*s %-6u %-5s %5u %5u %5u  %s\n", nw,
-			        p[i].name, state_str(p[i].state), aw, p[i].addr,
+			fprintf(out, "%-*s %-10s %-*s %-6u %-5s %5u %5u %5u %7u  %s\n",
+			        nw, p[i].name, state_str(p[i].state), aw, p[i].addr,
 			        p[i].nqueues, open[0] ? open : "-", p[i].links,
-			        p[i].losses, p[i].attempts, p[i].why[0] ? p[i].why : "-");
+			        p[i].losses, p[i].attempts, p[i].refused,
+			        p[i].why[0] ? p[i].why : "-");
 		}
 	}
-	fprintf(out, "%-31s %-8s %s\n", "QUEUE", "QPN", "STATE");
+	fprintf(out, "%-31s %-8s %7s %s\n", "QUEUE", "QPN", "REFUSED", "STATE");
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
-		fprintf(out, "%-31s 0x%-6x %s\n", q[i].name, q[i].qpn,
+		fprintf(out, "%-31s 0x%-6x %7u %s\n", q[i].name, q[i].qpn, q[i].refused,
 		        q[i].ready ? "ready" : "not ready");
 	ssq_client_close(c);
 	return 0;
@@ -131,8 +132,8 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++) {
 		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
 		json_str(out, q[i].name);
-		fprintf(out, ", \"qpn\": %u, \"ready\": %s}", q[i].qpn,
-		        q[i].ready ? "true" : "false");
+		fprintf(out, ", \"qpn\": %u, \"refused\": %u, \"ready\": %s}", q[i].qpn,
+		        q[i].refused, q[i].ready ? "true" : "false");
 	}
 	fputs("], \"peers\": [", out);
 	for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
@@ -143,11 +144,11 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 		fprintf(out,
 		        ", \"state\": \"%s\", \"first_queue\": %u, \"queues\": %u, "
 		        "\"open_here\": %s, \"open_there\": %s, \"links\": %u, "
-		        "\"losses\": %u, \"attempts\": %u, \"last\": ",
+		        "\"losses\": %u, \"attempts\": %u, \"refused\": %u, \"last\": ",
 		        state_str(p[i].state), p[i].first_queue, p[i].nqueues,
 		        p[i].flags & SSQ_PEER_OPEN_HERE ? "true" : "false",
 		        p[i].flags & SSQ_PEER_OPEN_THERE ? "true" : "false", p[i].links,
-		        p[i].losses, p[i].attempts);
+		        p[i].losses, p[i].attempts, p[i].refused);
 		json_str(out, p[i].why);
 		fputc('}', out);
 	}

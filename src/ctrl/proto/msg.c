@@ -60,6 +60,14 @@ int proto_msg_payload_len(uint32_t type)
 		return sizeof(struct proto_msg_peer);
 	case SSQ_MSG_PEER | SSQ_MSG_REPLY:
 		return sizeof(struct proto_msg_peer_reply);
+	case SSQ_MSG_GRANT:
+		return sizeof(struct proto_msg_grant);
+	case SSQ_MSG_GRANT | SSQ_MSG_REPLY:
+		return sizeof(struct proto_msg_grant_reply);
+	case SSQ_MSG_REVOKE:
+		return sizeof(struct proto_msg_revoke);
+	case SSQ_MSG_REVOKE | SSQ_MSG_REPLY:
+		return 0;
 	case SSQ_MSG_ERROR:
 		return sizeof(struct proto_msg_error);
 	default:
@@ -147,6 +155,24 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 			return -EBADMSG;
 		}
 		break;
+	case SSQ_MSG_GRANT: {
+		const struct proto_msg_grant *g = &out->u.grant;
+
+		if (!has_nul(g->name, SSQ_NAME_MAX))
+			goto unterminated;
+		if (!g->name[0] || g->kind < SSQ_GRANT_BUF || g->kind > SSQ_GRANT_MR ||
+		    !g->access || (g->access & ~(uint32_t)SSQ_MEM_ACCESS_REMOTE) ||
+		    !g->len || g->len > SSQ_ALLOC_MAX || g->off + g->len < g->off) {
+			snprintf(why, whylen,
+			         "grant of kind %u, %llu bytes at +%llu, access 0x%x: a "
+			         "queue name, kind 1 or 2, length 1..2^40, access one or "
+			         "more of REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC",
+			         g->kind, (unsigned long long)g->len,
+			         (unsigned long long)g->off, g->access);
+			return -EBADMSG;
+		}
+		break;
+	}
 	case SSQ_MSG_ATTACH:
 		if (!has_nul(out->u.attach.name, SSQ_NAME_MAX))
 			goto unterminated;

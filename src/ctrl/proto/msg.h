@@ -20,7 +20,7 @@
 #include "shm/layout.h"
 
 #define SSQ_PROTO_MAGIC   0x51515353u /* "SSQQ" */
-#define SSQ_PROTO_VERSION 3u          /* 3: LIST replies hold up to 64 queues */
+#define SSQ_PROTO_VERSION 4u          /* 4: GRANT, REVOKE; PEER says refused */
 #define SSQ_MSG_MAX       4096u       /* no message is longer (LIST: 64 queues) */
 #define SSQ_ERRMSG_MAX    160u
 #define SSQ_ALLOC_MAX     (1ull << 40)
@@ -29,6 +29,8 @@
 /* Those that write (ib_access_writable, less MW_BIND): LOCAL_WRITE, REMOTE_WRITE,
  * _ATOMIC. */
 #define SSQ_MEM_ACCESS_WRITES 0xbu
+/* The remote ones, what a GRANT may give: REMOTE_WRITE, _READ, _ATOMIC. */
+#define SSQ_MEM_ACCESS_REMOTE 0xeu
 
 enum proto_msg_type {
 	SSQ_MSG_HELLO = 1,     /* client: pid; reply: version, device, arena fd */
@@ -42,7 +44,9 @@ enum proto_msg_type {
 	SSQ_MSG_MEM_DEREG = 9, /* id */
 	SSQ_MSG_VERBS = 10,    /* reply: ssqd's PD handle + its verbs command fd */
 	SSQ_MSG_PEER = 11,     /* index; reply: that peer of a cluster, its link */
-	SSQ_MSG_TYPE_MAX = 11,
+	SSQ_MSG_GRANT = 12,    /* queue, memory, range, access; reply: descriptor */
+	SSQ_MSG_REVOKE = 13,   /* rkey a GRANT gave */
+	SSQ_MSG_TYPE_MAX = 13,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };
@@ -73,6 +77,8 @@ struct proto_msg_list_reply {
 		char name[SSQ_NAME_MAX];
 		uint32_t qpn;
 		uint32_t state;
+		uint32_t refused; /* its peer's requests refused for a bad key */
+		uint32_t reserved;
 	} queues[SSQ_MAX_QUEUES];
 };
 struct proto_msg_attach {
@@ -157,9 +163,44 @@ struct proto_msg_peer_reply {
 	uint32_t first_queue, nqueues;
 	uint32_t attempts, links, losses;
 	uint32_t flags; /* SSQ_PEER_* of <ssq/client.h> */
+	/*
+	 * Requests of this peer's that came with a key not granted to it (a
+	 * remote access error at our end of its queues), since ssqd started.
+	 */
+	uint32_t refused;
+	uint32_t reserved;
 	char name[SSQ_NAME_MAX];
 	char addr[SSQ_PEER_ADDR_MAX];
 	char why[SSQ_PEER_WHY_MAX];
+};
+/*
+ * GRANT: remote access to a range of this client's buffer or registration,
+ * for the peer of queue @name alone (a type-2 memory window bound to that
+ * queue's QP). @name first: ATTACH's layout, so the queue is found and
+ * made ready by the same code.
+ */
+enum proto_grant_kind {
+	SSQ_GRANT_BUF =
+	    1, /* @mem: the buffer's arena offset (proto_msg_alloc_reply.off) */
+	SSQ_GRANT_MR = 2, /* @mem: the registration's id (proto_msg_mem_reg_reply.id) */
+};
+struct proto_msg_grant {
+	char name[SSQ_NAME_MAX];
+	uint32_t kind;   /* enum proto_grant_kind */
+	uint32_t access; /* IBV_ACCESS_REMOTE_WRITE / _READ / _ATOMIC, at least one */
+	uint64_t mem;
+	uint64_t off; /* bytes into the buffer or registration */
+	uint64_t len; /* 1 .. SSQ_ALLOC_MAX */
+};
+struct proto_msg_grant_reply {
+	uint64_t remote_addr; /* what the peer's WQEs carry for byte @off */
+	uint64_t len;
+	uint32_t rkey; /* the window's: valid at that queue's QP only */
+	uint32_t reserved;
+};
+struct proto_msg_revoke {
+	uint32_t rkey;
+	uint32_t reserved;
 };
 struct proto_msg_mem_dereg {
 	uint32_t id;
@@ -189,6 +230,9 @@ struct proto_msg {
 		struct proto_msg_verbs_reply verbs_reply;
 		struct proto_msg_peer peer;
 		struct proto_msg_peer_reply peer_reply;
+		struct proto_msg_grant grant;
+		struct proto_msg_grant_reply grant_reply;
+		struct proto_msg_revoke revoke;
 		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;

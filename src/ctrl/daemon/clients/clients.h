@@ -74,6 +74,29 @@ void ssqd_mr_limits(struct ssqd *d);
 int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
                        uint32_t rkey);
 
+/*
+ * Grants (grant.c): ssqd_on_grant / ssqd_on_revoke answer GRANT and
+ * REVOKE; ssqd_grants_drop_mem revokes every grant over the buffer (@kind
+ * SSQ_GRANT_BUF, @mem its arena offset) or registration (SSQ_GRANT_MR,
+ * its id) before it goes; ssqd_grants_drop_all every one, at ssqd's end.
+ * A grant's revoke frees its window at once (the backend's revoke).
+ */
+int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
+int ssqd_on_revoke(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
+void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem);
+void ssqd_grants_drop_all(struct ssqd *d);
+/* Revoke every grant client @owner made (its death). */
+void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner);
+
+/*
+ * ssqd_attach_queue - the queue @m names (ATTACH's name, or GRANT's: the
+ * same place), allowed to client @c and READY (a link wanted, or a queue in
+ * error recovered, first). Its index, or -1 once @c has been answered
+ * (*@rc: that answer's outcome). request.c.
+ */
+int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                      int *rc);
+
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
 

@@ -59,7 +59,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	struct ssqd_mr *m = NULL;
 	uint64_t iova, pinned = 0;
 	unsigned i;
-	int rc;
+	int rc, access;
 
 	if (owned_by(d, c->id) >= SSQD_MRS_PER_CLIENT) {
 		snprintf(why, whylen,
@@ -105,9 +105,19 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	                     whylen);
 	if (rc)
 		goto fail;
+	/*
+	 * MW_BIND, so that its owner may grant ranges of it (grant.c); with
+	 * peers (grants_only) in place of its remote access: what it asked
+	 * for then only bounds what may be granted.
+	 */
+	access = (int)r->access;
+	if (d->ops->grant && (access & SSQ_MEM_ACCESS_REMOTE))
+		access |= IBV_ACCESS_MW_BIND;
+	if (d->grants_only)
+		access &= ~SSQ_MEM_ACCESS_REMOTE;
 	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
-	                        r->iova, (int)r->access, &m->impl, &m->lkey, &m->rkey,
-	                        &iova, why, whylen);
+	                        r->iova, access, &m->impl, &m->lkey, &m->rkey, &iova, why,
+	                        whylen);
 	if (rc)
 		goto fail;
 	m->owner = c->id;
@@ -115,6 +125,8 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	m->len = r->len;
 	m->pinned = pinned;
 	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
+	m->iova = iova;
+	m->access = r->access;
 	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
 	memset(out, 0, sizeof(*out));
 	out->id = m->id;
@@ -182,6 +194,8 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 
 static void drop(struct ssqd *d, struct ssqd_mr *m)
 {
+	/* Its windows first: the key a peer holds reaches nothing once we answer. */
+	ssqd_grants_drop_mem(d, SSQ_GRANT_MR, m->id);
 	d->ops->dereg_client(d->backend, m->impl);
 	m->owner = 0;
 	m->pinned = 0;

@@ -40,24 +40,6 @@ static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 	return b;
 }
 
-/* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
-static int queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
-{
-	int ruled = 0;
-	unsigned i;
-
-	for (i = 0; i < d->opt.nqueue_rules; i++) {
-		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
-
-		if (r->queue != q)
-			continue;
-		ruled = 1;
-		if (r->id == (r->is_gid ? (uint32_t)c->gid : (uint32_t)c->uid))
-			return 1;
-	}
-	return !ruled;
-}
-
 /*
  * May a uid other than @c's open queue @q? ssqd's own, one named by
  * --allow-uid, or a group's by --allow-gid; a queue's own rules
@@ -103,70 +85,6 @@ static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
  * bound.
  */
 #define UID_RECORDS ((SSQ_MAX_PRODUCERS - 1) / 2)
-
-static int find_queue(const struct ssqd *d, const char *name)
-{
-	unsigned i;
-
-	for (i = 0; i < d->own.nqueues; i++)
-		if (!strncmp(d->own.queues[i].name, name, SSQ_NAME_MAX))
-			return (int)i;
-	return -1;
-}
-
-/*
- * The sentence for a queue name that is not there: the queues that are, so
- * that a mistyped or unqualified name ("q0" where a cluster daemon names
- * its loopback "alice/q0", newcomer review F10) is fixed from the message
- * alone. A queue whose name after its "peer/" matches comes first, as the
- * likely meaning; then as many names as the error message holds
- * (SSQ_ERRMSG_MAX), and how many there are in all.
- */
-static void no_such_queue(const struct ssqd *d, const char *name, char *out, size_t len)
-{
-	const char *guess = NULL;
-	size_t at;
-	unsigned i, shown = 0;
-	int n;
-
-	for (i = 0; i < d->own.nqueues; i++) {
-		const char *q = d->own.queues[i].name;
-		const char *slash = memchr(q, '/', SSQ_NAME_MAX);
-
-		if (!slash || strncmp(slash + 1, name, SSQ_NAME_MAX))
-			continue;
-		/* This daemon's own (loopback) queue is the likelier meaning. */
-		if (!guess ||
-		    (d->opt.name && !strncmp(q, d->opt.name, (size_t)(slash - q)) &&
-		     d->opt.name[slash - q] == '\0'))
-			guess = q;
-	}
-	n = guess ? snprintf(out, len, "no queue named \"%.*s\"; did you mean \"%.*s\"? ",
-	                     (int)SSQ_NAME_MAX, name, (int)SSQ_NAME_MAX, guess)
-	          : snprintf(out, len, "no queue named \"%.*s\"; ", (int)SSQ_NAME_MAX,
-	                     name);
-	at = n > 0 && (size_t)n < len ? (size_t)n : len - 1;
-	if (!d->own.nqueues) {
-		snprintf(out + at, len - at, "this ssqd has no queues");
-		return;
-	}
-	n = snprintf(out + at, len - at, "queues:");
-	at += n > 0 && (size_t)n < len - at ? (size_t)n : 0;
-	for (i = 0; i < d->own.nqueues; i++) {
-		/* Room for this name and the count that ends the sentence. */
-		size_t need = strnlen(d->own.queues[i].name, SSQ_NAME_MAX) + 2 + 40;
-
-		if (at + need >= len)
-			break;
-		at += (size_t)snprintf(out + at, len - at, " %.*s%s", (int)SSQ_NAME_MAX,
-		                       d->own.queues[i].name,
-		                       i + 1 < d->own.nqueues ? "," : "");
-		shown++;
-	}
-	if (shown < d->own.nqueues)
-		snprintf(out + at, len - at, " ... (%u in all: ssq_client_list)",
-		         d->own.nqueues);
-}
 
 /*
  * Would @len more bytes take client @c or its uid past a quota? -EDQUOT
@@ -215,6 +133,8 @@ void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b)
 {
 	struct ssqd *d = ctx;
 
+	/* Its windows first: an MR with windows bound does not go (ibv_dereg_mr(3)). */
+	ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off);
 	if (b->mr)
 		d->ops->dereg_buf(d->backend, b->mr);
 	b->mr = NULL;
@@ -252,59 +172,10 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 		memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 		r.queues[i].qpn = d->queues[i].local.qpn;
 		r.queues[i].state = d->queues[i].listed;
+		r.queues[i].refused = d->queues[i].refused;
 	}
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
 	                     sizeof(r), NULL, 0);
-}
-
-/*
- * ATTACH, its first half: the queue named, allowed to this client, and
- * ready (a link wanted, or a queue in error recovered, first). Its index,
- * or -1 once the client has been answered (*@rc: that answer's outcome).
- */
-static int attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
-                        int *rc)
-{
-	uint32_t seq = m->hdr.seq;
-	char why[200];
-	int q;
-
-	*rc = 0;
-	q = find_queue(d, m->u.attach.name);
-	if (q < 0) {
-		char msg[SSQ_ERRMSG_MAX];
-
-		no_such_queue(d, m->u.attach.name, msg, sizeof(msg));
-		return *rc = ssqd_out_error(&c->out, c->fd, seq, -ENOENT, "%s", msg), -1;
-	}
-	if (!queue_allows(d, q, c))
-		return *rc = ssqd_out_error(
-		           &c->out, c->fd, seq, -EACCES,
-		           "queue \"%s\" takes only the uids / gids its --queue-uid / "
-		           "--queue-gid name, not uid %u / gid %u",
-		           m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid),
-		       -1;
-	/*
-	 * Listed READY is ssqd's own view; an error CQE that only a client's
-	 * routing saw (a requester-side error raises no async event, IB
-	 * 11.6.3) shows only in the shared state it set (SSQ_CTL_ERROR, R8a
-	 * in queue_pvt.h), which this open reads so it recovers that too.
-	 */
-	if ((d->queues[q].listed != SSQ_QUEUE_READY ||
-	     ssq_ctl_in_error(d->queues[q].ctl) || ssqd_peer_closing(d, (unsigned)q)) &&
-	    (*rc = ssqd_queue_peer(d, (unsigned)q)
-	               ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
-	               : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
-		return *rc = ssqd_out_error(&c->out, c->fd, seq, *rc, "queue \"%s\": %s",
-		                            m->u.attach.name, why),
-		       -1;
-	if (d->queues[q].listed != SSQ_QUEUE_READY)
-		return *rc = ssqd_out_error(&c->out, c->fd, seq, -EAGAIN,
-		                            "queue \"%s\" is not connected yet (waiting "
-		                            "for the peer ssqd)",
-		                            m->u.attach.name),
-		       -1;
-	return q;
 }
 
 /* ATTACH: a producer record of the queue, and the queue's UAR. */
@@ -315,7 +186,7 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	struct ssqd_queue *sq;
 	int q, rc;
 
-	q = attach_queue(d, c, m, &rc);
+	q = ssqd_attach_queue(d, c, m, &rc);
 	if (q < 0)
 		return rc;
 	sq = &d->queues[q];
@@ -382,8 +253,8 @@ static int carve(struct ssqd *d, struct ssqd_client *c, uint64_t len, uint64_t a
 		return 0;
 	b = ssqd_data_find(&d->data, *off);
 	rc = d->ops->reg_buf(d->backend, d->arena.base + *off, len,
-	                     d->own.data_iova + (*off - d->own.data_off), &b->mr, &b->key,
-	                     err, sizeof(err));
+	                     d->own.data_iova + (*off - d->own.data_off), !d->grants_only,
+	                     &b->mr, &b->key, err, sizeof(err));
 	if (rc) {
 		ssqd_data_free(&d->data, *off, c->id, NULL);
 		snprintf(why, whylen, "a buffer's own keys: %s", err);
@@ -579,11 +450,12 @@ typedef int request_fn(struct ssqd *d, struct ssqd_client *c, const struct proto
 
 /* MEM_REG is ssqd_handle's: it takes the descriptor that came with it. */
 static request_fn *const handlers[SSQ_MSG_TYPE_MAX + 1] = {
-	[SSQ_MSG_HELLO] = on_hello,     [SSQ_MSG_LIST] = on_list,
-	[SSQ_MSG_ATTACH] = on_attach,   [SSQ_MSG_ALLOC] = on_alloc,
-	[SSQ_MSG_FREE] = on_free_buf,   [SSQ_MSG_DETACH] = on_detach,
-	[SSQ_MSG_RECOVER] = on_recover, [SSQ_MSG_MEM_DEREG] = on_mem_dereg,
-	[SSQ_MSG_VERBS] = on_verbs,     [SSQ_MSG_PEER] = on_peer,
+	[SSQ_MSG_HELLO] = on_hello,      [SSQ_MSG_LIST] = on_list,
+	[SSQ_MSG_ATTACH] = on_attach,    [SSQ_MSG_ALLOC] = on_alloc,
+	[SSQ_MSG_FREE] = on_free_buf,    [SSQ_MSG_DETACH] = on_detach,
+	[SSQ_MSG_RECOVER] = on_recover,  [SSQ_MSG_MEM_DEREG] = on_mem_dereg,
+	[SSQ_MSG_VERBS] = on_verbs,      [SSQ_MSG_PEER] = on_peer,
+	[SSQ_MSG_GRANT] = ssqd_on_grant, [SSQ_MSG_REVOKE] = ssqd_on_revoke,
 };
 
 static int handle_request(struct ssqd *d, struct ssqd_client *c,

@@ -1057,6 +1057,8 @@ int ssqd_peer_info(struct ssqd *d, unsigned i, struct proto_msg_peer_reply *r, c
 	r->attempts = p->attempts;
 	r->links = p->links;
 	r->losses = p->losses;
+	for (unsigned k = 0; k < d->opt.peer_queues && p->q0 + k < SSQ_MAX_QUEUES; k++)
+		r->refused += d->queues[p->q0 + k].refused;
 	r->flags =
 	    (p->dials ? SSQ_PEER_DIALS : 0) |
 	    (ssqd_peer_in_use(d, p) ? SSQ_PEER_OPEN_HERE : 0) |

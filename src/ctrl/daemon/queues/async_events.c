@@ -37,6 +37,28 @@ static void fence(struct ssqd *d, unsigned i, const struct ssqd_async_event *ev)
 	ssqd_queue_fence(d, i);
 }
 
+/*
+ * Our QP of queue @i refused a request of its peer's for its key (an IB
+ * responder's R_Key violation raises IBV_EVENT_QP_ACCESS_ERR, mlx5_ib's
+ * MLX5_EVENT_TYPE_WQ_ACCESS_ERROR): a key not granted to that peer, or no
+ * longer - a guess, or a stale descriptor. Counted per queue (the peer's
+ * share is its queues', in --status), logged under a limit so a guessing
+ * peer cannot flood the log; each guess costs the guesser its link's
+ * queue, which goes to ERR and needs a RECOVER (IB class C error).
+ */
+static void refused(struct ssqd *d, unsigned i)
+{
+	const struct ssqd_peer *p = ssqd_queue_peer(d, i);
+
+	d->queues[i].refused++;
+	ssqd_log_limited(&d->guess_log, ssqd_now_ns(),
+	                 SD_WARNING "ssqd: q%u (%s%s): the peer used a key not granted "
+	                            "to it (remote access error; %u so far on this "
+	                            "queue)\n",
+	                 i, p ? "peer " : "", p ? p->name : "its peer",
+	                 d->queues[i].refused);
+}
+
 static void handle(struct ssqd *d, const struct ssqd_async_event *ev)
 {
 	unsigned i;
@@ -53,6 +75,14 @@ static void handle(struct ssqd *d, const struct ssqd_async_event *ev)
 				d->queues[i].cq_dead = 1;
 			if (ev->type == IBV_EVENT_QP_FATAL)
 				d->queues[i].sq_frozen = 1;
+			/*
+			 * Our end of a peer's queue: the peer's request. In
+			 * loopback both ends are ours (a client's own bad key).
+			 */
+			if (ev->type == IBV_EVENT_QP_ACCESS_ERR &&
+			    (d->queues[i].loopback ? ev->qpn == d->queues[i].peer.qpn
+			                           : ev->qpn == d->queues[i].local.qpn))
+				refused(d, i);
 			fence(d, i, ev);
 		}
 		break;
