@@ -35,6 +35,12 @@ static int grant(struct ssq_client *c, const char *queue, uint32_t kind, uint64_
 		         SSQ_NAME_MAX - 1);
 		return -EINVAL;
 	}
+	if (off + len < off) {
+		snprintf(c->err, sizeof(c->err),
+		         "grant: offset %llu + length %llu wraps around",
+		         (unsigned long long)off, (unsigned long long)len);
+		return -ERANGE;
+	}
 	memset(&req, 0, sizeof(req));
 	strcpy(req.name, queue);
 	req.kind = kind;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/clients/clients.h"
 
 static unsigned grants_of(const struct ssqd *d, uint32_t owner)
@@ -25,12 +26,6 @@ static unsigned grants_of(const struct ssqd *d, uint32_t owner)
 	return n;
 }
 
-static void revoke(struct ssqd *d, struct ssqd_grant *g)
-{
-	d->ops->revoke(d->backend, g->mw);
-	memset(g, 0, sizeof(*g));
-}
-
 void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 {
 	unsigned i;
@@ -38,7 +33,7 @@ void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
 		if (d->grants[i].owner && d->grants[i].kind == kind &&
 		    d->grants[i].mem == mem)
-			revoke(d, &d->grants[i]);
+			ssqd_grant_revoke(d, &d->grants[i]);
 }
 
 void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner)
@@ -47,7 +42,7 @@ void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner)
 
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
 		if (owner && d->grants[i].owner == owner)
-			revoke(d, &d->grants[i]);
+			ssqd_grant_revoke(d, &d->grants[i]);
 }
 
 void ssqd_grants_drop_all(struct ssqd *d)
@@ -56,7 +51,7 @@ void ssqd_grants_drop_all(struct ssqd *d)
 
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
 		if (d->grants[i].owner)
-			revoke(d, &d->grants[i]);
+			ssqd_grant_revoke(d, &d->grants[i]);
 }
 
 /*
@@ -197,7 +192,7 @@ int ssqd_on_revoke(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 		if (g->owner != c->id || g->rkey != m->u.revoke.rkey)
 			continue;
 		/* Gone before the answer: its key reaches nothing from here on. */
-		revoke(d, g);
+		ssqd_grant_revoke(d, g);
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_REVOKE | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
 	}

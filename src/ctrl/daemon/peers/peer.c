@@ -169,16 +169,25 @@ int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 {
 	char who[64];
-	unsigned k;
+	unsigned k, revoked = 0;
 
 	if (ssqd_link_up(p))
 		p->losses++;
 	ssqd_peer_close_link(d, p);
 	/* A queue whose restart the peer never answered: in error, for the re-bring. */
 	ssqd_link_restart_abandon(d, p);
-	for (k = 0; k < d->opt.peer_queues; k++)
+	for (k = 0; k < d->opt.peer_queues; k++) {
 		if (d->queues[p->q0 + k].listed == SSQ_QUEUE_READY)
 			ssqd_queue_list(d, p->q0 + k, SSQ_QUEUE_ERROR);
+		/* Before anyone links under this name again (queues/grants.c). */
+		revoked += ssqd_queue_grants_drop(d, p->q0 + k);
+	}
+	ssqd_peer_str(p, who, sizeof(who));
+	if (revoked)
+		fprintf(stderr,
+		        "ssqd: %s: %u grants to it revoked with its link: their "
+		        "owners grant again to the peer that links next\n",
+		        who, revoked);
 	p->attempts = 0;
 	p->last_why[0] = 0;
 	p->backoff_ms = BACKOFF_MIN_MS;
@@ -186,7 +195,6 @@ void ssqd_peer_lost(struct ssqd *d, struct ssqd_peer *p, const char *reason)
 	/* On demand, a peer nobody has a queue of open waits for the next open. */
 	if (d->opt.npeers && !d->opt.eager && !ssqd_peer_in_use(d, p))
 		p->wanted = 0;
-	ssqd_peer_str(p, who, sizeof(who));
 	if (p->dials && p->wanted)
 		fprintf(stderr,
 		        SD_WARNING

@@ -52,6 +52,14 @@ void ssqd_queue_list(struct ssqd *d, unsigned i, uint32_t state);
 int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 
 /*
+ * Grants' end (queues/grants.c): ssqd_grant_revoke frees grant @g's window
+ * and its slot; ssqd_queue_grants_drop revokes every grant bound to queue
+ * @qi's QP (its link went down) and returns how many.
+ */
+void ssqd_grant_revoke(struct ssqd *d, struct ssqd_grant *g);
+unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi);
+
+/*
  * ssqd_queue_send_event - CQEs landed in @arg's (a struct ssqd_queue)
  * send CQ: wake the producers asleep in ssq_wait on it, if any beat lately.
  * The device's thread calls it (cq_event), or ssqd's send-arm event thread.

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end of grants (clients/grant.c makes them): a grant is a type-2
+ * memory window bound to one queue's QP, and it names a peer, not a QP.
+ * When that queue's link goes down, whoever links next under the peer's
+ * name (a restarted daemon, with --listen any host that connects) gets the
+ * same QP, reset and connected again: a window left bound would let the
+ * newcomer read and write what was granted to its predecessor. So the
+ * windows go with the link, before the QP is brought up for anyone; their
+ * owners learn it from the peer event (ssq_queue_peer_gen) and REVOKE's
+ * -ENOENT, and grant again to the peer that is there now.
+ */
+#include <string.h>
+#include "ctrl/daemon/queues/queues.h"
+
+void ssqd_grant_revoke(struct ssqd *d, struct ssqd_grant *g)
+{
+	d->ops->revoke(d->backend, g->mw);
+	memset(g, 0, sizeof(*g));
+}
+
+unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++)
+		if (d->grants[i].owner && d->grants[i].queue == qi) {
+			ssqd_grant_revoke(d, &d->grants[i]);
+			n++;
+		}
+	return n;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Attacks on grants (issue 28 item 1) found by an adversarial review, a
+ * cluster of alice and bob on the emulated device, each now refused:
+ *  A. a registration asked with REMOTE_READ only: a WRITE grant of it is
+ *     refused (-EACCES), a READ grant works;
+ *  B. grants of another client's buffer / registration, past the end, an
+ *     offset whose off + len wraps (before: let through by the library,
+ *     refused by ssqd's decoder with sequence 0, and that client's every
+ *     later call timed out), revoke of another client's grant: refused,
+ *     and the client goes on;
+ *  D. one bad key from alice's client: REM_ACCESS_ERR, and the queue
+ *     recovers;
+ *  E. alice's ssqd dies and a new "alice" links: a window bob's client
+ *     granted to the old alice must not read or write bob's buffer for the
+ *     newcomer's client (before: it did, READ and WRITE; grants now go with
+ *     the link, queues/grants.c), and bob's client learns it (-ENOENT from
+ *     revoke).
+ * Not covered here (the issue's note): a peer's client guessing the 8-bit
+ * key variant of a window it was not given (1/255 a try, each an error and
+ * a recovery), and one uid's clients taking every grant slot.
+ */
+#include "cluster_flow.h"
+
+#define N 2
+static const char *const names[N] = { "alice", "bob" };
+static struct t_cluster cl;
+
+static int recover(struct ssq_client *c, struct ssq_queue *q, const char *name)
+{
+	double t0 = now_s();
+	int rc;
+
+	while ((rc = ssq_queue_recover(q)) && now_s() - t0 < 20)
+		usleep(20000);
+	return rc == 0 && cf_wait_ready(c, name, 1, 20) ? 0 : -1;
+}
+
+static int one(struct ssq_queue *q, enum ibv_wr_opcode op, const struct ssq_buf *l,
+               uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	struct ssq_buf r = { 0 };
+
+	r.remote_addr = raddr;
+	r.rkey = rkey;
+	return cf_one(ssq_queue_producer(q), op, l, 0, 64, &r, 0, id, 20, 1);
+}
+
+static int all_bytes(const void *p, uint8_t v, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] != v)
+			return 0;
+	return 1;
+}
+
+int main(void)
+{
+	struct ssq_client *ca = NULL, *cb = NULL, *cb2 = NULL;
+	struct ssq_queue *qa = NULL, *hold = NULL;
+	struct ssq_buf shared, la, other;
+	struct ssq_desc dsc, d2;
+	struct ssq_mr mr;
+	static uint8_t regmem[8192] __attribute__((aligned(4096)));
+	uint64_t id = 1;
+	unsigned i, k;
+	int st, rc;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	t_rssqd_grants = 1;
+	cf_cluster_files(&cl, "cap-attack", N, names, 0);
+	for (i = 0; i < N; i++)
+		CHECK(t_cluster_start(&cl, i, NULL) > 0, "start %s", names[i]);
+	ca = t_cluster_connect(&cl, 0);
+	cb = t_cluster_connect(&cl, 1);
+	cb2 = t_cluster_connect(&cl, 1);
+	if (!ca || !cb || !cb2) {
+		CHECK(0, "clients");
+		goto out;
+	}
+	CHECK(ssq_buf_alloc(cb, 4096, &shared) == 0 &&
+	          ssq_buf_alloc(ca, 4096, &la) == 0 &&
+	          ssq_buf_alloc(cb2, 4096, &other) == 0,
+	      "buffers");
+	memset(shared.addr, 'S', 4096);
+	memset(la.addr, 'a', 4096);
+	CHECK(ssq_queue_open(ca, "bob/q0", &qa) == 0, "alice opens bob/q0: %s",
+	      ssq_client_error(ca));
+	CHECK(ssq_queue_open(cb, "alice/q0", &hold) == 0, "bob holds alice/q0: %s",
+	      ssq_client_error(cb));
+	if (!qa)
+		goto out;
+
+	/* A: a read-only registration's grants. */
+	rc = ssq_mem_reg(cb, regmem, sizeof(regmem), IBV_ACCESS_REMOTE_READ, &mr);
+	CHECK(rc == 0, "A: mem_reg read-only: %d %s", rc, ssq_client_error(cb));
+	if (!rc) {
+		rc = ssq_mem_grant(cb, "alice/q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_WRITE,
+		                   &d2);
+		CHECK(rc == -EACCES, "A: WRITE grant of a read-only registration: %d",
+		      rc);
+		rc = ssq_mem_grant(cb, "alice/q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_READ,
+		                   &d2);
+		CHECK(rc == 0, "A: READ grant: %d %s", rc, ssq_client_error(cb));
+		memset(regmem, 'M', sizeof(regmem));
+		st = one(qa, IBV_WR_RDMA_READ, &la, d2.remote_addr, d2.rkey, id++);
+		CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'M', 64),
+		      "A: READ of the registration's grant: %d", st);
+		rc = ssq_mem_grant(cb2, "alice/q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_READ,
+		                   &d2);
+		CHECK(rc == -ENOENT, "B: grant of another client's registration: %d", rc);
+		rc = ssq_mem_grant(cb, "alice/q0", &mr, 4096, 4097,
+		                   IBV_ACCESS_REMOTE_READ, &d2);
+		CHECK(rc == -ERANGE, "B: registration grant past its end: %d", rc);
+		CHECK(ssq_mem_dereg(cb, &mr) == 0, "A: dereg");
+	}
+
+	/* B: someone else's buffer, ranges, revokes. */
+	rc = ssq_buf_grant(cb2, "alice/q0", &shared, 0, 64, IBV_ACCESS_REMOTE_READ, &d2);
+	CHECK(rc == -ENOENT, "B: grant of another client's buffer: %d", rc);
+	rc = ssq_buf_grant(cb, "alice/q0", &shared, 4095, 2, IBV_ACCESS_REMOTE_READ, &d2);
+	CHECK(rc == -ERANGE, "B: one byte past the end: %d", rc);
+	/*
+	 * off + len wraps: refused by ssqd's decoder, answered with sequence 0
+	 * - on a throwaway client, whose every later call then times out
+	 * (the request's own sequence is never answered).
+	 */
+	{
+		struct ssq_client *cx = t_cluster_connect(&cl, 1);
+		struct ssq_buf xb;
+
+		if (cx && !ssq_buf_alloc(cx, 4096, &xb)) {
+			rc = ssq_buf_grant(cx, "alice/q0", &xb, ~0ull - 10, 64,
+			                   IBV_ACCESS_REMOTE_READ, &d2);
+			CHECK(rc < 0, "B: off + len wraps: %d", rc);
+			rc = ssq_buf_grant(cx, "alice/q0", &xb, 0, 64,
+			                   IBV_ACCESS_REMOTE_READ, &d2);
+			fprintf(stderr,
+			        "B: the same client's next, valid grant: %d (%s)\n", rc,
+			        rc ? ssq_client_error(cx) : "ok");
+			CHECK(rc == 0,
+			      "B: a client that passed a wrapping offset is wedged: "
+			      "its next grant %d",
+			      rc);
+		}
+		ssq_client_close(cx);
+	}
+	rc = ssq_buf_grant(cb, "q9", &shared, 0, 64, IBV_ACCESS_REMOTE_READ, &d2);
+	CHECK(rc == -ENOENT, "B: no such queue: %d", rc);
+	rc = ssq_buf_grant(cb, "alice/q0", &shared, 0, 4096,
+	                   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, &dsc);
+	CHECK(rc == 0, "grant: %d %s", rc, ssq_client_error(cb));
+	CHECK(ssq_desc_revoke(cb2, &dsc) == -ENOENT, "B: another client's revoke");
+	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'S', 64),
+	      "READ of the grant: %d", st);
+
+	/* D: one bad key from alice; bob's own end of the queue? */
+	{
+		double t0 = now_s();
+		int bob_ready;
+
+		st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey ^ 0x80,
+		         id++);
+		CHECK(st == IBV_WC_REM_ACCESS_ERR, "D: guess: %d", st);
+		usleep(200000);
+		bob_ready = cf_ready(cb, "alice/q0");
+		fprintf(stderr,
+		        "D: after one guess from alice, bob's alice/q0 (shared by bob's "
+		        "clients) ready=%d\n",
+		        bob_ready);
+		CHECK(recover(ca, qa, "bob/q0") == 0, "D: recover");
+		/* The cost of a guess: how many per second a peer's client makes. */
+		t0 = now_s();
+		for (k = 0; k < 8; k++) {
+			st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr,
+			         (dsc.rkey & ~0xffu) | ((dsc.rkey + 1 + k) & 0xff), id++);
+			if (st != IBV_WC_REM_ACCESS_ERR)
+				fprintf(stderr, "D: guess %u: status %d\n", k, st);
+			if (recover(ca, qa, "bob/q0"))
+				break;
+		}
+		fprintf(stderr, "D: %u guesses (each: error + recover) in %.2f s\n", k,
+		        now_s() - t0);
+	}
+
+	/* E: a live grant to alice; alice dies; a new alice links. */
+	if (cf_wait_ready(ca, "bob/q0", 1, 20))
+		(void)ssq_desc_revoke(cb, &dsc); /* D's recovery may have ended it */
+	rc = ssq_buf_grant(cb, "alice/q0", &shared, 0, 4096,
+	                   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, &dsc);
+	CHECK(rc == 0, "E: grant: %d %s", rc, ssq_client_error(cb));
+	memset(la.addr, 'a', 64);
+	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'S', 64),
+	      "E: READ of the grant before alice dies: %d", st);
+	ssq_queue_close(qa);
+	qa = NULL;
+	ssq_client_close(ca);
+	ca = NULL;
+	kill(cl.pid[0], SIGKILL);
+	waitpid(cl.pid[0], NULL, 0);
+	CHECK(t_cluster_start(&cl, 0, NULL) > 0, "E: a new alice");
+	ca = t_cluster_connect(&cl, 0);
+	if (!ca || ssq_buf_alloc(ca, 4096, &la)) {
+		CHECK(0, "E: new alice's client");
+		goto out;
+	}
+	memset(la.addr, 'n', 4096);
+	for (i = 0; i < 200 && (rc = ssq_queue_open(ca, "bob/q0", &qa)); i++)
+		usleep(100000);
+	CHECK(rc == 0, "E: new alice opens bob/q0: %d %s", rc, ssq_client_error(ca));
+	if (rc)
+		goto out;
+	cf_wait_ready(ca, "bob/q0", 1, 20);
+	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	fprintf(stderr,
+	        "E: new alice's READ with the old alice's descriptor: status %d\n", st);
+	CHECK(st != IBV_WC_SUCCESS || !all_bytes(la.addr, 'S', 64),
+	      "E: a window granted to the old alice reads bob's buffer for the new "
+	      "alice's client");
+	memset(la.addr, 'n', 64);
+	st = one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st != IBV_WC_SUCCESS || !all_bytes(shared.addr, 'n', 64),
+	      "E: ... and writes it (status %d)", st);
+	CHECK(ssq_desc_revoke(cb, &dsc) == -ENOENT,
+	      "E: bob's client's grant to the old alice still stands");
+out:
+	if (hold)
+		ssq_queue_close(hold);
+	if (qa)
+		ssq_queue_close(qa);
+	ssq_client_close(ca);
+	ssq_client_close(cb);
+	ssq_client_close(cb2);
+	t_cluster_stop(&cl);
+	return test_exit("ctrl_adv_cap_attack");
+}
