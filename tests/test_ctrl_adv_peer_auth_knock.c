@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A stranger on a --peer-key daemon's peer port, before it authenticates
+ * (an adversarial review's findings on branch auth). A cluster of alice,
+ * bob and carol (of a pair, the name that sorts first dials: bob sends
+ * alice its wants, carol sends bob hers), bob with the key; alice and
+ * carol are not started: this process plays them, or a stranger:
+ *  1. names: a HELLO, WANT or address named "x\n<3>ssqd: FORGED" does not
+ *     decode, and bob's log never holds the forged line (journald would
+ *     read "<3>" as an error's priority);
+ */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+#include "peer_auth_flow.h"
+#include "ctrl/daemon/peers/peers.h"
+
+#define N 3
+static const char *const names[N] = { "alice", "bob", "carol" };
+static const char forged[] = "x\n<3>ssqd: FORGED";
+static struct t_cluster cl;
+static char key_path[108];
+static uint8_t key[64];
+static size_t keylen;
+
+/* A HELLO as @name from @src to bob; the connection, or -1. */
+static int hello(const char *src, const char *name, struct proto_peer_auth *h)
+{
+	uint8_t buf[SSQ_PEER_AUTH_LEN];
+	int s = knock_port(src, cl.port[1]);
+
+	memset(h, 0, sizeof(*h));
+	h->kind = PROTO_AUTH_HELLO;
+	h->count = 1;
+	h->gen = 9;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	(void)!getrandom(h->nonce, sizeof(h->nonce), 0);
+	proto_peer_encode_auth(h, buf);
+	if (s >= 0)
+		(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
+	return s;
+}
+
+/* What bob answers a HELLO as @name from @src: its bytes into @buf. */
+static size_t hello_answer(const char *src, const char *name, uint8_t *buf)
+{
+	struct proto_peer_auth h;
+	int s = hello(src, name, &h);
+	size_t n = s >= 0 ? read_n(s, buf, SSQ_PEER_REFUSAL_LEN, 10) : 0;
+
+	if (s >= 0)
+		close(s);
+	return n;
+}
+
+/* The refusal in @buf (@n bytes): its reason into @why, or 0 if none. */
+static int refusal(const uint8_t *buf, size_t n, char *why, size_t whylen)
+{
+	struct proto_peer_addr a;
+
+	return n == SSQ_PEER_REFUSAL_LEN &&
+	       proto_peer_decode(buf, n, &a, why, whylen) == -ECONNREFUSED;
+}
+
+static void bad_names(void)
+{
+	struct proto_peer_auth h, got;
+	struct proto_peer_addr a;
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+	char why[200];
+	size_t n;
+
+	memset(&h, 0, sizeof(h));
+	h.kind = PROTO_AUTH_HELLO;
+	memcpy(h.name, forged, sizeof(forged));
+	proto_peer_encode_auth(&h, buf);
+	CHECK(proto_peer_decode_auth(buf, SSQ_PEER_AUTH_LEN, &got, why, sizeof(why)) ==
+	          -EBADMSG,
+	      "a HELLO named with a newline and '<3>' does not decode (%s)", why);
+	proto_peer_encode_want("bad name", 1, buf);
+	CHECK(proto_peer_decode(buf, SSQ_PEER_WANT_LEN, &a, why, sizeof(why)) == -EBADMSG,
+	      "a WANT named 'bad name' does not decode (%s)", why);
+	memset(&a, 0, sizeof(a));
+	a.count = 1;
+	a.lid = 1;
+	a.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	a.mtu = IBV_MTU_4096;
+	a.rd_atom = 16;
+	snprintf(a.name, sizeof(a.name), "al\x1bice");
+	proto_peer_encode(&a, buf);
+	CHECK(proto_peer_decode(buf, SSQ_PEER_MSG_LEN, &a, why, sizeof(why)) == -EBADMSG,
+	      "an address named with an escape does not decode (%s)", why);
+	n = hello_answer("127.0.0.1", forged, buf);
+	CHECK(refusal(buf, n, why, sizeof(why)), "the forged HELLO refused");
+	CHECK(!cf_file_has(cl.log[1], "FORGED"), "bob's log holds no forged line");
+}
+
+int main(void)
+{
+	struct ssq_client *cb = NULL;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(key_path, sizeof(key_path), "/tmp/ssq-pk-key-%d", getpid());
+	cf_cluster_files(&cl, "pk", N, names, 0);
+	CHECK(write_key(key_path, 32, 0600) == 0, "key file written");
+	keylen = read_key(key_path, key, sizeof(key));
+	t_cluster_start(&cl, 1, T_ARGS("--peer-key", key_path));
+	cb = t_cluster_connect(&cl, 1);
+	CHECK(cb != NULL, "bob serves");
+	if (!cb)
+		goto out;
+	bad_names();
+out:
+	if (cb)
+		ssq_client_close(cb);
+	if (test_failures)
+		setenv("KEEP_LOGS", "1", 1);
+	t_cluster_stop(&cl);
+	unlink(key_path);
+	return test_exit("ctrl_adv_peer_auth_knock");
+}
