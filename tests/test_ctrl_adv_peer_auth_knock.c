@@ -8,6 +8,9 @@
  *  1. names: a HELLO, WANT or address named "x\n<3>ssqd: FORGED" does not
  *     decode, and bob's log never holds the forged line (journald would
  *     read "<3>" as an error's priority);
+ *  4. 200 junk connections (no SSQP magic; one byte, then a close) write
+ *     a few lines (an address's 1st to 4th failures, its 8th, 16th...),
+ *     each with the count so far;
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -21,6 +24,20 @@ static struct t_cluster cl;
 static char key_path[108];
 static uint8_t key[64];
 static size_t keylen;
+
+/* Lines of the file at @path holding @needle. */
+static unsigned count_lines(const char *path, const char *needle)
+{
+	char line[1024];
+	FILE *f = fopen(path, "r");
+	unsigned n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
 
 /* A HELLO as @name from @src to bob; the connection, or -1. */
 static int hello(const char *src, const char *name, struct proto_peer_auth *h)
@@ -94,6 +111,37 @@ static void bad_names(void)
 	CHECK(!cf_file_has(cl.log[1], "FORGED"), "bob's log holds no forged line");
 }
 
+/*
+ * 4. Junk before authentication: 200 connections from one address (the
+ * kernel's backlog paces them, a few a second) write a few lines, each
+ * with the count so far, not one each.
+ */
+static void junk_flood(void)
+{
+	unsigned before = count_lines(cl.log[1], "SSQP magic") +
+	                  count_lines(cl.log[1], "closed the connection after"),
+	         lines, i;
+	double t0;
+
+	for (i = 0; i < 200; i++) {
+		int s = knock_port("127.0.0.1", cl.port[1]);
+
+		if (s < 0)
+			continue;
+		(void)!send(s, "GARBAGEGARBAGE!!", i % 2 ? 1 : 16, MSG_NOSIGNAL);
+		close(s);
+	}
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(50000))
+		if (cf_file_has(cl.log[1], "(128 failed authentication(s) from this "
+		                           "address"))
+			break;
+	lines = count_lines(cl.log[1], "SSQP magic") +
+	        count_lines(cl.log[1], "closed the connection after") - before;
+	CHECK(lines <= 12, "200 junk connections: %u lines", lines);
+	CHECK(cf_file_has(cl.log[1], "(128 failed authentication(s) from this address"),
+	      "with the count so far");
+}
+
 int main(void)
 {
 	struct ssq_client *cb = NULL;
@@ -111,6 +159,7 @@ int main(void)
 	if (!cb)
 		goto out;
 	bad_names();
+	junk_flood();
 out:
 	if (cb)
 		ssq_client_close(cb);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,6 +53,32 @@ static void knock_refuse(struct ssqd_knock *k, const char *why)
 	shutdown(k->fd, SHUT_WR);
 	k->draining = 1;
 	k->deadline_ns = ssqd_now_ns() + REFUSE_DRAIN_MS * 1000000ull;
+}
+
+/*
+ * A line about a knock that has not proved who it is: anyone who reaches
+ * the port causes it, once per connection, so it goes through a limit
+ * (SSQD_LOG_BURST a second, then a count of those left out) and, with
+ * --peer-key, is counted against its source (ssqd_auth_failed). Once
+ * authenticated, a knock is a peer's: its lines are written as they come.
+ */
+static void knock_log(struct ssqd *d, const struct ssqd_knock *k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void knock_log(struct ssqd *d, const struct ssqd_knock *k, const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (k->auth.on)
+		fprintf(stderr, "ssqd: %s\n", line);
+	else if (d->peer_key_len)
+		(void)ssqd_auth_failed(d, &k->ip, "%s", line);
+	else
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(), SD_WARNING "ssqd: %s\n",
+		                 line);
 }
 
 /* Whether @p's link still counts: connected, and none of its queues failed. */
@@ -116,22 +143,22 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	int rc, again, fl;
 
 	if (!p) {
-		fprintf(stderr, SD_WARNING "ssqd: refused %s: %s\n", k->from, why);
+		knock_log(d, k, "refused %s: %s", k->from, why);
 		knock_refuse(k, why);
 		return;
 	}
 	ssqd_peer_str(p, who, sizeof(who));
 	if (peer_healthy(d, p)) {
 		if (p->name[0])
-			fprintf(stderr,
-			        "ssqd: refused a second link from %s (%s): its link is "
-			        "healthy\n",
-			        k->from, who);
+			knock_log(d, k,
+			          "refused a second link from %s (%s): its link is "
+			          "healthy",
+			          k->from, who);
 		else
-			fprintf(stderr,
-			        "ssqd: refused a second peer %s: the connected peer is "
-			        "healthy (one peer at a time)\n",
-			        k->from);
+			knock_log(d, k,
+			          "refused a second peer %s: the connected peer is "
+			          "healthy (one peer at a time)",
+			          k->from);
 		knock_refuse(k, d->opt.npeers ? "this ssqd already has a healthy link to "
 		                                "that daemon"
 		                              : "this ssqd already has a healthy peer "
@@ -140,8 +167,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	}
 	ssqd_peer_close_link(d, p); /* our own dial to it, still under way: theirs wins */
 	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
-		fprintf(stderr, SD_WARNING "ssqd: refused %s (%s): %s\n", k->from, who,
-		        why);
+		knock_log(d, k, "refused %s (%s): %s", k->from, who, why);
 		knock_refuse(k, why);
 		return;
 	}
@@ -156,8 +182,8 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK);
 	rc = ssqd_peer_rebring(d, p, k->fd, remote, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
-		        who, k->from, why);
+		knock_log(d, k, "%s (%s) refused: %s; its queues stay in error", who,
+		          k->from, why);
 		knock_close(k);
 		return;
 	}
@@ -260,8 +286,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	len = proto_peer_msg_len(k->buf, why, sizeof(why));
 	if (len < 0) {
-		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
-		        k->from, why, d->opt.listen_port);
+		knock_log(d, k, "peer %s refused: %s; still listening on port %u",
+		          k->from, why, d->opt.listen_port);
 		/* Another version reads a refusal (its layout is version 1's): say why.
 		 */
 		if (len == -EPROTO)
@@ -276,10 +302,10 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	}
 	if ((unsigned)len == SSQ_PEER_AUTH_LEN) {
-		fprintf(stderr,
-		        "ssqd: peer %s refused: it authenticates (--peer-key) and this "
-		        "ssqd has none\n",
-		        k->from);
+		knock_log(d, k,
+		          "peer %s refused: it authenticates (--peer-key) and this "
+		          "ssqd has none",
+		          k->from);
 		knock_refuse(k, "this ssqd has no --peer-key: give both the key");
 		return;
 	}
@@ -302,7 +328,7 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			ssqd_auth_failed(d, &k->ip, "a want from %s (%s): %s", k->from,
 			                 k->claimed, why);
 		else if (rc != PROTO_PEER_WANT)
-			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+			knock_log(d, k, "a want from %s: %s", k->from, why);
 		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
 		                             sizeof(why))) {
 			knock_refuse(k, why); /* its opens are told -EBUSY */
@@ -312,9 +338,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	}
 	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
-		fprintf(stderr,
-		        "ssqd: peer %s refused: its first message is no address\n",
-		        k->from);
+		knock_log(d, k, "peer %s refused: its first message is no address",
+		          k->from);
 		knock_close(k);
 		return;
 	}
@@ -328,8 +353,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		rc = -EBADMSG;
 	}
 	if (rc) {
-		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
-		        k->from, why, d->opt.listen_port);
+		knock_log(d, k, "peer %s refused: %s; still listening on port %u",
+		          k->from, why, d->opt.listen_port);
 		knock_close(k);
 		return;
 	}
@@ -428,11 +453,10 @@ void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
 		return;
 	if (r <= 0) {
 		if (k->len)
-			fprintf(
-			    stderr,
-			    "ssqd: peer %s refused: it closed the connection after %u "
-			    "bytes\n",
-			    k->from, k->len);
+			knock_log(d, k,
+			          "peer %s refused: it closed the connection after %u "
+			          "bytes",
+			          k->from, k->len);
 		knock_close(k);
 		return;
 	}
@@ -450,11 +474,10 @@ void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
 		if (k->fd < 0 || now < k->deadline_ns)
 			continue;
 		if (!k->draining)
-			ssqd_log_limited(
-			    &d->client_log, now,
-			    "ssqd: peer %s refused: it sent %u bytes in %u ms, "
-			    "not a whole first message\n",
-			    k->from, k->len, SSQD_PEER_EXCHANGE_MS);
+			knock_log(d, k,
+			          "peer %s refused: it sent %u bytes in %u ms, not a "
+			          "whole first message",
+			          k->from, k->len, SSQD_PEER_EXCHANGE_MS);
 		knock_close(k);
 	}
 }

@@ -259,13 +259,21 @@ unsigned ssqd_auth_failed(struct ssqd *d, const struct in6_addr *ip, const char 
 	}
 	f->n++;
 	f->last_ns = now;
+	/*
+	 * A stranger fails as often as it connects, and a connection is all
+	 * it costs: of one address's failures the 1st to 4th are logged, then
+	 * the 8th, 16th, 32nd..., each with the count so far. N failures write
+	 * O(log N) lines, each address's lines under the rate limit besides.
+	 */
+	if (f->n > 4 && (f->n & (f->n - 1)))
+		return f->n;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	ssqd_log_limited(&d->auth_log, now,
 	                 SD_WARNING "ssqd: %s (%u failed authentication(s) from this "
-	                            "address)\n",
-	                 line, f->n);
+	                            "address; the next line for it at %u)\n",
+	                 line, f->n, f->n < 4 ? f->n + 1 : 2 * f->n);
 	return f->n;
 }
 

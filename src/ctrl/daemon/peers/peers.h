@@ -184,7 +184,8 @@ int ssqd_peer_closing(struct ssqd *d, unsigned qi);
  *   --peer-key, one warning that peers are unauthenticated. 0 or -errno.
  * ssqd_peer_src_ok - whether a connection from @ip may be peer @p's.
  * ssqd_auth_failed - one failed authentication from @ip, counted and
- *   logged (rate-limited) with the sentence @fmt; returns its count.
+ *   logged with the sentence @fmt: @ip's 1st to 4th, then its 8th, 16th...
+ *   (rate-limited besides); returns its count.
  * ssqd_auth_hello - the dialer's first message on @s, a fresh nonce.
  * ssqd_auth_answer - the dialer: the acceptor's CHALLENGE @c checked
  *   (-EACCES: it does not hold the key; -EBADMSG: not for this dial), our
