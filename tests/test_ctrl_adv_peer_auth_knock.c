@@ -8,6 +8,11 @@
  *  1. names: a HELLO, WANT or address named "x\n<3>ssqd: FORGED" does not
  *     decode, and bob's log never holds the forged line (journald would
  *     read "<3>" as an error's priority);
+ *  3. the knock table: carol's HELLO (CHALLENGE read, PROOF not yet sent)
+ *     holds its slot while 12 silent connections come from carol's own
+ *     host and 12 from 127.0.0.2..13; a HELLO from 127.0.0.14 (no peer's
+ *     host) is closed at once with nothing sent; carol's PROOF and WANT
+ *     then go through: bob wants carol;
  *  4. 200 junk connections (no SSQP magic; one byte, then a close) write
  *     a few lines (an address's 1st to 4th failures, its 8th, 16th...),
  *     each with the count so far;
@@ -24,6 +29,18 @@ static struct t_cluster cl;
 static char key_path[108];
 static uint8_t key[64];
 static size_t keylen;
+
+/* bob's view of peer @name (ssq_client_peers), or -1. */
+static int peer_state(struct ssq_client *c, const char *name)
+{
+	struct ssq_peer_info info[8];
+	int n = ssq_client_peers(c, info, 8), i;
+
+	for (i = 0; i < n && i < 8; i++)
+		if (!strcmp(info[i].name, name))
+			return (int)info[i].state;
+	return -1;
+}
 
 /* Lines of the file at @path holding @needle. */
 static unsigned count_lines(const char *path, const char *needle)
@@ -111,6 +128,67 @@ static void bad_names(void)
 	CHECK(!cf_file_has(cl.log[1], "FORGED"), "bob's log holds no forged line");
 }
 
+/* 3. carol's HELLO keeps its slot against silent connections. */
+static void knock_table(struct ssq_client *cb)
+{
+	struct proto_peer_auth h, c, pr;
+	uint8_t buf[SSQ_PEER_AUTH_LEN], lk[32], w[SSQ_PEER_WANT_LEN + 32],
+	    m[9 + SSQ_PEER_WANT_LEN];
+	int s, silent[24], i, st = -1;
+	unsigned len = 0;
+	char src[32];
+	double t0;
+	size_t n;
+
+	s = hello("127.0.0.1", "carol", &h);
+	n = s >= 0 ? read_n(s, buf, SSQ_PEER_AUTH_LEN, 10) : 0;
+	CHECK(n == SSQ_PEER_AUTH_LEN &&
+	          !proto_peer_decode_auth(buf, n, &c, (char *)lk, sizeof(lk)) &&
+	          c.kind == PROTO_AUTH_CHALLENGE,
+	      "carol's HELLO answered with a CHALLENGE");
+	for (i = 0; i < 24; i++) {
+		snprintf(src, sizeof(src), "127.0.0.%d", i < 12 ? 1 : i - 10);
+		silent[i] = knock_port(src, cl.port[1]);
+	}
+	n = hello_answer("127.0.0.14", "carol", buf);
+	CHECK(n == 0, "a HELLO as carol from 127.0.0.14: closed at once (%zu bytes)", n);
+	memset(&pr, 0, sizeof(pr));
+	pr.kind = PROTO_AUTH_PROOF;
+	pr.count = c.count;
+	pr.gen = h.gen;
+	auth_mac(key, keylen, "ssq4 dialer", h.nonce, c.nonce, "carol", "bob", h.gen,
+	         c.count, pr.mac);
+	auth_mac(key, keylen, "ssq4 link key", h.nonce, c.nonce, "carol", "bob", h.gen,
+	         c.count, lk);
+	proto_peer_encode_auth(&pr, buf);
+	proto_peer_encode_want("carol", c.count, w);
+	memset(m, 0, 9);
+	m[0] = 'D';
+	memcpy(m + 9, w, SSQ_PEER_WANT_LEN);
+	HMAC(EVP_sha256(), lk, 32, m, sizeof(m), w + SSQ_PEER_WANT_LEN, &len);
+	if (s >= 0) {
+		(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
+		(void)!send(s, w, sizeof(w), MSG_NOSIGNAL);
+	}
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(20000)) {
+		st = peer_state(cb, "carol");
+		if (st != SSQ_PEER_IDLE)
+			break;
+	}
+	CHECK(st != SSQ_PEER_IDLE && st != -1,
+	      "carol's PROOF and WANT, after 24 silent connections: bob wants carol "
+	      "(state %d)",
+	      st);
+	for (i = 0; i < 24; i++)
+		if (silent[i] >= 0)
+			close(silent[i]);
+	if (s >= 0)
+		close(s);
+	/* Nobody at carol's port: bob gives the want up (OPEN_PENDING_MS). */
+	for (t0 = now_s(); now_s() - t0 < 20 && peer_state(cb, "carol") != SSQ_PEER_IDLE;)
+		usleep(50000);
+}
+
 /*
  * 4. Junk before authentication: 200 connections from one address (the
  * kernel's backlog paces them, a few a second) write a few lines, each
@@ -159,6 +237,7 @@ int main(void)
 	if (!cb)
 		goto out;
 	bad_names();
+	knock_table(cb);
 	junk_flood();
 out:
 	if (cb)

@@ -373,40 +373,70 @@ static unsigned from_ip(const struct ssqd *d, const struct in6_addr *ip, unsigne
 }
 
 /*
- * The table is full and @ip knocks: the slot to give it. Peers link one at
- * a time and say who they are at once, so this many knocks at once are a
- * stranger's. Closing the newcomer would let a stranger that reconnects as
- * soon as a slot frees keep every peer out for good; the oldest knock of
- * the source holding the most slots goes instead (the newcomer's own
- * source counted), so the stranger crowds out only itself.
+ * Whether knock @k may make room for a newcomer: one that has said nothing
+ * whole yet, or was refused and drains. With --peer-key, a knock whose
+ * HELLO passed the name and address check (stage 1) or that proved the
+ * key (2) is a peer's, or another user's on a peer's host: it keeps its
+ * slot until its deadline, never dropped for one that has said nothing.
  */
-static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip)
+static int evictable(const struct ssqd_knock *k)
+{
+	return k->fd >= 0 && (k->draining || k->stage == 0);
+}
+
+/*
+ * Room for a newcomer from @ip, the table full or @ip holding its share
+ * (@own: only @ip's knocks may go). Peers link one at a time and say who
+ * they are at once, so this many knocks at once are a stranger's. Closing
+ * the newcomer would let a stranger that reconnects as soon as a slot
+ * frees keep every peer out for good; the oldest evictable knock of the
+ * source holding the most slots goes instead (the newcomer's own source
+ * counted), so the stranger crowds out only itself. NULL: none may go.
+ */
+static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip, int own)
 {
 	struct ssqd_knock *victim = NULL;
 	unsigned i, most = 0;
 
 	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
 		struct ssqd_knock *k = &d->knocks[i];
-		unsigned n = from_ip(d, &k->ip, !memcmp(&k->ip, ip, sizeof(*ip)));
+		int same = !memcmp(&k->ip, ip, sizeof(*ip));
+		unsigned n;
 
+		if (!evictable(k) || (own && !same))
+			continue;
+		n = from_ip(d, &k->ip, same);
 		if (n > most || (n == most && k->accepted_ns < victim->accepted_ns)) {
 			most = n;
 			victim = k;
 		}
 	}
+	if (!victim)
+		return NULL;
 	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
-	                 "ssqd: %u connections to the peer port are still to say who "
-	                 "they are: closed the oldest of the %u from %s\n",
-	                 SSQD_MAX_KNOCKS, most, victim->from);
+	                 "ssqd: %s connections to the peer port are still to say "
+	                 "who they are: closed the oldest of the %u from %s\n",
+	                 own ? "a source's" : "all the table's", most, victim->from);
 	knock_close(victim);
 	return victim;
+}
+
+/* --peer-key in a cluster: @ip is an address some peer's host looked up to? */
+static int from_peer_host(const struct ssqd *d, const struct in6_addr *ip)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npeers; i++)
+		if (ssqd_peer_src_ok(&d->peers[i], ip))
+			return 1;
+	return 0;
 }
 
 void ssqd_accept_peer(struct ssqd *d)
 {
 	struct sockaddr_in6 sa;
 	socklen_t len = sizeof(sa);
-	char ip[INET6_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN], from[80];
 	struct ssqd_knock *k = NULL;
 	unsigned i;
 	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
@@ -414,22 +444,52 @@ void ssqd_accept_peer(struct ssqd *d)
 
 	if (s < 0)
 		return;
-	for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
-		if (d->knocks[i].fd < 0)
-			k = &d->knocks[i];
 	if (sa.sin6_family != AF_INET6)
 		memset(&sa.sin6_addr, 0, sizeof(sa.sin6_addr));
-	if (!k)
-		k = evict(d, &sa.sin6_addr);
+	if (sa.sin6_family != AF_INET6 ||
+	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(from, sizeof(from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	/*
+	 * A cluster with --peer-key takes links from its peers' hosts only
+	 * (the HELLO checks the claimed peer's own): anyone else is closed
+	 * before it takes a slot, counted against its address, so no number
+	 * of strangers' connections fills the table.
+	 */
+	if (d->peer_key_len && d->opt.npeers && !from_peer_host(d, &sa.sin6_addr)) {
+		(void)ssqd_auth_failed(d, &sa.sin6_addr,
+		                       "a connection from %s closed at once: not from "
+		                       "a peer's host",
+		                       from);
+		close(s);
+		return;
+	}
+	/* One source holds half the table at most: the rest is for the others. */
+	if (from_ip(d, &sa.sin6_addr, 0) >= SSQD_KNOCKS_PER_SOURCE) {
+		k = evict(d, &sa.sin6_addr, 1);
+	} else {
+		for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
+			if (d->knocks[i].fd < 0)
+				k = &d->knocks[i];
+		if (!k)
+			k = evict(d, &sa.sin6_addr, 0);
+	}
+	if (!k) {
+		/* Every slot it could take is a peer's (or a peer host's) under way. */
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 SD_WARNING "ssqd: a connection from %s closed at once: "
+		                            "the connections to the peer port it could "
+		                            "take the place of are authenticating\n",
+		                 from);
+		close(s);
+		return;
+	}
 	memset(k, 0, sizeof(*k));
 	k->fd = s;
 	k->ip = sa.sin6_addr;
 	k->accepted_ns = ssqd_now_ns();
 	k->deadline_ns = k->accepted_ns + SSQD_PEER_EXCHANGE_MS * 1000000ull;
-	if (sa.sin6_family != AF_INET6 ||
-	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
-		snprintf(ip, sizeof(ip), "?");
-	snprintf(k->from, sizeof(k->from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	snprintf(k->from, sizeof(k->from), "%s", from);
 	/* A peer sends at once: often it is all here already. */
 	ssqd_knock_events(d, k, POLLIN);
 }
