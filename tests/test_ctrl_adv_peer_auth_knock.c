@@ -8,6 +8,8 @@
  *  1. names: a HELLO, WANT or address named "x\n<3>ssqd: FORGED" does not
  *     decode, and bob's log never holds the forged line (journald would
  *     read "<3>" as an error's priority);
+ *  2. refusals tell nothing: a HELLO as 'mallory' or as bob himself gets
+ *     the one fixed "authentication failed" refusal, naming neither;
  *  3. the knock table: carol's HELLO (CHALLENGE read, PROOF not yet sent)
  *     holds its slot while 12 silent connections come from carol's own
  *     host and 12 from 127.0.0.2..13; a HELLO from 127.0.0.14 (no peer's
@@ -25,6 +27,8 @@
 #define N 3
 static const char *const names[N] = { "alice", "bob", "carol" };
 static const char forged[] = "x\n<3>ssqd: FORGED";
+static const char fixed[] =
+    "authentication failed: this ssqd authenticates its peers (--peer-key)";
 static struct t_cluster cl;
 static char key_path[108];
 static uint8_t key[64];
@@ -126,6 +130,25 @@ static void bad_names(void)
 	n = hello_answer("127.0.0.1", forged, buf);
 	CHECK(refusal(buf, n, why, sizeof(why)), "the forged HELLO refused");
 	CHECK(!cf_file_has(cl.log[1], "FORGED"), "bob's log holds no forged line");
+}
+
+static void no_enumeration(void)
+{
+	static const char *const who[] = { "mallory", "bob" };
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+	char why[200];
+	unsigned i;
+	size_t n;
+
+	for (i = 0; i < 2; i++) {
+		n = hello_answer("127.0.0.1", who[i], buf);
+		CHECK(refusal(buf, n, why, sizeof(why)) && strstr(why, fixed) &&
+		          !strstr(why, "bob") && !strstr(why, who[i]),
+		      "a HELLO as '%s': the fixed refusal, naming nobody ('%s')", who[i],
+		      why);
+	}
+	CHECK(cf_file_has(cl.log[1], "'mallory' is not a peer of bob"),
+	      "bob's own log keeps the detail");
 }
 
 /* 3. carol's HELLO keeps its slot against silent connections. */
@@ -237,6 +260,7 @@ int main(void)
 	if (!cb)
 		goto out;
 	bad_names();
+	no_enumeration();
 	knock_table(cb);
 	junk_flood();
 out:

@@ -27,6 +27,13 @@
 #include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define REFUSE_DRAIN_MS 1000
+/*
+ * --peer-key: the one refusal a knock gets before its PROOF checks out,
+ * whatever failed: the detail (which names are peers, this daemon's own,
+ * where a peer's host is) goes to the local log only, not to a stranger.
+ */
+#define AUTH_REFUSAL                                                                     \
+	"authentication failed: this ssqd authenticates its peers (--peer-key)"
 
 void ssqd_knocks_init(struct ssqd *d)
 {
@@ -223,7 +230,7 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 		                 "peer %s refused: this ssqd authenticates its peers "
 		                 "(--peer-key) and it sent no authentication",
 		                 k->from);
-		knock_refuse(k, "this ssqd authenticates its peers: give --peer-key");
+		knock_refuse(k, AUTH_REFUSAL);
 		return 1;
 	}
 	if (k->len < SSQ_PEER_AUTH_LEN)
@@ -233,14 +240,14 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 		/* --listen's one peer: whoever holds the key (its address unknown). */
 		p = d->opt.npeers ? peer_named(d, a.name) : &d->peers[0];
 		if (!p) {
-			/* As the unauthenticated exchange says it (which_peer). */
+			/* The detail goes to the local log only (AUTH_REFUSAL). */
 			snprintf(why, sizeof(why), "'%s' is not a peer of %s", a.name,
 			         d->opt.name);
 			ssqd_auth_failed(d, &k->ip,
 			                 "a link from %s refused: %s (the peers files "
 			                 "differ)",
 			                 k->from, why);
-			knock_refuse(k, why);
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 		if (d->opt.npeers && !ssqd_peer_src_ok(p, &k->ip)) {
@@ -249,7 +256,7 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 			    "a link from %s claims to be peer %s, whose host "
 			    "(%s) is not there",
 			    k->from, p->name, p->addr);
-			knock_refuse(k, "not from that peer's host");
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 		rc = ssqd_auth_challenge(d, k, &a, why, sizeof(why));
@@ -260,13 +267,13 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 			                 "a link from %s claiming to be peer %s failed "
 			                 "authentication: %s",
 			                 k->from, k->claimed, why);
-			knock_refuse(k, "authentication failed: not the cluster's key");
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 	}
 	if (rc) {
 		ssqd_auth_failed(d, &k->ip, "peer %s refused: %s", k->from, why);
-		knock_refuse(k, "authentication failed");
+		knock_refuse(k, AUTH_REFUSAL);
 		return 1;
 	}
 	k->len -= SSQ_PEER_AUTH_LEN;
