@@ -18,6 +18,9 @@
  *  4. 200 junk connections (no SSQP magic; one byte, then a close) write
  *     a few lines (an address's 1st to 4th failures, its 8th, 16th...),
  *     each with the count so far;
+ *  5. bob's want to alice: this process answers as alice with the key,
+ *     then sends a refusal without a MAC: bob takes it as a reset, no
+ *     "refused to link" with its text; a MACed refusal is believed.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -243,6 +246,104 @@ static void junk_flood(void)
 	      "with the count so far");
 }
 
+/* Accept bob's dial on @l as alice and authenticate; the connection, or -1. */
+static int as_alice(int l, uint8_t *lk)
+{
+	struct proto_peer_auth h, c, pr;
+	uint8_t buf[SSQ_PEER_AUTH_LEN], w[SSQ_PEER_WANT_LEN + 32];
+	struct pollfd pfd = { l, POLLIN, 0 };
+	char why[200];
+	int s;
+
+	if (poll(&pfd, 1, 20000) != 1 || (s = accept(l, NULL, NULL)) < 0)
+		return -1;
+	if (read_n(s, buf, sizeof(buf), 10) != sizeof(buf) ||
+	    proto_peer_decode_auth(buf, sizeof(buf), &h, why, sizeof(why)) ||
+	    h.kind != PROTO_AUTH_HELLO)
+		goto fail;
+	memset(&c, 0, sizeof(c));
+	c.kind = PROTO_AUTH_CHALLENGE;
+	c.count = h.count;
+	c.gen = h.gen;
+	snprintf(c.name, sizeof(c.name), "alice");
+	(void)!getrandom(c.nonce, sizeof(c.nonce), 0);
+	auth_mac(key, keylen, "ssq4 acceptor", h.nonce, c.nonce, "bob", "alice", h.gen,
+	         h.count, c.mac);
+	auth_mac(key, keylen, "ssq4 link key", h.nonce, c.nonce, "bob", "alice", h.gen,
+	         h.count, lk);
+	proto_peer_encode_auth(&c, buf);
+	(void)!send(s, buf, sizeof(buf), MSG_NOSIGNAL);
+	/* bob's PROOF, then its MACed WANT. */
+	if (read_n(s, buf, sizeof(buf), 10) != sizeof(buf) ||
+	    proto_peer_decode_auth(buf, sizeof(buf), &pr, why, sizeof(why)) ||
+	    pr.kind != PROTO_AUTH_PROOF || read_n(s, w, sizeof(w), 10) != sizeof(w))
+		goto fail;
+	return s;
+fail:
+	close(s);
+	return -1;
+}
+
+/* 5. A refusal without a MAC on an authenticated link is no refusal. */
+static void forged_refusal(struct ssq_client *cb)
+{
+	struct sockaddr_in sa;
+	uint8_t lk[32], r[SSQ_PEER_REFUSAL_LEN + 32], m[9 + SSQ_PEER_REFUSAL_LEN];
+	struct ssq_queue *q = NULL;
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, s, rc;
+	unsigned len = 0;
+	double t0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(cl.port[0]);
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	CHECK(l >= 0 && !bind(l, (struct sockaddr *)&sa, sizeof(sa)) && !listen(l, 4),
+	      "this process listens on alice's port");
+	rc = ssq_queue_try_open(cb, "alice/q0", &q);
+	s = as_alice(l, lk);
+	CHECK(s >= 0, "bob dials alice (this process) for its want, authenticated");
+	proto_peer_encode_refusal("FORGED-BUSY", r);
+	if (s >= 0) {
+		(void)!send(s, r, SSQ_PEER_REFUSAL_LEN, MSG_NOSIGNAL);
+		close(s);
+	}
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(50000))
+		if (cf_file_has(cl.log[1], "FORGED-BUSY") ||
+		    cf_file_has(cl.log[1], "taken as a reset"))
+			break;
+	CHECK(cf_file_has(cl.log[1], "taken as a reset") &&
+	          !cf_file_has(cl.log[1], "FORGED-BUSY"),
+	      "bob takes the refusal without a MAC as a reset, its text not believed");
+	if (q)
+		ssq_queue_close(q);
+	q = NULL;
+	rc = ssq_queue_try_open(cb, "alice/q0", &q);
+	CHECK(!(rc == -EBUSY && strstr(ssq_client_error(cb), "FORGED")),
+	      "the next open is not told the stranger's reason (%d)", rc);
+	/* bob asks again: a refusal MACed under the link key is the peer's. */
+	s = as_alice(l, lk);
+	CHECK(s >= 0, "bob dials alice again");
+	proto_peer_encode_refusal("REAL-BUSY", r);
+	m[0] = 'A';
+	memset(m + 1, 0, 8); /* seq 0: alice's first message on the link */
+	memcpy(m + 9, r, SSQ_PEER_REFUSAL_LEN);
+	HMAC(EVP_sha256(), lk, 32, m, sizeof(m), r + SSQ_PEER_REFUSAL_LEN, &len);
+	if (s >= 0) {
+		(void)!send(s, r, sizeof(r), MSG_NOSIGNAL);
+		close(s);
+	}
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(50000))
+		if (cf_file_has(cl.log[1], "refused to link: REAL-BUSY"))
+			break;
+	CHECK(cf_file_has(cl.log[1], "refused to link: REAL-BUSY"),
+	      "a MACed refusal is believed");
+	if (q)
+		ssq_queue_close(q);
+	close(l);
+}
+
 int main(void)
 {
 	struct ssq_client *cb = NULL;
@@ -263,6 +364,7 @@ int main(void)
 	no_enumeration();
 	knock_table(cb);
 	junk_flood();
+	forged_refusal(cb);
 out:
 	if (cb)
 		ssq_client_close(cb);

@@ -50,13 +50,20 @@ static void knock_close(struct ssqd_knock *k)
 	k->fd = -1;
 }
 
-/* Say no, with @why; the connection is drained, then closed, by the loop. */
+/*
+ * Say no, with @why; the connection is drained, then closed, by the loop.
+ * Authenticated (its PROOF checked out), the refusal carries its MAC as
+ * every later message does: the peer believes no refusal without one.
+ */
 static void knock_refuse(struct ssqd_knock *k, const char *why)
 {
-	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN + SSQ_PEER_MAC_LEN];
+	size_t n = SSQ_PEER_REFUSAL_LEN;
 
 	proto_peer_encode_refusal(why, buf);
-	(void)!send(k->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (k->auth.on && !ssqd_auth_seal(&k->auth, buf, n, buf + n))
+		n += SSQ_PEER_MAC_LEN;
+	(void)!send(k->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	shutdown(k->fd, SHUT_WR);
 	k->draining = 1;
 	k->deadline_ns = ssqd_now_ns() + REFUSE_DRAIN_MS * 1000000ull;

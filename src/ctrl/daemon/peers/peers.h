@@ -327,6 +327,13 @@ int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n
  * came): each MAC checked, each decoded and checked into @remote. 0, or a
  * MAC, decode or order error with @why.
  */
+/*
+ * ssqd_link_refusal - the refusal at @buf (SSQ_PEER_REFUSAL_LEN bytes, its
+ * MAC after them when @auth is on): -ECONNREFUSED with its reason in @why,
+ * or -EBADMSG when its MAC fails (not the peer's word: a reset).
+ */
+int ssqd_link_refusal(const uint8_t *buf, struct ssqd_link_auth *auth, char *why,
+                      size_t whylen);
 int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct ssqd_link_auth *auth,
                            struct proto_peer_addr *remote, char *why, size_t whylen);
 
