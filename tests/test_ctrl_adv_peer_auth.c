@@ -5,8 +5,9 @@
  * its address message and be linked in that peer's place. A cluster of
  * alice, bob and carol (alice dials bob, bob dials carol), bob with the
  * cluster's key; this process plays the stranger on bob's port:
- *  0. a key file of mode 0644, one of 16 bytes: ssqd refuses to start,
- *     naming the file and what is wrong;
+ *  0. a key file of mode 0644, one of 16 bytes, one reached through a
+ *     symbolic link, one in a directory of mode 0777: ssqd refuses to
+ *     start, naming the file and what is wrong;
  *  1. the old attack, alice's name in a plain address message: refused
  *     ("authenticates its peers"), no address of bob's sent back;
  *  2. alice's name in a HELLO, then a PROOF made with another key: bob's
@@ -201,7 +202,7 @@ static int start_fails(unsigned i, const char *const *extra)
 
 static void bad_key_files(void)
 {
-	char needle[200];
+	char needle[400], link[128], dir[120];
 	int rc;
 
 	CHECK(write_key(bad_key_path, 32, 0644) == 0, "key file written");
@@ -214,6 +215,29 @@ static void bad_key_files(void)
 	snprintf(needle, sizeof(needle), "--peer-key %s: 16 bytes", bad_key_path);
 	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
 	      "a 16-byte key: ssqd exits (%d) saying '%s'", rc, needle);
+	/* A good key through a symbolic link, or in a directory others write. */
+	CHECK(write_key(bad_key_path, 32, 0600) == 0, "key file written");
+	snprintf(link, sizeof(link), "%s.lnk", bad_key_path);
+	unlink(link);
+	CHECK(symlink(bad_key_path, link) == 0, "symlink made");
+	rc = start_fails(1, T_ARGS("--peer-key", link));
+	snprintf(needle, sizeof(needle), "--peer-key %s: a symbolic link", link);
+	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
+	      "a key through a symlink: ssqd exits (%d) saying '%s'", rc, needle);
+	unlink(link);
+	snprintf(dir, sizeof(dir), "%s.d", bad_key_path);
+	snprintf(link, sizeof(link), "%s/key", dir);
+	mkdir(dir, 0700);
+	CHECK(write_key(link, 32, 0600) == 0 && chmod(dir, 0777) == 0,
+	      "key in a directory of mode 0777");
+	rc = start_fails(1, T_ARGS("--peer-key", link));
+	snprintf(needle, sizeof(needle), "--peer-key %s: its directory %s (mode 0777)",
+	         link, dir);
+	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
+	      "a key in a directory others write: ssqd exits (%d) saying '%s'", rc,
+	      needle);
+	unlink(link);
+	rmdir(dir);
 }
 
 /* 1. The old attack: alice's name in a plain address message to @port. */
