@@ -106,7 +106,7 @@ static void bad_names(void)
 {
 	struct proto_peer_auth h, got;
 	struct proto_peer_addr a;
-	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+	uint8_t buf[SSQ_PEER_AUTH_LEN]; /* the largest it encodes */
 	char why[200];
 	size_t n;
 
