@@ -5,15 +5,17 @@
  * its address message and be linked in that peer's place. A cluster of
  * alice, bob and carol (alice dials bob, bob dials carol), bob with the
  * cluster's key; this process plays the stranger on bob's port:
- *  0. a key file of mode 0644, one of 16 bytes: ssqd refuses to start,
- *     naming the file and what is wrong;
+ *  0. a key file of mode 0644, one of 16 bytes, one reached through a
+ *     symbolic link, one in a directory of mode 0777: ssqd refuses to
+ *     start, naming the file and what is wrong;
  *  1. the old attack, alice's name in a plain address message: refused
  *     ("authenticates its peers"), no address of bob's sent back;
  *  2. alice's name in a HELLO, then a PROOF made with another key: bob's
  *     CHALLENGE carries a MAC under the cluster key, the PROOF is refused
  *     and bob's log names alice and the failure;
- *  3. alice's name from 127.0.0.2, where alice's host (127.0.0.1) is not:
- *     refused;
+ *  3. alice's name from 127.0.0.2, where no peer's host is: closed at
+ *     once, nothing sent back (test_ctrl_adv_peer_auth_knock: the rest of
+ *     the knock table);
  *  4. carol's name with the right key, a WANT: taken (bob wants carol);
  *     the same bytes again on a new connection (HELLO, PROOF, WANT): the
  *     PROOF fails against bob's fresh nonce, the WANT is not taken;
@@ -31,102 +33,13 @@
 #include <poll.h>
 #include <sys/random.h>
 #include <sys/wait.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include "cluster_flow.h"
+#include "peer_auth_flow.h"
 #include "ctrl/daemon/peers/peers.h"
-#include "ctrl/proto/peer_msg.h"
 
 #define N 3
 static const char *const names[N] = { "alice", "bob", "carol" };
 static struct t_cluster cl;
 static char key_path[108], bad_key_path[108];
-
-static int write_key(const char *path, size_t len, mode_t mode)
-{
-	uint8_t k[64];
-	int fd;
-
-	if (getrandom(k, len, 0) != (ssize_t)len)
-		return -1;
-	unlink(path);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	if (fd < 0 || write(fd, k, len) != (ssize_t)len || fchmod(fd, mode)) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
-static size_t read_key(const char *path, uint8_t *k, size_t max)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n = fd >= 0 ? read(fd, k, max) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	return n > 0 ? (size_t)n : 0;
-}
-
-/* Exactly @n bytes within @secs: @n, or what came before a close or the time. */
-static size_t read_n(int s, uint8_t *buf, size_t n, double secs)
-{
-	double t0 = now_s();
-	size_t got = 0;
-
-	while (got < n && now_s() - t0 < secs) {
-		struct pollfd pfd = { s, POLLIN, 0 };
-		ssize_t r;
-
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		r = recv(s, buf + got, n - got, 0);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
-}
-
-/* What the daemon MACs (peers/auth.c): label, nonces, names, gen, count. */
-static void auth_mac(const uint8_t *key, size_t keylen, const char *label,
-                     const uint8_t *nd, const uint8_t *na, const char *name_d,
-                     const char *name_a, uint32_t gen, uint16_t count, uint8_t *out)
-{
-	uint8_t t[16 + 64 + 64 + 6];
-	unsigned len = 0;
-
-	memset(t, 0, sizeof(t));
-	memcpy(t, label, strlen(label));
-	memcpy(t + 16, nd, 32);
-	memcpy(t + 48, na, 32);
-	memcpy(t + 80, name_d, strlen(name_d));
-	memcpy(t + 112, name_a, strlen(name_a));
-	gen = htobe32(gen);
-	memcpy(t + 144, &gen, 4);
-	count = htobe16(count);
-	memcpy(t + 148, &count, 2);
-	HMAC(EVP_sha256(), key, (int)keylen, t, sizeof(t), out, &len);
-}
-
-/* A connection to peer port @port from @src (127.0.0.x), or -1. */
-static int knock_port(const char *src, uint16_t port)
-{
-	struct sockaddr_in sa;
-	int s = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	inet_pton(AF_INET, src, &sa.sin_addr);
-	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa))) {
-		if (s >= 0)
-			close(s);
-		return -1;
-	}
-	return t_tcp_connect(s, port);
-}
 
 /* A connection to bob's peer port from @src, or -1. */
 static int knock(const char *src)
@@ -195,12 +108,13 @@ static int session(struct session *se, const uint8_t *ckey, size_t ckeylen)
 	memcpy(se->rec, buf, SSQ_PEER_AUTH_LEN);
 	se->reclen = SSQ_PEER_AUTH_LEN;
 	(void)!send(s, buf, SSQ_PEER_AUTH_LEN, MSG_NOSIGNAL);
-	if (read_n(s, buf, SSQ_PEER_HEAD_LEN, 10) != SSQ_PEER_HEAD_LEN ||
+	se->alen = read_n(s, buf, SSQ_PEER_HEAD_LEN, 10);
+	if (se->alen != SSQ_PEER_HEAD_LEN ||
 	    proto_peer_msg_len(buf, (char *)mac, sizeof(mac)) != SSQ_PEER_AUTH_LEN) {
-		/* Refused at the HELLO: the rest of the refusal. */
-		se->alen = SSQ_PEER_HEAD_LEN +
-		           read_n(s, buf + SSQ_PEER_HEAD_LEN,
-		                  SSQ_PEER_REFUSAL_LEN - SSQ_PEER_HEAD_LEN, 10);
+		/* Refused at the HELLO: the rest of the refusal (or closed). */
+		if (se->alen == SSQ_PEER_HEAD_LEN)
+			se->alen += read_n(s, buf + SSQ_PEER_HEAD_LEN,
+			                   SSQ_PEER_REFUSAL_LEN - SSQ_PEER_HEAD_LEN, 10);
 		memcpy(se->after, buf, se->alen);
 		close(s);
 		return 0;
@@ -288,7 +202,7 @@ static int start_fails(unsigned i, const char *const *extra)
 
 static void bad_key_files(void)
 {
-	char needle[200];
+	char needle[400], link[128], dir[120];
 	int rc;
 
 	CHECK(write_key(bad_key_path, 32, 0644) == 0, "key file written");
@@ -301,6 +215,29 @@ static void bad_key_files(void)
 	snprintf(needle, sizeof(needle), "--peer-key %s: 16 bytes", bad_key_path);
 	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
 	      "a 16-byte key: ssqd exits (%d) saying '%s'", rc, needle);
+	/* A good key through a symbolic link, or in a directory others write. */
+	CHECK(write_key(bad_key_path, 32, 0600) == 0, "key file written");
+	snprintf(link, sizeof(link), "%s.lnk", bad_key_path);
+	unlink(link);
+	CHECK(symlink(bad_key_path, link) == 0, "symlink made");
+	rc = start_fails(1, T_ARGS("--peer-key", link));
+	snprintf(needle, sizeof(needle), "--peer-key %s: a symbolic link", link);
+	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
+	      "a key through a symlink: ssqd exits (%d) saying '%s'", rc, needle);
+	unlink(link);
+	snprintf(dir, sizeof(dir), "%s.d", bad_key_path);
+	snprintf(link, sizeof(link), "%s/key", dir);
+	mkdir(dir, 0700);
+	CHECK(write_key(link, 32, 0600) == 0 && chmod(dir, 0777) == 0,
+	      "key in a directory of mode 0777");
+	rc = start_fails(1, T_ARGS("--peer-key", link));
+	snprintf(needle, sizeof(needle), "--peer-key %s: its directory %s (mode 0777)",
+	         link, dir);
+	CHECK(rc > 0 && cf_file_has(cl.log[1], needle),
+	      "a key in a directory others write: ssqd exits (%d) saying '%s'", rc,
+	      needle);
+	unlink(link);
+	rmdir(dir);
 }
 
 /* 1. The old attack: alice's name in a plain address message to @port. */
@@ -475,8 +412,11 @@ int main(void)
 	se.pkeylen = keylen;
 	se.src = "127.0.0.2";
 	CHECK(session(&se, key, keylen) == 0, "a session as alice from 127.0.0.2");
-	CHECK(refused(se.after, se.alen, "not from that peer's host"),
-	      "alice's name from another address: refused at the hello");
+	CHECK(se.alen == 0 && !se.challenge_ok,
+	      "from 127.0.0.2, no peer's host: closed at once, nothing sent (%zu bytes)",
+	      se.alen);
+	CHECK(cf_file_has(cl.log[1], "closed at once: not from a peer's host"),
+	      "bob's log says why");
 
 	/* 4. */
 	se.src = "127.0.0.1";

@@ -575,9 +575,12 @@ struct ssqd_peer {
  * (peers/accept.c), or one refused and being drained before its close. A
  * newcomer to a full table takes the slot of the oldest knock of the
  * source that holds the most: one that keeps them all full keeps only its
- * own knocks out, not a peer's.
+ * own knocks out, not a peer's. One source holds SSQD_KNOCKS_PER_SOURCE at
+ * most; with --peer-key a knock whose HELLO passed is never taken, and in
+ * a cluster a source that is no peer's host takes none.
  */
-#define SSQD_MAX_KNOCKS 8
+#define SSQD_MAX_KNOCKS        8
+#define SSQD_KNOCKS_PER_SOURCE 4
 struct ssqd_knock {
 	int fd; /* -1: free */
 	int draining;

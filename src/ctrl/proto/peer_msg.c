@@ -123,6 +123,28 @@ void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out)
 	out[OFF_RD_ATOM] = a->rd_atom;
 }
 
+/*
+ * A name off the wire (@n bytes, NUL-terminated within them): 1 when it
+ * is only [A-Za-z0-9._-], what --name and a peers file allow (ssqd checks
+ * them at start, ssqd_peer_name_ok), and empty only where @empty_ok (the
+ * one-peer modes' HELLO and CHALLENGE). A name is logged: a newline or a
+ * "<3>" of a stranger's would write a line of its choosing into ssqd's
+ * log (journald reads a priority there).
+ */
+static int wire_name_ok(const uint8_t *name, size_t n, int empty_ok)
+{
+	size_t i;
+
+	if (!memchr(name, 0, n) || (!name[0] && !empty_ok))
+		return 0;
+	for (i = 0; name[i]; i++)
+		if (!(name[i] >= 'a' && name[i] <= 'z') &&
+		    !(name[i] >= 'A' && name[i] <= 'Z') &&
+		    !(name[i] >= '0' && name[i] <= '9') && !strchr("._-", name[i]))
+			return 0;
+	return 1;
+}
+
 int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 {
 	if (!memcmp(head + OFF_MAGIC, refuse_magic, 4))
@@ -201,9 +223,10 @@ int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth 
 		         a->kind);
 		return -EBADMSG;
 	}
-	if (!memchr(buf + AOFF_NAME, 0, SSQ_NAME_MAX)) {
+	if (!wire_name_ok(buf + AOFF_NAME, SSQ_NAME_MAX, 1)) {
 		snprintf(why, whylen,
-		         "peer authentication with a name not NUL-terminated");
+		         "peer authentication with a name not NUL-terminated or not "
+		         "of [A-Za-z0-9._-]");
 		return -EBADMSG;
 	}
 	memcpy(a->name, buf + AOFF_NAME, strlen((const char *)buf + AOFF_NAME));
@@ -311,10 +334,10 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 	if (!memcmp(buf + OFF_MAGIC, want_magic, 4)) {
 		const char *name = (const char *)buf + SSQ_PEER_HEAD_LEN;
 
-		if (!memchr(name, 0, SSQ_NAME_MAX) || !name[0]) {
+		if (!wire_name_ok((const uint8_t *)name, SSQ_NAME_MAX, 0)) {
 			snprintf(why, whylen,
-			         "peer want with a name empty or not "
-			         "NUL-terminated");
+			         "peer want with a name empty, not NUL-terminated or "
+			         "not of [A-Za-z0-9._-]");
 			return -EBADMSG;
 		}
 		memset(a, 0, sizeof(*a));
@@ -360,8 +383,10 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		         a->qpn, a->psn);
 		return -EBADMSG;
 	}
-	if (!memchr(buf + OFF_NAME, 0, SSQ_NAME_MAX) || !buf[OFF_NAME]) {
-		snprintf(why, whylen, "peer queue name empty or not NUL-terminated");
+	if (!wire_name_ok(buf + OFF_NAME, SSQ_NAME_MAX, 0)) {
+		snprintf(why, whylen,
+		         "peer queue name empty, not NUL-terminated or not of "
+		         "[A-Za-z0-9._-]");
 		return -EBADMSG;
 	}
 	a->link_layer = buf[OFF_LINK];

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +27,13 @@
 #include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 
 #define REFUSE_DRAIN_MS 1000
+/*
+ * --peer-key: the one refusal a knock gets before its PROOF checks out,
+ * whatever failed: the detail (which names are peers, this daemon's own,
+ * where a peer's host is) goes to the local log only, not to a stranger.
+ */
+#define AUTH_REFUSAL                                                                     \
+	"authentication failed: this ssqd authenticates its peers (--peer-key)"
 
 void ssqd_knocks_init(struct ssqd *d)
 {
@@ -42,16 +50,49 @@ static void knock_close(struct ssqd_knock *k)
 	k->fd = -1;
 }
 
-/* Say no, with @why; the connection is drained, then closed, by the loop. */
+/*
+ * Say no, with @why; the connection is drained, then closed, by the loop.
+ * Authenticated (its PROOF checked out), the refusal carries its MAC as
+ * every later message does: the peer believes no refusal without one.
+ */
 static void knock_refuse(struct ssqd_knock *k, const char *why)
 {
-	uint8_t buf[SSQ_PEER_REFUSAL_LEN];
+	uint8_t buf[SSQ_PEER_REFUSAL_LEN + SSQ_PEER_MAC_LEN];
+	size_t n = SSQ_PEER_REFUSAL_LEN;
 
 	proto_peer_encode_refusal(why, buf);
-	(void)!send(k->fd, buf, sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (k->auth.on && !ssqd_auth_seal(&k->auth, buf, n, buf + n))
+		n += SSQ_PEER_MAC_LEN;
+	(void)!send(k->fd, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	shutdown(k->fd, SHUT_WR);
 	k->draining = 1;
 	k->deadline_ns = ssqd_now_ns() + REFUSE_DRAIN_MS * 1000000ull;
+}
+
+/*
+ * A line about a knock that has not proved who it is: anyone who reaches
+ * the port causes it, once per connection, so it goes through a limit
+ * (SSQD_LOG_BURST a second, then a count of those left out) and, with
+ * --peer-key, is counted against its source (ssqd_auth_failed). Once
+ * authenticated, a knock is a peer's: its lines are written as they come.
+ */
+static void knock_log(struct ssqd *d, const struct ssqd_knock *k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void knock_log(struct ssqd *d, const struct ssqd_knock *k, const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (k->auth.on)
+		fprintf(stderr, "ssqd: %s\n", line);
+	else if (d->peer_key_len)
+		(void)ssqd_auth_failed(d, &k->ip, "%s", line);
+	else
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(), SD_WARNING "ssqd: %s\n",
+		                 line);
 }
 
 /* Whether @p's link still counts: connected, and none of its queues failed. */
@@ -116,22 +157,22 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	int rc, again, fl;
 
 	if (!p) {
-		fprintf(stderr, SD_WARNING "ssqd: refused %s: %s\n", k->from, why);
+		knock_log(d, k, "refused %s: %s", k->from, why);
 		knock_refuse(k, why);
 		return;
 	}
 	ssqd_peer_str(p, who, sizeof(who));
 	if (peer_healthy(d, p)) {
 		if (p->name[0])
-			fprintf(stderr,
-			        "ssqd: refused a second link from %s (%s): its link is "
-			        "healthy\n",
-			        k->from, who);
+			knock_log(d, k,
+			          "refused a second link from %s (%s): its link is "
+			          "healthy",
+			          k->from, who);
 		else
-			fprintf(stderr,
-			        "ssqd: refused a second peer %s: the connected peer is "
-			        "healthy (one peer at a time)\n",
-			        k->from);
+			knock_log(d, k,
+			          "refused a second peer %s: the connected peer is "
+			          "healthy (one peer at a time)",
+			          k->from);
 		knock_refuse(k, d->opt.npeers ? "this ssqd already has a healthy link to "
 		                                "that daemon"
 		                              : "this ssqd already has a healthy peer "
@@ -140,8 +181,7 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 	}
 	ssqd_peer_close_link(d, p); /* our own dial to it, still under way: theirs wins */
 	if (ssqd_peer_make_room(d, p, 0, why, sizeof(why))) {
-		fprintf(stderr, SD_WARNING "ssqd: refused %s (%s): %s\n", k->from, who,
-		        why);
+		knock_log(d, k, "refused %s (%s): %s", k->from, who, why);
 		knock_refuse(k, why);
 		return;
 	}
@@ -156,8 +196,8 @@ static void knock_accepted(struct ssqd *d, struct ssqd_knock *k,
 		fcntl(k->fd, F_SETFL, fl & ~O_NONBLOCK);
 	rc = ssqd_peer_rebring(d, p, k->fd, remote, why, sizeof(why));
 	if (rc) {
-		fprintf(stderr, "ssqd: %s (%s) refused: %s; its queues stay in error\n",
-		        who, k->from, why);
+		knock_log(d, k, "%s (%s) refused: %s; its queues stay in error", who,
+		          k->from, why);
 		knock_close(k);
 		return;
 	}
@@ -197,7 +237,7 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 		                 "peer %s refused: this ssqd authenticates its peers "
 		                 "(--peer-key) and it sent no authentication",
 		                 k->from);
-		knock_refuse(k, "this ssqd authenticates its peers: give --peer-key");
+		knock_refuse(k, AUTH_REFUSAL);
 		return 1;
 	}
 	if (k->len < SSQ_PEER_AUTH_LEN)
@@ -207,14 +247,14 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 		/* --listen's one peer: whoever holds the key (its address unknown). */
 		p = d->opt.npeers ? peer_named(d, a.name) : &d->peers[0];
 		if (!p) {
-			/* As the unauthenticated exchange says it (which_peer). */
+			/* The detail goes to the local log only (AUTH_REFUSAL). */
 			snprintf(why, sizeof(why), "'%s' is not a peer of %s", a.name,
 			         d->opt.name);
 			ssqd_auth_failed(d, &k->ip,
 			                 "a link from %s refused: %s (the peers files "
 			                 "differ)",
 			                 k->from, why);
-			knock_refuse(k, why);
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 		if (d->opt.npeers && !ssqd_peer_src_ok(p, &k->ip)) {
@@ -223,7 +263,7 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 			    "a link from %s claims to be peer %s, whose host "
 			    "(%s) is not there",
 			    k->from, p->name, p->addr);
-			knock_refuse(k, "not from that peer's host");
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 		rc = ssqd_auth_challenge(d, k, &a, why, sizeof(why));
@@ -234,13 +274,13 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 			                 "a link from %s claiming to be peer %s failed "
 			                 "authentication: %s",
 			                 k->from, k->claimed, why);
-			knock_refuse(k, "authentication failed: not the cluster's key");
+			knock_refuse(k, AUTH_REFUSAL);
 			return 1;
 		}
 	}
 	if (rc) {
 		ssqd_auth_failed(d, &k->ip, "peer %s refused: %s", k->from, why);
-		knock_refuse(k, "authentication failed");
+		knock_refuse(k, AUTH_REFUSAL);
 		return 1;
 	}
 	k->len -= SSQ_PEER_AUTH_LEN;
@@ -260,8 +300,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	len = proto_peer_msg_len(k->buf, why, sizeof(why));
 	if (len < 0) {
-		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
-		        k->from, why, d->opt.listen_port);
+		knock_log(d, k, "peer %s refused: %s; still listening on port %u",
+		          k->from, why, d->opt.listen_port);
 		/* Another version reads a refusal (its layout is version 1's): say why.
 		 */
 		if (len == -EPROTO)
@@ -276,10 +316,10 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	}
 	if ((unsigned)len == SSQ_PEER_AUTH_LEN) {
-		fprintf(stderr,
-		        "ssqd: peer %s refused: it authenticates (--peer-key) and this "
-		        "ssqd has none\n",
-		        k->from);
+		knock_log(d, k,
+		          "peer %s refused: it authenticates (--peer-key) and this "
+		          "ssqd has none",
+		          k->from);
 		knock_refuse(k, "this ssqd has no --peer-key: give both the key");
 		return;
 	}
@@ -302,7 +342,7 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			ssqd_auth_failed(d, &k->ip, "a want from %s (%s): %s", k->from,
 			                 k->claimed, why);
 		else if (rc != PROTO_PEER_WANT)
-			fprintf(stderr, "ssqd: a want from %s: %s\n", k->from, why);
+			knock_log(d, k, "a want from %s: %s", k->from, why);
 		else if (ssqd_peer_want_from(d, remote[0].name, k->from, why,
 		                             sizeof(why))) {
 			knock_refuse(k, why); /* its opens are told -EBUSY */
@@ -312,9 +352,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	}
 	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
-		fprintf(stderr,
-		        "ssqd: peer %s refused: its first message is no address\n",
-		        k->from);
+		knock_log(d, k, "peer %s refused: its first message is no address",
+		          k->from);
 		knock_close(k);
 		return;
 	}
@@ -328,8 +367,8 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 		rc = -EBADMSG;
 	}
 	if (rc) {
-		fprintf(stderr, "ssqd: peer %s refused: %s; still listening on port %u\n",
-		        k->from, why, d->opt.listen_port);
+		knock_log(d, k, "peer %s refused: %s; still listening on port %u",
+		          k->from, why, d->opt.listen_port);
 		knock_close(k);
 		return;
 	}
@@ -348,40 +387,70 @@ static unsigned from_ip(const struct ssqd *d, const struct in6_addr *ip, unsigne
 }
 
 /*
- * The table is full and @ip knocks: the slot to give it. Peers link one at
- * a time and say who they are at once, so this many knocks at once are a
- * stranger's. Closing the newcomer would let a stranger that reconnects as
- * soon as a slot frees keep every peer out for good; the oldest knock of
- * the source holding the most slots goes instead (the newcomer's own
- * source counted), so the stranger crowds out only itself.
+ * Whether knock @k may make room for a newcomer: one that has said nothing
+ * whole yet, or was refused and drains. With --peer-key, a knock whose
+ * HELLO passed the name and address check (stage 1) or that proved the
+ * key (2) is a peer's, or another user's on a peer's host: it keeps its
+ * slot until its deadline, never dropped for one that has said nothing.
  */
-static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip)
+static int evictable(const struct ssqd_knock *k)
+{
+	return k->fd >= 0 && (k->draining || k->stage == 0);
+}
+
+/*
+ * Room for a newcomer from @ip, the table full or @ip holding its share
+ * (@own: only @ip's knocks may go). Peers link one at a time and say who
+ * they are at once, so this many knocks at once are a stranger's. Closing
+ * the newcomer would let a stranger that reconnects as soon as a slot
+ * frees keep every peer out for good; the oldest evictable knock of the
+ * source holding the most slots goes instead (the newcomer's own source
+ * counted), so the stranger crowds out only itself. NULL: none may go.
+ */
+static struct ssqd_knock *evict(struct ssqd *d, const struct in6_addr *ip, int own)
 {
 	struct ssqd_knock *victim = NULL;
 	unsigned i, most = 0;
 
 	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
 		struct ssqd_knock *k = &d->knocks[i];
-		unsigned n = from_ip(d, &k->ip, !memcmp(&k->ip, ip, sizeof(*ip)));
+		int same = !memcmp(&k->ip, ip, sizeof(*ip));
+		unsigned n;
 
+		if (!evictable(k) || (own && !same))
+			continue;
+		n = from_ip(d, &k->ip, same);
 		if (n > most || (n == most && k->accepted_ns < victim->accepted_ns)) {
 			most = n;
 			victim = k;
 		}
 	}
+	if (!victim)
+		return NULL;
 	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
-	                 "ssqd: %u connections to the peer port are still to say who "
-	                 "they are: closed the oldest of the %u from %s\n",
-	                 SSQD_MAX_KNOCKS, most, victim->from);
+	                 "ssqd: %s connections to the peer port are still to say "
+	                 "who they are: closed the oldest of the %u from %s\n",
+	                 own ? "a source's" : "all the table's", most, victim->from);
 	knock_close(victim);
 	return victim;
+}
+
+/* --peer-key in a cluster: @ip is an address some peer's host looked up to? */
+static int from_peer_host(const struct ssqd *d, const struct in6_addr *ip)
+{
+	unsigned i;
+
+	for (i = 0; i < d->npeers; i++)
+		if (ssqd_peer_src_ok(&d->peers[i], ip))
+			return 1;
+	return 0;
 }
 
 void ssqd_accept_peer(struct ssqd *d)
 {
 	struct sockaddr_in6 sa;
 	socklen_t len = sizeof(sa);
-	char ip[INET6_ADDRSTRLEN];
+	char ip[INET6_ADDRSTRLEN], from[80];
 	struct ssqd_knock *k = NULL;
 	unsigned i;
 	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
@@ -389,22 +458,52 @@ void ssqd_accept_peer(struct ssqd *d)
 
 	if (s < 0)
 		return;
-	for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
-		if (d->knocks[i].fd < 0)
-			k = &d->knocks[i];
 	if (sa.sin6_family != AF_INET6)
 		memset(&sa.sin6_addr, 0, sizeof(sa.sin6_addr));
-	if (!k)
-		k = evict(d, &sa.sin6_addr);
+	if (sa.sin6_family != AF_INET6 ||
+	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
+		snprintf(ip, sizeof(ip), "?");
+	snprintf(from, sizeof(from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	/*
+	 * A cluster with --peer-key takes links from its peers' hosts only
+	 * (the HELLO checks the claimed peer's own): anyone else is closed
+	 * before it takes a slot, counted against its address, so no number
+	 * of strangers' connections fills the table.
+	 */
+	if (d->peer_key_len && d->opt.npeers && !from_peer_host(d, &sa.sin6_addr)) {
+		(void)ssqd_auth_failed(d, &sa.sin6_addr,
+		                       "a connection from %s closed at once: not from "
+		                       "a peer's host",
+		                       from);
+		close(s);
+		return;
+	}
+	/* One source holds half the table at most: the rest is for the others. */
+	if (from_ip(d, &sa.sin6_addr, 0) >= SSQD_KNOCKS_PER_SOURCE) {
+		k = evict(d, &sa.sin6_addr, 1);
+	} else {
+		for (i = 0; i < SSQD_MAX_KNOCKS && !k; i++)
+			if (d->knocks[i].fd < 0)
+				k = &d->knocks[i];
+		if (!k)
+			k = evict(d, &sa.sin6_addr, 0);
+	}
+	if (!k) {
+		/* Every slot it could take is a peer's (or a peer host's) under way. */
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 SD_WARNING "ssqd: a connection from %s closed at once: "
+		                            "the connections to the peer port it could "
+		                            "take the place of are authenticating\n",
+		                 from);
+		close(s);
+		return;
+	}
 	memset(k, 0, sizeof(*k));
 	k->fd = s;
 	k->ip = sa.sin6_addr;
 	k->accepted_ns = ssqd_now_ns();
 	k->deadline_ns = k->accepted_ns + SSQD_PEER_EXCHANGE_MS * 1000000ull;
-	if (sa.sin6_family != AF_INET6 ||
-	    !inet_ntop(AF_INET6, &sa.sin6_addr, ip, sizeof(ip)))
-		snprintf(ip, sizeof(ip), "?");
-	snprintf(k->from, sizeof(k->from), "[%s]:%u", ip, ntohs(sa.sin6_port));
+	snprintf(k->from, sizeof(k->from), "%s", from);
 	/* A peer sends at once: often it is all here already. */
 	ssqd_knock_events(d, k, POLLIN);
 }
@@ -428,11 +527,10 @@ void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
 		return;
 	if (r <= 0) {
 		if (k->len)
-			fprintf(
-			    stderr,
-			    "ssqd: peer %s refused: it closed the connection after %u "
-			    "bytes\n",
-			    k->from, k->len);
+			knock_log(d, k,
+			          "peer %s refused: it closed the connection after %u "
+			          "bytes",
+			          k->from, k->len);
 		knock_close(k);
 		return;
 	}
@@ -450,11 +548,10 @@ void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
 		if (k->fd < 0 || now < k->deadline_ns)
 			continue;
 		if (!k->draining)
-			ssqd_log_limited(
-			    &d->client_log, now,
-			    "ssqd: peer %s refused: it sent %u bytes in %u ms, "
-			    "not a whole first message\n",
-			    k->from, k->len, SSQD_PEER_EXCHANGE_MS);
+			knock_log(d, k,
+			          "peer %s refused: it sent %u bytes in %u ms, not a "
+			          "whole first message",
+			          k->from, k->len, SSQD_PEER_EXCHANGE_MS);
 		knock_close(k);
 	}
 }

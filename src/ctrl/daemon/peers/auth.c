@@ -105,15 +105,57 @@ static const char *self_name(const struct ssqd *d)
 	return d->opt.name ? d->opt.name : "";
 }
 
+/*
+ * The directory holding the key at @path: whoever may write it may swap
+ * the key for its own (ssh's StrictModes refuses the same), unless its
+ * sticky bit keeps others from renaming or removing what is not theirs
+ * (/tmp): then the file's own owner and mode, checked next, are enough.
+ */
+static int parent_ok(const char *path, char *why, size_t whylen)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0) {
+		int e = errno;
+
+		snprintf(why, whylen, "--peer-key %s: its directory %s: %s", path, dir,
+		         strerror(e));
+		return -e;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, whylen,
+		         "--peer-key %s: its directory %s (mode %04o) lets its group or "
+		         "others replace the key (chmod go-w it)",
+		         path, dir, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
 int ssqd_peer_key_load(struct ssqd *d, const char *path, char *why, size_t whylen)
 {
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc = 0;
+	int fd, rc = parent_ok(path, why, whylen);
 
+	if (rc)
+		return rc;
+	/* The file itself: a link could be pointed elsewhere later (as ssh's
+	 * StrictModes). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(why, whylen, "--peer-key %s: %s", path, strerror(errno));
+		snprintf(why, whylen, "--peer-key %s: %s", path,
+		         errno == ELOOP ? "a symbolic link; give the key file itself"
+		                        : strerror(errno));
 		return rc;
 	}
 	/* The open file's, not the path's: nothing swapped in between. */
@@ -259,13 +301,21 @@ unsigned ssqd_auth_failed(struct ssqd *d, const struct in6_addr *ip, const char 
 	}
 	f->n++;
 	f->last_ns = now;
+	/*
+	 * A stranger fails as often as it connects, and a connection is all
+	 * it costs: of one address's failures the 1st to 4th are logged, then
+	 * the 8th, 16th, 32nd..., each with the count so far. N failures write
+	 * O(log N) lines, each address's lines under the rate limit besides.
+	 */
+	if (f->n > 4 && (f->n & (f->n - 1)))
+		return f->n;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	ssqd_log_limited(&d->auth_log, now,
 	                 SD_WARNING "ssqd: %s (%u failed authentication(s) from this "
-	                            "address)\n",
-	                 line, f->n);
+	                            "address; the next line for it at %u)\n",
+	                 line, f->n, f->n < 4 ? f->n + 1 : 2 * f->n);
 	return f->n;
 }
 

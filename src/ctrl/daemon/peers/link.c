@@ -125,8 +125,9 @@ int ssqd_link_recv(int sock, struct proto_peer_addr *remote, unsigned n, int tim
 		               (size_t)len - SSQ_PEER_HEAD_LEN, timeout_ms, why, whylen);
 		if (rc)
 			return rc;
-		/* --peer-key: the MAC after each address (a refusal has none). */
-		if (ssqd_auth_trailer(auth) && len == (int)SSQ_PEER_MSG_LEN) {
+		/* --peer-key: the MAC after each address, and after a refusal. */
+		if (ssqd_auth_trailer(auth) &&
+		    (len == (int)SSQ_PEER_MSG_LEN || len == (int)SSQ_PEER_REFUSAL_LEN)) {
 			rc = read_full(sock, buf + len, SSQ_PEER_MAC_LEN, timeout_ms, why,
 			               whylen);
 			if (!rc && ssqd_auth_open(auth, buf, (size_t)len, buf + len, why,
@@ -188,6 +189,22 @@ int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct ssqd_link_auth
 			return rc;
 	}
 	return 0;
+}
+
+int ssqd_link_refusal(const uint8_t *buf, struct ssqd_link_auth *auth, char *why,
+                      size_t whylen)
+{
+	struct proto_peer_addr a;
+
+	if (ssqd_auth_trailer(auth) &&
+	    ssqd_auth_open(auth, buf, SSQ_PEER_REFUSAL_LEN, buf + SSQ_PEER_REFUSAL_LEN,
+	                   why, whylen)) {
+		snprintf(why, whylen,
+		         "a refusal that fails its MAC on the authenticated link: not "
+		         "the peer's word, taken as a reset");
+		return -EBADMSG;
+	}
+	return proto_peer_decode(buf, SSQ_PEER_REFUSAL_LEN, &a, why, whylen);
 }
 
 int ssqd_link_send_want(int sock, const char *name, unsigned n,

@@ -399,10 +399,9 @@ static int exchange_read(struct ssqd *d, struct ssqd_peer *p,
 	if (len < 0)
 		return len;
 	if ((unsigned)len == SSQ_PEER_REFUSAL_LEN) {
-		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+		if (p->xlen < SSQ_PEER_REFUSAL_LEN + ssqd_auth_trailer(&p->auth))
 			return 0;
-		return proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, remote, why,
-		                         whylen);
+		return ssqd_link_refusal(p->xbuf, &p->auth, why, whylen);
 	}
 	if ((unsigned)len != SSQ_PEER_MSG_LEN) {
 		snprintf(why, whylen, "the peer answered with no address");
@@ -586,24 +585,45 @@ void ssqd_peer_tick(struct ssqd *d)
  */
 static void want_answer(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
-	struct proto_peer_addr a;
+	unsigned want = SSQ_PEER_REFUSAL_LEN + ssqd_auth_trailer(&p->auth);
+	struct ssqd_link_auth auth;
 	char why[200], who[64];
 	ssize_t r;
+	int rc;
 
 	if (!(revents & (POLLIN | POLLERR | POLLHUP)))
 		return;
-	r = recv(p->fd, p->xbuf + p->xlen, SSQ_PEER_REFUSAL_LEN - p->xlen, MSG_DONTWAIT);
+	r = recv(p->fd, p->xbuf + p->xlen, want - p->xlen, MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (r > 0) {
 		p->xlen += (unsigned)r;
-		if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+		if (p->xlen < want)
 			return;
 	}
+	auth = p->auth;             /* the link's, which its close forgets */
 	ssqd_peer_close_link(d, p); /* retry_ns stays: asked again then */
-	if (p->xlen < SSQ_PEER_REFUSAL_LEN ||
-	    proto_peer_decode(p->xbuf, SSQ_PEER_REFUSAL_LEN, &a, why, sizeof(why)) !=
-	        -ECONNREFUSED)
+	if (p->xlen < SSQ_PEER_REFUSAL_LEN)
+		return;
+	/*
+	 * --peer-key: after the PROOF only a MACed message is the peer's; a
+	 * refusal without its MAC, or failing it, could come from anyone on
+	 * the path. Taken as what it proves, a reset (the want asked again at
+	 * retry_ns), not as the peer's word: no -EBUSY with a stranger's
+	 * reason for our opens.
+	 */
+	if (p->xlen < want) {
+		snprintf(why, sizeof(why),
+		         "a refusal without its MAC on the authenticated link: not "
+		         "the peer's word, taken as a reset");
+		rc = -EBADMSG;
+	} else {
+		rc = ssqd_link_refusal(p->xbuf, &auth, why, sizeof(why));
+	}
+	if (rc == -EBADMSG && want > SSQ_PEER_REFUSAL_LEN)
+		fprintf(stderr, SD_WARNING "ssqd: %s: %s\n",
+		        ssqd_peer_str(p, who, sizeof(who)), why);
+	if (rc != -ECONNREFUSED)
 		return;
 	snprintf(p->last_why, sizeof(p->last_why), "%s",
 	         strncmp(why, "peer refused: ", 14) ? why : why + 14);

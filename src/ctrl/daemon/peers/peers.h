@@ -184,7 +184,8 @@ int ssqd_peer_closing(struct ssqd *d, unsigned qi);
  *   --peer-key, one warning that peers are unauthenticated. 0 or -errno.
  * ssqd_peer_src_ok - whether a connection from @ip may be peer @p's.
  * ssqd_auth_failed - one failed authentication from @ip, counted and
- *   logged (rate-limited) with the sentence @fmt; returns its count.
+ *   logged with the sentence @fmt: @ip's 1st to 4th, then its 8th, 16th...
+ *   (rate-limited besides); returns its count.
  * ssqd_auth_hello - the dialer's first message on @s, a fresh nonce.
  * ssqd_auth_answer - the dialer: the acceptor's CHALLENGE @c checked
  *   (-EACCES: it does not hold the key; -EBADMSG: not for this dial), our
@@ -326,6 +327,13 @@ int ssqd_link_check_addr(const struct proto_peer_addr *a, unsigned i, unsigned n
  * came): each MAC checked, each decoded and checked into @remote. 0, or a
  * MAC, decode or order error with @why.
  */
+/*
+ * ssqd_link_refusal - the refusal at @buf (SSQ_PEER_REFUSAL_LEN bytes, its
+ * MAC after them when @auth is on): -ECONNREFUSED with its reason in @why,
+ * or -EBADMSG when its MAC fails (not the peer's word: a reset).
+ */
+int ssqd_link_refusal(const uint8_t *buf, struct ssqd_link_auth *auth, char *why,
+                      size_t whylen);
 int ssqd_link_decode_addrs(const uint8_t *buf, unsigned n, struct ssqd_link_auth *auth,
                            struct proto_peer_addr *remote, char *why, size_t whylen);
 
