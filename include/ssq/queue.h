@@ -388,6 +388,23 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 	uint32_t zero = 0;
 	int n;
 
+	/*
+	 * Look before taking: producers waiting for room call this in a loop,
+	 * and a lease taken and given back with nothing to route wrote the
+	 * lease's line twice a call (SSQ_BENCH_LINE_COUNTS counted 60 to 290
+	 * writes of it per WQE in BM_reserve_publish_devthread). A held lease
+	 * (its holder routes for everyone) or no CQE at the shared consumer
+	 * index is seen by loads, which leave the lines shared. Only hints:
+	 * the CAS below takes the lease (A7) and ssq__route looks again under
+	 * it; a CQE that lands after this look is routed by the next call, as
+	 * one that lands after a router's last look is. The cq_ci load is A4
+	 * as in ssq__route (pairs with R4).
+	 */
+	if (__atomic_load_n(&p->ctl->cq_lease, __ATOMIC_RELAXED))
+		return 0;
+	p->cq.ci = __atomic_load_n(&p->ctl->cq_ci, __ATOMIC_ACQUIRE);
+	if (!ssq_cq_peek(&p->cq))
+		return 0;
 	SSQ__LINE_W(SSQ_LINE_CQ_LEASE);
 	/*
 	 * A7: pairs with R7 (and ssq_ctl_reset's release of the lease): the
