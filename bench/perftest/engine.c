@@ -474,13 +474,20 @@ int pt_main(const struct pt_opts *o)
 		if (ssq_client_connect(o->socket, &c)) {
 			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
 			        ssq_client_strerror_last());
+			/*
+			 * --no-grants: the two-host exchange (twohost.c) hands
+			 * the client the server buffer's own key, which a peer
+			 * reaches only without grants (a grant binds one queue;
+			 * the tools do not grant yet).
+			 */
 			if (!strcmp(o->socket, o->default_sock))
 				fprintf(
 				    stderr,
 				    "%s: two hosts, as perftest's: this host's ssqd "
 				    "at the default socket, linked to the server's "
-				    "(ssqd --connect %s:PORT here, ssqd --listen PORT "
-				    "there), or --ssq_socket=PATH\n",
+				    "(ssqd --no-grants --connect %s:PORT here, ssqd "
+				    "--no-grants --listen PORT there), or "
+				    "--ssq_socket=PATH\n",
 				    o->tool, o->peer_host ? o->peer_host : "HOST");
 			return 1;
 		}
