@@ -481,14 +481,13 @@ int pt_main(const struct pt_opts *o)
 			 * the tools do not grant yet).
 			 */
 			if (!strcmp(o->socket, o->default_sock))
-				fprintf(
-				    stderr,
-				    "%s: two hosts, as perftest's: this host's ssqd "
-				    "at the default socket, linked to the server's "
-				    "(ssqd --no-grants --connect %s:PORT here, ssqd "
-				    "--no-grants --listen PORT there), or "
-				    "--ssq_socket=PATH\n",
-				    o->tool, o->peer_host ? o->peer_host : "HOST");
+				fprintf(stderr,
+				        "%s: two hosts, as perftest's: this host's ssqd "
+				        "at the default socket, linked to the server's "
+				        "(ssqd --no-grants --connect %s:PORT here, ssqd "
+				        "--no-grants --listen PORT there), or "
+				        "--ssq_socket=PATH\n",
+				        o->tool, o->peer_host ? o->peer_host : "HOST");
 			return 1;
 		}
 		cd = c;
