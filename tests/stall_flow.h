@@ -103,13 +103,35 @@ static inline int write_status(struct conn *k, uint64_t laddr, uint32_t lkey,
 	return -1;
 }
 
-static inline int conn_open(struct conn *k)
+/*
+ * Connect and open q0 with two 4 KiB buffers. A queue in error refuses
+ * opens with -EAGAIN until a client that has it open recovers it; this
+ * waits up to @again_s for that (0: no wait). 0, or -1 after saying why.
+ */
+static inline int conn_open_wait(struct conn *k, double again_s)
 {
-	if (ssq_client_connect(sock_path, &k->c) || ssq_queue_open(k->c, "q0", &k->q) ||
-	    ssq_buf_alloc(k->c, 4096, &k->src) || ssq_buf_alloc(k->c, 4096, &k->dst))
+	double end = now_s() + again_s;
+	int rc = ssq_client_connect(sock_path, &k->c);
+
+	if (rc) {
+		fprintf(stderr, "connect to %s: %d\n", sock_path, rc);
 		return -1;
+	}
+	while ((rc = ssq_queue_open(k->c, "q0", &k->q)) == -EAGAIN && now_s() < end)
+		usleep(20000);
+	if (rc || ssq_buf_alloc(k->c, 4096, &k->src) ||
+	    ssq_buf_alloc(k->c, 4096, &k->dst)) {
+		fprintf(stderr, "open q0 (%d): %s\n", rc, ssq_client_error(k->c));
+		ssq_client_close(k->c);
+		return -1;
+	}
 	k->p = ssq_queue_producer(k->q);
 	return 0;
+}
+
+static inline int conn_open(struct conn *k)
+{
+	return conn_open_wait(k, 0);
 }
 
 /* Wait up to @limit_s for the completion @wr_id; its time, or -1. */

@@ -15,6 +15,7 @@
  * (every child i % 2 -> 0) the same run ends with no descriptor left.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include "stall_flow.h"
 
 #define NPROC 40
@@ -26,8 +27,13 @@ static void child(int stuck, int ready)
 	struct ssq_mr mr;
 	int i, n = 0;
 
-	if (!mem || conn_open(&k))
+	/* The queue may be in error from the last dead ones' SENDs until the
+	 * parent, which has it open, recovers it. */
+	if (!mem || conn_open_wait(&k, 120.0)) {
+		n = -1;
+		(void)!write(ready, &n, sizeof(n));
 		_exit(3);
+	}
 	for (i = 0; i < 64; i++)
 		n += ssq_mem_reg(k.c, mem, 4096, IBV_ACCESS_LOCAL_WRITE, &mr) == 0;
 	if (stuck && n)
@@ -36,6 +42,24 @@ static void child(int stuck, int ready)
 	(void)!write(ready, &n, sizeof(n));
 	pause();
 	_exit(0);
+}
+
+/*
+ * What a child reports (the registrations it made, -1 after a failure).
+ * Meanwhile the queue is recovered each second, as a child's open waits
+ * for that when the dead ones' SENDs put the queue in error.
+ */
+static int child_report(int fd, struct conn *a)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	double end = now_s() + 100.0;
+	int n;
+
+	while (poll(&pfd, 1, 1000) == 0 && now_s() < end)
+		ssq_queue_recover(a->q);
+	if (!(pfd.revents & POLLIN) || read(fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	return n;
 }
 
 int main(void)
@@ -58,8 +82,19 @@ int main(void)
 		kids[i] = fork();
 		if (kids[i] == 0)
 			child(i % 2, p[1]);
-		if (read(p[0], &n, sizeof(n)) == sizeof(n))
-			total += n;
+		n = child_report(p[0], &a);
+		CHECK(n >= 0,
+		      "child %d reported nothing (its error above, or none for 100 s)",
+		      i);
+		if (n < 0) {
+			/* Leave no child behind. */
+			for (; i >= 0 && i % 8 != 7; i--) {
+				kill(kids[i], SIGKILL);
+				waitpid(kids[i], NULL, 0);
+			}
+			break;
+		}
+		total += n;
 		if (i % 8 == 7) {
 			int j;
 
