@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * peers/: the links to other hosts' ssqd - the link's life (peer.c), links
+ * peers/: the links to other hosts' ssqd - the link's life (peer.c, and
+ * bring.c, events.c, tick.c, closing.c, demand.c: link_life.h), links
  * coming in (accept.c), the wire of the exchange (link.c, host_port.c),
  * address lookups off the loop (lookup.c), a cluster's options (opts.c),
  * RECOVER's relink (relink.c), a queue's restart with the peer (restart.c),
@@ -20,7 +21,8 @@
 #define SSQD_PEER_EXCHANGE_MS 5000
 
 /*
- * The peers and their links (peers/peer.c).
+ * The peers and their links (peers/peer.c; events: events.c; ticks: tick.c;
+ * the queues brought up: bring.c).
  * ssqd_peers_init - d->peers from the options: none (loopback), the one
  *   peer of --listen or --connect, or --peer/--peers' cluster, each peer
  *   its opt.peer_queues queues from q0 on; in a cluster the daemon whose
@@ -116,7 +118,7 @@ int ssqd_peer_relink_done(struct ssqd *d, unsigned qi, uint64_t deadline_ns, cha
                           size_t whylen);
 int ssqd_peer_down(struct ssqd *d, unsigned qi, char *why, size_t whylen);
 /*
- * On demand (peers/peer.c):
+ * On demand (peers/demand.c; closing an idle link: peers/closing.c):
  * ssqd_peer_want - a client opens queue @qi, which is not ready: the
  *   link is wanted from now on (dialed, or the peer asked to dial), or,
  *   linked with the queue fenced and nobody holding it, started over.

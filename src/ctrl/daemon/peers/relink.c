@@ -9,7 +9,7 @@
  * awaited (the peer sees the close and dials again after its first
  * backoff step); the fresh exchange brings every queue of that peer up on
  * both hosts. The serve loop does the dialing and the accepting as for any
- * link (peers/peer.c, peers/accept.c), and clients/recover.c answers the
+ * link (peers/tick.c, peers/accept.c), and clients/recover.c answers the
  * client once the queue is back or SSQD_RELINK_MS have passed: a peer that
  * takes its time (stopped, say) holds up no other client meanwhile.
  */

@@ -3,7 +3,7 @@
  * One shared queue's life in ssqd: make it (QP, CQ, control block, receive
  * pool, UAR), connect it to its remote end, publish it to clients, and
  * recover it from ERR. The bring-up (setup.c) and the peer link
- * (peers/peer.c) both call it; it calls neither.
+ * (peers/bring.c) both call it; it calls neither.
  */
 #define _GNU_SOURCE
 #include <errno.h>
