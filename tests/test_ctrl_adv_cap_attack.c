@@ -21,42 +21,11 @@
  * Not covered here (the issue's note): one uid's clients taking every
  * grant slot.
  */
-#include "cluster_flow.h"
+#include "cap_flow.h"
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
 static struct t_cluster cl;
-
-static int recover(struct ssq_client *c, struct ssq_queue *q, const char *name)
-{
-	double t0 = now_s();
-	int rc;
-
-	while ((rc = ssq_queue_recover(q)) && now_s() - t0 < 20)
-		usleep(20000);
-	return rc == 0 && cf_wait_ready(c, name, 1, 20) ? 0 : -1;
-}
-
-static int one(struct ssq_queue *q, enum ibv_wr_opcode op, const struct ssq_buf *l,
-               uint64_t raddr, uint32_t rkey, uint64_t id)
-{
-	struct ssq_buf r = { 0 };
-
-	r.remote_addr = raddr;
-	r.rkey = rkey;
-	return cf_one(ssq_queue_producer(q), op, l, 0, 64, &r, 0, id, 20, 1);
-}
-
-static int all_bytes(const void *p, uint8_t v, size_t n)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i] != v)
-			return 0;
-	return 1;
-}
 
 int main(void)
 {
@@ -109,8 +78,8 @@ int main(void)
 		                   &d2);
 		CHECK(rc == 0, "A: READ grant: %d %s", rc, ssq_client_error(cb));
 		memset(regmem, 'M', sizeof(regmem));
-		st = one(qa, IBV_WR_RDMA_READ, &la, d2.remote_addr, d2.rkey, id++);
-		CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'M', 64),
+		st = cap_one(qa, IBV_WR_RDMA_READ, &la, d2.remote_addr, d2.rkey, id++);
+		CHECK(st == IBV_WC_SUCCESS && cap_all_bytes(la.addr, 'M', 64),
 		      "A: READ of the registration's grant: %d", st);
 		rc = ssq_mem_grant(cb2, "alice/q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_READ,
 		                   &d2);
@@ -157,8 +126,8 @@ int main(void)
 	                   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, &dsc);
 	CHECK(rc == 0, "grant: %d %s", rc, ssq_client_error(cb));
 	CHECK(ssq_desc_revoke(cb2, &dsc) == -ENOENT, "B: another client's revoke");
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'S', 64),
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && cap_all_bytes(la.addr, 'S', 64),
 	      "READ of the grant: %d", st);
 
 	/*
@@ -176,8 +145,8 @@ int main(void)
 		double t0 = now_s();
 		int bob_ready;
 
-		st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey ^ 0x80,
-		         id++);
+		st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey ^ 0x80,
+		             id++);
 		CHECK(st == IBV_WC_REM_ACCESS_ERR, "D: guess: %d", st);
 		usleep(200000);
 		bob_ready = cf_ready(cb, "alice/q0");
@@ -185,18 +154,19 @@ int main(void)
 		        "D: after one guess from alice, bob's alice/q0 (shared by bob's "
 		        "clients) ready=%d\n",
 		        bob_ready);
-		CHECK(recover(ca, qa, "bob/q0") == 0, "D: recover");
+		CHECK(cap_recover(ca, qa, "bob/q0") == 0, "D: recover");
 		CHECK(ssq_desc_revoke(cb2, &d2) == -ENOENT &&
 		          ssq_desc_revoke(cb, &dsc) == -ENOENT,
 		      "D: windows to alice outlived a wrong guess and its recovery");
 		/* The cost of a guess: how many per second a peer's client makes. */
 		t0 = now_s();
 		for (k = 0; k < 8; k++) {
-			st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr,
-			         (dsc.rkey & ~0xffu) | ((dsc.rkey + 1 + k) & 0xff), id++);
+			st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr,
+			             (dsc.rkey & ~0xffu) | ((dsc.rkey + 1 + k) & 0xff),
+			             id++);
 			if (st != IBV_WC_REM_ACCESS_ERR)
 				fprintf(stderr, "D: guess %u: status %d\n", k, st);
-			if (recover(ca, qa, "bob/q0"))
+			if (cap_recover(ca, qa, "bob/q0"))
 				break;
 		}
 		fprintf(stderr, "D: %u guesses (each: error + recover) in %.2f s\n", k,
@@ -209,8 +179,8 @@ int main(void)
 	                   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, &dsc);
 	CHECK(rc == 0, "E: grant: %d %s", rc, ssq_client_error(cb));
 	memset(la.addr, 'a', 64);
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'S', 64),
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && cap_all_bytes(la.addr, 'S', 64),
 	      "E: READ of the grant before alice dies: %d", st);
 	ssq_queue_close(qa);
 	qa = NULL;
@@ -231,15 +201,15 @@ int main(void)
 	if (rc)
 		goto out;
 	cf_wait_ready(ca, "bob/q0", 1, 20);
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
 	fprintf(stderr,
 	        "E: new alice's READ with the old alice's descriptor: status %d\n", st);
-	CHECK(st != IBV_WC_SUCCESS || !all_bytes(la.addr, 'S', 64),
+	CHECK(st != IBV_WC_SUCCESS || !cap_all_bytes(la.addr, 'S', 64),
 	      "E: a window granted to the old alice reads bob's buffer for the new "
 	      "alice's client");
 	memset(la.addr, 'n', 64);
-	st = one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
-	CHECK(st != IBV_WC_SUCCESS || !all_bytes(shared.addr, 'n', 64),
+	st = cap_one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st != IBV_WC_SUCCESS || !cap_all_bytes(shared.addr, 'n', 64),
 	      "E: ... and writes it (status %d)", st);
 	CHECK(ssq_desc_revoke(cb, &dsc) == -ENOENT,
 	      "E: bob's client's grant to the old alice still stands");

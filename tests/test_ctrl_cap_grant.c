@@ -18,35 +18,11 @@
  * Before: the first guess (arena key + 0x101) read and overwrote the
  * private buffer, and there was no ssq_buf_grant.
  */
-#include "cluster_flow.h"
+#include "cap_flow.h"
 
 #define N 3
 static const char *const names[N] = { "alice", "bob", "carol" };
 static struct t_cluster cl;
-
-/* @c's queue @name recovered from an error and READY again. */
-static int recover(struct ssq_client *c, struct ssq_queue *q, const char *name)
-{
-	double t0 = now_s();
-	int rc;
-
-	while ((rc = ssq_queue_recover(q)) && now_s() - t0 < 20)
-		usleep(20000);
-	if (rc)
-		fprintf(stderr, "recover %s: %d\n", name, rc);
-	return rc == 0 && cf_wait_ready(c, name, 1, 20) ? 0 : -1;
-}
-
-/* One signaled @op of 64 bytes between @l and (@raddr, @rkey) on @q's producer. */
-static int one(struct ssq_queue *q, enum ibv_wr_opcode op, const struct ssq_buf *l,
-               uint64_t raddr, uint32_t rkey, uint64_t id)
-{
-	struct ssq_buf r = { 0 };
-
-	r.remote_addr = raddr;
-	r.rkey = rkey;
-	return cf_one(ssq_queue_producer(q), op, l, 0, 64, &r, 0, id, 20, 1);
-}
 
 static unsigned refused_by(struct ssq_client *c, const char *peer)
 {
@@ -57,17 +33,6 @@ static unsigned refused_by(struct ssq_client *c, const char *peer)
 		if (!strcmp(p[i].name, peer))
 			return p[i].refused;
 	return ~0u;
-}
-
-static int all_bytes(const void *p, uint8_t v, size_t n)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (b[i] != v)
-			return 0;
-	return 1;
 }
 
 int main(void)
@@ -134,15 +99,15 @@ int main(void)
 	for (i = 0; i < 5; i++) {
 		enum ibv_wr_opcode op = i % 2 ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
 
-		st = one(qa, op, &la, priv.remote_addr, guesses[i], id++);
+		st = cap_one(qa, op, &la, priv.remote_addr, guesses[i], id++);
 		CHECK(st == IBV_WC_REM_ACCESS_ERR,
 		      "guess %u (rkey 0x%x, %s): status %d, want remote access error", i,
 		      guesses[i], op == IBV_WR_RDMA_READ ? "READ" : "WRITE", st);
 		alice_refused++;
-		CHECK(all_bytes(priv.addr, 'P', 4096), "guess %u changed bob's buffer",
-		      i);
-		CHECK(all_bytes(la.addr, 'a', 4096), "guess %u read bob's buffer", i);
-		CHECK(recover(ca, qa, "bob/q0") == 0, "recover after guess %u: %s", i,
+		CHECK(cap_all_bytes(priv.addr, 'P', 4096),
+		      "guess %u changed bob's buffer", i);
+		CHECK(cap_all_bytes(la.addr, 'a', 4096), "guess %u read bob's buffer", i);
+		CHECK(cap_recover(ca, qa, "bob/q0") == 0, "recover after guess %u: %s", i,
 		      ssq_client_error(ca));
 	}
 
@@ -155,20 +120,20 @@ int main(void)
 	          dsc.rkey != shared.rkey,
 	      "descriptor 0x%llx +%llu key 0x%x", (unsigned long long)dsc.remote_addr,
 	      (unsigned long long)dsc.length, dsc.rkey);
-	st = one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_SUCCESS, "alice WRITEs the grant: %d", st);
-	CHECK(all_bytes((uint8_t *)shared.addr + 1024, 'a', 64) &&
-	          all_bytes(shared.addr, 'S', 1024),
+	CHECK(cap_all_bytes((uint8_t *)shared.addr + 1024, 'a', 64) &&
+	          cap_all_bytes(shared.addr, 'S', 1024),
 	      "the WRITE landed where granted, nowhere else");
 	memset((uint8_t *)shared.addr + 1024, 'R', 64);
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'R', 64), "alice READs it: %d",
-	      st);
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && cap_all_bytes(la.addr, 'R', 64),
+	      "alice READs it: %d", st);
 	/* ...outside the range, no. */
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr + 1000, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr + 1000, dsc.rkey, id++);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ past the grant: %d", st);
 	alice_refused++;
-	CHECK(recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
+	CHECK(cap_recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
 	/*
 	 * The recovery re-linked alice's queue: the grant went with the link
 	 * (queues/grants.c), so a guess never outlives its own error and
@@ -179,42 +144,45 @@ int main(void)
 	rc = ssq_buf_grant(cb, "alice/q0", &shared, 1024, 1024,
 	                   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &dsc);
 	CHECK(rc == 0, "grant after the recovery: %d %s", rc, ssq_client_error(cb));
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
-	CHECK(st == IBV_WC_SUCCESS && all_bytes(la.addr, 'R', 64),
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	CHECK(st == IBV_WC_SUCCESS && cap_all_bytes(la.addr, 'R', 64),
 	      "alice READs the new grant: %d", st);
 
 	/* carol, with the same descriptor, no: it was granted to alice. */
-	st = one(qc, IBV_WR_RDMA_WRITE, &lc, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qc, IBV_WR_RDMA_WRITE, &lc, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "carol WRITEs alice's grant: %d", st);
-	CHECK(all_bytes((uint8_t *)shared.addr + 1024, 'R', 64), "carol's WRITE landed");
-	CHECK(recover(cc, qc, "bob/q0") == 0, "carol recovers: %s", ssq_client_error(cc));
+	CHECK(cap_all_bytes((uint8_t *)shared.addr + 1024, 'R', 64),
+	      "carol's WRITE landed");
+	CHECK(cap_recover(cc, qc, "bob/q0") == 0, "carol recovers: %s",
+	      ssq_client_error(cc));
 
 	/* Revoked: alice, no more. */
 	CHECK(ssq_desc_revoke(cb, &dsc) == 0, "revoke: %s", ssq_client_error(cb));
 	CHECK(ssq_desc_revoke(cb, &dsc) == -ENOENT, "revoke twice");
-	st = one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "WRITE after revoke: %d", st);
 	alice_refused++;
-	CHECK(all_bytes((uint8_t *)shared.addr + 1024, 'R', 64), "landed after revoke");
-	CHECK(recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
+	CHECK(cap_all_bytes((uint8_t *)shared.addr + 1024, 'R', 64),
+	      "landed after revoke");
+	CHECK(cap_recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
 
 	/* Granted again, then the buffer freed: no more either. */
 	rc =
 	    ssq_buf_grant(cb, "alice/q0", &shared, 0, 4096, IBV_ACCESS_REMOTE_READ, &dsc);
 	CHECK(rc == 0, "grant again: %d %s", rc, ssq_client_error(cb));
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_SUCCESS, "READ of the second grant: %d", st);
-	st = one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_WRITE, &la, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "WRITE to a read-only grant: %d", st);
 	alice_refused++;
-	CHECK(recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
+	CHECK(cap_recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
 	CHECK(ssq_buf_free(cb, &shared) == 0, "free: %s", ssq_client_error(cb));
-	st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+	st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ after free: %d", st);
 	alice_refused++;
 
 	/* A granting client's end takes its grants with it. */
-	CHECK(recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
+	CHECK(cap_recover(ca, qa, "bob/q0") == 0, "recover: %s", ssq_client_error(ca));
 	{
 		struct ssq_client *cb2 = t_cluster_connect(&cl, 1);
 		struct ssq_buf gone;
@@ -224,13 +192,13 @@ int main(void)
 		                        IBV_ACCESS_REMOTE_READ, &dsc) == 0,
 		      "a second client of bob grants: %s",
 		      cb2 ? ssq_client_error(cb2) : "no client");
-		st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
+		st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey, id++);
 		CHECK(st == IBV_WC_SUCCESS, "READ of its grant: %d", st);
 		ssq_client_close(cb2);
 		/* ssqd sees the end on its socket: within a second, no more. */
 		for (i = 0; i < 50; i++) {
-			st = one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey,
-			         id++);
+			st = cap_one(qa, IBV_WR_RDMA_READ, &la, dsc.remote_addr, dsc.rkey,
+			             id++);
 			if (st != IBV_WC_SUCCESS)
 				break;
 			usleep(20000);

@@ -9,17 +9,7 @@
  * it was registered with; a freed buffer's grants go with it.
  * Before: no ssq_buf_grant.
  */
-#include "cluster_flow.h"
-
-static int one(struct ssq_queue *q, enum ibv_wr_opcode op, const struct ssq_buf *l,
-               uint64_t raddr, uint32_t rkey, uint64_t id)
-{
-	struct ssq_buf r = { 0 };
-
-	r.remote_addr = raddr;
-	r.rkey = rkey;
-	return cf_one(ssq_queue_producer(q), op, l, 0, 64, &r, 0, id, 20, 1);
-}
+#include "cap_flow.h"
 
 int main(void)
 {
@@ -51,16 +41,16 @@ int main(void)
 	CHECK(dsc.remote_addr == dst.remote_addr + 512 && dsc.length == 512,
 	      "descriptor 0x%llx +%llu", (unsigned long long)dsc.remote_addr,
 	      (unsigned long long)dsc.length);
-	st = one(q, IBV_WR_RDMA_WRITE, &src, dsc.remote_addr, dsc.rkey, 1);
+	st = cap_one(q, IBV_WR_RDMA_WRITE, &src, dsc.remote_addr, dsc.rkey, 1);
 	CHECK(st == IBV_WC_SUCCESS, "WRITE through the window: %d", st);
 	CHECK(((char *)dst.addr)[512] == 's' && ((char *)dst.addr)[511] == 'd',
 	      "WRITE landed wrong");
-	st = one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 2);
+	st = cap_one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 2);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ through a write-only window: %d", st);
 	CHECK(ssq_queue_recover(q) == 0, "recover: %s", ssq_client_error(c));
 	CHECK(ssq_desc_revoke(c, &dsc) == 0, "revoke: %s", ssq_client_error(c));
 	memset(src.addr, 'x', 64);
-	st = one(q, IBV_WR_RDMA_WRITE, &src, dsc.remote_addr, dsc.rkey, 3);
+	st = cap_one(q, IBV_WR_RDMA_WRITE, &src, dsc.remote_addr, dsc.rkey, 3);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "WRITE after revoke: %d", st);
 	CHECK(((char *)dst.addr)[512] == 's', "WRITE after revoke landed");
 	CHECK(ssq_queue_recover(q) == 0, "recover: %s", ssq_client_error(c));
@@ -86,19 +76,19 @@ int main(void)
 	CHECK(rc == 0, "mem grant: %d %s", rc, ssq_client_error(c));
 	strcpy(mem, "registered bytes");
 	memset(src.addr, 0, 64);
-	st = one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 4);
+	st = cap_one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 4);
 	CHECK(st == IBV_WC_SUCCESS && !strcmp(src.addr, "registered bytes"),
 	      "READ of the registration's grant: %d", st);
 	/* Its grants go with it: deregistered, the key reaches nothing. */
 	CHECK(ssq_mem_dereg(c, &mr) == 0, "dereg: %s", ssq_client_error(c));
-	st = one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 5);
+	st = cap_one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 5);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ after dereg: %d", st);
 	CHECK(ssq_queue_recover(q) == 0, "recover: %s", ssq_client_error(c));
 	/* A buffer's too. */
 	rc = ssq_buf_grant(c, "q0", &dst, 0, 64, IBV_ACCESS_REMOTE_READ, &dsc);
 	CHECK(rc == 0 && ssq_buf_free(c, &dst) == 0, "grant, then free: %d %s", rc,
 	      ssq_client_error(c));
-	st = one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 6);
+	st = cap_one(q, IBV_WR_RDMA_READ, &src, dsc.remote_addr, dsc.rkey, 6);
 	CHECK(st == IBV_WC_REM_ACCESS_ERR, "READ after free: %d", st);
 out:
 	if (q)
