@@ -87,26 +87,9 @@ static int xfer(int fd, struct msg *m, int wr)
 
 static int host_init(struct emu_tb *tb)
 {
-	struct emu_dev_attr da;
-	int ret;
+	const struct emu_tb_opts o = { .cq_cnt = 1024, .mem_len = MEM_LEN };
 
-	memset(&da, 0, sizeof(da));
-	da.ignore_env = 1;
-	memset(tb, 0, sizeof(*tb));
-	tb->o.sq_cnt = 256;
-	tb->o.cq_cnt = 1024;
-	tb->o.rq_cnt = 64;
-	tb->o.mem_len = MEM_LEN;
-	tb->o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = emu_open(&tb->dev, &da);
-	if (!ret)
-		ret = emu_alloc_pd(tb->dev, &tb->pd);
-	if (!ret)
-		ret = emu_tb_side_init(tb, 0);
-	if (!ret)
-		ret = emu_tb_side_init(tb, 1);
-	return ret;
+	return emu_tb_host(tb, &o);
 }
 
 /*
@@ -119,45 +102,17 @@ static uint8_t req_rd_atomic = 1;
 static int connect_remote(struct emu_qp *qp, const char *peer, uint32_t dest,
                           uint32_t rq_psn, uint32_t sq_psn, uint8_t rnr_retry)
 {
-	struct ibv_qp_attr a;
-	int ret;
+	const struct emu_tb_rts_attr w = {
+		.rq_psn = rq_psn,
+		.sq_psn = sq_psn,
+		.timeout = TIMEOUT,
+		.retry_cnt = RETRY,
+		.rnr_retry = rnr_retry,
+		.max_rd_atomic = req_rd_atomic,
+		.min_rnr_timer = MIN_RNR,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags =
-	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = emu_modify_qp(
-	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (!ret)
-		ret = emu_qp_set_remote(qp, peer);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = MIN_RNR;
-	a.ah_attr.port_num = 1;
-	ret = emu_modify_qp(qp, &a,
-	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-	                        IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = TIMEOUT;
-	a.retry_cnt = RETRY;
-	a.rnr_retry = rnr_retry;
-	a.sq_psn = sq_psn;
-	a.max_rd_atomic = req_rd_atomic;
-	return emu_modify_qp(qp, &a,
-	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                         IBV_QP_MAX_QP_RD_ATOMIC);
+	return emu_tb_wire_connect(qp, peer, dest, &w);
 }
 
 static void post_recv(struct emu_tb_side *s, uint32_t slot)

@@ -55,26 +55,10 @@ static double now_s(void)
 /* One host: a device with a wire, side 0's QP used, side 1's idle. */
 static int host_init(struct emu_tb *tb, const char *fault, char *addr, size_t len)
 {
-	struct emu_dev_attr da;
+	const struct emu_tb_opts o = { .rq_cnt = 16, .mem_len = MEM_LEN };
 	struct emu_wire_fault f;
-	int ret;
+	int ret = emu_tb_host(tb, &o);
 
-	memset(&da, 0, sizeof(da));
-	da.ignore_env = 1;
-	memset(tb, 0, sizeof(*tb));
-	tb->o.sq_cnt = 256;
-	tb->o.cq_cnt = 256;
-	tb->o.rq_cnt = 16;
-	tb->o.mem_len = MEM_LEN;
-	tb->o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	               IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = emu_open(&tb->dev, &da);
-	if (!ret)
-		ret = emu_alloc_pd(tb->dev, &tb->pd);
-	if (!ret)
-		ret = emu_tb_side_init(tb, 0);
-	if (!ret)
-		ret = emu_tb_side_init(tb, 1);
 	if (!ret)
 		ret = emu_wire_open(tb->dev, "127.0.0.1:0", addr, len);
 	if (!ret)
@@ -88,44 +72,16 @@ static int host_init(struct emu_tb *tb, const char *fault, char *addr, size_t le
 static int connect_remote(struct emu_qp *qp, const char *peer, uint32_t dest, uint32_t rq,
                           uint32_t sq)
 {
-	struct ibv_qp_attr a;
-	int ret;
+	const struct emu_tb_rts_attr w = {
+		.rq_psn = rq,
+		.sq_psn = sq,
+		.timeout = TIMEOUT,
+		.retry_cnt = RETRY,
+		.max_rd_atomic = 1,
+		.min_rnr_timer = 12,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags =
-	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = emu_modify_qp(
-	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (!ret)
-		ret = emu_qp_set_remote(qp, peer);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = rq;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.port_num = 1;
-	ret = emu_modify_qp(qp, &a,
-	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-	                        IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = TIMEOUT;
-	a.retry_cnt = RETRY;
-	a.sq_psn = sq;
-	a.max_rd_atomic = 1;
-	return emu_modify_qp(qp, &a,
-	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                         IBV_QP_MAX_QP_RD_ATOMIC);
+	return emu_tb_wire_connect(qp, peer, dest, &w);
 }
 
 /* Step A, and B unless @b_dead, until A's send CQ has a CQE or @secs pass. */

@@ -140,9 +140,28 @@ static inline int emu_tb_side_init(struct emu_tb *tb, int i)
 	return ret;
 }
 
-/* Move @qp to RTS facing @dest on @port, as rc_pingpong does. */
-static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t dest,
-                                    int qp_access, uint8_t rnr_retry)
+/*
+ * How emu_tb_qp_rts takes a QP to RTS: the PSNs it receives and sends
+ * from, the requester's ACK timeout exponent, retry and RNR retry counts
+ * and read/atomic depth, the responder's RNR timer, and whether the
+ * address vector carries a GRH (from GID 0, which both link layers have;
+ * an Ethernet port needs one).
+ */
+struct emu_tb_rts_attr {
+	uint32_t rq_psn, sq_psn;
+	uint8_t timeout, retry_cnt, rnr_retry, max_rd_atomic;
+	uint8_t min_rnr_timer;
+	int grh;
+};
+
+/*
+ * RESET -> INIT -> RTR -> RTS for @qp on @port with @qp_access, facing QP
+ * @dest behind port @ah_port: on this device, or with @peer (a wire
+ * address, emu_qp_set_remote) on another.
+ */
+static inline int emu_tb_qp_rts(struct emu_qp *qp, uint8_t port, uint8_t ah_port,
+                                int qp_access, const char *peer, uint32_t dest,
+                                const struct emu_tb_rts_attr *w)
 {
 	struct ibv_qp_attr a;
 	int ret;
@@ -153,18 +172,22 @@ static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t de
 	a.qp_access_flags = qp_access;
 	ret = emu_modify_qp(
 	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (!ret && peer)
+		ret = emu_qp_set_remote(qp, peer);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = dest;
+	a.rq_psn = w->rq_psn;
 	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.port_num = port == 1 ? 2 : 1;
-	/* A GRH from GID 0, which both link layers have (an Ethernet port needs one). */
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.hop_limit = 64;
+	a.min_rnr_timer = w->min_rnr_timer;
+	a.ah_attr.port_num = ah_port;
+	if (w->grh) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.hop_limit = 64;
+	}
 	ret = emu_modify_qp(qp, &a,
 	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -173,14 +196,37 @@ static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t de
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 1;
+	a.timeout = w->timeout;
+	a.retry_cnt = w->retry_cnt;
+	a.rnr_retry = w->rnr_retry;
+	a.sq_psn = w->sq_psn;
+	a.max_rd_atomic = w->max_rd_atomic;
 	return emu_modify_qp(qp, &a,
 	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 	                         IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* @w as rc_pingpong sets a QP up: PSNs 0, timeout 14, retry 7, with a GRH. */
+static inline void emu_tb_rts_pingpong(struct emu_tb_rts_attr *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->timeout = 14;
+	w->retry_cnt = 7;
+	w->max_rd_atomic = 1;
+	w->min_rnr_timer = 12;
+	w->grh = 1;
+}
+
+/* Move @qp to RTS facing @dest on @port's other port, as rc_pingpong does. */
+static inline int emu_tb_connect_qp(struct emu_qp *qp, uint8_t port, uint32_t dest,
+                                    int qp_access, uint8_t rnr_retry)
+{
+	struct emu_tb_rts_attr w;
+
+	emu_tb_rts_pingpong(&w);
+	w.rnr_retry = rnr_retry;
+	return emu_tb_qp_rts(qp, port, port == 1 ? 2 : 1, qp_access, NULL, dest, &w);
 }
 
 static inline int emu_tb_connect(struct emu_tb *tb)
@@ -210,8 +256,12 @@ static inline void emu_tb_fini(struct emu_tb *tb)
 	memset(tb, 0, sizeof(*tb));
 }
 
-/* Open a device and build both sides, connected and in RTS. */
-static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
+/*
+ * A device and its PD for testbed @tb, from @opts (NULL: all defaults; a
+ * field left 0 takes its default), no side built yet: emu_tb_side_init
+ * builds each. Returns 0, or a negative errno (@tb torn down).
+ */
+static inline int emu_tb_open(struct emu_tb *tb, const struct emu_tb_opts *opts)
 {
 	struct emu_dev_attr da;
 	int ret;
@@ -241,7 +291,21 @@ static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
 		return ret;
 	ret = emu_alloc_pd(tb->dev, &tb->pd);
 	if (ret)
-		goto fail;
+		emu_tb_fini(tb);
+	return ret;
+}
+
+/*
+ * Open a device and build both sides (an SRQ first if @opts asks), not yet
+ * connected: emu_tb_init connects them to each other, the wire tests each
+ * to another device's. Returns 0, or a negative errno (@tb torn down).
+ */
+static inline int emu_tb_host(struct emu_tb *tb, const struct emu_tb_opts *opts)
+{
+	int ret = emu_tb_open(tb, opts);
+
+	if (ret)
+		return ret;
 	if (tb->o.srq) {
 		struct emu_srq_attr sa;
 		struct mlx5dv_srq dsrq;
@@ -264,12 +328,39 @@ static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
 	if (!ret)
 		ret = emu_tb_side_init(tb, 1);
 	if (!ret)
-		ret = emu_tb_connect(tb);
-	if (!ret)
 		return 0;
 fail:
 	emu_tb_fini(tb);
 	return ret;
+}
+
+/* Open a device and build both sides, connected and in RTS. */
+static inline int emu_tb_init(struct emu_tb *tb, const struct emu_tb_opts *opts)
+{
+	int ret = emu_tb_host(tb, opts);
+
+	if (!ret && (ret = emu_tb_connect(tb)))
+		emu_tb_fini(tb);
+	return ret;
+}
+
+/* @qp to RTS facing QP @dest of another device at wire address @peer. */
+static inline int emu_tb_wire_connect(struct emu_qp *qp, const char *peer, uint32_t dest,
+                                      const struct emu_tb_rts_attr *w)
+{
+	return emu_tb_qp_rts(qp, 1, 1,
+	                     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+	                         IBV_ACCESS_REMOTE_ATOMIC,
+	                     peer, dest, w);
+}
+
+/* emu_tb_wire_connect as rc_pingpong sets a QP up (emu_tb_rts_pingpong). */
+static inline int emu_tb_wire_qp(struct emu_qp *qp, const char *peer, uint32_t dest)
+{
+	struct emu_tb_rts_attr w;
+
+	emu_tb_rts_pingpong(&w);
+	return emu_tb_wire_connect(qp, peer, dest, &w);
 }
 
 /*
@@ -278,67 +369,19 @@ fail:
  * connected to each other over the wire and in RTS. Both devices are run
  * by emu_process() on each. Returns 0, or a negative errno (@h torn down).
  */
-static inline int emu_tb_wire_qp(struct emu_qp *qp, const char *peer, uint32_t dest)
-{
-	struct ibv_qp_attr a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags =
-	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	ret = emu_modify_qp(
-	    qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (!ret)
-		ret = emu_qp_set_remote(qp, peer);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	ret = emu_modify_qp(qp, &a,
-	                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	                        IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-	                        IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.max_rd_atomic = 1;
-	return emu_modify_qp(qp, &a,
-	                     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-	                         IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static inline int emu_tb_wire_init(struct emu_tb h[2])
 {
-	struct emu_dev_attr da;
+	struct emu_tb_opts o;
 	char addr[2][64];
 	int ret = 0, i;
 
-	memset(&da, 0, sizeof(da));
-	da.ignore_env = 1;
+	memset(&o, 0, sizeof(o));
+	o.sq_cnt = 64;
+	o.cq_cnt = 64;
+	o.rq_cnt = 16;
 	memset(h, 0, 2 * sizeof(*h));
 	for (i = 0; i < 2 && !ret; i++) {
-		h[i].o.sq_cnt = 64;
-		h[i].o.cq_cnt = 64;
-		h[i].o.rq_cnt = 16;
-		h[i].o.mem_len = 65536;
-		h[i].o.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		                IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-		ret = emu_open(&h[i].dev, &da);
-		if (!ret)
-			ret = emu_alloc_pd(h[i].dev, &h[i].pd);
+		ret = emu_tb_open(&h[i], &o);
 		if (!ret)
 			ret = emu_tb_side_init(&h[i], 0);
 		if (!ret)
