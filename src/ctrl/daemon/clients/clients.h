@@ -92,10 +92,19 @@ void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner);
  * ssqd_attach_queue - the queue @m names (ATTACH's name, or GRANT's: the
  * same place), allowed to client @c and READY (a link wanted, or a queue in
  * error recovered, first). Its index, or -1 once @c has been answered
- * (*@rc: that answer's outcome). request.c.
+ * (*@rc: that answer's outcome). queue_pick.c.
  */
 int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
                       int *rc);
+/*
+ * ssqd_queue_rules_for - queue @q's --queue-uid / --queue-gid rules seen
+ * from client @c: 0 when it has none, else SSQD_RULED, with
+ * SSQD_RULE_NAMES_C when one names @c's uid or gid, and
+ * SSQD_RULE_NAMES_OTHER when one is a gid rule or names another uid.
+ * queue_pick.c.
+ */
+enum { SSQD_RULED = 1, SSQD_RULE_NAMES_C = 2, SSQD_RULE_NAMES_OTHER = 4 };
+unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_client *c);
 
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);

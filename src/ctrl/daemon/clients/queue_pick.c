@@ -12,22 +12,31 @@
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
 
-/* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
-static int ssqd_queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
+/* Queue @q's --queue-uid / --queue-gid rules seen from client @c (clients.h). */
+unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_client *c)
 {
-	int ruled = 0;
-	unsigned i;
+	unsigned i, f = 0;
 
 	for (i = 0; i < d->opt.nqueue_rules; i++) {
 		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
 
 		if (r->queue != q)
 			continue;
-		ruled = 1;
+		f |= SSQD_RULED;
 		if (r->id == (r->is_gid ? (uint32_t)c->gid : (uint32_t)c->uid))
-			return 1;
+			f |= SSQD_RULE_NAMES_C;
+		if (r->is_gid || r->id != (uint32_t)c->uid)
+			f |= SSQD_RULE_NAMES_OTHER;
 	}
-	return !ruled;
+	return f;
+}
+
+/* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
+static int ssqd_queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	unsigned f = ssqd_queue_rules_for(d, q, c);
+
+	return !f || (f & SSQD_RULE_NAMES_C);
 }
 
 static int find_queue(const struct ssqd *d, const char *name)

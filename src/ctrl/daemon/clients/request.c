@@ -48,20 +48,10 @@ static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
  */
 static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c)
 {
-	int ruled = 0;
-	unsigned i;
+	unsigned f = ssqd_queue_rules_for(d, q, c);
 
-	for (i = 0; i < d->opt.nqueue_rules; i++) {
-		const struct ssqd_queue_rule *r = &d->opt.queue_rules[i];
-
-		if (r->queue != q)
-			continue;
-		ruled = 1;
-		if (r->is_gid || r->id != (uint32_t)c->uid)
-			return 1;
-	}
-	if (ruled)
-		return 0;
+	if (f)
+		return !!(f & SSQD_RULE_NAMES_OTHER);
 	return getuid() != c->uid ||
 	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != c->uid) ||
 	       d->opt.allow_gid >= 0;
