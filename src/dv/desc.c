@@ -6,12 +6,13 @@
  *   8  u64 remote_addr  16  u64 length   24  u32 rkey   28  u32 reserved 0
  *  32  owner[24], NUL-padded              56  u32 reserved 0
  *  60  u32 checksum: FNV-1a over bytes 0..59
- * Byte by byte through le*toh/htole*, so it reads the same on any host.
+ * Through wire_bytes.h's little-endian helpers, so it reads the same on any
+ * host.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <ssq/desc.h>
+#include "wire_bytes.h"
 
 #define DESC_MAGIC   0x64515353u /* "SSQd" read as a little-endian u32 */
 #define OFF_VERSION  4
@@ -26,43 +27,6 @@
 
 _Static_assert(OFF_OWNER + SSQ_DESC_OWNER_MAX == OFF_RESV2, "owner fits");
 _Static_assert(OFF_CHECKSUM + 4 == SSQ_DESC_PACKED_SIZE, "checksum ends it");
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return le16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
 
 /* FNV-1a (32-bit): catches a damaged or spliced descriptor; not a MAC. */
 static uint32_t fnv1a(const uint8_t *p, size_t n)
@@ -83,14 +47,14 @@ int ssq_desc_pack(const struct ssq_desc *d, void *buf, size_t len)
 	if (len < SSQ_DESC_PACKED_SIZE)
 		return -ENOSPC;
 	memset(b, 0, SSQ_DESC_PACKED_SIZE);
-	put32(b, DESC_MAGIC);
-	put16(b + OFF_VERSION, SSQ_DESC_VERSION);
-	put16(b + OFF_SIZE, SSQ_DESC_PACKED_SIZE);
-	put64(b + OFF_ADDR, d->remote_addr);
-	put64(b + OFF_LENGTH, d->length);
-	put32(b + OFF_RKEY, d->rkey);
+	wb_put_le32(b, DESC_MAGIC);
+	wb_put_le16(b + OFF_VERSION, SSQ_DESC_VERSION);
+	wb_put_le16(b + OFF_SIZE, SSQ_DESC_PACKED_SIZE);
+	wb_put_le64(b + OFF_ADDR, d->remote_addr);
+	wb_put_le64(b + OFF_LENGTH, d->length);
+	wb_put_le32(b + OFF_RKEY, d->rkey);
 	memcpy(b + OFF_OWNER, d->owner, strlen(d->owner));
-	put32(b + OFF_CHECKSUM, fnv1a(b, OFF_CHECKSUM));
+	wb_put_le32(b + OFF_CHECKSUM, fnv1a(b, OFF_CHECKSUM));
 	return (int)SSQ_DESC_PACKED_SIZE;
 }
 
@@ -103,23 +67,24 @@ int ssq_desc_unpack(const void *buf, size_t len, const char *from, struct ssq_de
 	/* Magic and version first: they say how to read the rest. */
 	if (len < OFF_SIZE + 2)
 		return -EMSGSIZE;
-	if (get32(b) != DESC_MAGIC)
+	if (wb_get_le32(b) != DESC_MAGIC)
 		return -EBADMSG;
-	if (get16(b + OFF_VERSION) != SSQ_DESC_VERSION)
+	if (wb_get_le16(b + OFF_VERSION) != SSQ_DESC_VERSION)
 		return -EPROTONOSUPPORT;
-	if (get16(b + OFF_SIZE) != SSQ_DESC_PACKED_SIZE)
+	if (wb_get_le16(b + OFF_SIZE) != SSQ_DESC_PACKED_SIZE)
 		return -EBADMSG;
 	if (len < SSQ_DESC_PACKED_SIZE)
 		return -EMSGSIZE;
-	if (get32(b + OFF_CHECKSUM) != fnv1a(b, OFF_CHECKSUM) || get32(b + OFF_RESV) ||
-	    get32(b + OFF_RESV2) || !memchr(b + OFF_OWNER, '\0', SSQ_DESC_OWNER_MAX))
+	if (wb_get_le32(b + OFF_CHECKSUM) != fnv1a(b, OFF_CHECKSUM) ||
+	    wb_get_le32(b + OFF_RESV) || wb_get_le32(b + OFF_RESV2) ||
+	    !memchr(b + OFF_OWNER, '\0', SSQ_DESC_OWNER_MAX))
 		return -EBADMSG;
 	if (from && strncmp((const char *)b + OFF_OWNER, from, SSQ_DESC_OWNER_MAX))
 		return -EXDEV;
 	memset(out, 0, sizeof(*out));
-	out->remote_addr = get64(b + OFF_ADDR);
-	out->length = get64(b + OFF_LENGTH);
-	out->rkey = get32(b + OFF_RKEY);
+	out->remote_addr = wb_get_le64(b + OFF_ADDR);
+	out->length = wb_get_le64(b + OFF_LENGTH);
+	out->rkey = wb_get_le32(b + OFF_RKEY);
 	memcpy(out->owner, b + OFF_OWNER, SSQ_DESC_OWNER_MAX);
 	return 0;
 }

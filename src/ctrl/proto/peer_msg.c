@@ -5,12 +5,12 @@
  * src/ctrl/daemon/peers/link.c.
  */
 
-#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <infiniband/verbs.h>
 #include "ctrl/proto/peer_msg.h"
+#include "wire_bytes.h"
 
 static const uint8_t peer_magic[4] = { 'S', 'S', 'Q', 'P' };
 /* In place of the first address: "no", and why (NUL-terminated text). */
@@ -67,56 +67,49 @@ _Static_assert(OFF_NAME + SSQ_NAME_MAX == SSQ_PEER_REFUSAL_LEN, "refusal layout"
 _Static_assert(OFF_COUNT + 2 == SSQ_PEER_HEAD_LEN, "header layout");
 _Static_assert(SSQ_PEER_HEAD_LEN + SSQ_NAME_MAX == SSQ_PEER_WANT_LEN, "want layout");
 
-static void put16(uint8_t *p, uint16_t v)
+/* Every message's header: @magic, this version, @count; the rest of @len zero. */
+static void put_head(uint8_t *out, size_t len, const uint8_t magic[4], uint16_t count)
 {
-	v = htobe16(v);
-	memcpy(p, &v, 2);
+	memset(out, 0, len);
+	memcpy(out + OFF_MAGIC, magic, 4);
+	wb_put_be16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	wb_put_be16(out + OFF_COUNT, count);
 }
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
 
-	memcpy(&v, p, 2);
-	return be16toh(v);
-}
-static uint32_t get32(const uint8_t *p)
+/*
+ * @buf, @n bytes off the wire, must be one whole @magic message of @len
+ * bytes: 0, or -errno with @why (a header that is not ours, or "peer sent
+ * a message of N bytes @instead").
+ */
+static int expect(const uint8_t *buf, size_t n, const uint8_t magic[4], size_t len,
+                  const char *instead, char *why, size_t whylen)
 {
-	uint32_t v;
+	int got;
 
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return be64toh(v);
+	if (n < SSQ_PEER_HEAD_LEN) {
+		snprintf(why, whylen, "peer message of %zu bytes", n);
+		return -EBADMSG;
+	}
+	got = proto_peer_msg_len(buf, why, whylen);
+	if (got < 0)
+		return got;
+	if (memcmp(buf + OFF_MAGIC, magic, 4) || n != len) {
+		snprintf(why, whylen, "peer sent a message of %zu bytes %s", n, instead);
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_MSG_LEN);
-	memcpy(out + OFF_MAGIC, peer_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
-	put16(out + OFF_COUNT, a->count);
-	put16(out + OFF_INDEX, a->index);
-	put16(out + OFF_LID, a->lid);
-	put32(out + OFF_QPN, a->qpn);
-	put32(out + OFF_PSN, a->psn);
+	put_head(out, SSQ_PEER_MSG_LEN, peer_magic, a->count);
+	wb_put_be16(out + OFF_INDEX, a->index);
+	wb_put_be16(out + OFF_LID, a->lid);
+	wb_put_be32(out + OFF_QPN, a->qpn);
+	wb_put_be32(out + OFF_PSN, a->psn);
 	memcpy(out + OFF_GID, a->gid, 16);
-	put64(out + OFF_IOVA, a->data_iova);
-	put32(out + OFF_RKEY, a->data_rkey);
+	wb_put_be64(out + OFF_IOVA, a->data_iova);
+	wb_put_be32(out + OFF_RKEY, a->data_rkey);
 	memcpy(out + OFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
 	out[OFF_LINK] = a->link_layer;
 	out[OFF_MTU] = a->mtu;
@@ -156,11 +149,11 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 		snprintf(why, whylen, "peer message without the SSQP magic");
 		return -EBADMSG;
 	}
-	if (get16(head + OFF_VERSION) != SSQ_PEER_VERSION) {
+	if (wb_get_be16(head + OFF_VERSION) != SSQ_PEER_VERSION) {
 		snprintf(why, whylen,
 		         "peer speaks exchange version %u, this ssqd %u: run the same "
 		         "ssq release on both hosts",
-		         get16(head + OFF_VERSION), SSQ_PEER_VERSION);
+		         wb_get_be16(head + OFF_VERSION), SSQ_PEER_VERSION);
 		return -EPROTO;
 	}
 	if (!memcmp(head + OFF_MAGIC, want_magic, 4))
@@ -173,21 +166,15 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 
 void proto_peer_encode_want(const char *name, uint16_t count, uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_WANT_LEN);
-	memcpy(out + OFF_MAGIC, want_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
-	put16(out + OFF_COUNT, count);
+	put_head(out, SSQ_PEER_WANT_LEN, want_magic, count);
 	memcpy(out + SSQ_PEER_HEAD_LEN, name, strnlen(name, SSQ_NAME_MAX - 1));
 }
 
 void proto_peer_encode_auth(const struct proto_peer_auth *a, uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_AUTH_LEN);
-	memcpy(out + OFF_MAGIC, auth_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
-	put16(out + OFF_COUNT, a->count);
+	put_head(out, SSQ_PEER_AUTH_LEN, auth_magic, a->count);
 	out[AOFF_KIND] = a->kind;
-	put32(out + AOFF_GEN, a->gen);
+	wb_put_be32(out + AOFF_GEN, a->gen);
 	memcpy(out + AOFF_NAME, a->name, strnlen(a->name, SSQ_NAME_MAX - 1));
 	memcpy(out + AOFF_NONCE, a->nonce, SSQ_PEER_NONCE_LEN);
 	memcpy(out + AOFF_MAC, a->mac, SSQ_PEER_MAC_LEN);
@@ -196,26 +183,15 @@ void proto_peer_encode_auth(const struct proto_peer_auth *a, uint8_t *out)
 int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth *a,
                            char *why, size_t whylen)
 {
-	int len;
+	int rc = expect(buf, n, auth_magic, SSQ_PEER_AUTH_LEN,
+	                "where its authentication was due", why, whylen);
 
-	if (n < SSQ_PEER_HEAD_LEN) {
-		snprintf(why, whylen, "peer message of %zu bytes", n);
-		return -EBADMSG;
-	}
-	len = proto_peer_msg_len(buf, why, whylen);
-	if (len < 0)
-		return len;
-	if (memcmp(buf + OFF_MAGIC, auth_magic, 4) || n != SSQ_PEER_AUTH_LEN) {
-		snprintf(why, whylen,
-		         "peer sent a message of %zu bytes where its authentication was "
-		         "due",
-		         n);
-		return -EBADMSG;
-	}
+	if (rc)
+		return rc;
 	memset(a, 0, sizeof(*a));
 	a->kind = buf[AOFF_KIND];
-	a->count = get16(buf + OFF_COUNT);
-	a->gen = get32(buf + AOFF_GEN);
+	a->count = wb_get_be16(buf + OFF_COUNT);
+	a->gen = wb_get_be32(buf + AOFF_GEN);
 	if (a->kind < PROTO_AUTH_HELLO || a->kind > PROTO_AUTH_PROOF ||
 	    buf[AOFF_KIND + 1] || buf[AOFF_KIND + 2] || buf[AOFF_KIND + 3]) {
 		snprintf(why, whylen,
@@ -238,47 +214,35 @@ int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth 
 void proto_peer_encode_restart(const struct proto_peer_restart *r, uint16_t count,
                                uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_RESTART_LEN);
-	memcpy(out + OFF_MAGIC, restart_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
-	put16(out + OFF_COUNT, count);
-	put16(out + ROFF_INDEX, r->index);
+	put_head(out, SSQ_PEER_RESTART_LEN, restart_magic, count);
+	wb_put_be16(out + ROFF_INDEX, r->index);
 	out[ROFF_KIND] = r->kind;
 	out[ROFF_STATUS] = r->status;
-	put32(out + ROFF_SEQ, r->seq);
-	put32(out + ROFF_PSN, r->psn);
-	put32(out + ROFF_PEER_PSN, r->peer_psn);
+	wb_put_be32(out + ROFF_SEQ, r->seq);
+	wb_put_be32(out + ROFF_PSN, r->psn);
+	wb_put_be32(out + ROFF_PEER_PSN, r->peer_psn);
 }
 
 int proto_peer_decode_restart(const uint8_t *buf, size_t n, uint16_t count,
                               struct proto_peer_restart *r, char *why, size_t whylen)
 {
-	int len;
+	int rc = expect(buf, n, restart_magic, SSQ_PEER_RESTART_LEN,
+	                "that is not a queue restart (the only message after the "
+	                "exchange)",
+	                why, whylen);
 
-	if (n < SSQ_PEER_HEAD_LEN) {
-		snprintf(why, whylen, "peer message of %zu bytes", n);
-		return -EBADMSG;
-	}
-	len = proto_peer_msg_len(buf, why, whylen);
-	if (len < 0)
-		return len;
-	if (memcmp(buf + OFF_MAGIC, restart_magic, 4) || n != SSQ_PEER_RESTART_LEN) {
-		snprintf(why, whylen,
-		         "peer sent a message of %zu bytes that is not a queue restart "
-		         "(the only message after the exchange)",
-		         n);
-		return -EBADMSG;
-	}
+	if (rc)
+		return rc;
 	memset(r, 0, sizeof(*r));
-	r->index = get16(buf + ROFF_INDEX);
+	r->index = wb_get_be16(buf + ROFF_INDEX);
 	r->kind = buf[ROFF_KIND];
 	r->status = buf[ROFF_STATUS];
-	r->seq = get32(buf + ROFF_SEQ);
-	r->psn = get32(buf + ROFF_PSN);
-	r->peer_psn = get32(buf + ROFF_PEER_PSN);
-	if (get16(buf + OFF_COUNT) != count || r->index >= count) {
+	r->seq = wb_get_be32(buf + ROFF_SEQ);
+	r->psn = wb_get_be32(buf + ROFF_PSN);
+	r->peer_psn = wb_get_be32(buf + ROFF_PEER_PSN);
+	if (wb_get_be16(buf + OFF_COUNT) != count || r->index >= count) {
 		snprintf(why, whylen, "peer restart of queue %u of %u, this link has %u",
-		         r->index, get16(buf + OFF_COUNT), count);
+		         r->index, wb_get_be16(buf + OFF_COUNT), count);
 		return -EBADMSG;
 	}
 	if (r->kind < PROTO_RESTART_ASK || r->kind > PROTO_LINK_CLOSE) {
@@ -341,7 +305,7 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 			return -EBADMSG;
 		}
 		memset(a, 0, sizeof(*a));
-		a->count = get16(buf + OFF_COUNT);
+		a->count = wb_get_be16(buf + OFF_COUNT);
 		memcpy(a->name, name, strlen(name));
 		return PROTO_PEER_WANT;
 	}
@@ -365,14 +329,14 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		return -ECONNREFUSED;
 	}
 	memset(a, 0, sizeof(*a));
-	a->count = get16(buf + OFF_COUNT);
-	a->index = get16(buf + OFF_INDEX);
-	a->lid = get16(buf + OFF_LID);
-	a->qpn = get32(buf + OFF_QPN);
-	a->psn = get32(buf + OFF_PSN);
+	a->count = wb_get_be16(buf + OFF_COUNT);
+	a->index = wb_get_be16(buf + OFF_INDEX);
+	a->lid = wb_get_be16(buf + OFF_LID);
+	a->qpn = wb_get_be32(buf + OFF_QPN);
+	a->psn = wb_get_be32(buf + OFF_PSN);
 	memcpy(a->gid, buf + OFF_GID, 16);
-	a->data_iova = get64(buf + OFF_IOVA);
-	a->data_rkey = get32(buf + OFF_RKEY);
+	a->data_iova = wb_get_be64(buf + OFF_IOVA);
+	a->data_rkey = wb_get_be32(buf + OFF_RKEY);
 	if (!a->count || a->count > SSQ_MAX_QUEUES || a->index >= a->count) {
 		snprintf(why, whylen, "peer queue %u of %u (at most %u queues)", a->index,
 		         a->count, SSQ_MAX_QUEUES);
@@ -417,9 +381,7 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 
 void proto_peer_encode_refusal(const char *reason, uint8_t *out)
 {
-	memset(out, 0, SSQ_PEER_REFUSAL_LEN);
-	memcpy(out + OFF_MAGIC, refuse_magic, 4);
-	put16(out + OFF_VERSION, SSQ_PEER_VERSION);
+	put_head(out, SSQ_PEER_REFUSAL_LEN, refuse_magic, 0);
 	memcpy(out + OFF_REASON, reason,
 	       strnlen(reason, SSQ_PEER_REFUSAL_LEN - OFF_REASON - 1));
 }
