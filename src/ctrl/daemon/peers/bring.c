@@ -76,15 +76,23 @@ static int bring_queue(struct ssqd *d, const struct ssqd_peer *p, unsigned qi,
 }
 
 /*
- * Before our addresses go out: fenced first (the peer that answers may
- * start sending as soon as its side is up, and our QPs should be back in
- * RTR by then, not still draining), and fresh PSNs.
+ * Our addresses out on @s: fenced first (the peer that answers may start
+ * sending as soon as its side is up, and our QPs should be back in RTR by
+ * then, not still draining), at fresh PSNs.
  */
-void ssqd_peer_prepare(struct ssqd *d, struct ssqd_peer *p)
+int ssqd_peer_send_addrs(struct ssqd *d, struct ssqd_peer *p, int s, char *why,
+                         size_t whylen)
 {
+	int rc;
+
 	if (p->ever)
 		ssqd_peer_fence_all(d, p);
 	fresh_psns(d, p);
+	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, &p->auth, why,
+	                    whylen);
+	if (rc && p->ever)
+		ssqd_peer_fence_all(d, p);
+	return rc;
 }
 
 /* The peer's addresses @r are in: its queues up, @s its link. */
@@ -119,16 +127,8 @@ fail:
 int ssqd_peer_rebring(struct ssqd *d, struct ssqd_peer *p, int s,
                       const struct proto_peer_addr *remote, char *why, size_t whylen)
 {
-	int rc;
-
-	ssqd_peer_prepare(d, p);
 	/* Theirs came first; each side connects its own QPs after the exchange. */
-	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, &p->auth, why,
-	                    whylen);
-	if (rc) {
-		if (p->ever)
-			ssqd_peer_fence_all(d, p);
-		return rc;
-	}
-	return ssqd_peer_finish(d, p, s, remote, why, whylen);
+	int rc = ssqd_peer_send_addrs(d, p, s, why, whylen);
+
+	return rc ? rc : ssqd_peer_finish(d, p, s, remote, why, whylen);
 }

@@ -176,14 +176,9 @@ static int dial_go(struct ssqd *d, struct ssqd_peer *p, int s, char *why, size_t
 		return 0;
 	}
 	/* Ours out now; theirs read as they come (exchange_read). */
-	ssqd_peer_prepare(d, p);
-	rc = ssqd_link_send(s, &d->local_addrs[p->q0], d->opt.peer_queues, &p->auth, why,
-	                    whylen);
-	if (rc) {
-		if (p->ever)
-			ssqd_peer_fence_all(d, p);
+	rc = ssqd_peer_send_addrs(d, p, s, why, whylen);
+	if (rc)
 		return rc;
-	}
 	ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
 	p->xlen = 0;
 	p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;

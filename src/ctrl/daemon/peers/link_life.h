@@ -38,12 +38,14 @@
 int ssqd_peer_busy(const struct ssqd *d, const struct ssqd_peer *p);
 
 /*
- * bring.c: ssqd_peer_prepare - before our addresses go out: @p's queues
- * fenced (a re-link) and at fresh PSNs; ssqd_peer_finish - the peer's
- * addresses @r are in: its queues up, @s its link (LINKED), or -errno with
- * @why (its queues fenced).
+ * bring.c: ssqd_peer_send_addrs - our addresses for @p out on @s, its
+ * queues fenced first (a re-link) and at fresh PSNs: 0, or -errno with
+ * @why (its queues left fenced); ssqd_peer_finish - the peer's addresses
+ * @r are in: its queues up, @s its link (LINKED), or -errno with @why (its
+ * queues fenced).
  */
-void ssqd_peer_prepare(struct ssqd *d, struct ssqd_peer *p);
+int ssqd_peer_send_addrs(struct ssqd *d, struct ssqd_peer *p, int s, char *why,
+                         size_t whylen);
 int ssqd_peer_finish(struct ssqd *d, struct ssqd_peer *p, int s,
                      const struct proto_peer_addr *r, char *why, size_t whylen);
 

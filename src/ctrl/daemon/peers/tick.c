@@ -110,8 +110,7 @@ static void peer_tick(struct ssqd *d, struct ssqd_peer *p, uint64_t now)
 		else
 			snprintf(why, sizeof(why), "no answer from %s within %u ms",
 			         p->addr, CONNECT_MS);
-		/* ssqd_peer_prepare() fenced them already; they stay so for the next
-		 * dial. */
+		/* ssqd_peer_send_addrs fenced them: they stay so for the next dial. */
 		ssqd_peer_close_link(d, p);
 		ssqd_peer_attempt_failed(p, why);
 		return;
