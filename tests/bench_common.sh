@@ -3,7 +3,8 @@
 # of their own (test_bench_twohost.sh, test_bench_peers.sh). Sets: build,
 # bin (the tools), tmp (removed at exit), pids (each killed and reaped at
 # exit: add what you start), fail; bad prints a failure and makes the test
-# fail; port prints a free TCP port on 127.0.0.1.
+# fail; port prints a free TCP port on 127.0.0.1; start_pair starts two
+# ssqd as two hosts; server_ready waits for a tool's server.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -31,5 +32,49 @@ port() {
 	while :; do
 		p=$((10000 + (RANDOM * 32768 + RANDOM) % (eph_lo > 11024 ? eph_lo - 10000 : 1000)))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# Two ssqd as two hosts, paired over the emulated wire: B, the command in
+# the array pair_b, with --listen PORT, and A, pair_a's, with --connect
+# 127.0.0.1:PORT (each array an ssqd command line, env VAR=... in front
+# where a side needs its own environment), their stderr in $tmp/b.log and
+# $tmp/a.log, their pids in bpid and apid (and pids). Returns once B's
+# queues are ready and both serve clients (A may pair first); a try that
+# does not pair in 20 s (its port taken meanwhile, say) is stopped and made
+# again on a fresh port; after 5 the logs are printed and the test fails.
+start_pair() {
+	local i lp
+	for i in 1 2 3 4 5; do
+		lp=$(port)
+		"${pair_b[@]}" --listen "$lp" >"$tmp/b.log" 2>&1 &
+		bpid=$!
+		pids+=($bpid)
+		"${pair_a[@]}" --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
+		apid=$!
+		pids+=($apid)
+		for _ in $(seq 400); do
+			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
+				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
+				return 0
+			kill -0 "$bpid" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$apid" "$bpid" 2>/dev/null || true
+		wait "$apid" "$bpid" 2>/dev/null || true
+	done
+	cat "$tmp/b.log" "$tmp/a.log"
+	echo "FAIL: the two ssqd never paired"
+	exit 1
+}
+
+# Wait (up to 20 s) until the tool's server started as PID says, in
+# $tmp/srv.out, that it waits for a client, or has exited: its line before
+# the client dials (the client retries anyway).
+server_ready() {
+	for _ in $(seq 400); do
+		grep -q 'waiting for a client' "$tmp/srv.out" && return 0
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
 	done
 }

@@ -16,34 +16,10 @@
 . "$(dirname "$0")/bench_common.sh"
 ssqd=${SSQD:-$build/ssqd}
 
-# Start B (--listen) and A (--connect); wait until their queues are up.
-start_pair() {
-	local i lp
-	for i in 1 2 3 4 5; do
-		lp=$(port)
-		"$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16 \
-			--socket "$tmp/b.sock" --listen "$lp" >"$tmp/b.log" 2>&1 &
-		pids+=($!)
-		bpid=$!
-		"$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16 \
-			--socket "$tmp/a.sock" --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
-		pids+=($!)
-		apid=$!
-		for _ in $(seq 200); do
-			# Paired, and both serving clients (A may pair first).
-			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
-				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
-				return 0
-			kill -0 "$bpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill "$apid" "$bpid" 2>/dev/null || true
-		wait "$apid" "$bpid" 2>/dev/null || true
-	done
-	cat "$tmp/b.log" "$tmp/a.log"
-	echo "FAIL: the two ssqd never paired"
-	exit 1
-}
+# B (--listen) and A (--connect), each at a socket of its own.
+emu=("$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16)
+pair_b=("${emu[@]}" --socket "$tmp/b.sock")
+pair_a=("${emu[@]}" --socket "$tmp/a.sock")
 start_pair
 
 # Run tool $1 as the server (flags $2) on B and as the client (the rest) on
@@ -58,12 +34,7 @@ pair() {
 			>"$tmp/srv.out" 2>&1 &
 		spid=$!
 		pids+=($spid)
-		# The server's line before the client dials (the client retries anyway).
-		for _ in $(seq 200); do
-			grep -q 'waiting for a client' "$tmp/srv.out" && break
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 0.05
-		done
+		server_ready "$spid"
 		crc=0
 		"$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" 127.0.0.1 >"$tmp/cli.out" 2>&1 || crc=$?
 		src=0
@@ -180,10 +151,7 @@ sp=$(port)
 "$bin/ssq_write_bw" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 >"$tmp/srv.out" 2>&1 &
 spid=$!
 pids+=($spid)
-for _ in $(seq 200); do
-	grep -q 'waiting for a client' "$tmp/srv.out" && break
-	sleep 0.05
-done
+server_ready "$spid"
 head -c 252 /dev/zero >"/dev/tcp/127.0.0.1/$sp" || bad "could not reach the server's port"
 src=0
 wait "$spid" || src=$?

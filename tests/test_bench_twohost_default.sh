@@ -20,32 +20,9 @@ mkdir -m 700 "$tmp/A" "$tmp/B" "$tmp/L" "$tmp/none"
 # a QP timeout of 4.096 us x 2^18 = 1.07 s (ssqd's default 14, 67 ms, is
 # shorter than the emulated wire takes for a window of 4 MiB WRITEs on a
 # busy 2-core machine: "transport retry counter exceeded" at -a's 4 MiB).
-start_pair() {
-	local i lp
-	for i in 1 2 3 4 5; do
-		lp=$(port)
-		XDG_RUNTIME_DIR=$tmp/B "$ssqd" --device emu --hugepages=off \
-			--no-grants --qp-timeout 18 --listen "$lp" >"$tmp/b.log" 2>&1 &
-		bpid=$!
-		pids+=($bpid)
-		XDG_RUNTIME_DIR=$tmp/A "$ssqd" --device emu --hugepages=off \
-			--no-grants --qp-timeout 18 --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
-		apid=$!
-		pids+=($apid)
-		for _ in $(seq 400); do
-			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
-				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
-				return 0
-			kill -0 "$bpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill "$apid" "$bpid" 2>/dev/null || true
-		wait "$apid" "$bpid" 2>/dev/null || true
-	done
-	cat "$tmp/b.log" "$tmp/a.log"
-	echo "FAIL: the two ssqd never paired"
-	exit 1
-}
+emu=("$ssqd" --device emu --hugepages=off --no-grants --qp-timeout 18)
+pair_b=(env "XDG_RUNTIME_DIR=$tmp/B" "${emu[@]}")
+pair_a=(env "XDG_RUNTIME_DIR=$tmp/A" "${emu[@]}")
 start_pair
 [ -S "$tmp/A/ssqd.sock" ] && [ -S "$tmp/B/ssqd.sock" ] || bad "ssqd did not take the default sockets"
 
@@ -86,11 +63,7 @@ perftest() {
 			--timeout 120 "$@" >"$tmp/srv.out" 2>&1) &
 		spid=$!
 		pids+=($spid)
-		for _ in $(seq 400); do
-			grep -q 'waiting for a client' "$tmp/srv.out" && break
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 0.05
-		done
+		server_ready "$spid"
 		crc=0
 		(cd "$tmp" && XDG_RUNTIME_DIR=$tmp/A exec timeout 300 "$bin/$tool" -p "$sp" "$@" \
 			"${cli[@]}" 127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?

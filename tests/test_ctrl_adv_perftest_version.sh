@@ -10,34 +10,17 @@
 . "$(dirname "$0")/bench_common.sh"
 ssqd=${SSQD:-$build/ssqd}
 
-for _ in 1 2 3 4 5; do
-	lp=$(port)
-	"$ssqd" --device emu --hugepages=off --data-mib 16 --socket "$tmp/b.sock" \
-		--listen "$lp" >"$tmp/b.log" 2>&1 &
-	pids+=($!)
-	bpid=$!
-	"$ssqd" --device emu --hugepages=off --data-mib 16 --socket "$tmp/a.sock" \
-		--connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 200); do
-		grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
-			grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
-			break 2
-		kill -0 "$bpid" 2>/dev/null || break
-		sleep 0.05
-	done
-done
-grep -q 'serving' "$tmp/b.log" || { cat "$tmp/b.log"; echo "FAIL: no ssqd pair"; exit 1; }
+emu=("$ssqd" --device emu --hugepages=off --data-mib 16)
+pair_b=("${emu[@]}" --socket "$tmp/b.sock")
+pair_a=("${emu[@]}" --socket "$tmp/a.sock")
+start_pair
 
 sp=$(port)
 "$bin/ssq_write_bw" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 \
 	>"$tmp/srv.out" 2>&1 &
 spid=$!
 pids+=($spid)
-for _ in $(seq 200); do
-	grep -q 'waiting for a client' "$tmp/srv.out" && break
-	sleep 0.05
-done
+server_ready "$spid"
 # A version-1 HELLO: magic "SSQPT2H", version 1, kind 1, zeros (252 bytes).
 exec 3<>"/dev/tcp/127.0.0.1/$sp" || bad "could not reach the server's port"
 {
