@@ -75,78 +75,41 @@ static inline int post_msg_comb(struct ssq_producer *prod, const struct msg_area
  */
 static unsigned run_combined_pace_every, run_combined_pace_us;
 
+/* post_msg_comb as run_posts calls it: @arg points to its @direct. */
+static inline int post_msg_comb_fn(struct ssq_producer *prod, const struct msg_area *a,
+                                   uint32_t p, uint32_t i, uint64_t iova, uint8_t *buf,
+                                   uint32_t lkey, const void *arg, uint32_t *got)
+{
+	return post_msg_comb(prod, a, p, i, iova, buf, lkey, *(const int *)arg, got);
+}
+
+/* Before a wait: what combining still holds posted (the awaited one may be). */
+static inline void flush_held(struct ssq_producer *prod)
+{
+	(void)ssq_combine_flush(prod);
+}
+
 /*
  * run_producer (ssq_flow.h) with post_msg_comb: @n messages or until
- * *@stop, then exactly the signaled completions, in order. Returns 0 with
- * *@posted (if not NULL) and the longest post in *@max_post_s (if not
- * NULL), or 1 after printing why.
+ * *@stop, then exactly the signaled completions, in order, paced as
+ * run_combined_pace_every says. Returns 0 with *@posted (if not NULL) and
+ * the longest post in *@max_post_s (if not NULL), or 1 after printing why.
  */
 static inline int run_combined(struct ssq_producer *prod, const struct msg_area *a,
                                uint32_t p, uint32_t n, const volatile int *stop,
                                uint8_t *src, uint64_t src_iova, uint32_t lkey, int direct,
                                double *max_post_s, uint32_t *posted)
 {
-	uint32_t i, got = 0;
-	double t0 = now_s(), t;
-	int rc;
+	const struct msg_posting how = {
+		.post = post_msg_comb_fn,
+		.arg = &direct,
+		.before_wait = direct ? NULL : flush_held,
+		.pace_every = run_combined_pace_every,
+		.pace_us = run_combined_pace_us,
+	};
 
-	for (i = 0; i < n && !(stop && *stop && i % SIGNAL_EVERY == 0); i++) {
-		uint8_t *buf = src + (size_t)(i % 64) * (CELL + 8);
-		uint64_t iova = src_iova + (uint64_t)(i % 64) * (CELL + 8);
-
-		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
-			/* The awaited one may still be handed over: post it. */
-			if (!direct)
-				(void)ssq_combine_flush(prod);
-			if (reap(prod, p, &got) < 0)
-				return 1;
-			if (now_s() - t0 > 60) {
-				fprintf(stderr, "producer %u: stalled at %u\n", p, i);
-				dump_ctl(prod);
-				return 1;
-			}
-		}
-		t = now_s();
-		while ((rc = post_msg_comb(prod, a, p, i, iova, buf, lkey, direct,
-		                           &got)) == -EAGAIN)
-			if (reap(prod, p, &got) < 0)
-				return 1;
-		if (rc) {
-			fprintf(stderr,
-			        "producer %u: post %u: %d (epoch %u, hand word 0x%llx, "
-			        "owed %u, state %u)\n",
-			        p, i, rc, prod->ctl->epoch,
-			        (unsigned long long)prod->me->hand.word, prod->hand_owed,
-			        prod->me->state);
-			dump_ctl(prod);
-			return 1;
-		}
-		if (max_post_s && now_s() - t > *max_post_s)
-			*max_post_s = now_s() - t;
-		if (run_combined_pace_every && i % run_combined_pace_every == 0)
-			usleep(run_combined_pace_us);
-	}
-	if (posted)
-		*posted = i;
-	while (got < i / SIGNAL_EVERY) {
-		if (!direct)
-			(void)ssq_combine_flush(prod);
-		if (reap(prod, p, &got) < 0)
-			return 1;
-		if (now_s() - t0 > 60) {
-			fprintf(stderr, "producer %u: %u of %u completions\n", p, got,
-			        i / SIGNAL_EVERY);
-			dump_ctl(prod);
-			return 1;
-		}
-	}
-	usleep(1000);
-	rc = reap(prod, p, &got);
-	if (rc) {
-		fprintf(stderr, "producer %u: %d completions nobody asked for\n", p, rc);
-		return 1;
-	}
-	return 0;
+	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, &how, max_post_s,
+	                 posted);
 }
 
 #endif

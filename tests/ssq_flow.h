@@ -198,16 +198,30 @@ typedef int msg_post_fn(struct ssq_producer *prod, const struct msg_area *a, uin
                         const void *arg, uint32_t *got);
 
 /*
- * Post messages (p, 0 ..) with @post until @n are posted or *@stop is set,
- * then wait for their completions: exactly the signaled ones, in order,
- * successful. A source slot (64 of them) is reused only once its message is
- * known done. Returns 0 with *@posted (if not NULL) and the longest post in
- * *@max_post_s (if not NULL), or 1 after printing why.
+ * How run_posts runs: @post with @arg posts each message; @before_wait
+ * (unless NULL) comes before each reap that waits for a completion (a
+ * combining producer posts what it still holds: the awaited message may be
+ * among it); with @pace_every, every @pace_every-th message is followed by
+ * a sleep of @pace_us.
+ */
+struct msg_posting {
+	msg_post_fn *post;
+	const void *arg;
+	void (*before_wait)(struct ssq_producer *prod);
+	unsigned pace_every, pace_us;
+};
+
+/*
+ * Post messages (p, 0 ..) as @how says until @n are posted or *@stop is
+ * set, then wait for their completions: exactly the signaled ones, in
+ * order, successful. A source slot (64 of them) is reused only once its
+ * message is known done. Returns 0 with *@posted (if not NULL) and the
+ * longest post in *@max_post_s (if not NULL), or 1 after printing why.
  */
 static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
                             uint32_t p, uint32_t n, const volatile int *stop,
                             uint8_t *src, uint64_t src_iova, uint32_t lkey,
-                            msg_post_fn *post, const void *arg, double *max_post_s,
+                            const struct msg_posting *how, double *max_post_s,
                             uint32_t *posted)
 {
 	uint32_t i, got = 0;
@@ -221,6 +235,8 @@ static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
 
 		/* `got` signaled FAs: messages below got * SIGNAL_EVERY are done. */
 		while (i >= 64 && (uint64_t)got * SIGNAL_EVERY < i - 63) {
+			if (how->before_wait)
+				how->before_wait(prod);
 			if (reap(prod, p, &got) < 0)
 				return 1;
 			if (now_s() - t0 > 60) {
@@ -230,19 +246,30 @@ static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
 			}
 		}
 		t = now_s();
-		while ((rc = post(prod, a, p, i, iova, buf, lkey, arg, &got)) == -EAGAIN)
+		while ((rc = how->post(prod, a, p, i, iova, buf, lkey, how->arg, &got)) ==
+		       -EAGAIN)
 			if (reap(prod, p, &got) < 0)
 				return 1;
 		if (rc) {
-			fprintf(stderr, "producer %u: post %u: %d\n", p, i, rc);
+			fprintf(stderr,
+			        "producer %u: post %u: %d (epoch %u, hand word 0x%llx, "
+			        "owed %u, state %u)\n",
+			        p, i, rc, prod->ctl->epoch,
+			        (unsigned long long)prod->me->hand.word, prod->hand_owed,
+			        prod->me->state);
+			dump_ctl(prod);
 			return 1;
 		}
 		if (max_post_s && now_s() - t > *max_post_s)
 			*max_post_s = now_s() - t;
+		if (how->pace_every && i % how->pace_every == 0)
+			usleep(how->pace_us);
 	}
 	if (posted)
 		*posted = i;
 	while (got < i / SIGNAL_EVERY) {
+		if (how->before_wait)
+			how->before_wait(prod);
 		if (reap(prod, p, &got) < 0)
 			return 1;
 		if (now_s() - t0 > 60) {
@@ -284,8 +311,10 @@ static inline int run_producer(struct ssq_producer *prod, const struct msg_area 
 		        SIGNAL_EVERY);
 		return 1;
 	}
-	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, post_msg_plain, NULL,
-	                 max_post_s, posted);
+	const struct msg_posting how = { .post = post_msg_plain };
+
+	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, &how, max_post_s,
+	                 posted);
 }
 
 /*
