@@ -151,6 +151,18 @@ static void exchange_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 }
 
 /*
+ * @p's connection @s in state @to, its next message read from the start
+ * (p->xbuf) and awaited for @ms at most (then peer_tick acts: tick.c).
+ */
+static void await_peer(struct ssqd *d, struct ssqd_peer *p, enum ssqd_link_state to,
+                       int s, unsigned ms)
+{
+	ssqd_peer_link_to(d, p, to, s);
+	p->xlen = 0;
+	p->retry_ns = ssqd_now_ns() + ms * 1000000ull;
+}
+
+/*
  * Connected (and, with --peer-key, authenticated): a side that dials sends
  * its addresses (EXCHANGING); the other side, dialing only to ask for a
  * link on demand, sends its want (WANT_SENT). 0, or -errno with @why (@s
@@ -170,18 +182,14 @@ static int dial_go(struct ssqd *d, struct ssqd_peer *p, int s, char *why, size_t
 		 * refuses it first (no room there); read which. Asked again
 		 * after WANT_AGAIN_MS if it does not dial.
 		 */
-		ssqd_peer_link_to(d, p, SSQD_LINK_WANT_SENT, s);
-		p->xlen = 0;
-		p->retry_ns = ssqd_now_ns() + WANT_AGAIN_MS * 1000000ull;
+		await_peer(d, p, SSQD_LINK_WANT_SENT, s, WANT_AGAIN_MS);
 		return 0;
 	}
 	/* Ours out now; theirs read as they come (exchange_read). */
 	rc = ssqd_peer_send_addrs(d, p, s, why, whylen);
 	if (rc)
 		return rc;
-	ssqd_peer_link_to(d, p, SSQD_LINK_EXCHANGING, s);
-	p->xlen = 0;
-	p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;
+	await_peer(d, p, SSQD_LINK_EXCHANGING, s, SSQD_PEER_EXCHANGE_MS);
 	return 0;
 }
 
@@ -212,9 +220,7 @@ static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 	if (!rc && d->peer_key_len) {
 		rc = ssqd_auth_hello(d, p, s, why, sizeof(why));
 		if (!rc) {
-			ssqd_peer_link_to(d, p, SSQD_LINK_AUTHING, s);
-			p->xlen = 0;
-			p->retry_ns = ssqd_now_ns() + SSQD_PEER_EXCHANGE_MS * 1000000ull;
+			await_peer(d, p, SSQD_LINK_AUTHING, s, SSQD_PEER_EXCHANGE_MS);
 			return;
 		}
 	} else if (!rc) {
