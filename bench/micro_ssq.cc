@@ -44,6 +44,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <ssq/ssq.h>
+#include "dv/ctl.h"
 #include "emu/emu.h"
 #include "emu/testbed_pvt.h"
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ssq/ssq.h>
+#include "dv/ctl.h"
 
 #define RING_WQEBBS 1024
 #define CQES        256

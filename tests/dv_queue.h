@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ssq/ssq.h>
+#include "dv/ctl.h"
 #include "helpers.h"
 
 #define DVQ_RING    64u

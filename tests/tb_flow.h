@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
+#include "dv/ctl.h"
 #include "helpers.h"
 #include "ssq_flow.h"
 #include "emu/testbed_pvt.h"

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
+#include "dv/ctl.h"
 #include "helpers.h"
 
 #define RING    64u

@@ -16,6 +16,7 @@
  * running at the end (and exit 0 on SIGTERM).
  */
 #include <fcntl.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 
 #define LIMIT_S 5.0

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <ssq/queue.h>
+#include "dv/ctl.h"
 #include "shm/create/arena.h"
 #include "shm/map/arena_map.h"
 #include "shm/layout.h"

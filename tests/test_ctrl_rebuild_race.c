@@ -11,6 +11,7 @@
  * that WQE never completed (an adversary's finding, issue 16).
  */
 #define SSQ_FAULT_HOOKS 1
+#include "dv/ctl.h"
 #include "stall_flow.h"
 
 static struct ssq_ctl *ctl;

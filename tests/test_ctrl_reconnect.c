@@ -24,6 +24,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "ctrl/daemon/peers/peers.h"
 

@@ -17,6 +17,7 @@
  * lease 2285 ms; replayed wr_ids, "control block inconsistent").
  */
 #define SSQ_FAULT_HOOKS 1
+#include "dv/ctl.h"
 #include "stall_flow.h"
 
 #define S_WR 0x5u

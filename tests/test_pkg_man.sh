@@ -7,7 +7,9 @@
 # option `ssqd --help` lists and has its ENVIRONMENT, FILES, SIGNALS and
 # EXIT STATUS; every call a section 3 page names is declared in the
 # installed headers and has a page or a link of its own; every tool has a
-# section 1 page naming each option of its --help.
+# section 1 page naming each option of its --help; every inline call of
+# the posting headers (<ssq/queue.h>, <ssq/combine.h>, <ssq/post_wr.h>)
+# has a page.
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pkg_common.sh"
 
@@ -109,4 +111,18 @@ for p in $(grep -L '^\.so ' man3/*.3); do
 done
 [ "$nnames" -ge 30 ] && ok "section 3: $nnames calls, each declared in <ssq/*.h>, each with a page" ||
 	bad "section 3 names only $nnames calls"
+# The posting API is inline, so no export lists it (pkg_symbols checks the
+# out-of-line calls): every inline call of the headers that post (its
+# name without the internals' ssq__) has a page, the combined posts of
+# <ssq/combine.h> included.
+ninline=0
+for h in queue combine post_wr; do
+	for f in $(grep -oE '^SSQ_INLINE [^(]*[ *]ssq_[a-z0-9_]+\(' "$prefix/include/ssq/$h.h" |
+		grep -oE 'ssq_[a-z0-9_]+\($' | tr -d '(' | grep -v '^ssq__'); do
+		ninline=$((ninline + 1))
+		[ -f "man3/$f.3" ] || bad "<ssq/$h.h> has the inline call $f, which has no man3/$f.3"
+	done
+done
+[ "$ninline" -ge 10 ] && ok "the $ninline inline calls of <ssq/{queue,combine,post_wr}.h> each have a page" ||
+	bad "found only $ninline inline calls in <ssq/{queue,combine,post_wr}.h>"
 pkg_done

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The installed libssq.so exports the API and nothing else: every defined
-# dynamic symbol is ssq_* at version SSQ_0.1 (plus the version node itself),
-# every call declared in <ssq/client.h> is among them, the SONAME is
-# libssq.so.<major>; it needs no DPDK (ldd: no librte_*) and no libsystemd,
-# and holds no emulated device (no emu symbol, defined or wanted).
+# The installed libssq.so exports the API and nothing else: the defined
+# dynamic symbols are exactly the names src/libssq.map lists one by one
+# (no wildcard), each at version SSQ_0.1 (plus the version node itself);
+# each is declared in the installed headers and has its man3 page, and
+# every out-of-line call the installed headers declare is exported (so an
+# internal is neither exported nor declared where applications look); the
+# SONAME is libssq.so.<major>; it needs no DPDK (ldd: no librte_*) and no
+# libsystemd, and holds no emulated device (no emu symbol, defined or wanted).
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pkg_common.sh"
 
@@ -24,31 +27,45 @@ fi
 grep -qx 'SSQ_0.1' <<<"$defined" && ok "version node SSQ_0.1 present" ||
 	bad "no version node SSQ_0.1"
 
-# Every out-of-line call of <ssq/client.h> is exported.
-missing=
-calls=0
-for f in $(grep -hoE '^[a-z][a-z0-9_ ]*[ *]ssq_[a-z0-9_]+\(' "$prefix/include/ssq/client.h" |
-	grep -oE 'ssq_[a-z0-9_]+\($' | tr -d '(' | sort -u); do
-	grep -q "^$f@@" <<<"$defined" || missing+=" $f"
-	calls=$((calls + 1))
-done
-[ "$calls" -gt 10 ] || bad "found only $calls calls in <ssq/client.h>"
-[ -z "$missing" ] && ok "each of the $calls calls of <ssq/client.h> is exported" ||
-	bad "declared in <ssq/client.h> but not exported:$missing"
+# The map names the API one by one, as liburing.map does: a wildcard
+# (ssq_*) would export every internal that happens to be called ssq_.
+map=$src/src/libssq.map
+mapnames=$(sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' "$map" |
+	sed -n '/global:/,/local:/p' | grep -oE '^[[:space:]]*[A-Za-z0-9_*?]+;' | tr -d ' \t;' | sort -u)
+grep -q '[*?]' <<<"$mapnames" && bad "libssq.map's global: has a wildcard: $(grep '[*?]' <<<"$mapnames" | tr '\n' ' ')"
+[ "$(wc -l <<<"$mapnames")" -gt 30 ] || bad "found only $(wc -l <<<"$mapnames") names in $map"
+exported=$(grep -vx 'SSQ_0.1' <<<"$defined" | sed 's/@.*//' | sort -u)
+extra=$(comm -23 <(echo "$exported") <(echo "$mapnames"))
+lacking=$(comm -13 <(echo "$exported") <(echo "$mapnames"))
+[ -z "$extra" ] && ok "every export is one libssq.map names" ||
+	bad "exported but not named in libssq.map (internals?):" $extra
+[ -z "$lacking" ] && ok "every name in libssq.map is exported ($(wc -l <<<"$mapnames"))" ||
+	bad "named in libssq.map but not exported:" $lacking
+
+# What the installed headers declare out of line (a line that starts with
+# a type and ends the name with '(': not SSQ_INLINE) is what is exported.
+# ssq_fault_hook is no call of libssq: <ssq/queue_pvt.h> declares it only
+# under SSQ_FAULT_HOOKS, for the test program that defines it.
+declared=$(cat "$prefix"/include/ssq/*.h | grep -vE '^(SSQ_INLINE|static|#|[[:space:]])' |
+	grep -oE '^[a-z][a-z0-9_ ]*[ *]ssq_[a-z0-9_]+\(' | grep -oE 'ssq_[a-z0-9_]+\($' | tr -d '(' |
+	grep -vx ssq_fault_hook | sort -u)
+[ "$(wc -l <<<"$declared")" -gt 30 ] || bad "found only $(wc -l <<<"$declared") declarations in the headers"
+undeclared=$(comm -23 <(echo "$exported") <(echo "$declared"))
+unexported=$(comm -13 <(echo "$exported") <(echo "$declared"))
+[ -z "$undeclared" ] && ok "every export is declared in the installed headers" ||
+	bad "exported but declared in no installed header (internals):" $undeclared
+[ -z "$unexported" ] && ok "every out-of-line call of the installed headers ($(wc -l <<<"$declared")) is exported" ||
+	bad "declared in the installed headers but not exported:" $unexported
 
 # Every exported function has a page (or a .so link) in man3: the contract
-# is written down, internals included (ssq_ctl_init(3) says they are ABI).
-# Names whose page is still to be written go in $elsewhere (none now); a
-# name listed there that has its page is said, to be dropped.
-elsewhere=" "
+# is written down (ssq__wake_waiters(3) says why that one is ABI).
 mandir3=$mandir/man3
 nopage=
 npaged=0
-for f in $(sed 's/@.*//' <<<"$defined" | grep '^ssq_' | sort -u); do
+for f in $exported; do
 	if [ -f "$mandir3/$f.3" ]; then
 		npaged=$((npaged + 1))
-		[[ $elsewhere == *" $f "* ]] && echo "note $f has its page now: drop it from \$elsewhere"
-	elif [[ $elsewhere != *" $f "* ]]; then
+	else
 		nopage+=" $f"
 	fi
 done

@@ -11,6 +11,7 @@
  */
 #define SSQ_FAULT_HOOKS 1
 #include <pthread.h>
+#include "dv/ctl.h"
 #include "combine_flow.h"
 #include "tb_flow.h"
 

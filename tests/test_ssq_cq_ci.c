@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
+#include "dv/ctl.h"
 #include "helpers.h"
 #include "emu/testbed_pvt.h"
 

@@ -10,6 +10,7 @@
  * check must pass, and every message arrive exactly once.
  */
 #include <pthread.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

@@ -27,6 +27,7 @@
 #define SSQ_FAULT_HOOKS 1
 #include <pthread.h>
 #include <setjmp.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "emu/testbed_pvt.h"
 

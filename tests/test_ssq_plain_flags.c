@@ -14,6 +14,7 @@
  *    gets every completion, in order;
  *  - a producer attached afterwards (C) posts and completes too.
  */
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

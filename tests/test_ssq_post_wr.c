@@ -14,6 +14,7 @@
  *     in several reservations, reposted from *bad on -EAGAIN, all of it in
  *     order.
  */
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

@@ -9,6 +9,7 @@
  * ssq_post_wr_strerror(p, bad, rc, ...) must name the WR by wr_id and the
  * field at fault; a 4-byte buffer gets a NUL-terminated prefix.
  */
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "emu/testbed_pvt.h"
 

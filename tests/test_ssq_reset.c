@@ -14,6 +14,7 @@
  * queue holds, and ssq_ctl_mark_dead makes the router drop a record's
  * completions.
  */
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

@@ -7,6 +7,7 @@
  * before it says READY, so an owner that sees its flush and posts at once
  * lands in that window; -EIO there made it give up on a healthy queue.
  */
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

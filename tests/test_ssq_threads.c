@@ -8,6 +8,7 @@
  * shared access of reserve / publish / submit / route is ordered.
  */
 #include <pthread.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

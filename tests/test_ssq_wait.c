@@ -12,6 +12,7 @@
  *  4. ssqd gone (ssq_producer_gone) with nothing ready: -ENOTCONN.
  */
 #include <pthread.h>
+#include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
 

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <ssq/queue.h>
+#include "ctl.h"
 #include "queue_owner.h"
 
 #define BAD(...)                                                                         \

@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include <ssq/queue.h>
+#include "ctl.h"
 #include "queue_clock.h"
 
 /*

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <string.h>
 #include <ssq/queue.h>
+#include "ctl.h"
 #include "queue_owner.h"
 
 /* Take @lease for the owner, waiting until @deadline for a live holder. */

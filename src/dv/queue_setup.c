@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <ssq/combine.h>
+#include "ctl.h"
 #include "queue_clock.h"
 
 static int is_pow2(uint64_t v)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <ssq/client.h>
 #include <ssq/queue.h>
+#include "dv/ctl.h"
 #include "ctrl/proto/msg.h"
 #include "ctrl/proto/socket_path.h"
 #include "shm/map/arena_map.h"

@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include "dv/ctl.h"
 #include "ctrl/client/client_pvt.h"
 
 void client_orphan(struct ssq_queue *q)

@@ -29,6 +29,7 @@
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/proto/msg.h"
 #include "ctrl/proto/peer_msg.h"
+#include "dv/ctl.h"
 #include "shm/create/arena.h"
 #include "shm/layout.h"
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ssq/queue.h>
+#include "dv/ctl.h"
 #include "shm/map/arena_map.h"
 #include "shm/layout.h"
 
