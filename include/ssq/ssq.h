@@ -6,6 +6,7 @@
  * The headers, in the order a post uses them:
  *   ssq/sq.h        a send queue's geometry, filled from struct mlx5dv_qp
  *   ssq/wqe.h       build WQEs: ssq_prep_*() hot path, ssq_wqe_build() general
+ *   ssq/wqe_mw.h    bind and invalidate a type-2 memory window (UMR WQEs)
  *   ssq/doorbell.h  doorbell record + UAR: 8-byte doorbell or BlueFlame
  *   ssq/cq.h        poll 64-byte CQEs, decode them, map error syndromes
  *   ssq/rq.h        receive WQEs for RQs and SRQs
@@ -28,6 +29,7 @@
 #include <ssq/barrier.h>
 #include <ssq/sq.h>
 #include <ssq/wqe.h>
+#include <ssq/wqe_mw.h>
 #include <ssq/doorbell.h>
 #include <ssq/cq.h>
 #include <ssq/rq.h>

@@ -467,6 +467,21 @@ int emu_dealloc_mw(struct emu_mr *mw);
  */
 uint64_t emu_qp_access_errors(struct emu_qp *qp);
 
+/*
+ * A window's bind and invalidate as WQEs (umr.c): a UMR WQE on @qp's send
+ * queue in the bytes of <ssq/wqe_mw.h> (libmlx5's IBV_WR_BIND_MW and
+ * IBV_WR_LOCAL_INV) runs in order as emu_bind_mw / emu_invalidate_mw
+ * would, its CQE opcode MLX5_OPCODE_UMR; a refused bind completes with
+ * MLX5_CQE_SYNDROME_MW_BIND_ERR, a refused invalidate with
+ * LOCAL_QP_OP_ERR, and @qp goes to ERR.
+ *
+ * emu_qp_umr_unfenced - WQEs that ran right after a UMR on @qp without
+ * the initiator small fence libmlx5 puts there (a ConnectX may run them
+ * before the window changed, and says nothing): counted, not refused.
+ * 0 for NULL.
+ */
+uint64_t emu_qp_umr_unfenced(struct emu_qp *qp);
+
 /* ---- completion queues ---- */
 
 struct emu_cq_attr {

@@ -125,6 +125,9 @@ struct emu_qp {
 	 * guesses, counted per responder QP (emu_qp_access_errors).
 	 */
 	uint64_t access_errors;
+	/* umr.c: the last WQE run was a UMR; WQEs that followed one unfenced. */
+	uint8_t umr_last;
+	uint64_t umr_unfenced;
 };
 
 /* Async events the device keeps for emu_get_async_event. */
@@ -342,6 +345,24 @@ int emu_key_slot(struct emu_dev *dev, struct emu_mr *m);
 uint8_t emu_key_variant(void);
 /* mw.c: free every window bound to @qp, as its destruction does (lock held). */
 void emu_mw_qp_gone(struct emu_qp *qp);
+/* mw.c: emu_bind_mw's checks and effect, lock held; its returns. */
+int emu_mw_bind_locked(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr,
+                       uint64_t iova, uint64_t len, int access, uint32_t rkey);
+/* mw.c: @mw back to free, if bound (lock held). */
+void emu_mw_unbind(struct emu_mr *mw);
+/*
+ * umr.c: run the UMR WQE (a type-2 window's bind or LOCAL_INV, the bytes
+ * of <ssq/wqe_mw.h>) of @ds DS whose control segment is @ctrl, at ring
+ * offset @off of @qp's SQ (lock held). Returns 0 or a requester syndrome.
+ */
+int emu_umr_exec(struct emu_qp *qp, const struct mlx5_wqe_ctrl_seg *ctrl, size_t off,
+                 unsigned ds);
+/*
+ * umr.c: note the fence of a WQE of @qp with @fm_ce_se about to run: one
+ * right after a UMR without MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE (or
+ * MLX5_WQE_CTRL_FENCE) counts in umr_unfenced (lock held).
+ */
+void emu_umr_fence_note(struct emu_qp *qp, uint8_t fm_ce_se);
 /*
  * Copy @total bytes from the pieces of @src to those of @dst. Returns 0,
  * or EMU_FAULT_SRC / EMU_FAULT_DST: that side's memory could not be reached

@@ -295,9 +295,18 @@ static int exec_wqe(struct emu_qp *qp, uint32_t avail, unsigned *wqebbs,
 		                           : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	}
 
+	/* Once per WQE, as the fault above: the fence after a UMR (umr.c). */
+	if (qp->rnr_tries == 0 && qp->msg_off == 0) {
+		emu_umr_fence_note(qp, ctrl->fm_ce_se);
+		qp->umr_last = opcode == MLX5_OPCODE_UMR;
+	}
+
 	switch (opcode) {
 	case MLX5_OPCODE_NOP:
 		return EX_OK;
+	case MLX5_OPCODE_UMR:
+		/* A window's bind or invalidate: local, no peer needed. */
+		return emu_umr_exec(qp, ctrl, off, ds);
 	case MLX5_OPCODE_SEND:
 	case MLX5_OPCODE_SEND_IMM:
 	case MLX5_OPCODE_RDMA_WRITE:

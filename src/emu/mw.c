@@ -41,7 +41,7 @@ int emu_alloc_mw(struct emu_pd *pd, struct emu_mr **mwp, uint32_t *rkey)
 }
 
 /* Back to the free state: its key reaches nothing (lock held). */
-static void mw_unbind(struct emu_mr *mw)
+void emu_mw_unbind(struct emu_mr *mw)
 {
 	if (!mw->bound)
 		return;
@@ -56,16 +56,11 @@ static void mw_unbind(struct emu_mr *mw)
 #define EMU_REMOTE_ACCESS                                                                \
 	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-int emu_bind_mw(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr, uint64_t iova,
-                uint64_t len, int access, uint32_t rkey)
+int emu_mw_bind_locked(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr,
+                       uint64_t iova, uint64_t len, int access, uint32_t rkey)
 {
-	struct emu_dev *dev;
 	int rc = 0;
 
-	if (!qp || !mw || !mr)
-		return -EINVAL;
-	dev = qp->dev;
-	pthread_mutex_lock(&dev->lock);
 	if (mw->type != EMU_KEY_MW || mr->type != EMU_KEY_MR)
 		rc = -EINVAL;
 	/* The WQE runs on the QP's send queue: only once it sends. */
@@ -109,7 +104,19 @@ int emu_bind_mw(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr, uint64_
 		mw->bound = 1;
 		mr->binds++;
 	}
-	pthread_mutex_unlock(&dev->lock);
+	return rc;
+}
+
+int emu_bind_mw(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr, uint64_t iova,
+                uint64_t len, int access, uint32_t rkey)
+{
+	int rc;
+
+	if (!qp || !mw || !mr)
+		return -EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	rc = emu_mw_bind_locked(qp, mw, mr, iova, len, access, rkey);
+	pthread_mutex_unlock(&qp->dev->lock);
 	return rc;
 }
 
@@ -121,7 +128,7 @@ int emu_invalidate_mw(struct emu_mr *mw)
 		return -EINVAL;
 	dev = mw->pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	mw_unbind(mw);
+	emu_mw_unbind(mw);
 	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
@@ -134,7 +141,7 @@ int emu_dealloc_mw(struct emu_mr *mw)
 		return -EINVAL;
 	dev = mw->pd->dev;
 	pthread_mutex_lock(&dev->lock);
-	mw_unbind(mw);
+	emu_mw_unbind(mw);
 	dev->mrs[mw->key >> 8] = NULL;
 	mw->pd->users--;
 	pthread_mutex_unlock(&dev->lock);
@@ -150,7 +157,7 @@ void emu_mw_qp_gone(struct emu_qp *qp)
 	for (i = 0; i < SSQ_EMU_MAX_MR; i++)
 		if (dev->mrs[i] && dev->mrs[i]->type == EMU_KEY_MW &&
 		    dev->mrs[i]->qp == qp)
-			mw_unbind(dev->mrs[i]);
+			emu_mw_unbind(dev->mrs[i]);
 }
 
 uint64_t emu_qp_access_errors(struct emu_qp *qp)

@@ -209,6 +209,7 @@ static void qp_reset(struct emu_qp *qp)
 	qp->rnr_until_ns = 0;
 	qp->msg_off = 0;
 	qp->db_pending = 0;
+	qp->umr_last = 0; /* no UMR before WQE 0 of the next life */
 }
 
 int emu_modify_qp(struct emu_qp *qp, const struct ibv_qp_attr *attr, int attr_mask)

@@ -130,8 +130,15 @@ static int issue(struct emu_qp *qp, uint16_t dbr)
 		e->syndrome = dev->fault.syndrome ? dev->fault.syndrome
 		                                  : MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 	} else {
+		/* The fence after a UMR (umr.c), as emu_sq_run notes it. */
+		emu_umr_fence_note(qp, ctrl->fm_ce_se);
+		qp->umr_last = e->opcode == MLX5_OPCODE_UMR;
 		switch (e->opcode) {
 		case MLX5_OPCODE_NOP:
+			break;
+		case MLX5_OPCODE_UMR:
+			/* Local: run at issue, nothing to send, completes in order. */
+			e->syndrome = (uint8_t)emu_umr_exec(qp, ctrl, off, ds);
 			break;
 		case MLX5_OPCODE_SEND:
 		case MLX5_OPCODE_SEND_IMM:
@@ -166,7 +173,8 @@ static int issue(struct emu_qp *qp, uint16_t dbr)
 			break;
 		}
 	}
-	if (!e->syndrome && e->opcode != MLX5_OPCODE_NOP) {
+	if (!e->syndrome && e->opcode != MLX5_OPCODE_NOP &&
+	    e->opcode != MLX5_OPCODE_UMR) {
 		uint32_t mtu = emu_mtu_bytes(qp);
 
 		e->len = (uint32_t)total;

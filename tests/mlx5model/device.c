@@ -191,6 +191,7 @@ static void ctx_ops(struct mm_ctx *c)
 	ctx->ops.req_notify_cq = mm_req_notify_cq;
 	ctx->ops.post_send = no_post_send;
 	ctx->ops.post_recv = no_post_recv;
+	mm_mw_ops(ctx);
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->num_comp_vectors = 1;
 	c->vctx.sz = sizeof(c->vctx);

@@ -116,7 +116,14 @@ struct mm_hdr {
 	char sock[64]; /* the owner's uverbs service, abstract unix socket */
 };
 
-enum mm_obj_type { MM_OBJ_FREE = 0, MM_OBJ_PD, MM_OBJ_MR, MM_OBJ_CQ, MM_OBJ_QP };
+enum mm_obj_type {
+	MM_OBJ_FREE = 0,
+	MM_OBJ_PD,
+	MM_OBJ_MR,
+	MM_OBJ_CQ,
+	MM_OBJ_QP,
+	MM_OBJ_MW
+};
 
 /* The kernel's side of an MR (ib_mr + ib_umem): in the owner process. */
 struct mm_kmr {
@@ -250,6 +257,10 @@ int mm_k_query_mr(struct mm_ctx *c, uint32_t handle, uint32_t pd_handle, uint64_
                   uint32_t *key);
 int mm_k_query_pd(struct mm_ctx *c, uint32_t handle);
 void mm_k_fini(struct mm_ctx *c);
+
+/* mw.c: the context's alloc_mw / dealloc_mw; windows freed at close. */
+void mm_mw_ops(struct ibv_context *ctx);
+void mm_mw_fini(struct mm_ctx *c);
 
 /* uverbs.c: the service in the owner, calls from an importer */
 int mm_srv_start(struct mm_ctx *c);

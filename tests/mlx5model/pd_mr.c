@@ -64,7 +64,7 @@ static struct mm_pinned *pinned_of(struct mm_ctx *c, pid_t pid)
  * -> ib_umem_get, drivers/infiniband/core/umem.c), in the owner:
  *  - access: ib_check_mr_access (include/rdma/ib_verbs.h) refuses remote
  *    write or atomic without local write (EINVAL); bits other than the
- *    four ssq uses are not modelled and refused (stricter);
+ *    five ssq uses (with MW_BIND) are not modelled and refused (stricter);
  *  - ib_umem_get charges the pages to the registering process's
  *    mm->pinned_vm and fails with ENOMEM past its RLIMIT_MEMLOCK unless
  *    it has CAP_IPC_LOCK (@memlock, @cap_ipc_lock: the registering
@@ -79,8 +79,10 @@ int mm_k_reg_mr(struct mm_ctx *c, uint32_t pd_handle, uint64_t addr, uint64_t le
                 uint64_t iova, int access, int fd, pid_t pid, uint64_t memlock,
                 int cap_ipc_lock, uint32_t *handle, uint32_t *key)
 {
+	/* MW_BIND too: in ib_check_mr_access's IB_ACCESS_SUPPORTED (mw.c binds). */
 	const int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+	                  IBV_ACCESS_MW_BIND;
 	struct mm_pd *pd = mm_handle_get(c, pd_handle, MM_OBJ_PD);
 	uint64_t pages = ((addr + len + MM_PAGE - 1) / MM_PAGE) - addr / MM_PAGE;
 	struct mm_pinned *pin;
@@ -181,6 +183,7 @@ void mm_k_fini(struct mm_ctx *c)
 {
 	uint32_t i;
 
+	mm_mw_fini(c);
 	for (i = 0; i < MM_MAX_HANDLES; i++)
 		if (c->objs[i].type == MM_OBJ_MR)
 			mm_k_dereg_mr(c, i);
