@@ -125,13 +125,18 @@ struct ssqd_mr {
  * window over a range of one client's buffer or registration, bound to one
  * queue's QP, so that only requests from that queue's peer reach it. Goes
  * with REVOKE, with the memory (free, dereg, the owner's death), and with
- * ssqd. A client holds at most SSQD_GRANTS_PER_CLIENT.
+ * ssqd. A client holds at most SSQD_GRANTS_PER_CLIENT; when another uid
+ * may use ssqd, a uid (all its clients) at most SSQD_GRANTS_PER_UID, so
+ * that one uid cannot take every slot and lock the others out of grants
+ * (issue 28; the producer records' bound, item 6, is the same rule).
  */
 #define SSQD_MAX_GRANTS        1024u
 #define SSQD_GRANTS_PER_CLIENT 64u
+#define SSQD_GRANTS_PER_UID    (SSQD_MAX_GRANTS / 2)
 
 struct ssqd_grant {
 	uint32_t owner; /* the granting client's id; 0: a free slot */
+	uint32_t uid;   /* the owner's (SSQD_GRANTS_PER_UID) */
 	uint32_t rkey;  /* the window's key */
 	uint32_t kind;  /* SSQ_GRANT_BUF or SSQ_GRANT_MR */
 	unsigned queue; /* whose QP it is bound to */

@@ -97,6 +97,14 @@ void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner);
 int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
                       int *rc);
 
+/*
+ * ssqd_uid_shares - may a uid other than @uid use ssqd? ssqd's own uid, one
+ * named by --allow-uid, or a group's by --allow-gid (root is not counted
+ * unless it is ssqd's uid: it may do anything on the host). Then one uid's
+ * share of a table every uid draws on is bounded (request.c).
+ */
+int ssqd_uid_shares(const struct ssqd *d, uid_t uid);
+
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
 

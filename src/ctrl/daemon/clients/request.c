@@ -62,8 +62,13 @@ static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c
 	}
 	if (ruled)
 		return 0;
-	return getuid() != c->uid ||
-	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != c->uid) ||
+	return ssqd_uid_shares(d, c->uid);
+}
+
+int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
+{
+	return getuid() != uid ||
+	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
 	       d->opt.allow_gid >= 0;
 }
 
