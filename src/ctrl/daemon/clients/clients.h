@@ -101,7 +101,7 @@ int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_
  * ssqd_uid_shares - may a uid other than @uid use ssqd? ssqd's own uid, one
  * named by --allow-uid, or a group's by --allow-gid (root is not counted
  * unless it is ssqd's uid: it may do anything on the host). Then one uid's
- * share of a table every uid draws on is bounded (request.c).
+ * share of a table every uid draws on is bounded (queue_pick.c).
  */
 int ssqd_uid_shares(const struct ssqd *d, uid_t uid);
 

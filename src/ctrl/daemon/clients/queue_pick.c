@@ -3,14 +3,23 @@
  * The queue a request names (ATTACH, GRANT): found by name, allowed to the
  * client, and ready - its peer linked or a queue in error recovered first.
  * Apart from request.c so that grant.c and request.c both use it without
- * calling each other.
+ * calling each other; so is ssqd_uid_shares, both files' bound on one
+ * uid's share.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "ctrl/daemon/clients/clients.h"
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
+
+int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
+{
+	return getuid() != uid ||
+	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
+	       d->opt.allow_gid >= 0;
+}
 
 /* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
 static int ssqd_queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)

@@ -65,13 +65,6 @@ static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c
 	return ssqd_uid_shares(d, c->uid);
 }
 
-int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
-{
-	return getuid() != uid ||
-	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
-	       d->opt.allow_gid >= 0;
-}
-
 /* Producer records of queue @q held by @uid's connections. */
 static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
 {
