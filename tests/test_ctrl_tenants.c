@@ -8,8 +8,9 @@
  * variant bytes), a WRITE of A's memory into B's own buffer and a READ of
  * B's buffer into A's memory.
  *  - ssqd --tenants uid --allow-uid 65534 (and --tenants gid --allow-gid
- *    65534): B's connection is served by B's own ssqd (own device context,
- *    PD, arena, queues): every such WR completes IBV_WC_LOC_PROT_ERR, B's
+ *    65534, and --tenants uid --allow-gid 65534, whose tenant uid 65534 is
+ *    started at B's first connection): B's connection is served by B's own ssqd (own
+ * device context, PD, arena, queues): every such WR completes IBV_WC_LOC_PROT_ERR, B's
  *    buffer holds no byte of A's and A's memory is unchanged; B's own
  *    WRITE on the same queue still succeeds; B's ssqd ends with ssqd, and
  *    with an ssqd killed with SIGKILL too.
@@ -146,11 +147,9 @@ static pid_t tenant_pid(void)
 	return s ? (pid_t)atoi(s + strlen("its ssqd is pid ")) : -1;
 }
 
-static void run(const char *mode)
+static void run(const char *mode, const char *allow)
 {
-	int gid = mode && !strcmp(mode, "gid");
-	const char *args[] = { gid ? "--allow-gid" : "--allow-uid", "65534",
-		               mode ? "--tenants" : NULL, mode, NULL };
+	const char *args[] = { allow, "65534", mode ? "--tenants" : NULL, mode, NULL };
 	struct ssq_client *c;
 	struct ssq_mr mr;
 	char *mem = aligned_alloc(4096, 4096);
@@ -234,9 +233,11 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(sock, sizeof(sock), "/tmp/ssq-tenant-%d.sock", (int)getpid());
 	snprintf(logf, sizeof(logf), "/tmp/ssq-tenant-%d.log", (int)getpid());
-	run("uid");
-	run("gid");
-	run(NULL);
+	run("uid", "--allow-uid");
+	run("gid", "--allow-gid");
+	/* B's tenant (uid 65534) is named by no option: started at its connect. */
+	run("uid", "--allow-gid");
+	run(NULL, "--allow-uid");
 	killed();
 	if (!test_failures)
 		unlink(logf);
