@@ -16,6 +16,13 @@
 
 int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
 {
+	/*
+	 * A tenant's ssqd under --tenants uid (tenants.c: --tenant-fd and
+	 * --allow-uid alone) is given that uid's connections only: nobody to
+	 * share with, so no half of anything is kept back.
+	 */
+	if (d->opt.tenant_fd >= 0 && d->opt.allow_uid >= 0 && d->opt.allow_gid < 0)
+		return 0;
 	return getuid() != uid ||
 	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
 	       d->opt.allow_gid >= 0;
