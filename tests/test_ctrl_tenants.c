@@ -69,7 +69,10 @@ static void guesses(struct ssq_queue *q, const struct ssq_buf *mine, unsigned *m
 	}
 }
 
-/* Opens of q0 over two new connections, 16 each; how many worked. */
+/*
+ * Opens of q0 over two new connections, 16 each; how many worked. B's
+ * opens say which uid they are made as: "uid N: open".
+ */
 static int more_opens(void)
 {
 	struct ssq_client *c[2] = { NULL, NULL };
@@ -80,8 +83,8 @@ static int more_opens(void)
 		if (!c[i / 16] && ssq_client_connect(sock, &c[i / 16]))
 			break;
 		if (ssq_queue_open(c[i / 16], "q0", &q)) {
-			fprintf(stderr, "uid 65534: open %d: %s\n", i + 2,
-			        ssq_client_error(c[i / 16]));
+			fprintf(stderr, "uid %u: open %d: %s\n", (unsigned)getuid(),
+			        i + 1, ssq_client_error(c[i / 16]));
 			break;
 		}
 		n++;
@@ -219,6 +222,10 @@ static void run(const char *mode, const char *allow)
 		CHECK(!changed, "A's memory changed under --tenants %s", mode);
 	else
 		CHECK(changed, "one tenant: B's READ into A's exact key left A alone");
+	/* ssqd's own tenant, this uid alone under --tenants uid: all of q0's. */
+	if (mode && !strcmp(mode, "uid"))
+		CHECK(more_opens() == 32,
+		      "A could not open q0 32 times under --tenants uid");
 	if (mode) {
 		tp = tenant_pid();
 		CHECK(tp > 0, "no tenant ssqd in ssqd's log %s", logf);

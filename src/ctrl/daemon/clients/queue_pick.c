@@ -17,11 +17,13 @@
 int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
 {
 	/*
-	 * A tenant's ssqd under --tenants uid (tenants.c: --tenant-fd and
-	 * --allow-uid alone) is given that uid's connections only: nobody to
-	 * share with, so no half of anything is kept back.
+	 * Under --tenants uid each ssqd serves one uid: this one its own
+	 * (tenants.c hands the others' connections on), a tenant's ssqd
+	 * (--tenant-fd and --allow-uid alone) that tenant's. Nobody to share
+	 * with, so no half of anything is kept back.
 	 */
-	if (d->opt.tenant_fd >= 0 && d->opt.allow_uid >= 0 && d->opt.allow_gid < 0)
+	if (d->opt.tenants == SSQD_TENANTS_UID ||
+	    (d->opt.tenant_fd >= 0 && d->opt.allow_uid >= 0 && d->opt.allow_gid < 0))
 		return 0;
 	return getuid() != uid ||
 	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
