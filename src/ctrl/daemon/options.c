@@ -651,7 +651,7 @@ static int opt_check(struct ssqd_options *o, unsigned keys_said)
 		/*
 		 * Each tenant would need a QP pair of its own on both hosts, and
 		 * the peer protocol names queues, not tenants: refused rather than
-		 * one tenant's peer queue shared by all (docs/tenants.md).
+		 * one tenant's peer queue shared by all (docs/trust.md).
 		 */
 		fprintf(stderr,
 		        "ssqd: --tenants: peer queues are not carried per tenant yet "
