@@ -169,6 +169,19 @@ static int gone(pid_t pid, int secs)
 	return 0;
 }
 
+/* Does ssqd's log hold @needle? */
+static int log_has(const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(logf, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
 /* The pid of the tenant's ssqd, from ssqd's log; -1 if not there. */
 static pid_t tenant_pid(void)
 {
@@ -234,8 +247,12 @@ static void run(const char *mode, const char *allow)
 out:
 	ssq_client_close(c);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
-	if (tp > 0)
+	if (tp > 0) {
 		CHECK(gone(tp, 0), "the tenant's ssqd (pid %d) outlived ssqd", (int)tp);
+		/* It stopped as ssqd does: exit 0 (under ASan, no report either). */
+		CHECK(!log_has("ended with status"), "the tenant's ssqd failed: see %s",
+		      logf);
+	}
 	free(mem);
 }
 

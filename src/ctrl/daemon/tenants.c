@@ -169,18 +169,19 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 {
 	struct ssqd_tenant *free_slot = NULL;
 	unsigned i;
+	int st;
 
 	*fresh = 0;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
 
 		/* One that exited is reaped here, its slot freed. */
-		if (t->pid > 0 && waitpid(t->pid, NULL, WNOHANG) == t->pid) {
+		if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
 			fprintf(stderr,
 			        SD_WARNING
-			        "ssqd: tenant %u: its ssqd (pid %d) has exited; "
-			        "started again at its next connection\n",
-			        (unsigned)t->key, (int)t->pid);
+			        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
+			        "0x%x); started again at its next connection\n",
+			        (unsigned)t->key, (int)t->pid, st);
 			tenant_forget(t);
 		}
 		if (t->pid > 0 && t->key == key)
@@ -281,6 +282,7 @@ void ssqd_tenants_stop(struct ssqd *d)
 {
 	struct timespec nap = { 0, 10 * 1000000 };
 	unsigned i, n;
+	int st;
 
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
 		if (d->tenants[i].pid > 0)
@@ -292,8 +294,16 @@ void ssqd_tenants_stop(struct ssqd *d)
 		for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 			struct ssqd_tenant *t = &d->tenants[i];
 
-			if (t->pid > 0 && waitpid(t->pid, NULL, WNOHANG) == t->pid)
+			if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
+				/* A tenant's failure is ssqd's to tell (a test reads it).
+				 */
+				if (!WIFEXITED(st) || WEXITSTATUS(st))
+					fprintf(stderr,
+					        SD_WARNING "ssqd: tenant %u's ssqd (pid "
+					                   "%d) ended with status 0x%x\n",
+					        (unsigned)t->key, (int)t->pid, st);
 				tenant_forget(t);
+			}
 			left += t->pid > 0;
 		}
 		if (!left)
