@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Every error the emulated device reports, provoked one by one: the exact
+ * Every error the emulated device reports, provoked one by one (keys of
+ * another PD among them): the exact
  * mlx5 syndrome in an error CQE naming the failed WQE, the QP in ERR, and
  * each later WQE flushed with WR_FLUSH_ERR; doorbell-record device errors;
  * CQ overrun.
@@ -156,7 +157,7 @@ static void test_keys(void)
 	struct emu_tb_side *a, *b;
 	int which;
 
-	for (which = 0; which < 9; which++) {
+	for (which = 0; which < 11; which++) {
 		static const char *const names[] = {
 			"bad lkey",
 			"local out of bounds",
@@ -167,11 +168,14 @@ static void test_keys(void)
 			"QP without REMOTE_READ",
 			"misaligned atomic",
 			"atomic on MR without it",
+			"lkey of another PD",
+			"rkey of another PD",
 		};
 		struct emu_tb_opts o = { 0 };
 		uint8_t op = MLX5_OPCODE_RDMA_WRITE,
 		        synd = MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
 		struct emu_mr *mr2;
+		struct emu_pd *pd2;
 		uint32_t key2 = 0, pi;
 		int remote = 1;
 
@@ -248,6 +252,31 @@ static void test_keys(void)
 			op = MLX5_OPCODE_ATOMIC_CS;
 			ssq_prep_atomic(&a->sq, pi, op, a->iova, a->key, 0x9000000, key2,
 			                0, 1, 0);
+			break;
+		case 9:
+			/*
+			 * An MR of another PD is no MR to this QP (rxe's lookup_mr;
+			 * a ConnectX's mkey context carries its pd): what keeps a
+			 * tenant (ssqd --tenants) from naming another's keys.
+			 */
+			CHECK(emu_alloc_pd(tb.dev, &pd2) == 0 &&
+			          emu_reg_mr(pd2, a->mem, 4096, 0xa000000,
+			                     IBV_ACCESS_LOCAL_WRITE, &mr2, &key2) == 0,
+			      "MR of a second PD");
+			ssq_prep_rdma_write(&a->sq, pi, 0xa000000, key2, 8, b->iova,
+			                    b->key, 0);
+			synd = MLX5_CQE_SYNDROME_LOCAL_PROT_ERR;
+			remote = 0;
+			break;
+		case 10:
+			CHECK(emu_alloc_pd(tb.dev, &pd2) == 0 &&
+			          emu_reg_mr(pd2, b->mem, 4096, 0xb000000,
+			                     IBV_ACCESS_LOCAL_WRITE |
+			                         IBV_ACCESS_REMOTE_WRITE,
+			                     &mr2, &key2) == 0,
+			      "MR of a second PD");
+			ssq_prep_rdma_write(&a->sq, pi, a->iova, a->key, 8, 0xb000000,
+			                    key2, 0);
 			break;
 		}
 		a->sq.pi++;

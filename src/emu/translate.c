@@ -16,7 +16,13 @@ struct emu_qp *emu_qp_by_qpn(struct emu_dev *dev, uint32_t qpn)
 	return i < SSQ_EMU_MAX_QP ? dev->qps[i] : NULL;
 }
 
-/* Key table lookup; NULL unless @key names a live MR or window of @pd. */
+/*
+ * Key table lookup; NULL unless @key names a live MR or window of @pd: a
+ * key of another PD is no key here, as rxe's lookup_mr
+ * (drivers/infiniband/sw/rxe/rxe_mr.c) refuses an MR whose PD is not the
+ * QP's and a ConnectX checks the mkey context's pd (mlx5_ifc.h,
+ * mlx5_ifc_mkc_bits) against the QP's (ssqd --tenants relies on it).
+ */
 static struct emu_mr *key_get(struct emu_dev *dev, const struct emu_pd *pd, uint32_t key)
 {
 	struct emu_mr *mr;

@@ -3,7 +3,8 @@
  * The daemon's top floor, each a caller of the folders below: the options
  * (options.c), bring-up and teardown (setup.c), the serve loop (serve.c;
  * the requests it reads are clients/request.c's), its sleep policy
- * (idle.c), ssqd --status (status_cmd.c). main.c drives them. Types are
+ * (idle.c), ssqd --status (status_cmd.c), tenants' ssqd (tenants.c).
+ * main.c drives them. Types are
  * ssqd.h's.
  */
 #ifndef SSQ_CTRL_DAEMON_H
@@ -38,6 +39,31 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen);
 int ssqd_serve(struct ssqd *d);
 
 void ssqd_teardown(struct ssqd *d);
+
+/*
+ * --tenants (tenants.c): the clients of another uid (gid) than ssqd's are
+ * served by an ssqd of their own, which this one starts and hands their
+ * connections to.
+ * ssqd_tenant_of - 1 with its tenant's uid or gid in *@key when the client
+ *   @cr belongs to another tenant than ssqd's own; 0 when ssqd serves it.
+ * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd (started
+ *   first if it is not running). 0 (the caller closes its copy), or -errno
+ *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
+ *   -EAGAIN (it does not take connections), fork's and exec's failures.
+ * ssqd_tenants_start - start the tenant the command line names
+ *   (--allow-uid under --tenants uid, --allow-gid under gid); 0 or -errno.
+ * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM, then after 10 s
+ *   SIGKILL) and reap it.
+ * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
+ *   its parent handed over, or -1 (none now; or the parent is gone, which
+ *   sets d->stop).
+ */
+struct ucred;
+int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key);
+int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t whylen);
+int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
+void ssqd_tenants_stop(struct ssqd *d);
+int ssqd_tenant_recv(struct ssqd *d);
 
 /*
  * An idle ssqd (idle.c): no client has a queue attached, nothing is in

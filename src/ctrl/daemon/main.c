@@ -110,8 +110,18 @@ int main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "ssqd: log stream: %s; lines go out as they are\n",
 		        strerror(-rc));
-	o->listen_fd = activation_socket(passed_sock, sizeof(passed_sock));
-	if (o->listen_fd >= 0) {
+	/*
+	 * A tenant's ssqd (tenants.c) takes its connections from --tenant-fd,
+	 * binds no socket and claims no path: its parent holds them.
+	 */
+	if (o->tenant_fd >= 0) {
+		snprintf(passed_sock, sizeof(passed_sock), "fd %d", o->tenant_fd);
+		o->listen_fd = o->tenant_fd;
+		o->socket_path = passed_sock;
+	} else {
+		o->listen_fd = activation_socket(passed_sock, sizeof(passed_sock));
+	}
+	if (o->listen_fd >= 0 && o->tenant_fd < 0) {
 		if (socket_opt && strcmp(socket_opt, passed_sock))
 			fprintf(stderr,
 			        SD_WARNING
@@ -133,6 +143,12 @@ int main(int argc, char **argv)
 		(void)sd_notifyf(0, "STATUS=setup failed: %s\nERRNO=%d", why, -rc);
 		return 1;
 	}
+	rc = ssqd_tenants_start(d, why, sizeof(why));
+	if (rc) {
+		fprintf(stderr, SD_ERR "ssqd: --tenants: %s\n", why);
+		ssqd_teardown(d);
+		return 1;
+	}
 	fprintf(stderr,
 	        SD_NOTICE
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "
@@ -146,6 +162,7 @@ int main(int argc, char **argv)
 	                 d->own.nqueues, d->own.device, d->ops->kind, o->socket_path);
 	ssqd_serve(d);
 	(void)sd_notify(0, "STOPPING=1\nSTATUS=stopping");
+	ssqd_tenants_stop(d);
 	log_arm_counts(d);
 	ssqd_teardown(d);
 	fprintf(stderr, SD_NOTICE "ssqd: stopped\n");

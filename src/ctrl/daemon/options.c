@@ -45,6 +45,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->max_uid_clients = SSQD_MAX_CLIENTS / 2;
 	o->max_client_bufs = SSQD_CLIENT_BUFS_DEFAULT;
 	o->listen_fd = -1;
+	o->tenant_fd = -1;
 }
 
 static void usage(FILE *out)
@@ -162,6 +163,11 @@ static void usage(FILE *out)
 	    "                           another --queue-uid / --queue-gid of qN);\n"
 	    "                           repeatable, up to 32 rules in all\n"
 	    "      --queue-gid qN=GID   the same for a (primary) gid\n"
+	    "      --tenants none|uid|gid  none (default): all clients one trust\n"
+	    "                           domain, one PD and queue; uid / gid: the\n"
+	    "                           clients of each other uid (primary gid) get\n"
+	    "                           an ssqd of their own (PD, arena, queues),\n"
+	    "                           which this one starts; no peers\n"
 	    "      --hello-ms N         a connection that has not said hello within N "
 	    "ms\n"
 	    "                           is closed (default 1000, 10..60000)\n"
@@ -355,6 +361,22 @@ static int opt_hugepages(struct opt_parse *p, const struct opt_def *def, const c
 	return -1;
 }
 
+static int opt_tenants(struct opt_parse *p, const struct opt_def *def, const char *arg)
+{
+	(void)def;
+	if (!strcmp(arg, "none"))
+		p->o->tenants = SSQD_TENANTS_NONE;
+	else if (!strcmp(arg, "uid"))
+		p->o->tenants = SSQD_TENANTS_UID;
+	else if (!strcmp(arg, "gid"))
+		p->o->tenants = SSQD_TENANTS_GID;
+	else {
+		fprintf(stderr, "ssqd: --tenants '%s': want none, uid or gid\n", arg);
+		return 2;
+	}
+	return -1;
+}
+
 static int opt_log_level(struct opt_parse *p, const struct opt_def *def, const char *arg)
 {
 	(void)def;
@@ -531,6 +553,8 @@ static const struct opt_def opt_defs[] = {
 	{ "allow-gid", 0, 1, opt_num, OPT_FIELD(allow_gid), 0, INT_MAX },
 	{ "queue-uid", 0, 1, opt_queue_rule, 0, 0, 0, 0 },
 	{ "queue-gid", 0, 1, opt_queue_rule, 0, 0, 0, 0 },
+	{ "tenants", 0, 1, opt_tenants, 0, 0, 0, 0 },
+	{ "tenant-fd", 0, 1, opt_num, OPT_FIELD(tenant_fd), 3, INT_MAX },
 	{ "hello-ms", 0, 1, opt_num, OPT_FIELD(hello_ms), 10, 60000 },
 	{ "max-uid-clients", 0, 1, opt_num, OPT_FIELD(max_uid_clients), 1,
 	  SSQD_MAX_CLIENTS },
@@ -582,6 +606,28 @@ static const struct opt_def *opt_lookup(int c)
 	return NULL;
 }
 
+/*
+ * What a tenant's ssqd (tenants.c) is not given of this command line: the
+ * socket and who may use it (the tenant's own are set for it), peers
+ * (not carried per tenant), --tenants itself, and what only asks and exits.
+ */
+static const char *const tenant_drops[] = {
+	"socket",  "listen",    "connect",          "name",      "peer",
+	"peers",   "eager",     "max-active-peers", "peer-key",  "status",
+	"json",    "allow-uid", "allow-gid",        "queue-uid", "queue-gid",
+	"tenants", "tenant-fd", "list-devices",     "version",   "help",
+};
+
+static int tenant_dropped(const struct opt_def *def)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(tenant_drops) / sizeof(tenant_drops[0]); i++)
+		if (!strcmp(def->name, tenant_drops[i]))
+			return 1;
+	return 0;
+}
+
 /* The checks across options, the quotas' defaults: -1, or 2 after saying why. */
 static int opt_check(struct ssqd_options *o, unsigned keys_said)
 {
@@ -599,6 +645,24 @@ static int opt_check(struct ssqd_options *o, unsigned keys_said)
 	}
 	if (o->listen_port && o->connect_to && !o->npeers) {
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
+		return 2;
+	}
+	if (o->tenants && (o->npeers || o->listen_port || o->connect_to)) {
+		/*
+		 * Each tenant would need a QP pair of its own on both hosts, and
+		 * the peer protocol names queues, not tenants: refused rather than
+		 * one tenant's peer queue shared by all (docs/trust.md).
+		 */
+		fprintf(stderr,
+		        "ssqd: --tenants: peer queues are not carried per tenant yet "
+		        "(each tenant needs its own QP pair on both hosts, and the peer "
+		        "exchange names no tenant): run one ssqd per tenant with its "
+		        "own peers instead\n");
+		return 2;
+	}
+	if (o->tenants && o->argc > (int)SSQD_MAX_ARGS) {
+		fprintf(stderr, "ssqd: --tenants: at most %u words on the command line\n",
+		        SSQD_MAX_ARGS);
 		return 2;
 	}
 	if (ssqd_peer_opts_check(o, why, sizeof(why))) {
@@ -651,7 +715,14 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 	*socket_opt = NULL;
 	opt_getopt_table(lo, shorts);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+	o->argc = argc;
+	o->argv = argv;
+	for (;;) {
+		int first = optind, i;
+
+		c = getopt_long(argc, argv, shorts, lo, NULL);
+		if (c == -1)
+			break;
 		def = opt_lookup(c);
 		if (!def) {
 			fprintf(stderr, "ssqd: unknown or incomplete option '%s'\n",
@@ -659,6 +730,9 @@ int ssqd_options_parse(struct ssqd_options *o, int argc, char **argv, char *sock
 			usage(stderr);
 			return 2;
 		}
+		/* The words this option took: argv[first, optind). */
+		for (i = first; i < optind && i < (int)SSQD_MAX_ARGS; i++)
+			o->arg_drop[i] = (uint8_t)tenant_dropped(def);
 		rc = def->fn(&p, def, optarg);
 		if (rc >= 0)
 			return rc;

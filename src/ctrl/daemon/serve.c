@@ -105,9 +105,14 @@ static void accept_client(struct ssqd *d)
 	/* Non-blocking: a client that stops reading must not stall ssqd
 	 * (clients/clients.h).
 	 */
-	int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), i;
-	int known = 0;
+	int fd = d->opt.tenant_fd >= 0
+	             ? ssqd_tenant_recv(d)
+	             : accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	int known = 0, i;
+	uint32_t tenant;
 
+	if (fd < 0 && d->opt.tenant_fd >= 0)
+		return;
 	if (fd < 0) {
 		/*
 		 * Out of descriptors: the connection stays queued and the socket
@@ -123,6 +128,16 @@ static void accept_client(struct ssqd *d)
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0) {
 		known = 1;
+		/* Another tenant's client: its own ssqd serves it (tenants.c). */
+		if (client_allowed(d, &cr) && ssqd_tenant_of(d, &cr, &tenant)) {
+			char why[200];
+			int rc = ssqd_tenant_pass(d, tenant, fd, why, sizeof(why));
+
+			if (rc)
+				proto_msg_send_error(fd, 0, rc, "%s", why);
+			close(fd);
+			return;
+		}
 		/* One uid (refused ones too) cannot take every connection. */
 		if (uid_clients(d, cr.uid) >= d->opt.max_uid_clients &&
 		    !evict_silent(d, 0, cr.uid)) {
@@ -503,7 +518,8 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 		else if (pfd[i].revents & (POLLHUP | POLLERR | POLLNVAL))
 			drop_client(d, who[i]);
 	}
-	if (pfd[0].revents & POLLIN)
+	/* A tenant's ssqd: its parent's hang-up too (ssqd_tenant_recv stops). */
+	if ((pfd[0].revents & POLLIN) || (d->opt.tenant_fd >= 0 && pfd[0].revents))
 		accept_client(d);
 	if (pfd[1].revents & POLLIN)
 		ssqd_accept_peer(d);

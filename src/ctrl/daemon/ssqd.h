@@ -126,13 +126,18 @@ struct ssqd_mr {
  * window over a range of one client's buffer or registration, bound to one
  * queue's QP, so that only requests from that queue's peer reach it. Goes
  * with REVOKE, with the memory (free, dereg, the owner's death), and with
- * ssqd. A client holds at most SSQD_GRANTS_PER_CLIENT.
+ * ssqd. A client holds at most SSQD_GRANTS_PER_CLIENT; when another uid
+ * may use ssqd, a uid (all its clients) at most SSQD_GRANTS_PER_UID, so
+ * that one uid cannot take every slot and lock the others out of grants
+ * (issue 28; the producer records' bound, item 6, is the same rule).
  */
 #define SSQD_MAX_GRANTS        1024u
 #define SSQD_GRANTS_PER_CLIENT 64u
+#define SSQD_GRANTS_PER_UID    (SSQD_MAX_GRANTS / 2)
 
 struct ssqd_grant {
 	uint32_t owner; /* the granting client's id; 0: a free slot */
+	uint32_t uid;   /* the owner's (SSQD_GRANTS_PER_UID) */
 	uint32_t rkey;  /* the window's key */
 	uint32_t kind;  /* SSQ_GRANT_BUF or SSQ_GRANT_MR */
 	unsigned queue; /* whose QP it is bound to */
@@ -243,6 +248,20 @@ struct ssqd_peer_spec {
 	char addr[SSQD_PEER_ADDR_MAX]; /* HOST:PORT */
 };
 
+/* --tenants (tenants.c). */
+#define SSQD_TENANTS_NONE 0
+#define SSQD_TENANTS_UID  1
+#define SSQD_TENANTS_GID  2
+#define SSQD_MAX_TENANTS  16  /* tenants' ssqd besides this one */
+#define SSQD_MAX_ARGS     256 /* a command line --tenants can pass on */
+
+/* One tenant's ssqd (tenants.c): its uid or gid, its process, its socket. */
+struct ssqd_tenant {
+	uint32_t key;
+	pid_t pid; /* 0: a free slot */
+	int fd;    /* where its connections go (SCM_RIGHTS) */
+};
+
 struct ssqd_options {
 	const char *device;      /* NULL: first mlx5 device, else "emu" */
 	const char *socket_path; /* unix socket clients connect to */
@@ -323,6 +342,21 @@ struct ssqd_options {
 	struct ssqd_backend_conf conf; /* --emu-link-layer, --emu-mtu */
 	long allow_uid;                /* -1: only ssqd's own uid (and root) */
 	long allow_gid;                /* -1: none */
+	/*
+	 * --tenants (tenants.c): SSQD_TENANTS_NONE, every client in one
+	 * trust domain (the default); _UID / _GID, the clients of each uid
+	 * (or primary gid) other than ssqd's own served by an ssqd of their
+	 * own, which ssqd starts and hands their connections to.
+	 * tenant_fd >= 0: this ssqd is such a tenant's (--tenant-fd, set by
+	 * its parent): its connections come as descriptors over that socket
+	 * instead of from a listening one. argc/argv and arg_drop: the
+	 * command line, and which words of it a tenant's ssqd does not get.
+	 */
+	int tenants;
+	int tenant_fd;
+	int argc;
+	char **argv;
+	uint8_t arg_drop[SSQD_MAX_ARGS];
 	/*
 	 * --queue-uid / --queue-gid: a queue with rules takes only the clients
 	 * one of its rules names (uid, or primary gid as SO_PEERCRED gives it);
@@ -643,6 +677,7 @@ struct ssqd {
 	struct ssqd_log_limit auth_log; /* failed authentications' lines */
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
+	struct ssqd_tenant tenants[SSQD_MAX_TENANTS]; /* --tenants: the others' ssqd */
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */

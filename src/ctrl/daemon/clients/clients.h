@@ -106,6 +106,14 @@ int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_
 enum { SSQD_RULED = 1, SSQD_RULE_NAMES_C = 2, SSQD_RULE_NAMES_OTHER = 4 };
 unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_client *c);
 
+/*
+ * ssqd_uid_shares - may a uid other than @uid use ssqd? ssqd's own uid, one
+ * named by --allow-uid, or a group's by --allow-gid (root is not counted
+ * unless it is ssqd's uid: it may do anything on the host). Then one uid's
+ * share of a table every uid draws on is bounded (queue_pick.c).
+ */
+int ssqd_uid_shares(const struct ssqd *d, uid_t uid);
+
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
 

@@ -26,6 +26,16 @@ static unsigned grants_of(const struct ssqd *d, uint32_t owner)
 	return n;
 }
 
+/* Grants held by all the clients of @uid. */
+static unsigned grants_of_uid(const struct ssqd *d, uint32_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++)
+		n += d->grants[i].owner && d->grants[i].uid == uid;
+	return n;
+}
+
 void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 {
 	unsigned i;
@@ -143,6 +153,13 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 		                      "this client holds %u grants, the most one may "
 		                      "(ssq_desc_revoke some)",
 		                      SSQD_GRANTS_PER_CLIENT);
+	if (ssqd_uid_shares(d, c->uid) &&
+	    grants_of_uid(d, (uint32_t)c->uid) >= SSQD_GRANTS_PER_UID)
+		return ssqd_out_error(
+		    &c->out, c->fd, seq, -EDQUOT,
+		    "uid %u holds %u grants, the most one uid may while "
+		    "other uids may use ssqd (--allow-uid, --allow-gid)",
+		    (unsigned)c->uid, SSQD_GRANTS_PER_UID);
 	for (i = 0; i < SSQD_MAX_GRANTS && !slot; i++)
 		if (!d->grants[i].owner)
 			slot = &d->grants[i];
@@ -170,6 +187,7 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
 		                      "grant on queue \"%s\": %s", g->name, why);
 	slot->owner = c->id;
+	slot->uid = (uint32_t)c->uid;
 	slot->kind = g->kind;
 	slot->mem = g->mem;
 	slot->queue = (unsigned)q;

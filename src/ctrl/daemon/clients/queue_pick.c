@@ -3,14 +3,32 @@
  * The queue a request names (ATTACH, GRANT): found by name, allowed to the
  * client, and ready - its peer linked or a queue in error recovered first.
  * Apart from request.c so that grant.c and request.c both use it without
- * calling each other.
+ * calling each other; so is ssqd_uid_shares, both files' bound on one
+ * uid's share.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "ctrl/daemon/clients/clients.h"
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
+
+int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
+{
+	/*
+	 * Under --tenants uid each ssqd serves one uid: this one its own
+	 * (tenants.c hands the others' connections on), a tenant's ssqd
+	 * (--tenant-fd and --allow-uid alone) that tenant's. Nobody to share
+	 * with, so no half of anything is kept back.
+	 */
+	if (d->opt.tenants == SSQD_TENANTS_UID ||
+	    (d->opt.tenant_fd >= 0 && d->opt.allow_uid >= 0 && d->opt.allow_gid < 0))
+		return 0;
+	return getuid() != uid ||
+	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != uid) ||
+	       d->opt.allow_gid >= 0;
+}
 
 /* Queue @q's --queue-uid / --queue-gid rules seen from client @c (clients.h). */
 unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_client *c)

@@ -52,9 +52,7 @@ static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c
 
 	if (f)
 		return !!(f & SSQD_RULE_NAMES_OTHER);
-	return getuid() != c->uid ||
-	       (d->opt.allow_uid >= 0 && (uid_t)d->opt.allow_uid != c->uid) ||
-	       d->opt.allow_gid >= 0;
+	return ssqd_uid_shares(d, c->uid);
 }
 
 /* Producer records of queue @q held by @uid's connections. */

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tenants (--tenants uid|gid; issue 28 item 2): the clients of each uid (or
+ * primary gid) other than ssqd's own get an ssqd of their own - a process
+ * this one starts from its own binary and command line, with its own
+ * device context, PD, arena and queues - and this ssqd hands each of their
+ * connections to it (SCM_RIGHTS over a socketpair), so that nothing of one
+ * tenant is named in, mapped by or reachable from another's.
+ *
+ * Why a process, not a PD per tenant inside one ssqd: a WQE's lkey is
+ * checked against its QP's PD (rxe: lookup_mr in
+ * drivers/infiniband/sw/rxe/rxe_mr.c refuses an MR whose PD is not the
+ * QP's; a ConnectX's mkey context carries its pd, mlx5_ifc_mkc_bits in
+ * include/linux/mlx5/mlx5_ifc.h, and a WQE naming another PD's mkey
+ * completes MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, mlx5dv.h), and
+ * src/emu/translate.c's key_get does the same. But every client of one
+ * ssqd maps the one arena read-write - every queue's ring, control block
+ * and doorbell record - and, on the emulated device, the one UAR file of
+ * every QP's doorbell; on a ConnectX it holds ssqd's uverbs command fd. A client of
+ * another tenant could write a WQE naming this tenant's keys into this tenant's ring and
+ * ring its doorbell (or let ssqd's stall repair ring it): PDs alone would separate keys,
+ * not tenants. Separate processes separate all of it, with the kernel's own rules (a
+ * tenant never receives another's descriptors).
+ *
+ * Cost: a process, an arena (--data-mib) and the queues' QPs per tenant:
+ * QPs per host are queues x tenants (x peers, once peers are carried; they
+ * are refused under --tenants now, options.c). One tenant (--tenants
+ * none) is the default.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
+#include "ctrl/daemon/daemon.h"
+
+/* Environment variables a tenant's ssqd is given at most. */
+#define SSQD_TENANT_ENV 1024
+
+int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key)
+{
+	if (d->opt.tenants == SSQD_TENANTS_UID) {
+		*key = (uint32_t)cr->uid;
+		return cr->uid != getuid();
+	}
+	if (d->opt.tenants == SSQD_TENANTS_GID) {
+		*key = (uint32_t)cr->gid;
+		return cr->gid != getgid();
+	}
+	return 0;
+}
+
+/*
+ * What tenant @key's ssqd is run with, made before fork (the child of a
+ * threaded process may call only async-signal-safe functions): our command
+ * line less what options.c's tenant_drops names, then --tenant-fd @fd and
+ * who it serves; our environment less NOTIFY_SOCKET (systemd's
+ * notifications are ours alone).
+ */
+static struct tenant_cmd {
+	char *argv[SSQD_MAX_ARGS + 8];
+	char *envp[SSQD_TENANT_ENV + 1];
+	char fd[16], key[16];
+} cmd;
+
+static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd)
+{
+	extern char **environ;
+	int i, n = 0;
+
+	cmd.argv[n++] = d->opt.argv[0];
+	for (i = 1; i < d->opt.argc && i < (int)SSQD_MAX_ARGS; i++)
+		if (!d->opt.arg_drop[i])
+			cmd.argv[n++] = d->opt.argv[i];
+	snprintf(cmd.fd, sizeof(cmd.fd), "%d", fd);
+	snprintf(cmd.key, sizeof(cmd.key), "%u", (unsigned)key);
+	cmd.argv[n++] = "--tenant-fd";
+	cmd.argv[n++] = cmd.fd;
+	cmd.argv[n++] =
+	    d->opt.tenants == SSQD_TENANTS_UID ? "--allow-uid" : "--allow-gid";
+	cmd.argv[n++] = cmd.key;
+	cmd.argv[n] = NULL;
+	for (i = n = 0; environ[i] && n < (int)SSQD_TENANT_ENV; i++)
+		if (strncmp(environ[i], "NOTIFY_SOCKET=", 14))
+			cmd.envp[n++] = environ[i];
+	cmd.envp[n] = NULL;
+}
+
+/* Start tenant @key's ssqd in slot @t. 0, or -errno with @why. */
+static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, char *why,
+                        size_t whylen)
+{
+	pid_t parent = getpid(), pid;
+	int sv[2], null_fd, i;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(why, whylen, "socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	tenant_cmd(d, key, sv[1]);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0) {
+		snprintf(why, whylen, "/dev/null: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -EIO;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		close(null_fd);
+		return -EAGAIN;
+	}
+	if (pid == 0) {
+		/* It ends with us: no tenant's ssqd outlives the one it serves for. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		close(sv[0]);
+		if (fcntl(sv[1], F_SETFD, 0) < 0)
+			_exit(1);
+		/*
+		 * Descriptors 0-2 open (on /dev/null if ours are closed, or close
+		 * at exec): else the tenant's arena would be descriptor 0, which
+		 * ssqd's tables take for "none".
+		 */
+		for (i = 0; i < 3; i++)
+			if (fcntl(i, F_GETFD) < 0 || (fcntl(i, F_GETFD) & FD_CLOEXEC))
+				if (null_fd == i ? fcntl(i, F_SETFD, 0) < 0
+				                 : dup2(null_fd, i) < 0)
+					_exit(1);
+		execve("/proc/self/exe", cmd.argv, cmd.envp);
+		_exit(127);
+	}
+	close(sv[1]);
+	close(null_fd);
+	/* Never block on a tenant that does not take its connections. */
+	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	t->key = key;
+	t->pid = pid;
+	t->fd = sv[0];
+	fprintf(stderr, SD_NOTICE "ssqd: tenant %s %u: its ssqd is pid %d\n",
+	        d->opt.tenants == SSQD_TENANTS_UID ? "uid" : "gid", (unsigned)key,
+	        (int)pid);
+	return 0;
+}
+
+/* Forget slot @t (its process reaped, or to be): close its socket. */
+static void tenant_forget(struct ssqd_tenant *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+}
+
+/* Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. */
+static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
+{
+	struct ssqd_tenant *free_slot = NULL;
+	unsigned i;
+	int st;
+
+	*fresh = 0;
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		struct ssqd_tenant *t = &d->tenants[i];
+
+		/* One that exited is reaped here, its slot freed. */
+		if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			fprintf(stderr,
+			        SD_WARNING
+			        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
+			        "0x%x); started again at its next connection\n",
+			        (unsigned)t->key, (int)t->pid, st);
+			tenant_forget(t);
+		}
+		if (t->pid > 0 && t->key == key)
+			return t;
+		if (t->pid <= 0 && !free_slot)
+			free_slot = t;
+	}
+	*fresh = free_slot != NULL;
+	return free_slot;
+}
+
+/* Send connection @fd over @t's socket: 0, or -errno. */
+static int tenant_send(const struct ssqd_tenant *t, int fd)
+{
+	char byte = 'c', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(t->fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t whylen)
+{
+	struct ssqd_tenant *t;
+	int fresh, rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		t = tenant_slot(d, key, &fresh);
+		if (!t) {
+			snprintf(
+			    why, whylen,
+			    "ssqd serves %u tenants besides its own, the most it may "
+			    "(--tenants)",
+			    SSQD_MAX_TENANTS);
+			return -EUSERS;
+		}
+		if (fresh) {
+			rc = tenant_spawn(d, t, key, why, whylen);
+			if (rc)
+				return rc;
+		}
+		rc = tenant_send(t, fd);
+		if (rc == 0)
+			return 0;
+		if (rc == -EAGAIN) {
+			snprintf(why, whylen,
+			         "tenant %u's ssqd (pid %d) is not taking connections",
+			         (unsigned)key, (int)t->pid);
+			return -EAGAIN;
+		}
+		/* It died (EPIPE, ECONNREFUSED): once more with a new one. */
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+		tenant_forget(t);
+	}
+	snprintf(why, whylen, "tenant %u's ssqd: %s", (unsigned)key, strerror(-rc));
+	return rc;
+}
+
+int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
+{
+	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
+	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
+	                                               : -1;
+	uint32_t own =
+	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+	unsigned i;
+	int fresh;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		tenant_forget(&d->tenants[i]);
+	if (!d->opt.tenants)
+		return 0;
+	/*
+	 * The one tenant named on the command line is started now, so that its
+	 * first client does not wait for its set-up; others (root, the uids of
+	 * an --allow-gid group under --tenants uid) at their first connection.
+	 */
+	if (id < 0 || (uint32_t)id == own)
+		return 0;
+	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id, why,
+	                    whylen);
+}
+
+void ssqd_tenants_stop(struct ssqd *d)
+{
+	struct timespec nap = { 0, 10 * 1000000 };
+	unsigned i, n;
+	int st;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0)
+			kill(d->tenants[i].pid, SIGTERM);
+	/* Each stops as ssqd does (its clients' queues fenced): 10 s at most. */
+	for (n = 0; n < 1000; n++) {
+		unsigned left = 0;
+
+		for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+			struct ssqd_tenant *t = &d->tenants[i];
+
+			if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
+				/* A tenant's failure is ssqd's to tell (a test reads it).
+				 */
+				if (!WIFEXITED(st) || WEXITSTATUS(st))
+					fprintf(stderr,
+					        SD_WARNING "ssqd: tenant %u's ssqd (pid "
+					                   "%d) ended with status 0x%x\n",
+					        (unsigned)t->key, (int)t->pid, st);
+				tenant_forget(t);
+			}
+			left += t->pid > 0;
+		}
+		if (!left)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0) {
+			fprintf(stderr,
+			        SD_WARNING
+			        "ssqd: tenant %u's ssqd (pid %d) did not stop: killed\n",
+			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
+			kill(d->tenants[i].pid, SIGKILL);
+			waitpid(d->tenants[i].pid, NULL, 0);
+			tenant_forget(&d->tenants[i]);
+		}
+}
+
+int ssqd_tenant_recv(struct ssqd *d)
+{
+	char byte, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd = -1;
+
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	n = recvmsg(d->opt.tenant_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		/* The ssqd we serve for is gone: so are we. */
+		fprintf(stderr, SD_NOTICE "ssqd: tenant: the parent ssqd is gone\n");
+		d->stop = 1;
+		return -1;
+	}
+	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return fd;
+}
