@@ -21,11 +21,11 @@ start_pair() {
 	local i lp
 	for i in 1 2 3 4 5; do
 		lp=$(port)
-		"$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16 \
+		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
 			--socket "$tmp/b.sock" --listen "$lp" >"$tmp/b.log" 2>&1 &
 		pids+=($!)
 		bpid=$!
-		"$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16 \
+		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
 			--socket "$tmp/a.sock" --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
 		pids+=($!)
 		apid=$!

@@ -25,11 +25,11 @@ start_pair() {
 	for i in 1 2 3 4 5; do
 		lp=$(port)
 		XDG_RUNTIME_DIR=$tmp/B "$ssqd" --device emu --hugepages=off \
-			--no-grants --qp-timeout 18 --listen "$lp" >"$tmp/b.log" 2>&1 &
+			--qp-timeout 18 --listen "$lp" >"$tmp/b.log" 2>&1 &
 		bpid=$!
 		pids+=($bpid)
 		XDG_RUNTIME_DIR=$tmp/A "$ssqd" --device emu --hugepages=off \
-			--no-grants --qp-timeout 18 --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
+			--qp-timeout 18 --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
 		apid=$!
 		pids+=($apid)
 		for _ in $(seq 400); do
@@ -144,7 +144,7 @@ rc=0
 XDG_RUNTIME_DIR=$tmp/none timeout 60 "$bin/ssq_write_bw" -p "$(port)" -n 10 127.0.0.1 \
 	>"$tmp/none.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "ssqd at $tmp/none/ssqd.sock" "$tmp/none.out" &&
-	grep -q -- "ssqd --no-grants --connect 127.0.0.1:PORT here" "$tmp/none.out" ||
+	grep -q -- "ssqd --connect 127.0.0.1:PORT here" "$tmp/none.out" ||
 	bad "client without a default ssqd: exit $rc: $(cat "$tmp/none.out")"
 
 # A bare command whose default ssqd runs loopback: one host, its own ssqd.

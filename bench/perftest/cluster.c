@@ -72,6 +72,7 @@ int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int 
 	struct pt_opts po;
 	struct pt_env pe;
 	struct ssq_queue *q;
+	char prefix[PT_PEER_NAME + 1];
 	uint32_t k;
 
 	for (k = 0; k < o->npeers; k++) {
@@ -79,8 +80,11 @@ int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int 
 			return -1;
 		peer_opts(o, k, &po);
 		memset(&pe, 0, sizeof(pe));
-		if (pt_th_client_open(&po, q, top, check, NULL, &pe))
+		snprintf(prefix, sizeof(prefix), "%s/", o->peers[k]);
+		if (pt_th_client_open(&po, c, prefix, q, top, check, NULL, &pe,
+		                      e->qrkey[k]))
 			return -1;
+		e->qgrants = 1;
 		e->srv_fd[e->nsrv++] = pe.th_fd;
 		e->peer_dst[k] = (struct pt_peer_dst){ .iova = pe.dst_iova,
 			                               .rkey = pe.rkey,

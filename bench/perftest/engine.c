@@ -475,18 +475,16 @@ int pt_main(const struct pt_opts *o)
 			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
 			        ssq_client_strerror_last());
 			/*
-			 * --no-grants: the two-host exchange (twohost.c) hands
-			 * the client the server buffer's own key, which a peer
-			 * reaches only without grants (a grant binds one queue;
-			 * the tools do not grant yet).
+			 * Default ssqds serve: the server grants its
+			 * destination to each of the client's queues
+			 * (twohost.c).
 			 */
 			if (!strcmp(o->socket, o->default_sock))
 				fprintf(stderr,
 				        "%s: two hosts, as perftest's: this host's ssqd "
 				        "at the default socket, linked to the server's "
-				        "(ssqd --no-grants --connect %s:PORT here, ssqd "
-				        "--no-grants --listen PORT there), or "
-				        "--ssq_socket=PATH\n",
+				        "(ssqd --connect %s:PORT here, ssqd --listen "
+				        "PORT there), or --ssq_socket=PATH\n",
 				        o->tool, o->peer_host ? o->peer_host : "HOST");
 			return 1;
 		}
@@ -564,8 +562,10 @@ int pt_main(const struct pt_opts *o)
 			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
 			goto out;
 		}
-		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
+		if (pt_th_client_open(o, c, "", q, top, moves, e.slot ? &dst : NULL, &e,
+		                      e.qrkey[0]))
 			goto out;
+		e.qgrants = 1;
 		/* The WRITEs go to the server's buffer, at its descriptor. */
 		dst.iova = dst.remote_addr = e.dst_iova;
 		if (!e.slot && o->test != PT_SEND_LAT)

@@ -54,12 +54,18 @@ int pt_is_send(const struct pt_opts *o)
 	return o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
 }
 
-void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
-                   size_t len)
+uint32_t pt_queue_index(const struct pt_opts *o, uint32_t idx, uint32_t lane)
 {
 	uint32_t np = o->npeers ? o->npeers : 1, k = lane / np;
 
-	k = o->mode == PT_QP_PER_PROCESS ? idx * o->qps + k : k;
+	return o->mode == PT_QP_PER_PROCESS ? idx * o->qps + k : k;
+}
+
+void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
+                   size_t len)
+{
+	uint32_t np = o->npeers ? o->npeers : 1, k = pt_queue_index(o, idx, lane);
+
 	if (o->npeers)
 		snprintf(out, len, "%s/q%u", o->peers[lane % np], k);
 	else

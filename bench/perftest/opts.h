@@ -130,10 +130,12 @@ int pt_is_atomic(const struct pt_opts *o);
 int pt_is_cqe_lat(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
 /*
- * The queue sender @idx posts on as its lane @lane: "q<n>"; with --peers
+ * The queue sender @idx posts on as its lane @lane: "q<n>" (n: its index,
+ * pt_queue_index); with --peers
  * "PEER/q<n>", the lanes going round the peers first, so consecutive
  * batches go to different peers.
  */
+uint32_t pt_queue_index(const struct pt_opts *o, uint32_t idx, uint32_t lane);
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len);
 /*

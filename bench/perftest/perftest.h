@@ -128,6 +128,14 @@ struct pt_env {
 	uint32_t nsrv;
 	int srv_fd[PT_MAX_PEERS];
 	uint64_t peer_msgs[PT_MAX_PEERS]; /* the last size's messages to each peer */
+	/*
+	 * A server's destination (two hosts; --peers of a running cluster):
+	 * its key for each queue, a grant bound to that queue's QP, [peer, 0
+	 * for two hosts][queue index k of qk, PEER/qk]; qgrants 0: rkey, or
+	 * peer_dst's, for every queue.
+	 */
+	int qgrants;
+	uint32_t qrkey[PT_MAX_PEERS][PT_MAX_LANES];
 };
 
 /* One table row (one size, or one --run_infinitely interval), kept for JSON. */

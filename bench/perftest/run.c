@@ -481,7 +481,9 @@ static struct lane *lat_post(struct port *pt, struct pt_req *r, uint64_t i, uint
 	uint32_t li = (uint32_t)(i % pt->nlanes);
 	struct lane *ln = &pt->lane[li];
 
-	src[size - 1] = v; /* inline copies it when built; DMA reads it later */
+	src[size - 1] = v;    /* inline copies it when built; DMA reads it later */
+	r->raddr = ln->raddr; /* each lane's own key: a grant is per queue */
+	r->rkey = ln->rkey;
 	r->wr_id = ln->posted;
 	r->flags = SSQ_WQE_SIGNALED;
 	*t0 = pt_now();
@@ -753,11 +755,14 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 	if (o->test == PT_SEND_BW || o->test == PT_SEND_LAT)
 		tmpl.raddr = tmpl.rkey = 0;
 	for (i = 0; i < pt.nlanes; i++) {
-		const struct pt_peer_dst *pd =
-		    &e->peer_dst[i % (o->npeers ? o->npeers : 1)];
+		uint32_t peer = i % (o->npeers ? o->npeers : 1);
+		const struct pt_peer_dst *pd = &e->peer_dst[peer];
 
 		pt.lane[i].raddr = o->npeers ? pd->iova : tmpl.raddr;
 		pt.lane[i].rkey = o->npeers ? pd->rkey : tmpl.rkey;
+		/* A server's grant reaches its destination through one queue. */
+		if (e->qgrants && !pt_is_send(o))
+			pt.lane[i].rkey = e->qrkey[peer][pt_queue_index(o, idx, i)];
 	}
 	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
 		/*

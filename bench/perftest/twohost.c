@@ -17,11 +17,18 @@
  * the server WRITEs each message back through its own ssqd into a pong
  * buffer in the client's arena, and the client reports RTT/2.
  *
+ * With peers, ssqd lets a peer reach a buffer only through a grant, bound
+ * to one queue's QP (ssq_buf_grant, issue 28): the server grants its
+ * destination to each queue the client posts on and sends each key (the
+ * client's q0 in WELCOME, every other queue on the client's GRANT), and
+ * the client grants its write_lat pong buffer to its q0, on which the
+ * server's echoes arrive. So a default ssqd (grants on) serves two hosts.
+ *
  * The side channel: fixed 252-byte frames, big-endian, each with a magic
- * and version; the client drives (HELLO / WELCOME, then per size START /
- * READY and DONE / VERDICT, then BYE). Either side refuses a frame it does
- * not expect, and the server refuses a client whose tool, -s or -a differ
- * from its own (perftest refuses mismatched parameters too).
+ * and version; the client drives (HELLO / WELCOME, GRANT / GRANTED for each
+ * queue but q0, then per size START / READY and DONE / VERDICT, then BYE). Either side
+ * refuses a frame it does not expect, and the server refuses a client whose tool, -s or
+ * -a differ from its own (perftest refuses mismatched parameters too).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,7 +50,7 @@
 #include "checks.h"
 
 #define TH_MAGIC     0x48325450515353ull /* "SSQPT2H" */
-#define TH_VERSION   2u                  /* 2: HELLO carries the pong buffer's rkey */
+#define TH_VERSION   3u /* 2: HELLO carries the pong buffer's rkey; 3: grants */
 #define TH_TEXT      160u
 #define TH_FRAME     (16u + 13u * 4u + 3u * 8u + TH_TEXT)
 #define TH_CONNECT_S 10.0  /* the client: retry a refused connect this long */
@@ -57,10 +64,15 @@ enum th_kind {
 	TH_DONE,      /* client: size, msgs completed; status 1: the run failed */
 	TH_VERDICT,   /* server: status, text */
 	TH_BYE,       /* client: no more sizes */
+	TH_GRANT,     /* client: size = queue index, its QPNs: grant the destination */
+	TH_GRANTED,   /* server: status; the grant's iova and rkey, or text */
+	TH_KINDS
 };
 
-static const char *const kind_names[] = { "?",     "HELLO", "WELCOME", "START",
-	                                  "READY", "DONE",  "VERDICT", "BYE" };
+static const char *const kind_names[] = {
+	"?",    "HELLO",   "WELCOME", "START", "READY",
+	"DONE", "VERDICT", "BYE",     "GRANT", "GRANTED"
+};
 
 /* One frame, decoded. */
 struct th_msg {
@@ -221,7 +233,7 @@ static int th_recv(const struct pt_opts *o, int fd, uint32_t want, double secs,
 	m->msgs = d[2];
 	if (want && m->kind != want) {
 		fprintf(stderr, "%s: side channel: got %s (kind %u), want %s\n", o->tool,
-		        m->kind < TH_BYE + 1 ? kind_names[m->kind] : "an unknown frame",
+		        m->kind < TH_KINDS ? kind_names[m->kind] : "an unknown frame",
 		        m->kind, kind_names[want]);
 		return -1;
 	}
@@ -272,12 +284,13 @@ static int named_by_peer(struct ssq_client *c)
 }
 
 /*
- * The queue of @c paired with the client's q0: its QPN is @qpn (the
- * client's q0's peer) and its peer's QPN @peer (the client's q0). Two
- * daemons may number QPs alike, so both ends must match. 0 or -1 (@why).
+ * The queue of @c paired with one of the client's (its q0, or the queue a
+ * GRANT names): its QPN is @qpn (the client queue's peer) and its peer's
+ * QPN @peer (the client's queue). Two daemons may number QPs alike, so
+ * both ends must match. Its name into @name (32 bytes). 0 or -1 (@why).
  */
 static int open_by_qpn(struct ssq_client *c, uint32_t qpn, uint32_t peer,
-                       struct ssq_queue **q, char *why, size_t len)
+                       struct ssq_queue **q, char *name, char *why, size_t len)
 {
 	struct ssq_queue_info qi[PT_MAX_LANES];
 	int k, n = ssq_client_list(c, qi, PT_MAX_LANES);
@@ -290,8 +303,10 @@ static int open_by_qpn(struct ssq_client *c, uint32_t qpn, uint32_t peer,
 			         ssq_client_error(c));
 			return -1;
 		}
-		if (ssq_queue_peer_qpn(*q) == peer)
+		if (ssq_queue_peer_qpn(*q) == peer) {
+			snprintf(name, 32, "%.31s", qi[k].name);
 			return 0;
+		}
 		ssq_queue_close(*q);
 	}
 	snprintf(why, len,
@@ -299,6 +314,71 @@ static int open_by_qpn(struct ssq_client *c, uint32_t qpn, uint32_t peer,
 	         "peer 0x%x): the client's ssqd is not this one's peer",
 	         peer, qpn);
 	return -1;
+}
+
+/* The remote access a test's requests need: 0 for SENDs (they carry no key). */
+static int access_of(const struct pt_opts *o)
+{
+	if (pt_is_send(o))
+		return 0;
+	if (pt_is_read(o))
+		return IBV_ACCESS_REMOTE_READ;
+	if (pt_is_atomic(o))
+		return IBV_ACCESS_REMOTE_ATOMIC;
+	return IBV_ACCESS_REMOTE_WRITE;
+}
+
+/*
+ * The key requests arriving on @c's queue @name reach @b with: a grant of
+ * all of @b with @access, bound to that queue's QP (ssq_buf_grant), so a
+ * peer reaches it through that queue only. @access 0 (SENDs), or
+ * -EOPNOTSUPP (ssqd --arena-rkey, a device without memory windows): the
+ * buffer's own key, the only one there is. 0, or -1 (@why).
+ */
+static int grant_key(struct ssq_client *c, const char *name, const struct ssq_buf *b,
+                     int access, uint32_t *rkey, char *why, size_t len)
+{
+	struct ssq_desc d;
+	int rc;
+
+	*rkey = b->rkey;
+	if (!access)
+		return 0;
+	rc = ssq_buf_grant(c, name, b, 0, b->len, access, &d);
+	if (rc == -EOPNOTSUPP)
+		return 0;
+	if (rc) {
+		snprintf(why, len, "grant on %.31s: %.100s", name, ssq_client_error(c));
+		return -1;
+	}
+	if (d.remote_addr != b->remote_addr) {
+		snprintf(why, len, "grant on %.31s: at 0x%llx, the buffer at 0x%llx",
+		         name, (unsigned long long)d.remote_addr,
+		         (unsigned long long)b->remote_addr);
+		return -1;
+	}
+	*rkey = d.rkey;
+	return 0;
+}
+
+/* The server's answer to GRANT @m: the destination @dst granted to that queue. */
+static void server_grant(const struct pt_opts *o, struct ssq_client *c,
+                         const struct ssq_buf *dst, const struct th_msg *m,
+                         struct th_msg *r)
+{
+	struct ssq_queue *q;
+	char name[32];
+
+	r->kind = TH_GRANTED;
+	r->size = m->size;
+	r->status =
+	    open_by_qpn(c, m->peer_qpn, m->qpn, &q, name, r->text, sizeof(r->text)) ||
+	    grant_key(c, name, dst, access_of(o), &r->rkey, r->text, sizeof(r->text));
+	r->iova = dst->remote_addr;
+	r->len = dst->len;
+	if (r->status)
+		fprintf(stderr, "%s --server: queue %u of the client: %s\n", o->tool,
+		        m->size, r->text);
 }
 
 /* Listen on -p, wait for one client (--timeout, else for ever). The fd or -1. */
@@ -596,6 +676,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	uint64_t base[PT_MAX_LANES] = { 0 };
 	uint32_t top, i, started = 0;
 	int fd, rc = 1, got, fails = 0, check, cluster = named_by_peer(c);
+	char q0name[32] = "q0";
 
 	/* A cluster's queue to the client is known once it says its QPN. */
 	if (!cluster && open_q0(o, c, o->timeout > 0 ? o->timeout : 60, &q0))
@@ -636,7 +717,8 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 		th_send(o, fd, &r);
 		goto out;
 	}
-	if (cluster && open_by_qpn(c, h.peer_qpn, h.qpn, &q0, r.text, sizeof(r.text)))
+	if (cluster &&
+	    open_by_qpn(c, h.peer_qpn, h.qpn, &q0, q0name, r.text, sizeof(r.text)))
 		goto refuse;
 	check = h.check != 0;
 	top = pt_top_size(o);
@@ -698,10 +780,11 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 		for (i = 0; i < e.nrq; i++)
 			x.prod[i] = ssq_queue_producer(e.rq[i]);
 	}
-	/* The destination's remote descriptor: its own key, not the arena's. */
+	/* The destination's remote descriptor: granted to the client's q0. */
 	r.iova = dst.remote_addr;
 	r.len = dst.len;
-	r.rkey = dst.rkey;
+	if (grant_key(c, q0name, &dst, access_of(o), &r.rkey, r.text, sizeof(r.text)))
+		goto refuse;
 	r.qpn = ssq_queue_qpn(q0);
 	r.peer_qpn = ssq_queue_peer_qpn(q0);
 	r.test = (uint32_t)o->test;
@@ -717,6 +800,12 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 		if (m.kind == TH_BYE)
 			break;
 		memset(&r, 0, sizeof(r));
+		if (m.kind == TH_GRANT) {
+			server_grant(o, c, &dst, &m, &r);
+			if (th_send(o, fd, &r) || r.status)
+				goto out;
+			continue;
+		}
 		if (m.kind == TH_START) {
 			r.kind = TH_READY;
 			if (m.size < 1 || m.size > dst.len ||
@@ -766,7 +855,8 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			fflush(stdout);
 		} else {
 			fprintf(stderr, "%s --server: side channel: unexpected %s\n",
-			        o->tool, m.kind <= TH_BYE ? kind_names[m.kind] : "frame");
+			        o->tool,
+			        m.kind < TH_KINDS ? kind_names[m.kind] : "frame");
 			goto out;
 		}
 		if (th_send(o, fd, &r))
@@ -826,10 +916,55 @@ static int dial(const struct pt_opts *o)
 	return fd;
 }
 
-int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t top,
-                      int check, const struct ssq_buf *pong, struct pt_env *e)
+/*
+ * The key of the server's destination for each queue but q0 the senders
+ * post on (@prefix q1.., up to pt_queues_needed), into @rkeys: the
+ * client's QPNs of that queue in a GRANT, the key back in GRANTED, at the
+ * destination WELCOME gave (@w). 0, or -1 (said why).
+ */
+static int client_grants(const struct pt_opts *o, struct ssq_client *c,
+                         const char *prefix, int fd, const struct th_msg *w,
+                         uint32_t *rkeys)
+{
+	struct th_msg m, g;
+	struct ssq_queue *q;
+	char name[48];
+	uint32_t k;
+
+	for (k = 1; k < pt_queues_needed(o); k++) {
+		rkeys[k] = w->rkey;
+		if (!access_of(o))
+			continue; /* SENDs carry no key */
+		snprintf(name, sizeof(name), "%sq%u", prefix, k);
+		if (ssq_queue_open(c, name, &q)) {
+			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
+			        ssq_client_error(c));
+			return -1;
+		}
+		memset(&m, 0, sizeof(m));
+		m.kind = TH_GRANT;
+		m.size = k;
+		m.qpn = ssq_queue_qpn(q);
+		m.peer_qpn = ssq_queue_peer_qpn(q);
+		ssq_queue_close(q);
+		if (th_send(o, fd, &m) || th_recv(o, fd, TH_GRANTED, TH_REPLY_S, &g))
+			return -1;
+		if (g.status || g.size != k || g.iova != w->iova) {
+			fprintf(stderr, "%s: the server's grant for %s: %s\n", o->tool,
+			        name, g.status ? g.text : "not the destination's");
+			return -1;
+		}
+		rkeys[k] = g.rkey;
+	}
+	return 0;
+}
+
+int pt_th_client_open(const struct pt_opts *o, struct ssq_client *c, const char *prefix,
+                      struct ssq_queue *q0, uint32_t top, int check,
+                      const struct ssq_buf *pong, struct pt_env *e, uint32_t *rkeys)
 {
 	struct th_msg h = { 0 }, w;
+	char name[48], why[TH_TEXT];
 	int fd = dial(o);
 
 	e->th_fd = fd;
@@ -846,11 +981,19 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 	h.check = (uint32_t)check;
 	h.qpn = ssq_queue_qpn(q0);
 	h.peer_qpn = ssq_queue_peer_qpn(q0);
-	/* write_lat: where the server WRITEs back, the buffer's remote descriptor. */
+	/*
+	 * write_lat: where the server WRITEs back, the buffer's remote
+	 * descriptor, granted to q0, the queue its echoes come in on.
+	 */
 	if (pong) {
+		snprintf(name, sizeof(name), "%sq0", prefix);
+		if (grant_key(c, name, pong, IBV_ACCESS_REMOTE_WRITE, &h.rkey, why,
+		              sizeof(why))) {
+			fprintf(stderr, "%s: the pong buffer's %s\n", o->tool, why);
+			goto fail;
+		}
 		h.iova = pong->remote_addr;
 		h.len = pong->len;
-		h.rkey = pong->rkey;
 	}
 	if (th_send(o, fd, &h) || th_recv(o, fd, TH_WELCOME, TH_REPLY_S, &w))
 		goto fail;
@@ -875,6 +1018,9 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_queue *q0, uint32_t to
 		        o->tool, w.qpn, w.peer_qpn, h.qpn, h.peer_qpn);
 		goto fail;
 	}
+	rkeys[0] = w.rkey;
+	if (client_grants(o, c, prefix, fd, &w, rkeys))
+		goto fail;
 	e->dst_iova = w.iova;
 	e->dst_len = w.len;
 	e->rkey = w.rkey;
