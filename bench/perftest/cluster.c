@@ -131,8 +131,8 @@ int pt_cl_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size, i
 		pe.th_fd = e->srv_fd[k];
 		v[0] = 0;
 		/* Every server hears the end of the size, even after one failed. */
-		if (pt_th_client_done(&po, &pe, size, ok ? e->peer_msgs[k] : 0, ok, v,
-		                      sizeof(v)))
+		if (pt_th_client_done(&po, &pe, size, ok ? e->peer_msgs[k] : 0, ok, NULL,
+		                      v, sizeof(v)))
 			rc = -1;
 		if (v[0] && at < len)
 			at += (size_t)snprintf(verdicts + at, len - at, "%s%s (%s)",

@@ -98,6 +98,7 @@ struct pt_opts {
 	enum pt_output output; /* --output=bandwidth|message_rate|latency */
 	int no_peak;           /* -N: BW peak not measured, printed 0 */
 	int report_both;       /* --report-both */
+	int bidir;             /* -b: two hosts, both sides send (perftest's duplex) */
 	int lat_cycles;        /* -C: latencies in TSC cycles, not usec */
 	int lat_hist;          /* -H: every sample, sorted, after the row */
 	int lat_unsorted;      /* -U: every sample in the order taken */

@@ -6,7 +6,7 @@
  * includes only headers of files below it (tests/test_layout_cycles.sh):
  *
  *   opts.h, clock.h < perftest.h < checks.h, report.h, run.h, daemons.h
- *     < twohost.h < cluster.h < engine.h < main.c
+ *     < size_run.h < twohost.h < cluster.h < engine.h < main.c
  *
  * Each tool (ssq_write_bw, ssq_write_lat, ...) is main.c built with its
  * test kind.
@@ -136,6 +136,9 @@ struct pt_env {
 	 */
 	int qgrants;
 	uint32_t qrkey[PT_MAX_PEERS][PT_MAX_LANES];
+	/* -b, the two-host client: the buffer the server's senders reach here */
+	uint8_t *rev;
+	uint64_t rev_len;
 };
 
 /* One table row (one size, or one --run_infinitely interval), kept for JSON. */

@@ -48,6 +48,7 @@
 #include <ssq/client.h>
 #include "twohost.h"
 #include "checks.h"
+#include "size_run.h"
 
 #define TH_MAGIC     0x48325450515353ull /* "SSQPT2H" */
 #define TH_VERSION   3u /* 2: HELLO carries the pong buffer's rkey; 3: grants */
@@ -79,6 +80,7 @@ struct th_msg {
 	uint32_t kind, status;
 	uint32_t test, size, all_sizes, procs, qps, mode, tx_depth, check;
 	uint32_t qpn, peer_qpn, rkey;
+	uint32_t bidir; /* HELLO: -b */
 	uint64_t iova, len, msgs;
 	char text[TH_TEXT];
 };
@@ -111,10 +113,9 @@ static int put_all(const struct pt_opts *o, int fd, const uint8_t *buf, size_t n
 static int th_send(const struct pt_opts *o, int fd, const struct th_msg *m)
 {
 	uint8_t b[TH_FRAME];
-	uint32_t w[13] = { m->status, m->test, m->size,     m->all_sizes,
-		           m->procs,  m->qps,  m->mode,     m->tx_depth,
-		           m->check,  m->qpn,  m->peer_qpn, m->rkey,
-		           0 };
+	uint32_t w[13] = { m->status,   m->test, m->size,     m->all_sizes, m->procs,
+		           m->qps,      m->mode, m->tx_depth, m->check,     m->qpn,
+		           m->peer_qpn, m->rkey, m->bidir };
 	uint64_t d[3] = { m->iova, m->len, m->msgs }, x;
 	uint32_t v;
 	size_t off = 0;
@@ -228,6 +229,7 @@ static int th_recv(const struct pt_opts *o, int fd, uint32_t want, double secs,
 	m->qpn = w[9];
 	m->peer_qpn = w[10];
 	m->rkey = w[11];
+	m->bidir = w[12];
 	m->iova = d[0];
 	m->len = d[1];
 	m->msgs = d[2];
@@ -361,11 +363,17 @@ static int grant_key(struct ssq_client *c, const char *name, const struct ssq_bu
 	return 0;
 }
 
-/* The server's answer to GRANT @m: the destination @dst granted to that queue. */
+/*
+ * The server's answer to GRANT @m: the destination @dst granted to that
+ * queue. -b (@back): the client's key to its buffer through that queue,
+ * which this server's senders post on as qk (the queues pair by index).
+ */
 static void server_grant(const struct pt_opts *o, struct ssq_client *c,
                          const struct ssq_buf *dst, const struct th_msg *m,
-                         struct th_msg *r)
+                         struct pt_env *back, struct th_msg *r)
 {
+	char want[32];
+
 	struct ssq_queue *q;
 	char name[32];
 
@@ -376,6 +384,18 @@ static void server_grant(const struct pt_opts *o, struct ssq_client *c,
 	    grant_key(c, name, dst, access_of(o), &r->rkey, r->text, sizeof(r->text));
 	r->iova = dst->remote_addr;
 	r->len = dst->len;
+	snprintf(want, sizeof(want), "q%u", m->size);
+	if (!r->status && back &&
+	    (m->size >= PT_MAX_LANES || strcmp(name, want) ||
+	     m->iova != back->dst_iova)) {
+		r->status = 1;
+		snprintf(r->text, sizeof(r->text),
+		         "-b: the client's queue %u is this ssqd's %s, or its buffer "
+		         "moved",
+		         m->size, name);
+	} else if (!r->status && back) {
+		back->qrkey[0][m->size] = m->rkey;
+	}
 	if (r->status)
 		fprintf(stderr, "%s --server: queue %u of the client: %s\n", o->tool,
 		        m->size, r->text);
@@ -430,6 +450,12 @@ static int agree(const struct pt_opts *o, const struct th_msg *h, struct pt_opts
 	if (h->all_sizes != (uint32_t)o->all_sizes) {
 		snprintf(why, len, "-a on %s only: give both sides the same sizes",
 		         h->all_sizes ? "the client" : "the server");
+		return -1;
+	}
+	/* perftest's -b is SYMMETRIC (its usage): both sides give it. */
+	if (h->bidir != (uint32_t)o->bidir) {
+		snprintf(why, len, "-b on %s only: give both sides -b",
+		         h->bidir ? "the client" : "the server");
 		return -1;
 	}
 	if (!o->all_sizes && h->size != o->size) {
@@ -665,8 +691,66 @@ static int echo_check(struct echo *x, uint64_t msgs, struct th_msg *v)
 	return (int)v->status;
 }
 
+/*
+ * -b: the server's own direction, the client's senders' twins on this ssqd
+ * (its queues qk pair with the client's qk) into the client's buffer at the
+ * descriptor HELLO @h gave, granted to the client's q0 (the other queues'
+ * keys come with their GRANTs). 0, or -1 (@why).
+ */
+static int back_open(const struct pt_opts *eff, const struct th_msg *h, int cluster,
+                     uint32_t top, struct pt_env *back, char *why, size_t len)
+{
+	if (cluster) {
+		snprintf(why, len,
+		         "-b: this ssqd names its queues by peer (a cluster); -b runs "
+		         "between two ssqd paired by --listen / --connect");
+		return -1;
+	}
+	if (h->len < (top < 8 ? 8 : top)) {
+		snprintf(why, len, "-b: the client's buffer (%llu bytes) is under %u",
+		         (unsigned long long)h->len, top);
+		return -1;
+	}
+	back->socket = back->dst_socket = eff->socket;
+	back->dst_iova = h->iova;
+	back->dst_len = h->len;
+	back->rkey = h->rkey;
+	back->qgrants = 1;
+	back->qrkey[0][0] = h->rkey;
+	back->th_fd = -1;
+	return 0;
+}
+
+/*
+ * -b: the server's direction of a size into the verdict @v: its messages
+ * (msgs), BW peak and average (iova, len: bytes/s), which the client adds
+ * to its own (perftest's -b reports the sum); @fail: it failed. 0 or 1.
+ */
+static int back_verdict(const struct pt_row *row, int fail, struct th_msg *v)
+{
+	size_t at = strnlen(v->text, TH_TEXT - 1);
+
+	if (fail) {
+		v->status = 1;
+		snprintf(v->text + at, TH_TEXT - at,
+		         "; the server's direction failed (see the server)");
+		return 1;
+	}
+	v->msgs = row->iters;
+	v->iova = (uint64_t)row->peak_bps;
+	v->len = (uint64_t)row->avg_bps;
+	snprintf(v->text + at, TH_TEXT - at,
+	         "; %llu back to the client, BW average %.2f MiB/sec",
+	         (unsigned long long)row->iters, row->avg_bps / (1 << 20));
+	return 0;
+}
+
 int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 {
+	struct pt_env back = { 0 }; /* -b: the server's direction */
+	struct pt_info info = { .dev = "" };
+	struct pt_row brow;
+	int bfail = 0;
 	struct ssq_queue *q0;
 	struct ssq_buf dst;
 	struct pt_env e = { 0 };
@@ -719,6 +803,9 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 	}
 	if (cluster &&
 	    open_by_qpn(c, h.peer_qpn, h.qpn, &q0, q0name, r.text, sizeof(r.text)))
+		goto refuse;
+	if (o->bidir &&
+	    back_open(&eff, &h, cluster, pt_top_size(o), &back, r.text, sizeof(r.text)))
 		goto refuse;
 	check = h.check != 0;
 	top = pt_top_size(o);
@@ -801,7 +888,7 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			break;
 		memset(&r, 0, sizeof(r));
 		if (m.kind == TH_GRANT) {
-			server_grant(o, c, &dst, &m, &r);
+			server_grant(o, c, &dst, &m, o->bidir ? &back : NULL, &r);
 			if (th_send(o, fd, &r) || r.status)
 				goto out;
 			continue;
@@ -830,6 +917,9 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			memcpy(x.next, base, sizeof(x.next));
 			if ((x.slot || x.send) && echo_run(o, &x, fd))
 				goto out;
+			/* -b: this side's senders run while the client's do. */
+			if (o->bidir)
+				bfail = pt_run_size(&eff, &back, &info, m.size, &brow);
 			continue;
 		} else if (m.kind == TH_DONE) {
 			r.kind = TH_VERDICT;
@@ -851,6 +941,8 @@ int pt_th_server(const struct pt_opts *o, struct ssq_client *c)
 			else
 				fails += server_check(&eff, &e, m.size, base, m.msgs,
 				                      check, &r);
+			if (o->bidir)
+				fails += back_verdict(&brow, bfail, &r);
 			printf("%s --server: %s\n", o->tool, r.text);
 			fflush(stdout);
 		} else {
@@ -920,12 +1012,16 @@ static int dial(const struct pt_opts *o)
  * The key of the server's destination for each queue but q0 the senders
  * post on (@prefix q1.., up to pt_queues_needed), into @rkeys: the
  * client's QPNs of that queue in a GRANT, the key back in GRANTED, at the
- * destination WELCOME gave (@w). 0, or -1 (said why).
+ * destination WELCOME gave (@w). -b: the GRANT carries the key of @back,
+ * this side's buffer, granted to that queue for the server's senders.
+ * 0, or -1 (said why).
  */
 static int client_grants(const struct pt_opts *o, struct ssq_client *c,
                          const char *prefix, int fd, const struct th_msg *w,
-                         uint32_t *rkeys)
+                         const struct ssq_buf *back, uint32_t *rkeys)
 {
+	char why[TH_TEXT];
+
 	struct th_msg m, g;
 	struct ssq_queue *q;
 	char name[48];
@@ -947,6 +1043,13 @@ static int client_grants(const struct pt_opts *o, struct ssq_client *c,
 		m.qpn = ssq_queue_qpn(q);
 		m.peer_qpn = ssq_queue_peer_qpn(q);
 		ssq_queue_close(q);
+		if (o->bidir && back &&
+		    grant_key(c, name, back, access_of(o), &m.rkey, why, sizeof(why))) {
+			fprintf(stderr, "%s: -b: this side's buffer's %s\n", o->tool,
+			        why);
+			return -1;
+		}
+		m.iova = o->bidir && back ? back->remote_addr : 0;
 		if (th_send(o, fd, &m) || th_recv(o, fd, TH_GRANTED, TH_REPLY_S, &g))
 			return -1;
 		if (g.status || g.size != k || g.iova != w->iova) {
@@ -983,12 +1086,15 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_client *c, const char 
 	h.peer_qpn = ssq_queue_peer_qpn(q0);
 	/*
 	 * write_lat: where the server WRITEs back, the buffer's remote
-	 * descriptor, granted to q0, the queue its echoes come in on.
+	 * descriptor, granted to q0, the queue its echoes come in on. -b:
+	 * where the server's senders write (read, add), granted to q0 too.
 	 */
+	h.bidir = (uint32_t)o->bidir;
 	if (pong) {
 		snprintf(name, sizeof(name), "%sq0", prefix);
-		if (grant_key(c, name, pong, IBV_ACCESS_REMOTE_WRITE, &h.rkey, why,
-		              sizeof(why))) {
+		if (grant_key(c, name, pong,
+		              o->bidir ? access_of(o) : IBV_ACCESS_REMOTE_WRITE, &h.rkey,
+		              why, sizeof(why))) {
 			fprintf(stderr, "%s: the pong buffer's %s\n", o->tool, why);
 			goto fail;
 		}
@@ -1019,7 +1125,7 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_client *c, const char 
 		goto fail;
 	}
 	rkeys[0] = w.rkey;
-	if (client_grants(o, c, prefix, fd, &w, rkeys))
+	if (client_grants(o, c, prefix, fd, &w, pong, rkeys))
 		goto fail;
 	e->dst_iova = w.iova;
 	e->dst_len = w.len;
@@ -1039,6 +1145,9 @@ int pt_th_client_start(const struct pt_opts *o, const struct pt_env *e, uint32_t
 {
 	struct th_msg m = { .kind = TH_START, .size = size }, r;
 
+	/* -b: the server's senders start once it says READY. */
+	if (e->rev)
+		memset(e->rev, 0, e->rev_len);
 	if (th_send(o, e->th_fd, &m) || th_recv(o, e->th_fd, TH_READY, TH_REPLY_S, &r))
 		return -1;
 	if (r.status) {
@@ -1048,18 +1157,69 @@ int pt_th_client_start(const struct pt_opts *o, const struct pt_env *e, uint32_t
 	return 0;
 }
 
+/*
+ * -b: what the server's @msgs messages of @size left in this side's buffer:
+ * write_bw its data, atomic_bw a counter of @msgs (read_bw changes nothing).
+ * Said in @out. 0, or 1.
+ */
+static int back_check(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
+                      uint64_t msgs, char *out, size_t len)
+{
+	uint64_t got;
+	uint32_t i;
+
+	if (!e->rev)
+		return 0; /* the device moves no data */
+	if (o->test == PT_WRITE_BW) {
+		for (i = 0; i < size && e->rev[i] == 0x5a; i++)
+			;
+		snprintf(out, len, "%s: -b: %s", o->tool,
+		         i == size ? "the server's data landed here"
+		                   : "FAILED: the server's data is not here");
+		return i != size;
+	}
+	if (o->test == PT_ATOMIC_BW) {
+		got = __atomic_load_n((uint64_t *)(void *)e->rev, __ATOMIC_RELAXED);
+		snprintf(out, len,
+		         "%s: -b: %sthe counter here is %llu, the server's %llu", o->tool,
+		         got == msgs ? "" : "FAILED: ", (unsigned long long)got,
+		         (unsigned long long)msgs);
+		return got != msgs;
+	}
+	return 0;
+}
+
 int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
-                      uint64_t msgs, int ok, char *verdict, size_t len)
+                      uint64_t msgs, int ok, struct pt_row *row, char *verdict,
+                      size_t len)
 {
 	struct th_msg m = { .kind = TH_DONE, .size = size, .msgs = msgs, .status = !ok },
 	              v;
+	size_t at;
+	int bad;
 
 	if (th_send(o, e->th_fd, &m) || !ok ||
 	    th_recv(o, e->th_fd, TH_VERDICT, TH_REPLY_S, &v))
 		return -1;
-	snprintf(verdict, len, "%s: server: %s%s", o->tool, v.status ? "FAILED: " : "",
-	         v.text);
-	return v.status ? -1 : 0;
+	at = (size_t)snprintf(verdict, len, "%s: server: %s%s", o->tool,
+	                      v.status ? "FAILED: " : "", v.text);
+	if (v.status || !o->bidir)
+		return v.status ? -1 : 0;
+	bad = at + 1 < len &&
+	      back_check(o, e, size, v.msgs, verdict + at + 1, len - at - 1);
+	if (at + 1 < len && verdict[at + 1])
+		verdict[at] = '\n';
+	/*
+	 * perftest's -b prints one row, the sum of both sides' BW peak, BW
+	 * average and message rate; #iterations its own (print_full_bw_report
+	 * with rem_bw_rep, src/perftest_parameters.c).
+	 */
+	if (row && size) {
+		row->peak_bps += (double)v.iova;
+		row->avg_bps += (double)v.len;
+		row->mpps += (double)v.len / size / 1e6;
+	}
+	return bad ? -1 : 0;
 }
 
 void pt_th_client_close(const struct pt_opts *o, struct pt_env *e)
