@@ -5,7 +5,7 @@
  * of each; against a running cluster (--ssq_socket), this host's ssqd
  * links to every peer ssqd and each peer's host runs the tool's --server
  * on its own ssqd. The client then keeps one side channel per peer
- * (twohost.c's, each to NAME@HOST[:PORT], else the peer's name and -p):
+ * (twohost_client.c's, each to NAME@HOST[:PORT], else the peer's name and -p):
  * each server holds a destination in its arena and checks what its share
  * of the run left there, as in a two-host run.
  */
@@ -14,9 +14,9 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "cluster.h"
-#include "twohost.h"
+#include "twohost_client.h"
 
-/* Peer @k's view of the run: twohost.c's server is its host and port. */
+/* Peer @k's view of the run: its server (twohost_server.c) is its host and port. */
 static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)
 {
 	*po = *o;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine.c - a perftest-style tool's run: connect to ssqd (or start it,
- * daemons.c), the destination, perftest's banner, then per size fork the
- * senders (run.c), start them together and collect, check the data
- * (checks.c), print the row (report.c); two hosts through twohost.c;
- * --run_infinitely prints a row every -D seconds until a signal. Shaped
- * after perftest (linux-rdma/perftest); nothing calls back into this file.
+ * daemons.c), the destination, perftest's banner, then per size its run
+ * (size_run.c: the senders forked, started together, collected, the data
+ * checked) and its row (report.c); two hosts through twohost_client.c, a
+ * --server in twohost_server.c. Shaped after perftest
+ * (linux-rdma/perftest); nothing calls back into this file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +24,8 @@
 #include "checks.h"
 #include "report.h"
 #include "size_run.h"
-#include "twohost.h"
+#include "twohost_server.h"
+#include "twohost_client.h"
 #include "cluster.h"
 
 /* --run_infinitely: SIGINT or SIGTERM came; finish and report (size_run.c). */
@@ -270,7 +271,7 @@ int pt_main(const struct pt_opts *o)
 			/*
 			 * Default ssqds serve: the server grants its
 			 * destination to each of the client's queues
-			 * (twohost.c).
+			 * (twohost_server.c).
 			 */
 			if (!strcmp(o->socket, o->default_sock))
 				fprintf(stderr,

@@ -656,7 +656,7 @@ void pt_default_socket(char *out, size_t len)
 /*
  * -b: both sides send (perftest's duplex). Only two hosts have a second
  * side: the server runs the client's senders' twins on its own ssqd into a
- * buffer the client grants it (twohost.c). perftest refuses -b in its
+ * buffer the client grants it (twohost_server.c). perftest refuses -b in its
  * latency tests ("Bidirectional is only available in BW test",
  * src/perftest_parameters.c, parser_perftest). Whether there is a second
  * side is known once a bare command has looked for its ssqd (engine.c).

@@ -89,7 +89,7 @@ struct pt_opts {
 	int gid_index;  /* -x: ssqd --gid-index for the ssqd started here; -1 */
 	int ib_port;    /* -i: ssqd --ib-port for the ssqd started here; 0 */
 	int qp_timeout; /* -u: ssqd --qp-timeout for the ssqd started here; -1 */
-	/* Two hosts (twohost.c), perftest style: a server and a client. */
+	/* Two hosts (twohost_client.c), perftest style: a server and a client. */
 	int server;            /* --server: serve a client on -p (this host's ssqd) */
 	const char *peer_host; /* the host argument: be the client of its server */
 	uint16_t port;         /* -p: the side channel's TCP port (18515) */

@@ -5,8 +5,10 @@
  * no prototypes. Each file's calls are in its own header, and a file
  * includes only headers of files below it (tests/test_layout_cycles.sh):
  *
- *   opts.h, clock.h < perftest.h < checks.h, report.h, run.h, daemons.h
- *     < size_run.h < twohost.h < cluster.h < engine.h < main.c
+ *   opts.h, clock.h < perftest.h < checks.h, report.h, daemons.h, lanes.h
+ *     < loops.h < run.h, proxy.h < size_run.h < twohost_frames.h,
+ *     twohost_queues.h < twohost_echo.h < twohost_server.h, twohost_client.h
+ *     < cluster.h < engine.h < main.c
  *
  * Each tool (ssq_write_bw, ssq_write_lat, ...) is main.c built with its
  * test kind.

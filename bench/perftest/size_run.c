@@ -4,7 +4,7 @@
  * start them together, collect their numbers into a table row, check the
  * data (checks.c); --run_infinitely prints a row every -D seconds until a
  * signal. The client's run (engine.c) and, with -b, the two-host server's
- * own direction (twohost.c) run a size through it.
+ * own direction (twohost_server.c) run a size through it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include "checks.h"
 #include "report.h"
 #include "run.h"
+#include "proxy.h"
 
 volatile sig_atomic_t pt_interrupted;
 

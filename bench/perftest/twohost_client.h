@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef SSQ_BENCH_PERFTEST_TWOHOST_H
-#define SSQ_BENCH_PERFTEST_TWOHOST_H
+#ifndef SSQ_BENCH_PERFTEST_TWOHOST_CLIENT_H
+#define SSQ_BENCH_PERFTEST_TWOHOST_CLIENT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -8,11 +8,11 @@
 #include "perftest.h"
 
 /*
- * twohost.c: the side channel of a two-host run (TCP, -p). The server
- * (--server) holds the destination in its ssqd's arena and checks what
- * arrived; the client runs the senders against its own ssqd, whose peer
- * is the server's. pt_th_server runs the whole server side (0 or 1).
- * The client: open (connect, agree on the run, get the destination into
+ * twohost_client.c: the client of a two-host run, over the side channel
+ * (TCP, -p). The server (--server, twohost_server.c) holds the destination
+ * in its ssqd's arena and checks what arrived; the client runs the senders
+ * against its own ssqd, whose peer is the server's. The client: open (connect, agree on
+ * the run, get the destination into
  * @e and its key for each of the client's queues @prefix q0.. of @c into
  * @rkeys, PT_MAX_LANES of them: a grant bound to that queue), then per
  * size start (the server clears the destination) and done
@@ -22,7 +22,6 @@
  * client's buffer the server WRITEs each sender's slot back into (perftest's
  * ping-pong); the client times until the echo lands and reports RTT/2.
  */
-int pt_th_server(const struct pt_opts *o, struct ssq_client *c);
 int pt_th_client_open(const struct pt_opts *o, struct ssq_client *c, const char *prefix,
                       struct ssq_queue *q0, uint32_t top, int check,
                       const struct ssq_buf *pong, struct pt_env *e, uint32_t *rkeys);
