@@ -15,6 +15,7 @@
 #include <ssq/client.h>
 #include "cluster.h"
 #include "twohost_client.h"
+#include "twohost_queues.h"
 
 /* Peer @k's view of the run: its server (twohost_server.c) is its host and port. */
 static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)
@@ -53,7 +54,14 @@ int pt_cl_local_open(const struct pt_opts *o, struct ssq_client *c,
 			        ssq_client_error(cp[k]));
 			return -1;
 		}
-		/* Its remote descriptor: its own key (the arena's: --arena-rkey). */
+		/*
+		 * Its remote descriptor, granted to each of that peer's
+		 * queues to this host (here/qk: this host's ssqd is "here",
+		 * daemons.c), where the senders' requests arrive.
+		 */
+		if (pt_th_grant_all(o, cp[k], "here/", &b, e->qrkey[k]))
+			return -1;
+		e->qgrants = 1;
 		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.remote_addr,
 			                               .rkey = b.rkey,
 			                               .addr = b.addr,

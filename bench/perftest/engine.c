@@ -26,6 +26,7 @@
 #include "size_run.h"
 #include "twohost_server.h"
 #include "twohost_client.h"
+#include "twohost_queues.h"
 #include "cluster.h"
 
 /* --run_infinitely: SIGINT or SIGTERM came; finish and report (size_run.c). */
@@ -386,6 +387,11 @@ int pt_main(const struct pt_opts *o)
 		        *ssq_client_error(c) ? ssq_client_error(c)
 		                             : ssq_client_error(cd));
 		goto out;
+	} else if (o->wire) {
+		/* The listener's qk, paired with the senders' qk, reaches it. */
+		if (pt_th_grant_all(o, cd, "", &dst, e.qrkey[0]))
+			goto out;
+		e.qgrants = 1;
 	}
 	/* Two hosts: send_bw's SENDs are logged at the server; send_lat's echoes here. */
 	/*

@@ -126,3 +126,29 @@ int pt_th_grant_key(struct ssq_client *c, const char *name, const struct ssq_buf
 	*rkey = d.rkey;
 	return 0;
 }
+
+int pt_th_grant_all(const struct pt_opts *o, struct ssq_client *c, const char *prefix,
+                    const struct ssq_buf *b, uint32_t *rkeys)
+{
+	struct ssq_queue *q;
+	char name[48], why[200];
+	uint32_t k;
+
+	if (!pt_th_access(o))
+		return 0; /* SENDs carry no key */
+	for (k = 0; k < pt_queues_needed(o); k++) {
+		snprintf(name, sizeof(name), "%sq%u", prefix, k);
+		/* The grant's queue is one this client has open (ssqd's ATTACH). */
+		if (ssq_queue_open(c, name, &q)) {
+			fprintf(stderr, "%s: %s: %s\n", o->tool, name,
+			        ssq_client_error(c));
+			return -1;
+		}
+		if (pt_th_grant_key(c, name, b, pt_th_access(o), &rkeys[k], why,
+		                    sizeof(why))) {
+			fprintf(stderr, "%s: the destination's %s\n", o->tool, why);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -44,4 +44,13 @@ int pt_th_access(const struct pt_opts *o);
 int pt_th_grant_key(struct ssq_client *c, const char *name, const struct ssq_buf *b,
                     int access, uint32_t *rkey, char *why, size_t len);
 
+/*
+ * The tool's own daemons (--wire, --peers N): @b, a buffer of @c's ssqd,
+ * granted to each of @c's queues @prefix q0.. the senders' requests arrive
+ * on (pt_queues_needed; qk pairs with the senders' qk), the keys into
+ * @rkeys. SENDs need none. 0, or -1 (said why).
+ */
+int pt_th_grant_all(const struct pt_opts *o, struct ssq_client *c, const char *prefix,
+                    const struct ssq_buf *b, uint32_t *rkeys);
+
 #endif
