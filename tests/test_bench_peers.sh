@@ -70,7 +70,7 @@ for n in alice bob carol; do
 	for m in alice bob carol; do
 		[ $m = $n ] || args+=(--peer "$m=127.0.0.1:${lp[$m]}")
 	done
-	"$SSQD" --device emu --hugepages=off --no-grants --queues 2 --data-mib 16 --name $n \
+	"$SSQD" --device emu --hugepages=off --queues 2 --data-mib 16 --name $n \
 		--listen "${lp[$n]}" --socket "$tmp/$n.sock" "${args[@]}" >"$tmp/$n.log" 2>&1 &
 	pids+=($!)
 done

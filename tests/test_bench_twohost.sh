@@ -17,7 +17,7 @@
 ssqd=${SSQD:-$build/ssqd}
 
 # B (--listen) and A (--connect), each at a socket of its own.
-emu=("$ssqd" --device emu --hugepages=off --no-grants --queues 4 --data-mib 16)
+emu=("$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16)
 pair_b=("${emu[@]}" --socket "$tmp/b.sock")
 pair_a=("${emu[@]}" --socket "$tmp/a.sock")
 start_pair

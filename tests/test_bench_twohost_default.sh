@@ -20,7 +20,7 @@ mkdir -m 700 "$tmp/A" "$tmp/B" "$tmp/L" "$tmp/none"
 # a QP timeout of 4.096 us x 2^18 = 1.07 s (ssqd's default 14, 67 ms, is
 # shorter than the emulated wire takes for a window of 4 MiB WRITEs on a
 # busy 2-core machine: "transport retry counter exceeded" at -a's 4 MiB).
-emu=("$ssqd" --device emu --hugepages=off --no-grants --qp-timeout 18)
+emu=("$ssqd" --device emu --hugepages=off --qp-timeout 18)
 pair_b=(env "XDG_RUNTIME_DIR=$tmp/B" "${emu[@]}")
 pair_a=(env "XDG_RUNTIME_DIR=$tmp/A" "${emu[@]}")
 start_pair
@@ -117,7 +117,7 @@ rc=0
 XDG_RUNTIME_DIR=$tmp/none timeout 60 "$bin/ssq_write_bw" -p "$(port)" -n 10 127.0.0.1 \
 	>"$tmp/none.out" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "ssqd at $tmp/none/ssqd.sock" "$tmp/none.out" &&
-	grep -q -- "ssqd --no-grants --connect 127.0.0.1:PORT here" "$tmp/none.out" ||
+	grep -q -- "ssqd --connect 127.0.0.1:PORT here" "$tmp/none.out" ||
 	bad "client without a default ssqd: exit $rc: $(cat "$tmp/none.out")"
 
 # A bare command whose default ssqd runs loopback: one host, its own ssqd.

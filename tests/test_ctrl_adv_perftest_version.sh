@@ -34,15 +34,15 @@ wait "$spid" || src=$?
 got=$(stat -c %s "$tmp/reply")
 echo "the server's answer to a version-1 HELLO: $got bytes"
 [ "$src" != 0 ] || bad "the server ran for a version-1 client"
-grep -q 'speaks version 1, this tool 2' "$tmp/srv.out" ||
+grep -q 'speaks version 1, this tool 3' "$tmp/srv.out" ||
 	{ cat "$tmp/srv.out"; bad "the server did not name the versions"; }
 if [ "$got" = 252 ]; then
-	# Magic, then the server's version (2), then WELCOME (2).
+	# Magic, then the server's version (3), then WELCOME (2).
 	hdr=$(head -c 16 "$tmp/reply" | od -An -tx1 | tr -d ' \n')
-	[ "$hdr" = 00483254505153530000000200000002 ] || bad "answer header $hdr"
+	[ "$hdr" = 00483254505153530000000300000002 ] || bad "answer header $hdr"
 	text=$(tail -c 160 "$tmp/reply" | tr -d '\0')
 	echo "its text: $text"
-	case $text in *"version 2, the client 1"*) ;; *) bad "answer text '$text'" ;; esac
+	case $text in *"version 3, the client 1"*) ;; *) bad "answer text '$text'" ;; esac
 else
 	bad "a version-1 client got $got bytes back, no frame naming the versions"
 fi

@@ -12,8 +12,10 @@
 #    util/ < ssqd.h < queues/ < peers/ < watch/ < clients/ < the top
 #    (setup, serve, idle, status, options) < main.c (docs/architecture.md). In
 #    bench/perftest a file includes its own header and those of files
-#    below it: opts, clock < perftest.h < checks, report, run, daemons
-#    < twohost < cluster < engine < main.c; bench's own programs
+#    below it: opts, clock < perftest.h < checks, report, daemons, lanes
+#    < loops < run, proxy < size_run < twohost_frames, twohost_queues
+#    < twohost_echo < twohost_server, twohost_client < cluster < engine
+#    < main.c; bench's own programs
 #    (bench/*.c, *.cc) above all. A .c, .h or .cc in src/ctrl or bench
 #    without a floor fails: a new file is placed in the plan.
 set -euo pipefail
@@ -94,12 +96,15 @@ floors = [
     (D + "util/", 2), (D + "ssqd.h", 3), (D + "queues/", 4), (D + "peers/", 5),
     (D + "watch/", 6), (D + "clients/", 7), (D + "main.c", 9), (D, 8),
     (P + "opts.", 0), (P + "clock.h", 0), (P + "perftest.h", 1), (P + "checks.", 2),
-    (P + "report.", 2), (P + "run.", 2), (P + "daemons.", 2), (P + "twohost.", 3),
-    (P + "cluster.", 4), (P + "engine.", 5), (P + "main.c", 6),
+    (P + "report.", 2), (P + "daemons.", 2), (P + "lanes.", 2), (P + "loops.", 3),
+    (P + "run.", 4), (P + "proxy.", 4), (P + "size_run.", 5),
+    (P + "twohost_frames.", 6), (P + "twohost_queues.", 6), (P + "twohost_echo.", 7),
+    (P + "twohost_server.", 8), (P + "twohost_client.", 8), (P + "cluster.", 9),
+    (P + "engine.", 10), (P + "main.c", 11),
     (P, None),  # a perftest file not placed above
     # bench's own programs (micro-benchmarks, instruction counts, line_ns):
     # leaves, above everything they may use.
-    ("bench/", 7),
+    ("bench/", 12),
 ]
 def floor(rel):
     for pre, f in floors:

@@ -4,7 +4,7 @@
  * (every sender's source is 0x5a; write_lat's last byte is its last
  * message's), and a SEND run's receive pool, whose log must hold every
  * SEND, the newest pool-full intact. Used on one host (engine.c) and by
- * the two-host server (twohost.c).
+ * the two-host server (twohost_server.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * of each; against a running cluster (--ssq_socket), this host's ssqd
  * links to every peer ssqd and each peer's host runs the tool's --server
  * on its own ssqd. The client then keeps one side channel per peer
- * (twohost.c's, each to NAME@HOST[:PORT], else the peer's name and -p):
+ * (twohost_client.c's, each to NAME@HOST[:PORT], else the peer's name and -p):
  * each server holds a destination in its arena and checks what its share
  * of the run left there, as in a two-host run.
  */
@@ -14,9 +14,10 @@
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "cluster.h"
-#include "twohost.h"
+#include "twohost_client.h"
+#include "twohost_queues.h"
 
-/* Peer @k's view of the run: twohost.c's server is its host and port. */
+/* Peer @k's view of the run: its server (twohost_server.c) is its host and port. */
 static void peer_opts(const struct pt_opts *o, uint32_t k, struct pt_opts *po)
 {
 	*po = *o;
@@ -53,7 +54,14 @@ int pt_cl_local_open(const struct pt_opts *o, struct ssq_client *c,
 			        ssq_client_error(cp[k]));
 			return -1;
 		}
-		/* Its remote descriptor: its own key (the arena's: --arena-rkey). */
+		/*
+		 * Its remote descriptor, granted to each of that peer's
+		 * queues to this host (here/qk: this host's ssqd is "here",
+		 * daemons.c), where the senders' requests arrive.
+		 */
+		if (pt_th_grant_all(o, cp[k], "here/", &b, e->qrkey[k]))
+			return -1;
+		e->qgrants = 1;
 		e->peer_dst[k] = (struct pt_peer_dst){ .iova = b.remote_addr,
 			                               .rkey = b.rkey,
 			                               .addr = b.addr,
@@ -72,6 +80,7 @@ int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int 
 	struct pt_opts po;
 	struct pt_env pe;
 	struct ssq_queue *q;
+	char prefix[PT_PEER_NAME + 1];
 	uint32_t k;
 
 	for (k = 0; k < o->npeers; k++) {
@@ -79,8 +88,11 @@ int pt_cl_open(const struct pt_opts *o, struct ssq_client *c, uint32_t top, int 
 			return -1;
 		peer_opts(o, k, &po);
 		memset(&pe, 0, sizeof(pe));
-		if (pt_th_client_open(&po, q, top, check, NULL, &pe))
+		snprintf(prefix, sizeof(prefix), "%s/", o->peers[k]);
+		if (pt_th_client_open(&po, c, prefix, q, top, check, NULL, &pe,
+		                      e->qrkey[k]))
 			return -1;
+		e->qgrants = 1;
 		e->srv_fd[e->nsrv++] = pe.th_fd;
 		e->peer_dst[k] = (struct pt_peer_dst){ .iova = pe.dst_iova,
 			                               .rkey = pe.rkey,
@@ -127,8 +139,8 @@ int pt_cl_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size, i
 		pe.th_fd = e->srv_fd[k];
 		v[0] = 0;
 		/* Every server hears the end of the size, even after one failed. */
-		if (pt_th_client_done(&po, &pe, size, ok ? e->peer_msgs[k] : 0, ok, v,
-		                      sizeof(v)))
+		if (pt_th_client_done(&po, &pe, size, ok ? e->peer_msgs[k] : 0, ok, NULL,
+		                      v, sizeof(v)))
 			rc = -1;
 		if (v[0] && at < len)
 			at += (size_t)snprintf(verdicts + at, len - at, "%s%s (%s)",

@@ -174,13 +174,6 @@ static struct ssq_client *ssqd_start(const struct pt_opts *o, const char *dev,
 		argv[a++] = "--emu-mtu";
 		argv[a++] = mtu;
 	}
-	/*
-	 * The tool's own daemons, on this machine: buffers keep their remote
-	 * keys, as the tool's descriptor exchange (one rkey per destination,
-	 * whatever the queue) expects; a grant binds to one queue (issue 28
-	 * item 1: the tool is still to ask for grants).
-	 */
-	argv[a++] = "--no-grants";
 	while (extra && *extra)
 		argv[a++] = *extra++;
 	argv[a] = NULL;

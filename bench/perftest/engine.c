@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine.c - a perftest-style tool's run: connect to ssqd (or start it,
- * daemons.c), the destination, perftest's banner, then per size fork the
- * senders (run.c), start them together and collect, check the data
- * (checks.c), print the row (report.c); two hosts through twohost.c;
- * --run_infinitely prints a row every -D seconds until a signal. Shaped
- * after perftest (linux-rdma/perftest); nothing calls back into this file.
+ * daemons.c), the destination, perftest's banner, then per size its run
+ * (size_run.c: the senders forked, started together, collected, the data
+ * checked) and its row (report.c); two hosts through twohost_client.c, a
+ * --server in twohost_server.c. Shaped after perftest
+ * (linux-rdma/perftest); nothing calls back into this file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,230 +23,17 @@
 #include "daemons.h"
 #include "checks.h"
 #include "report.h"
-#include "run.h"
-#include "twohost.h"
+#include "size_run.h"
+#include "twohost_server.h"
+#include "twohost_client.h"
+#include "twohost_queues.h"
 #include "cluster.h"
 
-/* --run_infinitely: SIGINT or SIGTERM came; finish and report. */
-static volatile sig_atomic_t interrupted;
-
+/* --run_infinitely: SIGINT or SIGTERM came; finish and report (size_run.c). */
 static void on_interrupt(int sig)
 {
 	(void)sig;
-	interrupted = 1;
-}
-
-/* waitpid, again after a signal (--run_infinitely catches them). */
-static pid_t wait_for(pid_t pid, int *st)
-{
-	pid_t r;
-
-	while ((r = waitpid(pid, st, 0)) < 0 && errno == EINTR)
-		;
-	return r;
-}
-
-/* Has one of @n @kids ended (without reaping it)? */
-static int any_ended(const pid_t *kids, uint32_t n)
-{
-	siginfo_t si;
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, (id_t)kids[i], &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		    si.si_pid == kids[i])
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * --run_infinitely: every -D seconds a row from the senders' live counts
- * (that interval's messages over its time; no peak, as perftest), until a
- * signal or a process ends. Rewrites --json and --out_json with each row,
- * as perftest rewrites its file. 0, or 1 (a file could not be written).
- */
-static int report_forever(const struct pt_opts *o, struct pt_env *e,
-                          const struct pt_info *in, uint32_t size, const pid_t *kids,
-                          uint32_t nproc)
-{
-	double t_prev = pt_now(), next = t_prev + o->duration, now, secs;
-	uint64_t prev = 0, sum;
-	struct pt_row r;
-	uint32_t i;
-
-	while (!interrupted && !__atomic_load_n(&e->sh->abort, __ATOMIC_RELAXED) &&
-	       !any_ended(kids, nproc)) {
-		now = pt_now();
-		if (now < next) {
-			usleep(next - now > 0.02 ? 20000
-			                         : (useconds_t)((next - now) * 1e6));
-			continue;
-		}
-		for (sum = 0, i = 0; i < o->procs; i++)
-			sum += __atomic_load_n(&e->sh->res[i].live, __ATOMIC_RELAXED);
-		secs = now - t_prev;
-		memset(&r, 0, sizeof(r));
-		r.size = size;
-		r.iters = sum - prev;
-		r.secs = secs;
-		r.mpps = (double)r.iters / secs / 1e6;
-		r.avg_bps = (double)r.iters * size / secs;
-		pt_print_row(o, &r);
-		if ((o->json && pt_write_json(o, in, &r, 1)) ||
-		    (o->out_json && pt_write_out_json(o, in, &r, 1)))
-			return 1;
-		prev = sum;
-		t_prev = now;
-		next += o->duration;
-	}
-	return 0;
-}
-
-/*
- * A latency row from @n samples (ns): -U lists them as taken, -H sorted,
- * perftest's "#, usec" lists, then the table's header again; -C reports in
- * time-stamp counter cycles instead of usec.
- */
-static void lat_report(const struct pt_opts *o, double *ns, uint64_t n, struct pt_row *r)
-{
-	double scale = o->lat_cycles ? pt_cycles_per_usec() : 1;
-
-	if (o->lat_unsorted)
-		pt_print_samples(o, ns, n, scale);
-	pt_lat_stats(ns, n, r);
-	if (o->lat_hist)
-		pt_print_samples(o, ns, n, scale);
-	if (o->lat_unsorted || o->lat_hist)
-		pt_print_header(o);
-	r->tmin *= scale;
-	r->tmax *= scale;
-	r->ttyp *= scale;
-	r->tavg *= scale;
-	r->tstd *= scale;
-	r->p99 *= scale;
-	r->p999 *= scale;
-}
-
-/* One size: fork the senders (and the proxy), start them together, collect. */
-static int run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info *in,
-                    uint32_t size, struct pt_row *r)
-{
-	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
-	uint64_t k;
-	pid_t kids[PT_MAX_PROCS + 1], parent = getpid();
-	double t0 = 1e300, t1 = 0, peak = 0, start;
-	uint64_t total = 0;
-	int st, fail = 0;
-	size_t lat_bytes =
-	    pt_is_lat(o) ? (size_t)o->procs * o->iters * sizeof(double) : 0;
-	uint64_t base[PT_MAX_LANES];
-
-	memset(e->peer_msgs, 0, sizeof(e->peer_msgs));
-	/* The receive logs count on across sizes: this run's start from here. */
-	for (i = 0; e->check_recv && i < e->nrq; i++)
-		base[i] = ssq_recv_arrived(e->rq[i]);
-
-	e->sh = mmap(NULL, sizeof(*e->sh), PROT_READ | PROT_WRITE,
-	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	e->lat = lat_bytes ? mmap(NULL, lat_bytes, PROT_READ | PROT_WRITE,
-	                          MAP_SHARED | MAP_ANONYMOUS, -1, 0)
-	                   : NULL;
-	if (e->sh == MAP_FAILED || e->lat == MAP_FAILED) {
-		fprintf(stderr, "%s: mmap: %s\n", o->tool, strerror(errno));
-		return 1;
-	}
-	for (i = 0; i < PT_MAX_LANES; i++)
-		pthread_spin_init(&e->sh->lock[i], PTHREAD_PROCESS_SHARED);
-	if (e->check_data && !o->npeers)
-		memset(e->dst, 0, e->dst_len);
-	for (i = 0; e->check_data && i < o->npeers; i++)
-		memset(e->peer_dst[i].addr, 0, e->peer_dst[i].len);
-	fflush(stdout);
-	for (i = 0; i < nproc; i++) {
-		kids[i] = fork();
-		if (kids[i] == 0) {
-			/* Not left running if the tool dies; a signal is the tool's. */
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(1);
-			if (o->run_inf) {
-				signal(SIGINT, SIG_IGN);
-				signal(SIGTERM, SIG_IGN);
-			}
-			_exit(i < o->procs ? pt_sender(o, e, i, size) : pt_proxy(o, e));
-		}
-		if (kids[i] < 0) {
-			fprintf(stderr, "%s: fork: %s\n", o->tool, strerror(errno));
-			e->sh->abort = 1;
-			nproc = i;
-		}
-	}
-	start = pt_now();
-	while (__atomic_load_n(&e->sh->ready, __ATOMIC_ACQUIRE) < nproc &&
-	       !__atomic_load_n(&e->sh->abort, __ATOMIC_RELAXED) && pt_now() - start < 30)
-		usleep(200);
-	__atomic_store_n(&e->sh->go, 1, __ATOMIC_RELEASE);
-	if (o->run_inf) {
-		fail = report_forever(o, e, in, size, kids, nproc);
-		__atomic_store_n(&e->sh->stop, 1, __ATOMIC_RELAXED);
-	}
-	for (i = 0; i < nproc; i++) {
-		struct pt_result *res = &e->sh->res[i];
-
-		wait_for(kids[i], &st);
-		if (res->rc || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			fprintf(stderr, "%s: %s %u failed: %s\n", o->tool,
-			        i < o->procs ? "sender" : "proxy", i,
-			        res->why[0]       ? res->why
-			        : WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
-			        : e->sh->abort    ? "stopped: another process failed"
-			                          : "no reason given");
-			fail = 1;
-			continue;
-		}
-		if (i >= o->procs)
-			continue;
-		total += res->msgs;
-		for (k = 0; k < o->npeers; k++)
-			e->peer_msgs[k] += res->peer_msgs[k];
-		t0 = res->t0 < t0 ? res->t0 : t0;
-		t1 = res->t1 > t1 ? res->t1 : t1;
-	}
-	if (!fail && e->check_data)
-		fail = pt_check_dst(o, e, size);
-	if (!fail && e->check_recv)
-		fail = pt_check_recv(o, e, size, base, total);
-	if (!fail) {
-		memset(r, 0, sizeof(*r));
-		r->size = size;
-		r->iters = total;
-		r->secs = t1 - t0;
-		r->mpps = total / (t1 - t0) / 1e6;
-		if (!lat_bytes)
-			peak = pt_peak_rate(e->sh, o->procs);
-		if (peak < r->mpps * 1e6)
-			peak = r->mpps * 1e6; /* rounding; latency runs */
-		r->peak_bps = peak * size;
-		r->avg_bps = (double)total * size / (t1 - t0);
-		/*
-		 * Two hosts: a round trip per sample; perftest reports RTT/2,
-		 * but for READ and atomics (rtt_factor 1, print_report_lat).
-		 */
-		for (k = 0; lat_bytes && o->peer_host && !pt_is_cqe_lat(o) &&
-		            k < (uint64_t)o->procs * o->iters;
-		     k++)
-			e->lat[k] /= 2;
-		if (o->no_peak)
-			r->peak_bps = 0; /* -N: perftest prints 0 */
-		if (lat_bytes)
-			lat_report(o, e->lat, (uint64_t)o->procs * o->iters, r);
-	}
-	munmap(e->sh, sizeof(*e->sh));
-	if (lat_bytes)
-		munmap(e->lat, lat_bytes);
-	return fail;
+	pt_interrupted = 1;
 }
 
 /*
@@ -470,23 +257,29 @@ int pt_main(const struct pt_opts *o)
 	e.th_fd = -1;
 	if (bare_server(o, &fo))
 		o = &fo;
+	if (o->bidir && !o->server && !o->peer_host) {
+		fprintf(stderr,
+		        "%s: -b: bidirectional needs the far side to send as well: two "
+		        "hosts (--server on one, the server's name on the other); on "
+		        "one host ssq's loopback queue has one sending side\n",
+		        o->tool);
+		return 1;
+	}
 	if (o->socket) {
 		if (ssq_client_connect(o->socket, &c)) {
 			fprintf(stderr, "%s: ssqd at %s: %s\n", o->tool, o->socket,
 			        ssq_client_strerror_last());
 			/*
-			 * --no-grants: the two-host exchange (twohost.c) hands
-			 * the client the server buffer's own key, which a peer
-			 * reaches only without grants (a grant binds one queue;
-			 * the tools do not grant yet).
+			 * Default ssqds serve: the server grants its
+			 * destination to each of the client's queues
+			 * (twohost_server.c).
 			 */
 			if (!strcmp(o->socket, o->default_sock))
 				fprintf(stderr,
 				        "%s: two hosts, as perftest's: this host's ssqd "
 				        "at the default socket, linked to the server's "
-				        "(ssqd --no-grants --connect %s:PORT here, ssqd "
-				        "--no-grants --listen PORT there), or "
-				        "--ssq_socket=PATH\n",
+				        "(ssqd --connect %s:PORT here, ssqd --listen "
+				        "PORT there), or --ssq_socket=PATH\n",
 				        o->tool, o->peer_host ? o->peer_host : "HOST");
 			return 1;
 		}
@@ -558,14 +351,23 @@ int pt_main(const struct pt_opts *o)
 		 * its slot of this buffer here, where the sender waits for it.
 		 * send_lat: its echoes come to this ssqd's receive logs; the
 		 * senders map a destination all the same (a small one here).
+		 * -b: where the server's senders write (read, add) here.
 		 */
-		if ((e.slot || o->test == PT_SEND_LAT) &&
-		    ssq_buf_alloc(c, e.slot ? (uint64_t)e.slot * o->procs : 64, &dst)) {
+		if ((e.slot || o->test == PT_SEND_LAT || o->bidir) &&
+		    ssq_buf_alloc(c,
+		                  e.slot     ? (uint64_t)e.slot * o->procs
+		                  : o->bidir ? (top < 8 ? 8 : top)
+		                             : 64,
+		                  &dst)) {
 			fprintf(stderr, "%s: %s\n", o->tool, ssq_client_error(c));
 			goto out;
 		}
-		if (pt_th_client_open(o, q, top, moves, e.slot ? &dst : NULL, &e))
+		if (pt_th_client_open(o, c, "", q, top, moves,
+		                      e.slot || o->bidir ? &dst : NULL, &e, e.qrkey[0]))
 			goto out;
+		e.rev = o->bidir && moves ? dst.addr : NULL;
+		e.rev_len = dst.len;
+		e.qgrants = 1;
 		/* The WRITEs go to the server's buffer, at its descriptor. */
 		dst.iova = dst.remote_addr = e.dst_iova;
 		if (!e.slot && o->test != PT_SEND_LAT)
@@ -585,6 +387,11 @@ int pt_main(const struct pt_opts *o)
 		        *ssq_client_error(c) ? ssq_client_error(c)
 		                             : ssq_client_error(cd));
 		goto out;
+	} else if (o->wire) {
+		/* The listener's qk, paired with the senders' qk, reaches it. */
+		if (pt_th_grant_all(o, cd, "", &dst, e.qrkey[0]))
+			goto out;
+		e.qgrants = 1;
 	}
 	/* Two hosts: send_bw's SENDs are logged at the server; send_lat's echoes here. */
 	/*
@@ -695,12 +502,13 @@ int pt_main(const struct pt_opts *o)
 		if ((e.th_fd >= 0 && pt_th_client_start(o, &e, sizes[s])) ||
 		    (e.nsrv && pt_cl_start(o, &e, sizes[s])))
 			goto out;
-		fail = run_size(o, &e, &in, sizes[s], &rows[s]);
-		if (!fail && !o->run_inf)
+		fail = pt_run_size(o, &e, &in, sizes[s], &rows[s]);
+		/* -b: the row is both directions', once the server has said its. */
+		if (!fail && !o->run_inf && !o->bidir)
 			pt_print_row(o, &rows[s]);
 		if (e.th_fd >= 0 &&
 		    pt_th_client_done(o, &e, sizes[s], fail ? 0 : rows[s].iters, !fail,
-		                      verdicts[s], sizeof(verdicts[s]))) {
+		                      &rows[s], verdicts[s], sizeof(verdicts[s]))) {
 			if (!fail)
 				fprintf(stderr, "%s\n", verdicts[s]);
 			goto out;
@@ -713,6 +521,8 @@ int pt_main(const struct pt_opts *o)
 		}
 		if (fail)
 			goto out;
+		if (o->bidir)
+			pt_print_row(o, &rows[s]);
 	}
 	pt_print_row(o, NULL);
 	/* The server's verdicts after the table, which stays perftest's. */

@@ -54,12 +54,18 @@ int pt_is_send(const struct pt_opts *o)
 	return o->test == PT_SEND_BW || o->test == PT_SEND_LAT;
 }
 
-void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
-                   size_t len)
+uint32_t pt_queue_index(const struct pt_opts *o, uint32_t idx, uint32_t lane)
 {
 	uint32_t np = o->npeers ? o->npeers : 1, k = lane / np;
 
-	k = o->mode == PT_QP_PER_PROCESS ? idx * o->qps + k : k;
+	return o->mode == PT_QP_PER_PROCESS ? idx * o->qps + k : k;
+}
+
+void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
+                   size_t len)
+{
+	uint32_t np = o->npeers ? o->npeers : 1, k = pt_queue_index(o, idx, lane);
+
 	if (o->npeers)
 		snprintf(out, len, "%s/q%u", o->peers[lane % np], k);
 	else
@@ -399,8 +405,8 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "                             (BW average) or message_rate (bandwidth\n"
 	    "                             tools), latency (t_avg, latency tools)\n"
 	    "  -N, --noPeak               Don't measure BW peak (printed 0)\n"
-	    "      --report-both          Report both directions of -b (taken; -b\n"
-	    "                             is not run by ssq)\n"
+	    "      --report-both          Report both directions of -b apart\n"
+	    "                             (taken; ssq prints their sum)\n"
 	    "  -C, --report-cycles        Latencies in CPU time-stamp cycles\n"
 	    "  -H, --report-histogram     Print every latency sample, sorted\n"
 	    "  -U, --report-unsorted      Print every latency sample as taken\n"
@@ -413,9 +419,11 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "  -F, --CPU-freq             Taken (ssq times with CLOCK_MONOTONIC)\n"
 	    "  -c, --connection=RC        Taken (ssqd's queues are RC); others\n"
 	    "                             are refused\n"
-	    "  -b, -R, -z, -u             Refused, saying why: bidirectional\n"
-	    "                             traffic, rdma_cm and a QP timeout are\n"
-	    "                             not ssq's to set yet\n"
+	    "  -b, --bidirectional        Two hosts, both sides send: the row is\n"
+	    "                             the sum of both directions, as perftest's\n"
+	    "                             (write, read and atomic bw; both sides -b)\n"
+	    "  -R, -z                     Refused, saying why: ssqd links its QPs\n"
+	    "                             without rdma_cm\n"
 	    "\n"
 	    " Options (ssq's):\n"
 	    "  -P, --procs=<n>            Sender processes sharing the queue (1..%u)\n"
@@ -645,6 +653,27 @@ void pt_default_socket(char *out, size_t len)
 		snprintf(out, len, "/tmp/ssqd-%u/ssqd.sock", (unsigned)getuid());
 }
 
+/*
+ * -b: both sides send (perftest's duplex). Only two hosts have a second
+ * side: the server runs the client's senders' twins on its own ssqd into a
+ * buffer the client grants it (twohost_server.c). perftest refuses -b in its
+ * latency tests ("Bidirectional is only available in BW test",
+ * src/perftest_parameters.c, parser_perftest). Whether there is a second
+ * side is known once a bare command has looked for its ssqd (engine.c).
+ */
+static void check_bidir(struct pt_opts *o)
+{
+	if (!o->bidir)
+		return;
+	if (pt_is_lat(o))
+		bad_flag(o, "-b: bidirectional is only available in the BW tools (as "
+		            "perftest's)");
+	if (o->test == PT_SEND_BW)
+		bad_flag(o, "-b with ssq_send_bw: the SENDs back would land in this "
+		            "ssqd's receive pool, which nothing checks yet; "
+		            "ssq_write_bw, ssq_read_bw and ssq_atomic_bw take -b");
+}
+
 /* The checks between flags, once all are read. */
 static void check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
@@ -664,6 +693,11 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 		o->socket = o->default_sock;
 	}
 	server_checks(o);
+	check_bidir(o);
+	if (o->bidir && o->report_both)
+		fprintf(stderr,
+		        "%s: --report-both: taken; the row is both directions' sum\n",
+		        o->tool);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
 		         "-P x -q = %u queues with --mode qp-per-process: ssqd has at "
@@ -796,9 +830,7 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		o->qp_timeout = (int)num(o, "-u", arg, 0, 31);
 		break;
 	case 'b':
-		bad_flag(o, "-b: bidirectional needs the far side to send as well; "
-		            "ssq's loopback queue has one sending side and the "
-		            "--server side only receives and checks");
+		o->bidir = 1; /* checked with the role: check_bidir */
 		break;
 	case 'R':
 	case 'z':
@@ -845,7 +877,10 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 			o->lat_unsorted = 1;
 		break;
 	case OPT_REPORT_BOTH:
-		/* perftest splits the two directions of -b; without -b, a no-op. */
+		/*
+		 * perftest splits the two directions of -b; ssq prints their
+		 * sum either way (said with -b); without -b, a no-op.
+		 */
 		o->report_both = 1;
 		break;
 	default: /* OPT_OUTPUT */

@@ -89,7 +89,7 @@ struct pt_opts {
 	int gid_index;  /* -x: ssqd --gid-index for the ssqd started here; -1 */
 	int ib_port;    /* -i: ssqd --ib-port for the ssqd started here; 0 */
 	int qp_timeout; /* -u: ssqd --qp-timeout for the ssqd started here; -1 */
-	/* Two hosts (twohost.c), perftest style: a server and a client. */
+	/* Two hosts (twohost_client.c), perftest style: a server and a client. */
 	int server;            /* --server: serve a client on -p (this host's ssqd) */
 	const char *peer_host; /* the host argument: be the client of its server */
 	uint16_t port;         /* -p: the side channel's TCP port (18515) */
@@ -98,6 +98,7 @@ struct pt_opts {
 	enum pt_output output; /* --output=bandwidth|message_rate|latency */
 	int no_peak;           /* -N: BW peak not measured, printed 0 */
 	int report_both;       /* --report-both */
+	int bidir;             /* -b: two hosts, both sides send (perftest's duplex) */
 	int lat_cycles;        /* -C: latencies in TSC cycles, not usec */
 	int lat_hist;          /* -H: every sample, sorted, after the row */
 	int lat_unsorted;      /* -U: every sample in the order taken */
@@ -130,10 +131,12 @@ int pt_is_atomic(const struct pt_opts *o);
 int pt_is_cqe_lat(const struct pt_opts *o);
 extern const char *const pt_mode_names[];
 /*
- * The queue sender @idx posts on as its lane @lane: "q<n>"; with --peers
+ * The queue sender @idx posts on as its lane @lane: "q<n>" (n: its index,
+ * pt_queue_index); with --peers
  * "PEER/q<n>", the lanes going round the peers first, so consecutive
  * batches go to different peers.
  */
+uint32_t pt_queue_index(const struct pt_opts *o, uint32_t idx, uint32_t lane);
 void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *out,
                    size_t len);
 /*

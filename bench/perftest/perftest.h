@@ -5,8 +5,10 @@
  * no prototypes. Each file's calls are in its own header, and a file
  * includes only headers of files below it (tests/test_layout_cycles.sh):
  *
- *   opts.h, clock.h < perftest.h < checks.h, report.h, run.h, daemons.h
- *     < twohost.h < cluster.h < engine.h < main.c
+ *   opts.h, clock.h < perftest.h < checks.h, report.h, daemons.h, lanes.h
+ *     < loops.h < run.h, proxy.h < size_run.h < twohost_frames.h,
+ *     twohost_queues.h < twohost_echo.h < twohost_server.h, twohost_client.h
+ *     < cluster.h < engine.h < main.c
  *
  * Each tool (ssq_write_bw, ssq_write_lat, ...) is main.c built with its
  * test kind.
@@ -128,6 +130,17 @@ struct pt_env {
 	uint32_t nsrv;
 	int srv_fd[PT_MAX_PEERS];
 	uint64_t peer_msgs[PT_MAX_PEERS]; /* the last size's messages to each peer */
+	/*
+	 * A server's destination (two hosts; --peers of a running cluster):
+	 * its key for each queue, a grant bound to that queue's QP, [peer, 0
+	 * for two hosts][queue index k of qk, PEER/qk]; qgrants 0: rkey, or
+	 * peer_dst's, for every queue.
+	 */
+	int qgrants;
+	uint32_t qrkey[PT_MAX_PEERS][PT_MAX_LANES];
+	/* -b, the two-host client: the buffer the server's senders reach here */
+	uint8_t *rev;
+	uint64_t rev_len;
 };
 
 /* One table row (one size, or one --run_infinitely interval), kept for JSON. */

@@ -197,14 +197,21 @@ static const char *verb_name(const struct pt_opts *o)
 	}
 }
 
-/* perftest's test name: "RDMA_Write BW Test", @sep between the words. */
+/*
+ * perftest's test name: "RDMA_Write BW Test", @sep between the words;
+ * -b: "Bidirectional" before "BW" (perftest's ctx_print_test_info and
+ * write_test_info_to_file, src/perftest_parameters.c).
+ */
 static void test_name(const struct pt_opts *o, char sep, char *out, size_t len)
 {
-	snprintf(out, len, "%s%s%c%s%s%cTest", verb_name(o),
+	snprintf(out, len, "%s%s%c%s%s%s%cTest", verb_name(o),
 	         !pt_is_atomic(o) ? ""
 	         : o->atomic_cas  ? (sep == ' ' ? " CMP_AND_SWAP" : "_CMP_AND_SWAP")
 	                          : (sep == ' ' ? " FETCH_AND_ADD" : "_FETCH_AND_ADD"),
 	         sep,
+	         !o->bidir    ? ""
+	         : sep == ' ' ? "Bidirectional "
+	                      : "Bidirectional_",
 	         pt_is_lat(o)        ? ""
 	         : o->post_list <= 1 ? ""
 	         : sep == ' '        ? "Post List "

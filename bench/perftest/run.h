@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* run.c: one process's part of a run of @size bytes; returns its exit code. */
+/* run.c: one sender process's part of a run of @size bytes; its exit code. */
 #ifndef SSQ_BENCH_PERFTEST_RUN_H
 #define SSQ_BENCH_PERFTEST_RUN_H
 
@@ -10,6 +10,5 @@
 
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
               uint32_t size);
-int pt_proxy(const struct pt_opts *o, const struct pt_env *e);
 
 #endif

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# -b (perftest's --bidirectional) across two hosts, on one machine: two ssqd
+# on the emulated device (grants on), B --listen and A --connect; the
+# tool's server on B and its client on A, both with -b. Both sides send:
+# the server runs the client's -P / -q / --mode on B into a buffer the
+# client granted it, while the client's senders write into the server's.
+# Checked: both exit 0; the banner says "Bidirectional"; the row is
+# perftest's -b row, the sum of both directions (#iterations the client's
+# own, BW average above the server's own, which its verdict states); each
+# side's data landed (write_bw, qp-per-process -q 2 too), each side's
+# fetch-and-add counter is the other side's count (atomic_bw); read_bw
+# runs; --out_json names the test RDMA_Write_Bidirectional_BW_Test. -b on
+# one side only is refused by both sides, -b on one host and in a latency
+# tool refused by name. Before: -b was refused everywhere.
+. "$(dirname "$0")/bench_common.sh"
+ssqd=${SSQD:-$build/ssqd}
+command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-deps.sh)"; exit 77; }
+
+start_pair() {
+	local i lp
+	for i in 1 2 3 4 5; do
+		lp=$(port)
+		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
+			--socket "$tmp/b.sock" --listen "$lp" >"$tmp/b.log" 2>&1 &
+		pids+=($!)
+		bpid=$!
+		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
+			--socket "$tmp/a.sock" --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
+		pids+=($!)
+		apid=$!
+		for _ in $(seq 200); do
+			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
+				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
+				return 0
+			kill -0 "$bpid" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill "$apid" "$bpid" 2>/dev/null || true
+		wait "$apid" "$bpid" 2>/dev/null || true
+	done
+	cat "$tmp/b.log" "$tmp/a.log"
+	echo "FAIL: the two ssqd never paired"
+	exit 1
+}
+start_pair
+
+# pair TOOL "SERVER FLAGS" CLIENT FLAGS...: sets src, crc; $tmp/srv.out, cli.out.
+pair() {
+	local tool=$1 sflags=$2 sp try
+	shift 2
+	for try in 1 2 3; do
+		sp=$(port)
+		# shellcheck disable=SC2086
+		"$bin/$tool" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 $sflags \
+			>"$tmp/srv.out" 2>&1 &
+		spid=$!
+		pids+=($spid)
+		for _ in $(seq 200); do
+			grep -q 'waiting for a client' "$tmp/srv.out" && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.05
+		done
+		crc=0
+		(cd "$tmp" && exec timeout 300 "$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" \
+			127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?
+		src=0
+		wait "$spid" || src=$?
+		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
+	done
+}
+
+# The -b row parsed as a lab parses perftest's, checked against the
+# server's own BW average in its verdict: NAME SIZE ITERS VERB [POST_LIST].
+bidir_ok() {
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		echo "--- client"; cat "$tmp/cli.out"; echo "--- server"; cat "$tmp/srv.out"
+		bad "$1: client exit $crc, server exit $src"
+		return 1
+	fi
+	grep -q 'every check passed' "$tmp/srv.out" || bad "$1: the server's checks"
+	grep -q "^ *$4 Bidirectional ${5:-}BW Test" "$tmp/cli.out" ||
+		bad "$1: banner: no '$4 Bidirectional ${5:-}BW Test'"
+	if out=$(python3 - "$tmp/cli.out" "$2" "$3" <<'PY' 2>&1
+import re, sys
+out = open(sys.argv[1]).read().splitlines()
+size, iters = sys.argv[2], sys.argv[3]
+h = max(i for i, l in enumerate(out)
+        if re.match(r"^ #bytes\s+#iterations\s+BW peak\[MiB/sec\]\s+BW average\[MiB/sec\]\s+MsgRate\[Mpps\]", l))
+f = out[h + 1].split()
+assert len(f) == 5 and f[0] == size and f[1] == iters, ("row", out[h + 1])
+peak, avg, rate = float(f[2]), float(f[3]), float(f[4])
+# The server's own direction, as its verdict says it.
+m = [re.search(r"; (\d+) back to the client, BW average ([0-9.]+) MiB/sec", l) for l in out]
+m = [x for x in m if x]
+assert len(m) == 1, "no verdict with the server's direction"
+srv_msgs, srv_avg = int(m[0].group(1)), float(m[0].group(2))
+assert srv_msgs == int(iters), ("the server's messages", srv_msgs, iters)
+# The sum: both directions' averages, so above the server's own; the rate
+# (Mpps) is the sum's too: average = rate x size.
+assert avg > srv_avg > 0, ("BW average is not the sum", avg, srv_avg)
+assert abs(avg * 2**20 - rate * 1e6 * int(size)) <= 0.02 * avg * 2**20 + 0.01 * 2**20, ("rate", avg, rate)
+assert peak >= avg, ("peak", peak, avg)
+print("row", " ".join(f), "= client + server (server's average %.2f)" % srv_avg)
+PY
+	); then
+		echo "ok   $1: $out"
+	else
+		bad "$1: $out"
+		cat "$tmp/cli.out"
+	fi
+}
+
+pair ssq_write_bw "-b -s 256 -n 2000" -b -s 256 -P 2 -n 2000 --out_json_file="$tmp/w.json"
+if bidir_ok "write_bw -b" 256 4000 RDMA_Write; then
+	grep -q 'the data landed in the server' "$tmp/cli.out" || bad "write_bw -b: the server's check"
+	grep -q -- '-b: the server.s data landed here' "$tmp/cli.out" || bad "write_bw -b: the client's check"
+	python3 - "$tmp/w.json" <<'PY' || bad "write_bw -b: --out_json's test name"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["test_info"]["test"] == "RDMA_Write_Bidirectional_BW_Test", d["test_info"]["test"]
+PY
+fi
+
+pair ssq_write_bw "-b -s 100 -n 1001 -l 4 -Q 16" -b -s 100 -P 2 -q 2 --mode qp-per-process \
+	-n 1001 -l 4 -Q 16
+bidir_ok "write_bw -b qp-per-process -q 2" 100 2002 RDMA_Write "Post List " &&
+	{ grep -q -- '-b: the server.s data landed here' "$tmp/cli.out" || bad "qp-per-process -b: the client's check"; }
+
+pair ssq_atomic_bw "-b -n 1500" -b -n 1500
+if bidir_ok "atomic_bw -b" 8 1500 "Atomic FETCH_AND_ADD"; then
+	grep -q 'the fetch-and-add counter is 1500, 1500 completed' "$tmp/srv.out" ||
+		bad "atomic_bw -b: the server's counter"
+	grep -q -- '-b: the counter here is 1500, the server.s 1500' "$tmp/cli.out" ||
+		bad "atomic_bw -b: the client's counter"
+fi
+
+pair ssq_read_bw "-b -s 64 -n 1000" -b -s 64 -P 2 --mode proxy -n 1000
+bidir_ok "read_bw -b proxy" 64 2000 RDMA_Read
+
+# -b on the client only: both sides refuse, naming it.
+pair ssq_write_bw "-s 64" -b -s 64 -n 100
+[ "$crc" != 0 ] && [ "$src" != 0 ] || bad "-b on one side ran (client $crc, server $src)"
+grep -q -- '-b on the client only' "$tmp/cli.out" && grep -q -- '-b on the client only' "$tmp/srv.out" ||
+	{ cat "$tmp/cli.out" "$tmp/srv.out"; bad "-b on one side: not named on both sides"; }
+
+# Refused by name: one host, a latency tool, send_bw.
+refuse() { # needle tool flags...
+	local needle=$1 rc=0
+	shift
+	(cd "$tmp" && exec timeout 60 "$bin/$@") >"$tmp/r.out" 2>&1 </dev/null || rc=$?
+	[ "$rc" = 1 ] && grep -qF -- "$needle" "$tmp/r.out" ||
+		bad "'$*': exit $rc, want 1 saying '$needle': $(head -n2 "$tmp/r.out")"
+}
+refuse "-b: bidirectional needs the far side" ssq_write_bw -b -n 10
+refuse "-b: bidirectional is only available in the BW tools" ssq_write_lat -b -n 10
+refuse "-b with ssq_send_bw" ssq_send_bw --ssq_socket="$tmp/a.sock" -b -n 10 127.0.0.1
+exit $fail
