@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the perftest-style tools' tests that start daemons and servers
-# of their own (test_bench_twohost.sh, test_bench_peers.sh). Sets: build,
+# of their own (test_bench_twohost*.sh, test_bench_peers.sh). Sets: build,
 # bin (the tools), tmp (removed at exit), pids (each killed and reaped at
 # exit: add what you start), fail; bad prints a failure and makes the test
 # fail; port prints a free TCP port on 127.0.0.1; start_pair starts two

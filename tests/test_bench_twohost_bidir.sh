@@ -17,32 +17,10 @@
 ssqd=${SSQD:-$build/ssqd}
 command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-deps.sh)"; exit 77; }
 
-start_pair() {
-	local i lp
-	for i in 1 2 3 4 5; do
-		lp=$(port)
-		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
-			--socket "$tmp/b.sock" --listen "$lp" >"$tmp/b.log" 2>&1 &
-		pids+=($!)
-		bpid=$!
-		"$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16 \
-			--socket "$tmp/a.sock" --connect "127.0.0.1:$lp" >"$tmp/a.log" 2>&1 &
-		pids+=($!)
-		apid=$!
-		for _ in $(seq 200); do
-			grep -q 'queue(s) ready' "$tmp/b.log" 2>/dev/null &&
-				grep -q 'serving' "$tmp/a.log" && grep -q 'serving' "$tmp/b.log" &&
-				return 0
-			kill -0 "$bpid" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill "$apid" "$bpid" 2>/dev/null || true
-		wait "$apid" "$bpid" 2>/dev/null || true
-	done
-	cat "$tmp/b.log" "$tmp/a.log"
-	echo "FAIL: the two ssqd never paired"
-	exit 1
-}
+# B (--listen) and A (--connect), each at a socket of its own.
+emu=("$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16)
+pair_b=("${emu[@]}" --socket "$tmp/b.sock")
+pair_a=("${emu[@]}" --socket "$tmp/a.sock")
 start_pair
 
 # pair TOOL "SERVER FLAGS" CLIENT FLAGS...: sets src, crc; $tmp/srv.out, cli.out.
@@ -56,11 +34,7 @@ pair() {
 			>"$tmp/srv.out" 2>&1 &
 		spid=$!
 		pids+=($spid)
-		for _ in $(seq 200); do
-			grep -q 'waiting for a client' "$tmp/srv.out" && break
-			kill -0 "$spid" 2>/dev/null || break
-			sleep 0.05
-		done
+		server_ready "$spid"
 		crc=0
 		(cd "$tmp" && exec timeout 300 "$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" \
 			127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?
