@@ -19,6 +19,7 @@
 #include "shm/create/arena.h"
 
 struct ssqd_backend;
+struct ssq_producer;
 
 /*
  * One RC QP as a backend created it, with two CQs: sends complete into
@@ -34,6 +35,13 @@ struct ssqd_bqueue {
 	uint32_t max_sge;
 	uint8_t port;
 	void *impl; /* the backend's QP/CQ handles */
+	/*
+	 * ssqd's own producer record on this QP's shared ring (its
+	 * reservations are every client's), for WQEs ssqd posts itself: a
+	 * window's bind (grant). NULL: a QP no shared ring is made for (a
+	 * loopback queue's other end).
+	 */
+	struct ssq_producer *prod;
 };
 
 /*
@@ -205,7 +213,8 @@ struct ssqd_backend_ops {
 	 * one - with @access (IBV_ACCESS_REMOTE_*), for requests that arrive
 	 * at @q's QP only: a type-2 memory window bound to that QP, its key's
 	 * variant byte drawn at random (IB 10.6.7: a type-2 window is bound
-	 * to one QP and reached through it alone). *@mw and its *@rkey, or
+	 * to one QP and reached through it alone). A ConnectX binds with a
+	 * WQE on that QP's ring, through @q->prod. *@mw and its *@rkey, or
 	 * -errno with @why. revoke frees it: its key reaches nothing once
 	 * revoke returns. access_errors (optional): requests refused at @q's
 	 * QP for a bad key so far.

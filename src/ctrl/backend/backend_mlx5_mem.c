@@ -21,10 +21,15 @@
 int mlx5_reg_buf(struct ssqd_backend *b, void *addr, size_t len, uint64_t iova,
                  int remote, void **mrp, uint32_t *key, char *why, size_t whylen)
 {
-	/* !@remote: windows bound over it (IBV_ACCESS_MW_BIND) reach it, no key else. */
-	struct ibv_mr *mr = ibv_reg_mr_iova2(
-	    b->pd, addr, len, iova,
-	    remote ? SSQD_ACCESS_ALL : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	/*
+	 * !@remote: windows bound over it (IBV_ACCESS_MW_BIND) reach it, no
+	 * key else. MW_BIND with @remote too: grant refuses no buffer (a bind
+	 * the NIC refuses puts the whole queue in error: backend_mlx5_mw.c).
+	 */
+	struct ibv_mr *mr =
+	    ibv_reg_mr_iova2(b->pd, addr, len, iova,
+	                     remote ? SSQD_ACCESS_ALL | IBV_ACCESS_MW_BIND
+	                            : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 
 	if (!mr) {
 		snprintf(why, whylen, "ibv_reg_mr_iova2 of a %zu-byte buffer: %s", len,
@@ -277,6 +282,14 @@ void mlx5_dereg_client(struct ssqd_backend *b, void *mrp)
 	if (m->fd >= 0)
 		close(m->fd);
 	free(m);
+}
+
+struct ibv_mr *mlx5_client_mr_of(void *mrp, int *ssqd_made)
+{
+	const struct mlx5_client_mr *m = mrp;
+
+	*ssqd_made = m->fd >= 0;
+	return m->mr;
 }
 
 int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle)

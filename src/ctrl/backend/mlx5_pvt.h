@@ -84,5 +84,16 @@ int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid, uint64_
                     size_t whylen);
 void mlx5_dereg_client(struct ssqd_backend *b, void *mrp);
 int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle);
+/*
+ * The MR of a reg_client registration; *@ssqd_made 1 when ssqd registered
+ * it with the access it computed (a file), 0 when the client made it
+ * (SSQ_MEM_VERBS, its own access).
+ */
+struct ibv_mr *mlx5_client_mr_of(void *mrp, int *ssqd_made);
+/* backend_mlx5_mw.c: the ops of the same names (backend.h). */
+int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
+               uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
+               char *why, size_t whylen);
+void mlx5_revoke(struct ssqd_backend *b, void *mw);
 
 #endif /* SSQ_CTRL_BACKEND_MLX5_PVT_H */

@@ -303,8 +303,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	 * window its owner granted (clients/grant.c). Loopback has no peer
 	 * host; --arena-rkey (one key for all) and --no-grants are the
 	 * operator's choice; a
-	 * device without windows (the mlx5 backend, for now) keeps the
-	 * buffers' own remote keys.
+	 * device without windows (no grant op) keeps the buffers' own
+	 * remote keys.
 	 */
 	d->grants_only = d->ops->grant && !o->arena_rkey && !o->no_grants &&
 	                 (o->listen_port || o->connect_to || o->npeers);

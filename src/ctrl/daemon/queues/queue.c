@@ -80,6 +80,9 @@ static int make_ctl(struct ssqd *d, struct ssqd_queue *q, char *why, size_t whyl
 	if (!rc)
 		rc = ssq_producer_init(&q->prod, q->ctl, SSQD_PRODUCER_ID, &sq, &cq,
 		                       (uint32_t)getpid());
+	/* The backend posts a window's bind on this ring through it (grant). */
+	if (!rc)
+		q->local.prod = &q->prod;
 	if (rc)
 		snprintf(why, whylen, "queue control block: %s", strerror(-rc));
 	return rc;
