@@ -20,6 +20,7 @@ pkgs=(
 	gnuplot-nox                                   # benchmark plots
 	gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
 	clang-format                                  # the repo's .clang-format
+	lintian                                       # the split .debs checked as Debian checks them
 )
 
 missing=()

@@ -1,0 +1,34 @@
+# cpack's post-build script for the Debian packages (cmake/deb.cmake): the
+# library package's ldconfig. CPack writes postinst and postrm scripts
+# that run ldconfig for a package holding a shared library in /usr/lib;
+# Debian runs ldconfig through libc-bin's trigger instead (policy 8.1.1;
+# lintian: lacks-ldconfig-trigger, maintscript-calls-ldconfig). So each
+# package with such scripts is unpacked, the scripts left out, a
+# `triggers` file with `activate-noawait ldconfig` put in, and it is packed
+# again, owned by root as dpkg-deb packs CPack's.
+if(NOT CPACK_GENERATOR STREQUAL "DEB")
+  return()
+endif()
+find_program(SSQ_DPKG_DEB dpkg-deb REQUIRED)
+foreach(deb ${CPACK_PACKAGE_FILES})
+  set(dir "${deb}.d")
+  file(REMOVE_RECURSE "${dir}")
+  execute_process(COMMAND ${SSQ_DPKG_DEB} -R "${deb}" "${dir}" COMMAND_ERROR_IS_FATAL ANY)
+  if(NOT EXISTS "${dir}/DEBIAN/postinst")
+    file(REMOVE_RECURSE "${dir}")
+    continue()
+  endif()
+  foreach(script postinst postrm)
+    file(STRINGS "${dir}/DEBIAN/${script}" lines)
+    list(FILTER lines EXCLUDE REGEX "^(#!/bin/sh|set -e|if \\[ \"\\$1\" = \"(configure|remove)\" \\]; then|[ \t]*ldconfig|fi|)$")
+    if(lines)
+      message(FATAL_ERROR "deb_post: ${deb}'s ${script} does more than ldconfig: ${lines}")
+    endif()
+    file(REMOVE "${dir}/DEBIAN/${script}")
+  endforeach()
+  file(WRITE "${dir}/DEBIAN/triggers" "activate-noawait ldconfig\n")
+  file(CHMOD "${dir}/DEBIAN/triggers" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+  execute_process(COMMAND ${SSQ_DPKG_DEB} --root-owner-group -Zxz -b "${dir}" "${deb}"
+                  OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
+  file(REMOVE_RECURSE "${dir}")
+endforeach()
