@@ -43,6 +43,10 @@ set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/deb_post.cmake)
 set(CPACK_SSQ_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_SSQ_CHANGELOG ${CMAKE_CURRENT_LIST_DIR}/deb/changelog)
 set(CPACK_SSQ_OVERRIDES ${CMAKE_CURRENT_LIST_DIR}/deb/lintian-overrides)
+set(CPACK_SSQ_MAP ${PROJECT_SOURCE_DIR}/src/libssq.map)
+# The release that first exported SSQ_0.1's calls: a symbols file's
+# minimal version for each (a new node's calls get the release adding it).
+set(CPACK_SSQ_FIRST_VERSION 0.1.0)
 set(CPACK_SSQ_VERSION ${PROJECT_VERSION}-1)
 
 set(CPACK_DEBIAN_LIBSSQ0_PACKAGE_NAME libssq0)

@@ -4,8 +4,8 @@
 # library (cmake/deb.cmake): `cpack -G DEB` in the build tree makes
 # libssq0, libssq-dev, ssqd and ssq-tools, <name>_<version>-1_<arch>.deb.
 # Each control names its package and version and the libraries it needs
-# (dpkg-shlibdeps); libssq0 is the SONAME alone, with shlibs and the
-# ldconfig trigger, libssq-dev depends on it at its version; apt would
+# (dpkg-shlibdeps); libssq0 is the SONAME alone, with shlibs, a symbols
+# file listing its exports and the ldconfig trigger, libssq-dev depends on it at its version; apt would
 # install the four (apt-get install -s); lintian finds no error and no
 # warning in them (the overrides each say why). Each holds its own files
 # and no other's; unpacked into a scratch root (dpkg -x, what dpkg
@@ -83,6 +83,18 @@ grep -qx "libssq $major libssq0 (>= $version-1)" "$ctl/shlibs" && ok "libssq0 sh
 grep -qx 'activate-noawait ldconfig' "$ctl/triggers" 2>/dev/null && ok "libssq0 triggers ldconfig" ||
 	bad "libssq0 has no ldconfig trigger"
 [ ! -e "$ctl/postinst" ] && [ ! -e "$ctl/postrm" ] || bad "libssq0 has maintainer scripts: $(ls "$ctl")"
+# Its symbols file lists what the library exports, each name@node once.
+dpkg -x "$work/out/libssq0_${version}-1_$arch.deb" "$work/lib0"
+so0=$(find "$work/lib0" -name "libssq.so.$major")
+# (nm names the version node bare: dpkg writes it SSQ_0.1@SSQ_0.1.)
+exp=$(nm -D --defined-only --with-symbol-versions "$so0" | awk '{ print $NF }' |
+	sed -e 's/@@*/@/' -e 's/^\([^@]*\)$/\1@\1/' | sort)
+syms=$(grep '^ ' "$ctl/symbols" 2>/dev/null | awk '{ print $1 }' | sort)
+head -n2 "$ctl/symbols" 2>/dev/null | grep -q "^libssq.so.$major libssq0 #MINVER#" &&
+	grep -qx '\* Build-Depends-Package: libssq-dev' "$ctl/symbols" &&
+	[ -n "$exp" ] && [ "$exp" = "$syms" ] &&
+	ok "libssq0 symbols: the $(wc -l <<<"$syms") names libssq.so.$major exports" ||
+	bad "libssq0 symbols file does not list the exports: $(diff <(echo "$exp") <(echo "$syms") | head -n5)"
 
 # Who holds what: each file in one package, the one Debian would put it in.
 contents() { dpkg-deb -c "$work/out/${1}_${version}-1_$arch.deb" | awk '{ print $6 }' | sed 's|^\./|/|'; }
