@@ -89,11 +89,15 @@ static inline void flush_held(struct ssq_producer *prod)
 	(void)ssq_combine_flush(prod);
 }
 
+/* The ssqd that heals the queue (0: none named): msg_posting's @daemon. */
+static pid_t run_combined_daemon;
+
 /*
  * run_producer (ssq_flow.h) with post_msg_comb: @n messages or until
  * *@stop, then exactly the signaled completions, in order, paced as
  * run_combined_pace_every says. Returns 0 with *@posted (if not NULL) and
- * the longest post in *@max_post_s (if not NULL), or 1 after printing why.
+ * the longest post in *@max_post_s (if not NULL; see run_combined_daemon),
+ * or 1 after printing why.
  */
 static inline int run_combined(struct ssq_producer *prod, const struct msg_area *a,
                                uint32_t p, uint32_t n, const volatile int *stop,
@@ -106,6 +110,7 @@ static inline int run_combined(struct ssq_producer *prod, const struct msg_area 
 		.before_wait = direct ? NULL : flush_held,
 		.pace_every = run_combined_pace_every,
 		.pace_us = run_combined_pace_us,
+		.daemon = run_combined_daemon,
 	};
 
 	return run_posts(prod, a, p, n, stop, src, src_iova, lkey, &how, max_post_s,

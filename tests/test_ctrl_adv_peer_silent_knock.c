@@ -18,30 +18,60 @@
 #include "ctrl/proto/peer_msg.h"
 #include "shm/layout.h"
 
-static double worst; /* the slowest LIST of bob's client, seconds */
-static int failed;   /* LISTs that failed */
+static double worst;     /* the slowest LIST of bob's client, seconds (see list_for) */
+static double worst_raw; /* the same on the clock, the CPU waits left in */
+static int failed;       /* LISTs that failed */
+static int late;         /* LISTs timed out while bob or we waited for a CPU */
 static char first_err[200];
+static pid_t bob;
 
-/* LISTs of @c for @secs; the slowest one's time goes to worst. */
+/* Seconds bob's serve loop and this process have waited for a CPU. */
+static double run_waits(void)
+{
+	double b = t_proc_run_wait(bob), me = t_proc_run_wait(0);
+
+	return b < 0 || me < 0 ? 0 : b + me;
+}
+
+/*
+ * LISTs of @c for @secs; the slowest one's time goes to worst. A LIST's
+ * time is counted less what bob's serve loop (the main thread, which
+ * answers it) and this process spent runnable, waiting for a CPU, meanwhile:
+ * on a loaded machine (a CI runner, two cores, load above 15) that alone
+ * took a LIST to 1.02 s. What is left is time bob was asleep or working
+ * with the LIST unanswered: a loop held by a stranger sleeps on its socket
+ * (up to SSQD_PEER_EXCHANGE_MS, or REFUSE_DRAIN_MS per refusal), which no
+ * scheduling delay hides. So a LIST that the library gave up on
+ * (-ETIMEDOUT: no answer within its 1 s) fails the test only if bob held
+ * it long on its own: the slowest such LIST is that under load.
+ */
 static void list_for(struct ssq_client *c, double secs, void (*tick)(double))
 {
 	struct ssq_queue_info info[SSQ_MAX_QUEUES];
 	double t0 = now_s();
 
 	while (now_s() - t0 < secs) {
-		double t = now_s(), dt;
+		double w = run_waits(), t = now_s(), dt, fair;
 		int n = ssq_client_list(c, info, SSQ_MAX_QUEUES);
 
 		dt = now_s() - t;
-		if (n < 1 && !failed++)
+		fair = dt - (run_waits() - w);
+		if (n == -ETIMEDOUT && fair < 0.8)
+			late++;
+		else if (n < 1 && !failed++)
 			snprintf(first_err, sizeof(first_err), "%d after %.2f s: %s", n,
 			         dt, ssq_client_error(c));
-		if (dt > worst)
-			worst = dt;
+		if (fair > worst)
+			worst = fair;
+		if (dt > worst_raw)
+			worst_raw = dt;
 		if (tick)
 			tick(now_s() - t0);
 		usleep(20000);
 	}
+	printf("%.0f s of LISTs: the slowest %.3f s less CPU waits, %.3f s on the clock; "
+	       "%d timed out on CPU waits\n",
+	       secs, worst, worst_raw, late);
 }
 
 /* 2.'s talker: a version-4 header, then zeros, one byte a second. */
@@ -95,6 +125,7 @@ int main(void)
 	      "alice and bob linked");
 	ca = pair.c[0];
 	cb = pair.c[1];
+	bob = pair.pid[1];
 	port_b = (uint16_t)atoi(pair.port[1]); /* knocks go to bob's peer port */
 	if (!ca || !cb || ssq_queue_open(ca, "bob/q0", &qa) ||
 	    ssq_buf_alloc(ca, 4096, &ba) || ssq_buf_alloc(cb, 4096, &bb))
@@ -102,33 +133,36 @@ int main(void)
 
 	/* 1. Silent. */
 	s[0] = t_tcp_connect(-1, port_b);
-	worst = 0;
-	failed = 0;
+	worst = worst_raw = 0;
+	failed = late = 0;
 	list_for(cb, 3.0, NULL);
 	CHECK(worst < 0.8 && !failed,
-	      "a silent stranger on bob's port: slowest LIST %.2f s, %d failed (%s)",
-	      worst, failed, first_err);
+	      "a silent stranger on bob's port: slowest LIST %.2f s (%.2f s on the "
+	      "clock), %d failed (%s)",
+	      worst, worst_raw, failed, first_err);
 	close(s[0]);
 
 	/* 2. A byte a second. */
 	slow_fd = t_tcp_connect(-1, port_b);
-	worst = 0;
-	failed = 0;
+	worst = worst_raw = 0;
+	failed = late = 0;
 	list_for(cb, 8.0, slow_tick);
 	CHECK(worst < 0.8 && !failed,
-	      "a stranger sending a byte a second: slowest LIST %.2f s, %d failed (%s)",
-	      worst, failed, first_err);
+	      "a stranger sending a byte a second: slowest LIST %.2f s (%.2f s on the "
+	      "clock), %d failed (%s)",
+	      worst, worst_raw, failed, first_err);
 	close(slow_fd);
 
 	/* 3. Four at once. */
 	for (i = 0; i < 4; i++)
 		s[i] = t_tcp_connect(-1, port_b);
-	worst = 0;
-	failed = 0;
+	worst = worst_raw = 0;
+	failed = late = 0;
 	list_for(cb, 3.0, NULL);
 	CHECK(worst < 0.8 && !failed,
-	      "four silent strangers: slowest LIST %.2f s, %d failed (%s)", worst, failed,
-	      first_err);
+	      "four silent strangers: slowest LIST %.2f s (%.2f s on the clock), %d "
+	      "failed (%s)",
+	      worst, worst_raw, failed, first_err);
 	for (i = 0; i < 4; i++)
 		close(s[i]);
 
@@ -151,12 +185,13 @@ int main(void)
 		s[i] = t_tcp_connect(-1, port_b);
 		(void)!send(s[i], msg, sizeof(msg), MSG_NOSIGNAL);
 	}
-	worst = 0;
-	failed = 0;
+	worst = worst_raw = 0;
+	failed = late = 0;
 	list_for(cb, 3.0, NULL);
 	CHECK(worst < 0.8 && !failed,
-	      "four named strangers held open: slowest LIST %.2f s, %d failed (%s)",
-	      worst, failed, first_err);
+	      "four named strangers held open: slowest LIST %.2f s (%.2f s on the "
+	      "clock), %d failed (%s)",
+	      worst, worst_raw, failed, first_err);
 	for (i = 0; i < 4; i++)
 		close(s[i]);
 

@@ -20,3 +20,22 @@ int t_proc_fds(pid_t pid)
 	closedir(dir);
 	return n;
 }
+
+double t_proc_run_wait(pid_t pid)
+{
+	char path[64];
+	unsigned long long run, wait;
+	FILE *f;
+	int n;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/thread-self/schedstat");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu", &run, &wait);
+	fclose(f);
+	return n == 2 ? (double)wait * 1e-9 : -1;
+}

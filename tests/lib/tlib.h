@@ -25,6 +25,18 @@ uint16_t t_free_tcp_port(void);
 int t_proc_fds(pid_t pid);
 
 /*
+ * t_proc_run_wait - seconds the main thread of process @pid (0: the calling
+ * thread) has spent runnable but waiting for a CPU, since it started: the
+ * second field of /proc/<pid>/schedstat (the kernel's
+ * Documentation/scheduler/sched-stats.rst). A test that times a daemon's
+ * answer subtracts both ends' waits over the interval, so that a loaded
+ * machine's scheduling is not taken for the daemon's stall: what is left
+ * is time spent asleep or working. -1 when the kernel keeps no such count
+ * (CONFIG_SCHED_INFO off).
+ */
+double t_proc_run_wait(pid_t pid);
+
+/*
  * t_tcp_connect - socket @s (a new TCP one when @s < 0) connected to
  * 127.0.0.1:@port, once. Returns it, or -1 (it closed) when that failed.
  */
