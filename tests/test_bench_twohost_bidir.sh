@@ -10,7 +10,8 @@
 # own, BW average above the server's own, which its verdict states); each
 # side's data landed (write_bw, qp-per-process -q 2 too), each side's
 # fetch-and-add counter is the other side's count (atomic_bw); read_bw
-# runs; --out_json names the test RDMA_Write_Bidirectional_BW_Test. -b on
+# runs; --out_json names the test RDMA_Write_Bidirectional_BW_Test;
+# --report-both prints the local and remote rows apart, as perftest. -b on
 # one side only is refused by both sides, -b on one host and in a latency
 # tool refused by name. Before: -b was refused everywhere.
 . "$(dirname "$0")/bench_common.sh"
@@ -59,7 +60,8 @@ bidir_ok() {
 import re, sys
 out = open(sys.argv[1]).read().splitlines()
 size, iters = sys.argv[2], sys.argv[3]
-h = max(i for i, l in enumerate(out)
+# The sum: the first header's row (--report-both's rows apart follow it).
+h = min(i for i, l in enumerate(out)
         if re.match(r"^ #bytes\s+#iterations\s+BW peak\[MiB/sec\]\s+BW average\[MiB/sec\]\s+MsgRate\[Mpps\]", l))
 f = out[h + 1].split()
 assert len(f) == 5 and f[0] == size and f[1] == iters, ("row", out[h + 1])
@@ -94,6 +96,52 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["test_info"]["test"] == "RDMA_Write_Bidirectional_BW_Test", d["test_info"]["test"]
 PY
+fi
+
+# --report-both: after the sum, perftest prints the local and the remote
+# rows apart, each under " Local results: " / " Remote results: " and the
+# column header (src/write_bw.c); the sum is theirs added. Before: the sum
+# alone, with a note on stderr.
+pair ssq_write_bw "-b --report-both -s 512 -n 1500" -b --report-both -s 512 -P 2 -n 1500
+if bidir_ok "write_bw -b --report-both" 512 3000 RDMA_Write; then
+	if out=$(python3 - "$tmp/cli.out" <<'PY' 2>&1
+import re, sys
+out = open(sys.argv[1]).read().splitlines()
+dash = "-" * 87
+hdr = re.compile(r"^ #bytes\s+#iterations\s+BW peak\[MiB/sec\]\s+BW average\[MiB/sec\]\s+MsgRate\[Mpps\]$")
+h = [i for i, l in enumerate(out) if hdr.match(l)]
+assert len(h) == 3, ("want 3 headers (sum, local, remote)", len(h))
+def row(i):
+    f = out[i + 1].split()
+    assert len(f) == 5, ("row", out[i + 1])
+    return int(f[0]), int(f[1]), float(f[2]), float(f[3]), float(f[4])
+s, l, r = row(h[0]), row(h[1]), row(h[2])
+# perftest's layout: the sum row, a line, "", " Local results: ", a line,
+# the header, the row; the same for the remote; the table's closing line.
+for at, title in ((h[1], " Local results: "), (h[2], " Remote results: ")):
+    assert out[at - 4:at] == [dash, "", title, dash], ("block", out[at - 4:at + 2])
+    assert out[at + 2] == dash, ("after", title, out[at + 2])
+assert out[h[0] + 2] == dash
+assert s[0] == l[0] == r[0] == 512, ("#bytes", s, l, r)
+assert s[1] == l[1] == 3000, ("#iterations: the sum's are the local's", s, l)
+m = [re.search(r"; (\d+) back to the client, BW average ([0-9.]+) MiB/sec", x) for x in out]
+m = [x for x in m if x]
+assert r[1] == int(m[0].group(1)) == 3000, ("remote #iterations", r, m[0].group(0))
+assert abs(r[3] - float(m[0].group(2))) <= 0.011, ("remote BW average != the server's", r, m[0].group(0))
+for k, what in ((2, "peak"), (3, "average"), (4, "rate")):
+    tol = 2e-6 if k == 4 else 0.02
+    assert abs(s[k] - (l[k] + r[k])) <= tol, ("sum != local + remote", what, s, l, r)
+assert l[3] > 0 and r[3] > 0
+print("sum", s[1:], "= local", l[1:], "+ remote", r[1:])
+PY
+	); then
+		echo "ok   write_bw -b --report-both: $out"
+	else
+		bad "write_bw -b --report-both: $out"
+		cat "$tmp/cli.out"
+	fi
+	! grep -q -- '--report-both: taken' "$tmp/cli.out" ||
+		bad "write_bw -b --report-both: still the note that the sum is printed"
 fi
 
 pair ssq_write_bw "-b -s 100 -n 1001 -l 4 -Q 16" -b -s 100 -P 2 -q 2 --mode qp-per-process \

@@ -238,6 +238,7 @@ int pt_main(const struct pt_opts *o)
 	struct pt_env e = { 0 };
 	struct pt_info in = { .dev = "emu", .emu_mode = "" };
 	struct pt_row rows[24];
+	struct pt_row local, rem = { 0 }; /* -b: this side's and the server's direction */
 	char verdicts[24][PT_MAX_PEERS * 220];
 	uint32_t sizes[24], nsizes = 0, s, top, need = pt_host_qps(o), k;
 	int rc = 1, n, fail, moves;
@@ -508,7 +509,7 @@ int pt_main(const struct pt_opts *o)
 			pt_print_row(o, &rows[s]);
 		if (e.th_fd >= 0 &&
 		    pt_th_client_done(o, &e, sizes[s], fail ? 0 : rows[s].iters, !fail,
-		                      &rows[s], verdicts[s], sizeof(verdicts[s]))) {
+		                      &rem, verdicts[s], sizeof(verdicts[s]))) {
 			if (!fail)
 				fprintf(stderr, "%s\n", verdicts[s]);
 			goto out;
@@ -521,8 +522,14 @@ int pt_main(const struct pt_opts *o)
 		}
 		if (fail)
 			goto out;
-		if (o->bidir)
+		if (o->bidir) {
+			local = rows[s];
+			pt_bidir_sum(&rows[s], &rem);
 			pt_print_row(o, &rows[s]);
+			/* perftest splits them for one size only, not with -a. */
+			if (o->report_both && !o->all_sizes)
+				pt_print_report_both(o, &local, &rem);
+		}
 	}
 	pt_print_row(o, NULL);
 	/* The server's verdicts after the table, which stays perftest's. */

@@ -694,10 +694,6 @@ static void check_combinations(struct pt_opts *o, int s_given, int q_given, int 
 	}
 	server_checks(o);
 	check_bidir(o);
-	if (o->bidir && o->report_both)
-		fprintf(stderr,
-		        "%s: --report-both: taken; the row is both directions' sum\n",
-		        o->tool);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		bad_flag(o,
 		         "-P x -q = %u queues with --mode qp-per-process: ssqd has at "
@@ -878,8 +874,9 @@ static void perftest_flag(struct pt_opts *o, int opt, const char *arg)
 		break;
 	case OPT_REPORT_BOTH:
 		/*
-		 * perftest splits the two directions of -b; ssq prints their
-		 * sum either way (said with -b); without -b, a no-op.
+		 * With -b, the two directions' rows apart after their sum
+		 * (pt_print_report_both, report.c); without -b, a no-op, as
+		 * perftest's (report_both && duplex).
 		 */
 		o->report_both = 1;
 		break;

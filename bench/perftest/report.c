@@ -410,6 +410,38 @@ void pt_print_row(const struct pt_opts *o, const struct pt_row *r)
 	fflush(stdout);
 }
 
+/*
+ * -b: perftest's row is both directions' sum, BW peak, BW average and
+ * message rate added, #bytes and #iterations this side's own
+ * (print_full_bw_report with rem_bw_rep, src/perftest_parameters.c).
+ */
+void pt_bidir_sum(struct pt_row *sum, const struct pt_row *rem)
+{
+	sum->peak_bps += rem->peak_bps;
+	sum->avg_bps += rem->avg_bps;
+	sum->mpps += rem->mpps;
+}
+
+/*
+ * -b --report-both: after the sum, perftest prints this side's and the
+ * remote side's report apart, each under a title and the column header
+ * (main of src/write_bw.c, read_bw.c, atomic_bw.c: "if
+ * (user_param.report_both && user_param.duplex)": RESULT_LINE, " Local
+ * results: ", RESULT_LINE, RESULT_FMT, print_full_bw_report(my_bw_rep,
+ * NULL); then the same for " Remote results: " and rem_bw_rep). The
+ * table's closing line follows, as there (pt_print_row with NULL).
+ */
+void pt_print_report_both(const struct pt_opts *o, const struct pt_row *local,
+                          const struct pt_row *rem)
+{
+	printf("%s\n\n Local results: \n", dashes);
+	pt_print_header(o);
+	pt_print_row(o, local);
+	printf("%s\n\n Remote results: \n", dashes);
+	pt_print_header(o);
+	pt_print_row(o, rem);
+}
+
 /* @s as a JSON string (quotes, backslashes and control bytes escaped). */
 static void json_str(FILE *f, const char *s)
 {

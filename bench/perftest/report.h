@@ -25,6 +25,11 @@ double pt_cycles_per_usec(void);
 void pt_print_samples(const struct pt_opts *o, const double *ns, uint64_t n,
                       double scale);
 void pt_print_row(const struct pt_opts *o, const struct pt_row *r);
+/* -b: @rem's BW peak, average and message rate added to @sum (perftest's). */
+void pt_bidir_sum(struct pt_row *sum, const struct pt_row *rem);
+/* -b --report-both: the two directions' rows apart, after the sum. */
+void pt_print_report_both(const struct pt_opts *o, const struct pt_row *local,
+                          const struct pt_row *rem);
 /* --json (ssq's records, one per row) and --out_json (perftest's): 0 or 1. */
 int pt_write_json(const struct pt_opts *o, const struct pt_info *in,
                   const struct pt_row *rows, unsigned n);

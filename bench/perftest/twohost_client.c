@@ -244,7 +244,7 @@ static int back_check(const struct pt_opts *o, const struct pt_env *e, uint32_t 
 }
 
 int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
-                      uint64_t msgs, int ok, struct pt_row *row, char *verdict,
+                      uint64_t msgs, int ok, struct pt_row *rem, char *verdict,
                       size_t len)
 {
 	struct th_msg m = { .kind = TH_DONE, .size = size, .msgs = msgs, .status = !ok },
@@ -264,14 +264,17 @@ int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t 
 	if (at + 1 < len && verdict[at + 1])
 		verdict[at] = '\n';
 	/*
-	 * perftest's -b prints one row, the sum of both sides' BW peak, BW
-	 * average and message rate; #iterations its own (print_full_bw_report
-	 * with rem_bw_rep, src/perftest_parameters.c).
+	 * -b: the server's direction as its VERDICT states it (back_verdict,
+	 * twohost_server.c), perftest's rem_bw_rep (xchg_bw_reports,
+	 * src/perftest_communication.c): its own messages, BW peak and average.
 	 */
-	if (row && size) {
-		row->peak_bps += (double)v.iova;
-		row->avg_bps += (double)v.len;
-		row->mpps += (double)v.len / size / 1e6;
+	if (rem && size) {
+		memset(rem, 0, sizeof(*rem));
+		rem->size = size;
+		rem->iters = v.msgs;
+		rem->peak_bps = (double)v.iova;
+		rem->avg_bps = (double)v.len;
+		rem->mpps = (double)v.len / size / 1e6;
 	}
 	return bad ? -1 : 0;
 }

@@ -17,7 +17,7 @@
  * @rkeys, PT_MAX_LANES of them: a grant bound to that queue), then per
  * size start (the server clears the destination) and done
  * (the server checks; its verdict into @verdict; @ok 0: the client failed;
- * -b: the server's direction checked here and added to @row, the sum),
+ * -b: the server's direction checked here and given in @rem),
  * then close. Each returns 0 or -1 (said why). write_lat: @pong, the
  * client's buffer the server WRITEs each sender's slot back into (perftest's
  * ping-pong); the client times until the echo lands and reports RTT/2.
@@ -27,7 +27,7 @@ int pt_th_client_open(const struct pt_opts *o, struct ssq_client *c, const char 
                       const struct ssq_buf *pong, struct pt_env *e, uint32_t *rkeys);
 int pt_th_client_start(const struct pt_opts *o, const struct pt_env *e, uint32_t size);
 int pt_th_client_done(const struct pt_opts *o, const struct pt_env *e, uint32_t size,
-                      uint64_t msgs, int ok, struct pt_row *row, char *verdict,
+                      uint64_t msgs, int ok, struct pt_row *rem, char *verdict,
                       size_t len);
 void pt_th_client_close(const struct pt_opts *o, struct pt_env *e);
 
