@@ -12,7 +12,9 @@
 #    util/ < ssqd.h < queues/ < peers/ < watch/ < clients/ < the top
 #    (setup, serve, idle, status, options) < main.c (docs/architecture.md). In
 #    bench/perftest a file includes its own header and those of files
-#    below it: opts, clock < perftest.h < checks, report, daemons, lanes
+#    below it: opts.h, clock.h < opts_derived, opts_usage, opts_values,
+#    opts_table < opts_checks, opts_perftest < opts.c < perftest.h
+#    < checks, report, daemons, lanes
 #    < loops < run, proxy < size_run < twohost_frames, twohost_queues
 #    < twohost_echo < twohost_server, twohost_client < cluster < engine
 #    < main.c; bench's own programs
@@ -95,16 +97,21 @@ floors = [
     ("src/ctrl/proto/", 0), ("src/ctrl/backend/", 1), ("src/ctrl/client/", 1),
     (D + "util/", 2), (D + "ssqd.h", 3), (D + "queues/", 4), (D + "peers/", 5),
     (D + "watch/", 6), (D + "clients/", 7), (D + "main.c", 9), (D, 8),
-    (P + "opts.", 0), (P + "clock.h", 0), (P + "perftest.h", 1), (P + "checks.", 2),
-    (P + "report.", 2), (P + "daemons.", 2), (P + "lanes.", 2), (P + "loops.", 3),
-    (P + "run.", 4), (P + "proxy.", 4), (P + "size_run.", 5),
-    (P + "twohost_frames.", 6), (P + "twohost_queues.", 6), (P + "twohost_echo.", 7),
-    (P + "twohost_server.", 8), (P + "twohost_client.", 8), (P + "cluster.", 9),
-    (P + "engine.", 10), (P + "main.c", 11),
+    # The options: opts.h, which every file uses, at the bottom; opts.c,
+    # the parser that uses its helpers' headers, on top of them.
+    (P + "opts.h", 0), (P + "clock.h", 0), (P + "opts_derived.", 1),
+    (P + "opts_usage.", 1), (P + "opts_values.", 1), (P + "opts_table.", 1),
+    (P + "opts_checks.", 2), (P + "opts_perftest.", 2), (P + "opts.c", 3),
+    (P + "perftest.h", 4), (P + "checks.", 5),
+    (P + "report.", 5), (P + "daemons.", 5), (P + "lanes.", 5), (P + "loops.", 6),
+    (P + "run.", 7), (P + "proxy.", 7), (P + "size_run.", 8),
+    (P + "twohost_frames.", 9), (P + "twohost_queues.", 9), (P + "twohost_echo.", 10),
+    (P + "twohost_server.", 11), (P + "twohost_client.", 11), (P + "cluster.", 12),
+    (P + "engine.", 13), (P + "main.c", 14),
     (P, None),  # a perftest file not placed above
     # bench's own programs (micro-benchmarks, instruction counts, line_ns):
     # leaves, above everything they may use.
-    ("bench/", 12),
+    ("bench/", 15),
 ]
 def floor(rel):
     for pre, f in floors:

@@ -2,8 +2,9 @@
 /*
  * opts.h - the perftest-style tools' options (private to bench/perftest):
  * their limits, parsing, the usage text, and what follows from them alone
- * (queue names, queue count, the receive pool a SEND run needs). opts.c
- * depends on no other file of the tools; every other file may use it.
+ * (queue names, queue count, the receive pool a SEND run needs), held by
+ * opts.c and the opts_*.c beside it (opts.c says which holds what). They
+ * depend on no other file of the tools; every other file may use this.
  */
 #ifndef SSQ_BENCH_PERFTEST_OPTS_H
 #define SSQ_BENCH_PERFTEST_OPTS_H
