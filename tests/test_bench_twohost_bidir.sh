@@ -143,6 +143,8 @@ PY
 	! grep -q -- '--report-both: taken' "$tmp/cli.out" ||
 		bad "write_bw -b --report-both: still the note that the sum is printed"
 fi
+"$bin/ssq_write_bw" -h | grep -A1 -- '--report-both' | grep -q 'after their sum' ||
+	bad "ssq_write_bw -h: --report-both is not said to print the rows after their sum"
 
 pair ssq_write_bw "-b -s 100 -n 1001 -l 4 -Q 16" -b -s 100 -P 2 -q 2 --mode qp-per-process \
 	-n 1001 -l 4 -Q 16

@@ -129,7 +129,7 @@ void pt_usage(FILE *f, const struct pt_opts *o)
 	    "                             tools), latency (t_avg, latency tools)\n"
 	    "  -N, --noPeak               Don't measure BW peak (printed 0)\n"
 	    "      --report-both          Report both directions of -b apart\n"
-	    "                             (taken; ssq prints their sum)\n"
+	    "                             (after their sum, as perftest's)\n"
 	    "  -C, --report-cycles        Latencies in CPU time-stamp cycles\n"
 	    "  -H, --report-histogram     Print every latency sample, sorted\n"
 	    "  -U, --report-unsorted      Print every latency sample as taken\n"
