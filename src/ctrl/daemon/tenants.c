@@ -269,8 +269,15 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	unsigned i;
 	int fresh;
 
-	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		tenant_forget(&d->tenants[i]);
+	/*
+	 * Empty slots, nothing closed: the table starts zeroed, and a zeroed
+	 * slot's fd 0 is not ours (stdin, or, when ssqd started with it
+	 * closed, the first descriptor it opened: its socket's lock file).
+	 */
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		memset(&d->tenants[i], 0, sizeof(d->tenants[i]));
+		d->tenants[i].fd = -1;
+	}
 	if (!d->opt.tenants)
 		return 0;
 	/*
