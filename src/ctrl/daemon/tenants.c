@@ -61,8 +61,8 @@ int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key)
 /*
  * What tenant @key's ssqd is run with, made before fork (the child of a
  * threaded process may call only async-signal-safe functions): our command
- * line less what options.c's tenant_drops names, then --tenant-fd @fd and
- * who it serves; our environment less NOTIFY_SOCKET (systemd's
+ * line less what options.c's tenant_drops names, after --tenant-fd @fd
+ * and who it serves; our environment less NOTIFY_SOCKET (systemd's
  * notifications are ours alone).
  */
 static struct tenant_cmd {
@@ -76,17 +76,23 @@ static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd)
 	extern char **environ;
 	int i, n = 0;
 
-	cmd.argv[n++] = d->opt.argv[0];
-	for (i = 1; i < d->opt.argc && i < (int)SSQD_MAX_ARGS; i++)
-		if (!d->opt.arg_drop[i])
-			cmd.argv[n++] = d->opt.argv[i];
+	/*
+	 * The tenant's own words first: after ours they would follow a "--"
+	 * of ours (getopt's end of options; ssqd takes it last) and be
+	 * arguments, which a tenant's ssqd refuses. Nothing kept of ours
+	 * overrides them: tenant_drops has --tenant-fd and --allow-*.
+	 */
 	snprintf(cmd.fd, sizeof(cmd.fd), "%d", fd);
 	snprintf(cmd.key, sizeof(cmd.key), "%u", (unsigned)key);
+	cmd.argv[n++] = d->opt.argv[0];
 	cmd.argv[n++] = "--tenant-fd";
 	cmd.argv[n++] = cmd.fd;
 	cmd.argv[n++] =
 	    d->opt.tenants == SSQD_TENANTS_UID ? "--allow-uid" : "--allow-gid";
 	cmd.argv[n++] = cmd.key;
+	for (i = 1; i < d->opt.argc && i < (int)SSQD_MAX_ARGS; i++)
+		if (!d->opt.arg_drop[i])
+			cmd.argv[n++] = d->opt.argv[i];
 	cmd.argv[n] = NULL;
 	for (i = n = 0; environ[i] && n < (int)SSQD_TENANT_ENV; i++)
 		if (strncmp(environ[i], "NOTIFY_SOCKET=", 14))
@@ -263,8 +269,15 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	unsigned i;
 	int fresh;
 
-	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		tenant_forget(&d->tenants[i]);
+	/*
+	 * Empty slots, nothing closed: the table starts zeroed, and a zeroed
+	 * slot's fd 0 is not ours (stdin, or, when ssqd started with it
+	 * closed, the first descriptor it opened: its socket's lock file).
+	 */
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		memset(&d->tenants[i], 0, sizeof(d->tenants[i]));
+		d->tenants[i].fd = -1;
+	}
 	if (!d->opt.tenants)
 		return 0;
 	/*
