@@ -145,6 +145,15 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, cha
 				if (null_fd == i ? fcntl(i, F_SETFD, 0) < 0
 				                 : dup2(null_fd, i) < 0)
 					_exit(1);
+		/*
+		 * Nothing else of ours: what a launcher left open without
+		 * close-on-exec would otherwise live on in every tenant.
+		 */
+		if (sv[1] < 3)
+			close_range(3, ~0u, 0);
+		else if ((sv[1] > 3 && close_range(3, (unsigned)sv[1] - 1, 0)) ||
+		         close_range((unsigned)sv[1] + 1, ~0u, 0))
+			_exit(1);
 		execve("/proc/self/exe", cmd.argv, cmd.envp);
 		_exit(127);
 	}
