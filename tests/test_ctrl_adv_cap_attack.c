@@ -3,7 +3,9 @@
  * Attacks on grants (issue 28 item 1) found by an adversarial review, a
  * cluster of alice and bob on the emulated device, each now refused:
  *  A. a registration asked with REMOTE_READ only: a WRITE grant of it is
- *     refused (-EACCES), a READ grant works;
+ *     refused (-EACCES), a READ grant works, and the registration's own
+ *     key reaches nothing (on a ConnectX, where the client registers it
+ *     itself: before, it read the registration for alice's client);
  *  B. grants of another client's buffer / registration, past the end, an
  *     offset whose off + len wraps (before: let through by the library,
  *     refused by ssqd's decoder with sequence 0, and that client's every
@@ -70,6 +72,21 @@ int main(void)
 	rc = ssq_mem_reg(cb, regmem, sizeof(regmem), IBV_ACCESS_REMOTE_READ, &mr);
 	CHECK(rc == 0, "A: mem_reg read-only: %d %s", rc, ssq_client_error(cb));
 	if (!rc) {
+		/*
+		 * The registration's own key is no capability: on a ConnectX
+		 * the client registers it (SSQ_MEM_VERBS), and it must do so
+		 * with no remote access of its own there too.
+		 */
+		memset(regmem, 'M', sizeof(regmem));
+		memset(la.addr, 'a', 64);
+		st = cap_one(qa, IBV_WR_RDMA_READ, &la, mr.remote_addr, mr.rkey, id++);
+		fprintf(stderr, "A: READ with the registration's own key: status %d\n",
+		        st);
+		CHECK(st == IBV_WC_REM_ACCESS_ERR && cap_all_bytes(la.addr, 'a', 64),
+		      "A: a peer's client READ a registration through its own key "
+		      "(status %d)",
+		      st);
+		CHECK(cap_recover(ca, qa, "bob/q0") == 0, "A: recover");
 		rc = ssq_mem_grant(cb, "alice/q0", &mr, 0, 4096, IBV_ACCESS_REMOTE_WRITE,
 		                   &d2);
 		CHECK(rc == -EACCES, "A: WRITE grant of a read-only registration: %d",

@@ -101,7 +101,8 @@ struct mlx5_client_mr {
 	struct ibv_mr *mr;
 	void *map;
 	size_t map_len;
-	int fd; /* -1: none (an MR the client made) */
+	int fd;       /* -1: none (an MR the client made) */
+	int bindable; /* ssqd made it with MW_BIND, or the client says it did */
 };
 
 /*
@@ -204,6 +205,7 @@ int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid, uint64_
 		*lkey = m->mr->lkey;
 		*rkey = m->mr->rkey;
 		*iova = want_iova;
+		m->bindable = !!(access & SSQ_MEM_VERBS_BINDABLE);
 		*mrp = m;
 		return 0;
 	}
@@ -264,6 +266,7 @@ int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid, uint64_
 		}
 	}
 	m->fd = fd;
+	m->bindable = !!(access & IBV_ACCESS_MW_BIND);
 	*lkey = m->mr->lkey;
 	*rkey = m->mr->rkey;
 	*iova = addr;
@@ -284,11 +287,11 @@ void mlx5_dereg_client(struct ssqd_backend *b, void *mrp)
 	free(m);
 }
 
-struct ibv_mr *mlx5_client_mr_of(void *mrp, int *ssqd_made)
+struct ibv_mr *mlx5_client_mr_of(void *mrp, int *bindable)
 {
 	const struct mlx5_client_mr *m = mrp;
 
-	*ssqd_made = m->fd >= 0;
+	*bindable = m->bindable;
 	return m->mr;
 }
 

@@ -137,15 +137,14 @@ int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int cli
 	int rc;
 
 	if (client) {
-		int ssqd_made;
+		int bindable;
 
-		mr = mlx5_client_mr_of(mem, &ssqd_made);
-		if (!ssqd_made) {
-			snprintf(
-			    why, whylen,
-			    "a registration the client made itself (SSQ_MEM_VERBS) "
-			    "has the access it chose, maybe no IBV_ACCESS_MW_BIND: a "
-			    "refused bind would put the queue in error");
+		mr = mlx5_client_mr_of(mem, &bindable);
+		if (!bindable) {
+			/* A bind over it would fail (MW_BIND_ERR) and error the queue. */
+			snprintf(why, whylen,
+			         "the registration was made without "
+			         "IBV_ACCESS_MW_BIND: no window can be bound to it");
 			return -EOPNOTSUPP;
 		}
 	}

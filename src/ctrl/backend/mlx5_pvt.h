@@ -85,11 +85,11 @@ int mlx5_reg_client(struct ssqd_backend *b, int kind, int fd, pid_t pid, uint64_
 void mlx5_dereg_client(struct ssqd_backend *b, void *mrp);
 int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle);
 /*
- * The MR of a reg_client registration; *@ssqd_made 1 when ssqd registered
- * it with the access it computed (a file), 0 when the client made it
- * (SSQ_MEM_VERBS, its own access).
+ * The MR of a reg_client registration; *@bindable 1 when it has
+ * IBV_ACCESS_MW_BIND: ssqd registered it so (a file), or the client made
+ * it and said it did (SSQ_MEM_VERBS with SSQ_MEM_VERBS_BINDABLE).
  */
-struct ibv_mr *mlx5_client_mr_of(void *mrp, int *ssqd_made);
+struct ibv_mr *mlx5_client_mr_of(void *mrp, int *bindable);
 /* backend_mlx5_mw.c: the ops of the same names (backend.h). */
 int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
                uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,

@@ -66,7 +66,8 @@ static int check_args(struct ssq_client *c, uint64_t len, int access, struct ssq
 struct client_mem {
 	struct ibv_context *ctx; /* ConnectX: ssqd's, imported; else NULL */
 	struct ibv_pd *pd;
-	int hung; /* ssqd hung up: ctx closed, no more imports */
+	uint32_t verbs_flags; /* the VERBS reply's SSQ_VERBS_MR_* */
+	int hung;             /* ssqd hung up: ctx closed, no more imports */
 	struct {
 		uint32_t id; /* ssqd's name for it; 0: a free slot */
 		struct ibv_mr *mr;
@@ -146,6 +147,7 @@ static int verbs_open(struct ssq_client *c)
 		close(fd);
 		return rc;
 	}
+	c->mem->verbs_flags = reply.u.verbs_reply.flags;
 	c->mem->pd = ibv_import_pd(c->mem->ctx, reply.u.verbs_reply.pd_handle);
 	if (!c->mem->pd) {
 		rc = errno ? -errno : -EINVAL;
@@ -188,7 +190,7 @@ static int reg(struct ssq_client *c, uint32_t kind, int fd, uint64_t addr, uint6
 	out->rkey = reply.u.mem_reg_reply.rkey;
 	out->remote_addr = out->iova;
 	out->id = reply.u.mem_reg_reply.id;
-	out->access = access;
+	out->access = access & SSQ_MEM_ACCESS_ALL;
 	return 0;
 }
 
@@ -214,11 +216,35 @@ static int reg_verbs(struct ssq_client *c, int slot, void *addr, uint64_t len, i
                      struct ssq_mr *out)
 {
 	struct ibv_mr *mr;
-	int rc = verbs_open(c);
+	int rc = verbs_open(c), mr_access = access, word = access;
 
 	if (rc)
 		return rc;
-	mr = ibv_reg_mr(c->mem->pd, addr, len, access);
+	/*
+	 * As ssqd registers memory it pins itself (mr.c): MW_BIND where remote
+	 * access is asked, so that ranges of it may be granted, and with
+	 * peers no remote access of its own - a peer reaches it only through
+	 * a window its owner granted. What was asked still bounds the grants
+	 * (ssqd keeps it), and is checked here as ibv_reg_mr would check it
+	 * (ib_check_mr_access, include/rdma/ib_verbs.h: remote write or atomic
+	 * need local write), since the MR itself may no longer carry it.
+	 */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		snprintf(c->err, sizeof(c->err),
+		         "access 0x%x: remote write or atomic access needs "
+		         "IBV_ACCESS_LOCAL_WRITE",
+		         access);
+		return -EINVAL;
+	}
+	if ((c->mem->verbs_flags & SSQ_VERBS_MR_BIND) &&
+	    (access & SSQ_MEM_ACCESS_REMOTE)) {
+		mr_access |= IBV_ACCESS_MW_BIND;
+		word |= SSQ_MEM_VERBS_BINDABLE;
+	}
+	if (c->mem->verbs_flags & SSQ_VERBS_MR_NO_REMOTE)
+		mr_access &= ~SSQ_MEM_ACCESS_REMOTE;
+	mr = ibv_reg_mr(c->mem->pd, addr, len, mr_access);
 	if (!mr) {
 		rc = errno ? -errno : -EINVAL;
 		snprintf(c->err, sizeof(c->err), "ibv_reg_mr of %llu bytes: %s",
@@ -231,7 +257,7 @@ static int reg_verbs(struct ssq_client *c, int slot, void *addr, uint64_t len, i
 	 * the address registered (mr->addr).
 	 */
 	rc = reg(c, SSQ_MEM_VERBS, -1, mr->handle, len, (uint64_t)(uintptr_t)mr->addr,
-	         access, out);
+	         word, out);
 	if (rc == -ETIMEDOUT || rc == -ENOTCONN) {
 		/*
 		 * ssqd may have taken it over (its late answer is given back

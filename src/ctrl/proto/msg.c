@@ -211,13 +211,17 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 		if (r->kind < SSQ_MEM_PROCESS || r->kind > SSQ_MEM_VERBS || !r->len ||
 		    r->len > SSQ_ALLOC_MAX || r->addr + r->len < r->addr ||
 		    r->iova + r->len < r->iova ||
-		    (r->access & ~(uint32_t)SSQ_MEM_ACCESS_ALL)) {
+		    (r->access &
+		     ~(uint32_t)(SSQ_MEM_ACCESS_ALL |
+		                 (r->kind == SSQ_MEM_VERBS ? SSQ_MEM_VERBS_BINDABLE
+		                                           : 0)))) {
 			snprintf(
 			    why, whylen,
 			    "memory registration of kind %u, %llu bytes at 0x%llx, "
 			    "access 0x%x: kind must be 1, 2 or 3, length 1..2^40, the "
 			    "range must not wrap, access only LOCAL_WRITE, "
-			    "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC",
+			    "REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC (and 0x10, "
+			    "bindable, for kind 3)",
 			    r->kind, (unsigned long long)r->len,
 			    (unsigned long long)r->addr, r->access);
 			return -EBADMSG;

@@ -132,6 +132,13 @@ enum proto_mem_kind {
 	 * imported context (SSQ_MSG_VERBS); @addr is its handle, no fd. */
 	SSQ_MEM_VERBS = 3,
 };
+/*
+ * In an SSQ_MEM_VERBS MEM_REG's access, beside what was asked (which bounds
+ * what may be granted): the client registered the MR as the VERBS reply's
+ * flags said, with IBV_ACCESS_MW_BIND (and, under SSQ_VERBS_MR_NO_REMOTE, no
+ * remote access). Its value is IBV_ACCESS_MW_BIND's.
+ */
+#define SSQ_MEM_VERBS_BINDABLE 0x10u
 struct proto_msg_mem_reg {
 	uint32_t kind;   /* enum proto_mem_kind */
 	uint32_t access; /* IBV_ACCESS_LOCAL_WRITE / REMOTE_WRITE / _READ / _ATOMIC */
@@ -146,9 +153,19 @@ struct proto_msg_mem_reg_reply {
 	uint32_t reserved;
 	uint64_t iova; /* of the first byte */
 };
+/*
+ * VERBS reply flags: how a client registers its own memory so that ssqd
+ * can grant it (issue 28 item 1). An MR's access cannot be read back from
+ * the kernel (UVERBS_METHOD_QUERY_MR answers lkey, rkey, length and IOVA
+ * only: drivers/infiniband/core/uverbs_std_types_mr.c), so ssqd says what
+ * it needs and the client's MEM_REG says it did (SSQ_MEM_VERBS_BINDABLE).
+ */
+#define SSQ_VERBS_MR_BIND 0x1u /* add IBV_ACCESS_MW_BIND where remote access is asked */
+#define SSQ_VERBS_MR_NO_REMOTE                                                           \
+	0x2u /* and no remote access: peers reach it by grants only */
 struct proto_msg_verbs_reply {
 	uint32_t pd_handle;
-	uint32_t reserved;
+	uint32_t flags; /* SSQ_VERBS_MR_* */
 };
 /* PEER: one peer of ssqd's (index below npeers), as ssq_client_peers shows it. */
 #define SSQ_PEER_ADDR_MAX 64u

@@ -110,11 +110,32 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	 * peers (grants_only) in place of its remote access: what it asked
 	 * for then only bounds what may be granted.
 	 */
-	access = (int)r->access;
+	access = (int)(r->access & SSQ_MEM_ACCESS_ALL);
 	if (d->ops->grant && (access & SSQ_MEM_ACCESS_REMOTE))
 		access |= IBV_ACCESS_MW_BIND;
 	if (d->grants_only)
 		access &= ~SSQ_MEM_ACCESS_REMOTE;
+	if (r->kind == SSQ_MEM_VERBS) {
+		/*
+		 * The client made the MR, with access ssqd cannot read back
+		 * (msg.h, SSQ_VERBS_MR_*): the client's word that it followed
+		 * the VERBS reply's flags is all there is. Its word binds only
+		 * itself - a false one makes its own grants' binds fail - but
+		 * a registration with remote access and no such word would be
+		 * reachable from peers by its own key, so it is refused.
+		 */
+		if (d->grants_only && (r->access & SSQ_MEM_ACCESS_REMOTE) &&
+		    !(r->access & SSQ_MEM_VERBS_BINDABLE)) {
+			snprintf(why, whylen,
+			         "with peers, a registration made in ssqd's PD must "
+			         "have IBV_ACCESS_MW_BIND and no remote access "
+			         "(peers reach it through grants only): access 0x%x",
+			         r->access);
+			rc = -EINVAL;
+			goto fail;
+		}
+		access = (int)(r->access & (SSQ_MEM_ACCESS_ALL | SSQ_MEM_VERBS_BINDABLE));
+	}
 	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
 	                        r->iova, access, &m->impl, &m->lkey, &m->rkey, &iova, why,
 	                        whylen);
@@ -126,7 +147,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	m->pinned = pinned;
 	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;
 	m->iova = iova;
-	m->access = r->access;
+	m->access = r->access & SSQ_MEM_ACCESS_ALL;
 	m->id = (((m->id >> 16) + 1) & 0x7fff) << 16 | (uint32_t)(m - d->mrs + 1);
 	memset(out, 0, sizeof(*out));
 	out->id = m->id;

@@ -376,6 +376,11 @@ static int on_verbs(struct ssqd *d, struct ssqd_client *c, const struct proto_ms
 		                      d->ops->kind);
 	memset(&r, 0, sizeof(r));
 	d->ops->verbs_handles(d->backend, &cmd_fd, &r.pd_handle);
+	/* How the client registers its own memory: as mr.c registers the rest. */
+	if (d->ops->grant)
+		r.flags |= SSQ_VERBS_MR_BIND;
+	if (d->grants_only)
+		r.flags |= SSQ_VERBS_MR_NO_REMOTE;
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_VERBS | SSQ_MSG_REPLY, seq, &r,
 	                     sizeof(r), &cmd_fd, 1);
 }
