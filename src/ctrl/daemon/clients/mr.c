@@ -100,6 +100,22 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		rc = -ENOMEM;
 		goto fail;
 	}
+	/*
+	 * A registration the client made itself, with remote access, that
+	 * does not say it followed the VERBS reply's flags would be reachable
+	 * from peers by its own key (see below).
+	 */
+	if (r->kind == SSQ_MEM_VERBS && d->grants_only &&
+	    (r->access & SSQ_MEM_ACCESS_REMOTE) &&
+	    !(r->access & SSQ_MEM_VERBS_BINDABLE)) {
+		snprintf(why, whylen,
+		         "with peers, a registration made in ssqd's PD must "
+		         "have IBV_ACCESS_MW_BIND and no remote access "
+		         "(peers reach it through grants only): access 0x%x",
+		         r->access);
+		rc = -EINVAL;
+		goto fail;
+	}
 	/* A file ssqd pins for the client counts against the client's limit. */
 	rc = ssqd_pin_charge(d, c, (int)r->kind, fd, r->addr, r->len, &pinned, why,
 	                     whylen);
@@ -120,20 +136,9 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		 * The client made the MR, with access ssqd cannot read back
 		 * (msg.h, SSQ_VERBS_MR_*): the client's word that it followed
 		 * the VERBS reply's flags is all there is. Its word binds only
-		 * itself - a false one makes its own grants' binds fail - but
-		 * a registration with remote access and no such word would be
-		 * reachable from peers by its own key, so it is refused.
+		 * itself - a false one makes its own grants' binds fail; with
+		 * no word and remote access it was refused above.
 		 */
-		if (d->grants_only && (r->access & SSQ_MEM_ACCESS_REMOTE) &&
-		    !(r->access & SSQ_MEM_VERBS_BINDABLE)) {
-			snprintf(why, whylen,
-			         "with peers, a registration made in ssqd's PD must "
-			         "have IBV_ACCESS_MW_BIND and no remote access "
-			         "(peers reach it through grants only): access 0x%x",
-			         r->access);
-			rc = -EINVAL;
-			goto fail;
-		}
 		access = (int)(r->access & (SSQ_MEM_ACCESS_ALL | SSQ_MEM_VERBS_BINDABLE));
 	}
 	rc = d->ops->reg_client(d->backend, (int)r->kind, fd, c->pid, r->addr, r->len,
