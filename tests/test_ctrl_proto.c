@@ -185,7 +185,17 @@ static void live_daemon(void)
 		          m.hdr.type == SSQ_MSG_ERROR &&
 		          strstr(m.u.error.msg, "kind must be 1, 2 or 3"),
 		      "mem_reg of kind 4: %s", m.u.error.msg);
+		/* The "made bindable" word is for a registration the client made. */
 		mr.kind = SSQ_MEM_PROCESS;
+		mr.access = SSQ_MEM_VERBS_BINDABLE;
+		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 12, &mr, sizeof(mr), NULL, 0) ==
+		          0,
+		      "mem_reg");
+		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
+		          m.hdr.type == SSQ_MSG_ERROR &&
+		          strstr(m.u.error.msg, "access 0x10"),
+		      "mem_reg of kind 1 saying bindable: %s", m.u.error.msg);
+		mr.access = 0;
 		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 11, &mr, sizeof(mr), NULL, 0) ==
 		          0,
 		      "mem_reg");
