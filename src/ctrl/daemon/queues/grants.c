@@ -49,7 +49,10 @@ void ssqd_grants_seen(struct ssqd *d, unsigned qi, const struct ssq_completion *
 			    g->wr_id != comp[k].wr_id)
 				continue;
 			g->binding = 0;
-			g->bind_rc = comp[k].status == IBV_WC_SUCCESS ? 0 : -EIO;
+			/* Flushed: a reset took it off the ring before it ran. */
+			g->bind_rc = comp[k].status == IBV_WC_SUCCESS        ? 0
+			             : comp[k].status == IBV_WC_WR_FLUSH_ERR ? -ECANCELED
+			                                                     : -EIO;
 			g->syndrome = comp[k].syndrome;
 		}
 }
@@ -64,4 +67,22 @@ unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi)
 			n++;
 		}
 	return n;
+}
+
+void ssqd_queue_binds_reset(struct ssqd *d, unsigned qi)
+{
+	struct ssq_completion comp[16];
+	unsigned i;
+	int n;
+
+	/* The flushed completions the rebuild gave ssqd's producer first. */
+	while ((n = ssq_poll(&d->queues[qi].prod, comp, 16)) > 0)
+		ssqd_grants_seen(d, qi, comp, n);
+	/* Through RESET, a bind still counted as on the ring can no longer run. */
+	for (i = 0; i < SSQD_MAX_GRANTS; i++)
+		if (d->grants[i].owner && d->grants[i].binding &&
+		    d->grants[i].queue == qi) {
+			d->grants[i].binding = 0;
+			d->grants[i].bind_rc = -ECANCELED;
+		}
 }

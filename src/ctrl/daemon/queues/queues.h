@@ -67,6 +67,12 @@ unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi);
 void ssqd_grants_seen(struct ssqd *d, unsigned qi, const struct ssq_completion *comp,
                       int n);
 void ssqd_grant_free(struct ssqd *d, struct ssqd_grant *g);
+/*
+ * Queue @qi's QP went through RESET and its control block was rebuilt (a
+ * start over, a recovery): no bind on its ring can run any more; its
+ * grants' GRANTs are answered -ECANCELED (clients/grant.c).
+ */
+void ssqd_queue_binds_reset(struct ssqd *d, unsigned qi);
 
 /*
  * ssqd_queue_send_event - CQEs landed in @arg's (a struct ssqd_queue)
