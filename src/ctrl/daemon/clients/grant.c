@@ -98,9 +98,10 @@ static void bind_look(struct ssqd *d, struct ssqd_grant *g)
 	int n;
 
 	/*
-	 * `completed` first: a router counts a WQE there after its CQE went
-	 * to its producer's ring, so a bind counted before this poll has its
-	 * CQE in what the poll returns - unless a reset discarded it.
+	 * `completed` first: a router delivers a signaled WQE's CQE to its
+	 * owner's ring before its release store of `completed` (R3;
+	 * <ssq/queue_pvt.h>, ssq__deliver), so a bind counted by this
+	 * acquire load has its CQE in what the poll below returns.
 	 */
 	done = __atomic_load_n(&q->ctl->completed, __ATOMIC_ACQUIRE);
 	while ((n = ssq_poll(&q->prod, comp, 16)) > 0)

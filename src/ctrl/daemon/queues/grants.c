@@ -62,7 +62,8 @@ unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi)
 	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
-		if (d->grants[i].owner && d->grants[i].queue == qi) {
+		if (d->grants[i].owner && d->grants[i].queue == qi &&
+		    !d->grants[i].gone) {
 			ssqd_grant_revoke(d, &d->grants[i]);
 			n++;
 		}
