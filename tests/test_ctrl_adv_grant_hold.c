@@ -9,7 +9,9 @@
  *    answer comes in under 1 s (it takes milliseconds when ssqd serves).
  * Then H publishes a NOP at its reservation, and G's next grant on the
  * same queue works (the queue is not left wedged or in error by the first
- * bind's fate).
+ * bind's fate). Last, G2 grants behind another hole of H's and goes away
+ * while its bind waits: once H publishes, the bind runs on a window that
+ * still exists (ssqd frees it only after), and G's grants still work.
  * On the emulated device's backend a bind is no WQE (emu_bind_mw binds at
  * once): the case matters on the ConnectX backend (backend_mlx5_mw.c:
  * ssqd posts the bind on the shared ring and waits for its CQE), run as
@@ -17,9 +19,9 @@
  * Before (the model of libmlx5): K waited for the bind's 2 s (BIND_WAIT_MS),
  * ssqd's loop polling the bind's CQ, and the bind never ran before that:
  * the stall repair that would fill H's hole runs in that same loop. G's own
- * grant timed out at the client (1 s) while ssqd still waited. The
- * _mlx5model variant is registered DISABLED until the bind is waited for
- * outside ssqd's loop (tests/CMakeLists.txt).
+ * grant timed out at the client (1 s) while ssqd still waited. Now ssqd
+ * answers the GRANT from its loop once the bind completed (clients/grant.c,
+ * ssqd_grants_tick).
  */
 #include <pthread.h>
 #include "cap_flow.h"
@@ -50,11 +52,11 @@ static void *granter(void *arg)
 
 int main(void)
 {
-	struct ssq_client *ch = NULL, *cg = NULL, *ck = NULL;
+	struct ssq_client *ch = NULL, *cg = NULL, *ck = NULL, *g2 = NULL;
 	struct ssq_queue *qh = NULL, *qg = NULL;
 	struct ssq_peer_info pi[N];
-	struct ssq_buf b;
-	struct grant_req g;
+	struct ssq_buf b, b2;
+	struct grant_req g, gr2;
 	struct ssq_producer *p;
 	pthread_t th;
 	uint64_t pos = 0;
@@ -131,7 +133,48 @@ int main(void)
 	CHECK(i == 1, "the grant after H published took %u tries", i);
 	if (g.rc == 0)
 		CHECK(ssq_desc_revoke(cg, &g.d) == 0, "revoke: %s", ssq_client_error(cg));
+	/*
+	 * A granter that goes away while its bind waits behind a hole: its
+	 * window must outlive the bind (a bind of a freed window fails and
+	 * puts the queue in error), and go after it - after the bind ran once
+	 * H published, or after the stall repair started the queue over
+	 * (H's hole is about as old as its 1 s deadline by then): either way
+	 * G's grants go on working and ssqd answers.
+	 */
+	g2 = t_cluster_connect(&cl, 1);
+	CHECK(g2 != NULL, "G2 connects");
+	if (!g2)
+		goto out;
+	CHECK(ssq_buf_alloc(g2, 4096, &b2) == 0, "G2's buffer: %s", ssq_client_error(g2));
+	rc = ssq_reserve(p, 1, &pos);
+	CHECK(rc == 0, "H reserves again: %d", rc);
+	if (rc)
+		goto out;
+	gr2.c = g2;
+	gr2.b = &b2;
+	/*
+	 * On a ConnectX the client gives up (1 s) while ssqd still waits
+	 * (2 s); the emulated device binds at once (0).
+	 */
+	granter(&gr2);
+	printf("G2's grant behind the hole: %d (%s)\n", gr2.rc,
+	       gr2.rc ? ssq_client_error(g2) : "ok");
+	ssq_client_close(g2); /* its revoke comes while the bind is on the ring */
+	g2 = NULL;
+	usleep(100000);
+	ssq_prep_nop(ssq_producer_sq(p), (uint32_t)pos, ssq_wqe_flags(p, pos, 1, 0));
+	ssq_publish(p, pos, 1, 0, 0);
+	ssq_submit(p);
+	usleep(300000); /* the bind runs, then its window goes */
+	granter(&g);
+	CHECK(g.rc == 0, "a grant after G2 went: %d %s", g.rc, ssq_client_error(cg));
+	if (g.rc == 0)
+		CHECK(ssq_desc_revoke(cg, &g.d) == 0, "revoke: %s", ssq_client_error(cg));
+	n = ssq_client_peers(ck, pi, N);
+	CHECK(n >= 1, "K's LIST at the end: %d %s", n, ssq_client_error(ck));
 out:
+	if (g2)
+		ssq_client_close(g2);
 	if (ch)
 		ssq_client_close(ch);
 	if (cg)

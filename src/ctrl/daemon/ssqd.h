@@ -143,6 +143,22 @@ struct ssqd_grant {
 	unsigned queue; /* whose QP it is bound to */
 	uint64_t mem;   /* the buffer's arena offset, or the registration's id */
 	void *mw;       /* the backend's window */
+	/*
+	 * A bind still on the ring (the backend's grant_post): it runs once
+	 * every reservation ahead of it is published, so the GRANT is
+	 * answered from the loop (clients/grant.c, ssqd_grants_tick) when
+	 * its CQE came, and the window is freed only once it cannot run.
+	 */
+	uint8_t binding;   /* its CQE not seen yet, `completed` short of bind_end */
+	uint8_t answer;    /* the owner still waits for the GRANT's answer */
+	uint8_t gone;      /* revoked meanwhile: freed once no longer binding */
+	int bind_rc;       /* once not binding: 0 bound, -EIO refused, -ECANCELED reset */
+	uint32_t seq;      /* the GRANT's */
+	uint32_t syndrome; /* a refused bind's CQE's */
+	uint64_t wr_id;    /* the bind's completion's */
+	uint64_t bind_end; /* the ring position past the bind */
+	uint64_t deadline_ns; /* the GRANT answered by then, bound or not */
+	uint64_t iova, len;   /* the answer's */
 };
 
 /* The receive pool (queues/recv_pool.c; queues.h says how it works). */

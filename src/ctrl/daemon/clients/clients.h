@@ -79,7 +79,8 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
  * REVOKE; ssqd_grants_drop_mem revokes every grant over the buffer (@kind
  * SSQ_GRANT_BUF, @mem its arena offset) or registration (SSQ_GRANT_MR,
  * its id) before it goes; ssqd_grants_drop_all every one, at ssqd's end.
- * A grant's revoke frees its window at once (the backend's revoke).
+ * A grant's revoke frees its window at once (the backend's revoke), but
+ * for one whose bind may still run: that waits (ssqd_grants_tick).
  */
 int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
 int ssqd_on_revoke(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
@@ -87,6 +88,15 @@ void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem);
 void ssqd_grants_drop_all(struct ssqd *d);
 /* Revoke every grant client @owner made (its death). */
 void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner);
+/*
+ * Grants whose bind is still on a ring (the backend's grant_post):
+ * ssqd_grants_binding says whether there is one (the loop then looks every
+ * millisecond); ssqd_grants_tick answers their GRANTs once the bind
+ * completed, or with an error when it failed or by their deadline, and
+ * frees revoked ones' windows once their bind can no longer run.
+ */
+int ssqd_grants_binding(const struct ssqd *d);
+void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns);
 
 /*
  * ssqd_attach_queue - the queue @m names (ATTACH's name, or GRANT's: the

@@ -111,7 +111,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	 * for then only bounds what may be granted.
 	 */
 	access = (int)r->access;
-	if (d->ops->grant && (access & SSQ_MEM_ACCESS_REMOTE))
+	if ((d->ops->grant || d->ops->grant_post) && (access & SSQ_MEM_ACCESS_REMOTE))
 		access |= IBV_ACCESS_MW_BIND;
 	if (d->grants_only)
 		access &= ~SSQ_MEM_ACCESS_REMOTE;
