@@ -9,9 +9,12 @@
  *    answer comes in under 1 s (it takes milliseconds when ssqd serves).
  * Then H publishes a NOP at its reservation, and G's next grant on the
  * same queue works (the queue is not left wedged or in error by the first
- * bind's fate). Last, G2 grants behind another hole of H's and goes away
- * while its bind waits: once H publishes, the bind runs on a window that
- * still exists (ssqd frees it only after), and G's grants still work.
+ * bind's fate). Last, G2, a process of its own, grants behind another hole
+ * of H's and is killed while its bind waits: once H fills the hole the
+ * bind runs on a window that still exists (ssqd frees it only after), so
+ * H's signaled NOP behind it completes without error.
+ * ssqd runs with --stall-ms 1000: a running client's hole is taken back
+ * only after 10 s, so H's holes last until H fills them.
  * On the emulated device's backend a bind is no WQE (emu_bind_mw binds at
  * once): the case matters on the ConnectX backend (backend_mlx5_mw.c:
  * ssqd posts the bind on the shared ring and waits for its CQE), run as
@@ -23,7 +26,9 @@
  * answers the GRANT from its loop once the bind completed (clients/grant.c,
  * ssqd_grants_tick).
  */
+#include <poll.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include "cap_flow.h"
 
 #define N 2
@@ -50,13 +55,92 @@ static void *granter(void *arg)
 	return NULL;
 }
 
+/* G2: a client of bob's that grants a buffer when told to, and says so. */
+static void g2_child(int go, int said)
+{
+	struct ssq_client *c = t_cluster_connect(&cl, 1);
+	struct grant_req g;
+	struct ssq_buf b;
+	char x = 0;
+
+	if (!c || ssq_buf_alloc(c, 4096, &b))
+		_exit(2);
+	if (write(said, &x, 1) != 1 || read(go, &x, 1) != 1)
+		_exit(2);
+	g.c = c;
+	g.b = &b;
+	granter(&g);
+	x = (char)(g.rc ? 1 : 0);
+	if (write(said, &x, 1) != 1)
+		_exit(2);
+	pause(); /* killed */
+	_exit(0);
+}
+
+static void case_dead_granter(struct ssq_producer *p, struct ssq_client *ck,
+                              struct ssq_peer_info *pi)
+{
+	int go[2], said[2], st, rc, n;
+	uint64_t pos = 0;
+	pid_t pid;
+	char x;
+
+	if (pipe(go) || pipe(said)) {
+		CHECK(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(said[0]);
+		g2_child(go[0], said[1]);
+	}
+	close(go[0]);
+	close(said[1]);
+	CHECK(pid > 0 && read(said[0], &x, 1) == 1, "G2 connected with a buffer");
+	rc = ssq_reserve(p, 1, &pos);
+	CHECK(rc == 0, "H reserves again: %d", rc);
+	if (pid <= 0 || rc)
+		goto out;
+	x = 0;
+	CHECK(write(go[1], &x, 1) == 1, "G2 told to grant");
+	/* The bind on the ring behind the hole, or (emulated) the grant done. */
+	for (n = 0; n < 10000; n++) {
+		struct pollfd pf = { said[0], POLLIN, 0 };
+
+		if (ssq_ctl_reserved(p->ctl) > pos + 1 || poll(&pf, 1, 1) == 1)
+			break;
+	}
+	printf("G2 killed with ssqd's bind %s\n",
+	       ssq_ctl_reserved(p->ctl) > pos + 1 ? "on the ring" : "done (emulated)");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	pid = -1;
+	n = ssq_client_peers(ck, pi, N);
+	CHECK(n >= 1, "K's LIST after G2 died: %d %s", n, ssq_client_error(ck));
+	rc = cap_hole_fill(p, pos);
+	CHECK(rc == 0, "H fills the hole: %d (the queue started over first?)", rc);
+	rc = cap_nop_status(p, 0x6202);
+	CHECK(rc == IBV_WC_SUCCESS,
+	      "H's NOP behind the dead granter's bind: status %d (%s): the bind ran "
+	      "on a window freed when G2 died, and put the queue in error",
+	      rc, rc >= 0 ? ibv_wc_status_str((enum ibv_wc_status)rc) : "-");
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	close(go[1]);
+	close(said[0]);
+}
+
 int main(void)
 {
-	struct ssq_client *ch = NULL, *cg = NULL, *ck = NULL, *g2 = NULL;
+	struct ssq_client *ch = NULL, *cg = NULL, *ck = NULL;
 	struct ssq_queue *qh = NULL, *qg = NULL;
 	struct ssq_peer_info pi[N];
-	struct ssq_buf b, b2;
-	struct grant_req g, gr2;
+	struct ssq_buf b;
+	struct grant_req g;
 	struct ssq_producer *p;
 	pthread_t th;
 	uint64_t pos = 0;
@@ -70,7 +154,8 @@ int main(void)
 	t_rssqd_grants = 1; /* ssqd's default: no --no-grants */
 	cf_cluster_files(&cl, "grant-hold", N, names, 0);
 	for (i = 0; i < N; i++)
-		CHECK(t_cluster_start(&cl, i, NULL) > 0, "start %s", names[i]);
+		CHECK(t_cluster_start(&cl, i, T_ARGS("--stall-ms", "1000")) > 0,
+		      "start %s", names[i]);
 	ch = t_cluster_connect(&cl, 1);
 	cg = t_cluster_connect(&cl, 1);
 	ck = t_cluster_connect(&cl, 1);
@@ -134,47 +219,22 @@ int main(void)
 	if (g.rc == 0)
 		CHECK(ssq_desc_revoke(cg, &g.d) == 0, "revoke: %s", ssq_client_error(cg));
 	/*
-	 * A granter that goes away while its bind waits behind a hole: its
-	 * window must outlive the bind (a bind of a freed window fails and
-	 * puts the queue in error), and go after it - after the bind ran once
-	 * H published, or after the stall repair started the queue over
-	 * (H's hole is about as old as its 1 s deadline by then): either way
-	 * G's grants go on working and ssqd answers.
+	 * A granter that dies while its bind waits behind a hole of H's: its
+	 * window must outlive the bind - on a ConnectX a bind of a freed window
+	 * (or of the next one given its index) completes MW_BIND_ERR and puts
+	 * the queue in error for every client - and go after it. G2 is a
+	 * process of its own, killed once ssqd's bind is on the ring behind the
+	 * hole (on the emulated backend, which binds at once, once its grant
+	 * returned); K's LIST comes after ssqd saw the death (the hangup was
+	 * there before K asked). Then H fills the hole, the bind runs, and H's
+	 * signaled NOP behind it must complete without error.
 	 */
-	g2 = t_cluster_connect(&cl, 1);
-	CHECK(g2 != NULL, "G2 connects");
-	if (!g2)
-		goto out;
-	CHECK(ssq_buf_alloc(g2, 4096, &b2) == 0, "G2's buffer: %s", ssq_client_error(g2));
-	rc = ssq_reserve(p, 1, &pos);
-	CHECK(rc == 0, "H reserves again: %d", rc);
-	if (rc)
-		goto out;
-	gr2.c = g2;
-	gr2.b = &b2;
-	/*
-	 * On a ConnectX the client gives up (1 s) while ssqd still waits
-	 * (2 s); the emulated device binds at once (0).
-	 */
-	granter(&gr2);
-	printf("G2's grant behind the hole: %d (%s)\n", gr2.rc,
-	       gr2.rc ? ssq_client_error(g2) : "ok");
-	ssq_client_close(g2); /* its revoke comes while the bind is on the ring */
-	g2 = NULL;
-	usleep(100000);
-	ssq_prep_nop(ssq_producer_sq(p), (uint32_t)pos, ssq_wqe_flags(p, pos, 1, 0));
-	ssq_publish(p, pos, 1, 0, 0);
-	ssq_submit(p);
-	usleep(300000); /* the bind runs, then its window goes */
+	case_dead_granter(p, ck, pi);
 	granter(&g);
-	CHECK(g.rc == 0, "a grant after G2 went: %d %s", g.rc, ssq_client_error(cg));
+	CHECK(g.rc == 0, "a grant after G2 died: %d %s", g.rc, ssq_client_error(cg));
 	if (g.rc == 0)
 		CHECK(ssq_desc_revoke(cg, &g.d) == 0, "revoke: %s", ssq_client_error(cg));
-	n = ssq_client_peers(ck, pi, N);
-	CHECK(n >= 1, "K's LIST at the end: %d %s", n, ssq_client_error(ck));
 out:
-	if (g2)
-		ssq_client_close(g2);
 	if (ch)
 		ssq_client_close(ch);
 	if (cg)
