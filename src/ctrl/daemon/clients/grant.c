@@ -65,8 +65,16 @@ void ssqd_grants_drop_all(struct ssqd *d)
 			ssqd_grant_free(d, &d->grants[i]);
 }
 
-/* How long a GRANT waits for its bind: a local operation, microseconds on a NIC. */
-#define BIND_WAIT_NS (2000ull * 1000000)
+/*
+ * How long a GRANT waits for its bind: a local operation, microseconds on
+ * a NIC, so only a hole ahead of it on the ring makes it wait. Under the
+ * client's own wait for an answer (REPLY_TIMEOUT_MS, 1000 ms, in
+ * client/client_call.c), so that the owner hears ssqd's -ETIMEDOUT and
+ * why: a bound answer that came after the owner gave up would leave a
+ * window live whose key the owner never learned (the client revokes such
+ * a late one, undo_late, but only at its next call).
+ */
+#define BIND_WAIT_NS (500ull * 1000000)
 
 int ssqd_grants_binding(const struct ssqd *d)
 {
