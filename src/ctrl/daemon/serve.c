@@ -160,7 +160,10 @@ static void accept_client(struct ssqd *d)
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
 			d->clients[i].pidfd = -1;
-			d->clients[i].id = ++d->next_client_id;
+			/* 0 is a free slot's owner; SSQD_OWNER_HELD no client's. */
+			do
+				d->clients[i].id = ++d->next_client_id;
+			while (!d->clients[i].id || d->clients[i].id == SSQD_OWNER_HELD);
 			d->clients[i].hello_by_ns =
 			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
 			/*

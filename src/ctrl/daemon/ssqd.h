@@ -108,6 +108,13 @@ struct ssqd_out {
  */
 #define SSQD_FD_RESERVE (2u * SSQD_MAX_CLIENTS + 64u)
 
+/*
+ * The owner of a buffer or registration its client freed while a grant's
+ * bind over it may still run: nobody's, kept until the bind cannot run
+ * (clients/held.c). No client gets this id (serve.c).
+ */
+#define SSQD_OWNER_HELD UINT32_MAX
+
 struct ssqd_mr {
 	uint32_t owner; /* the client's id; 0: a free slot */
 	uint32_t id;    /* (generation << 16) | (slot + 1): a stale id names nothing */
@@ -698,6 +705,11 @@ struct ssqd {
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */
 	struct ssqd_grant grants[SSQD_MAX_GRANTS]; /* remote access given out */
+	/*
+	 * Buffers and registrations freed while a grant's bind over them may
+	 * still run, owned by SSQD_OWNER_HELD until it cannot (clients/held.c).
+	 */
+	unsigned nheld;
 	/*
 	 * Buffers and registrations reach no peer until granted (windows):
 	 * set at start-up when peers exist, the device has windows and the

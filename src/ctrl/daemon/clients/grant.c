@@ -36,14 +36,34 @@ static unsigned grants_of_uid(const struct ssqd *d, uint32_t uid)
 	return n;
 }
 
-void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
+static void bind_look(struct ssqd *d, struct ssqd_grant *g);
+
+unsigned ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 {
-	unsigned i;
+	unsigned i, binding = 0;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++) {
+		struct ssqd_grant *g = &d->grants[i];
+
+		if (!g->owner || g->kind != kind || g->mem != mem)
+			continue;
+		/* Its bind's fate as of now: one that ran need not hold the memory. */
+		if (g->binding)
+			bind_look(d, g);
+		ssqd_grant_revoke(d, g);
+		binding += g->owner && g->binding;
+	}
+	return binding;
+}
+
+unsigned ssqd_grants_on(const struct ssqd *d, uint32_t kind, uint64_t mem)
+{
+	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
-		if (d->grants[i].owner && d->grants[i].kind == kind &&
-		    d->grants[i].mem == mem)
-			ssqd_grant_revoke(d, &d->grants[i]);
+		n += d->grants[i].owner && d->grants[i].kind == kind &&
+		     d->grants[i].mem == mem;
+	return n;
 }
 
 void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner)
@@ -180,6 +200,8 @@ void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns)
 		if (g->gone && !g->binding)
 			ssqd_grant_free(d, g);
 	}
+	/* Memory a freed window was the last to hold: it goes now (held.c). */
+	ssqd_held_release(d);
 }
 
 /*

@@ -192,14 +192,26 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	return 0;
 }
 
-static void drop(struct ssqd *d, struct ssqd_mr *m)
+void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m)
 {
-	/* Its windows first: the key a peer holds reaches nothing once we answer. */
-	ssqd_grants_drop_mem(d, SSQ_GRANT_MR, m->id);
+	if (m->owner == SSQD_OWNER_HELD)
+		d->nheld--;
 	d->ops->dereg_client(d->backend, m->impl);
 	m->owner = 0;
 	m->pinned = 0;
 	m->impl = NULL;
+}
+
+static void drop(struct ssqd *d, struct ssqd_mr *m)
+{
+	/*
+	 * Its windows first: the key a peer holds reaches nothing once we
+	 * answer. A bind over it still on a ring keeps the MR (held.c).
+	 */
+	if (ssqd_grants_drop_mem(d, SSQ_GRANT_MR, m->id))
+		ssqd_held_mr(d, m);
+	else
+		ssqd_mr_release(d, m);
 }
 
 int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,

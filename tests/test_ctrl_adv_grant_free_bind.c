@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory freed while a grant's bind over it may still run (issue 28 item
+ * 1): on a ConnectX ssqd's bind is a WQE on the queue's shared ring, which
+ * runs only once every reservation ahead of it is published. A bind that
+ * runs after its MR was deregistered names an mkey that is gone
+ * (mlx5_ib_dereg_mr destroys or revokes it, drivers/infiniband/hw/mlx5/
+ * mr.c) and completes MW_BIND_ERR, putting the QP - every client's queue
+ * to that peer - in error; and an arena range given to a new buffer
+ * meanwhile would be what the window covers. So the MR, and the buffer's
+ * range, stay until the bind can no longer run.
+ * In a cluster of alice and bob, bob's H opens alice/q0 and holds one
+ * WQEBB reserved (a hole), then, each behind a hole of H's:
+ *  A. G grants a buffer (ssqd's bind waits: -ETIMEDOUT), frees it; a new
+ *     buffer must not get its range while the bind may run;
+ *  B. G grants a registration (ssq_mem_reg_fd of a memfd), deregisters it;
+ *  C. D, a process of its own, registers, grants and is killed.
+ * After each, H fills the hole and a signaled NOP of H's behind the bind
+ * must complete IBV_WC_SUCCESS; after A the range comes back once the bind
+ * ran. ssqd runs with --stall-ms 1000: a running client's hole is taken
+ * back only after 10 s, so H's holes last until H fills them.
+ * On the emulated backend the bind is done at once (no hole matters): the
+ * cases run as a check of the flow; ctrl_adv_grant_free_bind_mlx5model is
+ * the ConnectX backend over the model of libmlx5.
+ * Before (the model): A's new buffer got the freed range at once, and H's
+ * NOP completed IBV_WC_WR_FLUSH_ERR (the bind MW_BIND_ERR), as in B and C.
+ */
+#define _GNU_SOURCE /* memfd_create */
+#include <poll.h>
+#include <sys/wait.h>
+#include "cap_flow.h"
+
+#define N   2
+#define ACC (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+static const char *const names[N] = { "alice", "bob" };
+static struct t_cluster cl;
+static struct ssq_client *ch; /* H */
+static struct ssq_queue *qh;
+static struct ssq_producer *hp; /* H's */
+
+/* A 4096-byte memfd registered by @c with remote access: 0, or -errno. */
+static int reg_memfd(struct ssq_client *c, struct ssq_mr *mr)
+{
+	int fd = memfd_create("ssq-grant-free-bind", MFD_CLOEXEC), rc;
+
+	if (fd < 0 || ftruncate(fd, 4096))
+		return -errno;
+	rc = ssq_mem_reg_fd(c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE | ACC, mr);
+	close(fd); /* ssqd keeps its own reference */
+	return rc;
+}
+
+/* H's hole filled, then H's signaled NOP behind the bind: it must succeed. */
+static void after_hole(const char *what, uint64_t pos, uint64_t id)
+{
+	int rc = cap_hole_fill(hp, pos);
+
+	CHECK(rc == 0, "%s: H fills its hole: %d (the queue started over first?)", what,
+	      rc);
+	rc = cap_nop_status(hp, id);
+	CHECK(rc == IBV_WC_SUCCESS,
+	      "%s: H's NOP behind the bind: status %d (%s): the bind ran after its "
+	      "memory went, and put the queue in error",
+	      what, rc, rc >= 0 ? ibv_wc_status_str((enum ibv_wc_status)rc) : "-");
+	/* The next case on a queue that works. */
+	if (rc != IBV_WC_SUCCESS)
+		CHECK(cap_recover(ch, qh, "alice/q0") == 0, "%s: H recovers the queue",
+		      what);
+}
+
+/* A: a buffer granted behind a hole, then freed. */
+static void case_buf(struct ssq_client *g, struct ssq_client *x)
+{
+	struct ssq_buf b, nb;
+	struct ssq_desc d;
+	uint64_t pos = 0;
+	double t0;
+	int rc, pending, back = 0;
+
+	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "A: G's buffer: %s", ssq_client_error(g));
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "A: H reserves");
+	rc = ssq_buf_grant(g, "alice/q0", &b, 0, 4096, ACC, &d);
+	printf("A: grant behind the hole: %d (%s)\n", rc,
+	       rc ? ssq_client_error(g) : "ok");
+	CHECK(rc == 0 || rc == -ETIMEDOUT, "A: grant: %d %s", rc, ssq_client_error(g));
+	/* -ETIMEDOUT: ssqd's bind is still on the ring behind the hole. */
+	pending = rc == -ETIMEDOUT;
+	CHECK(!pending || cap_wait_reserved(hp, pos, 1), "A: the bind is on the ring");
+	rc = ssq_buf_free(g, &b);
+	CHECK(rc == 0, "A: free while the bind waits: %d %s", rc, ssq_client_error(g));
+	/* First fit: a range given back comes first. */
+	CHECK(ssq_buf_alloc(x, 4096, &nb) == 0, "A: X's buffer: %s", ssq_client_error(x));
+	if (pending)
+		CHECK(nb.off != b.off,
+		      "A: X's new buffer got the freed range at %llu while a bind over "
+		      "it may still run",
+		      (unsigned long long)b.off);
+	ssq_buf_free(x, &nb);
+	after_hole("A", pos, 0xa1);
+	/* Once the bind ran and its window went, the range comes back. */
+	for (t0 = now_s(); !back && now_s() - t0 < 10; usleep(10000)) {
+		if (ssq_buf_alloc(x, 4096, &nb))
+			break;
+		back = nb.off == b.off;
+		ssq_buf_free(x, &nb);
+	}
+	CHECK(back, "A: the freed range came back after the bind");
+}
+
+/* B: a registration granted behind a hole, then deregistered. */
+static void case_mr(struct ssq_client *g)
+{
+	struct ssq_desc d;
+	struct ssq_mr mr;
+	uint64_t pos = 0;
+	int rc;
+
+	rc = reg_memfd(g, &mr);
+	CHECK(rc == 0, "B: G registers a memfd: %d %s", rc, ssq_client_error(g));
+	if (rc)
+		return;
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "B: H reserves");
+	rc = ssq_mem_grant(g, "alice/q0", &mr, 0, 4096, ACC, &d);
+	printf("B: grant behind the hole: %d (%s)\n", rc,
+	       rc ? ssq_client_error(g) : "ok");
+	CHECK(rc == 0 || rc == -ETIMEDOUT, "B: grant: %d %s", rc, ssq_client_error(g));
+	CHECK(rc == 0 || cap_wait_reserved(hp, pos, 1), "B: the bind is on the ring");
+	rc = ssq_mem_dereg(g, &mr);
+	CHECK(rc == 0, "B: dereg while the bind waits: %d %s", rc, ssq_client_error(g));
+	after_hole("B", pos, 0xb1);
+}
+
+/* D: registers a memfd, and grants it when told to, saying so. */
+static void d_child(int go, int said)
+{
+	struct ssq_client *c = t_cluster_connect(&cl, 1);
+	struct ssq_desc d;
+	struct ssq_mr mr;
+	char x = 0;
+
+	if (!c || reg_memfd(c, &mr))
+		_exit(2);
+	if (write(said, &x, 1) != 1 || read(go, &x, 1) != 1)
+		_exit(2);
+	x = (char)ssq_mem_grant(c, "alice/q0", &mr, 0, 4096, ACC, &d);
+	if (write(said, &x, 1) != 1)
+		_exit(2);
+	pause(); /* killed */
+	_exit(0);
+}
+
+/* C: D dies with its registration's bind on the ring. */
+static void case_dead(struct ssq_client *k)
+{
+	int go[2], said[2], st, n;
+	struct ssq_peer_info pi[N];
+	uint64_t pos = 0;
+	pid_t pid;
+	char x;
+
+	if (pipe(go) || pipe(said)) {
+		CHECK(0, "C: pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(said[0]);
+		d_child(go[0], said[1]);
+	}
+	close(go[0]);
+	close(said[1]);
+	CHECK(pid > 0 && read(said[0], &x, 1) == 1, "C: D registered its memory");
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "C: H reserves");
+	x = 0;
+	CHECK(write(go[1], &x, 1) == 1, "C: D told to grant");
+	/* The bind on the ring behind the hole, or (emulated) the grant done. */
+	for (n = 0; n < 10000; n++) {
+		struct pollfd pf = { said[0], POLLIN, 0 };
+
+		if (ssq_ctl_reserved(hp->ctl) > pos + 1 || poll(&pf, 1, 1) == 1)
+			break;
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	/* ssqd saw the hangup before K asked: it handled the death by its answer. */
+	n = ssq_client_peers(k, pi, N);
+	CHECK(n >= 1, "C: K's LIST after D died: %d %s", n, ssq_client_error(k));
+	after_hole("C", pos, 0xc1);
+	close(go[1]);
+	close(said[0]);
+}
+
+int main(void)
+{
+	struct ssq_client *cg = NULL, *cx = NULL;
+	unsigned i;
+	int rc;
+
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	signal(SIGPIPE, SIG_IGN);
+	t_rssqd_grants = 1; /* ssqd's default: no --no-grants */
+	cf_cluster_files(&cl, "grant-free-bind", N, names, 0);
+	for (i = 0; i < N; i++)
+		CHECK(t_cluster_start(&cl, i, T_ARGS("--stall-ms", "1000")) > 0,
+		      "start %s", names[i]);
+	ch = t_cluster_connect(&cl, 1);
+	cg = t_cluster_connect(&cl, 1);
+	cx = t_cluster_connect(&cl, 1);
+	if (!ch || !cg || !cx) {
+		CHECK(0, "bob's clients");
+		goto out;
+	}
+	rc = ssq_queue_open(ch, "alice/q0", &qh);
+	CHECK(rc == 0, "H opens alice/q0: %d %s", rc, ssq_client_error(ch));
+	if (rc)
+		goto out;
+	hp = ssq_queue_producer(qh);
+	case_buf(cg, cx);
+	case_mr(cg);
+	case_dead(cx);
+out:
+	if (ch)
+		ssq_client_close(ch);
+	if (cg)
+		ssq_client_close(cg);
+	if (cx)
+		ssq_client_close(cx);
+	t_cluster_stop(&cl);
+	return test_exit("ctrl_adv_grant_free_bind");
+}
