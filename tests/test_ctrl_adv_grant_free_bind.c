@@ -14,16 +14,20 @@
  *  A. G grants a buffer (ssqd's bind waits: -ETIMEDOUT), frees it; a new
  *     buffer must not get its range while the bind may run;
  *  B. G grants a registration (ssq_mem_reg_fd of a memfd), deregisters it;
- *  C. D, a process of its own, registers, grants and is killed.
+ *  C. D, a process of its own, registers, grants and is killed;
+ *  E. G (--max-client-bufs 2) grants one of two buffers and frees it: a
+ *     third is refused -EDQUOT while the freed one is held.
  * After each, H fills the hole and a signaled NOP of H's behind the bind
- * must complete IBV_WC_SUCCESS; after A the range comes back once the bind
- * ran. ssqd runs with --stall-ms 1000: a running client's hole is taken
- * back only after 10 s, so H's holes last until H fills them.
+ * must complete IBV_WC_SUCCESS; after A the range, after E the quota,
+ * comes back once the bind ran. ssqd runs with --stall-ms 1000: a running
+ * client's hole is taken back only after 10 s, so H's holes last until H
+ * fills them.
  * On the emulated backend the bind is done at once (no hole matters): the
  * cases run as a check of the flow; ctrl_adv_grant_free_bind_mlx5model is
  * the ConnectX backend over the model of libmlx5.
  * Before (the model): A's new buffer got the freed range at once, and H's
- * NOP completed IBV_WC_WR_FLUSH_ERR (the bind MW_BIND_ERR), as in B and C.
+ * NOP completed IBV_WC_WR_FLUSH_ERR (the bind MW_BIND_ERR), as in B and C;
+ * with the memory held but no longer charged, E's third buffer was given.
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <poll.h>
@@ -130,6 +134,45 @@ static void case_mr(struct ssq_client *g)
 	after_hole("B", pos, 0xb1);
 }
 
+/*
+ * E: a held buffer still counts against its client's --max-client-bufs
+ * (2 here): else freeing behind a hole of its own would let a client hold
+ * more of the arena than its quota.
+ */
+static void case_quota(struct ssq_client *g)
+{
+	struct ssq_buf b1, b2, b3;
+	struct ssq_desc d;
+	uint64_t pos = 0;
+	int rc, pending;
+	double t0;
+
+	CHECK(ssq_buf_alloc(g, 4096, &b1) == 0 && ssq_buf_alloc(g, 4096, &b2) == 0,
+	      "E: G's two buffers: %s", ssq_client_error(g));
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "E: H reserves");
+	rc = ssq_buf_grant(g, "alice/q0", &b1, 0, 4096, ACC, &d);
+	CHECK(rc == 0 || rc == -ETIMEDOUT, "E: grant: %d %s", rc, ssq_client_error(g));
+	pending = rc == -ETIMEDOUT;
+	CHECK(ssq_buf_free(g, &b1) == 0, "E: free: %s", ssq_client_error(g));
+	rc = ssq_buf_alloc(g, 4096, &b3);
+	if (pending)
+		CHECK(rc == -EDQUOT,
+		      "E: a third buffer while the freed one is held: %d (%s), not "
+		      "-EDQUOT",
+		      rc, rc ? ssq_client_error(g) : "allocated");
+	if (rc == 0)
+		ssq_buf_free(g, &b3);
+	after_hole("E", pos, 0xe1);
+	/* Released once the bind ran: the quota has room again. */
+	for (t0 = now_s();
+	     (rc = ssq_buf_alloc(g, 4096, &b3)) == -EDQUOT && now_s() - t0 < 10;)
+		usleep(10000);
+	CHECK(rc == 0, "E: a buffer after the bind ran: %d %s", rc, ssq_client_error(g));
+	if (rc == 0)
+		ssq_buf_free(g, &b3);
+	ssq_buf_free(g, &b2);
+}
+
 /* D: registers a memfd, and grants it when told to, saying so. */
 static void d_child(int go, int said)
 {
@@ -205,7 +248,9 @@ int main(void)
 	t_rssqd_grants = 1; /* ssqd's default: no --no-grants */
 	cf_cluster_files(&cl, "grant-free-bind", N, names, 0);
 	for (i = 0; i < N; i++)
-		CHECK(t_cluster_start(&cl, i, T_ARGS("--stall-ms", "1000")) > 0,
+		CHECK(t_cluster_start(
+		          &cl, i,
+		          T_ARGS("--stall-ms", "1000", "--max-client-bufs", "2")) > 0,
 		      "start %s", names[i]);
 	ch = t_cluster_connect(&cl, 1);
 	cg = t_cluster_connect(&cl, 1);
@@ -222,6 +267,7 @@ int main(void)
 	case_buf(cg, cx);
 	case_mr(cg);
 	case_dead(cx);
+	case_quota(cg);
 out:
 	if (ch)
 		ssq_client_close(ch);

@@ -49,6 +49,8 @@ struct ssqd_data_buf {
 	uint32_t owner;
 	uint32_t key; /* its own MR's key; 0 under ssqd --arena-rkey */
 	void *mr;     /* that MR (the backend's), or NULL */
+	/* Owner SSQD_OWNER_HELD: the client still charged for it (clients/held.c). */
+	uint32_t held_by;
 };
 
 struct ssqd_data_alloc {
@@ -120,12 +122,13 @@ struct ssqd_mr {
 	uint32_t id;    /* (generation << 16) | (slot + 1): a stale id names nothing */
 	uint32_t lkey, rkey;
 	uint64_t len;
-	void *impl;      /* the backend's */
-	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
-	uint64_t iova;   /* of its first byte */
-	uint32_t access; /* IBV_ACCESS_* the client asked for: what GRANT may give */
-	uint32_t uid;    /* the owner's */
-	uint64_t pinned; /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
+	void *impl;       /* the backend's */
+	uint64_t handle;  /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
+	uint64_t iova;    /* of its first byte */
+	uint32_t access;  /* IBV_ACCESS_* the client asked for: what GRANT may give */
+	uint32_t uid;     /* the owner's */
+	uint64_t pinned;  /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
+	uint32_t held_by; /* owner SSQD_OWNER_HELD: the client still charged (held.c) */
 };
 
 /*

@@ -20,7 +20,9 @@
  * So a FREE or MEM_DEREG (or a client's death) that finds such a bind
  * revokes every grant over the memory as ever - the window of one whose
  * bind ran goes at once - and the memory becomes SSQD_OWNER_HELD's: its
- * client no longer has it (nor its quota), its MR and range stay. Once
+ * client no longer has it, its MR and range stay, and while that client
+ * lives they still count against its quotas (buffers, bytes, registrations,
+ * pinned bytes: freeing behind a hole of its own is no way past them). Once
  * no grant is over it (ssqd_grants_tick frees a revoked grant's window as
  * soon as its bind completed, or a reset discarded it), the MR goes, then
  * the range. ssqd's loop waits on nothing: it looks every millisecond
@@ -40,6 +42,7 @@ void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b)
 {
 	if (b->owner == SSQD_OWNER_HELD)
 		return;
+	b->held_by = b->owner;
 	b->owner = SSQD_OWNER_HELD;
 	d->nheld++;
 }
@@ -48,13 +51,26 @@ void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m)
 {
 	if (m->owner == SSQD_OWNER_HELD)
 		return;
+	m->held_by = m->owner;
 	m->owner = SSQD_OWNER_HELD;
 	d->nheld++;
+}
+
+/* Client @id while connected (dying or not), or NULL: ids are never reused. */
+static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && d->clients[i].id == id)
+			return &d->clients[i];
+	return NULL;
 }
 
 void ssqd_held_release(struct ssqd *d)
 {
 	struct ssqd_data_buf gone;
+	struct ssqd_client *c;
 	unsigned i;
 
 	if (!d->nheld)
@@ -76,5 +92,10 @@ void ssqd_held_release(struct ssqd *d)
 			break; /* cannot be: it is there, HELD's */
 		d->nheld--;
 		ssqd_release_buf(d, &gone);
+		c = client_by_id(d, gone.held_by);
+		if (c) {
+			c->bytes -= gone.len;
+			c->nbufs--;
+		}
 	}
 }

@@ -19,8 +19,10 @@ static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {
 	unsigned i, n = 0;
 
+	/* Held ones too: their bind may still run, they are still charged. */
 	for (i = 0; i < SSQD_MAX_MRS; i++)
-		n += d->mrs[i].owner == owner;
+		n += d->mrs[i].owner == owner ||
+		     (d->mrs[i].owner == SSQD_OWNER_HELD && d->mrs[i].held_by == owner);
 	return n;
 }
 
@@ -198,6 +200,7 @@ void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m)
 		d->nheld--;
 	d->ops->dereg_client(d->backend, m->impl);
 	m->owner = 0;
+	m->held_by = 0;
 	m->pinned = 0;
 	m->impl = NULL;
 }

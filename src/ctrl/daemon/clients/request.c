@@ -322,9 +322,7 @@ static int on_free_buf(struct ssqd *d, struct ssqd_client *c, const struct proto
 	 * buffer's MR and range, nobody's, until the bind cannot run (held.c).
 	 */
 	if (b && b->owner == c->id && ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off)) {
-		c->bytes -= b->len;
-		c->nbufs--;
-		ssqd_held_buf(d, b);
+		ssqd_held_buf(d, b); /* still charged to @c meanwhile */
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
 	}
