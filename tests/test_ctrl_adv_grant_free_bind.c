@@ -16,7 +16,10 @@
  *  B. G grants a registration (ssq_mem_reg_fd of a memfd), deregisters it;
  *  C. D, a process of its own, registers, grants and is killed;
  *  E. G (--max-client-bufs 2) grants one of two buffers and frees it: a
- *     third is refused -EDQUOT while the freed one is held.
+ *     third is refused -EDQUOT while the freed one is held;
+ *  F. G grants a buffer and frees it, and H fills its hole with a WRITE
+ *     that puts the queue in error: the bind is flushed, never run, and
+ *     the buffer's range must still come back once H recovered.
  * After each, H fills the hole and a signaled NOP of H's behind the bind
  * must complete IBV_WC_SUCCESS; after A the range, after E the quota,
  * comes back once the bind ran. ssqd runs with --stall-ms 1000: a running
@@ -173,6 +176,47 @@ static void case_quota(struct ssq_client *g)
 	ssq_buf_free(g, &b2);
 }
 
+/*
+ * F: the queue goes to error at the hole (H fills it with a WRITE whose
+ * lkey names nothing: LOC_PROT_ERR), so the bind behind it is flushed,
+ * never run: the held buffer must still go back, once H recovers.
+ */
+static void case_error(struct ssq_client *g, struct ssq_client *x)
+{
+	struct ssq_completion comp;
+	struct ssq_buf b, nb;
+	struct ssq_desc d;
+	uint64_t pos = 0;
+	int rc, st = -1, back = 0;
+	double t0;
+
+	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "F: G's buffer: %s", ssq_client_error(g));
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "F: H reserves");
+	rc = ssq_buf_grant(g, "alice/q0", &b, 0, 4096, ACC, &d);
+	CHECK(rc == 0 || rc == -ETIMEDOUT, "F: grant: %d %s", rc, ssq_client_error(g));
+	CHECK(ssq_buf_free(g, &b) == 0, "F: free: %s", ssq_client_error(g));
+	ssq_prep_rdma_write(ssq_producer_sq(hp), (uint32_t)pos, b.iova, 0, 8, b.iova, 0,
+	                    ssq_wqe_flags(hp, pos, 1, SSQ_WQE_SIGNALED));
+	CHECK(ssq_publish(hp, pos, 1, 0xf0, SSQ_WQE_SIGNALED) == 0, "F: H publishes");
+	ssq_submit(hp);
+	for (t0 = now_s(); st < 0 && now_s() - t0 < 20;)
+		if (ssq_poll(hp, &comp, 1) == 1 && comp.wr_id == 0xf0)
+			st = (int)comp.status;
+		else
+			usleep(100);
+	CHECK(st > 0, "F: H's bad WRITE completed in error: %d", st);
+	CHECK(cap_recover(ch, qh, "alice/q0") == 0, "F: H recovers the queue");
+	for (t0 = now_s(); !back && now_s() - t0 < 10; usleep(10000)) {
+		if (ssq_buf_alloc(x, 4096, &nb))
+			break;
+		back = nb.off == b.off;
+		ssq_buf_free(x, &nb);
+	}
+	CHECK(back, "F: the freed range came back after the bind was flushed");
+	rc = cap_nop_status(hp, 0xf1);
+	CHECK(rc == IBV_WC_SUCCESS, "F: H's NOP after the recovery: %d", rc);
+}
+
 /* D: registers a memfd, and grants it when told to, saying so. */
 static void d_child(int go, int said)
 {
@@ -268,6 +312,7 @@ int main(void)
 	case_mr(cg);
 	case_dead(cx);
 	case_quota(cg);
+	case_error(cg, cx);
 out:
 	if (ch)
 		ssq_client_close(ch);
