@@ -19,7 +19,10 @@
  *     third is refused -EDQUOT while the freed one is held;
  *  F. G grants a buffer and frees it, and H fills its hole with a WRITE
  *     that puts the queue in error: the bind is flushed, never run, and
- *     the buffer's range must still come back once H recovered.
+ *     the buffer's range must still come back once H recovered;
+ *  G. a client sends GRANT and FREE of a buffer back to back, 200 times:
+ *     every GRANT and FREE is answered (the FREE may find the bind done
+ *     and the GRANT not answered yet).
  * After each, H fills the hole and a signaled NOP of H's behind the bind
  * must complete IBV_WC_SUCCESS; after A the range, after E the quota,
  * comes back once the bind ran. ssqd runs with --stall-ms 1000: a running
@@ -36,6 +39,8 @@
 #include <poll.h>
 #include <sys/wait.h>
 #include "cap_flow.h"
+#include "ctrl/client/client_pvt.h"
+#include "ctrl/proto/msg.h"
 
 #define N   2
 #define ACC (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
@@ -217,6 +222,68 @@ static void case_error(struct ssq_client *g, struct ssq_client *x)
 	CHECK(rc == IBV_WC_SUCCESS, "F: H's NOP after the recovery: %d", rc);
 }
 
+/*
+ * G: a client speaking the protocol itself sends GRANT and FREE of one
+ * buffer back to back (the library waits for each answer; a client need
+ * not). The FREE may find the bind done but the GRANT not answered yet:
+ * both must be answered - a GRANT left unanswered holds every later call
+ * of a library client (replies are read in order). @rounds times.
+ */
+static int pipelined_round(struct ssq_client *g, unsigned round)
+{
+	struct proto_msg_grant gr;
+	struct proto_msg_free fr;
+	struct proto_msg m;
+	struct ssq_buf b;
+	uint32_t s1, s2;
+	int rc = 0, i, grant = 1, freed = 1;
+	char why[160];
+
+	if (ssq_buf_alloc(g, 4096, &b))
+		return -1;
+	memset(&gr, 0, sizeof(gr));
+	strcpy(gr.name, "alice/q0");
+	gr.kind = SSQ_GRANT_BUF;
+	gr.access = ACC;
+	gr.mem = b.off;
+	gr.len = 4096;
+	fr.off = b.off;
+	s1 = ++g->seq;
+	s2 = ++g->seq;
+	if (proto_msg_send(g->sock, SSQ_MSG_GRANT, s1, &gr, sizeof(gr), NULL, 0) ||
+	    proto_msg_send(g->sock, SSQ_MSG_FREE, s2, &fr, sizeof(fr), NULL, 0))
+		return -1;
+	for (i = 0; i < 2 && !rc; i++) {
+		rc = proto_msg_recv(g->sock, &m, NULL, 0, NULL, 3000, why, sizeof(why));
+		if (rc)
+			break;
+		if (m.hdr.seq == s1)
+			grant = m.hdr.type == SSQ_MSG_ERROR ? m.u.error.err : 0;
+		else if (m.hdr.seq == s2)
+			freed = m.hdr.type == SSQ_MSG_ERROR ? m.u.error.err : 0;
+	}
+	g->answered = g->seq;
+	if (rc || grant > 0 || freed)
+		printf("G round %u: GRANT %s %d, FREE %s %d (%s)\n", round,
+		       grant > 0 ? "unanswered" : "answered", grant,
+		       freed > 0 ? "unanswered" : "answered", freed, rc ? why : "-");
+	return rc || grant > 0 || freed ? -1 : 0;
+}
+
+static void case_pipelined(struct ssq_client *g, unsigned rounds)
+{
+	unsigned r;
+	int rc;
+
+	for (r = 0; r < rounds; r++)
+		if (pipelined_round(g, r))
+			break;
+	CHECK(r == rounds, "G: GRANT and FREE back to back: round %u of %u not answered",
+	      r, rounds);
+	rc = cap_nop_status(hp, 0x61);
+	CHECK(rc == IBV_WC_SUCCESS, "G: H's NOP after: %d", rc);
+}
+
 /* D: registers a memfd, and grants it when told to, saying so. */
 static void d_child(int go, int said)
 {
@@ -313,6 +380,7 @@ int main(void)
 	case_dead(cx);
 	case_quota(cg);
 	case_error(cg, cx);
+	case_pipelined(cg, 200);
 out:
 	if (ch)
 		ssq_client_close(ch);

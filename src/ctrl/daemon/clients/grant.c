@@ -162,7 +162,7 @@ static void answer(struct ssqd *d, struct ssqd_grant *g)
 		;
 	else if (g->gone)
 		rc = ssqd_out_error(&c->out, c->fd, g->seq, -ECANCELED,
-		                    "grant: revoked before its bind completed (its "
+		                    "grant: revoked before it was answered (its "
 		                    "memory, or its queue's link, went)");
 	else if (g->binding)
 		rc = ssqd_out_error(&c->out, c->fd, g->seq, -ETIMEDOUT,

@@ -16,7 +16,8 @@
 
 void ssqd_grant_free(struct ssqd *d, struct ssqd_grant *g)
 {
-	d->ops->revoke(d->backend, g->mw);
+	if (g->mw)
+		d->ops->revoke(d->backend, g->mw);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -32,7 +33,21 @@ void ssqd_grant_revoke(struct ssqd *d, struct ssqd_grant *g)
 		g->gone = 1; /* and its owner, if it waits, told so */
 		return;
 	}
-	ssqd_grant_free(d, g);
+	/* Its bind ran or cannot: the window goes now (once: revoke may come again). */
+	if (g->mw)
+		d->ops->revoke(d->backend, g->mw);
+	g->mw = NULL;
+	/*
+	 * Its GRANT not answered yet (ssqd_grants_tick answers next): the
+	 * slot stays until the owner is told -ECANCELED - a GRANT never
+	 * answered would hold every later call of its client
+	 * (client_call_wait reads replies in order).
+	 */
+	if (g->answer) {
+		g->gone = 1;
+		return;
+	}
+	memset(g, 0, sizeof(*g));
 }
 
 void ssqd_grants_seen(struct ssqd *d, unsigned qi, const struct ssq_completion *comp,

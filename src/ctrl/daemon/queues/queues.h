@@ -53,8 +53,10 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 
 /*
  * Grants' end (queues/grants.c): ssqd_grant_revoke frees grant @g's window
- * and its slot; ssqd_queue_grants_drop revokes every grant bound to queue
- * @qi's QP (its link went down) and returns how many.
+ * and its slot - the window once its bind cannot run, the slot once its
+ * GRANT is answered (both from ssqd_grants_tick when not yet); calling it
+ * again is harmless. ssqd_queue_grants_drop revokes every grant bound to
+ * queue @qi's QP (its link went down) and returns how many.
  */
 void ssqd_grant_revoke(struct ssqd *d, struct ssqd_grant *g);
 unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi);
