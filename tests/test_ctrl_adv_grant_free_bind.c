@@ -22,7 +22,9 @@
  *     the buffer's range must still come back once H recovered;
  *  G. a client sends GRANT and FREE of a buffer back to back, 200 times:
  *     every GRANT and FREE is answered (the FREE may find the bind done
- *     and the GRANT not answered yet).
+ *     and the GRANT not answered yet);
+ *  H. G's GRANT behind a hole is answered by ssqd, -ETIMEDOUT after a
+ *     deadline under the client's own 1000 ms (emulated: bound at once).
  * After each, H fills the hole and a signaled NOP of H's behind the bind
  * must complete IBV_WC_SUCCESS; after A the range, after E the quota,
  * comes back once the bind ran. ssqd runs with --stall-ms 1000: a running
@@ -239,8 +241,15 @@ static int pipelined_round(struct ssq_client *g, unsigned round)
 	int rc = 0, i, grant = 1, freed = 1;
 	char why[160];
 
-	if (ssq_buf_alloc(g, 4096, &b))
+	double t0 = now_s();
+
+	/* Those a FREE found still binding are held, and charged (2 at most). */
+	while ((rc = ssq_buf_alloc(g, 4096, &b)) == -EDQUOT && now_s() - t0 < 10)
+		usleep(1000);
+	if (rc) {
+		printf("G round %u: alloc %d %s\n", round, rc, ssq_client_error(g));
 		return -1;
+	}
 	memset(&gr, 0, sizeof(gr));
 	strcpy(gr.name, "alice/q0");
 	gr.kind = SSQ_GRANT_BUF;
@@ -282,6 +291,53 @@ static void case_pipelined(struct ssq_client *g, unsigned rounds)
 	      r, rounds);
 	rc = cap_nop_status(hp, 0x61);
 	CHECK(rc == IBV_WC_SUCCESS, "G: H's NOP after: %d", rc);
+}
+
+/*
+ * H: ssqd answers a GRANT whose bind waits behind a hole itself, before
+ * the client's own wait (1000 ms, client_call.c) ends: else a bind done
+ * after the client gave up would be answered with a key nobody takes.
+ * Asked on the socket (the library would give up first on a busy
+ * machine), the answer read for up to 10 s: its deadline, in its words.
+ */
+static void case_deadline(struct ssq_client *g)
+{
+	struct proto_msg_grant gr;
+	struct proto_msg m;
+	struct ssq_buf b;
+	uint64_t pos = 0;
+	unsigned ms = 0;
+	const char *at;
+	char why[160];
+	uint32_t s1;
+	int rc;
+
+	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "H: G's buffer: %s", ssq_client_error(g));
+	CHECK(ssq_reserve(hp, 1, &pos) == 0, "H: H reserves");
+	memset(&gr, 0, sizeof(gr));
+	strcpy(gr.name, "alice/q0");
+	gr.kind = SSQ_GRANT_BUF;
+	gr.access = ACC;
+	gr.mem = b.off;
+	gr.len = 4096;
+	s1 = ++g->seq;
+	rc = proto_msg_send(g->sock, SSQ_MSG_GRANT, s1, &gr, sizeof(gr), NULL, 0);
+	if (!rc)
+		rc = proto_msg_recv(g->sock, &m, NULL, 0, NULL, 10000, why, sizeof(why));
+	g->answered = g->seq;
+	CHECK(rc == 0 && m.hdr.seq == s1, "H: GRANT answered: %d", rc);
+	if (rc == 0 && m.hdr.type == SSQ_MSG_ERROR) {
+		at = strstr(m.u.error.msg, "did not complete in ");
+		if (at)
+			ms = (unsigned)atoi(at + strlen("did not complete in "));
+		printf("H: %d %s\n", m.u.error.err, m.u.error.msg);
+		CHECK(m.u.error.err == -ETIMEDOUT && ms && ms < 1000,
+		      "H: ssqd's answer: %d \"%s\": not its own deadline under the "
+		      "client's 1000 ms",
+		      m.u.error.err, m.u.error.msg);
+	}
+	after_hole("H", pos, 0x81);
+	ssq_buf_free(g, &b);
 }
 
 /* D: registers a memfd, and grants it when told to, saying so. */
@@ -381,6 +437,7 @@ int main(void)
 	case_quota(cg);
 	case_error(cg, cx);
 	case_pipelined(cg, 200);
+	case_deadline(cg);
 out:
 	if (ch)
 		ssq_client_close(ch);
