@@ -34,6 +34,13 @@
  * with a key byte drawn at random that nobody was told, until the next
  * loop turn deallocates it: it covers only this held memory, never reused
  * before that.
+ *
+ * Bounds: a client's binds that may still run are its grants (64; a gone
+ * one counts until its bind ends), so is what it can have held; a hole
+ * lasts until the stall repair starts the queue over (10 x --stall-ms for
+ * a running client), which ends every bind on its ring - under
+ * --stall-ms 0 a hole never published holds the memory until ssqd ends.
+ * A dead client's held memory counts against no one meanwhile.
  */
 #include <stdio.h>
 #include "ctrl/daemon/clients/clients.h"
