@@ -57,8 +57,8 @@ static int64_t now_ms(void)
 /*
  * Give back what a reply that came too late granted: its caller timed out
  * and returned an error, so nobody will ever free the buffer, revoke the
- * window or detach the producer it names. The undo's own reply is read and dropped like
- * any late one.
+ * window or detach the producer it names. The undo's own reply is read
+ * and dropped like any late one.
  */
 static void undo_late(struct ssq_client *c, const struct proto_msg *r)
 {
