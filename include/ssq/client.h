@@ -546,7 +546,12 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
  *
  * ssq_desc_revoke takes a grant back; so do ssq_buf_free, ssq_mem_dereg
  * and this client's end. Each returns only once the window is gone: no
- * request that arrives later reaches the memory.
+ * request that arrives later reaches the memory. On a ConnectX the bind
+ * is a WQE on the queue's shared ring, run once every reservation ahead
+ * of it is published: memory freed while a bind over it may still run
+ * (its grant answered -ETIMEDOUT, its key never handed out) is kept by
+ * ssqd - its range not given to another buffer, still counted against
+ * this client's quotas - until that bind ran or was discarded.
  *
  * Without peers the same calls bind a window on the loopback queue.
  * One round trip to ssqd each; WQEs carry the rkey as any other.
@@ -554,7 +559,9 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
  * grant; no such queue), -ERANGE (past its end), -EACCES (more than a
  * registration allows, or the queue is not this client's), -EDQUOT (64
  * grants per client), -EAGAIN / -ETIMEDOUT (the queue's peer is not
- * linked), -EOPNOTSUPP (ssqd --arena-rkey, or a device with no windows),
+ * linked; or, on a ConnectX, the bind waited 500 ms behind a reservation
+ * some client has not published: nothing granted, try again),
+ * -EOPNOTSUPP (ssqd --arena-rkey, or a device with no windows),
  * -ENOTCONN; ssq_client_error() says which.
  */
 int ssq_buf_grant(struct ssq_client *c, const char *queue, const struct ssq_buf *b,

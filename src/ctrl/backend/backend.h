@@ -224,6 +224,22 @@ struct ssqd_backend_ops {
 	             char *why, size_t whylen);
 	void (*revoke)(struct ssqd_backend *b, void *mw);
 	/*
+	 * Optional, instead of grant, where the bind is a WQE on @q's shared
+	 * ring (a ConnectX): the same checks and window, but the bind is only
+	 * posted through @q->prod, *@wr_id is its signaled completion's and
+	 * *@end the ring position past it (the queue's `completed` there: it
+	 * ran, or a reset discarded it).
+	 * It runs when every reservation ahead of it is published, which no
+	 * one bounds (a client may hold one), so ssqd does not wait here: it
+	 * answers the GRANT when ssq_poll(@q->prod) shows that completion
+	 * (clients/grant.c). Until it did, or the QP was reset, the bind may
+	 * still run: revoke must wait.
+	 */
+	int (*grant_post)(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mr,
+	                  int client, uint64_t iova, uint64_t len, int access, void **mw,
+	                  uint32_t *rkey, uint64_t *wr_id, uint64_t *end, char *why,
+	                  size_t whylen);
+	/*
 	 * Optional (NULL: the device has none). What a client needs to
 	 * register its own memory in ssqd's PD (SSQ_MEM_VERBS): the verbs
 	 * command fd - the one every attached client's UAR mapping already

@@ -11,10 +11,11 @@
  * to (rdma-core v44 providers/mlx5/qp.c: _mlx5_post_send, IBV_WR_BIND_MW,
  * set_bind_wr), and that QP's send queue is the shared ring every client
  * posts on: ssqd posts the bind (<ssq/wqe_mw.h>) through its own producer
- * record, a reservation like any client's, and waits for the bind's CQE
- * before the key goes out - the ordering libmlx5 gets from the initiator
- * small fence on the next WQE (next_fence), which on a shared ring would
- * be another producer's to set.
+ * record, a reservation like any client's, and ssqd waits for the bind's
+ * CQE before the key goes out (clients/grant.c, from its loop: the bind
+ * runs only once every reservation ahead of it is published) - the ordering libmlx5 gets
+ * from the initiator small fence on the next WQE (next_fence), which on a shared ring
+ * would be another producer's to set.
  *
  * A refused bind completes in error (MLX5_CQE_SYNDROME_MW_BIND_ERR) and
  * puts the QP - every client's queue to that peer - in error. So what the
@@ -29,67 +30,20 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <sys/random.h>
 #include <ssq/ssq.h>
 #include "ctrl/backend/mlx5_pvt.h"
 
-/* How long a bind may take to complete: a local operation, microseconds on a NIC. */
-#define BIND_WAIT_MS 2000
-
 /* The wr_id of ssqd's bind at @pos: apart from its NOPs' (0). */
 #define BIND_WR_ID(pos) (0xb1dull << 52 | (pos))
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* The completion of ssqd's WQE @wr_id on @p: 0, or -errno with @why. */
-static int wait_done(struct ssq_producer *p, uint64_t wr_id, char *why, size_t whylen)
-{
-	uint64_t end = now_ms() + BIND_WAIT_MS;
-	struct ssq_completion c[16];
-	int n, i;
-
-	for (;;) {
-		n = ssq_poll(p, c, 16);
-		if (n < 0) {
-			snprintf(why, whylen, "waiting for the bind: %s", strerror(-n));
-			return n;
-		}
-		/* Others are ssqd's signaled NOPs: nothing waits for them. */
-		for (i = 0; i < n; i++) {
-			if (c[i].wr_id != wr_id)
-				continue;
-			if (c[i].status == IBV_WC_SUCCESS)
-				return 0;
-			snprintf(
-			    why, whylen,
-			    "the bind completed with %s (syndrome 0x%x): the queue is "
-			    "in error",
-			    ibv_wc_status_str((enum ibv_wc_status)c[i].status),
-			    c[i].syndrome);
-			return -EIO;
-		}
-		if (now_ms() > end) {
-			snprintf(why, whylen, "the bind did not complete in %d ms",
-			         BIND_WAIT_MS);
-			return -ETIMEDOUT;
-		}
-		if (!n)
-			usleep(20);
-	}
-}
-
-/* The bind WQE at a reservation of ssqd's producer on @q's ring, rung, completed. */
+/*
+ * The bind WQE at a reservation of ssqd's producer on @q's ring, rung; its
+ * completion's wr_id in *@wr_id (grant.c waits for it, outside this call).
+ */
 static int post_bind(struct ssq_producer *p, uint32_t mw_rkey, uint32_t new_rkey,
-                     uint32_t lkey, uint64_t iova, uint64_t len, int access, char *why,
-                     size_t whylen)
+                     uint32_t lkey, uint64_t iova, uint64_t len, int access,
+                     uint64_t *wr_id, uint64_t *end, char *why, size_t whylen)
 {
 	uint64_t pos;
 	unsigned i;
@@ -123,12 +77,14 @@ static int post_bind(struct ssq_producer *p, uint32_t mw_rkey, uint32_t new_rkey
 		return rc;
 	}
 	ssq_submit(p);
-	return wait_done(p, BIND_WR_ID(pos), why, whylen);
+	*wr_id = BIND_WR_ID(pos);
+	*end = pos + SSQ_WQE_BIND_MW_WQEBBS;
+	return 0;
 }
 
-int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
-               uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
-               char *why, size_t whylen)
+int mlx5_grant_post(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
+                    uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
+                    uint64_t *wr_id, uint64_t *end, char *why, size_t whylen)
 {
 	struct ibv_mr *mr = mem;
 	struct ibv_mw *mw;
@@ -177,7 +133,8 @@ int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int cli
 	}
 	/* The window's index, a byte drawn at random (not ibv_inc_rkey's count). */
 	key = (mw->rkey & ~0xffu) | v;
-	rc = post_bind(q->prod, mw->rkey, key, mr->lkey, iova, len, access, why, whylen);
+	rc = post_bind(q->prod, mw->rkey, key, mr->lkey, iova, len, access, wr_id, end,
+	               why, whylen);
 	if (rc) {
 		ibv_dealloc_mw(mw);
 		return rc;

@@ -91,9 +91,9 @@ int mlx5_verbs_handles(struct ssqd_backend *b, int *cmd_fd, uint32_t *pd_handle)
  */
 struct ibv_mr *mlx5_client_mr_of(void *mrp, int *bindable);
 /* backend_mlx5_mw.c: the ops of the same names (backend.h). */
-int mlx5_grant(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
-               uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
-               char *why, size_t whylen);
+int mlx5_grant_post(struct ssqd_backend *b, struct ssqd_bqueue *q, void *mem, int client,
+                    uint64_t iova, uint64_t len, int access, void **mwp, uint32_t *rkey,
+                    uint64_t *wr_id, uint64_t *end, char *why, size_t whylen);
 void mlx5_revoke(struct ssqd_backend *b, void *mw);
 
 #endif /* SSQ_CTRL_BACKEND_MLX5_PVT_H */

@@ -56,9 +56,9 @@ static int64_t now_ms(void)
 
 /*
  * Give back what a reply that came too late granted: its caller timed out
- * and returned an error, so nobody will ever free the buffer or detach the
- * producer it names. The undo's own reply is read and dropped like any
- * late one.
+ * and returned an error, so nobody will ever free the buffer, revoke the
+ * window or detach the producer it names. The undo's own reply is read
+ * and dropped like any late one.
  */
 static void undo_late(struct ssq_client *c, const struct proto_msg *r)
 {
@@ -71,6 +71,12 @@ static void undo_late(struct ssq_client *c, const struct proto_msg *r)
 		struct proto_msg_mem_dereg req = { r->u.mem_reg_reply.id, 0 };
 
 		proto_msg_send(c->sock, SSQ_MSG_MEM_DEREG, client_next_seq(c), &req,
+		               sizeof(req), NULL, 0);
+	} else if (r->hdr.type == (SSQ_MSG_GRANT | SSQ_MSG_REPLY)) {
+		/* A window its caller never got the key of: nobody would revoke it. */
+		struct proto_msg_revoke req = { r->u.grant_reply.rkey, 0 };
+
+		proto_msg_send(c->sock, SSQ_MSG_REVOKE, client_next_seq(c), &req,
 		               sizeof(req), NULL, 0);
 	} else if (r->hdr.type == (SSQ_MSG_ATTACH | SSQ_MSG_REPLY)) {
 		struct proto_msg_detach req = { r->u.attach_reply.queue,

@@ -160,7 +160,10 @@ static void accept_client(struct ssqd *d)
 			memset(&d->clients[i], 0, sizeof(d->clients[i]));
 			d->clients[i].fd = fd;
 			d->clients[i].pidfd = -1;
-			d->clients[i].id = ++d->next_client_id;
+			/* 0 is a free slot's owner; SSQD_OWNER_HELD no client's. */
+			do
+				d->clients[i].id = ++d->next_client_id;
+			while (!d->clients[i].id || d->clients[i].id == SSQD_OWNER_HELD);
 			d->clients[i].hello_by_ns =
 			    ssqd_now_ns() + (uint64_t)d->opt.hello_ms * 1000000ull;
 			/*
@@ -585,15 +588,19 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].fd = async_fd;
 		pfd[n].events = POLLIN;
 		pfd[n].revents = 0;
-		/* A recovery or a heal under way is looked at every millisecond. */
+		/* A recovery, a heal or a grant's bind under way: looked at every
+		 * millisecond. */
 		rc = poll(pfd, (nfds_t)n + 1,
-		          recovering || healing || dying ? 1 : ssqd_idle_poll_ms(d, now));
+		          recovering || healing || dying || ssqd_grants_binding(d)
+		              ? 1
+		              : ssqd_idle_poll_ms(d, now));
 		if (rc > 0 && pfd[n].revents)
 			rc--; /* the async fd's: not serve_events' to see */
 		/* Failures no CQE reports, before anything routes or recovers. */
 		ssqd_async_poll(d);
 		progress(d);
 		ssqd_stall_watch(d, ssqd_now_ns());
+		ssqd_grants_tick(d, ssqd_now_ns());
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		ssqd_knocks_tick(d, ssqd_now_ns());

@@ -306,8 +306,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 	 * device without windows (no grant op) keeps the buffers' own
 	 * remote keys.
 	 */
-	d->grants_only = d->ops->grant && !o->arena_rkey && !o->no_grants &&
-	                 (o->listen_port || o->connect_to || o->npeers);
+	d->grants_only = (d->ops->grant || d->ops->grant_post) && !o->arena_rkey &&
+	                 !o->no_grants && (o->listen_port || o->connect_to || o->npeers);
 	rc = d->ops->open(&d->backend, dev, &d->arena, &o->conf, why, whylen);
 	if (rc)
 		goto fail;

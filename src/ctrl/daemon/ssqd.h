@@ -49,6 +49,8 @@ struct ssqd_data_buf {
 	uint32_t owner;
 	uint32_t key; /* its own MR's key; 0 under ssqd --arena-rkey */
 	void *mr;     /* that MR (the backend's), or NULL */
+	/* Owner SSQD_OWNER_HELD: the client still charged for it (clients/held.c). */
+	uint32_t held_by;
 };
 
 struct ssqd_data_alloc {
@@ -108,17 +110,25 @@ struct ssqd_out {
  */
 #define SSQD_FD_RESERVE (2u * SSQD_MAX_CLIENTS + 64u)
 
+/*
+ * The owner of a buffer or registration its client freed while a grant's
+ * bind over it may still run: nobody's, kept until the bind cannot run
+ * (clients/held.c). No client gets this id (serve.c).
+ */
+#define SSQD_OWNER_HELD UINT32_MAX
+
 struct ssqd_mr {
 	uint32_t owner; /* the client's id; 0: a free slot */
 	uint32_t id;    /* (generation << 16) | (slot + 1): a stale id names nothing */
 	uint32_t lkey, rkey;
 	uint64_t len;
-	void *impl;      /* the backend's */
-	uint64_t handle; /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
-	uint64_t iova;   /* of its first byte */
-	uint32_t access; /* IBV_ACCESS_* the client asked for: what GRANT may give */
-	uint32_t uid;    /* the owner's */
-	uint64_t pinned; /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
+	void *impl;       /* the backend's */
+	uint64_t handle;  /* SSQ_MEM_VERBS: the client's MR handle; else ~0 */
+	uint64_t iova;    /* of its first byte */
+	uint32_t access;  /* IBV_ACCESS_* the client asked for: what GRANT may give */
+	uint32_t uid;     /* the owner's */
+	uint64_t pinned;  /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
+	uint32_t held_by; /* owner SSQD_OWNER_HELD: the client still charged (held.c) */
 };
 
 /*
@@ -143,6 +153,22 @@ struct ssqd_grant {
 	unsigned queue; /* whose QP it is bound to */
 	uint64_t mem;   /* the buffer's arena offset, or the registration's id */
 	void *mw;       /* the backend's window */
+	/*
+	 * A bind still on the ring (the backend's grant_post): it runs once
+	 * every reservation ahead of it is published, so the GRANT is
+	 * answered from the loop (clients/grant.c, ssqd_grants_tick) when
+	 * its CQE came, and the window is freed only once it cannot run.
+	 */
+	uint8_t binding;   /* its CQE not seen yet, `completed` short of bind_end */
+	uint8_t answer;    /* the owner still waits for the GRANT's answer */
+	uint8_t gone;      /* revoked meanwhile: freed once no longer binding */
+	int bind_rc;       /* once not binding: 0 bound, -EIO refused, -ECANCELED reset */
+	uint32_t seq;      /* the GRANT's */
+	uint32_t syndrome; /* a refused bind's CQE's */
+	uint64_t wr_id;    /* the bind's completion's */
+	uint64_t bind_end; /* the ring position past the bind */
+	uint64_t deadline_ns; /* the GRANT answered by then, bound or not */
+	uint64_t iova, len;   /* the answer's */
 };
 
 /* The receive pool (queues/recv_pool.c; queues.h says how it works). */
@@ -682,6 +708,11 @@ struct ssqd {
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */
 	struct ssqd_grant grants[SSQD_MAX_GRANTS]; /* remote access given out */
+	/*
+	 * Buffers and registrations freed while a grant's bind over them may
+	 * still run, owned by SSQD_OWNER_HELD until it cannot (clients/held.c).
+	 */
+	unsigned nheld;
 	/*
 	 * Buffers and registrations reach no peer until granted (windows):
 	 * set at start-up when peers exist, the device has windows and the

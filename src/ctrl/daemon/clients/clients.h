@@ -79,14 +79,28 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
  * REVOKE; ssqd_grants_drop_mem revokes every grant over the buffer (@kind
  * SSQ_GRANT_BUF, @mem its arena offset) or registration (SSQ_GRANT_MR,
  * its id) before it goes; ssqd_grants_drop_all every one, at ssqd's end.
- * A grant's revoke frees its window at once (the backend's revoke).
+ * A grant's revoke frees its window at once (the backend's revoke), but
+ * for one whose bind may still run: that waits (ssqd_grants_tick), and
+ * ssqd_grants_drop_mem returns how many such binds name the memory - its
+ * MR must not go before them (clients/held.c). ssqd_grants_on: how many
+ * grants, revoked or not, are still over it.
  */
 int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
 int ssqd_on_revoke(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m);
-void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem);
+unsigned ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem);
+unsigned ssqd_grants_on(const struct ssqd *d, uint32_t kind, uint64_t mem);
 void ssqd_grants_drop_all(struct ssqd *d);
 /* Revoke every grant client @owner made (its death). */
 void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner);
+/*
+ * Grants whose bind is still on a ring (the backend's grant_post):
+ * ssqd_grants_binding says whether there is one (the loop then looks every
+ * millisecond); ssqd_grants_tick answers their GRANTs once the bind
+ * completed, or with an error when it failed or by their deadline, and
+ * frees revoked ones' windows once their bind can no longer run.
+ */
+int ssqd_grants_binding(const struct ssqd *d);
+void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns);
 
 /*
  * ssqd_attach_queue - the queue @m names (ATTACH's name, or GRANT's: the
@@ -180,5 +194,18 @@ int ssqd_handle(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m
 
 /* A data buffer's own MR (all but --arena-rkey) deregistered; @ctx: the ssqd. */
 void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b);
+
+/*
+ * Memory freed while a grant's bind over it may still run (held.c): a
+ * client's buffer @b (ssqd_held_buf) or registration @m (ssqd_held_mr)
+ * becomes SSQD_OWNER_HELD's - gone for its client, its MR and arena range
+ * kept - and ssqd_held_release (from ssqd_grants_tick) lets go of each
+ * once no grant is over it any more, its window freed first.
+ */
+void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b);
+void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m);
+void ssqd_held_release(struct ssqd *d);
+/* Deregister registration @m now and free its slot (mr.c). */
+void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m);
 
 #endif /* SSQ_CTRL_DAEMON_CLIENTS_H */

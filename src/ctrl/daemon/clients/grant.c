@@ -36,14 +36,34 @@ static unsigned grants_of_uid(const struct ssqd *d, uint32_t uid)
 	return n;
 }
 
-void ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
+static void bind_look(struct ssqd *d, struct ssqd_grant *g);
+
+unsigned ssqd_grants_drop_mem(struct ssqd *d, uint32_t kind, uint64_t mem)
 {
-	unsigned i;
+	unsigned i, binding = 0;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++) {
+		struct ssqd_grant *g = &d->grants[i];
+
+		if (!g->owner || g->kind != kind || g->mem != mem)
+			continue;
+		/* Its bind's fate as of now: one that ran need not hold the memory. */
+		if (g->binding)
+			bind_look(d, g);
+		ssqd_grant_revoke(d, g);
+		binding += g->owner && g->binding;
+	}
+	return binding;
+}
+
+unsigned ssqd_grants_on(const struct ssqd *d, uint32_t kind, uint64_t mem)
+{
+	unsigned i, n = 0;
 
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
-		if (d->grants[i].owner && d->grants[i].kind == kind &&
-		    d->grants[i].mem == mem)
-			ssqd_grant_revoke(d, &d->grants[i]);
+		n += d->grants[i].owner && d->grants[i].kind == kind &&
+		     d->grants[i].mem == mem;
+	return n;
 }
 
 void ssqd_grants_drop_owner(struct ssqd *d, uint32_t owner)
@@ -59,9 +79,129 @@ void ssqd_grants_drop_all(struct ssqd *d)
 {
 	unsigned i;
 
+	/* ssqd's end: the QPs go next, and a bind left on one with them. */
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
 		if (d->grants[i].owner)
-			ssqd_grant_revoke(d, &d->grants[i]);
+			ssqd_grant_free(d, &d->grants[i]);
+}
+
+/*
+ * How long a GRANT waits for its bind: a local operation, microseconds on
+ * a NIC, so only a hole ahead of it on the ring makes it wait. Under the
+ * client's own wait for an answer (REPLY_TIMEOUT_MS, 1000 ms, in
+ * client/client_call.c), so that the owner hears ssqd's -ETIMEDOUT and
+ * why: a bound answer that came after the owner gave up would leave a
+ * window live whose key the owner never learned (the client revokes such
+ * a late one, undo_late, but only at its next call).
+ */
+#define BIND_WAIT_NS (500ull * 1000000)
+
+int ssqd_grants_binding(const struct ssqd *d)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++)
+		if (d->grants[i].owner && (d->grants[i].binding || d->grants[i].answer))
+			return 1;
+	return 0;
+}
+
+static struct ssqd_client *client_of(struct ssqd *d, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && !d->clients[i].dying &&
+		    d->clients[i].id == id)
+			return &d->clients[i];
+	return NULL;
+}
+
+/* Whether @g's bind still may run: its CQE, else `completed` past it. */
+static void bind_look(struct ssqd *d, struct ssqd_grant *g)
+{
+	struct ssqd_queue *q = &d->queues[g->queue];
+	struct ssq_completion comp[16];
+	uint64_t done;
+	int n;
+
+	/*
+	 * `completed` first: a router delivers a signaled WQE's CQE to its
+	 * owner's ring before its release store of `completed` (R3;
+	 * <ssq/queue_pvt.h>, ssq__deliver), so a bind counted by this
+	 * acquire load has its CQE in what the poll below returns.
+	 */
+	done = __atomic_load_n(&q->ctl->completed, __ATOMIC_ACQUIRE);
+	while ((n = ssq_poll(&q->prod, comp, 16)) > 0)
+		ssqd_grants_seen(d, g->queue, comp, n);
+	if (g->binding && done >= g->bind_end) {
+		g->binding = 0;
+		g->bind_rc = -ECANCELED;
+	}
+}
+
+/* The answer to @g's GRANT: its key, or why not (then @g goes). */
+static void answer(struct ssqd *d, struct ssqd_grant *g)
+{
+	struct ssqd_client *c = client_of(d, g->owner);
+	struct proto_msg_grant_reply r;
+	int rc = 0;
+
+	g->answer = 0;
+	if (!g->gone && !g->binding && !g->bind_rc) {
+		memset(&r, 0, sizeof(r));
+		r.remote_addr = g->iova;
+		r.len = g->len;
+		r.rkey = g->rkey;
+		if (c && ssqd_out_send(&c->out, c->fd, SSQ_MSG_GRANT | SSQ_MSG_REPLY,
+		                       g->seq, &r, sizeof(r), NULL, 0))
+			c->failed = 1;
+		return;
+	}
+	if (!c)
+		;
+	else if (g->gone)
+		rc = ssqd_out_error(&c->out, c->fd, g->seq, -ECANCELED,
+		                    "grant: revoked before it was answered (its "
+		                    "memory, or its queue's link, went)");
+	else if (g->binding)
+		rc = ssqd_out_error(&c->out, c->fd, g->seq, -ETIMEDOUT,
+		                    "grant: the bind did not complete in %llu ms (a "
+		                    "reservation ahead of it on the queue's ring is not "
+		                    "published)",
+		                    BIND_WAIT_NS / 1000000);
+	else if (g->bind_rc == -EIO)
+		rc = ssqd_out_error(&c->out, c->fd, g->seq, -EIO,
+		                    "grant: the bind completed in error (CQE syndrome "
+		                    "0x%x): the queue is in error",
+		                    g->syndrome);
+	else
+		rc = ssqd_out_error(&c->out, c->fd, g->seq, g->bind_rc,
+		                    "grant: the queue was reset before the bind ran");
+	if (rc)
+		c->failed = 1;
+	/* Its window goes once the bind cannot run (ssqd_grants_tick). */
+	g->gone = 1;
+}
+
+void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_GRANTS; i++) {
+		struct ssqd_grant *g = &d->grants[i];
+
+		if (!g->owner)
+			continue;
+		if (g->binding)
+			bind_look(d, g);
+		if (g->answer && (g->gone || !g->binding || now_ns >= g->deadline_ns))
+			answer(d, g);
+		if (g->gone && !g->binding)
+			ssqd_grant_free(d, g);
+	}
+	/* Memory a freed window was the last to hold: it goes now (held.c). */
+	ssqd_held_release(d);
 }
 
 /*
@@ -139,7 +279,7 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 	int q, rc, client;
 	unsigned i;
 
-	if (!d->ops->grant)
+	if (!d->ops->grant && !d->ops->grant_post)
 		return ssqd_out_error(&c->out, c->fd, seq, -EOPNOTSUPP,
 		                      "the %s device has no memory windows here yet: "
 		                      "buffers and registrations keep their own remote "
@@ -181,6 +321,31 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 	 * other end, inside ssqd; that QP is the one that must accept them.
 	 */
 	bq = d->queues[q].loopback ? &d->queues[q].peer : &d->queues[q].local;
+	if (d->ops->grant_post) {
+		rc = d->ops->grant_post(d->backend, bq, mr, client, iova, g->len,
+		                        (int)g->access, &slot->mw, &slot->rkey,
+		                        &slot->wr_id, &slot->bind_end, why, sizeof(why));
+		if (rc)
+			return ssqd_out_error(&c->out, c->fd, seq, rc,
+			                      "grant on queue \"%s\": %s", g->name, why);
+		/*
+		 * Answered from the loop once the bind completed
+		 * (ssqd_grants_tick): a reservation ahead of it that is never
+		 * published would hold ssqd, and every client, here.
+		 */
+		slot->owner = c->id;
+		slot->uid = (uint32_t)c->uid;
+		slot->kind = g->kind;
+		slot->mem = g->mem;
+		slot->queue = (unsigned)q;
+		slot->binding = 1;
+		slot->answer = 1;
+		slot->seq = seq;
+		slot->iova = iova;
+		slot->len = g->len;
+		slot->deadline_ns = ssqd_now_ns() + BIND_WAIT_NS;
+		return 0;
+	}
 	rc = d->ops->grant(d->backend, bq, mr, client, iova, g->len, (int)g->access,
 	                   &slot->mw, &slot->rkey, why, sizeof(why));
 	if (rc)
@@ -207,7 +372,9 @@ int ssqd_on_revoke(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	for (i = 0; i < SSQD_MAX_GRANTS; i++) {
 		struct ssqd_grant *g = &d->grants[i];
 
-		if (g->owner != c->id || g->rkey != m->u.revoke.rkey)
+		/* One not answered yet (or going) has no key its owner knows. */
+		if (g->owner != c->id || g->rkey != m->u.revoke.rkey || g->answer ||
+		    g->gone)
 			continue;
 		/* Gone before the answer: its key reaches nothing from here on. */
 		ssqd_grant_revoke(d, g);

@@ -19,8 +19,10 @@ static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {
 	unsigned i, n = 0;
 
+	/* Held ones too: their bind may still run, they are still charged. */
 	for (i = 0; i < SSQD_MAX_MRS; i++)
-		n += d->mrs[i].owner == owner;
+		n += d->mrs[i].owner == owner ||
+		     (d->mrs[i].owner == SSQD_OWNER_HELD && d->mrs[i].held_by == owner);
 	return n;
 }
 
@@ -127,7 +129,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 	 * for then only bounds what may be granted.
 	 */
 	access = (int)(r->access & SSQ_MEM_ACCESS_ALL);
-	if (d->ops->grant && (access & SSQ_MEM_ACCESS_REMOTE))
+	if ((d->ops->grant || d->ops->grant_post) && (access & SSQ_MEM_ACCESS_REMOTE))
 		access |= IBV_ACCESS_MW_BIND;
 	if (d->grants_only)
 		access &= ~SSQ_MEM_ACCESS_REMOTE;
@@ -218,14 +220,27 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	return 0;
 }
 
-static void drop(struct ssqd *d, struct ssqd_mr *m)
+void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m)
 {
-	/* Its windows first: the key a peer holds reaches nothing once we answer. */
-	ssqd_grants_drop_mem(d, SSQ_GRANT_MR, m->id);
+	if (m->owner == SSQD_OWNER_HELD)
+		d->nheld--;
 	d->ops->dereg_client(d->backend, m->impl);
 	m->owner = 0;
+	m->held_by = 0;
 	m->pinned = 0;
 	m->impl = NULL;
+}
+
+static void drop(struct ssqd *d, struct ssqd_mr *m)
+{
+	/*
+	 * Its windows first: the key a peer holds reaches nothing once we
+	 * answer. A bind over it still on a ring keeps the MR (held.c).
+	 */
+	if (ssqd_grants_drop_mem(d, SSQ_GRANT_MR, m->id))
+		ssqd_held_mr(d, m);
+	else
+		ssqd_mr_release(d, m);
 }
 
 int ssqd_mr_dereg(struct ssqd *d, const struct ssqd_client *c, uint32_t id, char *why,

@@ -66,9 +66,12 @@ static uint64_t charged(const struct ssqd *d, const struct ssqd_client *c)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd >= 0 && d->clients[i].pid == c->pid)
 			ids[n++] = d->clients[i].id;
+	/* A held registration (held.c) stays charged to the client it was. */
 	for (i = 0; i < SSQD_MAX_MRS; i++)
 		for (k = 0; d->mrs[i].owner && k < n; k++)
-			if (d->mrs[i].owner == ids[k]) {
+			if (d->mrs[i].owner == ids[k] ||
+			    (d->mrs[i].owner == SSQD_OWNER_HELD &&
+			     d->mrs[i].held_by == ids[k])) {
 				sum += d->mrs[i].pinned;
 				break;
 			}

@@ -121,8 +121,21 @@ void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b)
 {
 	struct ssqd *d = ctx;
 
-	/* Its windows first: an MR with windows bound does not go (ibv_dereg_mr(3)). */
-	ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off);
+	/*
+	 * Its windows first: an MR with windows bound does not go
+	 * (ibv_dereg_mr(3)). No bind over it is still on a ring here: FREE
+	 * parks such a buffer (held.c), a dead client's waits in its grave
+	 * for `completed` past everything it had reserved - its GRANTs' binds
+	 * included - and held.c calls this once no grant is left. Were one
+	 * left, the MR stays (a bind naming a gone MR puts the queue in error).
+	 */
+	if (ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off)) {
+		fprintf(stderr,
+		        "ssqd: buffer at %llu: a grant's bind over it may still "
+		        "run: its MR is kept\n",
+		        (unsigned long long)b->off);
+		return;
+	}
 	if (b->mr)
 		d->ops->dereg_buf(d->backend, b->mr);
 	b->mr = NULL;
@@ -304,6 +317,15 @@ static int on_free_buf(struct ssqd *d, struct ssqd_client *c, const struct proto
 		                      "carrying its key 0x%x has not completed yet "
 		                      "(poll, then free again)",
 		                      (unsigned long long)m->u.free.off, b->key);
+	/*
+	 * Its grants revoked; one whose bind is still on a ring keeps the
+	 * buffer's MR and range, nobody's, until the bind cannot run (held.c).
+	 */
+	if (b && b->owner == c->id && ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off)) {
+		ssqd_held_buf(d, b); /* still charged to @c meanwhile */
+		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
+		                     NULL, 0, NULL, 0);
+	}
 	rc = ssqd_data_free(&d->data, m->u.free.off, c->id, &gone);
 	if (rc)
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
@@ -377,7 +399,7 @@ static int on_verbs(struct ssqd *d, struct ssqd_client *c, const struct proto_ms
 	memset(&r, 0, sizeof(r));
 	d->ops->verbs_handles(d->backend, &cmd_fd, &r.pd_handle);
 	/* How the client registers its own memory: as mr.c registers the rest. */
-	if (d->ops->grant)
+	if (d->ops->grant || d->ops->grant_post)
 		r.flags |= SSQ_VERBS_MR_BIND;
 	if (d->grants_only)
 		r.flags |= SSQ_VERBS_MR_NO_REMOTE;

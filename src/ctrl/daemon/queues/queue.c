@@ -550,6 +550,7 @@ int ssqd_queue_restart(struct ssqd *d, unsigned qi, char *why, size_t whylen)
 	}
 	ssqd_queue_relist(d, qi);
 	q->epoch++; /* ssqd's own count: what ssq_ctl_check expects */
+	ssqd_queue_binds_reset(d, qi);
 	fprintf(stderr, "ssqd: q%u recovered: QP 0x%x back in RTS, epoch %u\n", qi,
 	        q->local.qpn, q->epoch);
 	return 0;

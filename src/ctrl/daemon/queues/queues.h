@@ -53,11 +53,28 @@ int ssqd_queue_make(struct ssqd *d, unsigned i, char *why, size_t whylen);
 
 /*
  * Grants' end (queues/grants.c): ssqd_grant_revoke frees grant @g's window
- * and its slot; ssqd_queue_grants_drop revokes every grant bound to queue
- * @qi's QP (its link went down) and returns how many.
+ * and its slot - the window once its bind cannot run, the slot once its
+ * GRANT is answered (both from ssqd_grants_tick when not yet); calling it
+ * again is harmless. ssqd_queue_grants_drop revokes every grant bound to
+ * queue @qi's QP (its link went down) and returns how many.
  */
 void ssqd_grant_revoke(struct ssqd *d, struct ssqd_grant *g);
 unsigned ssqd_queue_grants_drop(struct ssqd *d, unsigned qi);
+/*
+ * ssqd_grants_seen: @n completions of ssqd's producer on queue @qi,
+ * whoever polled them: the binds among them are done (their grants'
+ * bind_rc). ssqd_grant_free frees @g's window and slot even while its
+ * bind may run (ssqd's end only: the QPs go next).
+ */
+void ssqd_grants_seen(struct ssqd *d, unsigned qi, const struct ssq_completion *comp,
+                      int n);
+void ssqd_grant_free(struct ssqd *d, struct ssqd_grant *g);
+/*
+ * Queue @qi's QP went through RESET and its control block was rebuilt (a
+ * start over, a recovery): no bind on its ring can run any more; its
+ * grants' GRANTs are answered -ECANCELED (clients/grant.c).
+ */
+void ssqd_queue_binds_reset(struct ssqd *d, unsigned qi);
 
 /*
  * ssqd_queue_send_event - CQEs landed in @arg's (a struct ssqd_queue)

@@ -43,6 +43,7 @@ void ssqd_queue_start_over(struct ssqd *d, unsigned qi, int held)
 	for (i = 0; i < SSQD_MAX_GRAVES; i++)
 		d->graves[i].fence[qi] = 0;
 	q->sq_frozen = 0;
+	ssqd_queue_binds_reset(d, qi);
 	if (!held)
 		ssqd_queue_relist(d, qi);
 }

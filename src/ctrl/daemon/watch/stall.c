@@ -398,9 +398,11 @@ static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved)
 	struct ssqd_queue *q = &d->queues[qi];
 	struct ssq_completion comp[16];
 	uint64_t pos;
+	int n;
 
-	while (ssq_poll(&q->prod, comp, 16) > 0)
-		;
+	/* A grant's bind among them: its GRANT waits for it (queues/grants.c). */
+	while ((n = ssq_poll(&q->prod, comp, 16)) > 0)
+		ssqd_grants_seen(d, qi, comp, n);
 	if (__atomic_load_n(&q->ctl->published, __ATOMIC_RELAXED) != reserved ||
 	    ssq_reserve(&q->prod, 1, &pos))
 		return;
