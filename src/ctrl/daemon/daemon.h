@@ -57,6 +57,9 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
  *   its parent handed over, or -1 (none now; or the parent is gone, which
  *   sets d->stop).
+ * ssqd_tenant_send - hand connection @fd to @t's ssqd without blocking (a
+ *   copy: the caller closes its own): 0, or -errno (-EAGAIN: its socket is
+ *   full, it takes no connections; -EPIPE, -ECONNREFUSED: it is gone).
  */
 struct ucred;
 int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key);
@@ -64,6 +67,18 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
 void ssqd_tenants_stop(struct ssqd *d);
 int ssqd_tenant_recv(struct ssqd *d);
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd);
+
+/*
+ * ssqd_on_tenant - TENANT (tenant_status.c): hand connection @fd (taken)
+ * to the m->u.tenant.index'th running tenant's ssqd and tell client @c
+ * which tenant that is (ssqd --status under --tenants). Only ssqd's own
+ * uid and root may ask. 0, or -errno: drop @c (its replies do not go).
+ */
+struct ssqd_client;
+struct proto_msg;
+int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                   int fd);
 
 /*
  * An idle ssqd (idle.c): no client has a queue attached, nothing is in

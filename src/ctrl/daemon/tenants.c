@@ -208,8 +208,7 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 	return free_slot;
 }
 
-/* Send connection @fd over @t's socket: 0, or -errno. */
-static int tenant_send(const struct ssqd_tenant *t, int fd)
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd)
 {
 	char byte = 'c', cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
@@ -250,7 +249,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 			if (rc)
 				return rc;
 		}
-		rc = tenant_send(t, fd);
+		rc = ssqd_tenant_send(t, fd);
 		if (rc == 0)
 			return 0;
 		if (rc == -EAGAIN) {
