@@ -70,6 +70,25 @@ int ssqd_tenant_recv(struct ssqd *d);
 int ssqd_tenant_send(const struct ssqd_tenant *t, int fd);
 
 /*
+ * A tenant's ssqd that fails (exits at start, crashes) is not started again
+ * at once for each connection of its uid (tenant_backoff.c): a crash loop
+ * would cost a fork and exec per connection.
+ * ssqd_tenant_started - tenant @key's ssqd was started now.
+ * ssqd_tenant_failed - it exited (wait status @status): the next start of
+ *   @key waits SSQD_TENANT_BACKOFF_MIN_MS, twice the last wait after each
+ *   failure that follows a run shorter than SSQD_TENANT_HEALTHY_MS, at
+ *   most SSQD_TENANT_BACKOFF_MAX_MS; none after a longer run.
+ * ssqd_tenant_backoff - 0 when tenant @key's ssqd may be started now;
+ *   else -EAGAIN, @why saying when it may, for its client.
+ */
+#define SSQD_TENANT_BACKOFF_MIN_MS 100
+#define SSQD_TENANT_BACKOFF_MAX_MS 10000
+#define SSQD_TENANT_HEALTHY_MS     10000
+void ssqd_tenant_started(struct ssqd *d, uint32_t key);
+void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status);
+int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen);
+
+/*
  * ssqd_on_tenant - TENANT (tenant_status.c): hand connection @fd (taken)
  * to the m->u.tenant.index'th running tenant's ssqd and tell client @c
  * which tenant that is (ssqd --status under --tenants). Only ssqd's own
