@@ -9,7 +9,9 @@
  *  - with uid 65533's tenant ssqd stopped (SIGSTOP), --status still comes
  *    back, within a bound (SSQD_STATUS_TENANT_MS plus slack for a busy
  *    machine), showing that tenant as not answering and the other as
- *    before; the first ssqd still serves its own clients meanwhile.
+ *    before; the first ssqd still serves its own clients meanwhile;
+ *  - a uid other than ssqd's (or root) served by the first ssqd is refused
+ *    the tenants (-EACCES): they are each other's to reach, not its.
  * Before: --status printed the first ssqd's own queues only, no tenant.
  * Needs root (the tenants' clients run as uids 65534 and 65533).
  */
@@ -99,6 +101,49 @@ static int status(int json, char *out, size_t len, double *secs)
 		fclose(f);
 	out[n] = 0;
 	return rc;
+}
+
+/*
+ * Only ssqd's uid and root reach the tenants: ssqd --tenants gid
+ * --allow-uid 65532, and uid 65532 of ssqd's own gid (0), so served by
+ * this ssqd itself, runs --status: its list of tenants ends -EACCES.
+ */
+static void others_refused(void)
+{
+	const char *args[] = { "--tenants", "gid", "--allow-uid", "65532", NULL };
+	char out[8192], cmd[512];
+	struct ssq_client *c;
+	FILE *f;
+	size_t n;
+	pid_t d = cf_start(sock, logf, 0, NULL, args), kid;
+	int st;
+
+	c = t_ssqd_connect(sock, d);
+	CHECK(c != NULL, "connect to ssqd --tenants gid");
+	if (c)
+		ssq_client_close(c);
+	chmod(sock, 0666);
+	unlink(outf); /* root's: uid 65532 makes its own */
+	fflush(NULL);
+	kid = fork();
+	if (kid == 0) {
+		if (setgroups(0, NULL) || setgid(0) || setuid(65532))
+			_exit(2);
+		snprintf(cmd, sizeof(cmd), "'%s' --status --socket '%s' > %s 2>&1",
+		         getenv("SSQD"), sock, outf);
+		_exit(system(cmd) == 0 ? 0 : 3);
+	}
+	waitpid(kid, &st, 0);
+	f = fopen(outf, "r");
+	n = f ? fread(out, 1, sizeof(out) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	out[n] = 0;
+	printf("--status as uid 65532 (gid 0):\n%s", out);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+	          strstr(out, "tenants: ssqd: only ssqd's uid 0 or root may reach"),
+	      "uid 65532's --status (status 0x%x) was not refused the tenants", st);
+	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 }
 
 int main(void)
@@ -195,6 +240,7 @@ out:
 	if (c)
 		ssq_client_close(c);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
+	others_refused();
 	if (!test_failures) {
 		unlink(logf);
 		unlink(outf);
