@@ -111,5 +111,12 @@ int main(void)
 	pthread_join(t, NULL);
 	ssq_client_close(c);
 	t_ssqd_stop(d, &status, sock_path);
+	{
+		/* A killed ssqd leaves its socket's lock file: ours to remove. */
+		char lock[128];
+
+		snprintf(lock, sizeof(lock), "%s.lock", sock_path);
+		unlink(lock);
+	}
 	return test_exit("ctrl_client_slow_daemon");
 }
