@@ -240,6 +240,9 @@ out:
 	if (c)
 		ssq_client_close(c);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
+	/* The tenants stopped as ssqd does: exit 0 (under ASan, no report). */
+	CHECK(!cf_file_has(logf, "ended with status"), "a tenant's ssqd failed: see %s",
+	      logf);
 	others_refused();
 	if (!test_failures) {
 		unlink(logf);
