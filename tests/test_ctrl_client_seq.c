@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -30,6 +31,11 @@ int main(void)
 	pid_t d;
 	int rc, status;
 
+	/*
+	 * Calls that time out are this test's subject: a 1 s wait for the
+	 * answer (client_call.c's default waits 25 s for a stopped ssqd).
+	 */
+	setenv("SSQ_REPLY_TIMEOUT_MS", "1000", 1);
 	c = flow_up("seq", "off", &d);
 	if (!c)
 		return 1;

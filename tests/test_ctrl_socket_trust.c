@@ -118,9 +118,14 @@ static void impostor_refused(void)
 	fcntl(ready[0], F_SETFL, O_NONBLOCK);
 	CHECK(read(ready[0], &got, 1) < 0 && errno == EAGAIN,
 	      "the client sent the impostor something");
-	/* Trusted by name, it gets the hello (and fails it: it never answers). */
+	/*
+	 * Trusted by name, it gets the hello (and fails it: it never answers,
+	 * so the hello waits its whole bound: 1 s here, not the 25 s default).
+	 */
 	setenv("SSQ_SERVER_UID", "65534", 1);
+	setenv("SSQ_REPLY_TIMEOUT_MS", "1000", 1);
 	rc = ssq_client_connect(path, &c);
+	unsetenv("SSQ_REPLY_TIMEOUT_MS");
 	CHECK(rc != -EPERM, "SSQ_SERVER_UID=65534 did not trust uid 65534: %d (%s)", rc,
 	      ssq_client_strerror_last());
 	unsetenv("SSQ_SERVER_UID");

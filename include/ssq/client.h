@@ -30,8 +30,9 @@
  * is gone; a peer ssqd that is away is -EHOSTDOWN (ssq_queue_recover).
  * When ssqd dies, calls return -ENOTCONN
  * within a second rather than block (ssq_client_alive() checks without a
- * round trip). A call ssqd does not answer within 1 s (6 s for
- * ssq_queue_recover) returns -ETIMEDOUT; its answer, should it come later,
+ * round trip). A call a live ssqd does not answer within 25 s
+ * ($SSQ_REPLY_TIMEOUT_MS ms when set; 5 s more for ssq_queue_recover)
+ * returns -ETIMEDOUT; its answer, should it come later,
  * is recognised by its sequence number and discarded, never taken for a
  * later call's, and what it granted (a buffer, an attachment) is given back.
  */
@@ -187,7 +188,8 @@ int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **ou
  * -EINPROGRESS at once, ssqd linking the peer meanwhile: call it again
  * later (a timer; ssq_client_peers shows the link) until it returns
  * anything else. Its other returns are ssq_queue_open's, -ETIMEDOUT only if
- * ssqd does not answer within 1 s. The thread that makes @c's calls.
+ * ssqd does not answer within 25 s ($SSQ_REPLY_TIMEOUT_MS). The thread that
+ * makes @c's calls.
  */
 int ssq_queue_try_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
 
@@ -242,7 +244,8 @@ void ssq_queue_open_free(struct ssq_open *op);
  * not linked, or did not come back within the wait: this ssqd and the
  * connection to it are fine and keep reconnecting to the peer; keep the
  * connection and retry later), -ENOTCONN (this process's ssqd is gone:
- * connect again), -ETIMEDOUT (no answer within 6 s), or the QP transition's
+ * connect again), -ETIMEDOUT (no answer within 30 s: $SSQ_REPLY_TIMEOUT_MS
+ * plus 5 s), or the QP transition's
  * error; ssq_client_error() says which.
  */
 int ssq_queue_recover(struct ssq_queue *q);

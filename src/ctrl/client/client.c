@@ -28,9 +28,10 @@
 
 /*
  * RECOVER waits in ssqd for in-flight requests (up to 2 s) and, with a
- * --listen peer, for the peer to come back (up to 3 s): more than both.
+ * --listen peer, for the peer to come back (up to 3 s): that on top of
+ * any call's wait (client_reply_ms).
  */
-#define RECOVER_TIMEOUT_MS 6000
+#define RECOVER_EXTRA_MS 5000
 
 static __thread char connect_err[256];
 
@@ -396,7 +397,7 @@ int ssq_queue_recover(struct ssq_queue *q)
 	struct proto_msg reply;
 
 	return client_call_wait(q->c, SSQ_MSG_RECOVER, &req, sizeof(req), -1, &reply,
-	                        NULL, RECOVER_TIMEOUT_MS);
+	                        NULL, client_reply_ms() + RECOVER_EXTRA_MS);
 }
 
 struct ssq_sq *ssq_queue_sq(struct ssq_queue *q)

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,8 +18,35 @@
 #include "ctrl/proto/msg.h"
 #include "ctrl/client/client_pvt.h"
 
-/* A live ssqd answers at once; one that is gone must not hang the caller. */
-#define REPLY_TIMEOUT_MS 1000
+/*
+ * How long a call waits for ssqd's answer. One that died is seen at once,
+ * whatever this bound: its end of the connection closes with it, and the
+ * wait ends -ENOTCONN (recv_one). So the bound only gives up on an ssqd
+ * that lives but does not answer - stopped, or starved of CPU - and a
+ * live one on a busy machine, or stopped a while by a debugger, must not
+ * fail its clients' calls: 25 s, libdbus's default wait for a method
+ * call's reply (_DBUS_DEFAULT_TIMEOUT_VALUE,
+ * dbus/dbus-connection-internal.h), not the 1 s of before, which a loaded
+ * machine exceeded. $SSQ_REPLY_TIMEOUT_MS sets another (1 .. 3600000;
+ * anything else is ignored).
+ */
+#define REPLY_TIMEOUT_MS     25000
+#define REPLY_TIMEOUT_MS_MAX 3600000
+
+int client_reply_ms(void)
+{
+	const char *e = getenv("SSQ_REPLY_TIMEOUT_MS");
+	char *end;
+	long v;
+
+	if (!e || !*e)
+		return REPLY_TIMEOUT_MS;
+	errno = 0;
+	v = strtol(e, &end, 10);
+	if (errno || *end || v < 1 || v > REPLY_TIMEOUT_MS_MAX)
+		return REPLY_TIMEOUT_MS;
+	return (int)v;
+}
 
 /* Request sequence numbers: never 0, which is ssqd speaking unasked. */
 uint32_t client_next_seq(struct ssq_client *c)
@@ -105,8 +133,10 @@ static int recv_one(struct ssq_client *c, struct proto_msg *m, int *fd, int *nfd
 		client_orphan_all(c); /* the watcher's work, if it has not yet */
 	} else if (rc == -ETIMEDOUT)
 		snprintf(c->err, sizeof(c->err),
-		         "ssqd did not answer request 0x%x within %d ms", type,
-		         timeout_ms);
+		         "ssqd did not answer request 0x%x within %d ms, though it "
+		         "holds the connection (stopped or stuck?); "
+		         "$SSQ_REPLY_TIMEOUT_MS sets the wait",
+		         type, timeout_ms);
 	return rc;
 }
 
@@ -212,18 +242,18 @@ int client_call_wait(struct ssq_client *c, uint16_t type, const void *req, uint3
 int client_call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                 struct proto_msg *reply, int *fd)
 {
-	return client_call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
+	return client_call_wait(c, type, req, len, -1, reply, fd, client_reply_ms());
 }
 
 int client_call_fd(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                    int send_fd, struct proto_msg *reply)
 {
 	return client_call_wait(c, type, req, len, send_fd, reply, NULL,
-	                        REPLY_TIMEOUT_MS);
+	                        client_reply_ms());
 }
 
 int client_call_fd_reply(struct ssq_client *c, uint16_t type, const void *req,
                          uint32_t len, struct proto_msg *reply, int *fd)
 {
-	return client_call_wait(c, type, req, len, -1, reply, fd, REPLY_TIMEOUT_MS);
+	return client_call_wait(c, type, req, len, -1, reply, fd, client_reply_ms());
 }

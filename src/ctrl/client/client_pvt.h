@@ -97,7 +97,8 @@ int client_watch_start(struct ssq_client *c);
 /*
  * client_call_wait - one request of @type to ssqd (with @send_fd when >= 0)
  * and its reply, waiting up to @timeout_ms; *@fd gets the descriptor the
- * reply carries (NULL: none expected). client_call: 1 s, no descriptor sent.
+ * reply carries (NULL: none expected). client_call: client_reply_ms(), no
+ * descriptor sent.
  * 0 or the negative errno, c->err saying why. client_call.c.
  */
 struct proto_msg;
@@ -105,6 +106,11 @@ int client_call_wait(struct ssq_client *c, uint16_t type, const void *req, uint3
                      int send_fd, struct proto_msg *reply, int *fd, int timeout_ms);
 int client_call(struct ssq_client *c, uint16_t type, const void *req, uint32_t len,
                 struct proto_msg *reply, int *fd);
+/*
+ * How long a call waits for ssqd's answer, in ms: $SSQ_REPLY_TIMEOUT_MS,
+ * else 25 s (client_call.c says why). client_call waits this long.
+ */
+int client_reply_ms(void);
 /* The next request sequence number (never 0: that is ssqd speaking unasked). */
 uint32_t client_next_seq(struct ssq_client *c);
 

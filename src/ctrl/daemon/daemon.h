@@ -57,6 +57,9 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
  *   its parent handed over, or -1 (none now; or the parent is gone, which
  *   sets d->stop).
+ * ssqd_tenant_send - hand connection @fd to @t's ssqd without blocking (a
+ *   copy: the caller closes its own): 0, or -errno (-EAGAIN: its socket is
+ *   full, it takes no connections; -EPIPE, -ECONNREFUSED: it is gone).
  */
 struct ucred;
 int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key);
@@ -64,6 +67,37 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
 void ssqd_tenants_stop(struct ssqd *d);
 int ssqd_tenant_recv(struct ssqd *d);
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd);
+
+/*
+ * A tenant's ssqd that fails (exits at start, crashes) is not started again
+ * at once for each connection of its uid (tenant_backoff.c): a crash loop
+ * would cost a fork and exec per connection.
+ * ssqd_tenant_started - tenant @key's ssqd was started now.
+ * ssqd_tenant_failed - it exited (wait status @status): the next start of
+ *   @key waits SSQD_TENANT_BACKOFF_MIN_MS, twice the last wait after each
+ *   failure that follows a run shorter than SSQD_TENANT_HEALTHY_MS, at
+ *   most SSQD_TENANT_BACKOFF_MAX_MS; none after a longer run.
+ * ssqd_tenant_backoff - 0 when tenant @key's ssqd may be started now;
+ *   else -EAGAIN, @why saying when it may, for its client.
+ */
+#define SSQD_TENANT_BACKOFF_MIN_MS 100
+#define SSQD_TENANT_BACKOFF_MAX_MS 10000
+#define SSQD_TENANT_HEALTHY_MS     10000
+void ssqd_tenant_started(struct ssqd *d, uint32_t key);
+void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status);
+int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen);
+
+/*
+ * ssqd_on_tenant - TENANT (tenant_status.c): hand connection @fd (taken)
+ * to the m->u.tenant.index'th running tenant's ssqd and tell client @c
+ * which tenant that is (ssqd --status under --tenants). Only ssqd's own
+ * uid and root may ask. 0, or -errno: drop @c (its replies do not go).
+ */
+struct ssqd_client;
+struct proto_msg;
+int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
+                   int fd);
 
 /*
  * An idle ssqd (idle.c): no client has a queue attached, nothing is in

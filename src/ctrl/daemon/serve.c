@@ -432,7 +432,10 @@ static void serve_client(struct ssqd *d, struct ssqd_client *c)
 	}
 	if (rc == -ETIMEDOUT || rc == -EAGAIN)
 		return;
-	if (!rc)
+	/* TENANT reaches the tenants' ssqd, above clients/ (tenant_status.c). */
+	if (!rc && m.hdr.type == SSQ_MSG_TENANT && c->said_hello)
+		rc = ssqd_on_tenant(d, c, &m, fd);
+	else if (!rc)
 		rc = ssqd_handle(d, c, &m, fd);
 	if (rc == -ENOBUFS)
 		fprintf(stderr,

@@ -288,6 +288,20 @@ struct ssqd_tenant {
 	int fd;    /* where its connections go (SCM_RIGHTS) */
 };
 
+/*
+ * How a tenant's ssqd that failed is started again (tenant_backoff.c):
+ * not before @until_ns, a wait that doubles with each failure after a
+ * short run and starts over after a long one.
+ */
+struct ssqd_tenant_backoff {
+	uint32_t key;
+	uint32_t delay_ms;   /* the last wait; 0: none (it ran well, or never failed) */
+	uint64_t started_ns; /* its last start */
+	uint64_t until_ns;   /* no start before; 0: none to wait for */
+	int status;          /* its last exit's wait status */
+	int used;
+};
+
 struct ssqd_options {
 	const char *device;      /* NULL: first mlx5 device, else "emu" */
 	const char *socket_path; /* unix socket clients connect to */
@@ -704,6 +718,7 @@ struct ssqd {
 	int listen_fd;
 	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
 	struct ssqd_tenant tenants[SSQD_MAX_TENANTS]; /* --tenants: the others' ssqd */
+	struct ssqd_tenant_backoff tenant_backoff[SSQD_MAX_TENANTS];
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */

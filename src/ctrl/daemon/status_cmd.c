@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ssqd --status [--json] (daemon.h): LIST and PEER requests, as any client
- * makes them; a table for people, or one JSON object for scripts.
+ * makes them, and under --tenants the same of every tenant's ssqd
+ * (status_tenants.c); a table for people, or one JSON object for scripts.
  */
 #include <stdio.h>
 #include <string.h>
 #include <ssq/client.h>
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/status_tenants.h"
+#include "ctrl/client/client_pvt.h"
+#include "ctrl/proto/msg.h"
 #include "shm/layout.h"
 
 static const char *state_str(enum ssq_peer_state s)
@@ -26,44 +30,62 @@ static const char *state_str(enum ssq_peer_state s)
 
 /*
  * What both forms of --status print: a client of the ssqd at @socket_path
- * (*@cp, for the caller to close) and its queues and peers. Returns 0, or
- * 1 having said why on stderr and closed what it opened.
+ * (*@cp, for the caller to close), its queues (LIST: with their opens and
+ * the clients' count), its peers, and its tenants' ssqd. Returns 0, or 1
+ * having said why on stderr and closed what it opened.
  */
 static int status_fetch(const char *socket_path, struct ssq_client **cp,
-                        struct ssq_queue_info *q, int *nqp, struct ssq_peer_info *p,
-                        int *npp)
+                        struct proto_msg_list_reply *q, struct ssq_peer_info *p, int *npp,
+                        struct status_tenants *ts)
 {
 	struct ssq_client *c;
-	int nq, np;
+	struct proto_msg reply;
+	int np, rc;
 
 	if (ssq_client_connect(socket_path, &c)) {
 		fprintf(stderr, "ssqd --status: %s\n", ssq_client_strerror_last());
 		return 1;
 	}
-	nq = ssq_client_list(c, q, SSQ_MAX_QUEUES);
-	np = nq < 0 ? nq : ssq_client_peers(c, p, SSQ_MAX_QUEUES);
-	if (nq < 0 || np < 0) {
+	rc = client_call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
+	np = rc ? rc : ssq_client_peers(c, p, SSQ_MAX_QUEUES);
+	if (np < 0) {
 		fprintf(stderr, "ssqd --status: %s\n", ssq_client_error(c));
 		ssq_client_close(c);
 		return 1;
 	}
+	*q = reply.u.list_reply;
 	*cp = c;
-	*nqp = nq;
 	*npp = np;
+	status_tenants_fetch(c, ts);
 	return 0;
+}
+
+/* The queue table of one ssqd, each line indented by @indent. */
+static void print_queues(FILE *out, const char *indent,
+                         const struct proto_msg_list_reply *q)
+{
+	unsigned i;
+
+	fprintf(out, "%s%-31s %-8s %5s %7s %s\n", indent, "QUEUE", "QPN", "OPENS",
+	        "REFUSED", "STATE");
+	for (i = 0; i < q->nqueues && i < SSQ_MAX_QUEUES; i++)
+		fprintf(out, "%s%-31s 0x%-6x %5u %7u %s\n", indent, q->queues[i].name,
+		        q->queues[i].qpn, q->queues[i].opens, q->queues[i].refused,
+		        q->queues[i].state == SSQ_QUEUE_READY ? "ready" : "not ready");
 }
 
 int ssqd_status_print(const char *socket_path, FILE *out)
 {
-	struct ssq_queue_info q[SSQ_MAX_QUEUES];
+	struct proto_msg_list_reply q;
 	struct ssq_peer_info p[SSQ_MAX_QUEUES];
+	struct status_tenants ts;
 	struct ssq_client *c;
-	int nq, np, i;
+	int np, i;
 
-	if (status_fetch(socket_path, &c, q, &nq, p, &np))
+	if (status_fetch(socket_path, &c, &q, p, &np, &ts))
 		return 1;
-	fprintf(out, "ssqd at %s on %s: %d queue(s), %d peer(s)\n", socket_path,
-	        ssq_client_device(c), nq, np);
+	fprintf(out, "ssqd at %s on %s: %u queue(s), %d peer(s), %u client(s)\n",
+	        socket_path, ssq_client_device(c), q.nqueues, np, q.nclients);
 	if (np > 0) {
 		/* Columns as wide as their longest entry: names run to 23. */
 		int nw = 16, aw = 24;
@@ -90,10 +112,22 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 			        p[i].why[0] ? p[i].why : "-");
 		}
 	}
-	fprintf(out, "%-31s %-8s %7s %s\n", "QUEUE", "QPN", "REFUSED", "STATE");
-	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++)
-		fprintf(out, "%-31s 0x%-6x %7u %s\n", q[i].name, q[i].qpn, q[i].refused,
-		        q[i].ready ? "ready" : "not ready");
+	print_queues(out, "", &q);
+	for (i = 0; i < (int)ts.n; i++) {
+		const struct status_tenant *t = &ts.t[i];
+
+		fprintf(out, "tenant %s %u: ssqd pid %d", status_tenant_kind(t),
+		        t->info.id, (int)t->info.pid);
+		if (!t->answered) {
+			fprintf(out, ": not answering (%s)\n", t->why);
+			continue;
+		}
+		fprintf(out, ", %u queue(s), %u client(s)\n", t->list.nqueues,
+		        t->list.nclients);
+		print_queues(out, "  ", &t->list);
+	}
+	if (ts.err[0])
+		fprintf(out, "tenants: %s\n", ts.err);
 	ssq_client_close(c);
 	return 0;
 }
@@ -115,27 +149,41 @@ static void json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* The queues of one ssqd as a JSON array. */
+static void json_queues(FILE *out, const struct proto_msg_list_reply *q)
+{
+	unsigned i;
+
+	fputc('[', out);
+	for (i = 0; i < q->nqueues && i < SSQ_MAX_QUEUES; i++) {
+		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+		json_str(out, q->queues[i].name);
+		fprintf(out,
+		        ", \"qpn\": %u, \"opens\": %u, \"refused\": %u, \"ready\": "
+		        "%s}",
+		        q->queues[i].qpn, q->queues[i].opens, q->queues[i].refused,
+		        q->queues[i].state == SSQ_QUEUE_READY ? "true" : "false");
+	}
+	fputc(']', out);
+}
+
 int ssqd_status_json(const char *socket_path, FILE *out)
 {
-	struct ssq_queue_info q[SSQ_MAX_QUEUES];
+	struct proto_msg_list_reply q;
 	struct ssq_peer_info p[SSQ_MAX_QUEUES];
+	struct status_tenants ts;
 	struct ssq_client *c;
-	int nq, np, i;
+	int np, i;
 
-	if (status_fetch(socket_path, &c, q, &nq, p, &np))
+	if (status_fetch(socket_path, &c, &q, p, &np, &ts))
 		return 1;
 	fputs("{\"socket\": ", out);
 	json_str(out, socket_path);
 	fputs(", \"device\": ", out);
 	json_str(out, ssq_client_device(c));
-	fputs(", \"queues\": [", out);
-	for (i = 0; i < nq && i < (int)SSQ_MAX_QUEUES; i++) {
-		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
-		json_str(out, q[i].name);
-		fprintf(out, ", \"qpn\": %u, \"refused\": %u, \"ready\": %s}", q[i].qpn,
-		        q[i].refused, q[i].ready ? "true" : "false");
-	}
-	fputs("], \"peers\": [", out);
+	fprintf(out, ", \"clients\": %u, \"queues\": ", q.nclients);
+	json_queues(out, &q);
+	fputs(", \"peers\": [", out);
 	for (i = 0; i < np && i < (int)SSQ_MAX_QUEUES; i++) {
 		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
 		json_str(out, p[i].name);
@@ -152,7 +200,30 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 		json_str(out, p[i].why);
 		fputc('}', out);
 	}
-	fputs("]}\n", out);
+	fputs("], \"tenants\": [", out);
+	for (i = 0; i < (int)ts.n; i++) {
+		const struct status_tenant *t = &ts.t[i];
+
+		fprintf(out,
+		        "%s{\"kind\": \"%s\", \"id\": %u, \"pid\": %d, "
+		        "\"answering\": %s",
+		        i ? ", " : "", status_tenant_kind(t), t->info.id,
+		        (int)t->info.pid, t->answered ? "true" : "false");
+		if (t->answered) {
+			fprintf(out, ", \"clients\": %u, \"queues\": ", t->list.nclients);
+			json_queues(out, &t->list);
+		} else {
+			fputs(", \"why\": ", out);
+			json_str(out, t->why);
+		}
+		fputc('}', out);
+	}
+	fputc(']', out);
+	if (ts.err[0]) {
+		fputs(", \"tenants_error\": ", out);
+		json_str(out, ts.err);
+	}
+	fputs("}\n", out);
 	ssq_client_close(c);
 	return 0;
 }

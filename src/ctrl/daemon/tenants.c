@@ -164,6 +164,7 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, cha
 	t->key = key;
 	t->pid = pid;
 	t->fd = sv[0];
+	ssqd_tenant_started(d, key);
 	fprintf(stderr, SD_NOTICE "ssqd: tenant %s %u: its ssqd is pid %d\n",
 	        d->opt.tenants == SSQD_TENANTS_UID ? "uid" : "gid", (unsigned)key,
 	        (int)pid);
@@ -197,6 +198,7 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 			        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
 			        "0x%x); started again at its next connection\n",
 			        (unsigned)t->key, (int)t->pid, st);
+			ssqd_tenant_failed(d, t->key, st);
 			tenant_forget(t);
 		}
 		if (t->pid > 0 && t->key == key)
@@ -208,8 +210,7 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 	return free_slot;
 }
 
-/* Send connection @fd over @t's socket: 0, or -errno. */
-static int tenant_send(const struct ssqd_tenant *t, int fd)
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd)
 {
 	char byte = 'c', cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
@@ -233,7 +234,7 @@ static int tenant_send(const struct ssqd_tenant *t, int fd)
 int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t whylen)
 {
 	struct ssqd_tenant *t;
-	int fresh, rc, tries;
+	int fresh, rc, tries, st;
 
 	for (tries = 0; tries < 2; tries++) {
 		t = tenant_slot(d, key, &fresh);
@@ -246,11 +247,13 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 			return -EUSERS;
 		}
 		if (fresh) {
-			rc = tenant_spawn(d, t, key, why, whylen);
+			rc = ssqd_tenant_backoff(d, key, why, whylen);
+			if (!rc)
+				rc = tenant_spawn(d, t, key, why, whylen);
 			if (rc)
 				return rc;
 		}
-		rc = tenant_send(t, fd);
+		rc = ssqd_tenant_send(t, fd);
 		if (rc == 0)
 			return 0;
 		if (rc == -EAGAIN) {
@@ -261,7 +264,8 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 		}
 		/* It died (EPIPE, ECONNREFUSED): once more with a new one. */
 		kill(t->pid, SIGKILL);
-		waitpid(t->pid, NULL, 0);
+		waitpid(t->pid, &st, 0);
+		ssqd_tenant_failed(d, key, st);
 		tenant_forget(t);
 	}
 	snprintf(why, whylen, "tenant %u's ssqd: %s", (unsigned)key, strerror(-rc));

@@ -68,6 +68,10 @@ int proto_msg_payload_len(uint32_t type)
 		return sizeof(struct proto_msg_revoke);
 	case SSQ_MSG_REVOKE | SSQ_MSG_REPLY:
 		return 0;
+	case SSQ_MSG_TENANT:
+		return sizeof(struct proto_msg_tenant);
+	case SSQ_MSG_TENANT | SSQ_MSG_REPLY:
+		return sizeof(struct proto_msg_tenant_reply);
 	case SSQ_MSG_ERROR:
 		return sizeof(struct proto_msg_error);
 	default:
@@ -154,6 +158,10 @@ int proto_msg_decode(const void *buf, size_t n, struct proto_msg *out, char *why
 			         out->u.peer_reply.nqueues);
 			return -EBADMSG;
 		}
+		break;
+	case SSQ_MSG_TENANT | SSQ_MSG_REPLY:
+		if (!has_nul(out->u.tenant_reply.why, SSQ_TENANT_WHY_MAX))
+			goto unterminated;
 		break;
 	case SSQ_MSG_GRANT: {
 		const struct proto_msg_grant *g = &out->u.grant;

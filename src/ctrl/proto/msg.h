@@ -46,7 +46,8 @@ enum proto_msg_type {
 	SSQ_MSG_PEER = 11,     /* index; reply: that peer of a cluster, its link */
 	SSQ_MSG_GRANT = 12,    /* queue, memory, range, access; reply: descriptor */
 	SSQ_MSG_REVOKE = 13,   /* rkey a GRANT gave */
-	SSQ_MSG_TYPE_MAX = 13,
+	SSQ_MSG_TENANT = 14,   /* index + a connection's fd; reply: that tenant */
+	SSQ_MSG_TYPE_MAX = 14,
 	SSQ_MSG_REPLY = 0x100, /* OR-ed into a request type */
 	SSQ_MSG_ERROR = 0x200,
 };
@@ -72,13 +73,13 @@ struct proto_msg_hello_reply {
 };
 struct proto_msg_list_reply {
 	uint32_t nqueues;
-	uint32_t reserved;
+	uint32_t nclients; /* connections that said hello, the asker's included */
 	struct {
 		char name[SSQ_NAME_MAX];
 		uint32_t qpn;
 		uint32_t state;
 		uint32_t refused; /* its peer's requests refused for a bad key */
-		uint32_t reserved;
+		uint32_t opens;   /* producer records its clients hold */
 	} queues[SSQ_MAX_QUEUES];
 };
 struct proto_msg_attach {
@@ -219,6 +220,27 @@ struct proto_msg_revoke {
 	uint32_t rkey;
 	uint32_t reserved;
 };
+/*
+ * TENANT (ssqd --status under --tenants; tenant_status.c): the @index'th
+ * tenant's ssqd this one runs, and the connection that came with the
+ * request (one end of a socketpair the asker made) handed to it as a
+ * client's, for the asker to ask it LIST itself. Only ssqd's own uid or
+ * root may ask: every tenant's ssqd runs as ssqd's uid (docs/trust.md).
+ */
+#define SSQ_TENANT_WHY_MAX 96u
+struct proto_msg_tenant {
+	uint32_t index;
+	uint32_t reserved;
+};
+struct proto_msg_tenant_reply {
+	uint32_t ntenants; /* tenants' ssqd running besides this one */
+	uint32_t kind;     /* 1: a uid's, 2: a gid's (SSQD_TENANTS_*) */
+	uint32_t id;       /* that uid or gid */
+	int32_t pid;       /* its ssqd */
+	uint32_t passed;   /* 1: the connection went to it; 0: @why says why not */
+	uint32_t reserved;
+	char why[SSQ_TENANT_WHY_MAX];
+};
 struct proto_msg_mem_dereg {
 	uint32_t id;
 	uint32_t reserved;
@@ -250,6 +272,8 @@ struct proto_msg {
 		struct proto_msg_grant grant;
 		struct proto_msg_grant_reply grant_reply;
 		struct proto_msg_revoke revoke;
+		struct proto_msg_tenant tenant;
+		struct proto_msg_tenant_reply tenant_reply;
 		struct proto_msg_error error;
 		uint8_t raw[SSQ_MSG_MAX];
 	} u;

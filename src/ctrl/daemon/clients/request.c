@@ -169,11 +169,19 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 
 	memset(&r, 0, sizeof(r));
 	r.nqueues = d->own.nqueues;
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		r.nclients += d->clients[i].fd >= 0 && d->clients[i].said_hello;
 	for (i = 0; i < r.nqueues; i++) {
+		unsigned k;
+
 		memcpy(r.queues[i].name, d->own.queues[i].name, SSQ_NAME_MAX);
 		r.queues[i].qpn = d->queues[i].local.qpn;
 		r.queues[i].state = d->queues[i].listed;
 		r.queues[i].refused = d->queues[i].refused;
+		for (k = 0; k < SSQD_MAX_CLIENTS; k++)
+			if (d->clients[k].fd >= 0)
+				r.queues[i].opens +=
+				    (uint32_t)__builtin_popcountll(d->clients[k].recs[i]);
 	}
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_LIST | SSQ_MSG_REPLY, seq, &r,
 	                     sizeof(r), NULL, 0);

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tenant's ssqd that fails is started again after a wait (daemon.h):
+ * tenants.c starts a tenant's ssqd at its uid's next connection, so one
+ * that cannot start (its device, its memory) or crashes at once would
+ * otherwise cost a fork and exec, and an arena and a device context set up
+ * and torn down, per connection - a client retrying in a loop keeps the
+ * host busy for nothing. Meanwhile that uid's connections are refused
+ * with -EAGAIN and a sentence saying when to come back (man
+ * ssq_client_connect). The wait doubles from SSQD_TENANT_BACKOFF_MIN_MS
+ * to SSQD_TENANT_BACKOFF_MAX_MS while each run is short, as systemd's
+ * RestartSec with RestartSteps does for a unit, and starts over once a
+ * run lasted SSQD_TENANT_HEALTHY_MS: a tenant that served for a while and
+ * then crashed is started again at once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h> /* SD_WARNING: util/log.c */
+#include "ctrl/daemon/daemon.h"
+
+/* @key's entry; one made (the one least worth keeping reused) if @make. */
+static struct ssqd_tenant_backoff *entry(struct ssqd *d, uint32_t key, int make)
+{
+	struct ssqd_tenant_backoff *e, *spare = NULL;
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		e = &d->tenant_backoff[i];
+		if (e->used && e->key == key)
+			return e;
+		/* A free one, else the one whose wait ends first. */
+		if (!spare ||
+		    (spare->used && (!e->used || e->until_ns < spare->until_ns)))
+			spare = e;
+	}
+	if (!make)
+		return NULL;
+	memset(spare, 0, sizeof(*spare));
+	spare->used = 1;
+	spare->key = key;
+	return spare;
+}
+
+static const char *kind(const struct ssqd *d)
+{
+	return d->opt.tenants == SSQD_TENANTS_GID ? "gid" : "uid";
+}
+
+void ssqd_tenant_started(struct ssqd *d, uint32_t key)
+{
+	entry(d, key, 1)->started_ns = ssqd_now_ns();
+}
+
+void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status)
+{
+	struct ssqd_tenant_backoff *e = entry(d, key, 1);
+	uint64_t now = ssqd_now_ns();
+	uint64_t ran_ms = e->started_ns ? (now - e->started_ns) / 1000000 : 0;
+
+	e->status = status;
+	if (e->started_ns && ran_ms >= SSQD_TENANT_HEALTHY_MS)
+		e->delay_ms = 0;
+	else if (!e->delay_ms)
+		e->delay_ms = SSQD_TENANT_BACKOFF_MIN_MS;
+	else if (e->delay_ms < SSQD_TENANT_BACKOFF_MAX_MS / 2)
+		e->delay_ms *= 2;
+	else
+		e->delay_ms = SSQD_TENANT_BACKOFF_MAX_MS;
+	e->until_ns = e->delay_ms ? now + (uint64_t)e->delay_ms * 1000000 : 0;
+	if (e->delay_ms)
+		fprintf(stderr,
+		        SD_WARNING
+		        "ssqd: tenant %s %u: its ssqd failed %llu ms after its "
+		        "start: not started again for %u ms\n",
+		        kind(d), (unsigned)key, (unsigned long long)ran_ms, e->delay_ms);
+}
+
+int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen)
+{
+	struct ssqd_tenant_backoff *e = entry(d, key, 0);
+	uint64_t now = ssqd_now_ns();
+	char how[48];
+
+	if (!e || !e->until_ns || now >= e->until_ns)
+		return 0;
+	if (WIFSIGNALED(e->status))
+		snprintf(how, sizeof(how), "was killed by signal %d",
+		         WTERMSIG(e->status));
+	else
+		snprintf(how, sizeof(how), "exited with status %d",
+		         WEXITSTATUS(e->status));
+	snprintf(why, whylen,
+	         "tenant %s %u's ssqd failed (it %s; see ssqd's log) and is started "
+	         "again at a connection in %llu ms or later: connect again then",
+	         kind(d), (unsigned)key, how,
+	         (unsigned long long)((e->until_ns - now + 999999) / 1000000));
+	return -EAGAIN;
+}
