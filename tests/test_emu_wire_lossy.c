@@ -24,9 +24,13 @@
  * NIC too, so no test runs there (ctrl_adv_mem_wire_files did, and failed
  * one run in about fifty with TRANSPORT_RETRY_EXC_ERR on its 64 KiB READ).
  *
- * Then the peer stops answering (its device no longer stepped, as a
- * dead host): the requester still gives up with TRANSPORT_RETRY_EXC_ERR,
- * no sooner than timeout * (retry_cnt + 1).
+ * Then the peer is off the CPU (its device not stepped, its socket open
+ * with our packets unread) for three times timeout * (retry_cnt + 1): the
+ * requester waits for it, as for a NIC, whose responder answers whether
+ * its host runs or not (before wire_peer.c it gave up with
+ * TRANSPORT_RETRY_EXC_ERR); once stepped again the WQE completes. And
+ * then the peer dies (its device and socket closed): the requester gives
+ * up with TRANSPORT_RETRY_EXC_ERR, no sooner than timeout * (retry_cnt + 1).
  */
 #include <time.h>
 #include "helpers.h"
@@ -43,6 +47,8 @@ enum {
 	TIMEOUT = 8, /* 4.096 us * 2^8 = 1 ms: the emulation's floor */
 	RETRY = 7,
 };
+
+#define OFF_CPU_S 0.3
 
 static double now_s(void)
 {
@@ -145,7 +151,7 @@ static int run_one(struct emu_tb *a, struct emu_tb *b, const char *what, unsigne
 static void test_lossy(const char *fault_a, const char *fault_b)
 {
 	struct emu_tb a, b;
-	struct emu_tb_side *as, *bs;
+	struct emu_tb_side *as, *bs, b0;
 	struct emu_wire_stats st;
 	char addr_a[64], addr_b[64];
 	uint64_t want = 0;
@@ -202,11 +208,40 @@ static void test_lossy(const char *fault_a, const char *fault_b)
 	CHECK(st.dropped > 10 && st.duplicated > 100 && st.held > 100,
 	      "%s: the faults fired", fault_a);
 
-	/* B dies (no longer stepped): A's FETCH_ADD runs out of retries. */
+	/*
+	 * B off the CPU (not stepped, its socket open and unread) for
+	 * OFF_CPU_S, six times as long as A took to give up on a dead B
+	 * (8.4 ms of timers, ~47 ms with this loop's own pace and the
+	 * faults): A's FETCH_ADD waits for it, as for a NIC, which answers
+	 * whether its host runs or not; once B runs again it completes, and
+	 * the counter moved once.
+	 */
 	if (r == ROUNDS) {
-		post(&a, bs, MLX5_OPCODE_ATOMIC_FA, 1, 0);
-		t0 = now_s();
+		uint64_t waits = st.peer_waits;
+
 		bound = 4.096e-6 * (1 << TIMEOUT) * (RETRY + 1);
+		post(&a, bs, MLX5_OPCODE_ATOMIC_FA, 1, 0);
+		CHECK(!step_until_cqe(&a, &b, 1, &e, OFF_CPU_S),
+		      "%s: B off the CPU %.0f ms: a CQE came (opcode %u syndrome 0x%x)",
+		      fault_a, OFF_CPU_S * 1e3, e.opcode, e.syndrome);
+		CHECK(emu_wire_stats(a.dev, &st) == 0 && st.peer_waits > waits,
+		      "%s: B off the CPU: %llu expiries waited for it", fault_a,
+		      (unsigned long long)(st.peer_waits - waits));
+		bad_old = run_one(&a, &b, "FETCH_ADD after B ran again", r) ||
+		          u64_at(as->mem + OLD_OFF) != want++;
+		CHECK(!bad_old && u64_at(bs->mem + CNT_OFF) == want,
+		      "%s: the FETCH_ADD B was off the CPU for: old %llu, counter %llu",
+		      fault_a, (unsigned long long)u64_at(as->mem + OLD_OFF),
+		      (unsigned long long)u64_at(bs->mem + CNT_OFF));
+	}
+
+	/* B dies (its device and socket closed): A's FETCH_ADD runs out of
+	 * retries, no sooner than timeout * (retry_cnt + 1). */
+	b0 = *bs; /* its IOVA and key, for a WQE nobody will answer */
+	emu_tb_fini(&b);
+	if (r == ROUNDS) {
+		post(&a, &b0, MLX5_OPCODE_ATOMIC_FA, 1, 0);
+		t0 = now_s();
 		CHECK(step_until_cqe(&a, &b, 1, &e, 30), "%s: dead peer: CQE", fault_a);
 		dt = now_s() - t0;
 		CHECK(e.opcode == MLX5_CQE_REQ_ERR &&
@@ -221,7 +256,6 @@ static void test_lossy(const char *fault_a, const char *fault_b)
 		       fault_a, dt * 1e3, bound * 1e3);
 	}
 	emu_tb_fini(&a);
-	emu_tb_fini(&b);
 }
 
 int main(void)

@@ -777,7 +777,11 @@ int emu_set_idle_nap(struct emu_dev *dev, long max_ns);
  *    time out spuriously); timeout 0: infinite. retry_cnt timeouts in a row
  *    without progress, then the WQE completes in TRANSPORT_RETRY_EXC_ERR
  *    and the QP goes to ERR and flushes: a dead peer is found within
- *    timeout * (retry_cnt + 1).
+ *    timeout * (retry_cnt + 1). An expiry while the peer's socket, on this
+ *    host, holds datagrams it has not read is not counted (its process is
+ *    off the CPU or stopped, where a NIC's responder never is): such a
+ *    peer is waited for; one whose socket is gone (it died) or drained (it
+ *    runs, and ignores us) is not.
  *  - SEND / SEND_IMM / WRITE_IMM with no receive WQE posted: RNR NAK with
  *    the responder's min_rnr_timer; the requester waits that long and
  *    retries, rnr_retry times (7: forever), then RNR_RETRY_EXC_ERR.
@@ -859,7 +863,8 @@ struct emu_wire_stats {
 	uint64_t duplicated;  /* by the dup fault */
 	uint64_t held;        /* by the reorder and delay faults */
 	uint64_t retransmits; /* request packets sent again (go-back-N) */
-	uint64_t timeouts;    /* ACK timer expiries */
+	uint64_t timeouts;    /* ACK timer expiries counted as retries */
+	uint64_t peer_waits;  /* expiries not counted: the peer had not read */
 	uint64_t seq_naks;    /* PSN sequence NAKs sent */
 	uint64_t rnr_naks;    /* RNR NAKs sent */
 	uint64_t duplicates;  /* duplicate requests received (re-ACKed) */

@@ -284,7 +284,7 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  * listed above it, so no two files call each other, directly or round a
  * circle, and each can be read knowing only those above it:
  *	trace.c  fault.c  mem_io.c  wire_io.c  wire_qp.c  qp_size.c  async.c
- *	port.c          (leaves)
+ *	wire_peer.c  port.c  (leaves)
  *	translate.c     mem_io
  *	qp_state.c      wire_qp, async, port
  *	cqe_writer.c    qp_state, trace, async
@@ -292,7 +292,8 @@ static inline uint64_t emu_atomic_apply(uint8_t *target, int fetch_add, uint64_t
  *	sq_doorbell.c   qp_state, trace
  *	execute.c       translate, recv_queue, sq_doorbell, cqe_writer, qp_state, trace
  *	flush.c         sq_doorbell, cqe_writer, trace
- *	wire_req.c      translate, sq_doorbell, cqe_writer, qp_state, trace, wire_io
+ *	wire_req.c      translate, sq_doorbell, cqe_writer, qp_state, trace, wire_io,
+ *	                wire_peer
  *	wire_resp.c     translate, recv_queue, cqe_writer, qp_state, wire_io
  *	wire_rx.c       translate, wire_req, wire_resp
  *	wire.c          wire_qp

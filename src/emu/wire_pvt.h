@@ -8,6 +8,7 @@
  * wire.c      setup: socket, addresses, fault settings, counters
  * wire_io.c   packets out: BTH/AETH encoding, fault injection, ACKs
  * wire_rx.c   packets in: receive, dispatch by QPN
+ * wire_peer.c whether the peer's device is off the CPU (unread datagrams)
  * wire_qp.c   per-QP wire state across QP transitions
  * wire_req.c  requester: packetize, outstanding WQEs, ACK/NAK, go-back-N,
  *             READ responses, atomic ACKs
@@ -214,6 +215,11 @@ void emu_wire_xmit(struct emu_wire *w, const struct sockaddr_in *to, const uint8
 void emu_wire_bth(uint8_t *p, uint8_t opcode, uint32_t dqpn, uint32_t psn, int ackreq);
 /* Send an ACK/NAK (AETH @synd, PSN @psn) from @qp to its peer. */
 void emu_wire_send_aeth(struct emu_qp *qp, uint8_t synd, uint32_t psn);
+
+/* ---- wire_peer.c ---- */
+/* 1 when @peer's socket is on this host and holds datagrams not yet read:
+ * its device is off the CPU. 0 otherwise (gone, drained, another host). */
+int emu_wire_peer_unread(const struct sockaddr_in *peer);
 
 /* ---- wire_req.c ---- */
 void emu_wire_req_rx(struct emu_qp *qp, const uint8_t *pkt, uint32_t len);

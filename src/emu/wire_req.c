@@ -365,7 +365,17 @@ unsigned emu_wire_sq_run(struct emu_qp *qp, unsigned budget)
 
 	if (emu_sq_doorbell(qp, &dbr))
 		return 0;
-	if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn) {
+	if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn &&
+	    emu_wire_peer_unread(&wq->peer)) {
+		/*
+		 * The peer's device has not read what came to it: its process
+		 * is off the CPU, where a NIC never is (wire_peer.c). Not a
+		 * retry, and nothing sent again onto its unread queue: the
+		 * timer runs another period.
+		 */
+		qp->dev->wire->st.peer_waits++;
+		wq->timer_ns = now + to;
+	} else if (wq->timer_ns && now >= wq->timer_ns && wq->una != wq->next_psn) {
 		/* No progress for a whole timeout: go back to the oldest. */
 		qp->dev->wire->st.timeouts++;
 		if (++wq->retries > qp->retry_cnt) {
