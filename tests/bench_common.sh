@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the perftest-style tools' tests that start daemons and servers
-# of their own (test_bench_twohost*.sh, test_bench_peers.sh). Sets: build,
-# bin (the tools), tmp (removed at exit), pids (each killed and reaped at
-# exit: add what you start), fail; bad prints a failure and makes the test
-# fail; port prints a free TCP port on 127.0.0.1; start_pair starts two
-# ssqd as two hosts; server_ready waits for a tool's server.
+# of their own (test_bench_twohost*.sh, test_bench_peers.sh,
+# test_bench_perftest_lab.sh). Sets: build, bin (the tools), tmp (removed
+# at exit), pids (each killed and reaped at exit: add what you start),
+# fail; bad prints a failure and makes the test fail; port prints a free
+# TCP port on 127.0.0.1; start_pair starts two ssqd as two hosts;
+# server_ready waits for a tool's server; pair runs a tool's server on B
+# and its client on A.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -76,5 +78,33 @@ server_ready() {
 		grep -q 'waiting for a client' "$tmp/srv.out" && return 0
 		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.05
+	done
+}
+
+# pair TOOL "SERVER FLAGS" CLIENT FLAGS...: after start_pair (B's socket at
+# $tmp/b.sock, A's at $tmp/a.sock), TOOL as the server with SERVER FLAGS on
+# B and as the client with CLIENT FLAGS on A, server name 127.0.0.1, over a
+# fresh TCP port (made again, up to 3 tries, when the server finds it
+# taken). The client runs in $tmp, under timeout(1) for pair_timeout
+# seconds where that is set (no limit where it is not). Sets src and crc,
+# the two exit codes, spid (and pids); the outputs in $tmp/srv.out, cli.out.
+pair() {
+	local tool=$1 sflags=$2 sp try limit=()
+	shift 2
+	[ -z "${pair_timeout:-}" ] || limit=(timeout "$pair_timeout")
+	for try in 1 2 3; do
+		sp=$(port)
+		# shellcheck disable=SC2086
+		"$bin/$tool" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 $sflags \
+			>"$tmp/srv.out" 2>&1 &
+		spid=$!
+		pids+=($spid)
+		server_ready "$spid"
+		crc=0
+		(cd "$tmp" && exec "${limit[@]}" "$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" \
+			127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?
+		src=0
+		wait "$spid" || src=$?
+		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
 	done
 }
