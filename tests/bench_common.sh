@@ -6,7 +6,8 @@
 # fail; bad prints a failure and makes the test fail; port prints a free
 # TCP port on 127.0.0.1; start_pair starts two ssqd as two hosts;
 # server_ready waits for a tool's server; pair runs a tool's server on B
-# and its client on A.
+# and its client on A; perftest_table parses a tool's output as a lab's
+# perftest parser does.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -107,4 +108,45 @@ pair() {
 		wait "$spid" || src=$?
 		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
 	done
+}
+
+# perftest_table KIND ROWS FILE: FILE, a tool's standard output, parsed as
+# a lab's parser reads perftest's: KIND bw (MiB/sec), bw:Gb
+# (--report_gbits), lat (usec), lat:cycles (-C): the last table header's
+# rows up to the closing line, ROWS of them, each all numbers, #bytes and
+# #iterations > 0, MsgRate or t_avg > 0 (BW's 2 decimals show 0.00 for 2
+# bytes under load, MsgRate has 6); value (--output): ROWS numbers > 0, one
+# a line. Prints the rows; exits non-zero, saying why, where FILE is not
+# perftest's. Needs python3.
+perftest_table() {
+	python3 - "$@" <<'PY'
+import re, sys
+kind, want = sys.argv[1], int(sys.argv[2])
+out = open(sys.argv[3]).read().splitlines()
+num = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+if kind == "value":
+    vals = [l for l in out if l.strip()]
+    assert len(vals) == want and all(num.match(v) for v in vals), out
+    assert all(float(v) > 0 for v in vals), vals
+    print("values", " ".join(vals))
+    sys.exit(0)
+kind, _, unit = kind.partition(":")
+head = {"bw": r"^ #bytes\s+#iterations\s+BW peak\[%s/sec\]\s+BW average\[%s/sec\]\s+MsgRate\[Mpps\]",
+        "lat": r"^ #bytes #iterations\s+t_min\[%s\]\s+t_max"}[kind]
+unit = re.escape(unit or {"bw": "MiB", "lat": "usec"}[kind])
+head = head.replace("%s", unit)
+cols = {"bw": 5, "lat": 9}[kind]
+h = max(i for i, l in enumerate(out) if re.match(head, l))
+rows = []
+for l in out[h + 1:]:
+    if l.startswith("---"):
+        break
+    f = l.split()
+    assert len(f) == cols and all(num.match(x) for x in f), ("row", l)
+    rows.append(f)
+assert len(rows) == want, (len(rows), want, out)
+assert all(int(r[0]) > 0 and int(r[1]) > 0 for r in rows), rows
+assert all(float(r[4 if kind == "bw" else 3]) > 0 for r in rows), rows
+print("rows", "; ".join(" ".join(r) for r in rows))
+PY
 }
