@@ -71,17 +71,17 @@ static void track_socket(const char *const *args)
 			s = *args + 9;
 	if (!s || strlen(s) >= sizeof(t_socks[0]))
 		return;
-	for (i = 0; i < t_nsocks; i++)
-		if (!strcmp(t_socks[i], s))
-			return;
-	if (t_nsocks == T_SOCKS_MAX)
-		return;
 	if (t_socks_owner != getpid()) {
 		if (!t_socks_owner) /* a forked child has it from its parent */
 			atexit(socks_gone);
 		t_socks_owner = getpid();
 		t_nsocks = 0; /* a forked child's own list */
 	}
+	for (i = 0; i < t_nsocks; i++)
+		if (!strcmp(t_socks[i], s))
+			return;
+	if (t_nsocks == T_SOCKS_MAX)
+		return;
 	snprintf(t_socks[t_nsocks++], sizeof(t_socks[0]), "%s", s);
 }
 
