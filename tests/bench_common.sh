@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the perftest-style tools' tests that start daemons and servers
-# of their own (test_bench_twohost*.sh, test_bench_peers.sh). Sets: build,
-# bin (the tools), tmp (removed at exit), pids (each killed and reaped at
-# exit: add what you start), fail; bad prints a failure and makes the test
-# fail; port prints a free TCP port on 127.0.0.1; start_pair starts two
-# ssqd as two hosts; server_ready waits for a tool's server.
+# of their own (test_bench_twohost*.sh, test_bench_peers.sh,
+# test_bench_perftest_lab.sh). Sets: build, bin (the tools), tmp (removed
+# at exit), pids (each killed and reaped at exit: add what you start),
+# fail; bad prints a failure and makes the test fail; port prints a free
+# TCP port on 127.0.0.1; start_pair starts two ssqd as two hosts;
+# server_ready waits for a tool's server; pair runs a tool's server on B
+# and its client on A; perftest_table parses a tool's output as a lab's
+# perftest parser does.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 bin=$build/bench/perftest
@@ -77,4 +80,73 @@ server_ready() {
 		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.05
 	done
+}
+
+# pair TOOL "SERVER FLAGS" CLIENT FLAGS...: after start_pair (B's socket at
+# $tmp/b.sock, A's at $tmp/a.sock), TOOL as the server with SERVER FLAGS on
+# B and as the client with CLIENT FLAGS on A, server name 127.0.0.1, over a
+# fresh TCP port (made again, up to 3 tries, when the server finds it
+# taken). The client runs in $tmp, under timeout(1) for pair_timeout
+# seconds where that is set (no limit where it is not). Sets src and crc,
+# the two exit codes, spid (and pids); the outputs in $tmp/srv.out, cli.out.
+pair() {
+	local tool=$1 sflags=$2 sp try limit=()
+	shift 2
+	[ -z "${pair_timeout:-}" ] || limit=(timeout "$pair_timeout")
+	for try in 1 2 3; do
+		sp=$(port)
+		# shellcheck disable=SC2086
+		"$bin/$tool" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 $sflags \
+			>"$tmp/srv.out" 2>&1 &
+		spid=$!
+		pids+=($spid)
+		server_ready "$spid"
+		crc=0
+		(cd "$tmp" && exec "${limit[@]}" "$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" \
+			127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?
+		src=0
+		wait "$spid" || src=$?
+		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
+	done
+}
+
+# perftest_table KIND ROWS FILE: FILE, a tool's standard output, parsed as
+# a lab's parser reads perftest's: KIND bw (MiB/sec), bw:Gb
+# (--report_gbits), lat (usec), lat:cycles (-C): the last table header's
+# rows up to the closing line, ROWS of them, each all numbers, #bytes and
+# #iterations > 0, MsgRate or t_avg > 0 (BW's 2 decimals show 0.00 for 2
+# bytes under load, MsgRate has 6); value (--output): ROWS numbers > 0, one
+# a line. Prints the rows; exits non-zero, saying why, where FILE is not
+# perftest's. Needs python3.
+perftest_table() {
+	python3 - "$@" <<'PY'
+import re, sys
+kind, want = sys.argv[1], int(sys.argv[2])
+out = open(sys.argv[3]).read().splitlines()
+num = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
+if kind == "value":
+    vals = [l for l in out if l.strip()]
+    assert len(vals) == want and all(num.match(v) for v in vals), out
+    assert all(float(v) > 0 for v in vals), vals
+    print("values", " ".join(vals))
+    sys.exit(0)
+kind, _, unit = kind.partition(":")
+head = {"bw": r"^ #bytes\s+#iterations\s+BW peak\[%s/sec\]\s+BW average\[%s/sec\]\s+MsgRate\[Mpps\]",
+        "lat": r"^ #bytes #iterations\s+t_min\[%s\]\s+t_max"}[kind]
+unit = re.escape(unit or {"bw": "MiB", "lat": "usec"}[kind])
+head = head.replace("%s", unit)
+cols = {"bw": 5, "lat": 9}[kind]
+h = max(i for i, l in enumerate(out) if re.match(head, l))
+rows = []
+for l in out[h + 1:]:
+    if l.startswith("---"):
+        break
+    f = l.split()
+    assert len(f) == cols and all(num.match(x) for x in f), ("row", l)
+    rows.append(f)
+assert len(rows) == want, (len(rows), want, out)
+assert all(int(r[0]) > 0 and int(r[1]) > 0 for r in rows), rows
+assert all(float(r[4 if kind == "bw" else 3]) > 0 for r in rows), rows
+print("rows", "; ".join(" ".join(r) for r in rows))
+PY
 }

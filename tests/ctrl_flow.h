@@ -83,8 +83,7 @@ static inline struct ssq_client *flow_up(const char *tag, const char *hugepages,
 	*daemon = start_ssqd(hugepages);
 	c = connect_retry(*daemon);
 	if (!c) {
-		kill(*daemon, SIGKILL);
-		waitpid(*daemon, NULL, 0);
+		t_ssqd_kill(*daemon, sock_path);
 	}
 	return c;
 }
@@ -105,8 +104,7 @@ static inline pid_t flow_start_q0(const char *tag, struct ssq_client **c,
 	d = start_ssqd("off");
 	*c = connect_retry(d);
 	if (!*c) {
-		kill(d, SIGKILL);
-		waitpid(d, NULL, 0);
+		t_ssqd_kill(d, sock_path);
 		return -1;
 	}
 	CHECK(ssq_queue_open(*c, "q0", q) == 0 && ssq_buf_alloc(*c, 64, a) == 0 &&
@@ -267,8 +265,7 @@ static inline void run_config(const char *hugepages)
 	c = connect_retry(daemon);
 	CHECK(c != NULL, "[%s] no ssqd to connect to", hugepages);
 	if (!c) {
-		kill(daemon, SIGKILL);
-		waitpid(daemon, NULL, 0);
+		t_ssqd_kill(daemon, sock_path);
 		return;
 	}
 	CHECK(!strcmp(ssq_client_device(c), flow_device ? flow_device : test_device()),
@@ -374,8 +371,7 @@ static inline void run_config(const char *hugepages)
 
 	/* ssqd killed: a connected client learns within a second. */
 	CHECK(ssq_client_connect(sock_path, &c2) == 0, "second connection");
-	kill(daemon, SIGKILL);
-	waitpid(daemon, NULL, 0);
+	t_ssqd_kill(daemon, sock_path);
 	t0 = now_s();
 	rc = ssq_client_list(c2, info, 4);
 	CHECK(rc == -ENOTCONN, "[%s] list after ssqd died: %d", hugepages, rc);

@@ -515,8 +515,7 @@ static inline struct ssq_client *ssqd_start(const char *sock, const char *data_m
 	c = ssqd_connect_pid(sock, *pid);
 	if (!c) {
 		fprintf(stderr, "ssqd at %s: %s\n", sock, ssq_client_strerror_last());
-		kill(*pid, SIGKILL);
-		waitpid(*pid, NULL, 0);
+		t_ssqd_kill(*pid, sock);
 	}
 	return c;
 }

@@ -193,8 +193,7 @@ static inline pid_t stall_ssqd_up(const char *tag)
 	c = connect_retry(d);
 	if (!c) {
 		fprintf(stderr, "ssqd did not answer; its log: %s\n", log_path);
-		kill(d, SIGKILL);
-		waitpid(d, NULL, 0);
+		t_ssqd_kill(d, sock_path);
 		return -1;
 	}
 	ssq_client_close(c);
@@ -214,8 +213,7 @@ static inline pid_t stall_ssqd_conns(const char *tag, struct conn *a, struct con
 		return -1;
 	if (conn_open(a) || (b && conn_open(b))) {
 		fprintf(stderr, "setup failed; ssqd's log: %s\n", log_path);
-		kill(d, SIGKILL);
-		waitpid(d, NULL, 0);
+		t_ssqd_kill(d, sock_path);
 		return -1;
 	}
 	return d;

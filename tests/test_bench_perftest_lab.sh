@@ -14,37 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export SSQD=${SSQD:-$build/ssqd}
 command -v python3 >/dev/null || { echo "skip: python3 missing (scripts/install-deps.sh)"; exit 77; }
 
-# perftest's report, as a lab's parser reads it: KIND bw|lat|value, N rows.
-cat >"$tmp/parse.py" <<'PY'
-import re, sys
-kind, want = sys.argv[1], int(sys.argv[2])
-out = open(sys.argv[3]).read().splitlines()
-num = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
-if kind == "value":
-    vals = [l for l in out if l.strip()]
-    assert len(vals) == want and all(num.match(v) for v in vals), out
-    assert all(float(v) > 0 for v in vals), vals
-    print("values", " ".join(vals))
-    sys.exit(0)
-head = {"bw": r"^ #bytes\s+#iterations\s+BW peak\[(MiB|Gb)/sec\]\s+BW average\[(MiB|Gb)/sec\]\s+MsgRate\[Mpps\]",
-        "lat": r"^ #bytes #iterations\s+t_min\[(usec|cycles)\]\s+t_max"}[kind]
-cols = {"bw": 5, "lat": 9}[kind]
-h = max(i for i, l in enumerate(out) if re.match(head, l))
-rows = []
-for l in out[h + 1:]:
-    if l.startswith("---"):
-        break
-    f = l.split()
-    assert len(f) == cols and all(num.match(x) for x in f), ("row", l)
-    rows.append(f)
-assert len(rows) == want, (len(rows), want, out)
-assert all(int(r[0]) > 0 and int(r[1]) > 0 for r in rows), rows
-# MsgRate (6 decimals; BW's 2 show 0.00 for 2 bytes under load), or t_avg
-assert all(float(r[4 if kind == "bw" else 3]) > 0 for r in rows), rows
-print("rows", "; ".join(" ".join(r) for r in rows))
-PY
-
-# lab KIND ROWS COMMAND...: runs, exit 0, stdout parses.
+# lab KIND ROWS COMMAND...: runs, exit 0, stdout parses (perftest_table).
 lab() {
 	local kind=$1 rows=$2 rc
 	shift 2
@@ -54,7 +24,7 @@ lab() {
 	set -e
 	if [ $rc -ne 0 ]; then
 		bad "'$*': exit $rc: $(head -n3 "$tmp/err")"
-	elif ! parsed=$(python3 "$tmp/parse.py" "$kind" "$rows" "$tmp/out" 2>&1); then
+	elif ! parsed=$(perftest_table "$kind" "$rows" "$tmp/out" 2>&1); then
 		bad "'$*': stdout is not perftest's: $(tail -n2 <<<"$parsed")"
 		sed 's/^/     /' "$tmp/out" | tail -n 12
 	else
@@ -75,7 +45,7 @@ refuse() {
 }
 
 # perftest's README and common lab scripts (run on the emulated device).
-lab bw 1 ssq_write_bw -F --report_gbits -n 500
+lab bw:Gb 1 ssq_write_bw -F --report_gbits -n 500
 lab bw 1 ssq_write_bw -F -c RC -q 2 -s 65536 -n 500
 lab bw 1 ssq_write_bw -F --cq-mod=10 -N -n 500
 lab bw 1 ssq_write_bw -F -m 1024 -n 300
@@ -84,7 +54,7 @@ lab bw 1 ssq_read_bw -F --report-both -n 300
 lab bw 1 ssq_send_bw -F -c RC -n 300
 lab bw 1 ssq_atomic_bw -F -A CMP_AND_SWAP -n 500
 lab bw 1 ssq_atomic_bw -F -A FETCH_AND_ADD -n 500
-lab lat 1 ssq_write_lat -F -C -n 300
+lab lat:cycles 1 ssq_write_lat -F -C -n 300
 lab lat 1 ssq_write_lat -F -H -n 100
 lab lat 1 ssq_send_lat -F -U -n 100
 # ib_read_lat and ib_atomic_lat (before: no ssq_read_lat, ssq_atomic_lat).

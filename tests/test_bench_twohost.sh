@@ -22,27 +22,6 @@ pair_b=("${emu[@]}" --socket "$tmp/b.sock")
 pair_a=("${emu[@]}" --socket "$tmp/a.sock")
 start_pair
 
-# Run tool $1 as the server (flags $2) on B and as the client (the rest) on
-# A; sets src / crc, the exit codes, the outputs in $tmp/srv.out, cli.out.
-pair() {
-	local tool=$1 sflags=$2 sp try
-	shift 2
-	for try in 1 2 3; do
-		sp=$(port)
-		# shellcheck disable=SC2086
-		"$bin/$tool" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 $sflags \
-			>"$tmp/srv.out" 2>&1 &
-		spid=$!
-		pids+=($spid)
-		server_ready "$spid"
-		crc=0
-		"$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" 127.0.0.1 >"$tmp/cli.out" 2>&1 || crc=$?
-		src=0
-		wait "$spid" || src=$?
-		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
-	done
-}
-
 # A bandwidth table's row right after the header: #bytes #iterations ...
 row_ok() { # name size iterations
 	local row b it pk av rate

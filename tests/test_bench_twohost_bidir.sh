@@ -23,27 +23,8 @@ emu=("$ssqd" --device emu --hugepages=off --queues 4 --data-mib 16)
 pair_b=("${emu[@]}" --socket "$tmp/b.sock")
 pair_a=("${emu[@]}" --socket "$tmp/a.sock")
 start_pair
-
-# pair TOOL "SERVER FLAGS" CLIENT FLAGS...: sets src, crc; $tmp/srv.out, cli.out.
-pair() {
-	local tool=$1 sflags=$2 sp try
-	shift 2
-	for try in 1 2 3; do
-		sp=$(port)
-		# shellcheck disable=SC2086
-		"$bin/$tool" --ssq_socket="$tmp/b.sock" --server -p "$sp" --timeout 60 $sflags \
-			>"$tmp/srv.out" 2>&1 &
-		spid=$!
-		pids+=($spid)
-		server_ready "$spid"
-		crc=0
-		(cd "$tmp" && exec timeout 300 "$bin/$tool" --ssq_socket="$tmp/a.sock" -p "$sp" "$@" \
-			127.0.0.1) >"$tmp/cli.out" 2>&1 || crc=$?
-		src=0
-		wait "$spid" || src=$?
-		grep -q 'TCP port .*: Address already in use' "$tmp/srv.out" || return 0
-	done
-}
+# pair's client (bench_common.sh) gets at most 300 s.
+pair_timeout=300
 
 # The -b row parsed as a lab parses perftest's, checked against the
 # server's own BW average in its verdict: NAME SIZE ITERS VERB [POST_LIST].

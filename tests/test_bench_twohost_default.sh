@@ -26,33 +26,10 @@ pair_a=(env "XDG_RUNTIME_DIR=$tmp/A" "${emu[@]}")
 start_pair
 [ -S "$tmp/A/ssqd.sock" ] && [ -S "$tmp/B/ssqd.sock" ] || bad "ssqd did not take the default sockets"
 
-# perftest's table, as a lab's parser reads it: KIND bw|lat, N rows.
-cat >"$tmp/parse.py" <<'PY'
-import re, sys
-kind, want = sys.argv[1], int(sys.argv[2])
-out = open(sys.argv[3]).read().splitlines()
-num = re.compile(r"^-?[0-9]+(\.[0-9]+)?$")
-head = {"bw": r"^ #bytes\s+#iterations\s+BW peak\[MiB/sec\]\s+BW average\[MiB/sec\]\s+MsgRate\[Mpps\]",
-        "lat": r"^ #bytes #iterations\s+t_min\[usec\]\s+t_max"}[kind]
-cols = {"bw": 5, "lat": 9}[kind]
-h = max(i for i, l in enumerate(out) if re.match(head, l))
-rows = []
-for l in out[h + 1:]:
-    if l.startswith("---"):
-        break
-    f = l.split()
-    assert len(f) == cols and all(num.match(x) for x in f), ("row", l)
-    rows.append(f)
-assert len(rows) == want, (len(rows), want)
-# MsgRate (6 decimals), or t_avg: BW's 2 decimals show 0.00 for 2 bytes
-# under load.
-assert all(float(r[4 if kind == "bw" else 3]) > 0 for r in rows), rows
-print("rows", len(rows), "first", " ".join(rows[0]))
-PY
-
 # perftest KIND ROWS TOOL FLAGS...: `TOOL FLAGS` on B (bare), `TOOL FLAGS
 # ${cli[@]} 127.0.0.1` on A (the client writes the JSON); both exit 0, the
-# server says it served as perftest's, the client's stdout parses.
+# server says it served as perftest's, the client's stdout parses
+# (perftest_table).
 cli=()
 perftest() {
 	local kind=$1 rows=$2 tool=$3 sp try spid src crc
@@ -79,7 +56,7 @@ perftest() {
 	grep -q "the ssqd at $tmp/B/ssqd.sock has a peer: serving its client" "$tmp/srv.out" ||
 		bad "$tool $*: the bare command did not serve on B's default ssqd: $(head -n2 "$tmp/srv.out")"
 	grep -q 'every check passed' "$tmp/srv.out" || bad "$tool $*: the server's checks did not pass"
-	if parsed=$(python3 "$tmp/parse.py" "$kind" "$rows" "$tmp/cli.out" 2>&1); then
+	if parsed=$(perftest_table "$kind" "$rows" "$tmp/cli.out" 2>&1); then
 		echo "ok   $tool $* / $tool $* 127.0.0.1: $parsed"
 	else
 		bad "$tool $*: the client's stdout is not perftest's: $(tail -n2 <<<"$parsed")"
@@ -127,6 +104,6 @@ for _ in $(seq 200); do [ -S "$tmp/L/ssqd.sock" ] && break; sleep 0.05; done
 rc=0
 (cd "$tmp" && XDG_RUNTIME_DIR=$tmp/L exec timeout 120 "$bin/ssq_write_bw" -s 64 -n 200) \
 	>"$tmp/l.out" 2>&1 || rc=$?
-[ "$rc" = 0 ] && ! grep -q 'serving' "$tmp/l.out" && python3 "$tmp/parse.py" bw 1 "$tmp/l.out" >/dev/null ||
+[ "$rc" = 0 ] && ! grep -q 'serving' "$tmp/l.out" && perftest_table bw 1 "$tmp/l.out" >/dev/null ||
 	bad "bare command, loopback default ssqd: exit $rc: $(tail -n3 "$tmp/l.out")"
 exit "$fail"

@@ -176,8 +176,7 @@ int main(void)
 		goto out;
 
 	/* A dies: retry exceeded, then flushes (as without reconnecting). */
-	kill(pa, SIGKILL);
-	waitpid(pa, NULL, 0);
+	t_ssqd_kill(pa, sa);
 	pa = 0;
 	t0 = now_s();
 	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst0.remote_addr, dst0.rkey,
@@ -284,8 +283,7 @@ int main(void)
 	CHECK(file_has(lb, "reconnected to"), "B logs the reconnect");
 
 	/* B dies: A' notices with its queue idle, B' connects to it. */
-	kill(pb, SIGKILL);
-	waitpid(pb, NULL, 0);
+	t_ssqd_kill(pb, sb);
 	pb = 0;
 	ssq_client_close(cb);
 	cb = NULL;
@@ -395,8 +393,7 @@ int main(void)
 	CHECK(file_has(la2, "its queues failed and a new peer connected"),
 	      "A' says why it took D");
 	CHECK(wait_q0_ready(cb2, 0, 5) >= 0, "B' lists its queue as down");
-	kill(pd, SIGKILL);
-	waitpid(pd, NULL, 0);
+	t_ssqd_kill(pd, sd);
 	pd = 0;
 	t0 = now_s();
 	CHECK(wait_q0_ready(cb2, 1, 10) >= 0 && wait_q0_ready(ca2, 1, 5) >= 0,

@@ -96,8 +96,7 @@ int main(void)
 	       P, M, 2 * P * M, now_s() - t0);
 
 	/* The receiving host dies: retry exceeded, then flushes; -EIO after. */
-	kill(la, SIGKILL);
-	waitpid(la, &status, 0);
+	t_ssqd_kill(la, sa);
 	la = 0;
 	t0 = now_s();
 	CHECK(post_to_dead_peer(ssq_queue_producer(qb), &src, dst.iova, a.rkey, 3,

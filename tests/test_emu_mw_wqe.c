@@ -74,9 +74,32 @@ static int cqe_of(struct rig *r, struct ssq_cq *cq, struct ssq_cqe *c)
 }
 
 /*
+ * Post the @n WQEBBs of the UMR WQE (@what) at @pi on @r->b's SQ and wait
+ * for its CQE. Returns the syndrome (0 for success, -1 for no CQE),
+ * checking the CQE names the WQE and, on error, its opcode is UMR.
+ */
+static int ring_umr(struct rig *r, uint32_t pi, uint32_t n, const char *what)
+{
+	struct emu_tb_side *b = r->b;
+	struct ssq_cqe c;
+	int s;
+
+	b->sq.pi += n;
+	ssq_sq_ring_db(&b->sq, b->sq.pi,
+	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&b->sq, pi));
+	s = cqe_of(r, &b->scq_v, &c);
+	if (s >= 0)
+		CHECK(c.wqe_counter == (uint16_t)pi &&
+		          (s == 0 || c.s_wqe_opcode == MLX5_OPCODE_UMR),
+		      "%s CQE: wqe_counter %u want %u, opcode 0x%x", what, c.wqe_counter,
+		      (uint16_t)pi, c.s_wqe_opcode);
+	return s;
+}
+
+/*
  * A bind WQE on @r->b's SQ over [@addr, +@len) of @lkey, built by
  * ssq_prep_bind_mw; @patch may change its bytes before the doorbell.
- * Returns the syndrome (0 for success, checking the CQE names the WQE).
+ * Returns ring_umr's syndrome.
  */
 static int wqe_bind(struct rig *r, uint32_t mw_key, uint32_t new_key, uint32_t lkey,
                     uint64_t addr, uint64_t len, unsigned access,
@@ -84,8 +107,7 @@ static int wqe_bind(struct rig *r, uint32_t mw_key, uint32_t new_key, uint32_t l
 {
 	struct emu_tb_side *b = r->b;
 	uint32_t pi = b->sq.pi;
-	struct ssq_cqe c;
-	int n, s;
+	int n;
 
 	n = ssq_prep_bind_mw(&b->sq, pi, mw_key, new_key, lkey, addr, len, access,
 	                     SSQ_WQE_SIGNALED);
@@ -94,39 +116,21 @@ static int wqe_bind(struct rig *r, uint32_t mw_key, uint32_t new_key, uint32_t l
 		return -1;
 	if (patch)
 		patch(r, pi);
-	b->sq.pi += (uint32_t)n;
-	ssq_sq_ring_db(&b->sq, b->sq.pi,
-	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&b->sq, pi));
-	s = cqe_of(r, &b->scq_v, &c);
-	if (s >= 0)
-		CHECK(c.wqe_counter == (uint16_t)pi &&
-		          (s == 0 || c.s_wqe_opcode == MLX5_OPCODE_UMR),
-		      "bind CQE: wqe_counter %u want %u, opcode 0x%x", c.wqe_counter,
-		      (uint16_t)pi, c.s_wqe_opcode);
-	return s;
+	return ring_umr(r, pi, (uint32_t)n, "bind");
 }
 
+/* A LOCAL_INV WQE of @rkey on @r->b's SQ: ring_umr's syndrome. */
 static int wqe_inv(struct rig *r, uint32_t rkey)
 {
 	struct emu_tb_side *b = r->b;
 	uint32_t pi = b->sq.pi;
-	struct ssq_cqe c;
-	int n, s;
+	int n;
 
 	n = ssq_prep_local_inv(&b->sq, pi, rkey, SSQ_WQE_SIGNALED);
 	CHECK(n == SSQ_WQE_LOCAL_INV_WQEBBS, "prep_local_inv: %d", n);
 	if (n < 0)
 		return -1;
-	b->sq.pi += (uint32_t)n;
-	ssq_sq_ring_db(&b->sq, b->sq.pi,
-	               (const struct mlx5_wqe_ctrl_seg *)ssq_sq_wqebb(&b->sq, pi));
-	s = cqe_of(r, &b->scq_v, &c);
-	if (s >= 0)
-		CHECK(c.wqe_counter == (uint16_t)pi &&
-		          (s == 0 || c.s_wqe_opcode == MLX5_OPCODE_UMR),
-		      "LOCAL_INV CQE: wqe_counter %u want %u, opcode 0x%x", c.wqe_counter,
-		      (uint16_t)pi, c.s_wqe_opcode);
-	return s;
+	return ring_umr(r, pi, (uint32_t)n, "LOCAL_INV");
 }
 
 /* An 8-byte WRITE from @r->a to @raddr under @rkey: its syndrome. */

@@ -127,6 +127,29 @@ static int reap_lane(struct pt_port *pt, struct pt_lane *ln, uint64_t i, double 
 }
 
 /*
+ * A latency loop's message @i on lane @ln, posted at @t0, seen arrived just
+ * now: its time into samples[@i] (ns), then its CQE reaped before the next
+ * post (reap_lane; nothing to wait for where the loop polled the CQE
+ * already). Returns 0 or -1 (why in pt->why).
+ */
+static int lat_sample(struct pt_port *pt, struct pt_lane *ln, uint64_t i, double t0,
+                      double *samples)
+{
+	double t1 = pt_now();
+
+	samples[i] = (t1 - t0) * 1e9;
+	return reap_lane(pt, ln, i, t1);
+}
+
+/* A latency loop's end: its clock stopped, its -n messages counted. Returns 0. */
+static int lat_end(const struct pt_opts *o, struct pt_result *res)
+{
+	res->t1 = pt_now();
+	res->msgs = o->iters;
+	return 0;
+}
+
+/*
  * A latency loop's message @i: its last source byte set to @v (1..255,
  * never the one before), posted signaled on its lane, *@t0 taken just
  * before the post. Returns the lane, or NULL (why in pt->why).
@@ -191,7 +214,7 @@ int pt_lat_loop(const struct pt_opts *o, struct pt_port *pt, const struct pt_req
 	for (i = 0; i < o->iters; i++) {
 		uint8_t v = (uint8_t)(i % 255 + 1);
 		struct pt_lane *ln;
-		double t0, t1;
+		double t0;
 
 		ln = lat_post(pt, &r, i, src, size, v, &t0);
 		if (!ln)
@@ -201,14 +224,10 @@ int pt_lat_loop(const struct pt_opts *o, struct pt_port *pt, const struct pt_req
 			if (lat_spin(pt, &spins, t0, i,
 			             "WRITE %llu never reached the destination"))
 				return -1;
-		t1 = pt_now();
-		samples[i] = (t1 - t0) * 1e9;
-		if (reap_lane(pt, ln, i, t1))
+		if (lat_sample(pt, ln, i, t0, samples))
 			return -1;
 	}
-	res->t1 = pt_now();
-	res->msgs = o->iters;
-	return 0;
+	return lat_end(o, res);
 }
 
 /*
@@ -243,11 +262,10 @@ int pt_cqe_lat_loop(const struct pt_opts *o, struct pt_port *pt,
 			if (lat_spin(pt, &spins, t0, i, "no completion for %llu"))
 				return -1;
 		}
-		samples[i] = (pt_now() - t0) * 1e9;
+		if (lat_sample(pt, ln, i, t0, samples))
+			return -1;
 	}
-	res->t1 = pt_now();
-	res->msgs = o->iters;
-	return 0;
+	return lat_end(o, res);
 }
 
 /*
@@ -317,7 +335,7 @@ int pt_send_lat_loop(const struct pt_opts *o, struct pt_port *pt,
 		uint32_t li = (uint32_t)(i % pt->nlanes);
 		uint8_t v = (uint8_t)(i % 255 + 1);
 		struct pt_lane *ln;
-		double t0, t1;
+		double t0;
 
 		ln = lat_post(pt, &r, i, src, size, v, &t0);
 		if (!ln)
@@ -339,12 +357,8 @@ int pt_send_lat_loop(const struct pt_opts *o, struct pt_port *pt,
 				return -1;
 			}
 		}
-		t1 = pt_now();
-		samples[i] = (t1 - t0) * 1e9;
-		if (reap_lane(pt, ln, i, t1))
+		if (lat_sample(pt, ln, i, t0, samples))
 			return -1;
 	}
-	res->t1 = pt_now();
-	res->msgs = o->iters;
-	return 0;
+	return lat_end(o, res);
 }

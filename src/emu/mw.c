@@ -120,13 +120,18 @@ int emu_bind_mw(struct emu_qp *qp, struct emu_mr *mw, struct emu_mr *mr, uint64_
 	return rc;
 }
 
+/* The device of window @mw, or NULL where @mw is not a window. */
+static struct emu_dev *mw_dev(const struct emu_mr *mw)
+{
+	return mw && mw->type == EMU_KEY_MW ? mw->pd->dev : NULL;
+}
+
 int emu_invalidate_mw(struct emu_mr *mw)
 {
-	struct emu_dev *dev;
+	struct emu_dev *dev = mw_dev(mw);
 
-	if (!mw || mw->type != EMU_KEY_MW)
+	if (!dev)
 		return -EINVAL;
-	dev = mw->pd->dev;
 	pthread_mutex_lock(&dev->lock);
 	emu_mw_unbind(mw);
 	pthread_mutex_unlock(&dev->lock);
@@ -135,11 +140,10 @@ int emu_invalidate_mw(struct emu_mr *mw)
 
 int emu_dealloc_mw(struct emu_mr *mw)
 {
-	struct emu_dev *dev;
+	struct emu_dev *dev = mw_dev(mw);
 
-	if (!mw || mw->type != EMU_KEY_MW)
+	if (!dev)
 		return -EINVAL;
-	dev = mw->pd->dev;
 	pthread_mutex_lock(&dev->lock);
 	emu_mw_unbind(mw);
 	dev->mrs[mw->key >> 8] = NULL;

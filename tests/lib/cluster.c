@@ -72,6 +72,7 @@ void t_cluster_stop(struct t_cluster *cl)
 			waitpid(cl->pid[i], &st, 0);
 		cl->pid[i] = -1;
 		unlink(cl->sock[i]);
+		t_ssqd_gone(cl->sock[i]);
 		if (!getenv("KEEP_LOGS"))
 			unlink(cl->log[i]);
 	}

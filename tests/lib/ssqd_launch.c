@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/wait.h>
 #include "test_device.h"
@@ -24,6 +25,66 @@ void t_need_ssqd(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+void t_ssqd_gone(const char *sock)
+{
+	char lock[120];
+	int fd;
+
+	if (!sock || snprintf(lock, sizeof(lock), "%s.lock", sock) >= (int)sizeof(lock))
+		return;
+	fd = open(lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return; /* none: the ssqd removed it as it stopped */
+	if (!flock(fd, LOCK_EX | LOCK_NB)) {
+		unlink(sock);
+		unlink(lock);
+	}
+	close(fd);
+}
+
+/* The sockets of the ssqd t_ssqd_exec started, for this process's exit. */
+#define T_SOCKS_MAX 64
+static char t_socks[T_SOCKS_MAX][108];
+static unsigned t_nsocks;
+static pid_t t_socks_owner;
+
+static void socks_gone(void)
+{
+	unsigned i;
+
+	if (getpid() != t_socks_owner) /* not a forked child's exit */
+		return;
+	for (i = 0; i < t_nsocks; i++)
+		t_ssqd_gone(t_socks[i]);
+}
+
+/* @args' --socket, kept for socks_gone (once each). */
+static void track_socket(const char *const *args)
+{
+	const char *s = NULL;
+	unsigned i;
+
+	for (; args && *args; args++)
+		if (!strcmp(*args, "--socket") && args[1])
+			s = args[1];
+		else if (!strncmp(*args, "--socket=", 9))
+			s = *args + 9;
+	if (!s || strlen(s) >= sizeof(t_socks[0]))
+		return;
+	if (t_socks_owner != getpid()) {
+		if (!t_socks_owner) /* a forked child has it from its parent */
+			atexit(socks_gone);
+		t_socks_owner = getpid();
+		t_nsocks = 0; /* a forked child's own list */
+	}
+	for (i = 0; i < t_nsocks; i++)
+		if (!strcmp(t_socks[i], s))
+			return;
+	if (t_nsocks == T_SOCKS_MAX)
+		return;
+	snprintf(t_socks[t_nsocks++], sizeof(t_socks[0]), "%s", s);
+}
+
 pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env_value,
                   const char *log, int append)
 {
@@ -36,6 +97,7 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
 	while (args && *args && n < 41)
 		argv[n++] = *args++;
 	argv[n] = NULL;
+	track_socket(argv + 1);
 	pid = fork();
 	if (pid == 0) {
 		if (log) {
@@ -164,6 +226,16 @@ void t_ssqd_stop(pid_t pid, int *status, const char *sock)
 	}
 	if (sock)
 		unlink(sock);
+	t_ssqd_gone(sock); /* its lock too, where it had died already */
+}
+
+void t_ssqd_kill(pid_t pid, const char *sock)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	t_ssqd_gone(sock);
 }
 
 int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock)

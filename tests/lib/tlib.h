@@ -91,12 +91,30 @@ struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid);
 /*
  * t_ssqd_stop - the ssqd @pid (if > 0) stopped: SIGTERM, then reaped with
  * its wait status into @status (unless NULL; left as it was when @pid is
- * not > 0), and its socket @sock removed (unless NULL).
+ * not > 0), and its socket @sock removed (unless NULL), its lock file too
+ * where it died without removing it (t_ssqd_gone).
  */
 void t_ssqd_stop(pid_t pid, int *status, const char *sock);
 
 /* t_ssqd_stop_ok - t_ssqd_stop, then 1 if @*status says it exited 0. */
 int t_ssqd_stop_ok(pid_t pid, int *status, const char *sock);
+
+/*
+ * t_ssqd_gone - the socket @sock and its lock file @sock.lock removed, once
+ * the ssqd that served there is gone (killed and reaped): an ssqd that
+ * stops removes both (ssqd_socket_unclaim), one killed leaves them, and
+ * /tmp fills with them. Nothing is removed while an ssqd holds the lock
+ * (one started there since keeps its own): the lock is taken first, as
+ * ssqd_socket_claim takes it, and the file unlinked while held, as
+ * ssqd_socket_unclaim does, so a claimer racing with it starts over. The
+ * fixtures call it where they reap an ssqd; and at this process's exit it
+ * runs for every --socket of an ssqd t_ssqd_exec started, for the tests
+ * that kill and reap their ssqd themselves.
+ */
+void t_ssqd_gone(const char *sock);
+
+/* t_ssqd_kill - the ssqd @pid (if > 0) killed (SIGKILL), reaped, t_ssqd_gone(@sock). */
+void t_ssqd_kill(pid_t pid, const char *sock);
 
 /*
  * Two daemons linked as a cluster of two, alice (index 0) and bob (1), each

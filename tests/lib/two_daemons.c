@@ -94,10 +94,7 @@ int t_pair_start(struct t_pair *p, const char *tag, unsigned recv_depth,
 
 int t_pair_restart(struct t_pair *p, int i)
 {
-	if (p->pid[i] > 0) {
-		kill(p->pid[i], SIGKILL);
-		waitpid(p->pid[i], NULL, 0);
-	}
+	t_ssqd_kill(p->pid[i], p->sock[i]);
 	if (p->c[i])
 		ssq_client_close(p->c[i]);
 	unlink(p->sock[i]);
@@ -124,7 +121,9 @@ void t_pair_stop(struct t_pair *p)
 			waitpid(p->pid[i], NULL, 0);
 		}
 		p->pid[i] = -1;
-		if (p->sock[i][0])
+		if (p->sock[i][0]) {
 			unlink(p->sock[i]);
+			t_ssqd_gone(p->sock[i]);
+		}
 	}
 }
