@@ -12,7 +12,8 @@
  *    alice's uid-0 link to uid 65534: bob hands it to uid 65534's ssqd,
  *    and the handshake fails (the tenant is in both MACs), so alice's
  *    open fails and nothing links; the same relay passing the bytes as
- *    they are lets the same open succeed.
+ *    they are lets the same open succeed; a link for uid 4242, whom bob
+ *    serves no client of, is refused and starts nothing.
  * Before: ssqd refused --tenants with peers at start.
  */
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
+#include "ctrl/proto/peer_msg.h"
 
 #define N 2
 static const char *const names[N] = { "alice", "bob" };
@@ -135,6 +137,35 @@ static pid_t relay_start(uint16_t port, uint16_t to, uint32_t forge_id)
 	return pid;
 }
 
+/*
+ * A link to bob's peer port for uid 4242, whom bob serves no client of:
+ * refused before anything is started for it (under --peer-key as any
+ * failure before the proof; bob's own log says why).
+ */
+static void stranger(uint16_t port)
+{
+	struct proto_peer_tenant t = { PROTO_TENANT_UID, 1, 4242 };
+	uint8_t buf[SSQ_PEER_TENANT_LEN], no[SSQ_PEER_REFUSAL_LEN + 1];
+	int s = t_tcp_connect(-1, port), got = 0;
+	ssize_t r;
+
+	proto_peer_encode_tenant(&t, buf);
+	CHECK(s >= 0 && write(s, buf, sizeof(buf)) == (ssize_t)sizeof(buf),
+	      "a link for uid 4242");
+	while (s >= 0 && got < (int)SSQ_PEER_REFUSAL_LEN &&
+	       (r = read(s, no + got, SSQ_PEER_REFUSAL_LEN - got)) > 0)
+		got += (int)r;
+	no[got] = 0;
+	CHECK(got == (int)SSQ_PEER_REFUSAL_LEN &&
+	          strstr((const char *)no + 8, "authentication failed"),
+	      "uid 4242's link refused (%d bytes)", got);
+	if (s >= 0)
+		close(s);
+	CHECK(cf_file_has(cl.log[1], "uid 4242 is no tenant of this ssqd"),
+	      "bob's log says uid 4242 is no tenant");
+	CHECK(!cf_file_has(cl.log[1], "tenant uid 4242"), "bob started uid 4242's ssqd");
+}
+
 static void forged(void)
 {
 	const char *const extra[] = { "--tenants", "uid", "--allow-uid", "65534", NULL };
@@ -157,6 +188,8 @@ static void forged(void)
 	CHECK(r > 0, "the relay");
 	CHECK(t_cluster_start(&cl, 0, extra) > 0 && t_cluster_start(&cl, 1, extra) > 0,
 	      "start");
+	ssq_client_close(t_cluster_connect(&cl, 1)); /* bob's ports are up */
+	stranger(cl.port[1]);
 	rc = open_on(0, "bob/q0", why, sizeof(why));
 	CHECK(rc != 0, "alice uid 0 opened bob/q0 through a relay that said uid 65534");
 	CHECK(cf_file_has(cl.log[1], "for tenant 65534: handed to its ssqd"),
