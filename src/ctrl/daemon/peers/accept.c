@@ -405,7 +405,8 @@ void ssqd_knock_handed(struct ssqd *d, struct ssqd_knock *k, int ok, const char 
 	knock_log(d, k, "a link from %s for tenant %u refused: %s", k->from,
 	          (unsigned)k->tenant, why);
 	k->routed = 1;
-	knock_refuse(k, why);
+	/* With --peer-key, nothing of this host's tenants before the proof. */
+	knock_refuse(k, d->peer_key_len ? AUTH_REFUSAL : why);
 }
 
 /* What the knock has sent so far, whole? Act on it. */
