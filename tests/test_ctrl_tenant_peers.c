@@ -14,7 +14,9 @@
  *    moves (the window is bound to tenant 0's QP, in tenant 0's PD, which
  *    tenant 65534's QP on bob is not); and alice's uid-0 client with uid
  *    65534's descriptor the same;
- *  - bob's log shows the uid-65534 link handed to its tenant's ssqd.
+ *  - bob's uid 65534 opens alice/q0 before anyone on alice does: its
+ *    want reaches alice's port and is handed to alice's uid-65534 ssqd,
+ *    which dials back (the link both uid-65534 clients then use).
  * Also run with --peer-key (<name>_peerkey): the tenant is in the MACs.
  * Before: ssqd refused --tenants with peers at start ("peer queues are not
  * carried per tenant yet").
@@ -95,8 +97,8 @@ static int bob_nobody(int in, int out)
 }
 
 /*
- * alice's uid-65534 client, in a child: bob/q0 open (its tenant's link);
- * "ready"; then its own tenant's descriptor and uid 0's come in: a WRITE
+ * alice's uid-65534 client, in a child: at 'o', bob/q0 open (its
+ * tenant's link); "ready"; then its own tenant's descriptor and uid 0's come in: a WRITE
  * of 'Y' at its own (to succeed), then one at uid 0's (to fail). The two
  * statuses out.
  */
@@ -111,10 +113,14 @@ static int alice_nobody(int in, int out)
 
 	if (become_nobody() || !(c = t_cluster_connect(&cl, 0)))
 		return 2;
+	/* Only once bob's uid 65534 has its link: that one came by its want. */
+	if (get(in, &ok, 1) || ok != 'o')
+		return 3;
 	if (ssq_buf_alloc(c, 4096, &l) || ssq_queue_open(c, "bob/q0", &q)) {
 		fprintf(stderr, "alice uid 65534: set-up: %s\n", ssq_client_error(c));
 		return 3;
 	}
+	ok = 'r';
 	memset(l.addr, 'Y', 4096);
 	if (put(out, &ok, 1) || get(in, &own, sizeof(own)) ||
 	    get(in, &leaked, sizeof(leaked)))
@@ -217,8 +223,17 @@ int main(void)
 	      "uid 0's bytes landed in bob uid 0's buffer");
 
 	/* uid 65534, a tenant's ssqd on both hosts. */
-	CHECK(get(bin, &r, 1) == 0 && get(ain, &r, 1) == 0,
-	      "the uid-65534 clients are set up (bob's link for that tenant up)");
+	/*
+	 * bob's uid 65534 opens alice/q0 first: bob's tenant asks alice's
+	 * port for a link (a want, with its TENANT), alice's ssqd hands it to
+	 * alice's uid-65534 ssqd, which dials back. Then alice's uid 65534.
+	 */
+	CHECK(get(bin, &r, 1) == 0, "bob uid 65534 opened alice/q0 (its tenant's want)");
+	cmd = 'o';
+	CHECK(put(aout, &cmd, 1) == 0 && get(ain, &r, 1) == 0,
+	      "alice uid 65534 opened bob/q0");
+	CHECK(cf_file_has(cl.log[0], "for tenant 65534: handed to its ssqd"),
+	      "alice handed uid 65534's want to its tenant's ssqd");
 	cmd = 'g';
 	CHECK(put(bout, &cmd, 1) == 0 && get(bin, &d1, sizeof(d1)) == 0,
 	      "bob uid 65534's grant");
