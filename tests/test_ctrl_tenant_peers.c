@@ -247,6 +247,9 @@ int main(void)
 	 * draw the key byte at random: 1 in 256 the keys are equal, and then
 	 * the leak proves nothing either way.
 	 */
+	printf("descriptors: uid 0 0x%llx key 0x%x, uid 65534 0x%llx key 0x%x\n",
+	       (unsigned long long)d0.remote_addr, d0.rkey,
+	       (unsigned long long)d1.remote_addr, d1.rkey);
 	if (d0.rkey != d1.rkey)
 		CHECK(ast[1] == IBV_WC_REM_ACCESS_ERR,
 		      "alice uid 65534 WRITEs with uid 0's leaked descriptor: %d, want "
