@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Peers under tenants (issue 28 item 2 across hosts): alice and bob, a
- * cluster on the emulated wire, both ssqd --tenants uid --allow-uid 65534.
+ * cluster on the emulated wire, both ssqd --tenants uid --allow-uid 65534
+ * (then both --tenants gid --allow-gid 65534, the same run by group).
  * On each host uid 0 (this process, ssqd's own uid) is served by the
  * first ssqd and uid 65534 by a tenant's ssqd of its own; a link of uid
  * 65534's tenant must join the two uid-65534 tenants, over QPs of their
@@ -167,9 +168,13 @@ static int reaped_ok(pid_t pid, const char *who)
 	return 0;
 }
 
-int main(void)
+/* The whole run, both hosts --tenants @kind (uid or gid) with 65534 allowed. */
+static void scenario(const char *kind)
 {
-	const char *const extra[] = { "--tenants", "uid", "--allow-uid", "65534", NULL };
+	const char *const extra[] = { "--tenants", kind,
+		                      strcmp(kind, "uid") ? "--allow-gid" : "--allow-uid",
+		                      "65534", NULL };
+	char started[64];
 	struct ssq_client *ca = NULL, *cb = NULL;
 	struct ssq_queue *qa = NULL, *hold = NULL;
 	struct ssq_buf la, sb;
@@ -179,12 +184,7 @@ int main(void)
 	unsigned i;
 	char r, cmd;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	if (geteuid() != 0)
-		SKIP("not root: the uid-65534 clients need setuid");
-	signal(SIGPIPE, SIG_IGN);
-	t_rssqd_grants = 1;
+	printf("--tenants %s\n", kind);
 	cf_cluster_files(&cl, "tenant-peers", N, names, 0);
 	for (i = 0; i < N; i++)
 		CHECK(t_cluster_start(&cl, i, extra) > 0, "start %s", names[i]);
@@ -273,8 +273,8 @@ int main(void)
 	pb = -1;
 	CHECK(reaped_ok(pa, "alice uid 65534"), "alice uid 65534");
 	pa = -1;
-	CHECK(cf_file_has(cl.log[1], "tenant uid 65534: its ssqd is pid"),
-	      "bob started uid 65534's tenant");
+	snprintf(started, sizeof(started), "tenant %s 65534: its ssqd is pid", kind);
+	CHECK(cf_file_has(cl.log[1], started), "bob started %s 65534's tenant", kind);
 out:
 	if (pa > 0)
 		kill(pa, SIGKILL), waitpid(pa, NULL, 0);
@@ -287,5 +287,17 @@ out:
 	ssq_client_close(ca);
 	ssq_client_close(cb);
 	t_cluster_stop(&cl);
+}
+
+int main(void)
+{
+	if (!getenv("SSQD"))
+		SKIP("SSQD (the ssqd binary) not set: run through ctest");
+	if (geteuid() != 0)
+		SKIP("not root: the uid-65534 clients need setuid");
+	signal(SIGPIPE, SIG_IGN);
+	t_rssqd_grants = 1;
+	scenario("uid");
+	scenario("gid");
 	return test_exit("ctrl_tenant_peers");
 }
