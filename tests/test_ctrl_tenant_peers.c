@@ -275,6 +275,12 @@ static void scenario(const char *kind)
 	pa = -1;
 	snprintf(started, sizeof(started), "tenant %s 65534: its ssqd is pid", kind);
 	CHECK(cf_file_has(cl.log[1], started), "bob started %s 65534's tenant", kind);
+	/* The link is the two tenants' ssqd's own (their log lines say whose). */
+	snprintf(started, sizeof(started), "ssqd (tenant %s 65534): peer bob: linked",
+	         kind);
+	CHECK(cf_file_has(cl.log[0], started), "alice's log: '%s'", started);
+	snprintf(started, sizeof(started), "ssqd (tenant %s 65534): peer alice [", kind);
+	CHECK(cf_file_has(cl.log[1], started), "bob's log: '%s'", started);
 out:
 	if (pa > 0)
 		kill(pa, SIGKILL), waitpid(pa, NULL, 0);
