@@ -74,8 +74,8 @@ expect 2 "--max-client-bufs '5000': want a number from 1 to 4096" --max-client-b
 expect 2 "--max-client-mib 9 / --max-uid-mib 8: at most --data-mib 8" --data-mib 8 --max-client-mib 9
 expect 2 "--max-client-mib 6 / --max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
 expect 2 "--tenants 'user': want none, uid or gid" --tenants user
-expect 2 "--tenants: peer queues are not carried per tenant yet" --tenants uid --listen 5000
-expect 2 "--tenants: peer queues are not carried per tenant yet" --tenants gid --name a --peer b=127.0.0.1:1
+expect 2 "--tenants: peers are carried per tenant in a cluster only" --tenants uid --listen 5000
+expect 2 "--tenants: peers are carried per tenant in a cluster only" --tenants gid --connect 127.0.0.1:5000
 expect 2 "--listen and --connect exclude each other" --listen 5000 --connect 127.0.0.1:5000
 expect 2 "--buffer-keys and --arena-rkey exclude each other" --buffer-keys --arena-rkey
 expect 2 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost

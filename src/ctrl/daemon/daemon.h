@@ -47,7 +47,9 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenant_of - 1 with its tenant's uid or gid in *@key when the client
  *   @cr belongs to another tenant than ssqd's own; 0 when ssqd serves it.
  * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd (started
- *   first if it is not running). 0 (the caller closes its copy), or -errno
+ *   first if it is not running), @what 'c' for a client's, 'p' for a link
+ *   to the peer port (its TENANT read: peers/tenant.c). 0 (the caller
+ *   closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
  *   -EAGAIN (it does not take connections), fork's and exec's failures.
  * ssqd_tenants_start - start the tenant the command line names
@@ -55,19 +57,21 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM, then after 10 s
  *   SIGKILL) and reap it.
  * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
- *   its parent handed over, or -1 (none now; or the parent is gone, which
- *   sets d->stop).
- * ssqd_tenant_send - hand connection @fd to @t's ssqd without blocking (a
- *   copy: the caller closes its own): 0, or -errno (-EAGAIN: its socket is
- *   full, it takes no connections; -EPIPE, -ECONNREFUSED: it is gone).
+ *   its parent handed over, its kind in *@what ('c' or 'p', as passed), or
+ *   -1 (none now; or the parent is gone, which sets d->stop).
+ * ssqd_tenant_send - hand connection @fd (@what: 'c' a client's, 'p' a
+ *   peer's link) to @t's ssqd without blocking (a copy: the caller closes
+ *   its own): 0, or -errno (-EAGAIN: its socket is full, it takes no
+ *   connections; -EPIPE, -ECONNREFUSED: it is gone).
  */
 struct ucred;
 int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key);
-int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t whylen);
+int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
+                     size_t whylen);
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
 void ssqd_tenants_stop(struct ssqd *d);
-int ssqd_tenant_recv(struct ssqd *d);
-int ssqd_tenant_send(const struct ssqd_tenant *t, int fd);
+int ssqd_tenant_recv(struct ssqd *d, char *what);
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd, char what);
 
 /*
  * A tenant's ssqd that fails (exits at start, crashes) is not started again

@@ -115,6 +115,12 @@ int main(int argc, char **argv)
 	 * binds no socket and claims no path: its parent holds them.
 	 */
 	if (o->tenant_fd >= 0) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "tenant %s %ld",
+		         o->allow_uid >= 0 ? "uid" : "gid",
+		         o->allow_uid >= 0 ? o->allow_uid : o->allow_gid);
+		ssqd_log_who(who);
 		snprintf(passed_sock, sizeof(passed_sock), "fd %d", o->tenant_fd);
 		o->listen_fd = o->tenant_fd;
 		o->socket_path = passed_sock;

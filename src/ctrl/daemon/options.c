@@ -168,7 +168,8 @@ static void usage(FILE *out)
 	    "                           domain, one PD and queue; uid / gid: the\n"
 	    "                           clients of each other uid (primary gid) get\n"
 	    "                           an ssqd of their own (PD, arena, queues),\n"
-	    "                           which this one starts; no peers\n"
+	    "                           which this one starts; in a cluster each\n"
+	    "                           links to the same tenant on every peer\n"
 	    "      --hello-ms N         a connection that has not said hello within N "
 	    "ms\n"
 	    "                           is closed (default 1000, 10..60000)\n"
@@ -609,14 +610,15 @@ static const struct opt_def *opt_lookup(int c)
 
 /*
  * What a tenant's ssqd (tenants.c) is not given of this command line: the
- * socket and who may use it (the tenant's own are set for it), peers
- * (not carried per tenant), --tenants itself, and what only asks and exits.
+ * socket and who may use it (the tenant's own are set for it), --connect
+ * (refused under --tenants), --tenants itself, and what only asks and
+ * exits. It keeps the cluster's options (--name, --peers, --listen: it
+ * binds no port, its links come through this ssqd; peers/tenant.c).
  */
 static const char *const tenant_drops[] = {
-	"socket",  "listen",    "connect",          "name",      "peer",
-	"peers",   "eager",     "max-active-peers", "peer-key",  "status",
-	"json",    "allow-uid", "allow-gid",        "queue-uid", "queue-gid",
-	"tenants", "tenant-fd", "list-devices",     "version",   "help",
+	"socket",       "connect",   "status",    "json",    "allow-uid",
+	"allow-gid",    "queue-uid", "queue-gid", "tenants", "tenant-fd",
+	"list-devices", "version",   "help",
 };
 
 static int tenant_dropped(const struct opt_def *def)
@@ -648,17 +650,16 @@ static int opt_check(struct ssqd_options *o, unsigned keys_said)
 		fprintf(stderr, "ssqd: --listen and --connect exclude each other\n");
 		return 2;
 	}
-	if (o->tenants && (o->npeers || o->listen_port || o->connect_to)) {
+	if (o->tenants && !o->npeers && (o->listen_port || o->connect_to)) {
 		/*
-		 * Each tenant would need a QP pair of its own on both hosts, and
-		 * the peer protocol names queues, not tenants: refused rather than
-		 * one tenant's peer queue shared by all (docs/trust.md).
+		 * A cluster's links are each tenant's own (peers/tenant.c); the
+		 * one-peer modes' first link is made at start, before any
+		 * tenant's ssqd runs, and its one peer has no name to route by.
 		 */
 		fprintf(stderr,
-		        "ssqd: --tenants: peer queues are not carried per tenant yet "
-		        "(each tenant needs its own QP pair on both hosts, and the peer "
-		        "exchange names no tenant): run one ssqd per tenant with its "
-		        "own peers instead\n");
+		        "ssqd: --tenants: peers are carried per tenant in a cluster "
+		        "only (--name and --peer/--peers with --listen), not with "
+		        "--listen or --connect alone\n");
 		return 2;
 	}
 	if (o->tenants && o->argc > (int)SSQD_MAX_ARGS) {

@@ -105,14 +105,20 @@ static void accept_client(struct ssqd *d)
 	/* Non-blocking: a client that stops reading must not stall ssqd
 	 * (clients/clients.h).
 	 */
+	char what = 'c';
 	int fd = d->opt.tenant_fd >= 0
-	             ? ssqd_tenant_recv(d)
+	             ? ssqd_tenant_recv(d, &what)
 	             : accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	int known = 0, i;
 	uint32_t tenant;
 
 	if (fd < 0 && d->opt.tenant_fd >= 0)
 		return;
+	/* A link to the peer port for this tenant, its TENANT read by the parent. */
+	if (fd >= 0 && what == 'p') {
+		ssqd_knock_adopt(d, fd);
+		return;
+	}
 	if (fd < 0) {
 		/*
 		 * Out of descriptors: the connection stays queued and the socket
@@ -131,7 +137,7 @@ static void accept_client(struct ssqd *d)
 		/* Another tenant's client: its own ssqd serves it (tenants.c). */
 		if (client_allowed(d, &cr) && ssqd_tenant_of(d, &cr, &tenant)) {
 			char why[200];
-			int rc = ssqd_tenant_pass(d, tenant, fd, why, sizeof(why));
+			int rc = ssqd_tenant_pass(d, tenant, fd, 'c', why, sizeof(why));
 
 			if (rc)
 				proto_msg_send_error(fd, 0, rc, "%s", why);
@@ -495,6 +501,25 @@ static void progress(struct ssqd *d)
 	reap_graves(d);
 }
 
+/*
+ * --tenants: links to the peer port that said they are another tenant's
+ * (peers/tenant.c), handed to that tenant's ssqd as its clients are.
+ */
+static void hand_knocks_over(struct ssqd *d)
+{
+	char why[SSQ_PEER_REFUSAL_LEN];
+	int i, rc;
+
+	for (i = 0; i < SSQD_MAX_KNOCKS; i++) {
+		struct ssqd_knock *k = &d->knocks[i];
+
+		if (k->fd < 0 || k->draining || k->routed != 2)
+			continue;
+		rc = ssqd_tenant_pass(d, k->tenant, k->fd, 'p', why, sizeof(why));
+		ssqd_knock_handed(d, k, rc == 0, why);
+	}
+}
+
 /* What one poll() reported: the peer link, clients, new connections. */
 static void serve_events(struct ssqd *d, const struct pollfd *pfd,
                          struct ssqd_client **who, int n)
@@ -529,6 +554,7 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 		accept_client(d);
 	if (pfd[1].revents & POLLIN)
 		ssqd_accept_peer(d);
+	hand_knocks_over(d);
 }
 
 int ssqd_serve(struct ssqd *d)

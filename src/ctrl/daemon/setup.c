@@ -172,8 +172,11 @@ static int bring_up(struct ssqd *d, char *why, size_t whylen)
 	if (d->opt.listen_port) {
 		/*
 		 * Queues come up as their peers link: ssqd_serve() accepts them
-		 * and dials the ones this ssqd dials.
+		 * and dials the ones this ssqd dials. A tenant's ssqd binds no
+		 * port: its links come from its parent's (peers/tenant.c).
 		 */
+		if (d->opt.tenant_fd >= 0)
+			return 0;
 		d->peer_listen_fd = ssqd_link_listen(d->opt.listen_port, why, whylen);
 		return d->peer_listen_fd < 0 ? d->peer_listen_fd : 0;
 	}

@@ -669,6 +669,15 @@ struct ssqd_knock {
 	 * PROOF, then 2: authenticated as peer @claimed (peers/auth.c).
 	 */
 	int stage;
+	/*
+	 * --tenants (peers/tenant.c): 0 until its TENANT is read (the ssqd
+	 * that owns the peer port reads that and not a byte more), then 1: a
+	 * link of this ssqd's own tenant, read on here; 2: another tenant's
+	 * (uid or gid @tenant), for serve.c to hand to that tenant's ssqd.
+	 * 1 from the start where ssqd routes no tenants.
+	 */
+	int routed;
+	uint32_t tenant;
 	struct ssqd_link_auth auth;
 	uint8_t nonce_d[SSQ_PEER_NONCE_LEN], nonce_a[SSQ_PEER_NONCE_LEN];
 	char claimed[SSQ_NAME_MAX];

@@ -79,7 +79,7 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	if (t) {
 		r.id = t->key;
 		r.pid = (int32_t)t->pid;
-		rc = ssqd_tenant_send(t, fd);
+		rc = ssqd_tenant_send(t, fd, 'c');
 		r.passed = rc == 0;
 		if (rc == -EAGAIN)
 			snprintf(r.why, sizeof(r.why),

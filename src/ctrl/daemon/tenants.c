@@ -22,10 +22,14 @@
  * not tenants. Separate processes separate all of it, with the kernel's own rules (a
  * tenant never receives another's descriptors).
  *
+ * Peers: a tenant's ssqd links to the same tenant's ssqd on each peer
+ * host, over QPs of its own; the links to the peer port this ssqd owns
+ * are handed over as clients' connections are, once their first message
+ * said which tenant they are for (peers/tenant.c).
+ *
  * Cost: a process, an arena (--data-mib) and the queues' QPs per tenant:
- * QPs per host are queues x tenants (x peers, once peers are carried; they
- * are refused under --tenants now, options.c). One tenant (--tenants
- * none) is the default.
+ * QPs per host are peers x queues x tenants. One tenant (--tenants none)
+ * is the default.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -210,9 +214,10 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 	return free_slot;
 }
 
-int ssqd_tenant_send(const struct ssqd_tenant *t, int fd)
+/* Send connection @fd (@what: 'c' a client's, 'p' a peer's link) over @t's socket. */
+int ssqd_tenant_send(const struct ssqd_tenant *t, int fd, char what)
 {
-	char byte = 'c', cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = what, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
 	struct msghdr mh;
 	struct cmsghdr *cm;
@@ -231,7 +236,8 @@ int ssqd_tenant_send(const struct ssqd_tenant *t, int fd)
 	return sendmsg(t->fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
-int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t whylen)
+int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
+                     size_t whylen)
 {
 	struct ssqd_tenant *t;
 	int fresh, rc, tries, st;
@@ -253,7 +259,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char *why, size_t why
 			if (rc)
 				return rc;
 		}
-		rc = ssqd_tenant_send(t, fd);
+		rc = ssqd_tenant_send(t, fd, what);
 		if (rc == 0)
 			return 0;
 		if (rc == -EAGAIN) {
@@ -348,9 +354,9 @@ void ssqd_tenants_stop(struct ssqd *d)
 		}
 }
 
-int ssqd_tenant_recv(struct ssqd *d)
+int ssqd_tenant_recv(struct ssqd *d, char *what)
 {
-	char byte, cbuf[CMSG_SPACE(sizeof(int))];
+	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
 	struct msghdr mh;
 	struct cmsghdr *cm;
@@ -375,5 +381,6 @@ int ssqd_tenant_recv(struct ssqd *d)
 		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	*what = byte;
 	return fd;
 }

@@ -21,6 +21,8 @@ static const uint8_t restart_magic[4] = { 'S', 'S', 'Q', 'R' };
 static const uint8_t want_magic[4] = { 'S', 'S', 'Q', 'W' };
 /* Authentication, before anything else with --peer-key: see peer_msg.h. */
 static const uint8_t auth_magic[4] = { 'S', 'S', 'Q', 'A' };
+/* A tenant's connection, before anything else under --tenants: see peer_msg.h. */
+static const uint8_t tenant_magic[4] = { 'S', 'S', 'Q', 'T' };
 
 /* Wire layout, offsets in bytes; every integer big-endian. */
 enum {
@@ -59,6 +61,12 @@ enum {
 	AOFF_NONCE = 48, /* SSQ_PEER_NONCE_LEN */
 	AOFF_MAC = 80,   /* SSQ_PEER_MAC_LEN */
 };
+/* A tenant's: the header, then these. */
+enum {
+	TOFF_KIND = 8, /* 1, then 3 zero */
+	TOFF_ID = 12,  /* 4 */
+};
+_Static_assert(TOFF_ID + 4 == SSQ_PEER_TENANT_LEN, "tenant layout");
 _Static_assert(AOFF_NAME + SSQ_NAME_MAX == AOFF_NONCE, "auth layout");
 _Static_assert(AOFF_NONCE + SSQ_PEER_NONCE_LEN == AOFF_MAC, "auth layout");
 _Static_assert(AOFF_MAC + SSQ_PEER_MAC_LEN == SSQ_PEER_AUTH_LEN, "auth layout");
@@ -145,7 +153,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 	if (memcmp(head + OFF_MAGIC, peer_magic, 4) &&
 	    memcmp(head + OFF_MAGIC, restart_magic, 4) &&
 	    memcmp(head + OFF_MAGIC, want_magic, 4) &&
-	    memcmp(head + OFF_MAGIC, auth_magic, 4)) {
+	    memcmp(head + OFF_MAGIC, auth_magic, 4) &&
+	    memcmp(head + OFF_MAGIC, tenant_magic, 4)) {
 		snprintf(why, whylen, "peer message without the SSQP magic");
 		return -EBADMSG;
 	}
@@ -160,6 +169,8 @@ int proto_peer_msg_len(const uint8_t *head, char *why, size_t whylen)
 		return SSQ_PEER_WANT_LEN;
 	if (!memcmp(head + OFF_MAGIC, auth_magic, 4))
 		return SSQ_PEER_AUTH_LEN;
+	if (!memcmp(head + OFF_MAGIC, tenant_magic, 4))
+		return SSQ_PEER_TENANT_LEN;
 	return memcmp(head + OFF_MAGIC, restart_magic, 4) ? (int)SSQ_PEER_MSG_LEN
 	                                                  : (int)SSQ_PEER_RESTART_LEN;
 }
@@ -208,6 +219,33 @@ int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth 
 	memcpy(a->name, buf + AOFF_NAME, strlen((const char *)buf + AOFF_NAME));
 	memcpy(a->nonce, buf + AOFF_NONCE, SSQ_PEER_NONCE_LEN);
 	memcpy(a->mac, buf + AOFF_MAC, SSQ_PEER_MAC_LEN);
+	return 0;
+}
+
+void proto_peer_encode_tenant(const struct proto_peer_tenant *t, uint8_t *out)
+{
+	put_head(out, SSQ_PEER_TENANT_LEN, tenant_magic, t->count);
+	out[TOFF_KIND] = t->kind;
+	wb_put_be32(out + TOFF_ID, t->id);
+}
+
+int proto_peer_decode_tenant(const uint8_t *buf, size_t n, struct proto_peer_tenant *t,
+                             char *why, size_t whylen)
+{
+	int rc = expect(buf, n, tenant_magic, SSQ_PEER_TENANT_LEN,
+	                "where its tenant was due", why, whylen);
+
+	if (rc)
+		return rc;
+	memset(t, 0, sizeof(*t));
+	t->kind = buf[TOFF_KIND];
+	t->count = wb_get_be16(buf + OFF_COUNT);
+	t->id = wb_get_be32(buf + TOFF_ID);
+	if ((t->kind != PROTO_TENANT_UID && t->kind != PROTO_TENANT_GID) ||
+	    buf[TOFF_KIND + 1] || buf[TOFF_KIND + 2] || buf[TOFF_KIND + 3]) {
+		snprintf(why, whylen, "peer tenant of kind %u (1 uid, 2 gid)", t->kind);
+		return -EBADMSG;
+	}
 	return 0;
 }
 
@@ -293,6 +331,12 @@ int proto_peer_decode(const uint8_t *buf, size_t n, struct proto_peer_addr *a, c
 		snprintf(why, whylen,
 		         "peer authenticates (--peer-key) and this ssqd has no "
 		         "--peer-key: give both the cluster's key");
+		return -EBADMSG;
+	}
+	if (!memcmp(buf + OFF_MAGIC, tenant_magic, 4)) {
+		snprintf(why, whylen,
+		         "peer sent a tenant (it runs --tenants) where its address "
+		         "was due");
 		return -EBADMSG;
 	}
 	if (!memcmp(buf + OFF_MAGIC, want_magic, 4)) {

@@ -152,6 +152,40 @@ void proto_peer_encode_auth(const struct proto_peer_auth *a, uint8_t *out);
 int proto_peer_decode_auth(const uint8_t *buf, size_t n, struct proto_peer_auth *a,
                            char *why, size_t whylen);
 
+/*
+ * Tenants (ssqd --tenants uid|gid, ctrl/daemon/tenants.c): on a host that
+ * runs them, each uid (gid) has an ssqd of its own with its own QPs, and
+ * a link joins one tenant's queues on both hosts. So a daemon of a tenant
+ * sends TENANT {kind, id} before anything else on each connection it
+ * makes to the peer port; the ssqd that owns the port reads it (and not a
+ * byte more) and hands the connection to that tenant's ssqd, which goes
+ * on with the rest (HELLO, or addresses, or a want) as any acceptor.
+ * With --peer-key the kind and id are in what both sides MAC
+ * (peers/auth.c), so a connection steered to another tenant fails its
+ * authentication. A daemon without --tenants refuses a TENANT, and one
+ * with --tenants a first message that is not one, saying which runs what.
+ * 16 bytes: the header (count: --queues), kind, 3 zero bytes, the id.
+ */
+#define SSQ_PEER_TENANT_LEN 16u
+enum proto_tenant_kind {
+	PROTO_TENANT_UID = 1, /* id: a uid (the same number means the same user
+	                         on both hosts, as NFS without idmapping) */
+	PROTO_TENANT_GID = 2, /* id: a gid */
+};
+struct proto_peer_tenant {
+	uint8_t kind; /* enum proto_tenant_kind */
+	uint16_t count;
+	uint32_t id;
+};
+void proto_peer_encode_tenant(const struct proto_peer_tenant *t, uint8_t *out);
+/*
+ * proto_peer_decode_tenant - check and decode a TENANT of @n bytes:
+ * -EBADMSG with @why for a wrong length or magic, an unknown kind, nonzero
+ * padding; -EPROTO for another version.
+ */
+int proto_peer_decode_tenant(const uint8_t *buf, size_t n, struct proto_peer_tenant *t,
+                             char *why, size_t whylen);
+
 /* Encode @a into exactly SSQ_PEER_MSG_LEN bytes at @out. */
 void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
 
@@ -160,7 +194,8 @@ void proto_peer_encode(const struct proto_peer_addr *a, uint8_t *out);
  * long the whole message is: SSQ_PEER_MSG_LEN for an address,
  * SSQ_PEER_REFUSAL_LEN for a refusal, SSQ_PEER_RESTART_LEN for a restart,
  * SSQ_PEER_WANT_LEN for a want, SSQ_PEER_AUTH_LEN for an authentication
- * message (none of them counting a MAC trailer);
+ * message, SSQ_PEER_TENANT_LEN for a tenant's (none of them counting a MAC
+ * trailer);
  * or -EBADMSG (no magic) / -EPROTO (another version: "peer speaks exchange
  * version N, this ssqd 4") with
  * the reason in @why.

@@ -288,6 +288,127 @@ static int knock_auth(struct ssqd *d, struct ssqd_knock *k, int len)
 	return 0;
 }
 
+/*
+ * A TENANT where none is due: this ssqd runs no tenants (or read the
+ * knock's already: a tenant's ssqd gets its links with it read). Refused
+ * saying which runs what, so the operator sees the mismatch by name.
+ */
+static void knock_tenant_unasked(struct ssqd *d, struct ssqd_knock *k)
+{
+	struct proto_peer_tenant t;
+	char why[200], no[SSQ_PEER_REFUSAL_LEN];
+	uint32_t id;
+	int own = ssqd_peer_tenant(d, &id);
+
+	if (k->len < SSQ_PEER_TENANT_LEN)
+		return;
+	if (proto_peer_decode_tenant(k->buf, SSQ_PEER_TENANT_LEN, &t, why, sizeof(why))) {
+		knock_log(d, k, "peer %s refused: %s", k->from, why);
+		knock_refuse(k, why);
+		return;
+	}
+	if (own)
+		snprintf(no, sizeof(no), "the peer sent its tenant twice");
+	else
+		snprintf(no, sizeof(no),
+		         "this ssqd runs --tenants none, the peer --tenants %s",
+		         ssqd_tenant_kind_str(t.kind));
+	knock_log(d, k, "peer %s (%s %u) refused: %s", k->from,
+	          ssqd_tenant_kind_str(t.kind), (unsigned)t.id, no);
+	knock_refuse(k, no);
+}
+
+/*
+ * --tenants, the ssqd that owns the peer port: the knock's TENANT, read
+ * alone (recv is asked for no byte past it: what follows is for the
+ * tenant's ssqd to read if the link is another tenant's). Its own
+ * tenant's is read on here (routed 1); another's is left for serve.c to
+ * hand over (routed 2).
+ */
+static void knock_route(struct ssqd *d, struct ssqd_knock *k)
+{
+	struct proto_peer_tenant t;
+	char why[200], no[SSQ_PEER_REFUSAL_LEN];
+	uint32_t own_id;
+	int own = ssqd_peer_tenant(d, &own_id), len;
+	ssize_t r =
+	    recv(k->fd, k->buf + k->len, SSQ_PEER_TENANT_LEN - k->len, MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		if (k->len)
+			knock_log(d, k,
+			          "peer %s refused: it closed the connection after %u "
+			          "bytes",
+			          k->from, k->len);
+		knock_close(k);
+		return;
+	}
+	k->len += (unsigned)r;
+	if (k->len < SSQ_PEER_HEAD_LEN)
+		return;
+	len = proto_peer_msg_len(k->buf, why, sizeof(why));
+	if (len >= 0 && len != (int)SSQ_PEER_TENANT_LEN) {
+		snprintf(why, sizeof(why), "this ssqd runs --tenants %s, the peer none",
+		         ssqd_tenant_kind_str(own));
+		len = -EBADMSG;
+	}
+	if (len < 0) {
+		knock_log(d, k, "peer %s refused: %s", k->from, why);
+		knock_refuse(k, why);
+		return;
+	}
+	if (k->len < SSQ_PEER_TENANT_LEN)
+		return;
+	if (proto_peer_decode_tenant(k->buf, SSQ_PEER_TENANT_LEN, &t, why, sizeof(why))) {
+		knock_log(d, k, "peer %s refused: %s", k->from, why);
+		knock_refuse(k, why);
+		return;
+	}
+	if (t.kind != own) {
+		snprintf(no, sizeof(no),
+		         "this ssqd runs --tenants %s, the peer --tenants %s",
+		         ssqd_tenant_kind_str(own), ssqd_tenant_kind_str(t.kind));
+		knock_log(d, k, "peer %s refused: %s", k->from, no);
+		knock_refuse(k, no);
+		return;
+	}
+	k->len = 0;
+	k->tenant = t.id;
+	if (t.id == own_id) {
+		k->routed = 1;
+		return;
+	}
+	if (!ssqd_peer_tenant_ok(d, t.id)) {
+		snprintf(no, sizeof(no), "%s %u is no tenant of this ssqd",
+		         ssqd_tenant_kind_str(own), (unsigned)t.id);
+		knock_log(d, k, "peer %s refused: %s (--allow-uid, --allow-gid)", k->from,
+		          no);
+		/* With --peer-key, who may use this host stays in its log. */
+		knock_refuse(k, d->peer_key_len ? AUTH_REFUSAL : no);
+		return;
+	}
+	k->routed = 2;
+}
+
+void ssqd_knock_handed(struct ssqd *d, struct ssqd_knock *k, int ok, const char *why)
+{
+	if (ok) {
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 "ssqd: a link from %s for tenant %u: handed to its "
+		                 "ssqd\n",
+		                 k->from, (unsigned)k->tenant);
+		knock_close(k); /* the tenant's ssqd holds it now */
+		return;
+	}
+	knock_log(d, k, "a link from %s for tenant %u refused: %s", k->from,
+	          (unsigned)k->tenant, why);
+	k->routed = 1;
+	/* With --peer-key, nothing of this host's tenants before the proof. */
+	knock_refuse(k, d->peer_key_len ? AUTH_REFUSAL : why);
+}
+
 /* What the knock has sent so far, whole? Act on it. */
 static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 {
@@ -308,6 +429,10 @@ static void knock_parse(struct ssqd *d, struct ssqd_knock *k)
 			knock_refuse(k, why);
 		else
 			knock_close(k);
+		return;
+	}
+	if ((unsigned)len == SSQ_PEER_TENANT_LEN) {
+		knock_tenant_unasked(d, k);
 		return;
 	}
 	if (d->peer_key_len && k->stage < 2) {
@@ -446,18 +571,16 @@ static int from_peer_host(const struct ssqd *d, const struct in6_addr *ip)
 	return 0;
 }
 
-void ssqd_accept_peer(struct ssqd *d)
+/*
+ * Connection @s from @sa to the peer port, a knock from now on (@routed:
+ * its TENANT read, or none due), or closed.
+ */
+static void knock_take(struct ssqd *d, int s, struct sockaddr_in6 sa, int routed)
 {
-	struct sockaddr_in6 sa;
-	socklen_t len = sizeof(sa);
 	char ip[INET6_ADDRSTRLEN], from[80];
 	struct ssqd_knock *k = NULL;
 	unsigned i;
-	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
-	                SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (s < 0)
-		return;
 	if (sa.sin6_family != AF_INET6)
 		memset(&sa.sin6_addr, 0, sizeof(sa.sin6_addr));
 	if (sa.sin6_family != AF_INET6 ||
@@ -503,9 +626,34 @@ void ssqd_accept_peer(struct ssqd *d)
 	k->ip = sa.sin6_addr;
 	k->accepted_ns = ssqd_now_ns();
 	k->deadline_ns = k->accepted_ns + SSQD_PEER_EXCHANGE_MS * 1000000ull;
+	k->routed = routed;
 	snprintf(k->from, sizeof(k->from), "%s", from);
 	/* A peer sends at once: often it is all here already. */
 	ssqd_knock_events(d, k, POLLIN);
+}
+
+void ssqd_accept_peer(struct ssqd *d)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = sizeof(sa);
+	uint32_t id;
+	int s = accept4(d->peer_listen_fd, (struct sockaddr *)&sa, &len,
+	                SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (s >= 0)
+		knock_take(d, s, sa, !ssqd_peer_tenant(d, &id));
+}
+
+void ssqd_knock_adopt(struct ssqd *d, int s)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = sizeof(sa);
+
+	/* The parent's peer port is AF_INET6 (link.c): IPv4 comes v4-mapped. */
+	memset(&sa, 0, sizeof(sa));
+	if (getpeername(s, (struct sockaddr *)&sa, &len) < 0)
+		sa.sin6_family = AF_UNSPEC;
+	knock_take(d, s, sa, 1);
 }
 
 void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
@@ -522,6 +670,13 @@ void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
 			knock_close(k);
 		return;
 	}
+	if (!k->routed) {
+		knock_route(d, k);
+		/* Ours: what came after its TENANT is read at the next poll. */
+		return;
+	}
+	if (k->routed == 2)
+		return; /* serve.c hands it over */
 	r = recv(k->fd, k->buf + k->len, sizeof(k->buf) - k->len, MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;

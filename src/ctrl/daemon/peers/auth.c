@@ -11,9 +11,10 @@
  *    peer's host looked up to at start, and answers CHALLENGE {name,
  *    nonce_a, HMAC(key, "acceptor" || T)}; the dialer checks it and
  *    answers PROOF {HMAC(key, "dialer" || T)}, T being both nonces, both
- *    names, gen and --queues: each side proves it holds the key, for this
- *    connection only (fresh nonces from both sides: nothing recorded
- *    answers a later one);
+ *    names, gen and --queues (and under --tenants the tenant's kind and
+ *    id, peers/tenant.c): each side proves it holds the key, for this
+ *    connection (and tenant) only (fresh nonces from both sides: nothing
+ *    recorded answers a later one);
  *  - every later message on the connection carries HMAC(K, direction ||
  *    seq || message), K = HMAC(key, "link" || T), seq counted per
  *    direction from 0: a message replayed, reordered, reflected back to
@@ -49,16 +50,25 @@ static const char label_acceptor[16] = "ssq4 acceptor";
 static const char label_dialer[16] = "ssq4 dialer";
 static const char label_link[16] = "ssq4 link key";
 
-/* What both sides MAC: label, both nonces, both names, gen, count. */
+/*
+ * What both sides MAC: label, both nonces, both names, gen, count; under
+ * --tenants the tenant's kind and id too (peers/tenant.c), each side its
+ * own: a link steered to another tenant than the dialer's fails both
+ * MACs. Without tenants the transcript is what it was before them.
+ */
+#define TRANSCRIPT_BASE (16 + 2 * SSQ_PEER_NONCE_LEN + 2 * SSQ_NAME_MAX + 4 + 2)
 struct transcript {
-	uint8_t b[16 + 2 * SSQ_PEER_NONCE_LEN + 2 * SSQ_NAME_MAX + 4 + 2];
+	uint8_t b[TRANSCRIPT_BASE + 1 + 4];
+	size_t len;
 };
 
-static void transcript(struct transcript *t, const uint8_t *nonce_d,
+static void transcript(struct transcript *t, const struct ssqd *d, const uint8_t *nonce_d,
                        const uint8_t *nonce_a, const char *name_d, const char *name_a,
                        uint32_t gen, uint16_t count)
 {
 	uint8_t *p = t->b + 16;
+	uint32_t id;
+	int kind = ssqd_peer_tenant(d, &id);
 
 	memset(t, 0, sizeof(*t));
 	memcpy(p, nonce_d, SSQ_PEER_NONCE_LEN);
@@ -74,6 +84,14 @@ static void transcript(struct transcript *t, const uint8_t *nonce_d,
 	p += 4;
 	count = htobe16(count);
 	memcpy(p, &count, 2);
+	t->len = TRANSCRIPT_BASE;
+	if (kind) {
+		p = t->b + TRANSCRIPT_BASE;
+		*p++ = (uint8_t)kind;
+		id = htobe32(id);
+		memcpy(p, &id, 4);
+		t->len += 5;
+	}
 }
 
 /* HMAC-SHA256 of @t under @label with @key: SSQ_PEER_MAC_LEN bytes at @out. */
@@ -83,7 +101,7 @@ static int mac_transcript(const uint8_t *key, unsigned keylen, const char *label
 	unsigned len = 0;
 
 	memcpy(t->b, label, 16);
-	if (!HMAC(EVP_sha256(), key, (int)keylen, t->b, sizeof(t->b), out, &len) ||
+	if (!HMAC(EVP_sha256(), key, (int)keylen, t->b, t->len, out, &len) ||
 	    len != SSQ_PEER_MAC_LEN)
 		return -EIO;
 	return 0;
@@ -357,13 +375,18 @@ int ssqd_auth_answer(struct ssqd *d, struct ssqd_peer *p, const struct proto_pee
 		         c->kind, c->gen, p->gen, c->count, d->opt.peer_queues, c->name);
 		return -EBADMSG;
 	}
-	transcript(&t, p->nonce, c->nonce, self_name(d), p->name, p->gen, c->count);
+	transcript(&t, d, p->nonce, c->nonce, self_name(d), p->name, p->gen, c->count);
 	if (mac_transcript(d->peer_key, d->peer_key_len, label_acceptor, &t, want))
 		goto hmac_failed;
 	if (CRYPTO_memcmp(want, c->mac, SSQ_PEER_MAC_LEN)) {
+		uint32_t id;
+
+		/* Under tenants the MAC covers the tenant too (peers/tenant.c). */
 		snprintf(why, whylen,
 		         "authentication failed: the daemon there does not hold this "
-		         "--peer-key");
+		         "--peer-key%s",
+		         ssqd_peer_tenant(d, &id) ? ", or serves another tenant than ours"
+		                                  : "");
 		return -EACCES;
 	}
 	memset(&pr, 0, sizeof(pr));
@@ -413,7 +436,8 @@ int ssqd_auth_challenge(struct ssqd *d, struct ssqd_knock *k,
 	c.gen = h->gen;
 	snprintf(c.name, sizeof(c.name), "%s", self_name(d));
 	memcpy(c.nonce, k->nonce_a, SSQ_PEER_NONCE_LEN);
-	transcript(&t, k->nonce_d, k->nonce_a, k->claimed, self_name(d), k->gen, c.count);
+	transcript(&t, d, k->nonce_d, k->nonce_a, k->claimed, self_name(d), k->gen,
+	           c.count);
 	if (mac_transcript(d->peer_key, d->peer_key_len, label_acceptor, &t, c.mac)) {
 		snprintf(why, whylen, "HMAC-SHA256 failed (OpenSSL)");
 		return -EIO;
@@ -440,7 +464,8 @@ int ssqd_auth_check_proof(struct ssqd *d, struct ssqd_knock *k,
 		         pr->kind);
 		return -EBADMSG;
 	}
-	transcript(&t, k->nonce_d, k->nonce_a, k->claimed, self_name(d), k->gen, count);
+	transcript(&t, d, k->nonce_d, k->nonce_a, k->claimed, self_name(d), k->gen,
+	           count);
 	if (mac_transcript(d->peer_key, d->peer_key_len, label_dialer, &t, want) ||
 	    mac_transcript(d->peer_key, d->peer_key_len, label_link, &t, k->auth.key)) {
 		snprintf(why, whylen, "HMAC-SHA256 failed (OpenSSL)");

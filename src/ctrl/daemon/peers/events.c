@@ -205,8 +205,9 @@ static void dial_failed(struct ssqd *d, struct ssqd_peer *p, const char *why)
 }
 
 /*
- * DIALING: the dial connected or failed. Connected, with --peer-key our
- * HELLO goes out first (AUTHING); without, dial_go.
+ * DIALING: the dial connected or failed. Connected, a tenant's TENANT
+ * goes out first (peers/tenant.c), then with --peer-key our HELLO
+ * (AUTHING); without, dial_go.
  */
 static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 {
@@ -217,6 +218,9 @@ static void dial_events(struct ssqd *d, struct ssqd_peer *p, short revents)
 		return;
 	/* Failed: nobody there; what is in flight ends as the transport decides. */
 	rc = ssqd_link_connect_finish(s, p->addr, why, sizeof(why));
+	/* A tenant's link: which tenant first, for the port's owner to route. */
+	if (!rc)
+		rc = ssqd_link_send_tenant(d, s, why, sizeof(why));
 	if (!rc && d->peer_key_len) {
 		rc = ssqd_auth_hello(d, p, s, why, sizeof(why));
 		if (!rc) {

@@ -5,7 +5,7 @@
  * coming in (accept.c), the wire of the exchange (link.c, host_port.c),
  * address lookups off the loop (lookup.c), a cluster's options (opts.c),
  * RECOVER's relink (relink.c), a queue's restart with the peer (restart.c),
- * peers proving who they are (auth.c).
+ * peers proving who they are (auth.c), tenants' links (tenant.c).
  */
 #ifndef SSQ_CTRL_DAEMON_PEERS_H
 #define SSQ_CTRL_DAEMON_PEERS_H
@@ -97,6 +97,27 @@ int ssqd_peer_want_from(struct ssqd *d, const char *name, const char *from, char
  */
 void ssqd_knocks_init(struct ssqd *d);
 void ssqd_accept_peer(struct ssqd *d);
+/*
+ * --tenants (peers/tenant.c):
+ * ssqd_knock_adopt - in a tenant's ssqd: connection @s to the peer port,
+ *   its TENANT read by the parent that handed it over, taken as a knock.
+ * ssqd_knock_handed - knock @k (routed 2) handed to its tenant's ssqd:
+ *   our copy closed, its slot free (@ok), or refused with @why.
+ * ssqd_peer_tenant - the tenant this ssqd serves on its links: its kind
+ *   (PROTO_TENANT_UID or _GID) and id in *@id; 0 without tenants.
+ * ssqd_tenant_kind_str - "uid", "gid" or "none" for such a kind.
+ * ssqd_peer_tenant_ok - whether a link may name tenant @id here: one whose
+ *   clients this ssqd would take (root, --allow-uid, a uid whose primary
+ *   group is --allow-gid, --allow-gid under --tenants gid), or one running.
+ * ssqd_link_send_tenant - a tenant's daemon: TENANT first on connection
+ *   @s (nothing without tenants). 0, or -EIO with @why.
+ */
+void ssqd_knock_adopt(struct ssqd *d, int s);
+void ssqd_knock_handed(struct ssqd *d, struct ssqd_knock *k, int ok, const char *why);
+int ssqd_peer_tenant(const struct ssqd *d, uint32_t *id);
+const char *ssqd_tenant_kind_str(int kind);
+int ssqd_peer_tenant_ok(const struct ssqd *d, uint32_t id);
+int ssqd_link_send_tenant(const struct ssqd *d, int s, char *why, size_t whylen);
 void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents);
 void ssqd_knocks_tick(struct ssqd *d, uint64_t now);
 /*

@@ -31,8 +31,14 @@ static struct {
 	int level;    /* the highest level written */
 	int journald; /* stderr is journald's stream */
 	char line[4096];
-	size_t len; /* bytes of the line under way */
+	size_t len;   /* bytes of the line under way */
+	char who[40]; /* ssqd_log_who's, or "" */
 } lg = { .fd = 2, .level = SSQD_LOG_DEFAULT, .journald = 0 };
+
+void ssqd_log_who(const char *who)
+{
+	snprintf(lg.who, sizeof(lg.who), "%s", who);
+}
 
 static const char *const names[] = { "emerg",   "alert",  "crit", "err",
 	                             "warning", "notice", "info", "debug" };
@@ -108,6 +114,15 @@ static void emit(const char *s, size_t n)
 		if (level <= 4)
 			h += (size_t)snprintf(out + h, sizeof(out) - h,
 			                      "%s: ", level <= 3 ? "error" : "warning");
+	}
+	/*
+	 * A tenant's ssqd shares its parent's stderr: its lines say whose
+	 * they are where they say "ssqd: ".
+	 */
+	if (lg.who[0] && n >= 6 && !memcmp(s, "ssqd: ", 6)) {
+		h += (size_t)snprintf(out + h, sizeof(out) - h, "ssqd (%s): ", lg.who);
+		s += 6;
+		n -= 6;
 	}
 	if (n > sizeof(out) - h)
 		n = sizeof(out) - h;

@@ -41,6 +41,12 @@ void ssqd_log_tick(struct ssqd_log_limit *l, uint64_t now_ns);
  */
 #define SSQD_LOG_DEFAULT 6 /* SD_INFO: all but debug */
 int ssqd_log_setup(int level);
+/*
+ * ssqd_log_who - after ssqd_log_setup: lines that start "ssqd: " start
+ * "ssqd (@who): " instead (a tenant's ssqd, which writes to its parent's
+ * stderr: "tenant uid 1000").
+ */
+void ssqd_log_who(const char *who);
 /* "err", "warning", "notice", "info", "debug" (syslog's names) or 0..7; -1. */
 int ssqd_log_level_parse(const char *s);
 /* Is @fd the stream $JOURNAL_STREAM names (systemd.exec(5))? 1 or 0. */
