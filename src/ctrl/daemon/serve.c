@@ -630,6 +630,8 @@ int ssqd_serve(struct ssqd *d)
 		progress(d);
 		ssqd_stall_watch(d, ssqd_now_ns());
 		ssqd_grants_tick(d, ssqd_now_ns());
+		/* Memory a freed window was the last to hold goes now (held.c). */
+		ssqd_held_release(d);
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		ssqd_knocks_tick(d, ssqd_now_ns());

@@ -199,11 +199,29 @@ void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b);
  * Memory freed while a grant's bind over it may still run (held.c): a
  * client's buffer @b (ssqd_held_buf) or registration @m (ssqd_held_mr)
  * becomes SSQD_OWNER_HELD's - gone for its client, its MR and arena range
- * kept - and ssqd_held_release (from ssqd_grants_tick) lets go of each
- * once no grant is over it any more, its window freed first.
+ * kept - and ssqd_held_release (the loop's, after ssqd_grants_tick) lets
+ * go of each once no grant is over it any more, its window freed first.
+ * The two marks are inline: mr.c and request.c park what held.c, which
+ * calls them back to release, lets go of.
  */
-void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b);
-void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m);
+static inline void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b)
+{
+	if (b->owner == SSQD_OWNER_HELD)
+		return;
+	b->held_by = b->owner;
+	b->owner = SSQD_OWNER_HELD;
+	d->nheld++;
+}
+
+static inline void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m)
+{
+	if (m->owner == SSQD_OWNER_HELD)
+		return;
+	m->held_by = m->owner;
+	m->owner = SSQD_OWNER_HELD;
+	d->nheld++;
+}
+
 void ssqd_held_release(struct ssqd *d);
 /* Deregister registration @m now and free its slot (mr.c). */
 void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m);

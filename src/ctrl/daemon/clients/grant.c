@@ -200,8 +200,6 @@ void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns)
 		if (g->gone && !g->binding)
 			ssqd_grant_free(d, g);
 	}
-	/* Memory a freed window was the last to hold: it goes now (held.c). */
-	ssqd_held_release(d);
 }
 
 /*

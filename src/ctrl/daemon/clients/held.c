@@ -45,24 +45,6 @@
 #include <stdio.h>
 #include "ctrl/daemon/clients/clients.h"
 
-void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b)
-{
-	if (b->owner == SSQD_OWNER_HELD)
-		return;
-	b->held_by = b->owner;
-	b->owner = SSQD_OWNER_HELD;
-	d->nheld++;
-}
-
-void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m)
-{
-	if (m->owner == SSQD_OWNER_HELD)
-		return;
-	m->held_by = m->owner;
-	m->owner = SSQD_OWNER_HELD;
-	d->nheld++;
-}
-
 /* Client @id while connected (dying or not), or NULL: ids are never reused. */
 static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
 {
