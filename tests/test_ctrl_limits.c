@@ -267,6 +267,52 @@ static void arena_quotas(void)
 	stop(d);
 }
 
+/*
+ * --max-uid-mib unset, other uids allowed (--allow-uid): one uid's clients
+ * together hold at most half the arena, so another allowed uid still gets
+ * buffers (before: 6 + 2 MiB of 8 by two clients of one uid, none left).
+ * ssqd's own uid alone: the whole arena, as before.
+ */
+static void uid_share_default(void)
+{
+	const char *shared[] = { "--allow-uid", "65534", NULL };
+	const char *alone[] = { NULL };
+	const char *const *extra[2] = { shared, alone };
+	struct ssq_client *a, *b;
+	struct ssq_buf x, y;
+	int k, rc;
+
+	for (k = 0; k < 2; k++) {
+		pid_t d = start(extra[k]);
+
+		a = connect_retry(d);
+		b = a ? connect_retry(d) : NULL;
+		CHECK(b != NULL, "two clients");
+		if (!b) {
+			ssq_client_close(a);
+			stop(d);
+			return;
+		}
+		CHECK(ssq_buf_alloc(a, 3 << 20, &x) == 0, "a 3 MiB: %s",
+		      ssq_client_error(a));
+		CHECK(ssq_buf_alloc(b, 1 << 20, &y) == 0, "b 1 MiB: %s",
+		      ssq_client_error(b));
+		rc = ssq_buf_alloc(b, 1 << 20, &y);
+		if (k == 0)
+			CHECK(rc == -EDQUOT &&
+			          strstr(ssq_client_error(b), "--max-uid-mib") &&
+			          strstr(ssq_client_error(b), "4 MiB"),
+			      "other uids allowed: one uid's 5th MiB of 8: %d '%s'", rc,
+			      ssq_client_error(b));
+		else
+			CHECK(rc == 0, "ssqd's uid alone: its 5th MiB of 8: %d '%s'", rc,
+			      ssq_client_error(b));
+		ssq_client_close(a);
+		ssq_client_close(b);
+		stop(d);
+	}
+}
+
 int main(void)
 {
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-lim-%d.sock", getpid());
@@ -274,5 +320,6 @@ int main(void)
 	silent_lockout();
 	refused_after_hello();
 	arena_quotas();
+	uid_share_default();
 	return test_exit("ctrl_limits");
 }

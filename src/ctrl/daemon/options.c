@@ -684,8 +684,7 @@ static int opt_check(struct ssqd_options *o, unsigned keys_said)
 	/* The arena quotas default to shares of --data-mib and stay within it. */
 	if (!o->max_client_mib)
 		o->max_client_mib = o->data_mib >= 4 ? o->data_mib * 3 / 4 : 1;
-	if (!o->max_uid_mib)
-		o->max_uid_mib = o->data_mib;
+	/* --max-uid-mib unset (0): clients/request.c picks all or half of it. */
 	if (o->max_client_mib > o->data_mib || o->max_uid_mib > o->data_mib) {
 		fprintf(stderr,
 		        "ssqd: --max-client-mib %llu / --max-uid-mib %llu: at most "

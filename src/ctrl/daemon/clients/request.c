@@ -83,6 +83,7 @@ static int over_quota(const struct ssqd *d, const struct ssqd_client *c, uint64_
                       char *why, size_t whylen)
 {
 	const struct ssqd_options *o = &d->opt;
+	uint64_t uid_mib;
 
 	if (len > o->data_mib << 20)
 		return 0;
@@ -103,14 +104,25 @@ static int over_quota(const struct ssqd *d, const struct ssqd_client *c, uint64_
 		    (unsigned long long)c->bytes);
 		return -EDQUOT;
 	}
-	if (o->max_uid_mib < o->data_mib &&
-	    len > (o->max_uid_mib << 20) - uid_bytes(d, c->uid)) {
-		snprintf(
-		    why, whylen,
-		    "%llu bytes more would take uid %u past its %llu MiB of the data "
-		    "arena (--max-uid-mib)",
-		    (unsigned long long)len, (unsigned)c->uid,
-		    (unsigned long long)o->max_uid_mib);
+	/*
+	 * --max-uid-mib unset: all of the arena while ssqd's own uid is alone
+	 * in it, half of it when other uids share it (as ssqd_uid_shares
+	 * halves grants and producer records), so one uid's clients together
+	 * cannot leave another uid no buffer.
+	 */
+	uid_mib = o->max_uid_mib;
+	if (!uid_mib)
+		uid_mib = !ssqd_uid_shares(d, c->uid) ? o->data_mib
+		          : o->data_mib >= 2          ? o->data_mib / 2
+		                                      : 1;
+	if (uid_mib < o->data_mib && len > (uid_mib << 20) - uid_bytes(d, c->uid)) {
+		snprintf(why, whylen,
+		         "%llu bytes more would take uid %u past its %llu MiB of the "
+		         "data arena (--max-uid-mib%s)",
+		         (unsigned long long)len, (unsigned)c->uid,
+		         (unsigned long long)uid_mib,
+		         o->max_uid_mib ? ""
+		                        : "; by default half when other uids share it");
 		return -EDQUOT;
 	}
 	return 0;
