@@ -75,6 +75,7 @@ struct pt_result {
 	uint64_t live; /* --run_infinitely: messages completed so far */
 	double t0, t1; /* CLOCK_MONOTONIC seconds: first post, last completion */
 	uint64_t peer_msgs[PT_MAX_PEERS]; /* --peers: its messages to each peer */
+	uint32_t picked;                  /* --queue-pick: k of the q<k> ssqd gave it */
 	int rc;
 	char why[160];
 };
@@ -118,6 +119,8 @@ struct pt_env {
 	uint32_t slot;     /* write_lat: each sender's own stretch of it */
 	uint8_t *dst;      /* the parent's view of it */
 	int check_data;    /* WRITEs on a device that moves data: check it came */
+	/* --queue-pick: the queue each sender got, "q1 q0 ..." (the last size's) */
+	char picked[PT_MAX_PROCS * 4 + 1];
 	struct pt_shared *sh;
 	double *lat; /* latency tests: iters samples (ns) per process */
 	/* send_bw in full mode (parent only): each queue's receive log */

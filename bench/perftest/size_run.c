@@ -202,6 +202,10 @@ int pt_run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info 
 		t0 = res->t0 < t0 ? res->t0 : t0;
 		t1 = res->t1 > t1 ? res->t1 : t1;
 	}
+	/* Where ssqd put the senders: said after the table (engine.c). */
+	for (i = 0, k = 0; !fail && o->queue_pick && i < o->procs; i++)
+		k += (uint64_t)snprintf(e->picked + k, sizeof(e->picked) - k, "%sq%u",
+		                        i ? " " : "", e->sh->res[i].picked);
 	if (!fail && e->check_data)
 		fail = pt_check_dst(o, e, size);
 	if (!fail && e->check_recv)
