@@ -8,14 +8,17 @@
 # no network (the tool starts its own ssqd from the build).
 #
 #   scripts/many-senders.sh [--build DIR] [--total SECONDS] [--procs "1 2"]
-#                           [--modes "lockfree combine"] [--base MODE]
+#                           [--modes "lockfree combine"] [--base MODE] [--cpu]
 #
 # A mode is a --mode, optionally with the queues: MODE/qK is `--mode MODE
 # -q K` (each sender spreads its posts over K queues itself), MODE/qK+pick
 # is `--mode MODE -q K --queue-pick` (ssqd gives each sender one of the K
 # queues, ssq_queue_open "any"): e.g. --modes "lockfree lockfree/q2
-# lockfree/q2+pick". --base: the mode the ratio columns divide (default
-# combine).
+# lockfree/q2+pick". --base: the mode the ratio columns compare with
+# (default combine). --cpu: the senders' CPU ns per WQE (the tool's
+# sender_cpu_ns_per_wqe) instead of Mpps: on a machine shared with other
+# work the wall-clock rate swings with the time slices the senders wait for,
+# their CPU time per WQE much less.
 #
 # --total: the whole run's budget (default 300): each of the
 # P x modes x 2 runs gets -D total / runs seconds (at least 1), plus each
@@ -29,8 +32,10 @@ total=300
 procs=
 modes="lockfree qp-per-process spinlock proxy combine"
 base=combine
+cpu=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--cpu) cpu=1; shift ;;
 	--base) base=$2; shift 2 ;;
 	--build) build=$2; shift 2 ;;
 	--total) total=$2; shift 2 ;;
@@ -81,11 +86,17 @@ echo "many-senders: $cores cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d
 	"P = $procs, $nm modes x 2 runs, -D $dur s each; ssq_write_bw -s 64 -D $dur -P N --mode M [-q K [--queue-pick]], SSQ_EMU_MODE=sink"
 declare -A r
 logs=$(mktemp -d /tmp/many-senders.XXXXXX)
-rate() { # P mode run -> Mpps, or "fail" with the tool's output kept in $logs
+rate() { # P mode run -> Mpps (--cpu: CPU ns per WQE), or "fail" with the tool's output kept in $logs
 	local out v
+	rm -f "$logs/run.json"
 	# shellcheck disable=SC2046 # the mode's flags, split on purpose
-	out=$("$tool" -s 64 -D "$dur" -P "$1" $(mode_flags "$2") 2>&1) || true
-	v=$(awk '$1 == 64 && NF == 5 {v = $5} END {if (v != "") printf "%.2f", v}' <<<"$out")
+	out=$("$tool" -s 64 -D "$dur" -P "$1" $(mode_flags "$2") --json "$logs/run.json" 2>&1) || true
+	if [ "$cpu" = 1 ]; then
+		v=$(sed -n 's/.*"sender_cpu_ns_per_wqe": \([0-9.]*\).*/\1/p' "$logs/run.json" 2>/dev/null |
+			awk 'NR == 1 && $1 > 0 {printf "%.0f", $1}')
+	else
+		v=$(awk '$1 == 64 && NF == 5 {v = $5} END {if (v != "") printf "%.2f", v}' <<<"$out")
+	fi
 	if [ -n "$v" ]; then echo "$v"; else
 		printf '%s\n' "$out" >"$logs/fail-P$1-${2//\//_}-run$3.txt"
 		echo fail
@@ -111,15 +122,21 @@ for p in $procs; do
 	for m in $modes; do
 		[ "$m" = "$base" ] && continue
 		printf '| %-12s' "$(awk -v a="${r[$p,$base,1]:-x}" -v b="${r[$p,$base,2]:-x}" \
-			-v c="${r[$p,$m,1]}" -v d="${r[$p,$m,2]}" \
+			-v c="${r[$p,$m,1]}" -v d="${r[$p,$m,2]}" -v cpu="$cpu" \
 			'BEGIN { if (a+0 == 0 || c+0 == 0 || b+0 == 0 || d+0 == 0) print "-";
+			         else if (cpu) printf "%.2f", (c + d) / (a + b);
 			         else printf "%.2f", (a + b) / (c + d) }')"
 	done
 	printf '\n'
 done
-echo "(Mpps, run 1 / run 2; ratios: $base's mean over the mode's mean)"
+if [ "$cpu" = 1 ]; then
+	echo "(senders' CPU ns per WQE, run 1 / run 2; ratios: the mode's mean over $base's: above 1, $base costs less CPU)"
+else
+	echo "(Mpps, run 1 / run 2; ratios: $base's mean over the mode's mean)"
+fi
 if ls "$logs"/fail-* >/dev/null 2>&1; then
 	echo "failed runs' output: $logs"
 else
+	rm -f "$logs/run.json"
 	rmdir "$logs"
 fi

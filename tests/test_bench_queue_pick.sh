@@ -6,7 +6,8 @@
 # own lock) and combine, and over the emulated wire (the grant of the
 # picked queue); the banner and the record say so; the modes and tools it
 # does not fit are refused naming --queue-pick; scripts/many-senders.sh
-# runs MODE/qK+pick beside MODE/qK and prints its ratio column.
+# runs MODE/qK+pick beside MODE/qK and prints its ratio column, and with
+# --cpu the senders' CPU ns per WQE the records carry.
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -79,6 +80,17 @@ else
 	cat "$tmp/ms.out"
 	bad "many-senders.sh --modes 'lockfree/q2 lockfree/q2+pick' failed"
 fi
+# --cpu: the senders' CPU ns per WQE from the records, a whole number each.
+if SSQ_EMU_MODE=sink bash "$src/scripts/many-senders.sh" --build "$build" --total 2 --procs 1 \
+	--modes "lockfree/q2+pick" --base lockfree/q2+pick --cpu >"$tmp/msc.out" 2>&1; then
+	grep -qE '^1 +\| [0-9]+ / [0-9]+ ' "$tmp/msc.out" || { cat "$tmp/msc.out"; bad "many-senders --cpu: no row of ns"; }
+	grep -q "CPU ns per WQE" "$tmp/msc.out" || bad "many-senders --cpu: does not say CPU ns"
+else
+	cat "$tmp/msc.out"
+	bad "many-senders.sh --cpu failed"
+fi
+grep -qE '"sender_cpu_ns_per_wqe": [0-9]*[1-9]' "$tmp/lockfree.json" ||
+	bad "the record has no sender_cpu_ns_per_wqe above 0"
 refused "want MODE/qK" bash "$src/scripts/many-senders.sh" --build "$build" --modes lockfree/x2
 
 exit "$fail"

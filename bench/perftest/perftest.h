@@ -74,6 +74,7 @@ struct pt_result {
 	uint64_t msgs;
 	uint64_t live; /* --run_infinitely: messages completed so far */
 	double t0, t1; /* CLOCK_MONOTONIC seconds: first post, last completion */
+	double cpu;    /* bandwidth loops: CPU seconds the sender used in between */
 	uint64_t peer_msgs[PT_MAX_PEERS]; /* --peers: its messages to each peer */
 	uint32_t picked;                  /* --queue-pick: k of the q<k> ssqd gave it */
 	int rc;
@@ -152,6 +153,7 @@ struct pt_row {
 	uint64_t iters;
 	double secs;                    /* first post to last completion */
 	double peak_bps, avg_bps, mpps; /* bandwidth: bytes/s, Mpps */
+	double cpu_ns;                  /* bandwidth: senders' CPU ns per message */
 	double tmin, tmax, ttyp, tavg, tstd, p99, p999; /* latency, usec */
 };
 
