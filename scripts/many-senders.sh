@@ -90,7 +90,10 @@ rate() { # P mode run -> Mpps (--cpu: CPU ns per WQE), or "fail" with the tool's
 	local out v
 	rm -f "$logs/run.json"
 	# shellcheck disable=SC2046 # the mode's flags, split on purpose
-	out=$("$tool" -s 64 -D "$dur" -P "$1" $(mode_flags "$2") --json "$logs/run.json" 2>&1) || true
+	# A run that hangs (a combine -q 2 run of about 16 stuck here, 2026-11-29) is a
+	# failed cell with its output kept, not a stuck table.
+	out=$(timeout -s KILL $((dur * 10 + 60)) "$tool" -s 64 -D "$dur" -P "$1" $(mode_flags "$2") \
+		--json "$logs/run.json" 2>&1) || true
 	if [ "$cpu" = 1 ]; then
 		v=$(sed -n 's/.*"sender_cpu_ns_per_wqe": \([0-9.]*\).*/\1/p' "$logs/run.json" 2>/dev/null |
 			awk 'NR == 1 && $1 > 0 {printf "%.0f", $1}')
