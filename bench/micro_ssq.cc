@@ -342,8 +342,8 @@ void reserve_publish(benchmark::State &state, bool combined, bool device_thread)
 #ifdef SSQ_LINE_COUNTS
 	// Per WQE this thread posted, averaged over the threads: w_<line>.
 	static const char *const names[SSQ_LINE_COUNT] = {
-		"w_reserve", "w_published", "w_doorbell", "w_completed", "w_cq_lease",
-		"w_slot",    "w_routed",    "w_hand_own", "w_hand_other"
+		"w_reserve",  "w_combine", "w_published", "w_doorbell", "w_completed",
+		"w_cq_lease", "w_slot",    "w_routed",    "w_hand_own", "w_hand_other"
 	};
 	double total = 0;
 	for (unsigned l = 0; l < SSQ_LINE_COUNT; l++) {

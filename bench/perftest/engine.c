@@ -532,6 +532,8 @@ int pt_main(const struct pt_opts *o)
 		}
 	}
 	pt_print_row(o, NULL);
+	if (o->queue_pick)
+		printf(" Queue pick      : senders on %s\n", e.picked);
 	/* The server's verdicts after the table, which stays perftest's. */
 	for (s = 0; (e.th_fd >= 0 || e.nsrv) && s < nsizes; s++)
 		printf("%s\n", verdicts[s]);

@@ -31,6 +31,8 @@ int pt_bw_loop(const struct pt_opts *o, struct pt_port *pt, const struct pt_req 
 	unsigned j, k;
 	int last_on_lane;
 
+	double c0 = pt_cpu_now();
+
 	res->t0 = pt_now();
 	pt_sample(pt->smp, 0, res->t0);
 	if (timed)
@@ -100,6 +102,7 @@ int pt_bw_loop(const struct pt_opts *o, struct pt_port *pt, const struct pt_req 
 		}
 	}
 	res->t1 = pt_now();
+	res->cpu = pt_cpu_now() - c0;
 	res->msgs = posted;
 	pt_sample(pt->smp, posted, res->t1);
 	return 0;

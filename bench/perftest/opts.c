@@ -173,6 +173,9 @@ int pt_parse(int argc, char **argv, enum pt_test test, const char *tool,
 		case PT_OPT_JSON:
 			o->json = optarg;
 			break;
+		case PT_OPT_QUEUE_PICK:
+			o->queue_pick = 1;
+			break;
 		case PT_OPT_WIRE:
 			o->wire = 1;
 			break;

@@ -78,6 +78,12 @@ struct pt_opts {
 	double duration;      /* -D seconds, 0: -n instead */
 	int run_inf;          /* --run_infinitely: a row every -D seconds until SIGINT */
 	uint32_t qps;         /* -q: queues each sender round-robins over */
+	/*
+	 * --queue-pick: ssqd has the -q queues, and each sender opens "any"
+	 * once (ssq_queue_open): ssqd gives it one of them, the fewest
+	 * producers first, and it posts only there.
+	 */
+	int queue_pick;
 	uint32_t inline_size; /* -I */
 	uint32_t post_list;   /* -l */
 	uint32_t cq_mod;      /* -Q */
@@ -157,7 +163,7 @@ void pt_become_server(struct pt_opts *o);
 uint32_t pt_top_size(const struct pt_opts *o);
 /* Queues ssqd needs for @o (--peers: for each peer). */
 uint32_t pt_queues_needed(const struct pt_opts *o);
-/* Lanes a sender round-robins over: -q, times the peers. */
+/* Lanes a sender round-robins over: -q, times the peers; 1 with --queue-pick. */
 uint32_t pt_lanes(const struct pt_opts *o);
 /* The sending host's QPs in the run: what --mode costs the NIC's QP cache. */
 uint32_t pt_host_qps(const struct pt_opts *o);

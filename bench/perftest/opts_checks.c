@@ -131,6 +131,32 @@ static void check_bidir(struct pt_opts *o)
 		               "ssq_write_bw, ssq_read_bw and ssq_atomic_bw take -b");
 }
 
+/*
+ * --queue-pick: senders that share the -q queues (lockfree, spinlock,
+ * combine), on one host's ssqd and its own queues, one message stream each
+ * (the bandwidth tools: a latency test has one message in flight).
+ */
+static void check_queue_pick(struct pt_opts *o, const char *role)
+{
+	if (!o->queue_pick)
+		return;
+	if (o->mode == PT_QP_PER_PROCESS || o->mode == PT_PROXY)
+		pt_bad_flag(o,
+		            "--queue-pick with --mode %s: its senders share no queue "
+		            "(lockfree, spinlock and combine do)",
+		            pt_mode_names[o->mode]);
+	if (o->npeers)
+		pt_bad_flag(o, "--queue-pick with --peers: each sender spreads over the "
+		               "peers itself");
+	if (role)
+		pt_bad_flag(o,
+		            "--queue-pick with %s: one host's ssqd picks (not two hosts)",
+		            role);
+	if (pt_is_lat(o))
+		pt_bad_flag(o, "--queue-pick: the bandwidth tools only (a latency test "
+		               "has one message in flight)");
+}
+
 /* The checks between flags, once all are read. */
 void pt_check_combinations(struct pt_opts *o, int s_given, int q_given, int n_given)
 {
@@ -151,6 +177,7 @@ void pt_check_combinations(struct pt_opts *o, int s_given, int q_given, int n_gi
 	}
 	server_checks(o);
 	check_bidir(o);
+	check_queue_pick(o, role);
 	if (o->mode == PT_QP_PER_PROCESS && o->procs * o->qps > PT_MAX_LANES)
 		pt_bad_flag(o,
 		            "-P x -q = %u queues with --mode qp-per-process: ssqd has at "

@@ -54,7 +54,9 @@ void pt_queue_name(const struct pt_opts *o, uint32_t idx, uint32_t lane, char *o
 {
 	uint32_t np = o->npeers ? o->npeers : 1, k = pt_queue_index(o, idx, lane);
 
-	if (o->npeers)
+	if (o->queue_pick)
+		snprintf(out, len, "any"); /* ssqd picks; opts_checks: no --peers */
+	else if (o->npeers)
 		snprintf(out, len, "%s/q%u", o->peers[lane % np], k);
 	else
 		snprintf(out, len, "q%u", k);
@@ -67,6 +69,8 @@ uint32_t pt_queues_needed(const struct pt_opts *o)
 
 uint32_t pt_lanes(const struct pt_opts *o)
 {
+	if (o->queue_pick)
+		return 1;
 	return o->qps * (o->npeers ? o->npeers : 1);
 }
 

@@ -35,6 +35,7 @@ const struct option pt_long_opts[] = {
 	{ "out_json_file", required_argument, NULL, PT_OPT_OUT_JSON_FILE },
 	{ "run_infinitely", no_argument, NULL, PT_OPT_RUN_INF },
 	{ "mode", required_argument, NULL, PT_OPT_MODE },
+	{ "queue-pick", no_argument, NULL, PT_OPT_QUEUE_PICK },
 	{ "json", required_argument, NULL, PT_OPT_JSON },
 	{ "wire", no_argument, NULL, PT_OPT_WIRE },
 	{ "peers", required_argument, NULL, PT_OPT_PEERS },

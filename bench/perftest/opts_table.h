@@ -22,7 +22,8 @@ enum {
 	PT_OPT_RUN_INF,
 	PT_OPT_PEERS,
 	PT_OPT_OUTPUT,
-	PT_OPT_REPORT_BOTH
+	PT_OPT_REPORT_BOTH,
+	PT_OPT_QUEUE_PICK
 };
 
 extern const char pt_short_opts[];

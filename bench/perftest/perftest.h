@@ -74,7 +74,9 @@ struct pt_result {
 	uint64_t msgs;
 	uint64_t live; /* --run_infinitely: messages completed so far */
 	double t0, t1; /* CLOCK_MONOTONIC seconds: first post, last completion */
+	double cpu;    /* bandwidth loops: CPU seconds the sender used in between */
 	uint64_t peer_msgs[PT_MAX_PEERS]; /* --peers: its messages to each peer */
+	uint32_t picked;                  /* --queue-pick: k of the q<k> ssqd gave it */
 	int rc;
 	char why[160];
 };
@@ -118,6 +120,8 @@ struct pt_env {
 	uint32_t slot;     /* write_lat: each sender's own stretch of it */
 	uint8_t *dst;      /* the parent's view of it */
 	int check_data;    /* WRITEs on a device that moves data: check it came */
+	/* --queue-pick: the queue each sender got, "q1 q0 ..." (the last size's) */
+	char picked[PT_MAX_PROCS * 4 + 1];
 	struct pt_shared *sh;
 	double *lat; /* latency tests: iters samples (ns) per process */
 	/* send_bw in full mode (parent only): each queue's receive log */
@@ -149,6 +153,7 @@ struct pt_row {
 	uint64_t iters;
 	double secs;                    /* first post to last completion */
 	double peak_bps, avg_bps, mpps; /* bandwidth: bytes/s, Mpps */
+	double cpu_ns;                  /* bandwidth: senders' CPU ns per message */
 	double tmin, tmax, ttyp, tavg, tstd, p99, p999; /* latency, usec */
 };
 

@@ -242,6 +242,9 @@ void pt_print_banner(const struct pt_opts *o, const struct pt_info *in)
 	printf("                    %s\n", name);
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", in->dev);
 	printf(" Number of qps   : %u\t\tTransport type : IB\n", in->nq);
+	if (o->queue_pick)
+		printf(" Queue pick      : ssqd's, one of the %u per sender (\"any\")\n",
+		       o->qps);
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
 	if (!pt_is_lat(o))
 		printf(" TX depth        : %u\n", o->tx_depth);
@@ -521,13 +524,16 @@ int pt_write_json(const struct pt_opts *o, const struct pt_info *in,
 		        "\"host_qps\": %u, \"post_list\": %u, \"cq_mod\": %u, "
 		        "\"tx_depth\": %u, "
 		        "\"inline_size\": %u, \"run_infinitely\": %s, \"events\": %s, "
+		        "\"queue_pick\": %s, "
 		        "\"bw_peak_mib_s\": %.6f, \"bw_avg_mib_s\": %.6f, "
-		        "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f",
+		        "\"msg_rate_mpps\": %.6f, \"ns_per_wqe\": %.2f, "
+		        "\"sender_cpu_ns_per_wqe\": %.2f",
 		        transport(o), o->qps, o->npeers ? o->npeers : 1, pt_host_qps(o),
 		        o->post_list, o->cq_mod, o->tx_depth, o->inline_size,
 		        o->run_inf ? "true" : "false", o->events ? "true" : "false",
-		        r->peak_bps / 1048576.0, r->avg_bps / 1048576.0, r->mpps,
-		        r->mpps > 0 ? 1e3 / r->mpps : 0.0);
+		        o->queue_pick ? "true" : "false", r->peak_bps / 1048576.0,
+		        r->avg_bps / 1048576.0, r->mpps,
+		        r->mpps > 0 ? 1e3 / r->mpps : 0.0, r->cpu_ns);
 		if (pt_is_lat(o))
 			fprintf(
 			    f,

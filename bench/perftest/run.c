@@ -14,7 +14,8 @@
  *   proxy           senders put requests into their own SPSC ring; one
  *                   proxy process drains the rings and posts them on q0..
  * A sender's batches go round-robin over its N queues ("lanes"), each lane
- * with its own in-flight window and signaling.
+ * with its own in-flight window and signaling; with --queue-pick it has one
+ * lane, the one of the N queues ssqd picked for its open of "any".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,6 +56,21 @@ static void req_template(const struct pt_opts *o, uint32_t size, struct pt_req *
 	}
 }
 
+/*
+ * The index k of lane @lane's queue q<k> (opened as @q): ssqd's pick for
+ * "any" (its name, as ssqd lists it), else the one the options name.
+ */
+static uint32_t lane_queue(const struct pt_opts *o, uint32_t idx, uint32_t lane,
+                           const struct ssq_queue *q)
+{
+	unsigned k;
+
+	if (o->queue_pick && q && sscanf(ssq_queue_name(q), "q%u", &k) == 1 &&
+	    k < PT_MAX_LANES)
+		return k;
+	return pt_queue_index(o, idx, lane);
+}
+
 int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
               uint32_t size)
 {
@@ -88,8 +104,10 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 			goto fail;
 		}
 		pt.lane[i].prod = ssq_queue_producer(q);
-		pt.lane[i].lock = &sh->lock[i];
+		/* spinlock: the queue's own lock (-q N: lane i is q<i>). */
+		pt.lane[i].lock = &sh->lock[lane_queue(o, idx, i, q)];
 		rq[i] = q;
+		res->picked = lane_queue(o, idx, i, q);
 	}
 	if (ssq_buf_alloc(c, size < 8 ? 8 : size, &src)) {
 		snprintf(res->why, sizeof(res->why), "%s", ssq_client_error(c));
@@ -124,7 +142,7 @@ int pt_sender(const struct pt_opts *o, const struct pt_env *e, uint32_t idx,
 		pt.lane[i].rkey = o->npeers ? pd->rkey : tmpl.rkey;
 		/* A server's grant reaches its destination through one queue. */
 		if (e->qgrants && !pt_is_send(o))
-			pt.lane[i].rkey = e->qrkey[peer][pt_queue_index(o, idx, i)];
+			pt.lane[i].rkey = e->qrkey[peer][lane_queue(o, idx, i, rq[i])];
 	}
 	if (o->test == PT_WRITE_LAT || o->test == PT_SEND_LAT) {
 		/*

@@ -124,7 +124,7 @@ int pt_run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info 
 	uint32_t nproc = o->procs + (o->mode == PT_PROXY), i;
 	uint64_t k;
 	pid_t kids[PT_MAX_PROCS + 1], parent = getpid();
-	double t0 = 1e300, t1 = 0, peak = 0, start;
+	double t0 = 1e300, t1 = 0, peak = 0, start, cpu = 0;
 	uint64_t total = 0;
 	int st, fail = 0;
 	size_t lat_bytes =
@@ -197,11 +197,16 @@ int pt_run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info 
 		if (i >= o->procs)
 			continue;
 		total += res->msgs;
+		cpu += res->cpu;
 		for (k = 0; k < o->npeers; k++)
 			e->peer_msgs[k] += res->peer_msgs[k];
 		t0 = res->t0 < t0 ? res->t0 : t0;
 		t1 = res->t1 > t1 ? res->t1 : t1;
 	}
+	/* Where ssqd put the senders: said after the table (engine.c). */
+	for (i = 0, k = 0; !fail && o->queue_pick && i < o->procs; i++)
+		k += (uint64_t)snprintf(e->picked + k, sizeof(e->picked) - k, "%sq%u",
+		                        i ? " " : "", e->sh->res[i].picked);
 	if (!fail && e->check_data)
 		fail = pt_check_dst(o, e, size);
 	if (!fail && e->check_recv)
@@ -212,6 +217,7 @@ int pt_run_size(const struct pt_opts *o, struct pt_env *e, const struct pt_info 
 		r->iters = total;
 		r->secs = t1 - t0;
 		r->mpps = total / (t1 - t0) / 1e6;
+		r->cpu_ns = total ? cpu / (double)total * 1e9 : 0;
 		if (!lat_bytes)
 			peak = pt_peak_rate(e->sh, o->procs);
 		if (peak < r->mpps * 1e6)

@@ -171,12 +171,20 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max);
  * ssq_queue_open - attach to the queue @name ("qK", or "PEER/qK" when ssqd
  * serves a cluster): map its UAR page and describe its send queue and CQ;
  * each open is a producer of its own. A cluster's peer not linked yet is
- * linked now, the open waiting up to SSQ_OPEN_LINK_MS for it. Returns 0
- * and *@out, -ENOENT (no such queue), -EAGAIN (not ready), -ETIMEDOUT
- * (its peer did not link in time: ssq_client_error says why), -EBUSY (ssqd
- * has --max-active-peers in use), -EACCES (the queue is for other uids),
- * -EUSERS (its producer records are all in use, or this client has it
- * open 16 times), -EBADMSG (its layout is out of bounds), -ENOTCONN.
+ * linked now, the open waiting up to SSQ_OPEN_LINK_MS for it.
+ * @name "any" ("PEER/any" in a cluster) lets ssqd pick one of that peer's
+ * queues (ssqd --queues N): of those this client may use (--queue-uid /
+ * --queue-gid), the one with the fewest producers attached, ready ones
+ * first, the lowest on a tie; so processes that each open "any" once
+ * spread evenly over the queues, each keeping its order on its one queue
+ * for as long as it is open. ssq_queue_name says which one it got.
+ * Returns 0 and *@out, -ENOENT (no such queue; for "any", no such peer),
+ * -EAGAIN (not ready), -ETIMEDOUT (its peer did not link in time:
+ * ssq_client_error says why), -EBUSY (ssqd has --max-active-peers in use),
+ * -EACCES (the queue, or for "any" every queue of the peer, is for other
+ * uids), -EUSERS (its producer records are all in use, or this client has
+ * it - for "any", each queue it may use - open 16 times), -EBADMSG (its
+ * layout is out of bounds), -ENOTCONN.
  */
 #define SSQ_OPEN_LINK_MS 5000u
 int ssq_queue_open(struct ssq_client *c, const char *name, struct ssq_queue **out);
@@ -268,6 +276,14 @@ int ssq_queue_wait_fd(struct ssq_queue *q);
 
 /* Detach and unmap. Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway). */
 int ssq_queue_close(struct ssq_queue *q);
+
+/*
+ * ssq_queue_name - the name of queue @q as ssqd lists it: the one opened,
+ * or for an open of "any" / "PEER/any" the one ssqd picked ("q2",
+ * "bob/q1"), to log or to name in ssq_buf_grant. Valid while @q is open;
+ * NULL for @q NULL. No round trip: any thread.
+ */
+const char *ssq_queue_name(const struct ssq_queue *q);
 
 struct ssq_producer;
 /*
@@ -558,9 +574,10 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
  *
  * Without peers the same calls bind a window on the loopback queue.
  * One round trip to ssqd each; WQEs carry the rkey as any other.
- * Returns 0, -EINVAL, -ENOENT (not this client's buffer, registration or
- * grant; no such queue), -ERANGE (past its end), -EACCES (more than a
- * registration allows, or the queue is not this client's), -EDQUOT (64
+ * Returns 0, -EINVAL (also a @queue "any" / "PEER/any": a grant binds to
+ * one queue, so name the one ssq_queue_name gives), -ENOENT (not this
+ * client's buffer, registration or grant; no such queue), -ERANGE (past its end), -EACCES
+ * (more than a registration allows, or the queue is not this client's), -EDQUOT (64
  * grants per client), -EAGAIN / -ETIMEDOUT (the queue's peer is not
  * linked; or, on a ConnectX, the bind waited 500 ms behind a reservation
  * some client has not published: nothing granted, try again),

@@ -150,7 +150,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
 		uint64_t bits =
 		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);
-		SSQ__LINE_W(SSQ_LINE_RESERVE);
+		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		uint64_t left = 0, pos = 0;
 		unsigned n = 0, k;
 		int rc;
@@ -173,7 +173,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		}
 		if (left) {
 			__atomic_fetch_or(&ctl->comb_pending, left, __ATOMIC_RELEASE);
-			SSQ__LINE_W(SSQ_LINE_RESERVE);
+			SSQ__LINE_W(SSQ_LINE_COMBINE);
 		}
 		if (n) {
 			rc = ssq__reserve(p, n, 0, &pos);
@@ -186,7 +186,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				                  __ATOMIC_RELEASE);
 				/* C11: as below. */
 				__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
-				SSQ__LINE_W(SSQ_LINE_RESERVE);
+				SSQ__LINE_W(SSQ_LINE_COMBINE);
 				return rc;
 			}
 			/*
@@ -254,12 +254,12 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		 * is left is its owner's to settle.
 		 */
 		__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
-		SSQ__LINE_W(SSQ_LINE_RESERVE);
+		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		if (pass >= SSQ_COMBINE_PASSES ||
 		    !__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST))
 			return 0;
 		zero = 0;
-		SSQ__LINE_W(SSQ_LINE_RESERVE);
+		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		if (!__atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
 		                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			return 0;
@@ -364,7 +364,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			 */
 			zero = 0;
 			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-			    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+			    (SSQ__LINE_W(SSQ_LINE_COMBINE),
 			     __atomic_compare_exchange_n(&ctl->comb_role, &zero,
 			                                 p->id + 1, 0, __ATOMIC_SEQ_CST,
 			                                 __ATOMIC_RELAXED)) &&
@@ -476,11 +476,11 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 	/* C8: the bit, against C11/C12 (see ssq__combine). */
 	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
-	SSQ__LINE_W(SSQ_LINE_RESERVE);
+	SSQ__LINE_W(SSQ_LINE_COMBINE);
 	zero = 0;
 	/* C9: against C11/C12. Held: its holder looks again after letting go. */
 	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-	    (SSQ__LINE_W(SSQ_LINE_RESERVE),
+	    (SSQ__LINE_W(SSQ_LINE_COMBINE),
 	     __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
 	                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))) {
 		rc = ssq__combine(p);

@@ -174,16 +174,20 @@ struct ssq_ctl {
 	uint32_t tx_arm;
 	uint8_t pad0[SSQ_CACHELINE - 48];
 	uint64_t reserve; /* WQEBBs reserved (fetch-add) */
+	uint8_t pad1[SSQ_CACHELINE - 8];
 	/*
-	 * Combining (<ssq/combine.h>), on the line combiners fetch-add anyway:
-	 * a bit per producer with a request POSTED (a hint: a combiner looks
-	 * at the request itself), and the combiner role, 0 or the holder's
-	 * id + 1 (a hint too: two combiners at once would be slower, not
-	 * wrong; ssq_ctl_heal breaks a dead holder's).
+	 * Combining (<ssq/combine.h>), on a line of its own: a bit per
+	 * producer with a request POSTED (a hint: a combiner looks at the
+	 * request itself), and the combiner role, 0 or the holder's id + 1 (a
+	 * hint too: two combiners at once would be slower, not wrong;
+	 * ssq_ctl_heal breaks a dead holder's). Not on the reserve line: there
+	 * a combined post's four writes (its bit, the role, the combiner's
+	 * swap and release; docs/measurements.md) took the line from every
+	 * lone lock-free post's fetch-add.
 	 */
 	uint64_t comb_pending;
 	uint32_t comb_role;
-	uint8_t pad1[SSQ_CACHELINE - 20];
+	uint8_t pad1b[SSQ_CACHELINE - 12];
 	uint64_t published; /* every WQEBB below is published */
 	uint8_t pad2[SSQ_CACHELINE - 8];
 	uint32_t db_lease;  /* 0, or the ringing producer's id + 1 */
@@ -208,15 +212,17 @@ SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand) == SSQ_CACHELINE - 8, "hand-over s
 SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 3 * SSQ_CACHELINE, "producer lines");
 SSQ_STATIC_ASSERT(SSQ_MAX_PRODUCERS <= 64, "comb_pending has a bit per producer");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, published) == 2 * SSQ_CACHELINE,
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, comb_pending) == 2 * SSQ_CACHELINE,
+                  "combining line");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, published) == 3 * SSQ_CACHELINE,
                   "published line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, db_lease) == 3 * SSQ_CACHELINE,
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, db_lease) == 4 * SSQ_CACHELINE,
                   "doorbell line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, completed) == 4 * SSQ_CACHELINE,
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, completed) == 5 * SSQ_CACHELINE,
                   "completed line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, cq_lease) == 5 * SSQ_CACHELINE,
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, cq_lease) == 6 * SSQ_CACHELINE,
                   "CQ lease line");
-SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, producers) == 6 * SSQ_CACHELINE, "producers");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, producers) == 7 * SSQ_CACHELINE, "producers");
 
 /*
  * Test builds define SSQ_FAULT_HOOKS and ssq_fault_hook() to die (or stop)
@@ -242,7 +248,8 @@ enum {
  * which line bounces, how often per WQE. Everyone else compiles them away.
  */
 enum {
-	SSQ_LINE_RESERVE,    /* reserve, comb_pending, comb_role */
+	SSQ_LINE_RESERVE,    /* reserve */
+	SSQ_LINE_COMBINE,    /* comb_pending, comb_role */
 	SSQ_LINE_PUBLISHED,  /* published */
 	SSQ_LINE_DOORBELL,   /* db_lease, bf_offset, db_value */
 	SSQ_LINE_COMPLETED,  /* completed */

@@ -201,6 +201,38 @@ int ssq_client_list(struct ssq_client *c, struct ssq_queue_info *out, int max)
 }
 
 /*
+ * The name of the queue open @q, which ssqd picked for an open of "any" /
+ * "PEER/any": from ssqd's LIST (the shared layout's copy of the names is
+ * any client's to write). 0, or LIST's error.
+ */
+static int picked_name(struct ssq_client *c, struct ssq_queue *q)
+{
+	struct proto_msg reply;
+	int rc = client_call(c, SSQ_MSG_LIST, NULL, 0, &reply, NULL);
+
+	if (rc)
+		return rc;
+	if (q->index >= reply.u.list_reply.nqueues) {
+		snprintf(c->err, sizeof(c->err),
+		         "ssqd lists %u queues, not the one it attached (%u)",
+		         reply.u.list_reply.nqueues, q->index);
+		return -EBADMSG;
+	}
+	memcpy(q->name, reply.u.list_reply.queues[q->index].name, sizeof(q->name));
+	q->name[sizeof(q->name) - 1] = '\0';
+	return 0;
+}
+
+/* "any" or "PEER/any": ssqd picks the queue (docs/design.md). */
+static int pick_form(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 3 && !strcmp(name + n - 3, "any") &&
+	       (n == 3 || (n > 4 && name[n - 4] == '/'));
+}
+
+/*
  * @wait: ask again while ssqd answers -EINPROGRESS (it is linking the
  * queue's peer), up to SSQ_OPEN_LINK_MS; 0: one ask, its -EINPROGRESS
  * returned (ssq_queue_try_open).
@@ -258,6 +290,10 @@ static int queue_open(struct ssq_client *c, const char *name, struct ssq_queue *
 	q->wfd.efd = -1;
 	q->index = reply.u.attach_reply.queue;
 	q->l = &c->hdr->queues[q->index];
+	/* ssqd found a queue's own name as asked (its find_queue: exact). */
+	memcpy(q->name, name, strlen(name) + 1);
+	if (pick_form(name) && (rc = picked_name(c, q)))
+		goto fail;
 	/*
 	 * ssqd attached us only to a queue it lists ready (its own word: the
 	 * header's state is any client's to write, so not asked here), and
@@ -418,6 +454,11 @@ struct ssq_producer *ssq_queue_producer(struct ssq_queue *q)
 uint32_t ssq_queue_qpn(const struct ssq_queue *q)
 {
 	return q->l->qpn;
+}
+
+const char *ssq_queue_name(const struct ssq_queue *q)
+{
+	return q ? q->name : NULL;
 }
 
 uint32_t ssq_queue_peer_qpn(const struct ssq_queue *q)

@@ -74,6 +74,7 @@ struct client_wait_fd {
 struct ssq_queue {
 	struct ssq_client *c;
 	uint32_t index;
+	char name[SSQ_NAME_MAX]; /* ssqd's: the one asked for, or picked for "any" */
 	struct client_wait_fd wfd;
 	void *uar;
 	size_t uar_len;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The queue a request names (ATTACH, GRANT): found by name, allowed to the
- * client, and ready - its peer linked or a queue in error recovered first.
- * Apart from request.c so that grant.c and request.c both use it without
- * calling each other; so is ssqd_uid_shares, both files' bound on one
- * uid's share.
+ * The queue a request names (ATTACH, GRANT): found by name - or, for an
+ * ATTACH of "any" / "PEER/any", picked among that peer's queues - allowed
+ * to the client, and ready - its peer linked or a queue in error
+ * recovered first. Apart from request.c so that grant.c and request.c
+ * both use it without calling each other; so is ssqd_uid_shares, both
+ * files' bound on one uid's share.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -121,20 +122,189 @@ static void no_such_queue(const struct ssqd *d, const char *name, char *out, siz
 		         d->own.nqueues);
 }
 
+/*
+ * The pick form of a queue name (docs/design.md, "Several queues to one
+ * peer"): "any" (every queue of an ssqd without a cluster goes to its one
+ * peer) or "PEER/any" (a cluster's peer, this ssqd's own name for its
+ * loopback; PEER not empty). 1 and the peer's name length in *@plen (0 for
+ * "any"), or 0: a queue's own name. No queue is called "any": ssqd names
+ * them qK, PEER/qK.
+ */
+static int pick_form(const char *name, size_t *plen)
+{
+	size_t n = strnlen(name, SSQ_NAME_MAX);
+
+	if (n < 3 || strcmp(name + n - 3, "any") || n == 4 ||
+	    (n > 4 && name[n - 4] != '/'))
+		return 0;
+	*plen = n > 3 ? n - 4 : 0;
+	return 1;
+}
+
+/* Is queue @q one of the peer @peer (@plen bytes; 0: any queue) names? */
+static int of_peer(const struct ssqd *d, unsigned q, const char *peer, size_t plen)
+{
+	const char *qn = d->own.queues[q].name;
+
+	return !plen || (!strncmp(qn, peer, plen) && qn[plen] == '/');
+}
+
+/* Producer records live clients hold in queue @q: its load, as picks see it. */
+static unsigned queue_load(const struct ssqd *d, unsigned q)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0)
+			n += (unsigned)__builtin_popcountll(d->clients[i].recs[q]);
+	return n;
+}
+
+/* Would an ATTACH of queue @q be answered at once, no link or recovery first? */
+static int queue_ready(struct ssqd *d, unsigned q)
+{
+	return d->queues[q].listed == SSQ_QUEUE_READY &&
+	       !ssq_ctl_in_error(d->queues[q].ctl) && !ssqd_peer_closing(d, q);
+}
+
+/* The peers a cluster's queues go to, for a refusal: "alice, bob, carol". */
+static void peer_names(const struct ssqd *d, char *out, size_t len)
+{
+	size_t at = 0;
+	unsigned i, j;
+
+	out[0] = '\0';
+	for (i = 0; i < d->own.nqueues; i++) {
+		const char *qn = d->own.queues[i].name;
+		const char *slash = memchr(qn, '/', SSQ_NAME_MAX);
+		int n;
+
+		if (!slash)
+			continue;
+		for (j = 0; j < i && !of_peer(d, j, qn, (size_t)(slash - qn)); j++)
+			;
+		if (j < i) /* named already */
+			continue;
+		n = snprintf(out + at, len - at, "%s%.*s", at ? ", " : "",
+		             (int)(slash - qn), qn);
+		if (n < 0 || (size_t)n >= len - at)
+			break;
+		at += (size_t)n;
+	}
+}
+
+/*
+ * Pick, for client @c's ATTACH of @name (pick_form: peer @plen bytes of
+ * it), the queue of that peer it may use (--queue-uid / --queue-gid) that
+ * has the fewest producer records held, ready ones before those a link or
+ * recovery must bring up first, the lowest index on a tie: opens spread
+ * evenly, each staying on its queue for its life (its order is that
+ * queue's). ssqd answers ATTACHes one at a time, so each pick sees the
+ * ones before it. Its index, or a negative errno with @msg.
+ */
+static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *name,
+                      size_t plen, char *msg, size_t len)
+{
+	unsigned i, n = 0, ruled = 0, best_load = 0;
+	int best = -1, best_ready = 0;
+
+	if (!d->opt.npeers != !plen) {
+		char peers[SSQ_ERRMSG_MAX / 2];
+
+		peer_names(d, peers, sizeof(peers));
+		if (plen)
+			snprintf(
+			    msg, len,
+			    "no queue named \"%.*s\": this ssqd has no peers by name "
+			    "(no --peers); \"any\" picks one of its queues",
+			    (int)SSQ_NAME_MAX, name);
+		else
+			snprintf(
+			    msg, len,
+			    "\"any\" needs its peer in a cluster: \"PEER/any\", PEER "
+			    "one of %s",
+			    peers);
+		return -ENOENT;
+	}
+	for (i = 0; i < d->own.nqueues; i++) {
+		unsigned load;
+		int ready;
+
+		if (!of_peer(d, i, name, plen))
+			continue;
+		n++;
+		if (!ssqd_queue_allows(d, (int)i, c)) {
+			ruled++;
+			continue;
+		}
+		if ((unsigned)__builtin_popcountll(c->recs[i]) >= SSQD_OPENS_PER_CLIENT)
+			continue;
+		load = queue_load(d, i);
+		ready = queue_ready(d, i);
+		if (best < 0 || ready > best_ready ||
+		    (ready == best_ready && load < best_load)) {
+			best = (int)i;
+			best_load = load;
+			best_ready = ready;
+		}
+	}
+	if (!n) {
+		char peers[SSQ_ERRMSG_MAX / 2];
+
+		peer_names(d, peers, sizeof(peers));
+		snprintf(msg, len, "no peer named \"%.*s\" (in \"%.*s\"); peers: %s",
+		         (int)plen, name, (int)SSQ_NAME_MAX, name, peers);
+		return -ENOENT;
+	}
+	if (best >= 0)
+		return best;
+	if (ruled == n) {
+		snprintf(msg, len,
+		         "\"%.*s\": each of its %u queues takes only the uids / gids its "
+		         "--queue-uid / --queue-gid name, not uid %u / gid %u",
+		         (int)SSQ_NAME_MAX, name, n, (unsigned)c->uid, (unsigned)c->gid);
+		return -EACCES;
+	}
+	snprintf(msg, len,
+	         "\"%.*s\": this connection has each queue it may use open %u times, "
+	         "the most one may",
+	         (int)SSQ_NAME_MAX, name, SSQD_OPENS_PER_CLIENT);
+	return -EUSERS;
+}
+
 /* ATTACH, its first half (clients.h). */
 int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,
                       int *rc)
 {
 	uint32_t seq = m->hdr.seq;
+	const char *name = m->u.attach.name;
 	char why[200];
+	size_t plen;
 	int q;
 
 	*rc = 0;
-	q = find_queue(d, m->u.attach.name);
+	if (pick_form(name, &plen) && m->hdr.type != SSQ_MSG_ATTACH)
+		return *rc = ssqd_out_error(
+		           &c->out, c->fd, seq, -EINVAL,
+		           "\"%.*s\": a grant is bound to one queue's QP; name it "
+		           "(ssq_queue_name says which one an open of \"any\" got)",
+		           (int)SSQ_NAME_MAX, name),
+		       -1;
+	if (pick_form(name, &plen)) {
+		char msg[SSQ_ERRMSG_MAX];
+
+		q = pick_queue(d, c, name, plen, msg, sizeof(msg));
+		if (q < 0)
+			return *rc = ssqd_out_error(&c->out, c->fd, seq, q, "%s", msg),
+			       -1;
+		/* From here on its own name: what the answers below say. */
+		name = d->own.queues[q].name;
+	}
+	q = find_queue(d, name);
 	if (q < 0) {
 		char msg[SSQ_ERRMSG_MAX];
 
-		no_such_queue(d, m->u.attach.name, msg, sizeof(msg));
+		no_such_queue(d, name, msg, sizeof(msg));
 		return *rc = ssqd_out_error(&c->out, c->fd, seq, -ENOENT, "%s", msg), -1;
 	}
 	if (!ssqd_queue_allows(d, q, c))
@@ -142,7 +312,7 @@ int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_
 		           &c->out, c->fd, seq, -EACCES,
 		           "queue \"%s\" takes only the uids / gids its --queue-uid / "
 		           "--queue-gid name, not uid %u / gid %u",
-		           m->u.attach.name, (unsigned)c->uid, (unsigned)c->gid),
+		           name, (unsigned)c->uid, (unsigned)c->gid),
 		       -1;
 	/*
 	 * Listed READY is ssqd's own view; an error CQE that only a client's
@@ -156,13 +326,13 @@ int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_
 	               ? ssqd_peer_want(d, (unsigned)q, why, sizeof(why))
 	               : ssqd_recover_for_open(d, (unsigned)q, why, sizeof(why))))
 		return *rc = ssqd_out_error(&c->out, c->fd, seq, *rc, "queue \"%s\": %s",
-		                            m->u.attach.name, why),
+		                            name, why),
 		       -1;
 	if (d->queues[q].listed != SSQ_QUEUE_READY)
 		return *rc = ssqd_out_error(&c->out, c->fd, seq, -EAGAIN,
 		                            "queue \"%s\" is not connected yet (waiting "
 		                            "for the peer ssqd)",
-		                            m->u.attach.name),
+		                            name),
 		       -1;
 	return q;
 }

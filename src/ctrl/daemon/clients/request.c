@@ -199,7 +199,11 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	                     sizeof(r), NULL, 0);
 }
 
-/* ATTACH: a producer record of the queue, and the queue's UAR. */
+/*
+ * ATTACH: a producer record of the queue, and the queue's UAR. The queue
+ * is the one named, or the one picked for "any" / "PEER/any"
+ * (ssqd_attach_queue): the answers name it as ssqd does.
+ */
 static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
 {
 	uint32_t seq = m->hdr.seq;
@@ -216,20 +220,20 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		    &c->out, c->fd, seq, -EUSERS,
 		    "queue \"%s\" is open %u times on this connection, the "
 		    "most one may (its other users need records too)",
-		    m->u.attach.name, SSQD_OPENS_PER_CLIENT);
+		    d->own.queues[q].name, SSQD_OPENS_PER_CLIENT);
 	if (queue_shared(d, q, c) && uid_records(d, q, c->uid) >= UID_RECORDS)
 		return ssqd_out_error(
 		    &c->out, c->fd, seq, -EUSERS,
 		    "queue \"%s\": uid %u holds %u of its %u producer records, the "
 		    "most one uid may while other uids may use it (--allow-uid, "
 		    "--allow-gid)",
-		    m->u.attach.name, (unsigned)c->uid, UID_RECORDS,
+		    d->own.queues[q].name, (unsigned)c->uid, UID_RECORDS,
 		    SSQ_MAX_PRODUCERS - 1);
 	rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 	if (rc < 0)
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
 		                      "queue \"%s\" has all %u producer records in use",
-		                      m->u.attach.name, SSQ_MAX_PRODUCERS - 1);
+		                      d->own.queues[q].name, SSQ_MAX_PRODUCERS - 1);
 	c->recs[q] |= 1ull << rc;
 	memset(&r, 0, sizeof(r));
 	r.queue = (uint32_t)q;
