@@ -283,7 +283,20 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 		return 1;
 	/* A1d: pairs with R1a/R1b: the slot's owner before its publish word. */
 	seq = __atomic_load_n(&ssq__slot(p, pos)->seq, __ATOMIC_ACQUIRE);
-	owner = ssq__slot(p, pos)->owner;
+	SSQ__HOOK(SSQ_HOOK_OUTCOME_SEQ);
+	/*
+	 * The owner may already be that of the WQE a ring later: once pos
+	 * completed, its slot is free, and a producer that reserved pos + ring
+	 * (having read `completed` past pos, A3a) writes its owner before its
+	 * publish word. So the owner says "not ours" only if `completed`,
+	 * read after it, has not passed pos (acquire: the loads in this
+	 * order); past it, done_pos answers. Taking a foreign owner for "not
+	 * published" made the owner post its request a second time: executed
+	 * twice, and its record left with done == posted + 1 for good, which
+	 * ssq_reserve's room check then never passed (docs/measurements.md,
+	 * "A hang seen once"; test_ssq_combine_settle.c).
+	 */
+	owner = __atomic_load_n(&ssq__slot(p, pos)->owner, __ATOMIC_ACQUIRE);
 	/*
 	 * A3e: pairs with R3: past `completed` the router counted the WQE at
 	 * pos, as ours (done_pos, R6, before R3) or as nobody's.
@@ -300,10 +313,14 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 	 */
 	if (__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch)
 		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted;
-	if (seq == pos + 1)
-		return owner == p->id;
+	/* Ours at pos: nobody else publishes in our name until we settle. */
+	if (seq == pos + 1 && owner == p->id)
+		return 1;
 	if (completed > pos)
 		return done_pos > pos;
+	/* Published at pos, not reusable when we read its owner: a NOP. */
+	if (seq == pos + 1)
+		return 0;
 	return -1;
 }
 

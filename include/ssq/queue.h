@@ -318,8 +318,16 @@ SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned co
 
 		if (ssq_unlikely(state != SSQ_CTL_READY))
 			return state == SSQ_CTL_RESTARTING ? -EAGAIN : -EIO;
+		/*
+		 * Signed: a combiner (comp_wqebbs 0) whose own handed-over WQE
+		 * completed before it settled it counts done one ahead of
+		 * posted (<ssq/combine.h>), so `mine` is -1 then; unsigned, it
+		 * never found room, and its next passes left the others'
+		 * requests POSTED after SSQ_RESERVE_SPINS. Everyone else
+		 * reserves with nothing of theirs unsettled: `mine` is exact.
+		 */
 		if (r + wqebbs - c <= ring &&
-		    mine + comp_wqebbs <= (uint64_t)p->comp_mask + 1)
+		    (int64_t)(mine + comp_wqebbs) <= (int64_t)p->comp_mask + 1)
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;

@@ -239,6 +239,7 @@ enum {
 	SSQ_HOOK_COMBINE_BUILT = 7, /* a combiner mid-batch: some published, not all */
 	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
 	SSQ_HOOK_CQ_ROUTE = 9,      /* routing, about to deliver (ssq__route) */
+	SSQ_HOOK_OUTCOME_SEQ = 10,  /* settling a TAKEN request: its publish word read */
 };
 /*
  * Benchmark builds (cmake -DSSQ_BENCH_LINE_COUNTS=ON: ssq_micro_lines)
