@@ -209,7 +209,14 @@ inline settle()
 		fi
 	:: wstate[me] == DONE -> wstate[me] = EMPTY
 	:: wstate[me] == TAKEN && lpub[wval[me]] ->
-		/* ssq__hand_outcome: the publish word at our position */
+		/*
+		 * ssq__hand_outcome: the publish word at our position. No
+		 * position is reused here; in the C code a completed one is
+		 * (pos + ring), so the owner read there means "at pos" only
+		 * while `completed` has not passed pos, and done_pos answers
+		 * past it (test_ssq_combine_settle.c: a foreign owner taken
+		 * for a NOP posted the request twice).
+		 */
 		atomic {
 #ifndef BROKEN_NOP_AS_POSTED
 			if
