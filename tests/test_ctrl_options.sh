@@ -71,8 +71,8 @@ expect 2 "--queue-uid q3=7: there are only 2 queues (q0..q1)" --queues 2 --queue
 expect 2 "--stall-ms '60001': want a number from 0 to 60000" --stall-ms 60001
 expect 2 "--max-uid-clients '0': want a number from 1 to 256" --max-uid-clients 0
 expect 2 "--max-client-bufs '5000': want a number from 1 to 4096" --max-client-bufs 5000
-expect 2 "--max-client-mib 9 / --max-uid-mib 8: at most --data-mib 8" --data-mib 8 --max-client-mib 9
-expect 2 "--max-client-mib 6 / --max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
+expect 2 "--max-client-mib 9: at most --data-mib 8" --data-mib 8 --max-client-mib 9
+expect 2 "--max-uid-mib 9: at most --data-mib 8" --data-mib 8 --max-uid-mib 9
 expect 2 "--tenants 'user': want none, uid or gid" --tenants user
 expect 2 "--tenants: peers are carried per tenant in a cluster only" --tenants uid --listen 5000
 expect 2 "--tenants: peers are carried per tenant in a cluster only" --tenants gid --connect 127.0.0.1:5000

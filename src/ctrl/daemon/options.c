@@ -686,11 +686,11 @@ static int opt_check(struct ssqd_options *o, unsigned keys_said)
 		o->max_client_mib = o->data_mib >= 4 ? o->data_mib * 3 / 4 : 1;
 	/* --max-uid-mib unset (0): clients/request.c picks all or half of it. */
 	if (o->max_client_mib > o->data_mib || o->max_uid_mib > o->data_mib) {
-		fprintf(stderr,
-		        "ssqd: --max-client-mib %llu / --max-uid-mib %llu: at most "
-		        "--data-mib %llu\n",
-		        (unsigned long long)o->max_client_mib,
-		        (unsigned long long)o->max_uid_mib,
+		int uid = o->max_uid_mib > o->data_mib;
+
+		fprintf(stderr, "ssqd: --max-%s-mib %llu: at most --data-mib %llu\n",
+		        uid ? "uid" : "client",
+		        (unsigned long long)(uid ? o->max_uid_mib : o->max_client_mib),
 		        (unsigned long long)o->data_mib);
 		return 2;
 	}

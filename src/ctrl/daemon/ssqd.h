@@ -49,8 +49,9 @@ struct ssqd_data_buf {
 	uint32_t owner;
 	uint32_t key; /* its own MR's key; 0 under ssqd --arena-rkey */
 	void *mr;     /* that MR (the backend's), or NULL */
-	/* Owner SSQD_OWNER_HELD: the client still charged for it (clients/held.c). */
+	/* Owner SSQD_OWNER_HELD: the client still charged for it (clients/held.c), */
 	uint32_t held_by;
+	uint32_t held_uid; /* and its uid, charged once that client is gone */
 };
 
 struct ssqd_data_alloc {
@@ -129,6 +130,7 @@ struct ssqd_mr {
 	uint32_t uid;     /* the owner's */
 	uint64_t pinned;  /* bytes charged to the owner's RLIMIT_MEMLOCK (pin.c) */
 	uint32_t held_by; /* owner SSQD_OWNER_HELD: the client still charged (held.c) */
+	int32_t pid;      /* the owner's: memlock stays charged to it while held */
 };
 
 /*

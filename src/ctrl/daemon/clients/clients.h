@@ -206,10 +206,11 @@ void ssqd_release_buf(void *ctx, struct ssqd_data_buf *b);
  * The two marks are inline: mr.c and request.c park what held.c, which
  * calls them back to release, lets go of.
  */
-static inline void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b)
+static inline void ssqd_held_buf(struct ssqd *d, struct ssqd_data_buf *b, uid_t uid)
 {
 	if (b->owner == SSQD_OWNER_HELD)
 		return;
+	b->held_uid = (uint32_t)uid;
 	b->held_by = b->owner;
 	b->owner = SSQD_OWNER_HELD;
 	d->nheld++;
@@ -225,6 +226,14 @@ static inline void ssqd_held_mr(struct ssqd *d, struct ssqd_mr *m)
 }
 
 void ssqd_held_release(struct ssqd *d);
+/*
+ * Is client @id gone while memory it freed is still held? Its held memory
+ * then counts against its uid (ssqd_held_uid_use) and its pid's memlock
+ * (pin.c), so that freeing behind a hole and hanging up is no way past a
+ * quota (held.c).
+ */
+int ssqd_held_orphan(const struct ssqd *d, uint32_t id);
+void ssqd_held_uid_use(const struct ssqd *d, uid_t uid, unsigned *bufs, uint64_t *bytes);
 /* Deregister registration @m now and free its slot (mr.c). */
 void ssqd_mr_release(struct ssqd *d, struct ssqd_mr *m);
 

@@ -22,7 +22,9 @@
  * bind ran goes at once - and the memory becomes SSQD_OWNER_HELD's: its
  * client no longer has it, its MR and range stay, and while that client
  * lives they still count against its quotas (buffers, bytes, registrations,
- * pinned bytes: freeing behind a hole of its own is no way past them). Once
+ * pinned bytes: freeing behind a hole of its own is no way past them; nor
+ * is hanging up then: a gone client's held memory counts against its uid's
+ * arena quotas and its pid's memlock until it goes). Once
  * no grant is over it (ssqd_grants_tick frees a revoked grant's window as
  * soon as its bind completed, or a reset discarded it), the MR goes, then
  * the range. ssqd's loop waits on nothing: it looks every millisecond
@@ -40,7 +42,8 @@
  * lasts until the stall repair starts the queue over (10 x --stall-ms for
  * a running client), which ends every bind on its ring - under
  * --stall-ms 0 a hole never published holds the memory until ssqd ends.
- * A dead client's held memory counts against no one meanwhile.
+ * A gone client's held memory counts against its uid's arena quotas and
+ * its pid's memlock meanwhile (ssqd_held_uid_use, pin.c).
  */
 #include <stdio.h>
 #include "ctrl/daemon/clients/clients.h"
@@ -54,6 +57,33 @@ static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
 		if (d->clients[i].fd >= 0 && d->clients[i].id == id)
 			return &d->clients[i];
 	return NULL;
+}
+
+int ssqd_held_orphan(const struct ssqd *d, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && d->clients[i].id == id)
+			return 0;
+	return 1;
+}
+
+void ssqd_held_uid_use(const struct ssqd *d, uid_t uid, unsigned *bufs, uint64_t *bytes)
+{
+	unsigned i;
+
+	*bufs = 0;
+	*bytes = 0;
+	for (i = 0; d->nheld && i < d->data.n; i++) {
+		const struct ssqd_data_buf *b = &d->data.bufs[i];
+
+		if (b->owner == SSQD_OWNER_HELD && b->held_uid == (uint32_t)uid &&
+		    ssqd_held_orphan(d, b->held_by)) {
+			(*bufs)++;
+			*bytes += b->len;
+		}
+	}
 }
 
 void ssqd_held_release(struct ssqd *d)

@@ -150,6 +150,7 @@ int ssqd_mr_reg(struct ssqd *d, const struct ssqd_client *c,
 		goto fail;
 	m->owner = c->id;
 	m->uid = (uint32_t)c->uid;
+	m->pid = (int32_t)c->pid;
 	m->len = r->len;
 	m->pinned = pinned;
 	m->handle = r->kind == SSQ_MEM_VERBS ? r->addr : ~0ull;

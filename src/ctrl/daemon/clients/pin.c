@@ -75,6 +75,16 @@ static uint64_t charged(const struct ssqd *d, const struct ssqd_client *c)
 				sum += d->mrs[i].pinned;
 				break;
 			}
+	/*
+	 * And one held for a connection of this pid that is gone: hanging up
+	 * after freeing behind a hole is no way past the limit (held.c). A
+	 * pid reused meanwhile is charged too: stricter, for as long as the
+	 * bind may run.
+	 */
+	for (i = 0; d->nheld && i < SSQD_MAX_MRS; i++)
+		if (d->mrs[i].owner == SSQD_OWNER_HELD && d->mrs[i].pid == c->pid &&
+		    ssqd_held_orphan(d, d->mrs[i].held_by))
+			sum += d->mrs[i].pinned;
 	return sum;
 }
 

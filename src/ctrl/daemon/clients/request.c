@@ -17,27 +17,30 @@
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/proto/msg.h"
 
-/* Data arena buffers @uid's live clients hold. */
+/* Data arena buffers @uid's live clients hold, and those held for gone ones. */
 static unsigned uid_bufs(const struct ssqd *d, uid_t uid)
 {
 	unsigned i, n = 0;
+	uint64_t b;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
 			n += d->clients[i].nbufs;
-	return n;
+	ssqd_held_uid_use(d, uid, &i, &b);
+	return n + i;
 }
 
-/* Data arena bytes @uid's live clients hold. */
+/* Data arena bytes @uid's live clients hold, and those held for gone ones. */
 static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 {
-	uint64_t b = 0;
+	uint64_t b = 0, h;
 	unsigned i;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
 			b += d->clients[i].bytes;
-	return b;
+	ssqd_held_uid_use(d, uid, &i, &h);
+	return b + h;
 }
 
 /*
@@ -346,7 +349,7 @@ static int on_free_buf(struct ssqd *d, struct ssqd_client *c, const struct proto
 	 * buffer's MR and range, nobody's, until the bind cannot run (held.c).
 	 */
 	if (b && b->owner == c->id && ssqd_grants_drop_mem(d, SSQ_GRANT_BUF, b->off)) {
-		ssqd_held_buf(d, b); /* still charged to @c meanwhile */
+		ssqd_held_buf(d, b, c->uid); /* still charged to @c meanwhile */
 		return ssqd_out_send(&c->out, c->fd, SSQ_MSG_FREE | SSQ_MSG_REPLY, seq,
 		                     NULL, 0, NULL, 0);
 	}
