@@ -130,6 +130,16 @@ unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_cli
  */
 int ssqd_uid_shares(const struct ssqd *d, uid_t uid);
 
+/*
+ * Records one uid may hold of a queue another uid may use: half of those
+ * producers may have (SSQD_PRODUCER_ID is ssqd's), so that no uid can lock
+ * the others out of it (issue 28, item 6). A queue of one uid has no such
+ * bound. ssqd_uid_records_full: client @c's uid holds its share of queue
+ * @q's (queue_pick.c; ATTACH refuses it, a pick passes it over).
+ */
+#define SSQD_UID_RECORDS ((SSQ_MAX_PRODUCERS - 1) / 2)
+int ssqd_uid_records_full(const struct ssqd *d, int q, const struct ssqd_client *c);
+
 /* Deregister every registration of client @owner; returns how many. */
 unsigned ssqd_mr_drop_owner(struct ssqd *d, uint32_t owner);
 

@@ -50,6 +50,38 @@ unsigned ssqd_queue_rules_for(const struct ssqd *d, int q, const struct ssqd_cli
 	return f;
 }
 
+/*
+ * May a uid other than @c's open queue @q? ssqd's own, one named by
+ * --allow-uid, or a group's by --allow-gid; a queue's own rules
+ * (--queue-uid / --queue-gid) narrow that to the ids they name. Root is
+ * not counted unless it is ssqd's uid: it may do anything on the host.
+ */
+static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	unsigned f = ssqd_queue_rules_for(d, q, c);
+
+	if (f)
+		return !!(f & SSQD_RULE_NAMES_OTHER);
+	return ssqd_uid_shares(d, c->uid);
+}
+
+/* Producer records of queue @q held by @uid's connections. */
+static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
+			n += (unsigned)__builtin_popcountll(d->clients[i].recs[q]);
+	return n;
+}
+
+/* Has @c's uid its share of queue @q's producer records (clients.h)? */
+int ssqd_uid_records_full(const struct ssqd *d, int q, const struct ssqd_client *c)
+{
+	return queue_shared(d, q, c) && uid_records(d, q, c->uid) >= SSQD_UID_RECORDS;
+}
+
 /* May client @c attach to queue @q (--queue-uid / --queue-gid)? */
 static int ssqd_queue_allows(const struct ssqd *d, int q, const struct ssqd_client *c)
 {
@@ -205,7 +237,7 @@ static void peer_names(const struct ssqd *d, char *out, size_t len)
 static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *name,
                       size_t plen, char *msg, size_t len)
 {
-	unsigned i, n = 0, ruled = 0, best_load = 0;
+	unsigned i, n = 0, ruled = 0, full = 0, best_load = 0;
 	int best = -1, best_ready = 0;
 
 	if (!d->opt.npeers != !plen) {
@@ -239,6 +271,10 @@ static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *n
 		}
 		if ((unsigned)__builtin_popcountll(c->recs[i]) >= SSQD_OPENS_PER_CLIENT)
 			continue;
+		if (ssqd_uid_records_full(d, (int)i, c)) {
+			full++;
+			continue;
+		}
 		load = queue_load(d, i);
 		ready = queue_ready(d, i);
 		if (best < 0 || ready > best_ready ||
@@ -265,10 +301,16 @@ static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *n
 		         (int)SSQ_NAME_MAX, name, n, (unsigned)c->uid, (unsigned)c->gid);
 		return -EACCES;
 	}
-	snprintf(msg, len,
-	         "\"%.*s\": this connection has each queue it may use open %u times, "
-	         "the most one may",
-	         (int)SSQ_NAME_MAX, name, SSQD_OPENS_PER_CLIENT);
+	if (full)
+		snprintf(msg, len,
+		         "uid %u holds %u records of each queue of this peer it "
+		         "may open, the most one uid may while other uids may use them",
+		         (unsigned)c->uid, SSQD_UID_RECORDS);
+	else
+		snprintf(msg, len,
+		         "\"%.*s\": this connection has each queue it may use open %u "
+		         "times, the most one may",
+		         (int)SSQ_NAME_MAX, name, SSQD_OPENS_PER_CLIENT);
 	return -EUSERS;
 }
 

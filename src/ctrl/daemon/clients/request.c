@@ -44,40 +44,6 @@ static uint64_t uid_bytes(const struct ssqd *d, uid_t uid)
 }
 
 /*
- * May a uid other than @c's open queue @q? ssqd's own, one named by
- * --allow-uid, or a group's by --allow-gid; a queue's own rules
- * (--queue-uid / --queue-gid) narrow that to the ids they name. Root is
- * not counted unless it is ssqd's uid: it may do anything on the host.
- */
-static int queue_shared(const struct ssqd *d, int q, const struct ssqd_client *c)
-{
-	unsigned f = ssqd_queue_rules_for(d, q, c);
-
-	if (f)
-		return !!(f & SSQD_RULE_NAMES_OTHER);
-	return ssqd_uid_shares(d, c->uid);
-}
-
-/* Producer records of queue @q held by @uid's connections. */
-static unsigned uid_records(const struct ssqd *d, int q, uid_t uid)
-{
-	unsigned i, n = 0;
-
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd >= 0 && d->clients[i].uid == uid)
-			n += (unsigned)__builtin_popcountll(d->clients[i].recs[q]);
-	return n;
-}
-
-/*
- * Records one uid may hold of a queue another uid may use: half of those
- * producers may have (SSQD_PRODUCER_ID is ssqd's), so that no uid can lock
- * the others out of it (issue 28, item 6). A queue of one uid has no such
- * bound.
- */
-#define UID_RECORDS ((SSQ_MAX_PRODUCERS - 1) / 2)
-
-/*
  * Would @len more bytes take client @c or its uid past a quota? -EDQUOT
  * with the limit named in @why, or 0. A request larger than the whole data
  * arena is left to the allocator's -ENOMEM: no quota could ever grant it.
@@ -224,13 +190,13 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		    "queue \"%s\" is open %u times on this connection, the "
 		    "most one may (its other users need records too)",
 		    d->own.queues[q].name, SSQD_OPENS_PER_CLIENT);
-	if (queue_shared(d, q, c) && uid_records(d, q, c->uid) >= UID_RECORDS)
+	if (ssqd_uid_records_full(d, q, c))
 		return ssqd_out_error(
 		    &c->out, c->fd, seq, -EUSERS,
 		    "queue \"%s\": uid %u holds %u of its %u producer records, the "
 		    "most one uid may while other uids may use it (--allow-uid, "
 		    "--allow-gid)",
-		    d->own.queues[q].name, (unsigned)c->uid, UID_RECORDS,
+		    d->own.queues[q].name, (unsigned)c->uid, SSQD_UID_RECORDS,
 		    SSQ_MAX_PRODUCERS - 1);
 	rc = ssq_ctl_claim(sq->ctl, (uint32_t)c->pid, SSQD_PRODUCER_ID);
 	if (rc < 0)
