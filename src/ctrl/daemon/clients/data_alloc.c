@@ -26,7 +26,8 @@ int ssqd_data_alloc(struct ssqd_data_alloc *d, uint64_t len, uint64_t align,
 		if (a >= at && a <= gap_end && gap_end - a >= len) {
 			memmove(&d->bufs[i + 1], &d->bufs[i],
 			        (d->n - i) * sizeof(d->bufs[0]));
-			d->bufs[i] = (struct ssqd_data_buf){ a, len, owner, 0, NULL, 0, 0 };
+			d->bufs[i] =
+			    (struct ssqd_data_buf){ a, len, owner, 0, NULL, 0, 0 };
 			d->n++;
 			*off = a;
 			return 0;

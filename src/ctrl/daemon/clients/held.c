@@ -59,33 +59,6 @@ static struct ssqd_client *client_by_id(struct ssqd *d, uint32_t id)
 	return NULL;
 }
 
-int ssqd_held_orphan(const struct ssqd *d, uint32_t id)
-{
-	unsigned i;
-
-	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
-		if (d->clients[i].fd >= 0 && d->clients[i].id == id)
-			return 0;
-	return 1;
-}
-
-void ssqd_held_uid_use(const struct ssqd *d, uid_t uid, unsigned *bufs, uint64_t *bytes)
-{
-	unsigned i;
-
-	*bufs = 0;
-	*bytes = 0;
-	for (i = 0; d->nheld && i < d->data.n; i++) {
-		const struct ssqd_data_buf *b = &d->data.bufs[i];
-
-		if (b->owner == SSQD_OWNER_HELD && b->held_uid == (uint32_t)uid &&
-		    ssqd_held_orphan(d, b->held_by)) {
-			(*bufs)++;
-			*bytes += b->len;
-		}
-	}
-}
-
 void ssqd_held_release(struct ssqd *d)
 {
 	struct ssqd_data_buf gone;
