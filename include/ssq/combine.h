@@ -289,14 +289,16 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 	 * completed, its slot is free, and a producer that reserved pos + ring
 	 * (having read `completed` past pos, A3a) writes its owner before its
 	 * publish word. So the owner says "not ours" only if `completed`,
-	 * read after it, has not passed pos (acquire: the loads in this
-	 * order); past it, done_pos answers. Taking a foreign owner for "not
-	 * published" made the owner post its request a second time: executed
+	 * read after it, has not passed pos (A1e: pairs with R1c, the
+	 * publisher's release of the owner it stored after reading
+	 * `completed`; acquire: the loads in this order); past it, done_pos
+	 * answers. Taking a foreign owner for "not published" made the owner
+	 * post its request a second time: executed
 	 * twice, and its record left with done == posted + 1 for good, which
 	 * ssq_reserve's room check then never passed (docs/measurements.md,
 	 * "A hang seen once"; test_ssq_combine_settle.c).
 	 */
-	owner = __atomic_load_n(&ssq__slot(p, pos)->owner, __ATOMIC_ACQUIRE);
+	owner = __atomic_load_n(&ssq__slot(p, pos)->owner, __ATOMIC_ACQUIRE); /* A1e */
 	/*
 	 * A3e: pairs with R3: past `completed` the router counted the WQE at
 	 * pos, as ours (done_pos, R6, before R3) or as nobody's.

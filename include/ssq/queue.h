@@ -445,7 +445,13 @@ SSQ_INLINE int ssq__publish_as(struct ssq_producer *p, uint64_t pos, unsigned le
 	/* Relaxed atomic: a slow scanner of the last pass may still read it. */
 	__atomic_store_n(&s->len, (uint16_t)len, __ATOMIC_RELAXED);
 	s->flags = (user_flags & SSQ_WQE_SIGNALED) ? SSQ_SLOT_USER_SIGNALED : 0;
-	s->owner = owner;
+	/*
+	 * R1c: pairs with A1e (ssq__hand_outcome's owner load). We reserved
+	 * pos only once `completed` had passed pos - ring (A3a, the room
+	 * check): a producer settling pos - ring that reads this owner then
+	 * reads `completed` past its own position. A plain mov on x86-64.
+	 */
+	__atomic_store_n(&s->owner, owner, __ATOMIC_RELEASE);
 	SSQ__LINE_W(SSQ_LINE_SLOT);
 	p->pub_next = pos + len;
 	SSQ__HOOK(SSQ_HOOK_BEFORE_PUBLISH);
