@@ -101,6 +101,9 @@ int main(void)
 		waitpid(pid, &st, 0);
 	}
 out:
+	ssq_client_close(r1);
+	ssq_client_close(r2);
+	ssq_client_close(r3);
 	t_cluster_stop(&cl);
 	return test_exit("ctrl_adv_pick_uid_share");
 }
