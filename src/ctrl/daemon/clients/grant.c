@@ -264,6 +264,17 @@ static int find_mem(struct ssqd *d, const struct ssqd_client *c,
 	return 0;
 }
 
+/* Grant @slot is client @c's, for GRANT @g on queue @q (a window of it made). */
+static void slot_take(struct ssqd_grant *slot, const struct ssqd_client *c,
+                      const struct proto_msg_grant *g, int q)
+{
+	slot->owner = c->id;
+	slot->uid = (uint32_t)c->uid;
+	slot->kind = g->kind;
+	slot->mem = g->mem;
+	slot->queue = (unsigned)q;
+}
+
 int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m)
 {
 	const struct proto_msg_grant *g = &m->u.grant;
@@ -331,11 +342,7 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 		 * (ssqd_grants_tick): a reservation ahead of it that is never
 		 * published would hold ssqd, and every client, here.
 		 */
-		slot->owner = c->id;
-		slot->uid = (uint32_t)c->uid;
-		slot->kind = g->kind;
-		slot->mem = g->mem;
-		slot->queue = (unsigned)q;
+		slot_take(slot, c, g, q);
 		slot->binding = 1;
 		slot->answer = 1;
 		slot->seq = seq;
@@ -349,11 +356,7 @@ int ssqd_on_grant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg 
 	if (rc)
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
 		                      "grant on queue \"%s\": %s", g->name, why);
-	slot->owner = c->id;
-	slot->uid = (uint32_t)c->uid;
-	slot->kind = g->kind;
-	slot->mem = g->mem;
-	slot->queue = (unsigned)q;
+	slot_take(slot, c, g, q);
 	memset(&r, 0, sizeof(r));
 	r.remote_addr = iova;
 	r.len = g->len;

@@ -319,6 +319,30 @@ static void knock_tenant_unasked(struct ssqd *d, struct ssqd_knock *k)
 }
 
 /*
+ * Read what @k sent, up to @room more bytes into k->buf: 1 when k->len
+ * grew, 0 when nothing is there yet, -1 when the connection ended (closed,
+ * logged if it had said anything).
+ */
+static int knock_recv(struct ssqd *d, struct ssqd_knock *k, size_t room)
+{
+	ssize_t r = recv(k->fd, k->buf + k->len, room, MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (r <= 0) {
+		if (k->len)
+			knock_log(d, k,
+			          "peer %s refused: it closed the connection after %u "
+			          "bytes",
+			          k->from, k->len);
+		knock_close(k);
+		return -1;
+	}
+	k->len += (unsigned)r;
+	return 1;
+}
+
+/*
  * --tenants, the ssqd that owns the peer port: the knock's TENANT, read
  * alone (recv is asked for no byte past it: what follows is for the
  * tenant's ssqd to read if the link is another tenant's). Its own
@@ -331,21 +355,9 @@ static void knock_route(struct ssqd *d, struct ssqd_knock *k)
 	char why[200], no[SSQ_PEER_REFUSAL_LEN];
 	uint32_t own_id;
 	int own = ssqd_peer_tenant(d, &own_id), len;
-	ssize_t r =
-	    recv(k->fd, k->buf + k->len, SSQ_PEER_TENANT_LEN - k->len, MSG_DONTWAIT);
 
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+	if (knock_recv(d, k, SSQ_PEER_TENANT_LEN - k->len) <= 0)
 		return;
-	if (r <= 0) {
-		if (k->len)
-			knock_log(d, k,
-			          "peer %s refused: it closed the connection after %u "
-			          "bytes",
-			          k->from, k->len);
-		knock_close(k);
-		return;
-	}
-	k->len += (unsigned)r;
 	if (k->len < SSQ_PEER_HEAD_LEN)
 		return;
 	len = proto_peer_msg_len(k->buf, why, sizeof(why));
@@ -677,20 +689,8 @@ void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents)
 	}
 	if (k->routed == 2)
 		return; /* serve.c hands it over */
-	r = recv(k->fd, k->buf + k->len, sizeof(k->buf) - k->len, MSG_DONTWAIT);
-	if (r < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (r <= 0) {
-		if (k->len)
-			knock_log(d, k,
-			          "peer %s refused: it closed the connection after %u "
-			          "bytes",
-			          k->from, k->len);
-		knock_close(k);
-		return;
-	}
-	k->len += (unsigned)r;
-	knock_parse(d, k);
+	if (knock_recv(d, k, sizeof(k->buf) - k->len) > 0)
+		knock_parse(d, k);
 }
 
 void ssqd_knocks_tick(struct ssqd *d, uint64_t now)
