@@ -82,21 +82,64 @@ static void after_hole(const char *what, uint64_t pos, uint64_t id)
 		      what);
 }
 
+/*
+ * Case @what: H reserves one WQEBB (a hole), then G grants @b (else @mr) to
+ * alice/q0 behind it, H's hole at @pos. The grant's rc: 0, or -ETIMEDOUT
+ * where ssqd's bind waits behind the hole.
+ */
+static int grant_behind_hole(const char *what, struct ssq_client *g,
+                             const struct ssq_buf *b, const struct ssq_mr *mr,
+                             uint64_t *pos)
+{
+	struct ssq_desc d;
+	int rc;
+
+	CHECK(ssq_reserve(hp, 1, pos) == 0, "%s: H reserves", what);
+	rc = b ? ssq_buf_grant(g, "alice/q0", b, 0, 4096, ACC, &d)
+	       : ssq_mem_grant(g, "alice/q0", mr, 0, 4096, ACC, &d);
+	printf("%s: grant behind the hole: %d (%s)\n", what, rc,
+	       rc ? ssq_client_error(g) : "ok");
+	CHECK(rc == 0 || rc == -ETIMEDOUT, "%s: grant: %d %s", what, rc,
+	      ssq_client_error(g));
+	return rc;
+}
+
+/* Whether a new buffer of @x gets @b's freed range within 10 s (first fit). */
+static int range_back(struct ssq_client *x, const struct ssq_buf *b)
+{
+	struct ssq_buf nb;
+	double t0;
+	int back = 0;
+
+	for (t0 = now_s(); !back && now_s() - t0 < 10; usleep(10000)) {
+		if (ssq_buf_alloc(x, 4096, &nb))
+			break;
+		back = nb.off == b->off;
+		ssq_buf_free(x, &nb);
+	}
+	return back;
+}
+
+/* A GRANT of all of @b to alice/q0, as the library would send it. */
+static void grant_msg(struct proto_msg_grant *gr, const struct ssq_buf *b)
+{
+	memset(gr, 0, sizeof(*gr));
+	strcpy(gr->name, "alice/q0");
+	gr->kind = SSQ_GRANT_BUF;
+	gr->access = ACC;
+	gr->mem = b->off;
+	gr->len = 4096;
+}
+
 /* A: a buffer granted behind a hole, then freed. */
 static void case_buf(struct ssq_client *g, struct ssq_client *x)
 {
 	struct ssq_buf b, nb;
-	struct ssq_desc d;
 	uint64_t pos = 0;
-	double t0;
-	int rc, pending, back = 0;
+	int rc, pending;
 
 	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "A: G's buffer: %s", ssq_client_error(g));
-	CHECK(ssq_reserve(hp, 1, &pos) == 0, "A: H reserves");
-	rc = ssq_buf_grant(g, "alice/q0", &b, 0, 4096, ACC, &d);
-	printf("A: grant behind the hole: %d (%s)\n", rc,
-	       rc ? ssq_client_error(g) : "ok");
-	CHECK(rc == 0 || rc == -ETIMEDOUT, "A: grant: %d %s", rc, ssq_client_error(g));
+	rc = grant_behind_hole("A", g, &b, NULL, &pos);
 	/* -ETIMEDOUT: ssqd's bind is still on the ring behind the hole. */
 	pending = rc == -ETIMEDOUT;
 	CHECK(!pending || cap_wait_reserved(hp, pos, 1), "A: the bind is on the ring");
@@ -112,19 +155,12 @@ static void case_buf(struct ssq_client *g, struct ssq_client *x)
 	ssq_buf_free(x, &nb);
 	after_hole("A", pos, 0xa1);
 	/* Once the bind ran and its window went, the range comes back. */
-	for (t0 = now_s(); !back && now_s() - t0 < 10; usleep(10000)) {
-		if (ssq_buf_alloc(x, 4096, &nb))
-			break;
-		back = nb.off == b.off;
-		ssq_buf_free(x, &nb);
-	}
-	CHECK(back, "A: the freed range came back after the bind");
+	CHECK(range_back(x, &b), "A: the freed range came back after the bind");
 }
 
 /* B: a registration granted behind a hole, then deregistered. */
 static void case_mr(struct ssq_client *g)
 {
-	struct ssq_desc d;
 	struct ssq_mr mr;
 	uint64_t pos = 0;
 	int rc;
@@ -133,11 +169,7 @@ static void case_mr(struct ssq_client *g)
 	CHECK(rc == 0, "B: G registers a memfd: %d %s", rc, ssq_client_error(g));
 	if (rc)
 		return;
-	CHECK(ssq_reserve(hp, 1, &pos) == 0, "B: H reserves");
-	rc = ssq_mem_grant(g, "alice/q0", &mr, 0, 4096, ACC, &d);
-	printf("B: grant behind the hole: %d (%s)\n", rc,
-	       rc ? ssq_client_error(g) : "ok");
-	CHECK(rc == 0 || rc == -ETIMEDOUT, "B: grant: %d %s", rc, ssq_client_error(g));
+	rc = grant_behind_hole("B", g, NULL, &mr, &pos);
 	CHECK(rc == 0 || cap_wait_reserved(hp, pos, 1), "B: the bind is on the ring");
 	rc = ssq_mem_dereg(g, &mr);
 	CHECK(rc == 0, "B: dereg while the bind waits: %d %s", rc, ssq_client_error(g));
@@ -152,16 +184,13 @@ static void case_mr(struct ssq_client *g)
 static void case_quota(struct ssq_client *g)
 {
 	struct ssq_buf b1, b2, b3;
-	struct ssq_desc d;
 	uint64_t pos = 0;
 	int rc, pending;
 	double t0;
 
 	CHECK(ssq_buf_alloc(g, 4096, &b1) == 0 && ssq_buf_alloc(g, 4096, &b2) == 0,
 	      "E: G's two buffers: %s", ssq_client_error(g));
-	CHECK(ssq_reserve(hp, 1, &pos) == 0, "E: H reserves");
-	rc = ssq_buf_grant(g, "alice/q0", &b1, 0, 4096, ACC, &d);
-	CHECK(rc == 0 || rc == -ETIMEDOUT, "E: grant: %d %s", rc, ssq_client_error(g));
+	rc = grant_behind_hole("E", g, &b1, NULL, &pos);
 	pending = rc == -ETIMEDOUT;
 	CHECK(ssq_buf_free(g, &b1) == 0, "E: free: %s", ssq_client_error(g));
 	rc = ssq_buf_alloc(g, 4096, &b3);
@@ -191,16 +220,13 @@ static void case_quota(struct ssq_client *g)
 static void case_error(struct ssq_client *g, struct ssq_client *x)
 {
 	struct ssq_completion comp;
-	struct ssq_buf b, nb;
-	struct ssq_desc d;
+	struct ssq_buf b;
 	uint64_t pos = 0;
-	int rc, st = -1, back = 0;
+	int rc, st = -1;
 	double t0;
 
 	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "F: G's buffer: %s", ssq_client_error(g));
-	CHECK(ssq_reserve(hp, 1, &pos) == 0, "F: H reserves");
-	rc = ssq_buf_grant(g, "alice/q0", &b, 0, 4096, ACC, &d);
-	CHECK(rc == 0 || rc == -ETIMEDOUT, "F: grant: %d %s", rc, ssq_client_error(g));
+	grant_behind_hole("F", g, &b, NULL, &pos);
 	CHECK(ssq_buf_free(g, &b) == 0, "F: free: %s", ssq_client_error(g));
 	ssq_prep_rdma_write(ssq_producer_sq(hp), (uint32_t)pos, b.iova, 0, 8, b.iova, 0,
 	                    ssq_wqe_flags(hp, pos, 1, SSQ_WQE_SIGNALED));
@@ -213,13 +239,8 @@ static void case_error(struct ssq_client *g, struct ssq_client *x)
 			usleep(100);
 	CHECK(st > 0, "F: H's bad WRITE completed in error: %d", st);
 	CHECK(cap_recover(ch, qh, "alice/q0") == 0, "F: H recovers the queue");
-	for (t0 = now_s(); !back && now_s() - t0 < 10; usleep(10000)) {
-		if (ssq_buf_alloc(x, 4096, &nb))
-			break;
-		back = nb.off == b.off;
-		ssq_buf_free(x, &nb);
-	}
-	CHECK(back, "F: the freed range came back after the bind was flushed");
+	CHECK(range_back(x, &b),
+	      "F: the freed range came back after the bind was flushed");
 	rc = cap_nop_status(hp, 0xf1);
 	CHECK(rc == IBV_WC_SUCCESS, "F: H's NOP after the recovery: %d", rc);
 }
@@ -250,12 +271,7 @@ static int pipelined_round(struct ssq_client *g, unsigned round)
 		printf("G round %u: alloc %d %s\n", round, rc, ssq_client_error(g));
 		return -1;
 	}
-	memset(&gr, 0, sizeof(gr));
-	strcpy(gr.name, "alice/q0");
-	gr.kind = SSQ_GRANT_BUF;
-	gr.access = ACC;
-	gr.mem = b.off;
-	gr.len = 4096;
+	grant_msg(&gr, &b);
 	fr.off = b.off;
 	s1 = ++g->seq;
 	s2 = ++g->seq;
@@ -314,12 +330,7 @@ static void case_deadline(struct ssq_client *g)
 
 	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "H: G's buffer: %s", ssq_client_error(g));
 	CHECK(ssq_reserve(hp, 1, &pos) == 0, "H: H reserves");
-	memset(&gr, 0, sizeof(gr));
-	strcpy(gr.name, "alice/q0");
-	gr.kind = SSQ_GRANT_BUF;
-	gr.access = ACC;
-	gr.mem = b.off;
-	gr.len = 4096;
+	grant_msg(&gr, &b);
 	s1 = ++g->seq;
 	rc = proto_msg_send(g->sock, SSQ_MSG_GRANT, s1, &gr, sizeof(gr), NULL, 0);
 	if (!rc)
@@ -406,19 +417,14 @@ static void case_dead(struct ssq_client *k)
 int main(void)
 {
 	struct ssq_client *cg = NULL, *cx = NULL;
-	unsigned i;
 	int rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	t_rssqd_grants = 1; /* ssqd's default: no --no-grants */
 	cf_cluster_files(&cl, "grant-free-bind", N, names, 0);
-	for (i = 0; i < N; i++)
-		CHECK(t_cluster_start(
-		          &cl, i,
-		          T_ARGS("--stall-ms", "1000", "--max-client-bufs", "2")) > 0,
-		      "start %s", names[i]);
+	CHECK(t_cluster_start_all(
+	          &cl, T_ARGS("--stall-ms", "1000", "--max-client-bufs", "2")) == 0,
+	      "alice and bob started");
 	ch = t_cluster_connect(&cl, 1);
 	cg = t_cluster_connect(&cl, 1);
 	cx = t_cluster_connect(&cl, 1);

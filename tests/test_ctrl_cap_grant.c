@@ -61,13 +61,10 @@ int main(void)
 	unsigned i, alice_refused = 0;
 	int st, rc;
 
-	if (!getenv("SSQD"))
-		SKIP("SSQD (the ssqd binary) not set: run through ctest");
-	signal(SIGPIPE, SIG_IGN);
+	t_need_ssqd();
 	t_rssqd_grants = 1; /* ssqd's default: no --no-grants */
 	cf_cluster_files(&cl, "cap-grant", N, names, 0);
-	for (i = 0; i < N; i++)
-		CHECK(t_cluster_start(&cl, i, NULL) > 0, "start %s", names[i]);
+	CHECK(t_cluster_start_all(&cl, NULL) == 0, "alice, bob and carol started");
 	ca = t_cluster_connect(&cl, 0);
 	cb = t_cluster_connect(&cl, 1);
 	cc = t_cluster_connect(&cl, 2);

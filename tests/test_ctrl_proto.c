@@ -90,20 +90,71 @@ static int raw_socket(const char *path)
 	return connect(s, (struct sockaddr *)&sa, sizeof(sa)) ? -1 : s;
 }
 
-/* Send @n bytes raw; expect an SSQ_MSG_ERROR reply whose text has @needle. */
-static void expect_error(int s, size_t n, const char *needle, const char *what)
+/*
+ * The reply to what was just sent on @s, case @what: an SSQ_MSG_ERROR with
+ * @err (0: any) whose text has @needle (NULL: any).
+ */
+static void check_error_reply(int s, int err, const char *needle, const char *what)
 {
 	struct proto_msg m;
-	char why[200];
+	char why[200] = "";
 	int rc;
 
-	CHECK(send(s, buf, n, 0) == (ssize_t)n, "%s: send", what);
 	rc = proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why));
 	CHECK(rc == 0 && m.hdr.type == SSQ_MSG_ERROR, "%s: reply rc %d type 0x%x (%s)",
 	      what, rc, rc ? 0 : m.hdr.type, why);
-	if (!rc && m.hdr.type == SSQ_MSG_ERROR)
+	if (rc || m.hdr.type != SSQ_MSG_ERROR)
+		return;
+	if (err)
+		CHECK(m.u.error.err == err, "%s: error %d, want %d (\"%s\")", what,
+		      m.u.error.err, err, m.u.error.msg);
+	if (needle)
 		CHECK(strstr(m.u.error.msg, needle) != NULL, "%s: \"%s\" lacks \"%s\"",
 		      what, m.u.error.msg, needle);
+}
+
+/* Send @n bytes of buf raw; expect an error reply whose text has @needle. */
+static void expect_error(int s, size_t n, const char *needle, const char *what)
+{
+	CHECK(send(s, buf, n, 0) == (ssize_t)n, "%s: send", what);
+	check_error_reply(s, 0, needle, what);
+}
+
+/*
+ * Send a well-formed request: @type, @seq, @len payload bytes at @body;
+ * expect an error reply with @err (0: any) whose text has @needle (NULL: any).
+ */
+static void expect_request_error(int s, uint16_t type, uint32_t seq, const void *body,
+                                 uint32_t len, int err, const char *needle,
+                                 const char *what)
+{
+	CHECK(proto_msg_send(s, type, seq, body, len, NULL, 0) == 0, "%s: send", what);
+	check_error_reply(s, err, needle, what);
+}
+
+/*
+ * uid 65534 (nobody), in a child, connects to the ssqd at @path: its wait
+ * status, 0 when refused -EACCES with @needle (NULL: any) in the text; what
+ * it got said on stderr otherwise.
+ */
+static int nobody_connect(const char *path, const char *needle)
+{
+	struct ssq_client *x;
+	int st = -1, rc;
+	pid_t kid = fork();
+
+	if (kid == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(3);
+		rc = ssq_client_connect(path, &x);
+		if (rc == -EACCES &&
+		    (!needle || strstr(ssq_client_strerror_last(), needle)))
+			_exit(0);
+		fprintf(stderr, "uid 65534: %d %s\n", rc, ssq_client_strerror_last());
+		_exit(1);
+	}
+	waitpid(kid, &st, 0);
+	return st;
 }
 
 static void live_daemon(void)
@@ -178,49 +229,28 @@ static void live_daemon(void)
 		/* A registration: of a kind that does not exist, then without its fd. */
 		struct proto_msg_mem_reg mr = { 4, 0, 4096, 4096, 0 };
 
-		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 10, &mr, sizeof(mr), NULL, 0) ==
-		          0,
-		      "mem_reg");
-		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
-		          m.hdr.type == SSQ_MSG_ERROR &&
-		          strstr(m.u.error.msg, "kind must be 1, 2 or 3"),
-		      "mem_reg of kind 4: %s", m.u.error.msg);
+		expect_request_error(s, SSQ_MSG_MEM_REG, 10, &mr, sizeof(mr), 0,
+		                     "kind must be 1, 2 or 3", "mem_reg of kind 4");
 		/* The "made bindable" word is for a registration the client made. */
 		mr.kind = SSQ_MEM_PROCESS;
 		mr.access = SSQ_MEM_VERBS_BINDABLE;
-		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 12, &mr, sizeof(mr), NULL, 0) ==
-		          0,
-		      "mem_reg");
-		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
-		          m.hdr.type == SSQ_MSG_ERROR &&
-		          strstr(m.u.error.msg, "access 0x10"),
-		      "mem_reg of kind 1 saying bindable: %s", m.u.error.msg);
+		expect_request_error(s, SSQ_MSG_MEM_REG, 12, &mr, sizeof(mr), 0,
+		                     "access 0x10", "mem_reg of kind 1 saying bindable");
 		mr.access = 0;
-		CHECK(proto_msg_send(s, SSQ_MSG_MEM_REG, 11, &mr, sizeof(mr), NULL, 0) ==
-		          0,
-		      "mem_reg");
-		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
-		          m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -EBADF &&
-		          strstr(m.u.error.msg, "file descriptor"),
-		      "mem_reg without a fd: %s", m.u.error.msg);
+		expect_request_error(s, SSQ_MSG_MEM_REG, 11, &mr, sizeof(mr), -EBADF,
+		                     "file descriptor", "mem_reg without a fd");
 	}
 	{
 		struct proto_msg_alloc al = { 1ull << 41, 64 };
 
-		CHECK(proto_msg_send(s, SSQ_MSG_ALLOC, 9, &al, sizeof(al), NULL, 0) == 0,
-		      "alloc");
-		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
-		          m.hdr.type == SSQ_MSG_ERROR && strstr(m.u.error.msg, "2^40"),
-		      "2^41-byte alloc: %s", m.u.error.msg);
+		expect_request_error(s, SSQ_MSG_ALLOC, 9, &al, sizeof(al), 0, "2^40",
+		                     "2^41-byte alloc");
 	}
 	{
 		struct proto_msg_free fr = { 12345 };
 
-		CHECK(proto_msg_send(s, SSQ_MSG_FREE, 10, &fr, sizeof(fr), NULL, 0) == 0,
-		      "free");
-		CHECK(proto_msg_recv(s, &m, NULL, 0, NULL, 2000, why, sizeof(why)) == 0 &&
-		          m.hdr.type == SSQ_MSG_ERROR && m.u.error.err == -ENOENT,
-		      "freeing a buffer we do not own");
+		expect_request_error(s, SSQ_MSG_FREE, 10, &fr, sizeof(fr), -ENOENT, NULL,
+		                     "freeing a buffer we do not own");
 	}
 	close(s);
 	/*
@@ -228,40 +258,12 @@ static void live_daemon(void)
 	 * opened up, ssqd's peer-credential check still refuses it, by name.
 	 */
 	if (getuid() == 0) {
-		int st, r1, r2;
-		pid_t kid;
+		int st = nobody_connect(path, NULL);
 
-		kid = fork();
-		if (kid == 0) {
-			struct ssq_client *x;
-
-			if (setgid(65534) || setuid(65534))
-				_exit(3);
-			r1 = ssq_client_connect(path, &x);
-			_exit(r1 == -EACCES ? 0 : 1);
-		}
-		waitpid(kid, &st, 0);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		      "nobody got past mode 0660 (0x%x)", st);
+		CHECK(st == 0, "nobody got past mode 0660 (0x%x)", st);
 		chmod(path, 0666);
-		kid = fork();
-		if (kid == 0) {
-			struct ssq_client *x;
-
-			if (setgid(65534) || setuid(65534))
-				_exit(3);
-			r2 = ssq_client_connect(path, &x);
-			if (r2 != -EACCES ||
-			    !strstr(ssq_client_strerror_last(), "may not use"))
-				fprintf(stderr, "uid 65534: %d %s\n", r2,
-				        ssq_client_strerror_last());
-			_exit(r2 == -EACCES &&
-			              strstr(ssq_client_strerror_last(), "may not use")
-			          ? 0
-			          : 1);
-		}
-		waitpid(kid, &st, 0);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		st = nobody_connect(path, "may not use");
+		CHECK(st == 0,
 		      "uid 65534 was not refused by ssqd's credential check (0x%x)", st);
 		chmod(path, 0660);
 	} else {

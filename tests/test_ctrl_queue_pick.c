@@ -22,10 +22,15 @@
 #define NPOST    32
 #define NAME_LEN 32 /* struct ssq_queue_info.name: ssqd's names */
 
-/* ssqd on the test's device with --queues @nq and up to four more options. */
-static pid_t start_pick(const char *nq, const char *o1, const char *o2, const char *o3,
-                        const char *o4)
+/*
+ * ssqd on the test's device with --queues @nq, its queues @qa and @qb
+ * another uid's (--queue-uid, this uid + @ua, + @ub; @qa NULL: none), its
+ * pid in @d: a client of it, or NULL (said why).
+ */
+static struct ssq_client *start_pick(pid_t *d, const char *nq, const char *qa,
+                                     unsigned ua, const char *qb, unsigned ub)
 {
+	char other_a[32], other_b[32];
 	const char *args[] = { "--device",
 		               test_device(),
 		               "--socket",
@@ -37,13 +42,18 @@ static pid_t start_pick(const char *nq, const char *o1, const char *o2, const ch
 		               "256",
 		               "--queues",
 		               nq,
-		               o1,
-		               o2,
-		               o3,
-		               o4,
+		               qa ? "--queue-uid" : NULL,
+		               other_a,
+		               "--queue-uid",
+		               other_b,
 		               NULL };
 
-	return t_ssqd_exec(args, NULL, NULL, NULL, 0);
+	if (qa) {
+		snprintf(other_a, sizeof(other_a), "%s=%u", qa, (unsigned)getuid() + ua);
+		snprintf(other_b, sizeof(other_b), "%s=%u", qb, (unsigned)getuid() + ub);
+	}
+	*d = t_ssqd_exec(args, NULL, NULL, NULL, 0);
+	return connect_retry(*d);
 }
 
 /*
@@ -229,7 +239,6 @@ static void refusals(struct ssq_client *c)
 
 int main(void)
 {
-	char other1[32], other2[32], other3[32];
 	struct ssq_client *c;
 	struct ssq_queue *q[4];
 	pid_t d;
@@ -237,8 +246,7 @@ int main(void)
 
 	t_need_ssqd();
 	snprintf(sock_path, sizeof(sock_path), "/tmp/ssq-qpick-%d.sock", getpid());
-	d = start_pick("3", NULL, NULL, NULL, NULL);
-	c = connect_retry(d);
+	c = start_pick(&d, "3", NULL, 0, NULL, 0);
 	if (!c) {
 		t_ssqd_stop(d, NULL, sock_path);
 		return 1;
@@ -250,10 +258,7 @@ int main(void)
 	t_ssqd_stop(d, NULL, sock_path);
 
 	/* q1 and q2 are another uid's: "any" lands on q0 and q3 only. */
-	snprintf(other1, sizeof(other1), "q1=%u", (unsigned)getuid() + 4242);
-	snprintf(other2, sizeof(other2), "q2=%u", (unsigned)getuid() + 4242);
-	d = start_pick("4", "--queue-uid", other1, "--queue-uid", other2);
-	c = connect_retry(d);
+	c = start_pick(&d, "4", "q1", 4242, "q2", 4242);
 	for (i = 0; c && i < 4; i++) {
 		const char *want = i % 2 ? "q3" : "q0";
 
@@ -266,10 +271,7 @@ int main(void)
 	t_ssqd_stop(d, NULL, sock_path);
 
 	/* Every queue another uid's: refused, naming the options. */
-	snprintf(other1, sizeof(other1), "q0=%u", (unsigned)getuid() + 4242);
-	snprintf(other3, sizeof(other3), "q1=%u", (unsigned)getuid() + 4243);
-	d = start_pick("2", "--queue-uid", other1, "--queue-uid", other3);
-	c = connect_retry(d);
+	c = start_pick(&d, "2", "q0", 4242, "q1", 4243);
 	if (c) {
 		rc = ssq_queue_open(c, "any", &q[0]);
 		CHECK(rc == -EACCES && strstr(ssq_client_error(c), "--queue-uid") &&

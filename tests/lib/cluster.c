@@ -54,6 +54,20 @@ pid_t t_cluster_start(struct t_cluster *cl, unsigned i, const char *const *extra
 	return cl->pid[i];
 }
 
+int t_cluster_start_all(struct t_cluster *cl, const char *const *extra)
+{
+	unsigned i;
+	int failed = 0;
+
+	for (i = 0; i < cl->n; i++)
+		if (t_cluster_start(cl, i, extra) <= 0) {
+			fprintf(stderr, "t_cluster_start_all: %s did not start\n",
+			        cl->names[i]);
+			failed++;
+		}
+	return failed;
+}
+
 struct ssq_client *t_cluster_connect(const struct t_cluster *cl, unsigned i)
 {
 	return t_ssqd_connect(cl->sock[i], cl->pid[i]);

@@ -175,6 +175,8 @@ void t_wr_one(struct ibv_send_wr *wr, struct ibv_sge *sge, enum ibv_wr_opcode op
  * t_cluster_start - daemon @i started (t_rssqd_start with the tests'
  *   receive pool, @extra after its own arguments, NULL for none); its pid,
  *   also in pid[@i].
+ * t_cluster_start_all - every daemon started so (@extra for each): how many
+ *   could not be (each named on stderr), 0 when all were.
  * t_cluster_connect - a client of daemon @i (t_ssqd_connect), or NULL.
  * t_cluster_stop - every daemon stopped (SIGTERM, reaped), their sockets,
  *   their logs (kept when $KEEP_LOGS is set) and the peers file removed.
@@ -192,6 +194,7 @@ void t_cluster_files(struct t_cluster *cl, const char *tag, unsigned n,
                      const char *const *names, unsigned recv_depth, unsigned recv_size,
                      int append);
 pid_t t_cluster_start(struct t_cluster *cl, unsigned i, const char *const *extra);
+int t_cluster_start_all(struct t_cluster *cl, const char *const *extra);
 struct ssq_client *t_cluster_connect(const struct t_cluster *cl, unsigned i);
 void t_cluster_stop(struct t_cluster *cl);
 
