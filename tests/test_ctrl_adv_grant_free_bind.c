@@ -328,8 +328,16 @@ static void case_deadline(struct ssq_client *g)
 	uint32_t s1;
 	int rc;
 
-	CHECK(ssq_buf_alloc(g, 4096, &b) == 0, "H: G's buffer: %s", ssq_client_error(g));
-	CHECK(ssq_reserve(hp, 1, &pos) == 0, "H: H reserves");
+	rc = ssq_buf_alloc(g, 4096, &b);
+	CHECK(rc == 0, "H: G's buffer: %s", ssq_client_error(g));
+	if (rc)
+		return; /* no buffer to grant: nothing below means anything */
+	rc = ssq_reserve(hp, 1, &pos);
+	CHECK(rc == 0, "H: H reserves");
+	if (rc) {
+		ssq_buf_free(g, &b);
+		return;
+	}
 	grant_msg(&gr, &b);
 	s1 = ++g->seq;
 	rc = proto_msg_send(g->sock, SSQ_MSG_GRANT, s1, &gr, sizeof(gr), NULL, 0);
