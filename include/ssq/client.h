@@ -572,7 +572,10 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
  * ssqd - its range not given to another buffer, still counted against
  * this client's quotas - until that bind ran or was discarded.
  *
- * Without peers the same calls bind a window on the loopback queue.
+ * Without peers the same calls bind a window on the loopback queue, on
+ * the emulated device; on a ConnectX its far end, where the requests
+ * arrive, has no shared ring for ssqd's bind: -EOPNOTSUPP (buffers keep
+ * their own remote keys there: no peer to grant to).
  * One round trip to ssqd each; WQEs carry the rkey as any other.
  * Returns 0, -EINVAL (also a @queue "any" / "PEER/any": a grant binds to
  * one queue, so name the one ssq_queue_name gives), -ENOENT (not this
@@ -581,7 +584,9 @@ int ssq_mem_reg_fd(struct ssq_client *c, int fd, uint64_t offset, uint64_t len,
  * grants per client), -EAGAIN / -ETIMEDOUT (the queue's peer is not
  * linked; or, on a ConnectX, the bind waited 500 ms behind a reservation
  * some client has not published: nothing granted, try again),
- * -EOPNOTSUPP (ssqd --arena-rkey, or a device with no windows),
+ * -EOPNOTSUPP (ssqd --arena-rkey; a registration made without
+ * IBV_ACCESS_MW_BIND, which this library adds wherever remote access is
+ * asked; on a ConnectX a loopback queue),
  * -ENOTCONN; ssq_client_error() says which.
  */
 int ssq_buf_grant(struct ssq_client *c, const char *queue, const struct ssq_buf *b,
