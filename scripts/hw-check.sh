@@ -4,7 +4,8 @@
 # loopback QPs on one port, several client processes on the shared queue,
 # every opcode with its data checked, an error and a recovery, a client and
 # ssqd killed, ssqd stopped and started again, ssqd with its default sizes,
-# small and large SENDs, a client's own memory, the memlock pre-flight.
+# small and large SENDs, a client's own memory, grants (memory windows)
+# and guessed keys from a peer, the memlock pre-flight.
 #
 #   scripts/hw-check.sh [DEVICE]   e.g. rocep1s0f0 or mlx5_0
 #
@@ -73,6 +74,8 @@ steps=(
 	"ctrl_mem_hangup:ssqd killed: a client that used ssq_mem_reg lets go of ssqd's verbs file, so the kernel tears down its QPs and MRs"
 	"ctrl_wire_ops:two ssqd linked over the device (two daemons on one port), every opcode host to host, data and atomics checked"
 	"ssq_kill:producer processes killed while posting on the shared queue: survivors lose nothing, nothing runs twice"
+	"ctrl_cap_grant:three daemons on one port: a peer's client reaches a buffer only through a type-2 window granted to its queue (UMR bind on ssqd's ring), refused once revoked or freed"
+	"ctrl_adv_cap_attack:guessed and leaked keys from a peer (the arena's, a buffer's own, another peer's window, a client registration's own) fail IBV_WC_REM_ACCESS_ERR, no byte moves"
 	"ctrl_memlock:without CAP_IPC_LOCK under a 64 KiB memlock limit ssqd refuses, naming the limit and the size"
 )
 failed=0
