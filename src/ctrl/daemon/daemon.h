@@ -46,10 +46,10 @@ void ssqd_teardown(struct ssqd *d);
  * connections to.
  * ssqd_tenant_of - 1 with its tenant's uid or gid in *@key when the client
  *   @cr belongs to another tenant than ssqd's own; 0 when ssqd serves it.
- * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd (started
- *   first if it is not running), @what 'c' for a client's, 'p' for a link
- *   to the peer port (its TENANT read: peers/tenant.c). 0 (the caller
- *   closes its copy), or -errno
+ * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd, @what 'c'
+ *   for a client's (its ssqd started first if it is not running), 'p' for
+ *   a link to the peer port (its TENANT read: peers/tenant.c; never
+ *   started for one: -ENOENT). 0 (the caller closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
  *   -EAGAIN (it does not take connections), fork's and exec's failures.
  * ssqd_tenants_start - start the tenant the command line names

@@ -503,7 +503,8 @@ static void progress(struct ssqd *d)
 
 /*
  * --tenants: links to the peer port that said they are another tenant's
- * (peers/tenant.c), handed to that tenant's ssqd as its clients are.
+ * (peers/tenant.c), handed to that tenant's ssqd as its clients are if it
+ * runs; refused if not (a peer's link starts no tenant: tenants.c).
  */
 static void hand_knocks_over(struct ssqd *d)
 {

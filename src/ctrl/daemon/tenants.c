@@ -25,7 +25,9 @@
  * Peers: a tenant's ssqd links to the same tenant's ssqd on each peer
  * host, over QPs of its own; the links to the peer port this ssqd owns
  * are handed over as clients' connections are, once their first message
- * said which tenant they are for (peers/tenant.c).
+ * said which tenant they are for (peers/tenant.c) - to a tenant's ssqd
+ * that runs, never one started for them: only a client of this host
+ * starts a tenant (or the command line, the one it names).
  *
  * Cost: a process, an arena (--data-mib) and the queues' QPs per tenant:
  * QPs per host are peers x queues x tenants. One tenant (--tenants none)
@@ -45,6 +47,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* Environment variables a tenant's ssqd is given at most. */
 #define SSQD_TENANT_ENV 1024
@@ -241,9 +244,21 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 {
 	struct ssqd_tenant *t;
 	int fresh, rc, tries, st;
+	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
 		t = tenant_slot(d, key, &fresh);
+		/*
+		 * A peer's link goes only to a tenant running here: started
+		 * for it, a stranger's TENANT messages (read before any proof)
+		 * would fill every slot with tenants no client of this host
+		 * asked for, and keep this host's own users out (-EUSERS).
+		 */
+		if (what == 'p' && (!t || fresh)) {
+			ssqd_peer_tenant_none(ssqd_peer_tenant(d, &own), key, why,
+			                      whylen);
+			return -ENOENT;
+		}
 		if (!t) {
 			snprintf(
 			    why, whylen,
@@ -268,7 +283,10 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			         (unsigned)key, (int)t->pid);
 			return -EAGAIN;
 		}
-		/* It died (EPIPE, ECONNREFUSED): once more with a new one. */
+		/*
+		 * It died (EPIPE, ECONNREFUSED): once more with a new one, for
+		 * a client (a peer's link is refused above: nothing runs now).
+		 */
 		kill(t->pid, SIGKILL);
 		waitpid(t->pid, &st, 0);
 		ssqd_tenant_failed(d, key, st);
