@@ -76,7 +76,8 @@ int ssqd_peer_tenant_ok(const struct ssqd *d, uint32_t id)
 	 * SO_PEERCRED, not by a database.
 	 */
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		if (d->tenants[i].pid > 0 && d->tenants[i].key == id)
+		if (d->tenants[i].pid > 0 && d->tenants[i].key == id &&
+		    !d->tenants[i].closing)
 			return 1;
 	return 0;
 }
