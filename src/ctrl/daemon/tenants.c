@@ -256,6 +256,9 @@ int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what)
 	struct msghdr mh;
 	struct cmsghdr *cm;
 
+	/* Never to one exiting idle (tenant_slot skips it): it would be lost. */
+	if (t->closing)
+		return -EPIPE;
 	memset(&mh, 0, sizeof(mh));
 	memset(cbuf, 0, sizeof(cbuf));
 	mh.msg_iov = &iov;
@@ -267,8 +270,6 @@ int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	if (t->closing)
-		return -EPIPE; /* never: tenant_slot skips it; nothing may be lost */
 	if (sendmsg(t->fd, &mh, MSG_NOSIGNAL) != 1)
 		return -errno;
 	t->sent++; /* what its ask to exit must match (ssqd_tenants_events) */
