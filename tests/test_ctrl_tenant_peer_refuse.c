@@ -12,8 +12,8 @@
  *    alice's uid-0 link to uid 65534: bob hands it to uid 65534's ssqd,
  *    and the handshake fails (the tenant is in both MACs), so alice's
  *    open fails and nothing links; the same relay passing the bytes as
- *    they are lets the same open succeed; a link for uid 4242, whom bob
- *    serves no client of, is refused and starts nothing.
+ *    they are lets the same open succeed; a link for uid 4242, whose
+ *    ssqd no client of bob started, is refused and starts nothing.
  * Before: ssqd refused --tenants with peers at start.
  */
 #include <poll.h>
@@ -138,8 +138,8 @@ static pid_t relay_start(uint16_t port, uint16_t to, uint32_t forge_id)
 }
 
 /*
- * A link to bob's peer port for uid 4242, whom bob serves no client of:
- * refused before anything is started for it (under --peer-key as any
+ * A link to bob's peer port for uid 4242, whose ssqd no client of bob
+ * started: refused, nothing started for it (under --peer-key as any
  * failure before the proof; bob's own log says why).
  */
 static void stranger(uint16_t port)
@@ -161,8 +161,9 @@ static void stranger(uint16_t port)
 	      "uid 4242's link refused (%d bytes)", got);
 	if (s >= 0)
 		close(s);
-	CHECK(cf_file_has(cl.log[1], "uid 4242 is no tenant of this ssqd"),
-	      "bob's log says uid 4242 is no tenant");
+	CHECK(cf_file_has(cl.log[1], "uid 4242 has no ssqd here: none of its clients has "
+	                             "connected"),
+	      "bob's log says uid 4242 has no ssqd here");
 	CHECK(!cf_file_has(cl.log[1], "tenant uid 4242"), "bob started uid 4242's ssqd");
 }
 

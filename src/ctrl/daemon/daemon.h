@@ -46,10 +46,10 @@ void ssqd_teardown(struct ssqd *d);
  * connections to.
  * ssqd_tenant_of - 1 with its tenant's uid or gid in *@key when the client
  *   @cr belongs to another tenant than ssqd's own; 0 when ssqd serves it.
- * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd (started
- *   first if it is not running), @what 'c' for a client's, 'p' for a link
- *   to the peer port (its TENANT read: peers/tenant.c). 0 (the caller
- *   closes its copy), or -errno
+ * ssqd_tenant_pass - hand connection @fd to tenant @key's ssqd, @what 'c'
+ *   for a client's (its ssqd started first if it is not running), 'p' for
+ *   a link to the peer port (its TENANT read: peers/tenant.c; never
+ *   started for one: -ENOENT). 0 (the caller closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
  *   -EAGAIN (it does not take connections), fork's and exec's failures.
  * ssqd_tenants_start - start the tenant the command line names
@@ -62,16 +62,35 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenant_send - hand connection @fd (@what: 'c' a client's, 'p' a
  *   peer's link) to @t's ssqd without blocking (a copy: the caller closes
  *   its own): 0, or -errno (-EAGAIN: its socket is full, it takes no
- *   connections; -EPIPE, -ECONNREFUSED: it is gone).
+ *   connections; -EPIPE, -ECONNREFUSED: it is gone; -EPIPE too for a
+ *   closing one, which takes nothing more).
+ * ssqd_tenants_pollfds - the tenants' sockets into @pfd (SSQD_MAX_TENANTS
+ *   entries, -1 where none), for the parent's loop; returns how many.
+ * ssqd_tenants_events - what poll said of them: a tenant's ask to exit
+ *   idle answered (tenant_idle.c), one that hung up reaped once it exited.
  */
 struct ucred;
+struct pollfd;
 int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key);
 int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
                      size_t whylen);
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
 void ssqd_tenants_stop(struct ssqd *d);
 int ssqd_tenant_recv(struct ssqd *d, char *what);
-int ssqd_tenant_send(const struct ssqd_tenant *t, int fd, char what);
+int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what);
+unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd);
+void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd);
+
+/*
+ * A tenant's ssqd with nothing to serve for --tenant-idle-ms exits, once
+ * its parent agreed (tenant_idle.c).
+ * ssqd_tenant_idle_tick - once a serve loop: idle long enough, ask.
+ * ssqd_tenant_idle_due - when it asks if nothing changes (0: not counting).
+ * ssqd_tenant_idle_answer - the parent's answer @answer ('y': stop).
+ */
+void ssqd_tenant_idle_tick(struct ssqd *d, uint64_t now);
+uint64_t ssqd_tenant_idle_due(const struct ssqd *d);
+void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now);
 
 /*
  * A tenant's ssqd that fails (exits at start, crashes) is not started again

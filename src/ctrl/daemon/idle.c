@@ -86,6 +86,8 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 		if (d->opt.idle_ms && ssqd_link_up(p))
 			earliest(&first, p->used_ns + d->opt.idle_ms * 1000000ull);
 	}
+	/* A tenant's ssqd: when it asks to exit idle (tenant_idle.c). */
+	earliest(&first, ssqd_tenant_idle_due(d));
 	/* Each at most PROGRESS_MS late, as when busy. */
 	if (first <= now + PROGRESS_MS * 1000000ull)
 		return PROGRESS_MS;

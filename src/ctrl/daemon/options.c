@@ -46,6 +46,7 @@ void ssqd_options_default(struct ssqd_options *o)
 	o->max_client_bufs = SSQD_CLIENT_BUFS_DEFAULT;
 	o->listen_fd = -1;
 	o->tenant_fd = -1;
+	o->tenant_idle_ms = SSQD_TENANT_IDLE_MS;
 }
 
 static void usage(FILE *out)
@@ -170,6 +171,9 @@ static void usage(FILE *out)
 	    "                           an ssqd of their own (PD, arena, queues),\n"
 	    "                           which this one starts; in a cluster each\n"
 	    "                           links to the same tenant on every peer\n"
+	    "      --tenant-idle-ms N   a tenant's ssqd with no client, memory or grant\n"
+	    "                           for N ms exits (default 60000; 0: never;\n"
+	    "                           the tenant --allow-uid/--allow-gid names never)\n"
 	    "      --hello-ms N         a connection that has not said hello within N "
 	    "ms\n"
 	    "                           is closed (default 1000, 10..60000)\n"
@@ -557,6 +561,7 @@ static const struct opt_def opt_defs[] = {
 	{ "queue-gid", 0, 1, opt_queue_rule, 0, 0, 0, 0 },
 	{ "tenants", 0, 1, opt_tenants, 0, 0, 0, 0 },
 	{ "tenant-fd", 0, 1, opt_num, OPT_FIELD(tenant_fd), 3, INT_MAX },
+	{ "tenant-idle-ms", 0, 1, opt_num, OPT_FIELD(tenant_idle_ms), 0, 86400000 },
 	{ "hello-ms", 0, 1, opt_num, OPT_FIELD(hello_ms), 10, 60000 },
 	{ "max-uid-clients", 0, 1, opt_num, OPT_FIELD(max_uid_clients), 1,
 	  SSQD_MAX_CLIENTS },
@@ -616,9 +621,9 @@ static const struct opt_def *opt_lookup(int c)
  * binds no port, its links come through this ssqd; peers/tenant.c).
  */
 static const char *const tenant_drops[] = {
-	"socket",       "connect",   "status",    "json",    "allow-uid",
-	"allow-gid",    "queue-uid", "queue-gid", "tenants", "tenant-fd",
-	"list-devices", "version",   "help",
+	"socket",         "connect",      "status",    "json",    "allow-uid",
+	"allow-gid",      "queue-uid",    "queue-gid", "tenants", "tenant-fd",
+	"tenant-idle-ms", "list-devices", "version",   "help",
 };
 
 static int tenant_dropped(const struct opt_def *def)

@@ -112,8 +112,12 @@ static void accept_client(struct ssqd *d)
 	int known = 0, i;
 	uint32_t tenant;
 
-	if (fd < 0 && d->opt.tenant_fd >= 0)
+	if (fd < 0 && d->opt.tenant_fd >= 0) {
+		/* Its parent's answer to its ask to exit idle (tenant_idle.c). */
+		if (what == 'y' || what == 'n')
+			ssqd_tenant_idle_answer(d, what, ssqd_now_ns());
 		return;
+	}
 	/* A link to the peer port for this tenant, its TENANT read by the parent. */
 	if (fd >= 0 && what == 'p') {
 		ssqd_knock_adopt(d, fd);
@@ -503,7 +507,8 @@ static void progress(struct ssqd *d)
 
 /*
  * --tenants: links to the peer port that said they are another tenant's
- * (peers/tenant.c), handed to that tenant's ssqd as its clients are.
+ * (peers/tenant.c), handed to that tenant's ssqd as its clients are if it
+ * runs; refused if not (a peer's link starts no tenant: tenants.c).
  */
 static void hand_knocks_over(struct ssqd *d)
 {
@@ -535,7 +540,7 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 		if (k->revents && k->fd >= 0 && k->fd == d->knocks[i].fd)
 			ssqd_knock_events(d, &d->knocks[i], k->revents);
 	}
-	for (i = 2 + (int)d->npeers + SSQD_MAX_KNOCKS; i < n; i++) {
+	for (i = 2 + (int)d->npeers + SSQD_MAX_KNOCKS + SSQD_MAX_TENANTS; i < n; i++) {
 		if (who[i]->dying) {
 			if (pfd[i].revents) /* its pidfd: the process has exited */
 				drop_client(d, who[i]);
@@ -559,8 +564,10 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + 3];
+	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS +
+	                  SSQD_MAX_TENANTS + 3];
+	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS +
+	                        SSQD_MAX_TENANTS + 3];
 	int i, n, rc, recovering = 0, healing = 0, dying = 0;
 	/* The device's async events wake the loop (QP_FATAL, CQ_ERR, PORT_ERR). */
 	int async_fd = d->backend && d->ops->async_fd ? d->ops->async_fd(d->backend) : -1;
@@ -591,6 +598,10 @@ int ssqd_serve(struct ssqd *d)
 			pfd[n].events = POLLIN;
 			who[n++] = NULL;
 		}
+		/* The tenants' ssqd (-1 where none, or in a tenant's ssqd). */
+		ssqd_tenants_pollfds(d, &pfd[n]);
+		for (i = 0; i < SSQD_MAX_TENANTS; i++)
+			who[n++] = NULL;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 			if (d->clients[i].fd >= 0 && d->clients[i].failed &&
 			    !d->clients[i].dying)
@@ -635,10 +646,17 @@ int ssqd_serve(struct ssqd *d)
 		recovering = ssqd_recover_step(d);
 		ssqd_peer_tick(d);
 		ssqd_knocks_tick(d, ssqd_now_ns());
+		/*
+		 * The tenants' ssqd: asks to exit idle, hang-ups, each loop (one
+		 * that hung up is reaped once it has exited: tenants.c).
+		 */
+		ssqd_tenants_events(d, &pfd[2 + d->npeers + SSQD_MAX_KNOCKS]);
 		if (rc > 0)
 			serve_events(d, pfd, who, n);
 		healing = heal_deaths(d);
 		dying = kill_late(d, ssqd_now_ns());
+		/* After the events: a client just gone starts the idle count now. */
+		ssqd_tenant_idle_tick(d, ssqd_now_ns());
 	}
 	return 0;
 }

@@ -282,12 +282,21 @@ struct ssqd_peer_spec {
 #define SSQD_TENANTS_GID  2
 #define SSQD_MAX_TENANTS  16  /* tenants' ssqd besides this one */
 #define SSQD_MAX_ARGS     256 /* a command line --tenants can pass on */
+/* --tenant-idle-ms's default: an idle tenant's ssqd exits after a minute. */
+#define SSQD_TENANT_IDLE_MS 60000
 
 /* One tenant's ssqd (tenants.c): its uid or gid, its process, its socket. */
 struct ssqd_tenant {
 	uint32_t key;
 	pid_t pid; /* 0: a free slot */
 	int fd;    /* where its connections go (SCM_RIGHTS) */
+	/*
+	 * Connections sent over @fd so far; @closing: it asked to exit idle
+	 * with as many received, and was let (nothing more goes to it);
+	 * @hup: its end closed (not polled; reaped once it exited).
+	 */
+	uint32_t sent;
+	int closing, hup;
 };
 
 /*
@@ -396,6 +405,12 @@ struct ssqd_options {
 	 */
 	int tenants;
 	int tenant_fd;
+	/*
+	 * --tenant-idle-ms: a tenant's ssqd with nothing of anyone's for
+	 * this long exits (0: never; tenants.c). The parent passes its own
+	 * on, 0 to the tenant the command line names.
+	 */
+	unsigned tenant_idle_ms;
 	int argc;
 	char **argv;
 	uint8_t arg_drop[SSQD_MAX_ARGS];
@@ -730,6 +745,14 @@ struct ssqd {
 	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
 	struct ssqd_tenant tenants[SSQD_MAX_TENANTS]; /* --tenants: the others' ssqd */
 	struct ssqd_tenant_backoff tenant_backoff[SSQD_MAX_TENANTS];
+	/*
+	 * A tenant's ssqd: connections received from its parent, since when
+	 * it has had nothing to serve (0: it has), and 1 + tenant_got when it
+	 * asked to exit (0: not asked).
+	 */
+	uint32_t tenant_got;
+	uint64_t tenant_idle_ns;
+	uint64_t tenant_asked;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */

@@ -46,7 +46,7 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
                    int fd)
 {
 	struct proto_msg_tenant_reply r;
-	const struct ssqd_tenant *t = NULL;
+	struct ssqd_tenant *t = NULL;
 	uint32_t seq = m->hdr.seq;
 	unsigned i, n = 0;
 	int rc;
@@ -70,7 +70,8 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	memset(&r, 0, sizeof(r));
 	r.kind = (uint32_t)d->opt.tenants;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
-		if (d->tenants[i].pid <= 0)
+		/* One exiting idle takes nothing more (tenant_idle.c). */
+		if (d->tenants[i].pid <= 0 || d->tenants[i].closing)
 			continue;
 		if (n++ == m->u.tenant.index)
 			t = &d->tenants[i];

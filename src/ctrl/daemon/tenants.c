@@ -25,7 +25,9 @@
  * Peers: a tenant's ssqd links to the same tenant's ssqd on each peer
  * host, over QPs of its own; the links to the peer port this ssqd owns
  * are handed over as clients' connections are, once their first message
- * said which tenant they are for (peers/tenant.c).
+ * said which tenant they are for (peers/tenant.c) - to a tenant's ssqd
+ * that runs, never one started for them: only a client of this host
+ * starts a tenant (or the command line, the one it names).
  *
  * Cost: a process, an arena (--data-mib) and the queues' QPs per tenant:
  * QPs per host are peers x queues x tenants. One tenant (--tenants none)
@@ -39,12 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h> /* SD_ERR...: util/log.c */
 #include "ctrl/daemon/daemon.h"
+#include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/peers/peers.h"
 
 /* Environment variables a tenant's ssqd is given at most. */
 #define SSQD_TENANT_ENV 1024
@@ -72,10 +77,10 @@ int ssqd_tenant_of(const struct ssqd *d, const struct ucred *cr, uint32_t *key)
 static struct tenant_cmd {
 	char *argv[SSQD_MAX_ARGS + 8];
 	char *envp[SSQD_TENANT_ENV + 1];
-	char fd[16], key[16];
+	char fd[16], key[16], idle[16];
 } cmd;
 
-static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd)
+static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd, unsigned idle_ms)
 {
 	extern char **environ;
 	int i, n = 0;
@@ -94,6 +99,9 @@ static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd)
 	cmd.argv[n++] =
 	    d->opt.tenants == SSQD_TENANTS_UID ? "--allow-uid" : "--allow-gid";
 	cmd.argv[n++] = cmd.key;
+	snprintf(cmd.idle, sizeof(cmd.idle), "%u", idle_ms);
+	cmd.argv[n++] = "--tenant-idle-ms";
+	cmd.argv[n++] = cmd.idle;
 	for (i = 1; i < d->opt.argc && i < (int)SSQD_MAX_ARGS; i++)
 		if (!d->opt.arg_drop[i])
 			cmd.argv[n++] = d->opt.argv[i];
@@ -104,9 +112,12 @@ static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd)
 	cmd.envp[n] = NULL;
 }
 
-/* Start tenant @key's ssqd in slot @t. 0, or -errno with @why. */
-static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, char *why,
-                        size_t whylen)
+/*
+ * Start tenant @key's ssqd in slot @t, to exit after @idle_ms with nothing
+ * to serve (0: never). 0, or -errno with @why.
+ */
+static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
+                        unsigned idle_ms, char *why, size_t whylen)
 {
 	pid_t parent = getpid(), pid;
 	int sv[2], null_fd, i;
@@ -115,7 +126,7 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, cha
 		snprintf(why, whylen, "socketpair: %s", strerror(errno));
 		return -errno;
 	}
-	tenant_cmd(d, key, sv[1]);
+	tenant_cmd(d, key, sv[1], idle_ms);
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null_fd < 0) {
 		snprintf(why, whylen, "/dev/null: %s", strerror(errno));
@@ -165,6 +176,7 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, cha
 	close(null_fd);
 	/* Never block on a tenant that does not take its connections. */
 	fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	memset(t, 0, sizeof(*t));
 	t->key = key;
 	t->pid = pid;
 	t->fd = sv[0];
@@ -184,28 +196,50 @@ static void tenant_forget(struct ssqd_tenant *t)
 	t->fd = -1;
 }
 
-/* Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. */
+/*
+ * Slot @t's ssqd reaped if it exited: its slot freed. One that exited 0
+ * after it was let go idle (closing) did what it was asked: no failure.
+ */
+static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
+{
+	int st;
+
+	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
+		return;
+	if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
+		fprintf(stderr,
+		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
+		                  "started again at its next client's connection\n",
+		        (unsigned)t->key, (int)t->pid);
+	} else {
+		fprintf(stderr,
+		        SD_WARNING
+		        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
+		        "0x%x); started again at its next connection\n",
+		        (unsigned)t->key, (int)t->pid, st);
+		ssqd_tenant_failed(d, t->key, st);
+	}
+	tenant_forget(t);
+}
+
+/*
+ * Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. A
+ * closing one (exiting idle) takes nothing more: its tenant's next
+ * connection starts a new ssqd in another slot, the old one's freed once
+ * it is reaped.
+ */
 static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 {
 	struct ssqd_tenant *free_slot = NULL;
 	unsigned i;
-	int st;
 
 	*fresh = 0;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
 
 		/* One that exited is reaped here, its slot freed. */
-		if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
-			fprintf(stderr,
-			        SD_WARNING
-			        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
-			        "0x%x); started again at its next connection\n",
-			        (unsigned)t->key, (int)t->pid, st);
-			ssqd_tenant_failed(d, t->key, st);
-			tenant_forget(t);
-		}
-		if (t->pid > 0 && t->key == key)
+		tenant_reap(d, t);
+		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
 		if (t->pid <= 0 && !free_slot)
 			free_slot = t;
@@ -215,13 +249,16 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 }
 
 /* Send connection @fd (@what: 'c' a client's, 'p' a peer's link) over @t's socket. */
-int ssqd_tenant_send(const struct ssqd_tenant *t, int fd, char what)
+int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what)
 {
 	char byte = what, cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
 	struct msghdr mh;
 	struct cmsghdr *cm;
 
+	/* Never to one exiting idle (tenant_slot skips it): it would be lost. */
+	if (t->closing)
+		return -EPIPE;
 	memset(&mh, 0, sizeof(mh));
 	memset(cbuf, 0, sizeof(cbuf));
 	mh.msg_iov = &iov;
@@ -233,7 +270,10 @@ int ssqd_tenant_send(const struct ssqd_tenant *t, int fd, char what)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(t->fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	if (sendmsg(t->fd, &mh, MSG_NOSIGNAL) != 1)
+		return -errno;
+	t->sent++; /* what its ask to exit must match (ssqd_tenants_events) */
+	return 0;
 }
 
 int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
@@ -241,9 +281,21 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 {
 	struct ssqd_tenant *t;
 	int fresh, rc, tries, st;
+	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
 		t = tenant_slot(d, key, &fresh);
+		/*
+		 * A peer's link goes only to a tenant running here: started
+		 * for it, a stranger's TENANT messages (read before any proof)
+		 * would fill every slot with tenants no client of this host
+		 * asked for, and keep this host's own users out (-EUSERS).
+		 */
+		if (what == 'p' && (!t || fresh)) {
+			ssqd_peer_tenant_none(ssqd_peer_tenant(d, &own), key, why,
+			                      whylen);
+			return -ENOENT;
+		}
 		if (!t) {
 			snprintf(
 			    why, whylen,
@@ -255,7 +307,8 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
-				rc = tenant_spawn(d, t, key, why, whylen);
+				rc = tenant_spawn(d, t, key, d->opt.tenant_idle_ms, why,
+				                  whylen);
 			if (rc)
 				return rc;
 		}
@@ -268,7 +321,10 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			         (unsigned)key, (int)t->pid);
 			return -EAGAIN;
 		}
-		/* It died (EPIPE, ECONNREFUSED): once more with a new one. */
+		/*
+		 * It died (EPIPE, ECONNREFUSED): once more with a new one, for
+		 * a client (a peer's link is refused above: nothing runs now).
+		 */
 		kill(t->pid, SIGKILL);
 		waitpid(t->pid, &st, 0);
 		ssqd_tenant_failed(d, key, st);
@@ -306,7 +362,8 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	 */
 	if (id < 0 || (uint32_t)id == own)
 		return 0;
-	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id, why,
+	/* It is there for the peers' links too: it never exits idle. */
+	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id, 0, why,
 	                    whylen);
 }
 
@@ -354,6 +411,68 @@ void ssqd_tenants_stop(struct ssqd *d)
 		}
 }
 
+unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		const struct ssqd_tenant *t = &d->tenants[i];
+
+		pfd[i].fd = t->pid > 0 && !t->hup ? t->fd : -1;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
+	}
+	return SSQD_MAX_TENANTS;
+}
+
+/*
+ * Tenant @t asks to exit idle, having received @got connections: let it
+ * (closing: nothing more goes to it) only if that is every one we sent,
+ * so none is in its socket unread; else it goes on.
+ */
+static void tenant_asks(struct ssqd *d, struct ssqd_tenant *t, uint32_t got)
+{
+	char yes = 'y', no = 'n';
+
+	if (!t->closing && got == t->sent) {
+		t->closing = 1;
+		if (send(t->fd, &yes, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+			return;
+		t->closing = 0; /* not told: it stays, and asks again */
+	}
+	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+	                 SD_NOTICE "ssqd: tenant %u asked to exit idle with %u of our "
+	                           "%u connections received: it stays\n",
+	                 (unsigned)t->key, (unsigned)got, (unsigned)t->sent);
+	(void)!send(t->fd, &no, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
+{
+	uint8_t m[8];
+	unsigned i;
+	ssize_t n;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		struct ssqd_tenant *t = &d->tenants[i];
+
+		if (t->hup && t->pid > 0)
+			tenant_reap(d, t); /* its end closed: reaped once it exited */
+		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)
+			continue;
+		n = recv(t->fd, m, sizeof(m), MSG_DONTWAIT);
+		if (n == 5 && m[0] == 'i') {
+			uint32_t got;
+
+			memcpy(&got, m + 1, sizeof(got));
+			tenant_asks(d, t, got);
+		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			t->hup = 1; /* not polled again: no spinning on its hang-up */
+			tenant_reap(d, t);
+		}
+	}
+}
+
 int ssqd_tenant_recv(struct ssqd *d, char *what)
 {
 	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))];
@@ -379,8 +498,10 @@ int ssqd_tenant_recv(struct ssqd *d, char *what)
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
 	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	if (fd >= 0)
+	if (fd >= 0) {
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		d->tenant_got++; /* said when it asks to exit (tenant_idle.c) */
+	}
 	*what = byte;
 	return fd;
 }

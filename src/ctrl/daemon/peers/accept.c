@@ -393,10 +393,8 @@ static void knock_route(struct ssqd *d, struct ssqd_knock *k)
 		return;
 	}
 	if (!ssqd_peer_tenant_ok(d, t.id)) {
-		snprintf(no, sizeof(no), "%s %u is no tenant of this ssqd",
-		         ssqd_tenant_kind_str(own), (unsigned)t.id);
-		knock_log(d, k, "peer %s refused: %s (--allow-uid, --allow-gid)", k->from,
-		          no);
+		ssqd_peer_tenant_none(own, t.id, no, sizeof(no));
+		knock_log(d, k, "peer %s refused: %s", k->from, no);
 		/* With --peer-key, who may use this host stays in its log. */
 		knock_refuse(k, d->peer_key_len ? AUTH_REFUSAL : no);
 		return;

@@ -106,9 +106,11 @@ void ssqd_accept_peer(struct ssqd *d);
  * ssqd_peer_tenant - the tenant this ssqd serves on its links: its kind
  *   (PROTO_TENANT_UID or _GID) and id in *@id; 0 without tenants.
  * ssqd_tenant_kind_str - "uid", "gid" or "none" for such a kind.
- * ssqd_peer_tenant_ok - whether a link may name tenant @id here: one whose
- *   clients this ssqd would take (root, --allow-uid, a uid whose primary
- *   group is --allow-gid, --allow-gid under --tenants gid), or one running.
+ * ssqd_peer_tenant_ok - whether a link may name tenant @id here: only one
+ *   whose ssqd runs (a local client's connection started it, or the
+ *   command line named it); a peer's link never starts one.
+ * ssqd_peer_tenant_none - the refusal of a link for tenant @id (of @kind)
+ *   that has no ssqd here, in @why (short enough for a refusal).
  * ssqd_link_send_tenant - a tenant's daemon: TENANT first on connection
  *   @s (nothing without tenants). 0, or -EIO with @why.
  */
@@ -117,6 +119,7 @@ void ssqd_knock_handed(struct ssqd *d, struct ssqd_knock *k, int ok, const char 
 int ssqd_peer_tenant(const struct ssqd *d, uint32_t *id);
 const char *ssqd_tenant_kind_str(int kind);
 int ssqd_peer_tenant_ok(const struct ssqd *d, uint32_t id);
+void ssqd_peer_tenant_none(int kind, uint32_t id, char *why, size_t whylen);
 int ssqd_link_send_tenant(const struct ssqd *d, int s, char *why, size_t whylen);
 void ssqd_knock_events(struct ssqd *d, struct ssqd_knock *k, short revents);
 void ssqd_knocks_tick(struct ssqd *d, uint64_t now);

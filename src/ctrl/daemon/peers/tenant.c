@@ -14,17 +14,17 @@
  * makes to the peer port starts with TENANT {kind, id} (peer_msg.h). The
  * ssqd that owns the port (the first one, which serves its own uid)
  * reads it and nothing more: its own tenant's it goes on with, another
- * one's it hands to that tenant's ssqd (serve.c, SCM_RIGHTS; started on
- * demand as for a client), which goes on from the next byte as any
- * acceptor. Tenant ids are numbers: uid U on one host is uid U on the
- * other (as NFS without idmapping), and both hosts run the same --tenants
- * kind, refused by name otherwise. With --peer-key the kind and id are in
- * both MACs of the handshake (peers/auth.c): a TENANT altered on the way
- * steers the connection to a tenant whose MAC the dialer does not accept.
+ * one's it hands to that tenant's ssqd (serve.c, SCM_RIGHTS) if one runs
+ * here - a client of this host started it - and refuses otherwise: a
+ * peer's link never starts a tenant (tenants.c). That ssqd goes on from
+ * the next byte as any acceptor. Tenant ids are numbers: uid U on one host is uid U on
+ * the other (as NFS without idmapping), and both hosts run the same --tenants kind,
+ * refused by name otherwise. With --peer-key the kind and id are in both MACs of the
+ * handshake (peers/auth.c): a TENANT altered on the way steers the connection to a tenant
+ * whose MAC the dialer does not accept.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,28 +63,29 @@ const char *ssqd_tenant_kind_str(int kind)
 
 int ssqd_peer_tenant_ok(const struct ssqd *d, uint32_t id)
 {
-	char buf[4096];
-	struct passwd pw, *res = NULL;
 	unsigned i;
 
 	/*
-	 * Only a tenant whose clients this ssqd would take (serve.c's
-	 * client_allowed): a peer names a tenant before it proves anything,
-	 * and each costs a process and an arena here (SSQD_MAX_TENANTS).
+	 * Only a tenant whose ssqd runs here already, started by a client of
+	 * this host (or the one the command line names, at start): a peer
+	 * names a tenant before it proves anything, and each tenant costs a
+	 * process, an arena and one of SSQD_MAX_TENANTS slots, none of which a
+	 * stranger may take from this host's own users. Nor is an id looked
+	 * up here (getpwuid_r's NSS may block on LDAP or sssd): whose it is
+	 * was asked when its first client connected, by the kernel's
+	 * SO_PEERCRED, not by a database.
 	 */
-	if (id == 0)
-		return 1;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		if (d->tenants[i].pid > 0 && d->tenants[i].key == id)
+		if (d->tenants[i].pid > 0 && d->tenants[i].key == id &&
+		    !d->tenants[i].closing)
 			return 1;
-	if (d->opt.tenants == SSQD_TENANTS_GID)
-		return d->opt.allow_gid >= 0 && id == (uint32_t)d->opt.allow_gid;
-	if (d->opt.allow_uid >= 0 && id == (uint32_t)d->opt.allow_uid)
-		return 1;
-	/* --allow-gid under --tenants uid: a uid whose primary group it is. */
-	return d->opt.allow_gid >= 0 &&
-	       !getpwuid_r((uid_t)id, &pw, buf, sizeof(buf), &res) && res &&
-	       res->pw_gid == (gid_t)d->opt.allow_gid;
+	return 0;
+}
+
+void ssqd_peer_tenant_none(int kind, uint32_t id, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "%s %u has no ssqd here: none of its clients has connected",
+	         ssqd_tenant_kind_str(kind), (unsigned)id);
 }
 
 int ssqd_link_send_tenant(const struct ssqd *d, int s, char *why, size_t whylen)
