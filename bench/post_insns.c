@@ -13,7 +13,8 @@
  *       --toggle-collect=bench_reap post_insns BATCHES
  *
  * (--post-wr: bench_post_wr32, argument "wr"; --post-combined:
- * bench_post_combined32, argument "combined".)
+ * bench_post_combined32, argument "combined"; --post-single:
+ * bench_post_single32, argument "single".)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,30 @@ __attribute__((noinline)) int bench_post_wr32(struct ssq_producer *p,
 	struct ibv_send_wr *bad;
 
 	return ssq_post_wr(p, list, &bad);
+}
+
+/*
+ * The same 32 WRITEs one by one through ssq_post_write, one reservation
+ * and one doorbell each (scripts/wqe-insns.sh --post-single): what a lone
+ * combined post (below) is measured against.
+ */
+__attribute__((noinline)) int bench_post_single32(struct ssq_producer *p, uint64_t laddr,
+                                                  uint32_t lkey, uint64_t raddr,
+                                                  uint32_t rkey, uint64_t base)
+{
+	uint32_t k;
+	int rc;
+
+	for (k = 0; k < BATCH; k++) {
+		unsigned f = k == BATCH - 1 ? SSQ_WQE_SIGNALED : 0;
+		uint64_t off = ((base + k) & 255) * 64;
+
+		rc = ssq_post_write(p, laddr + off, lkey, 64, raddr + off, rkey, base + k,
+		                    f);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /*
@@ -124,13 +149,14 @@ int main(int argc, char **argv)
 	long batches = argc > 1 ? strtol(argv[1], NULL, 0) : 1000, i;
 	int verbs = argc > 2 && !strcmp(argv[2], "wr");
 	int comb = argc > 2 && !strcmp(argv[2], "combined");
+	int single = argc > 2 && !strcmp(argv[2], "single");
 	static struct ibv_send_wr list[BATCH];
 	static struct ibv_sge sge[BATCH];
 	uint32_t cq_pi = 0, qpn = 0x123, k;
 	uint64_t reaped = 0;
 
-	if (batches <= 0 || (argc > 2 && !verbs && !comb)) {
-		fprintf(stderr, "usage: post_insns [BATCHES > 0 [wr|combined]]\n");
+	if (batches <= 0 || (argc > 2 && !verbs && !comb && !single)) {
+		fprintf(stderr, "usage: post_insns [BATCHES > 0 [wr|combined|single]]\n");
 		return 2;
 	}
 	for (k = 0; k < BATCH; k++) {
@@ -165,11 +191,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < batches; i++) {
-		int rc = verbs ? bench_post_wr32(&prod, list)
-		         : comb
-		             ? bench_post_combined32(&prod, 0x100000, 0x11, 0x200000,
-		                                     0x22, (uint64_t)i * BATCH)
-		             : bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
+		int rc;
+
+		if (verbs)
+			rc = bench_post_wr32(&prod, list);
+		else if (comb)
+			rc = bench_post_combined32(&prod, 0x100000, 0x11, 0x200000, 0x22,
+			                           (uint64_t)i * BATCH);
+		else if (single)
+			rc = bench_post_single32(&prod, 0x100000, 0x11, 0x200000, 0x22,
+			                         (uint64_t)i * BATCH);
+		else
+			rc = bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
 
 		if (rc) {
 			fprintf(stderr, "post_insns: batch %ld: %s\n", i, strerror(-rc));

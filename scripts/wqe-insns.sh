@@ -16,6 +16,9 @@
 #   scripts/wqe-insns.sh --post-combined [BUILD_DIR]   the same 32 WRITEs
 #       one by one through ssq_post_write_combined by one producer, each
 #       batch ending in ssq_combine_flush, and reaping
+#   scripts/wqe-insns.sh --post-single [BUILD_DIR]   the same 32 WRITEs one
+#       by one through ssq_post_write (a reservation and a doorbell each),
+#       and reaping: what --post-combined is measured against
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 what=build
@@ -27,6 +30,9 @@ elif [ "${1:-}" = --post-wr ]; then
 	shift
 elif [ "${1:-}" = --post-combined ]; then
 	what=post_combined
+	shift
+elif [ "${1:-}" = --post-single ]; then
+	what=post_single
 	shift
 fi
 build=${1:-$here/build}
@@ -40,6 +46,8 @@ post_wr) prog=post_insns calls=1000 per=32 extra=wr
 	toggles=(--toggle-collect=bench_post_wr32 --toggle-collect=bench_reap) ;;
 post_combined) prog=post_insns calls=1000 per=32 extra=combined
 	toggles=(--toggle-collect=bench_post_combined32 --toggle-collect=bench_reap) ;;
+post_single) prog=post_insns calls=1000 per=32 extra=single
+	toggles=(--toggle-collect=bench_post_single32 --toggle-collect=bench_reap) ;;
 esac
 
 command -v valgrind >/dev/null || "$here/scripts/install-deps.sh"
@@ -71,5 +79,8 @@ post_wr)
 post_combined)
 	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per combined posts)"
 	echo "host instructions per WQE (one producer's combined posts, settled, and reaping):" ;;
+post_single)
+	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per single posts)"
+	echo "host instructions per WQE (ssq_post_write: reserve, build, publish, submit each; reaping):" ;;
 esac
 echo $((total / wqes))

@@ -23,12 +23,19 @@
  *    TAKEN(pos) / DONE(pos); `comb_pending` has a bit per producer with a
  *    request POSTED, `comb_role` names the combiner (both hints);
  *  - a poster first settles its previous request (below), checks its
- *    completion ring's room, writes the request, POSTED (R14), sets its
- *    bit (C8), and takes the role if it is free (C9): then it combines,
- *    its own request among the others. If the role is held it returns:
- *    the holder looks at the bits again after letting the role go (C11,
- *    C12), so a request POSTED while it held the role is its, or the next
- *    holder's, or its owner's (settling);
+ *    completion ring's room, and, alone (L1: the role free and no bit
+ *    pending; it takes the role, C9's CAS, and still no bit is pending,
+ *    L2), posts the request itself in its own name, its slot untouched,
+ *    then lets the role go and looks again (C11, C12) like any combiner
+ *    (ssq__combine_lone); a lone poster so pays about what ssq_post_write
+ *    does, and still holds the role while it posts, so that others who
+ *    come meanwhile hand over to it. Otherwise it writes the request,
+ *    POSTED (R14), sets its bit (C8), and takes the role if it is free
+ *    (C9, or already its from L1): then it combines, its own request
+ *    among the others. If the role is held it returns: the holder looks
+ *    at the bits again after letting the role go (C11, C12), so a request
+ *    POSTED while it held the role is its, or the next holder's, or its
+ *    owner's (settling);
  *  - a combiner swaps the pending bits out, reserves one WQEBB per request
  *    POSTED (ssq_reserve's protocol: its record holds the range, so a
  *    combiner that stalls or dies is a holder like any other: ssqd's
@@ -51,8 +58,9 @@
  *    nothing is until it is settled. So each request is published once, in
  *    its owner's order.
  * Each owner counts its own `posted` when it settles a WQE published for
- * it; until then the router may have counted it done (done one ahead,
- * which ssq_ctl_check allows: one request per producer is ever unsettled).
+ * it (a lone post: at its publish, as ssq_publish); until then the router
+ * may have counted it done (done one ahead, which ssq_ctl_check allows:
+ * one request per producer is ever unsettled).
  *
  * Posting directly (ssq_post_write, ssq_post_wr, ssq_reserve) on a
  * producer with a request still handed over would pass it: call
@@ -551,7 +559,10 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	 * (L2: seq_cst, after the CAS; a hint too, since C12 catches what it
 	 * misses), post @r ourselves (ssq__combine_lone). With bits pending,
 	 * the role is ours anyway: hand over and combine, ours among them.
-	 * Held by another: hand over as below.
+	 * Held by another: hand over as below. After settling (nothing of
+	 * ours unpublished ahead of @r) and after the room check (a poster
+	 * waiting for its own completion ring does not hold the role that
+	 * others' requests wait on).
 	 */
 	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_RELAXED) == 0 &&
 	    __atomic_load_n(&ctl->comb_pending, __ATOMIC_RELAXED) == 0) {
