@@ -27,9 +27,13 @@
  *    pending; it takes the role, C9's CAS, and still no bit is pending,
  *    L2), posts the request itself in its own name, its slot untouched,
  *    then lets the role go and looks again (C11, C12) like any combiner
- *    (ssq__combine_lone); a lone poster so pays about what ssq_post_write
- *    does, and still holds the role while it posts, so that others who
- *    come meanwhile hand over to it. Otherwise it writes the request,
+ *    (ssq__combine_lone): a lone poster pays 88 instructions per WQE
+ *    more than ssq_post_write (callgrind: scripts/wqe-insns.sh
+ *    --post-combined against --post-single), where handing over to
+ *    itself cost 275, and it holds the role while it posts, so that
+ *    others who come meanwhile hand over to it (without the role they
+ *    would find it free and nobody pending, and post alone too: combining
+ *    would never start). Otherwise it writes the request,
  *    POSTED (R14), sets its bit (C8), and takes the role if it is free
  *    (C9, or already its from L1): then it combines, its own request
  *    among the others. If the role is held it returns: the holder looks
@@ -453,7 +457,10 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
  *    (ssqd's --stall-ms deadline and kill, ssq_ctl_heal's NOP over the
  *    unpublished WQEBB and its C7 CAS freeing a dead holder's role),
  *    which needs nothing new: the NOP is nobody's, and a dead poster's
- *    request is nobody's to post; ssq_ctl_mark_dead finds our slot EMPTY;
+ *    request is nobody's to post; ssq_ctl_mark_dead finds our slot EMPTY.
+ *    Stopped with the role alone (before the reservation or after the
+ *    publish), we hold nothing anyone waits on: posters hand over and
+ *    take their requests back when they settle, as with any combiner;
  *  - ssqd reads nothing new: the hand-over slot is not written.
  * Returns 0 (posted: it completes to @p as ssq_post_* would) or
  * ssq_reserve's or ssq_publish's error (nothing posted, nothing handed
