@@ -11,6 +11,10 @@
  *
  *   valgrind --tool=callgrind --toggle-collect=bench_post_batch32 \
  *       --toggle-collect=bench_reap post_insns BATCHES
+ *
+ * (--post-wr: bench_post_wr32, argument "wr"; --post-combined:
+ * bench_post_combined32, argument "combined"; --post-single:
+ * bench_post_single32, argument "single".)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +68,55 @@ __attribute__((noinline)) int bench_post_wr32(struct ssq_producer *p,
 	return ssq_post_wr(p, list, &bad);
 }
 
+/*
+ * The same 32 WRITEs one by one through ssq_post_write, one reservation
+ * and one doorbell each (scripts/wqe-insns.sh --post-single): what a lone
+ * combined post (below) is measured against.
+ */
+__attribute__((noinline)) int bench_post_single32(struct ssq_producer *p, uint64_t laddr,
+                                                  uint32_t lkey, uint64_t raddr,
+                                                  uint32_t rkey, uint64_t base)
+{
+	uint32_t k;
+	int rc;
+
+	for (k = 0; k < BATCH; k++) {
+		unsigned f = k == BATCH - 1 ? SSQ_WQE_SIGNALED : 0;
+		uint64_t off = ((base + k) & 255) * 64;
+
+		rc = ssq_post_write(p, laddr + off, lkey, 64, raddr + off, rkey, base + k,
+		                    f);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The same 32 WRITEs through ssq_post_write_combined by this one producer
+ * (scripts/wqe-insns.sh --post-combined), then ssq_combine_flush, so that
+ * each batch settles its last request: what a lone combining poster pays.
+ */
+__attribute__((noinline)) int bench_post_combined32(struct ssq_producer *p,
+                                                    uint64_t laddr, uint32_t lkey,
+                                                    uint64_t raddr, uint32_t rkey,
+                                                    uint64_t base)
+{
+	uint32_t k;
+	int rc;
+
+	for (k = 0; k < BATCH; k++) {
+		unsigned f = k == BATCH - 1 ? SSQ_WQE_SIGNALED : 0;
+		uint64_t off = ((base + k) & 255) * 64;
+
+		rc = ssq_post_write_combined(p, laddr + off, lkey, 64, raddr + off, rkey,
+		                             base + k, f);
+		if (rc)
+			return rc;
+	}
+	return ssq_combine_flush(p);
+}
+
 __attribute__((noinline)) int bench_reap(struct ssq_producer *p)
 {
 	struct ssq_completion comp[8];
@@ -95,13 +148,15 @@ int main(int argc, char **argv)
 	struct ssq_ctl *ctl;
 	long batches = argc > 1 ? strtol(argv[1], NULL, 0) : 1000, i;
 	int verbs = argc > 2 && !strcmp(argv[2], "wr");
+	int comb = argc > 2 && !strcmp(argv[2], "combined");
+	int single = argc > 2 && !strcmp(argv[2], "single");
 	static struct ibv_send_wr list[BATCH];
 	static struct ibv_sge sge[BATCH];
 	uint32_t cq_pi = 0, qpn = 0x123, k;
 	uint64_t reaped = 0;
 
-	if (batches <= 0 || (argc > 2 && !verbs)) {
-		fprintf(stderr, "usage: post_insns [BATCHES > 0 [wr]]\n");
+	if (batches <= 0 || (argc > 2 && !verbs && !comb && !single)) {
+		fprintf(stderr, "usage: post_insns [BATCHES > 0 [wr|combined|single]]\n");
 		return 2;
 	}
 	for (k = 0; k < BATCH; k++) {
@@ -136,9 +191,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < batches; i++) {
-		int rc = verbs
-		             ? bench_post_wr32(&prod, list)
-		             : bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
+		int rc;
+
+		if (verbs)
+			rc = bench_post_wr32(&prod, list);
+		else if (comb)
+			rc = bench_post_combined32(&prod, 0x100000, 0x11, 0x200000, 0x22,
+			                           (uint64_t)i * BATCH);
+		else if (single)
+			rc = bench_post_single32(&prod, 0x100000, 0x11, 0x200000, 0x22,
+			                         (uint64_t)i * BATCH);
+		else
+			rc = bench_post_batch32(&prod, 0x100000, 0x11, 0x200000, 0x22);
 
 		if (rc) {
 			fprintf(stderr, "post_insns: batch %ld: %s\n", i, strerror(-rc));

@@ -13,6 +13,12 @@
 #       (bench/post_insns.c; the device's work is not counted)
 #   scripts/wqe-insns.sh --post-wr [BUILD_DIR]   the same 32 WRITEs as a
 #       verbs ibv_send_wr list through ssq_post_wr, and reaping
+#   scripts/wqe-insns.sh --post-combined [BUILD_DIR]   the same 32 WRITEs
+#       one by one through ssq_post_write_combined by one producer, each
+#       batch ending in ssq_combine_flush, and reaping
+#   scripts/wqe-insns.sh --post-single [BUILD_DIR]   the same 32 WRITEs one
+#       by one through ssq_post_write (a reservation and a doorbell each),
+#       and reaping: what --post-combined is measured against
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 what=build
@@ -21,6 +27,12 @@ if [ "${1:-}" = --post ]; then
 	shift
 elif [ "${1:-}" = --post-wr ]; then
 	what=post_wr
+	shift
+elif [ "${1:-}" = --post-combined ]; then
+	what=post_combined
+	shift
+elif [ "${1:-}" = --post-single ]; then
+	what=post_single
 	shift
 fi
 build=${1:-$here/build}
@@ -32,6 +44,10 @@ post) prog=post_insns calls=1000 per=32
 	toggles=(--toggle-collect=bench_post_batch32 --toggle-collect=bench_reap) ;;
 post_wr) prog=post_insns calls=1000 per=32 extra=wr
 	toggles=(--toggle-collect=bench_post_wr32 --toggle-collect=bench_reap) ;;
+post_combined) prog=post_insns calls=1000 per=32 extra=combined
+	toggles=(--toggle-collect=bench_post_combined32 --toggle-collect=bench_reap) ;;
+post_single) prog=post_insns calls=1000 per=32 extra=single
+	toggles=(--toggle-collect=bench_post_single32 --toggle-collect=bench_reap) ;;
 esac
 
 command -v valgrind >/dev/null || "$here/scripts/install-deps.sh"
@@ -60,5 +76,11 @@ post)
 post_wr)
 	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls verbs lists of $per)"
 	echo "host instructions per WQE (ibv_send_wr translated and checked, then as --post):" ;;
+post_combined)
+	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per combined posts)"
+	echo "host instructions per WQE (one producer's combined posts, settled, and reaping):" ;;
+post_single)
+	echo "callgrind: $total instructions posting and reaping $wqes WQEs ($calls batches of $per single posts)"
+	echo "host instructions per WQE (ssq_post_write: reserve, build, publish, submit each; reaping):" ;;
 esac
 echo $((total / wqes))

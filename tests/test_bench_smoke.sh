@@ -4,10 +4,13 @@
 # BM_post_write64_single_host (with and without the spinlock) ns_per_wqe;
 # scripts/wqe-insns.sh ends with a bare instruction count, which must stay at
 # or under 40 per WQE built, with --post at or under 150 per WQE posted
-# and reaped on a shared queue, and with --post-wr (the same as verbs lists
-# through ssq_post_wr) at or under 320 (repeatable counts from callgrind, not
-# timings; wqe_insns and post_insns are built -O2 and unsanitized in every
-# build).
+# and reaped on a shared queue, with --post-wr (the same as verbs lists
+# through ssq_post_wr) at or under 320, with --post-single (one by one
+# through ssq_post_write) at or under 330, and with --post-combined (one by
+# one through ssq_post_write_combined by a lone producer: the lone fast
+# path of <ssq/combine.h>, 392 where handing over to itself cost 579) at
+# or under 430 (repeatable counts from callgrind, not timings; wqe_insns
+# and post_insns are built -O2 and unsanitized in every build).
 set -euo pipefail
 build=${SSQ_BINARY_DIR:?}
 src=${SSQ_SOURCE_DIR:?}
@@ -41,3 +44,7 @@ budget "posted and reaped on a shared queue" \
 	"$("$src/scripts/wqe-insns.sh" --post "$build" | tail -n1)" 150
 budget "posted as verbs lists (ssq_post_wr) and reaped" \
 	"$("$src/scripts/wqe-insns.sh" --post-wr "$build" | tail -n1)" 320
+budget "posted one by one (ssq_post_write) and reaped" \
+	"$("$src/scripts/wqe-insns.sh" --post-single "$build" | tail -n1)" 330
+budget "posted one by one through combining, alone, and reaped" \
+	"$("$src/scripts/wqe-insns.sh" --post-combined "$build" | tail -n1)" 430

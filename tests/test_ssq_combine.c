@@ -3,11 +3,13 @@
  * Combining (<ssq/combine.h>) with threads of one process as producers (1,
  * 2, 4 and 8, then 8 with every other one posting directly, then 4 paced:
  * 50 us asleep after each message with its last request handed over, 20 us
- * in the role before a combiner looks) on the emulated device: each message (ssq_flow.h:
- * a WRITE of a tagged payload and a FETCH_ADD of +1 on its counter) is two combined
- * posts. Every message arrives exactly once (counter 1, payload right), each thread gets
- * exactly its signaled completions, in its order; and some requests were posted by a
- * combiner other than their owner (else combining was not tested).
+ * in the role before a combiner looks or a lone poster posts) on the
+ * emulated device: each message (ssq_flow.h: a WRITE of a tagged payload
+ * and a FETCH_ADD of +1 on its counter) is two combined posts. Every
+ * message arrives exactly once (counter 1, payload right), each thread
+ * gets exactly its signaled completions, in its order; and some requests
+ * were posted by a combiner other than their owner (else combining was
+ * not tested).
  */
 #define SSQ_FAULT_HOOKS 1
 #include <pthread.h>
@@ -30,8 +32,12 @@ void ssq_fault_hook(int where)
 {
 	uint32_t i;
 
-	/* A combiner slow to start: others hand over meanwhile. */
-	if (where == SSQ_HOOK_COMBINE_ROLE && pause_in_role)
+	/*
+	 * A combiner slow to start, or a lone poster slow on its fast path
+	 * (the role held): others hand over meanwhile.
+	 */
+	if ((where == SSQ_HOOK_COMBINE_ROLE || where == SSQ_HOOK_COMBINE_LONE) &&
+	    pause_in_role)
 		usleep(20);
 	if (where != SSQ_HOOK_COMBINE_TAKEN || !self)
 		return;

@@ -7,9 +7,14 @@
  * by themselves at a hook while they combine: holding requests they took
  * and have not published (SSQ_HOOK_COMBINE_TAKEN), or mid-batch, the first
  * published (SSQ_HOOK_COMBINE_BUILT), or holding the role with others'
- * requests POSTED and nothing reserved (SSQ_HOOK_COMBINE_ROLE) - or are
- * stopped (SIGSTOP) holding taken requests, for ssqd's stall watch
- * (--stall-ms 100) to kill on the kernel's evidence.
+ * requests POSTED and nothing reserved (SSQ_HOOK_COMBINE_ROLE), or on the
+ * lone fast path holding the role and its own reservation, unpublished,
+ * with others' requests POSTED meanwhile (SSQ_HOOK_COMBINE_LONE) - or are
+ * stopped (SIGSTOP) holding taken requests, or there on the fast path,
+ * for ssqd's stall watch (--stall-ms 100) to kill on the kernel's
+ * evidence. Victims are slow in
+ * the role, on the fast path too (a lone post combines nobody unless
+ * others hand over while it holds the role).
  * ssqd heals after each death. Posters do not wait for combiners
  * (<ssq/combine.h>): a survivor's request a dead combiner held is settled
  * by the survivor (re-posted after a healer's NOP, taken back from a dead
@@ -50,7 +55,7 @@ static int holds_others(int where)
 {
 	uint32_t i;
 
-	if (where == SSQ_HOOK_COMBINE_ROLE)
+	if (where == SSQ_HOOK_COMBINE_ROLE || where == SSQ_HOOK_COMBINE_LONE)
 		return me && (__atomic_load_n(&me->ctl->comb_pending, __ATOMIC_RELAXED) &
 		              ~(1ull << me->id)) != 0;
 
@@ -85,10 +90,14 @@ static void stop_self_soon(void)
 /* Called by ssq/queue.h and ssq/combine.h at each hook point in this test build. */
 void ssq_fault_hook(int where)
 {
-	/* A combiner slow to start: others hand over meanwhile. */
-	if (where == SSQ_HOOK_COMBINE_ROLE && die_where) {
+	/*
+	 * A combiner slow to start, or a lone poster slow on its fast path
+	 * (the role held): others hand over meanwhile.
+	 */
+	if ((where == SSQ_HOOK_COMBINE_ROLE || where == SSQ_HOOK_COMBINE_LONE) &&
+	    die_where) {
 		usleep(300);
-		if (die_where != SSQ_HOOK_COMBINE_ROLE)
+		if (die_where != where)
 			return;
 	}
 	if (where == die_where && holds_others(where) && --die_after <= 0) {
@@ -136,12 +145,20 @@ static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
  * 1 and 2 die (SIGKILL) at SSQ_HOOK_COMBINE_TAKEN and _BUILT, 3 spins at
  * SSQ_HOOK_COMBINE_TAKEN until the parent stops it (SIGSTOP), for ssqd to
  * kill; 4 dies (SIGKILL) at SSQ_HOOK_COMBINE_ROLE, the role held and
- * nothing reserved: only the owners, settling, post what it left.
+ * nothing reserved: only the owners, settling, post what it left; 5 dies
+ * (SIGKILL) at SSQ_HOOK_COMBINE_LONE, the role and a WQEBB of its own
+ * held: ssqd's NOP fills it, the owners post what was handed over; 6
+ * spins there until stopped, as 3.
  */
 static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown)
 {
-	static const int where[] = { 0, SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_BUILT,
-		                     SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_ROLE };
+	static const int where[] = { 0,
+		                     SSQ_HOOK_COMBINE_TAKEN,
+		                     SSQ_HOOK_COMBINE_BUILT,
+		                     SSQ_HOOK_COMBINE_TAKEN,
+		                     SSQ_HOOK_COMBINE_ROLE,
+		                     SSQ_HOOK_COMBINE_LONE,
+		                     SSQ_HOOK_COMBINE_LONE };
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf src;
@@ -152,7 +169,7 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 	me = ssq_queue_producer(q);
 	die_where = where[mode];
 	die_after = countdown;
-	die_sig = mode == 3 ? SIGSTOP : SIGKILL;
+	die_sig = mode == 3 || mode == 6 ? SIGSTOP : SIGKILL;
 	for (i = 0; i < VICTIM_MSGS; i++) {
 		uint8_t *buf = (uint8_t *)src.addr + (size_t)i * (CELL + 8);
 
@@ -174,7 +191,7 @@ int main(void)
 		           .victim_msgs = VICTIM_MSGS };
 	struct survivor_report *rep;
 	pid_t surv[SURVIVORS];
-	unsigned v, kills = 0, by_mode[5] = { 0 };
+	unsigned v, kills = 0, by_mode[7] = { 0 };
 	int status;
 
 	/* ssqd's default --stall-ms is 100: a stopped combiner is killed by it. */
@@ -192,7 +209,7 @@ int main(void)
 	run_combined_daemon = s.d;
 	storm_fork_survivors(&s, surv, survivor);
 	for (v = 0; v < VICTIMS; v++) {
-		int mode = v % 5, countdown = 1 + rand() % 20;
+		int mode = v % 7, countdown = 1 + rand() % 20;
 		pid_t pid = fork();
 
 		if (pid == 0)
@@ -231,17 +248,19 @@ int main(void)
 	/* Each hook reached by some victims, or the test did not test it. */
 	CHECK(hook_hits[SSQ_HOOK_COMBINE_TAKEN] >= 10 &&
 	          hook_hits[SSQ_HOOK_COMBINE_BUILT] >= 10 &&
-	          hook_hits[SSQ_HOOK_COMBINE_ROLE] >= 10,
-	      "hooks reached: taken %u, built %u, role %u",
+	          hook_hits[SSQ_HOOK_COMBINE_ROLE] >= 10 &&
+	          hook_hits[SSQ_HOOK_COMBINE_LONE] >= 10,
+	      "hooks reached: taken %u, built %u, role %u, lone %u",
 	      hook_hits[SSQ_HOOK_COMBINE_TAKEN], hook_hits[SSQ_HOOK_COMBINE_BUILT],
-	      hook_hits[SSQ_HOOK_COMBINE_ROLE]);
+	      hook_hits[SSQ_HOOK_COMBINE_ROLE], hook_hits[SSQ_HOOK_COMBINE_LONE]);
 	printf("%u kills (%u from outside, %u holding taken requests, %u mid-batch, %u "
 	       "stopped holding taken requests, killed by ssqd, %u holding the role "
-	       "with others' requests pending); survivors posted %u, %u, "
+	       "with others' requests pending, %u on the fast path holding the role "
+	       "and a WQEBB, %u stopped there, killed by ssqd); survivors posted %u, %u, "
 	       "%u messages, longest post %.3f / %.3f / %.3f ms\n",
 	       kills, by_mode[0], by_mode[1], by_mode[2], by_mode[3], by_mode[4],
-	       rep[0].posted, rep[1].posted, rep[2].posted, 1e3 * rep[0].max_post_s,
-	       1e3 * rep[1].max_post_s, 1e3 * rep[2].max_post_s);
+	       by_mode[5], by_mode[6], rep[0].posted, rep[1].posted, rep[2].posted,
+	       1e3 * rep[0].max_post_s, 1e3 * rep[1].max_post_s, 1e3 * rep[2].max_post_s);
 	storm_down(&s);
 	return test_exit("ssq_combine_kill");
 }

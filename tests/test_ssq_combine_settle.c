@@ -181,7 +181,12 @@ int main(void)
 	posts_go_through(&a, 3, 2);
 	printf("1. a request settled while its slot is reused: checked\n");
 
-	/* 2. D's own request completes between D's two passes. */
+	/*
+	 * 2. D's own request completes between D's two passes. A stale bit
+	 * (C's: its slot EMPTY, which a combiner skips) sends D the slow way:
+	 * on the lone fast path (L1) D would post its request itself.
+	 */
+	__atomic_fetch_or(&ctl->comb_pending, 1ull << c.id, __ATOMIC_SEQ_CST);
 	phase = 10;
 	CHECK(fa(&d, 4, 40, 0) == 0, "D's combined post");
 	CHECK(phase == 12, "phase %d: the interleaving did not happen", phase);

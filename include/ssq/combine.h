@@ -23,12 +23,23 @@
  *    TAKEN(pos) / DONE(pos); `comb_pending` has a bit per producer with a
  *    request POSTED, `comb_role` names the combiner (both hints);
  *  - a poster first settles its previous request (below), checks its
- *    completion ring's room, writes the request, POSTED (R14), sets its
- *    bit (C8), and takes the role if it is free (C9): then it combines,
- *    its own request among the others. If the role is held it returns:
- *    the holder looks at the bits again after letting the role go (C11,
- *    C12), so a request POSTED while it held the role is its, or the next
- *    holder's, or its owner's (settling);
+ *    completion ring's room, and, alone (L1: the role free and no bit
+ *    pending; it takes the role, C9's CAS, and still no bit is pending,
+ *    L2), posts the request itself in its own name, its slot untouched,
+ *    then lets the role go and looks again (C11, C12) like any combiner
+ *    (ssq__combine_lone): a lone poster pays 88 instructions per WQE
+ *    more than ssq_post_write (callgrind: scripts/wqe-insns.sh
+ *    --post-combined against --post-single), where handing over to
+ *    itself cost 275, and it holds the role while it posts, so that
+ *    others who come meanwhile hand over to it (without the role they
+ *    would find it free and nobody pending, and post alone too: combining
+ *    would never start). Otherwise it writes the request,
+ *    POSTED (R14), sets its bit (C8), and takes the role if it is free
+ *    (C9, or already its from L1): then it combines, its own request
+ *    among the others. If the role is held it returns: the holder looks
+ *    at the bits again after letting the role go (C11, C12), so a request
+ *    POSTED while it held the role is its, or the next holder's, or its
+ *    owner's (settling);
  *  - a combiner swaps the pending bits out, reserves one WQEBB per request
  *    POSTED (ssq_reserve's protocol: its record holds the range, so a
  *    combiner that stalls or dies is a holder like any other: ssqd's
@@ -51,8 +62,9 @@
  *    nothing is until it is settled. So each request is published once, in
  *    its owner's order.
  * Each owner counts its own `posted` when it settles a WQE published for
- * it; until then the router may have counted it done (done one ahead,
- * which ssq_ctl_check allows: one request per producer is ever unsettled).
+ * it (a lone post: at its publish, as ssq_publish); until then the router
+ * may have counted it done (done one ahead, which ssq_ctl_check allows:
+ * one request per producer is ever unsettled).
  *
  * Posting directly (ssq_post_write, ssq_post_wr, ssq_reserve) on a
  * producer with a request still handed over would pass it: call
@@ -423,6 +435,75 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 }
 
 /*
+ * The lone fast path (ssq__combine_post, L1 won): the role is ours (C9)
+ * and no bit was pending after we took it (L2), so there is nobody to
+ * combine for: post @r ourselves, as ssq__hand_post_direct posts a slot,
+ * but from @r, the hand-over slot untouched (EMPTY) and our bit clear;
+ * then let the role go and look again (C11, C12), as any combiner does.
+ * Why every guarantee holds:
+ *  - exactly once, in our order: our previous request is settled (its
+ *    slot EMPTY, nothing owed) before L1, so nothing of ours is
+ *    unpublished ahead of @r, and @r is in no slot for a combiner to take
+ *    or for us to settle: published here (counted in our `posted` at its
+ *    publish, as ssq_publish counts a direct post) or not at all (an
+ *    error: not handed over, as the contract says);
+ *  - others' requests POSTED while we hold the role: their owner's C8
+ *    then C9 against our C11 then C12, all seq_cst, as for any combiner:
+ *    an owner whose C9 saw the role held read it before our C11, so our
+ *    C12 sees its bit and we combine (or the next holder does, or its
+ *    owner when it settles);
+ *  - killed or stopped here, we hold the role and at most one WQEBB, our
+ *    own, reserved by ssq_reserve's protocol: a holder like any other
+ *    (ssqd's --stall-ms deadline and kill, ssq_ctl_heal's NOP over the
+ *    unpublished WQEBB and its C7 CAS freeing a dead holder's role),
+ *    which needs nothing new: the NOP is nobody's, and a dead poster's
+ *    request is nobody's to post; ssq_ctl_mark_dead finds our slot EMPTY.
+ *    Stopped with the role alone (before the reservation or after the
+ *    publish), we hold nothing anyone waits on: posters hand over and
+ *    take their requests back when they settle, as with any combiner;
+ *  - ssqd reads nothing new: the hand-over slot is not written.
+ * Returns 0 (posted: it completes to @p as ssq_post_* would) or
+ * ssq_reserve's or ssq_publish's error (nothing posted, nothing handed
+ * over).
+ */
+SSQ_INLINE int ssq__combine_lone(struct ssq_producer *p, const struct ssq_combine_req *r)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	/* Local: the compiler keeps its fields in registers. */
+	const struct ssq_ctl_hand h = { 0,         r->laddr, r->raddr, r->wr_id,
+		                        r->arg,    r->lkey,  r->rkey,  r->len,
+		                        r->opcode, r->flags, 0 };
+	uint64_t pos;
+	uint32_t zero = 0;
+	int rc = ssq_reserve(p, 1, &pos);
+
+	if (ssq_likely(!rc)) {
+		SSQ__HOOK(SSQ_HOOK_COMBINE_LONE);
+		rc = ssq__combine_build(p, &h, pos, p->id, 1);
+		if (ssq_likely(rc > 0)) {
+			ssq_submit(p);
+			rc = 0;
+		} else if (!rc) {
+			rc = -EINVAL; /* not built: the callers check first */
+		}
+	}
+	/*
+	 * C11 then C12, as in ssq__combine, on success and error alike: a
+	 * request POSTED while we held the role is ours to combine, or the
+	 * next holder's. ssq__combine's own errors leave what it did not
+	 * post POSTED with its bits, for the next holder or the owners.
+	 */
+	__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+	SSQ__LINE_W(SSQ_LINE_COMBINE);
+	if (ssq_unlikely(__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST)) &&
+	    (SSQ__LINE_W(SSQ_LINE_COMBINE),
+	     __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+	                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))
+		(void)ssq__combine(p);
+	return rc;
+}
+
+/*
  * ssq_combine_flush - settle this producer's last combined request: on 0
  * it is published (by a combiner, or by this call), and nothing of @p's
  * is left handed over. Call it before posting directly on @p, and before
@@ -453,7 +534,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	uint64_t w;
 	uint32_t zero;
 	unsigned spins;
-	int rc;
+	int rc, role = 0;
 
 	if (ssq_unlikely(__atomic_load_n(&p->gone, __ATOMIC_RELAXED)))
 		return -ENOTCONN;
@@ -478,6 +559,30 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 		if (!ssq_progress(p))
 			ssq_cpu_relax();
 	}
+	/*
+	 * L1: the lone fast path. Role free and no bit pending (relaxed
+	 * loads: hints, the CAS decides; a stale bit only sends us the slow
+	 * way): take the role with C9's CAS and, if still no bit is pending
+	 * (L2: seq_cst, after the CAS; a hint too, since C12 catches what it
+	 * misses), post @r ourselves (ssq__combine_lone). With bits pending,
+	 * the role is ours anyway: hand over and combine, ours among them.
+	 * Held by another: hand over as below. After settling (nothing of
+	 * ours unpublished ahead of @r) and after the room check (a poster
+	 * waiting for its own completion ring does not hold the role that
+	 * others' requests wait on).
+	 */
+	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_load_n(&ctl->comb_pending, __ATOMIC_RELAXED) == 0) {
+		zero = 0;
+		SSQ__LINE_W(SSQ_LINE_COMBINE);
+		if (__atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+		                                __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			if (ssq_likely(
+			        !__atomic_load_n(&ctl->comb_pending, __ATOMIC_SEQ_CST)))
+				return ssq__combine_lone(p, r);
+			role = 1;
+		}
+	}
 	/* The epoch its outcome is read against (ssq__hand_outcome). */
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->laddr = r->laddr;
@@ -497,11 +602,14 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
 	SSQ__LINE_W(SSQ_LINE_COMBINE);
 	zero = 0;
-	/* C9: against C11/C12. Held: its holder looks again after letting go. */
-	if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-	    (SSQ__LINE_W(SSQ_LINE_COMBINE),
-	     __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
-	                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))) {
+	/*
+	 * C9: against C11/C12. Held: its holder looks again after letting go.
+	 * Ours already (L1 found bits pending): our C8 is before our C11.
+	 */
+	if (role || (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
+	             (SSQ__LINE_W(SSQ_LINE_COMBINE),
+	              __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+	                                          __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))) {
 		rc = ssq__combine(p);
 		/* Failed with ours not taken: not handed over after all. */
 		if (ssq_unlikely(rc) &&

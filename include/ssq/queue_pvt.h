@@ -240,6 +240,7 @@ enum {
 	SSQ_HOOK_COMBINE_ROLE = 8,  /* the combiner role taken, nothing else yet */
 	SSQ_HOOK_CQ_ROUTE = 9,      /* routing, about to deliver (ssq__route) */
 	SSQ_HOOK_OUTCOME_SEQ = 10,  /* settling a TAKEN request: its publish word read */
+	SSQ_HOOK_COMBINE_LONE = 11, /* the lone fast path: the role and one WQEBB held */
 };
 /*
  * Benchmark builds (cmake -DSSQ_BENCH_LINE_COUNTS=ON: ssq_micro_lines)
