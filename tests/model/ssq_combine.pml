@@ -118,6 +118,10 @@ inline combine()
 			:: else -> break
 			od
 		}
+#ifdef DIE_AFTER_SWAP
+		/* in ssq__reserve: the room spin, or after the fetch-add */
+		MAYDIE;
+#endif
 		if
 		:: n > 0 ->
 			atomic { /* ssq__reserve, recorded */
@@ -201,7 +205,14 @@ inline settle()
 	:: wstate[me] == EMPTY && owed[me] -> direct(); owed[me] = 0; break
 	:: wstate[me] == POSTED ->
 		if
-		:: atomic { role == 0 -> role = me + 1 }; combine()
+		:: atomic { role == 0 -> role = me + 1 }; combine();
+#ifdef SETTLE_BOUND
+			/* a settle that combined and left ours POSTED goes round */
+			if
+			:: wstate[me] == POSTED -> rounds++; assert(rounds < 3)
+			:: else -> skip
+			fi
+#endif
 		:: atomic { role != 0 -> skip };
 #ifdef BROKEN_BLIND_TAKEBACK
 			atomic { wstate[me] = EMPTY; owed[me] = 1 }
@@ -316,6 +327,9 @@ proctype producer(byte me)
 	byte s = 0, bits, n, i, k, base, pass;
 	byte ids[NPROC], ws[NPROC];
 	bool held; /* L1 won: the role ours */
+#ifdef SETTLE_BOUND
+	byte rounds = 0; /* settle's rounds with ours POSTED after combining */
+#endif
 
 	do
 	:: me != VICTIM && s < K -> s++; post()
