@@ -45,10 +45,11 @@
  *    owner: the router completes it to its owner), stores DONE (R15),
  *    rings once, lets the role go (C11) and looks at the bits again (C12),
  *    for at most SSQ_COMBINE_PASSES passes;
- *  - settling (the owner, at its next combined post, ssq_combine_flush or
- *    ssq_wait): DONE: published; TAKEN(pos): the publish word at pos says
- *    (our id: published; a healer's NOP: not), or, once pos completed and
- *    was reused, our done_pos - the only wait, on a combiner between its
+ *  - settling (the owner, at its next combined post, ssq_combine_flush,
+ *    ssq_wait, ssq_queue_close or ssq_producer_fini: closing or retiring
+ *    posts it first, polling up to 1 s for room): DONE: published; TAKEN(pos): the
+ * publish word at pos says (our id: published; a healer's NOP: not), or, once pos
+ * completed and was reused, our done_pos - the only wait, on a combiner between its
  *    reservation and its publish, which ssqd's deadline bounds as it
  *    bounds any reservation; still POSTED: the role if it is free
  *    (combine), then, if it is still POSTED (its bit may be gone: a
@@ -629,7 +630,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
  * same WRITE, completing to @p with @wr_id if signaled, in @p's order. It
  * returns once the WRITE is handed over (or posted); it is posted by
  * whoever holds the combiner role, else by @p's next combined post,
- * ssq_combine_flush or ssq_wait. Returns as ssq_post_write (on an error,
+ * ssq_combine_flush, ssq_wait or ssq_queue_close. Returns as ssq_post_write (on an error,
  * this WRITE was not handed over; -EAGAIN also when @p's last request,
  * which goes first, found no room).
  */

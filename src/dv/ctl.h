@@ -86,6 +86,25 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
                       const struct ssq_sq *sq, const struct ssq_cq *cq);
 
 /*
+ * How long ssq_producer_settle waits, at most, in ssq_producer_fini and
+ * ssq_queue_close, for room to post a combined request still handed over
+ * (<ssq/combine.h>): ten times ssqd's default --stall-ms (100), by which
+ * a stalled holder of the ring is killed and its range healed, so that
+ * only a peer that stopped completing keeps the ring full that long.
+ */
+#define SSQ_SETTLE_MS 1000u
+
+/*
+ * ssq_producer_settle - post @p's last combined request if it is still
+ * handed over (ssq_combine_flush), polling completions (ssq_progress) for
+ * up to @timeout_ms while the ring has no room. Returns 0 (nothing left
+ * handed over), or ssq_combine_flush's error: -EAGAIN (no room within
+ * @timeout_ms: still @p's to post), -EIO, -ENOTCONN, -EINVAL (it cannot
+ * be posted).
+ */
+int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms);
+
+/*
  * ssq_producer_fini - stop using the record: its completions still in
  * flight are dropped, and the record is free again once they are counted
  * (ssq_ctl_claim). Call with no open reservation.

@@ -122,6 +122,20 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 	return 0;
 }
 
+int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms)
+{
+	uint64_t deadline = dv_now_ms() + timeout_ms;
+	int rc;
+
+	if (!p || !p->me ||
+	    (!p->hand_owed && !__atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
+		return 0;
+	/* Each flush polls for SSQ_RESERVE_SPINS before -EAGAIN. */
+	while ((rc = ssq_combine_flush(p)) == -EAGAIN && dv_now_ms() < deadline)
+		(void)ssq_progress(p);
+	return rc;
+}
+
 void ssq_producer_fini(struct ssq_producer *p)
 {
 	if (!p || !p->me)
