@@ -12,7 +12,10 @@
  * error is dropped ((void)ssq_combine_flush), the record goes DEAD with
  * the request taken back (hand_owed lives in A's handle only). The ring
  * drains: A's request must have run once (a direct post before fini
- * would have: it was in the ring). It never runs.
+ * would have: it was in the ring). It never ran. Now fini polls up to
+ * SSQ_SETTLE_MS for room and, finding none (nothing here runs the
+ * device meanwhile), says -EAGAIN and retires nothing; A calls it again
+ * once the ring drained, and its request runs then, once.
  */
 #include <ssq/combine.h>
 #include "dv/ctl.h"
@@ -56,10 +59,25 @@ int main(void)
 		}
 	}
 	ssq_submit(&c);
-	ssq_producer_fini(&a);
-	printf("after ssq_producer_fini: A's handle still owes its request: %d\n",
-	       a.hand_owed);
+	rc = ssq_producer_fini(&a);
+	printf("after ssq_producer_fini (%d): A's handle still owes its request: %d\n",
+	       rc, a.hand_owed);
+	CHECK(rc == -EAGAIN && a.me && a.hand_owed,
+	      "ssq_producer_fini with no room: %d, A %s, owes %d (want -EAGAIN, still "
+	      "bound, owed)",
+	      rc, a.me ? "bound" : "retired", a.hand_owed);
 	__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 64; i++) {
+		ssq_submit(&c);
+		emu_process(tb.dev, 64);
+		ssq_progress(&c);
+		(void)ssq_poll(&c, comp, 16);
+	}
+	/* Told: A calls it again once the ring drained. */
+	if (a.me) {
+		rc = ssq_producer_fini(&a);
+		CHECK(rc == 0 && !a.me, "ssq_producer_fini again: %d", rc);
+	}
 	for (i = 0; i < 64; i++) {
 		ssq_submit(&c);
 		emu_process(tb.dev, 64);

@@ -107,9 +107,15 @@ int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms);
 /*
  * ssq_producer_fini - stop using the record: its completions still in
  * flight are dropped, and the record is free again once they are counted
- * (ssq_ctl_claim). Call with no open reservation.
+ * (ssq_ctl_claim). A combined request still handed over was accepted: it
+ * is posted first (ssq_producer_settle, SSQ_SETTLE_MS). Call with no open
+ * reservation. Returns 0; or -EAGAIN: no room to post that request, and
+ * nothing retired (the producer is as it was, the request its to post:
+ * poll completions and call again); or -EIO, -ENOTCONN, -EINVAL: retired,
+ * and that request, which cannot be posted (the queue in error or started
+ * over, ssqd gone, a scribbled slot), dropped.
  */
-void ssq_producer_fini(struct ssq_producer *p);
+int ssq_producer_fini(struct ssq_producer *p);
 
 /*
  * ssq_ctl_claim - find a FREE record (reclaiming retired ones whose WQEs
