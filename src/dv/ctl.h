@@ -139,7 +139,8 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process
  * died must already be marked dead (ssq_ctl_mark_dead). Breaks the doorbell
- * and CQ leases they held; waits (up to @timeout_ms) for live producers
+ * and CQ leases and the combiner role they held (and a role naming a FREE
+ * record or none: a client's scribble); waits (up to @timeout_ms) for live producers
  * caught between their fetch-add and recording it; then publishes, as
  * one-WQEBB NOPs, every WQEBB below the reserve counter that is neither
  * published nor held by a live producer - exactly what the dead reserved
