@@ -274,7 +274,13 @@ int ssq_queue_recover(struct ssq_queue *q);
  */
 int ssq_queue_wait_fd(struct ssq_queue *q);
 
-/* Detach and unmap. Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway). */
+/*
+ * Post the producer's last combined request if it is still handed over
+ * (<ssq/combine.h>: waiting up to 1 s for room), then detach and unmap.
+ * Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway), or the error of
+ * posting that request (-EAGAIN: no room within 1 s, -EIO): closed
+ * anyway, that request not posted.
+ */
 int ssq_queue_close(struct ssq_queue *q);
 
 /*

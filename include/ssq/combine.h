@@ -49,14 +49,18 @@
  *    owner: the router completes it to its owner), stores DONE (R15),
  *    rings once, lets the role go (C11) and looks at the bits again (C12),
  *    for at most SSQ_COMBINE_PASSES passes;
- *  - settling (the owner, at its next combined post, ssq_combine_flush or
- *    ssq_wait): DONE: published; TAKEN(pos): the publish word at pos says
- *    (our id: published; a healer's NOP: not), or, once pos completed and
- *    was reused, our done_pos - the only wait, on a combiner between its
+ *  - settling (the owner, at its next combined post, ssq_combine_flush,
+ *    ssq_wait, ssq_queue_close or ssq_producer_fini: closing or retiring
+ *    posts it first, polling up to 1 s for room): DONE: published; TAKEN(pos): the
+ * publish word at pos says (our id: published; a healer's NOP: not), or, once pos
+ * completed and was reused, our done_pos - the only wait, on a combiner between its
  *    reservation and its publish, which ssqd's deadline bounds as it
  *    bounds any reservation; still POSTED: the role if it is free
- *    (combine), else the request taken back (a CAS, which fails if a
- *    combiner took it meanwhile) and posted by its owner itself. A request
+ *    (combine), then, if it is still POSTED (its bit may be gone: a
+ *    combiner that swapped it out died before its take, or a reset
+ *    zeroed the bits), or at once if the role is held, the request taken
+ *    back (C13', a CAS, which fails if a combiner took it meanwhile) and
+ *    posted by its owner itself. A request
  *    not published (a healer's NOP, a restart) is posted by its owner
  *    itself too: nothing of the owner's was posted after it, since
  *    nothing is until it is settled. So each request is published once, in
@@ -389,18 +393,26 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 		case SSQ_HAND_POSTED:
 			/*
 			 * Nobody took it. The role if it is free (C9: as in
-			 * ssq__combine_post): combine, ours among the rest. Else
-			 * take it back and post it ourselves: never wait for the
-			 * holder, which may be preempted or dead.
+			 * ssq__combine_post): combine, ours among the rest. Then,
+			 * or at once if the role is held, take it back if it is
+			 * still POSTED and post it ourselves: never wait for the
+			 * holder, which may be preempted or dead, and never go
+			 * round on our own combine, which takes only what has its
+			 * bit: a combiner that swapped ours out (A14a) and died
+			 * before its take (C10), or ssq_ctl_reset / rebuild
+			 * zeroing comb_pending, leaves it POSTED with no bit, and
+			 * going round on a free role spun for ever
+			 * (test_ssq_combine_adv_bitless.c). The take-back is C13',
+			 * which needs no bit: it either wins, or a combiner's C10
+			 * did and the word says where.
 			 */
 			zero = 0;
 			if (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
 			    (SSQ__LINE_W(SSQ_LINE_COMBINE),
 			     __atomic_compare_exchange_n(&ctl->comb_role, &zero,
 			                                 p->id + 1, 0, __ATOMIC_SEQ_CST,
-			                                 __ATOMIC_RELAXED)) &&
-			    ssq_likely(!ssq__combine(p)))
-				continue;
+			                                 __ATOMIC_RELAXED)))
+				(void)ssq__combine(p);
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			/* C13': against a combiner's C10, the same word. */
 			if (__atomic_compare_exchange_n(
@@ -625,7 +637,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
  * same WRITE, completing to @p with @wr_id if signaled, in @p's order. It
  * returns once the WRITE is handed over (or posted); it is posted by
  * whoever holds the combiner role, else by @p's next combined post,
- * ssq_combine_flush or ssq_wait. Returns as ssq_post_write (on an error,
+ * ssq_combine_flush, ssq_wait or ssq_queue_close. Returns as ssq_post_write (on an error,
  * this WRITE was not handed over; -EAGAIN also when @p's last request,
  * which goes first, found no room).
  */

@@ -86,11 +86,36 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
                       const struct ssq_sq *sq, const struct ssq_cq *cq);
 
 /*
+ * How long ssq_producer_settle waits, at most, in ssq_producer_fini and
+ * ssq_queue_close, for room to post a combined request still handed over
+ * (<ssq/combine.h>): ten times ssqd's default --stall-ms (100), by which
+ * a stalled holder of the ring is killed and its range healed, so that
+ * only a peer that stopped completing keeps the ring full that long.
+ */
+#define SSQ_SETTLE_MS 1000u
+
+/*
+ * ssq_producer_settle - post @p's last combined request if it is still
+ * handed over (ssq_combine_flush), polling completions (ssq_progress) for
+ * up to @timeout_ms while the ring has no room. Returns 0 (nothing left
+ * handed over), or ssq_combine_flush's error: -EAGAIN (no room within
+ * @timeout_ms: still @p's to post), -EIO, -ENOTCONN, -EINVAL (it cannot
+ * be posted).
+ */
+int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms);
+
+/*
  * ssq_producer_fini - stop using the record: its completions still in
  * flight are dropped, and the record is free again once they are counted
- * (ssq_ctl_claim). Call with no open reservation.
+ * (ssq_ctl_claim). A combined request still handed over was accepted: it
+ * is posted first (ssq_producer_settle, SSQ_SETTLE_MS). Call with no open
+ * reservation. Returns 0; or -EAGAIN: no room to post that request, and
+ * nothing retired (the producer is as it was, the request its to post:
+ * poll completions and call again); or -EIO, -ENOTCONN, -EINVAL: retired,
+ * and that request, which cannot be posted (the queue in error or started
+ * over, ssqd gone, a scribbled slot), dropped.
  */
-void ssq_producer_fini(struct ssq_producer *p);
+int ssq_producer_fini(struct ssq_producer *p);
 
 /*
  * ssq_ctl_claim - find a FREE record (reclaiming retired ones whose WQEs
@@ -114,7 +139,8 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process
  * died must already be marked dead (ssq_ctl_mark_dead). Breaks the doorbell
- * and CQ leases they held; waits (up to @timeout_ms) for live producers
+ * and CQ leases and the combiner role they held (and a role naming a FREE
+ * record or none: a client's scribble); waits (up to @timeout_ms) for live producers
  * caught between their fetch-add and recording it; then publishes, as
  * one-WQEBB NOPs, every WQEBB below the reserve counter that is neither
  * published nor held by a live producer - exactly what the dead reserved

@@ -93,6 +93,25 @@ static void break_garbage_lease(uint32_t *lease)
 }
 
 /*
+ * The combiner role naming a FREE record (a client wrote it: only a bound
+ * producer takes the role, with C9's CAS from 0) has no holder either:
+ * nobody would ever let it go, and combining and the lone fast path stay
+ * off for the queue (test_ssq_combine_adv_scribble.c). The state after
+ * the role: a record bound since cannot have taken a role that was not 0
+ * meanwhile, so the CAS frees only the scribble. C7, as below.
+ */
+static void break_free_role(struct ssq_ctl *ctl)
+{
+	uint32_t v = __atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST);
+
+	if (v && v <= SSQ_MAX_PRODUCERS &&
+	    __atomic_load_n(&ctl->producers[v - 1].state, __ATOMIC_SEQ_CST) ==
+	        SSQ_PROD_FREE)
+		__atomic_compare_exchange_n(&ctl->comb_role, &v, 0, 0, __ATOMIC_SEQ_CST,
+		                            __ATOMIC_SEQ_CST);
+}
+
+/*
  * Wait until the WQEBB at x is free (the device completed its last pass).
  * The room may depend on NOPs this heal wrote below x and has not
  * submitted yet - a hole a dead producer left before the range of one that
@@ -159,6 +178,7 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	break_garbage_lease(&ctl->db_lease);
 	break_garbage_lease(&ctl->cq_lease);
 	break_garbage_lease(&ctl->comb_role);
+	break_free_role(ctl);
 
 	/*
 	 * H2: r0 first, then the claims (A9a: pairs with R9a/R9b). The load of

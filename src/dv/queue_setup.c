@@ -122,17 +122,36 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 	return 0;
 }
 
-void ssq_producer_fini(struct ssq_producer *p)
+int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms)
 {
+	uint64_t deadline = dv_now_ms() + timeout_ms;
+	int rc;
+
+	if (!p || !p->me ||
+	    (!p->hand_owed && !__atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
+		return 0;
+	/* Each flush polls for SSQ_RESERVE_SPINS before -EAGAIN. */
+	while ((rc = ssq_combine_flush(p)) == -EAGAIN && dv_now_ms() < deadline)
+		(void)ssq_progress(p);
+	return rc;
+}
+
+int ssq_producer_fini(struct ssq_producer *p)
+{
+	int rc;
+
 	if (!p || !p->me)
-		return;
+		return 0;
 	/*
 	 * A combined request still handed over (<ssq/combine.h>) was
 	 * accepted: post it before retiring, or ssq_ctl_claim takes it back.
+	 * No room (a slow peer): nothing retired, the caller is told and
+	 * calls again; dropping it silently ran an accepted request never
+	 * (test_ssq_combine_adv_fini_full.c).
 	 */
-	if (!__atomic_load_n(&p->gone, __ATOMIC_RELAXED) &&
-	    (p->hand_owed || __atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
-		(void)ssq_combine_flush(p);
+	rc = ssq_producer_settle(p, SSQ_SETTLE_MS);
+	if (rc == -EAGAIN)
+		return rc;
 	/*
 	 * R10a: retired, after our last publish; the router drops what is
 	 * still in flight for us (A10a), ssq_ctl_claim may reclaim the record
@@ -140,6 +159,7 @@ void ssq_producer_fini(struct ssq_producer *p)
 	 */
 	__atomic_store_n(&p->me->state, SSQ_PROD_DEAD, __ATOMIC_RELEASE);
 	p->me = NULL;
+	return rc;
 }
 
 /*

@@ -52,6 +52,28 @@ void ssq__wake_waiters(struct ssq_ctl *ctl)
 	syscall(SYS_futex, &ctl->wake_seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/*
+ * Settle @p's last combined request (<ssq/combine.h>) unless the outcome
+ * of a request a combiner took is not known yet: settling would wait for
+ * that combiner to publish it (bounded by ssqd's --stall-ms, not by our
+ * timeout), while the wait's loop polls and looks again each round, so
+ * @timeout_ns holds (test_ssq_combine_wait_taken.c). Anything else settles
+ * in a bounded time (posted by a combiner, or by us within ssq_reserve's
+ * spins), but for a combiner's take (C10) between our look and settling's,
+ * which waits as settling does.
+ */
+static void wait_settle(struct ssq_producer *p)
+{
+	/* A15: pairs with C10 (TAKEN) and R15 (DONE), as in settling. */
+	uint64_t w = __atomic_load_n(&p->me->hand.word, __ATOMIC_ACQUIRE);
+
+	if (ssq_likely(!p->hand_owed && !w))
+		return;
+	if ((w & 3) == SSQ_HAND_TAKEN && ssq__hand_outcome(p, w, p->hand_epoch) < 0)
+		return;
+	(void)ssq__hand_settle(p);
+}
+
 int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 {
 	uint64_t deadline, now, n;
@@ -60,17 +82,16 @@ int ssq_wait(struct ssq_producer *p, unsigned min, uint64_t timeout_ns)
 
 	if (!p || !p->me || !min || min > p->comp_mask + 1)
 		return -EINVAL;
-	/*
-	 * A combined request of ours still handed over (<ssq/combine.h>) is
-	 * posted before we sleep on its completion: its combiner may have let
-	 * the role go, or died. An error leaves it ours to post, and the wait
-	 * to tell the rest.
-	 */
-	if (ssq_unlikely(p->hand_owed ||
-	                 __atomic_load_n(&p->me->hand.word, __ATOMIC_RELAXED)))
-		(void)ssq__hand_settle(p);
 	deadline = now_ns() + timeout_ns;
 	for (;;) {
+		/*
+		 * A combined request of ours still handed over is posted
+		 * before we sleep on its completion: its combiner may have let
+		 * the role go, or died. Each round: one a combiner took and
+		 * has not published yet is looked at again. An error leaves it
+		 * ours to post, and the wait to tell the rest.
+		 */
+		wait_settle(p);
 		if ((n = ready(p)) >= min)
 			return (int)n;
 		if (__atomic_load_n(&p->gone, __ATOMIC_RELAXED))

@@ -30,7 +30,13 @@
  * lets the role go without looking again, and owners do not settle at
  * the end: a request left handed over), BROKEN_LONE_UNSETTLED (the fast
  * path taken before the last request is settled: a request published
- * ahead of its owner's earlier one).
+ * ahead of its owner's earlier one), BROKEN_SETTLE_ROUND (with
+ * DIE_AFTER_SWAP and SETTLE_BOUND: settle goes round after its own
+ * combine without taking its request back; a request POSTED whose bit a
+ * dead combiner swapped out spins its owner for ever).
+ * DIE_AFTER_SWAP lets the victim die between its swap of the bits and
+ * its takes; SETTLE_BOUND bounds settle's rounds with its request still
+ * POSTED after combining (tests/test_ssq_combine_adv_model.sh).
  * tests/test_ssq_combine_model.sh runs NOWN=1 K=2 and NOWN=2 K=1
  * (0.27 and 4.4 million states with the fast path; 0.22 and 3.1 without);
  * NOWN=2 K=2 MAXDEAD=0 verified without it (19 million states, 1 GB);
@@ -118,6 +124,10 @@ inline combine()
 			:: else -> break
 			od
 		}
+#ifdef DIE_AFTER_SWAP
+		/* in ssq__reserve: the room spin, or after the fetch-add */
+		MAYDIE;
+#endif
 		if
 		:: n > 0 ->
 			atomic { /* ssq__reserve, recorded */
@@ -193,6 +203,19 @@ inline direct()
 	PUBLISH(base, me, reqseq[me])
 }
 
+/* C13': the owner takes its request back, the CAS against C10 */
+#ifdef BROKEN_BLIND_TAKEBACK
+#define TAKEBACK atomic { wstate[me] = EMPTY; owed[me] = 1 }
+#else
+#define TAKEBACK                                                               \
+	atomic {                                                               \
+		if                                                             \
+		:: wstate[me] == POSTED -> wstate[me] = EMPTY; owed[me] = 1    \
+		:: else -> skip                                                \
+		fi                                                             \
+	}
+#endif
+
 /* ssq__hand_settle */
 inline settle()
 {
@@ -200,19 +223,28 @@ inline settle()
 	:: wstate[me] == EMPTY && !owed[me] -> break
 	:: wstate[me] == EMPTY && owed[me] -> direct(); owed[me] = 0; break
 	:: wstate[me] == POSTED ->
+		/*
+		 * The role if it is free: combine; then, or at once if it is
+		 * held, take ours back if it is still POSTED (its bit may be
+		 * gone: DIE_AFTER_SWAP) and go round to post it ourselves.
+		 * BROKEN_SETTLE_ROUND: the old code, round again after our own
+		 * combine, no take-back (a free role and no bit: for ever).
+		 */
 		if
-		:: atomic { role == 0 -> role = me + 1 }; combine()
-		:: atomic { role != 0 -> skip };
-#ifdef BROKEN_BLIND_TAKEBACK
-			atomic { wstate[me] = EMPTY; owed[me] = 1 }
-#else
-			atomic { /* C13': the CAS against C10 */
-				if
-				:: wstate[me] == POSTED -> wstate[me] = EMPTY; owed[me] = 1
-				:: else -> skip
-				fi
-			}
+		:: atomic { role == 0 -> role = me + 1 }; combine();
+#ifdef SETTLE_BOUND
+			/* a settle that combined and left ours POSTED goes round */
+			if
+			:: wstate[me] == POSTED -> rounds++; assert(rounds < 3)
+			:: else -> skip
+			fi;
 #endif
+#ifndef BROKEN_SETTLE_ROUND
+			TAKEBACK
+#else
+			skip
+#endif
+		:: atomic { role != 0 -> skip }; TAKEBACK
 		fi
 	:: wstate[me] == DONE -> wstate[me] = EMPTY
 	:: wstate[me] == TAKEN && lpub[wval[me]] ->
@@ -316,6 +348,9 @@ proctype producer(byte me)
 	byte s = 0, bits, n, i, k, base, pass;
 	byte ids[NPROC], ws[NPROC];
 	bool held; /* L1 won: the role ours */
+#ifdef SETTLE_BOUND
+	byte rounds = 0; /* settle's rounds with ours POSTED after combining */
+#endif
 
 	do
 	:: me != VICTIM && s < K -> s++; post()

@@ -398,10 +398,19 @@ int ssq_queue_close(struct ssq_queue *q)
 	struct proto_msg_detach req = { 0, 0 };
 	struct ssq_queue **pp;
 	struct proto_msg reply;
-	int rc;
+	int rc, settled = 0;
 
 	if (!q)
 		return 0;
+	/*
+	 * A combined request still handed over (<ssq/combine.h>) was accepted
+	 * (0): post it first, as ssq_producer_fini does. ssqd's DETACH marks
+	 * the record dead, and ssq_ctl_mark_dead takes a request still POSTED
+	 * back, never to run (test_ssq_combine_adv_close.c). Not in a forked
+	 * child (the record is its parent's), nor once ssqd is gone.
+	 */
+	if (getpid() == q->c->self && !q->orphaned)
+		settled = ssq_producer_settle(&q->prod, SSQ_SETTLE_MS);
 	client_wait_fd_stop(q);
 	pthread_mutex_lock(&q->c->lock);
 	for (pp = &q->c->queues; *pp; pp = &(*pp)->next)
@@ -424,7 +433,7 @@ int ssq_queue_close(struct ssq_queue *q)
 		rc = 0;
 	}
 	free(q);
-	return rc;
+	return rc ?: settled;
 }
 
 int ssq_queue_recover(struct ssq_queue *q)
