@@ -16,7 +16,9 @@
  * 60000..60015 (group 65534) each connect once and leave (16 tenants,
  * each to exit after 1 s idle); a stranger sends TENANT for each of them
  * every 2 s for 8 s, nothing else; then uid 60016 connects: it must be
- * served (the 16 idle tenants gone or going).
+ * served (the 16 idle tenants gone or going). Then again with --peer-key
+ * (the stranger on a peer's host: --peer-key takes no other's connection;
+ * the TENANT is read, and handed over, before any proof).
  * Needs root (the clients run as other uids).
  */
 #define _GNU_SOURCE
@@ -98,7 +100,8 @@ static int knock(uint32_t uid)
 	return s;
 }
 
-int main(void)
+/* One run, with --peer-key (@key: SSQ_TEST_PEER_KEY) or without. */
+static void pins(int key)
 {
 	const char *const extra[] = { "--tenants",  "uid", "--allow-gid",      "65534",
 		                      "--data-mib", "2",   "--tenant-idle-ms", "1000",
@@ -107,11 +110,7 @@ int main(void)
 	unsigned i, round;
 	double t0;
 
-	t_need_ssqd();
-	if (getuid() != 0)
-		SKIP("not root: the clients run as other uids");
-	signal(SIGPIPE, SIG_IGN);
-	cf_cluster_files(&cl, "adv5pin", N, names, 0);
+	cf_cluster_files(&cl, key ? "adv5pin-key" : "adv5pin", N, names, 0);
 	CHECK(t_cluster_start(&cl, 1, extra) > 0, "start bob");
 	ssq_client_close(t_cluster_connect(&cl, 1));
 	chmod(cl.sock[1], 0666);
@@ -136,18 +135,32 @@ int main(void)
 		usleep(1200000);
 	}
 	rc = client(UID0 + SLOTS);
-	printf("after %u rounds of a stranger's 16 TENANTs over 8 s (--tenant-idle-ms "
+	printf("--peer-key: %s; after %u rounds of a stranger's 16 TENANTs over 8 s "
+	       "(--tenant-idle-ms "
 	       "1000): %u idle exits, %u links handed to tenants; uid %u's client: "
 	       "%d %s\n",
-	       round, count("exited, idle"), count("handed to its ssqd"), UID0 + SLOTS,
-	       rc, rc ? strerror(-rc) : "served");
+	       key ? "yes" : "no", round, count("exited, idle"),
+	       count("handed to its ssqd"), UID0 + SLOTS, rc,
+	       rc ? strerror(-rc) : "served");
 	CHECK(rc == 0,
-	      "a stranger's TENANT messages kept 16 idle tenants' slots held: uid %u "
-	      "refused (%d %s)",
-	      UID0 + SLOTS, rc, strerror(-rc));
+	      "--peer-key %s: a stranger's TENANT messages kept 16 idle tenants' slots "
+	      "held: uid %u refused (%d %s)",
+	      key ? "yes" : "no", UID0 + SLOTS, rc, strerror(-rc));
 	for (i = 0; i < SLOTS; i++)
 		if (s[i] >= 0)
 			close(s[i]);
 	t_cluster_stop(&cl);
+}
+
+int main(void)
+{
+	t_need_ssqd();
+	if (getuid() != 0)
+		SKIP("not root: the clients run as other uids");
+	signal(SIGPIPE, SIG_IGN);
+	pins(0);
+	/* The stranger on a peer's host (--peer-key takes no other's connection). */
+	setenv("SSQ_TEST_PEER_KEY", "1", 1);
+	pins(1);
 	return test_exit("ctrl_adv5t_stranger_pins");
 }
