@@ -282,8 +282,13 @@ struct ssqd_peer_spec {
 #define SSQD_TENANTS_GID  2
 #define SSQD_MAX_TENANTS  16  /* tenants' ssqd besides this one */
 #define SSQD_MAX_ARGS     256 /* a command line --tenants can pass on */
-/* --tenant-idle-ms's default: an idle tenant's ssqd exits after a minute. */
-#define SSQD_TENANT_IDLE_MS 60000
+/*
+ * --tenant-idle-ms's default: 0, a tenant's ssqd never exits idle. Idle
+ * exit is opt-in: what it opens (a client that keeps its arena mapped
+ * after hanging up keeps that arena's memory past the exit, one arena per
+ * exit; docs/trust.md) is then the operator's choice, not every ssqd's.
+ */
+#define SSQD_TENANT_IDLE_MS 0
 
 /* One tenant's ssqd (tenants.c): its uid or gid, its process, its socket. */
 struct ssqd_tenant {
