@@ -113,6 +113,29 @@ static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd, unsigned idle
 }
 
 /*
+ * The tenant the command line names (--allow-uid, --allow-gid), or -1:
+ * it never exits idle, however it was started (at ssqd's start, or again
+ * by a client after its ssqd died): peers' links find it, and a link
+ * never starts a tenant (peers/tenant.c).
+ */
+static long tenant_named(const struct ssqd *d)
+{
+	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
+	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
+	                                               : -1;
+	uint32_t own =
+	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+
+	return id < 0 || (uint32_t)id == own ? -1 : id;
+}
+
+/* How long tenant @key's ssqd waits idle before it asks to exit (0: never). */
+static unsigned tenant_idle_ms(const struct ssqd *d, uint32_t key)
+{
+	return tenant_named(d) == (long)key ? 0 : d->opt.tenant_idle_ms;
+}
+
+/*
  * Start tenant @key's ssqd in slot @t, to exit after @idle_ms with nothing
  * to serve (0: never). 0, or -errno with @why.
  */
@@ -211,6 +234,7 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
 		                  "started again at its next client's connection\n",
 		        (unsigned)t->key, (int)t->pid);
+		ssqd_tenant_ended_well(d, t->key);
 	} else {
 		fprintf(stderr,
 		        SD_WARNING
@@ -307,7 +331,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
-				rc = tenant_spawn(d, t, key, d->opt.tenant_idle_ms, why,
+				rc = tenant_spawn(d, t, key, tenant_idle_ms(d, key), why,
 				                  whylen);
 			if (rc)
 				return rc;
@@ -336,11 +360,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 {
-	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
-	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
-	                                               : -1;
-	uint32_t own =
-	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+	long id = tenant_named(d);
 	unsigned i;
 	int fresh;
 
@@ -360,11 +380,11 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	 * first client does not wait for its set-up; others (root, the uids of
 	 * an --allow-gid group under --tenants uid) at their first connection.
 	 */
-	if (id < 0 || (uint32_t)id == own)
+	if (id < 0)
 		return 0;
 	/* It is there for the peers' links too: it never exits idle. */
-	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id, 0, why,
-	                    whylen);
+	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id,
+	                    tenant_idle_ms(d, (uint32_t)id), why, whylen);
 }
 
 void ssqd_tenants_stop(struct ssqd *d)
