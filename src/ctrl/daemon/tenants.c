@@ -246,15 +246,50 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 	tenant_forget(t);
 }
 
+/* How long a connection waits for its uid's closing ssqd to exit. */
+#define TENANT_CLOSING_WAIT_MS 200
+
+/*
+ * Closing slot @t (its ssqd agreed to exit idle) freed now, for its own
+ * uid's connection when no other slot is free: else that uid, which held
+ * a slot a moment ago, would be refused -EUSERS for as long as its old
+ * ssqd takes to exit. It exits of itself within TENANT_CLOSING_WAIT_MS
+ * (its teardown; 10 ms polls); past that it is killed: it has nothing to
+ * serve (no client, no link, every connection sent to it received:
+ * tenant_asks), so nothing is lost, and the loop waits no longer than that.
+ */
+static void tenant_settle(struct ssqd *d, struct ssqd_tenant *t)
+{
+	struct timespec nap = { 0, 10 * 1000000 };
+	unsigned n;
+
+	for (n = 0; t->pid > 0 && n < TENANT_CLOSING_WAIT_MS / 10; n++) {
+		tenant_reap(d, t);
+		if (t->pid > 0)
+			nanosleep(&nap, NULL);
+	}
+	if (t->pid <= 0)
+		return;
+	fprintf(stderr,
+	        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took over "
+	                  "%u ms with a connection of its uid waiting: killed\n",
+	        (unsigned)t->key, (int)t->pid, TENANT_CLOSING_WAIT_MS);
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	ssqd_tenant_ended_well(d, t->key); /* it had agreed to go: no failure */
+	tenant_forget(t);
+}
+
 /*
  * Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. A
  * closing one (exiting idle) takes nothing more: its tenant's next
  * connection starts a new ssqd in another slot, the old one's freed once
- * it is reaped.
+ * it is reaped - or in that very slot, once its ssqd is gone, when no
+ * other is free (tenant_settle).
  */
 static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 {
-	struct ssqd_tenant *free_slot = NULL;
+	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
 	unsigned i;
 
 	*fresh = 0;
@@ -265,8 +300,14 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 		tenant_reap(d, t);
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
+		if (t->pid > 0 && t->key == key)
+			closing = t;
 		if (t->pid <= 0 && !free_slot)
 			free_slot = t;
+	}
+	if (!free_slot && closing) {
+		tenant_settle(d, closing);
+		free_slot = closing;
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
