@@ -758,6 +758,8 @@ struct ssqd {
 	uint32_t tenant_got;
 	uint64_t tenant_idle_ns;
 	uint64_t tenant_asked;
+	/* Its parent agreed to its idle exit: teardown empties the arena. */
+	int tenant_idle_exit;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */

@@ -135,6 +135,7 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now)
 		        SD_NOTICE "ssqd: tenant: nothing to serve for %u ms "
 		                  "(--tenant-idle-ms): exiting\n",
 		        d->opt.tenant_idle_ms);
+		d->tenant_idle_exit = 1; /* its arena emptied at teardown (setup.c) */
 		d->stop = 1;
 		return;
 	}
