@@ -162,5 +162,5 @@ int main(void)
 	/* The stranger on a peer's host (--peer-key takes no other's connection). */
 	setenv("SSQ_TEST_PEER_KEY", "1", 1);
 	pins(1);
-	return test_exit("ctrl_adv5t_stranger_pins");
+	return test_exit("ctrl_tenant_knocks_no_pin");
 }

@@ -161,7 +161,7 @@ int main(void)
 		ssq_client_close(c);
 	chmod(sock, 0666);
 	if (pipe(ready))
-		return test_exit("ctrl_adv5t_full_churn");
+		return test_exit("ctrl_tenant_full_churn");
 	for (i = 0; i < HOLDERS; i++) {
 		pid[i] = holder(UID0 + i, &hold[i], ready[1]);
 		if (read(ready[0], &b, 1) == 1 && !b)
@@ -184,5 +184,5 @@ int main(void)
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	if (!test_failures)
 		unlink(logf);
-	return test_exit("ctrl_adv5t_full_churn");
+	return test_exit("ctrl_tenant_full_churn");
 }

@@ -150,7 +150,7 @@ int main(void)
 	said =
 	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (said == MAP_FAILED)
-		return test_exit("ctrl_adv5t_backoff_memory");
+		return test_exit("ctrl_tenant_backoff_good_runs");
 	signal(SIGPIPE, SIG_IGN);
 	args[3] = sock;
 	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
@@ -188,5 +188,5 @@ int main(void)
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	if (!test_failures)
 		unlink(logf);
-	return test_exit("ctrl_adv5t_backoff_memory");
+	return test_exit("ctrl_tenant_backoff_good_runs");
 }

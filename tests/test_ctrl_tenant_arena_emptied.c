@@ -189,5 +189,5 @@ int main(void)
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	if (!test_failures)
 		unlink(logf);
-	return test_exit("ctrl_adv5t_arena_hoard");
+	return test_exit("ctrl_tenant_arena_emptied");
 }

@@ -152,5 +152,5 @@ int main(void)
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	if (!test_failures)
 		unlink(logf);
-	return test_exit("ctrl_adv5t_named_idle");
+	return test_exit("ctrl_tenant_named_never_idle");
 }
