@@ -285,9 +285,11 @@ static void tenant_settle(struct ssqd *d, struct ssqd_tenant *t)
  * closing one (exiting idle) takes nothing more: its tenant's next
  * connection starts a new ssqd in another slot, the old one's freed once
  * it is reaped - or in that very slot, once its ssqd is gone, when no
- * other is free (tenant_settle).
+ * other is free and @settle (a client's connection: tenant_settle; a
+ * peer's link starts nothing, so it keeps the loop waiting for nothing).
  */
-static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
+static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int settle,
+                                       int *fresh)
 {
 	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
 	unsigned i;
@@ -305,7 +307,7 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 		if (t->pid <= 0 && !free_slot)
 			free_slot = t;
 	}
-	if (!free_slot && closing) {
+	if (!free_slot && closing && settle) {
 		tenant_settle(d, closing);
 		free_slot = closing;
 	}
@@ -349,7 +351,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
-		t = tenant_slot(d, key, &fresh);
+		t = tenant_slot(d, key, what != 'p', &fresh);
 		/*
 		 * A peer's link goes only to a tenant running here: started
 		 * for it, a stranger's TENANT messages (read before any proof)
@@ -424,7 +426,7 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	if (id < 0)
 		return 0;
 	/* It is there for the peers' links too: it never exits idle. */
-	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id,
+	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, 1, &fresh), (uint32_t)id,
 	                    tenant_idle_ms(d, (uint32_t)id), why, whylen);
 }
 
