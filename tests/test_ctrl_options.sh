@@ -81,6 +81,8 @@ expect 2 "--buffer-keys and --arena-rkey exclude each other" --buffer-keys --are
 expect 2 "--connect 'nohost': want HOST:PORT" --device emu --hugepages=off --data-mib 4 --connect nohost
 expect 2 "--connect 'fe80::1': an IPv6 address goes in brackets" --device emu --hugepages=off --data-mib 4 --connect fe80::1
 expect 2 "--connect 'h:+1': port must be 1..65535" --device emu --hugepages=off --data-mib 4 --connect h:+1
+# Idle exit of tenants is opt-in (docs/trust.md): the default is never.
+expect 0 "for N ms exits (default 0: never;" --help
 expect 1 "device emu0 not found" --device emu0 --hugepages=off
 expect 1 "echo " --device emu --hugepages=required --data-mib 60000
 grep -q "nr_hugepages" "$work/out" || { echo "FAIL: no nr_hugepages hint"; fail=1; }

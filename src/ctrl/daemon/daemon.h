@@ -101,6 +101,8 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now);
  *   @key waits SSQD_TENANT_BACKOFF_MIN_MS, twice the last wait after each
  *   failure that follows a run shorter than SSQD_TENANT_HEALTHY_MS, at
  *   most SSQD_TENANT_BACKOFF_MAX_MS; none after a longer run.
+ * ssqd_tenant_ended_well - it exited idle, as asked: a good run, its wait
+ *   starts over (the next failure waits SSQD_TENANT_BACKOFF_MIN_MS).
  * ssqd_tenant_backoff - 0 when tenant @key's ssqd may be started now;
  *   else -EAGAIN, @why saying when it may, for its client.
  */
@@ -109,6 +111,7 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now);
 #define SSQD_TENANT_HEALTHY_MS     10000
 void ssqd_tenant_started(struct ssqd *d, uint32_t key);
 void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status);
+void ssqd_tenant_ended_well(struct ssqd *d, uint32_t key);
 int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen);
 
 /*

@@ -172,7 +172,7 @@ static void usage(FILE *out)
 	    "                           which this one starts; in a cluster each\n"
 	    "                           links to the same tenant on every peer\n"
 	    "      --tenant-idle-ms N   a tenant's ssqd with no client, memory or grant\n"
-	    "                           for N ms exits (default 60000; 0: never;\n"
+	    "                           for N ms exits (default 0: never;\n"
 	    "                           the tenant --allow-uid/--allow-gid names never)\n"
 	    "      --hello-ms N         a connection that has not said hello within N "
 	    "ms\n"

@@ -405,6 +405,7 @@ fail:
 void ssqd_teardown(struct ssqd *d)
 {
 	unsigned i;
+	int rc;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
 		if (d->clients[i].fd >= 0) {
@@ -452,5 +453,20 @@ void ssqd_teardown(struct ssqd *d)
 		d->ops->close(d->backend);
 		d->backend = NULL;
 	}
+	/*
+	 * A tenant's ssqd exiting idle empties its arena: a client that kept
+	 * its mapping after hanging up would otherwise keep the arena's pages
+	 * past this exit, and its uid's next connection starts a new ssqd
+	 * with a new arena - one more per idle exit, without bound. Nothing
+	 * of anyone's is in it (tenant_idle.c: no client, grant, link).
+	 */
+	rc = d->tenant_idle_exit ? shm_arena_destroy_emptied(&d->arena) : 0;
+	if (rc == -EOPNOTSUPP)
+		fprintf(stderr, SD_NOTICE "ssqd: tenant: a hugepage arena is not emptied "
+		                          "at exit (EAL's heap shares its file): a "
+		                          "client's mapping of it keeps its pages\n");
+	else if (rc)
+		fprintf(stderr, SD_WARNING "ssqd: tenant: emptying the arena: %s\n",
+		        strerror(-rc));
 	shm_arena_destroy(&d->arena);
 }

@@ -282,8 +282,13 @@ struct ssqd_peer_spec {
 #define SSQD_TENANTS_GID  2
 #define SSQD_MAX_TENANTS  16  /* tenants' ssqd besides this one */
 #define SSQD_MAX_ARGS     256 /* a command line --tenants can pass on */
-/* --tenant-idle-ms's default: an idle tenant's ssqd exits after a minute. */
-#define SSQD_TENANT_IDLE_MS 60000
+/*
+ * --tenant-idle-ms's default: 0, a tenant's ssqd never exits idle. Idle
+ * exit is opt-in: what it opens (a client that keeps its arena mapped
+ * after hanging up keeps that arena's memory past the exit, one arena per
+ * exit; docs/trust.md) is then the operator's choice, not every ssqd's.
+ */
+#define SSQD_TENANT_IDLE_MS 0
 
 /* One tenant's ssqd (tenants.c): its uid or gid, its process, its socket. */
 struct ssqd_tenant {
@@ -753,6 +758,8 @@ struct ssqd {
 	uint32_t tenant_got;
 	uint64_t tenant_idle_ns;
 	uint64_t tenant_asked;
+	/* Its parent agreed to its idle exit: teardown empties the arena. */
+	int tenant_idle_exit;
 	struct ssqd_client clients[SSQD_MAX_CLIENTS];
 	struct ssqd_grave graves[SSQD_MAX_GRAVES];
 	struct ssqd_mr mrs[SSQD_MAX_MRS]; /* clients' own memory (clients/clients.h) */

@@ -11,7 +11,10 @@
  * to SSQD_TENANT_BACKOFF_MAX_MS while each run is short, as systemd's
  * RestartSec with RestartSteps does for a unit, and starts over once a
  * run lasted SSQD_TENANT_HEALTHY_MS: a tenant that served for a while and
- * then crashed is started again at once.
+ * then crashed is started again at once. A run that ended well (an idle
+ * exit, --tenant-idle-ms) starts it over too, however short: else a uid
+ * whose runs are short by design (a client now and then) would keep the
+ * wait of failures long past, and its next crash wait that doubled.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,6 +78,16 @@ void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status)
 		        "ssqd: tenant %s %u: its ssqd failed %llu ms after its "
 		        "start: not started again for %u ms\n",
 		        kind(d), (unsigned)key, (unsigned long long)ran_ms, e->delay_ms);
+}
+
+void ssqd_tenant_ended_well(struct ssqd *d, uint32_t key)
+{
+	struct ssqd_tenant_backoff *e = entry(d, key, 0);
+
+	if (e) {
+		e->delay_ms = 0;
+		e->until_ns = 0;
+	}
 }
 
 int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen)

@@ -5,9 +5,12 @@
  * slots, and one that no client uses any more would hold them for ever.
  * Its uid's next connection starts it again.
  *
- * Nothing to serve: no connection (a client's, or a peer's link coming
- * in), no grave, no grant out, no memory held for a bind, no peer link
- * in any state but idle - for --tenant-idle-ms on end.
+ * Off by default (--tenant-idle-ms 0), and never for the tenant the
+ * command line names (tenants.c).
+ *
+ * Nothing to serve: no client connection, no peer's link coming in that
+ * proved itself (--peer-key), no grave, no grant out, no memory held for a bind, no peer
+ * link in any state but idle - for --tenant-idle-ms on end.
  *
  * The race: the parent may be sending it a connection (SCM_RIGHTS over
  * their socketpair) just as it decides to go; exiting then would drop
@@ -44,8 +47,17 @@ static int tenant_busy(const struct ssqd *d)
 	for (i = 0; i < SSQD_MAX_GRANTS; i++)
 		if (d->grants[i].owner)
 			return 1;
+	/*
+	 * A knock counts once it proved itself (--peer-key's PROOF checked):
+	 * before, it is anyone's - a stranger's TENANT is handed to the
+	 * running tenant it names before any proof - and a silent connection
+	 * now and then would keep every tenant's slot held for ever (issue
+	 * 28: no stranger at the peer port fills slots). Without --peer-key
+	 * nothing is proved: a peer's link counts once it is a link (below).
+	 * A knock cut by the exit is a failed dial, retried by the dialer.
+	 */
 	for (i = 0; i < SSQD_MAX_KNOCKS; i++)
-		if (d->knocks[i].fd >= 0)
+		if (d->knocks[i].fd >= 0 && d->knocks[i].stage == 2)
 			return 1;
 	for (i = 0; i < d->npeers; i++)
 		if (d->peers[i].link != SSQD_LINK_IDLE || d->peers[i].wanted)
@@ -123,6 +135,7 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now)
 		        SD_NOTICE "ssqd: tenant: nothing to serve for %u ms "
 		                  "(--tenant-idle-ms): exiting\n",
 		        d->opt.tenant_idle_ms);
+		d->tenant_idle_exit = 1; /* its arena emptied at teardown (setup.c) */
 		d->stop = 1;
 		return;
 	}

@@ -113,6 +113,29 @@ static void tenant_cmd(const struct ssqd *d, uint32_t key, int fd, unsigned idle
 }
 
 /*
+ * The tenant the command line names (--allow-uid, --allow-gid), or -1:
+ * it never exits idle, however it was started (at ssqd's start, or again
+ * by a client after its ssqd died): peers' links find it, and a link
+ * never starts a tenant (peers/tenant.c).
+ */
+static long tenant_named(const struct ssqd *d)
+{
+	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
+	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
+	                                               : -1;
+	uint32_t own =
+	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+
+	return id < 0 || (uint32_t)id == own ? -1 : id;
+}
+
+/* How long tenant @key's ssqd waits idle before it asks to exit (0: never). */
+static unsigned tenant_idle_ms(const struct ssqd *d, uint32_t key)
+{
+	return tenant_named(d) == (long)key ? 0 : d->opt.tenant_idle_ms;
+}
+
+/*
  * Start tenant @key's ssqd in slot @t, to exit after @idle_ms with nothing
  * to serve (0: never). 0, or -errno with @why.
  */
@@ -211,6 +234,7 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
 		                  "started again at its next client's connection\n",
 		        (unsigned)t->key, (int)t->pid);
+		ssqd_tenant_ended_well(d, t->key);
 	} else {
 		fprintf(stderr,
 		        SD_WARNING
@@ -222,15 +246,52 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 	tenant_forget(t);
 }
 
+/* How long a connection waits for its uid's closing ssqd to exit. */
+#define TENANT_CLOSING_WAIT_MS 200
+
+/*
+ * Closing slot @t (its ssqd agreed to exit idle) freed now, for its own
+ * uid's connection when no other slot is free: else that uid, which held
+ * a slot a moment ago, would be refused -EUSERS for as long as its old
+ * ssqd takes to exit. It exits of itself within TENANT_CLOSING_WAIT_MS
+ * (its teardown; 10 ms polls); past that it is killed: it has nothing to
+ * serve (no client, no link, every connection sent to it received:
+ * tenant_asks), so nothing is lost, and the loop waits no longer than that.
+ */
+static void tenant_settle(struct ssqd *d, struct ssqd_tenant *t)
+{
+	struct timespec nap = { 0, 10 * 1000000 };
+	unsigned n;
+
+	for (n = 0; t->pid > 0 && n < TENANT_CLOSING_WAIT_MS / 10; n++) {
+		tenant_reap(d, t);
+		if (t->pid > 0)
+			nanosleep(&nap, NULL);
+	}
+	if (t->pid <= 0)
+		return;
+	fprintf(stderr,
+	        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took over "
+	                  "%u ms with a connection of its uid waiting: killed\n",
+	        (unsigned)t->key, (int)t->pid, TENANT_CLOSING_WAIT_MS);
+	kill(t->pid, SIGKILL);
+	waitpid(t->pid, NULL, 0);
+	ssqd_tenant_ended_well(d, t->key); /* it had agreed to go: no failure */
+	tenant_forget(t);
+}
+
 /*
  * Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. A
  * closing one (exiting idle) takes nothing more: its tenant's next
  * connection starts a new ssqd in another slot, the old one's freed once
- * it is reaped.
+ * it is reaped - or in that very slot, once its ssqd is gone, when no
+ * other is free and @settle (a client's connection: tenant_settle; a
+ * peer's link starts nothing, so it keeps the loop waiting for nothing).
  */
-static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
+static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int settle,
+                                       int *fresh)
 {
-	struct ssqd_tenant *free_slot = NULL;
+	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
 	unsigned i;
 
 	*fresh = 0;
@@ -241,8 +302,14 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int *fresh)
 		tenant_reap(d, t);
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
+		if (t->pid > 0 && t->key == key)
+			closing = t;
 		if (t->pid <= 0 && !free_slot)
 			free_slot = t;
+	}
+	if (!free_slot && closing && settle) {
+		tenant_settle(d, closing);
+		free_slot = closing;
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
@@ -284,7 +351,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
-		t = tenant_slot(d, key, &fresh);
+		t = tenant_slot(d, key, what != 'p', &fresh);
 		/*
 		 * A peer's link goes only to a tenant running here: started
 		 * for it, a stranger's TENANT messages (read before any proof)
@@ -307,7 +374,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
-				rc = tenant_spawn(d, t, key, d->opt.tenant_idle_ms, why,
+				rc = tenant_spawn(d, t, key, tenant_idle_ms(d, key), why,
 				                  whylen);
 			if (rc)
 				return rc;
@@ -336,11 +403,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 {
-	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
-	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
-	                                               : -1;
-	uint32_t own =
-	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+	long id = tenant_named(d);
 	unsigned i;
 	int fresh;
 
@@ -360,11 +423,11 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	 * first client does not wait for its set-up; others (root, the uids of
 	 * an --allow-gid group under --tenants uid) at their first connection.
 	 */
-	if (id < 0 || (uint32_t)id == own)
+	if (id < 0)
 		return 0;
 	/* It is there for the peers' links too: it never exits idle. */
-	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, &fresh), (uint32_t)id, 0, why,
-	                    whylen);
+	return tenant_spawn(d, tenant_slot(d, (uint32_t)id, 1, &fresh), (uint32_t)id,
+	                    tenant_idle_ms(d, (uint32_t)id), why, whylen);
 }
 
 void ssqd_tenants_stop(struct ssqd *d)

@@ -88,6 +88,30 @@ void *shm_arena_alloc(struct shm_arena *a, size_t len, size_t align)
 	return a->base + start;
 }
 
+int shm_arena_destroy_emptied(struct shm_arena *a)
+{
+	int rc = 0;
+
+	if (!a->base)
+		return 0;
+	if (a->eal_memzone)
+		return -EOPNOTSUPP;
+	/*
+	 * Truncating a shmem file (a memfd) unmaps the cut range from every
+	 * mapping of it and frees its pages (mm/shmem.c shmem_setattr:
+	 * unmap_mapping_range, shmem_truncate_range); a later access past
+	 * i_size faults SIGBUS (shmem_fault, shmem_get_folio_gfp's -EINVAL
+	 * past EOF). Our own mapping goes first: nothing of ours touches it.
+	 */
+	munmap(a->base, a->len);
+	if (ftruncate(a->fd, 0) < 0)
+		rc = -errno;
+	close(a->fd);
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	return rc;
+}
+
 void shm_arena_destroy(struct shm_arena *a)
 {
 	if (!a->base)

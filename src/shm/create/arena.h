@@ -72,4 +72,13 @@ static inline uint64_t shm_arena_off(const struct shm_arena *a, const void *p)
 
 void shm_arena_destroy(struct shm_arena *a);
 
+/*
+ * shm_arena_destroy_emptied - destroy a memfd arena and truncate its file
+ * to 0 first, so that what other processes still map of it holds no
+ * memory (their next access faults SIGBUS). 0, or -EOPNOTSUPP for an EAL
+ * arena (EAL's own heap lives in the same segment file: left alone, @a
+ * untouched), or ftruncate's -errno (@a destroyed all the same).
+ */
+int shm_arena_destroy_emptied(struct shm_arena *a);
+
 #endif /* SSQ_SHM_CREATE_ARENA_H */
