@@ -27,20 +27,7 @@ static struct t_cluster cl;
 
 static unsigned count(unsigned i, const char *needle)
 {
-	static char buf[1 << 22];
-	FILE *f = fopen(cl.log[i], "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	unsigned k = 0;
-	char *s = buf;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, needle))) {
-		k++;
-		s++;
-	}
-	return k;
+	return t_log_count(cl.log[i], needle);
 }
 
 static int become(void)

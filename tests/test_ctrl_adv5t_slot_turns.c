@@ -22,20 +22,7 @@ static char sock[108], logf[128];
 
 static unsigned count(const char *needle)
 {
-	static char buf[1 << 22];
-	FILE *f = fopen(logf, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	unsigned k = 0;
-	char *s = buf;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, needle))) {
-		k++;
-		s++;
-	}
-	return k;
+	return t_log_count(logf, needle);
 }
 
 /* uid @uid, in a child: one connection answered and closed; 0 or -errno. */

@@ -35,37 +35,13 @@ struct tally {
 /* Times ssqd's log says it started uid 65534's tenant. */
 static unsigned starts(void)
 {
-	char buf[1 << 20], *s = buf;
-	FILE *f = fopen(logf, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	unsigned k = 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, "tenant uid 65534: its ssqd is pid "))) {
-		k++;
-		s++;
-	}
-	return k;
+	return t_log_count(logf, "tenant uid 65534: its ssqd is pid ");
 }
 
 /* The pid of the last tenant ssqd of uid 65534 started; -1: none. */
 static pid_t last_tenant(void)
 {
-	static const char needle[] = "tenant uid 65534: its ssqd is pid ";
-	char buf[1 << 20], *s = buf, *last = NULL;
-	FILE *f = fopen(logf, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, needle))) {
-		last = s;
-		s++;
-	}
-	return last ? (pid_t)atoi(last + strlen(needle)) : -1;
+	return (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
 }
 
 /*

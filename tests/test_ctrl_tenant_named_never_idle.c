@@ -24,39 +24,13 @@ static char sock[108], logf[128];
 
 static unsigned count(const char *needle)
 {
-	static char buf[1 << 20];
-	FILE *f = fopen(logf, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	unsigned k = 0;
-	char *s = buf;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, needle))) {
-		k++;
-		s++;
-	}
-	return k;
+	return t_log_count(logf, needle);
 }
 
 /* The pid in the last "tenant uid 65534: its ssqd is pid N"; -1: none. */
 static pid_t last_tenant(void)
 {
-	static const char needle[] = "tenant uid 65534: its ssqd is pid ";
-	static char buf[1 << 20];
-	FILE *f = fopen(logf, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	char *s = buf, *last = NULL;
-
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	while ((s = strstr(s, needle))) {
-		last = s;
-		s++;
-	}
-	return last ? (pid_t)atoi(last + strlen(needle)) : -1;
+	return (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
 }
 
 /* uid 65534 connects, lists, closes, in a child: 0 if served. */

@@ -21,6 +21,15 @@
  */
 uint16_t t_free_tcp_port(void);
 
+/*
+ * t_log_count - how many times @needle occurs in the first 4 MiB of the
+ *   file @path (an ssqd's log); 0 if it cannot be read.
+ * t_log_last_num - the number right after @needle's last occurrence there
+ *   (a pid, a count), or -1 if it never occurs.
+ */
+unsigned t_log_count(const char *path, const char *needle);
+long t_log_last_num(const char *path, const char *needle);
+
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
 
