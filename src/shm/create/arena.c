@@ -98,17 +98,15 @@ int shm_arena_destroy_emptied(struct shm_arena *a)
 		return -EOPNOTSUPP;
 	/*
 	 * Truncating a shmem file (a memfd) unmaps the cut range from every
-	 * mapping of it and frees its pages (mm/shmem.c shmem_setattr:
-	 * unmap_mapping_range, shmem_truncate_range); a later access past
-	 * i_size faults SIGBUS (shmem_fault, shmem_get_folio_gfp's -EINVAL
-	 * past EOF). Our own mapping goes first: nothing of ours touches it.
+	 * mapping of it, ours too, and frees its pages (mm/shmem.c
+	 * shmem_setattr: unmap_mapping_range, shmem_truncate_range); a later
+	 * access past i_size faults SIGBUS (shmem_fault, shmem_get_folio_gfp's
+	 * -EINVAL past EOF). Nothing of ours touches it after: the teardown
+	 * is shm_arena_destroy's.
 	 */
-	munmap(a->base, a->len);
 	if (ftruncate(a->fd, 0) < 0)
 		rc = -errno;
-	close(a->fd);
-	memset(a, 0, sizeof(*a));
-	a->fd = -1;
+	shm_arena_destroy(a);
 	return rc;
 }
 
