@@ -16,7 +16,6 @@
  * Needs root (the client runs as uid 60040).
  */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,39 +36,11 @@ static unsigned count(const char *needle)
 /* uid UID: @n connections, each listed and closed: how many failed. */
 static int clients(unsigned n)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = {
+		.sock = cl.sock[1], .uid = UID, .gid = 65534, .n = n, .pause_ms = 50
+	};
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		unsigned i, bad = 0;
-
-		if (setgroups(0, NULL) || setgid(65534) || setuid(UID))
-			_exit(200);
-		for (i = 0; i < n; i++) {
-			struct ssq_client *c = NULL;
-			int rc = ssq_client_connect(cl.sock[1], &c);
-
-			if (!rc)
-				rc = ssq_client_list(c, info, SSQ_MAX_QUEUES) > 0
-				         ? 0
-				         : -ENODATA;
-			if (rc && !bad++)
-				printf("connection %u of uid %u: %d %s\n", i, UID, rc,
-				       c ? ssq_client_error(c)
-				         : ssq_client_strerror_last());
-			if (c)
-				ssq_client_close(c);
-			usleep(50000);
-		}
-		fflush(stdout);
-		_exit(bad > 199 ? 199 : (int)bad);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return 255;
-	return WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 /* A stranger: TENANT {UID} connections as fast as it can for @secs. */

@@ -10,8 +10,6 @@
  * 170 connections in all (10 each): every one must be served.
  * Needs root (the clients run as other uids).
  */
-#include <grp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -25,74 +23,29 @@ static unsigned count(const char *needle)
 	return t_log_count(logf, needle);
 }
 
-/* uid @uid, in a child: one connection answered and closed; 0 or -errno. */
+/* uid @uid, in a child: one connection answered and closed; 0 if served. */
 static int one(uid_t uid)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = { .sock = sock, .uid = uid, .gid = 65534 };
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		struct ssq_client *c = NULL;
-		int rc;
-
-		if (setgroups(0, NULL) || setgid(65534) || setuid(uid))
-			_exit(200);
-		rc = ssq_client_connect(sock, &c);
-		if (!rc)
-			rc = ssq_client_list(c, info, SSQ_MAX_QUEUES) > 0 ? 0 : -ENODATA;
-		if (rc)
-			printf("uid %u: %d %s\n", (unsigned)uid, rc,
-			       c ? ssq_client_error(c) : ssq_client_strerror_last());
-		if (c)
-			ssq_client_close(c);
-		fflush(stdout);
-		_exit(rc < 0 ? -rc : 0);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return -255;
-	return -WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 int main(void)
 {
-	const char *args[] = { "--device",
-		               "emu",
-		               "--socket",
-		               NULL,
-		               "--hugepages=off",
-		               "--data-mib",
-		               "2",
-		               "--sq-size",
-		               "64",
-		               "--tenants",
-		               "uid",
-		               "--allow-gid",
-		               "65534",
-		               "--tenant-idle-ms",
-		               "1",
-		               NULL };
+	const char *const args[] = { "--data-mib",       "2",   "--sq-size",   "64",
+		                     "--tenants",        "uid", "--allow-gid", "65534",
+		                     "--tenant-idle-ms", "1",   NULL };
 	unsigned i, bad = 0;
-	struct ssq_client *c;
-	int st;
+	int st, up;
 	pid_t d;
 
 	t_need_ssqd();
 	if (getuid() != 0)
 		SKIP("not root: the clients run as other uids");
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv5r-%d.sock", (int)getpid());
-	snprintf(logf, sizeof(logf), "/tmp/ssq-adv5r-%d.log", (int)getpid());
-	signal(SIGPIPE, SIG_IGN);
 	srand((unsigned)getpid());
-	args[3] = sock;
-	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
-	c = t_ssqd_connect(sock, d);
-	CHECK(c != NULL, "connect to ssqd --tenants uid --allow-gid 65534");
-	if (c)
-		ssq_client_close(c);
-	chmod(sock, 0666);
+	d = t_tenants_ssqd("adv5r", sock, logf, args, &up);
+	CHECK(up, "ssqd --tenants uid --allow-gid 65534 answered root");
 	for (i = 0; i < UIDS * 10; i++) {
 		bad += one(UID0 + i % UIDS) != 0;
 		usleep((unsigned)rand() % 30000);

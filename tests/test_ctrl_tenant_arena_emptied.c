@@ -27,7 +27,6 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 #include "ctrl/client/client_pvt.h"
@@ -134,37 +133,17 @@ static int hoarder(void)
 
 int main(void)
 {
-	const char *args[] = { "--device",
-		               "emu",
-		               "--socket",
-		               NULL,
-		               "--hugepages=off",
-		               "--data-mib",
-		               "8",
-		               "--tenants",
-		               "uid",
-		               "--allow-gid",
-		               "65534",
-		               "--tenant-idle-ms",
-		               "1",
-		               NULL };
-	struct ssq_client *c;
-	int n, st;
+	const char *const args[] = { "--data-mib",  "8",     "--tenants",        "uid",
+		                     "--allow-gid", "65534", "--tenant-idle-ms", "1",
+		                     NULL };
+	int n, st, up;
 	pid_t d;
 
 	t_need_ssqd();
 	if (getuid() != 0)
 		SKIP("not root: the client runs as uid 60030");
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv5h-%d.sock", (int)getpid());
-	snprintf(logf, sizeof(logf), "/tmp/ssq-adv5h-%d.log", (int)getpid());
-	signal(SIGPIPE, SIG_IGN);
-	args[3] = sock;
-	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
-	c = t_ssqd_connect(sock, d);
-	CHECK(c != NULL, "connect to ssqd --tenants uid --allow-gid 65534");
-	if (c)
-		ssq_client_close(c);
-	chmod(sock, 0666);
+	d = t_tenants_ssqd("adv5h", sock, logf, args, &up);
+	CHECK(up, "ssqd --tenants uid --allow-gid 65534 answered root");
 	n = hoarder();
 	printf("tenant uid 60030: %u starts, %u idle exits\n",
 	       count("tenant uid 60030: its ssqd is pid "), count("exited, idle"));

@@ -15,14 +15,11 @@
  * next connection is told the wait - at most 200 ms expected.
  * Needs root (the client runs as uid 65534).
  */
-#include <grp.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
 static char sock[108], logf[128];
-static char *said; /* shared with the clients' children */
+static char said[512]; /* what ssqd said to the last client() */
 
 static unsigned count(const char *needle)
 {
@@ -37,36 +34,15 @@ static pid_t last_tenant(void)
 
 /*
  * uid 65534 connects, lists, closes, in a child: 0 if served, else its
- * errno; what ssqd said in @said (shared with the child).
+ * errno; what ssqd said in said[].
  */
 static int client(void)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = { .sock = sock, .uid = 65534, .gid = 65534, .quiet = 1 };
+	int rc = t_uid_clients(&u);
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		struct ssq_client *c = NULL;
-		int rc;
-
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(200);
-		rc = ssq_client_connect(sock, &c);
-		if (!rc)
-			rc = ssq_client_list(c, info, SSQ_MAX_QUEUES) > 0 ? 0 : -ENODATA;
-		if (rc)
-			snprintf(said, 4096, "%s",
-			         c ? ssq_client_error(c) : ssq_client_strerror_last());
-		if (c)
-			ssq_client_close(c);
-		fflush(stdout);
-		_exit(rc < 0 ? -rc : rc ? 1 : 0);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return 255;
-	return WEXITSTATUS(st);
+	snprintf(said, sizeof(said), "%s", u.said);
+	return rc && u.first_err ? u.first_err : rc;
 }
 
 /* Connect until served (a restart wait meanwhile), 20 s at most: 0 if served. */
@@ -95,44 +71,21 @@ static void crash(void)
 
 int main(void)
 {
-	const char *args[] = { "--device",
-		               "emu",
-		               "--socket",
-		               NULL,
-		               "--hugepages=off",
-		               "--data-mib",
-		               "2",
-		               "--tenants",
-		               "uid",
-		               "--allow-gid",
-		               "65534",
-		               "--tenant-idle-ms",
-		               "200",
-		               NULL };
-	struct ssq_client *c;
+	const char *const args[] = { "--data-mib",  "2",     "--tenants",        "uid",
+		                     "--allow-gid", "65534", "--tenant-idle-ms", "200",
+		                     NULL };
 	unsigned i, exits, wait_ms = 0;
 	const char *in;
 	double t0;
 	int st, rc;
+	int up;
 	pid_t d;
 
 	t_need_ssqd();
 	if (getuid() != 0)
 		SKIP("not root: the tenant's client runs as uid 65534");
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv5b-%d.sock", (int)getpid());
-	snprintf(logf, sizeof(logf), "/tmp/ssq-adv5b-%d.log", (int)getpid());
-	said =
-	    mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (said == MAP_FAILED)
-		return test_exit("ctrl_tenant_backoff_good_runs");
-	signal(SIGPIPE, SIG_IGN);
-	args[3] = sock;
-	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
-	c = t_ssqd_connect(sock, d);
-	CHECK(c != NULL, "connect to ssqd --tenants uid --allow-gid 65534");
-	if (c)
-		ssq_client_close(c);
-	chmod(sock, 0666);
+	d = t_tenants_ssqd("adv5b", sock, logf, args, &up);
+	CHECK(up, "ssqd --tenants uid --allow-gid 65534 answered root");
 	/* 5 failures after short runs: waits of 100, 200, 400, 800, 1600 ms. */
 	for (i = 0; i < 5; i++) {
 		CHECK(served() == 0, "start %u of uid 65534's tenant", i);

@@ -16,7 +16,6 @@
  * Needs root (the clients run as other uids).
  */
 #include <grp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -75,78 +74,29 @@ static pid_t holder(uid_t uid, int *hold, int ready)
 /* uid 65534: @n connections, each answered and closed, 0..@gap_ms apart. */
 static int churn(unsigned n, unsigned gap_ms)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	unsigned i, bad = 0;
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = {
+		.sock = sock, .uid = 65534, .gid = 65534, .n = n, .gap_ms = gap_ms
+	};
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		srand((unsigned)getpid());
-		if (become(65534))
-			_exit(200);
-		for (i = 0; i < n; i++) {
-			struct ssq_client *c = NULL;
-			int rc = ssq_client_connect(sock, &c);
-
-			if (!rc) {
-				rc = ssq_client_list(c, info, SSQ_MAX_QUEUES);
-				rc = rc > 0 ? 0 : rc ? rc : -ENODATA;
-			}
-			if (rc && !bad++)
-				printf("connection %u of uid 65534: %d %s\n", i, rc,
-				       c ? ssq_client_error(c)
-				         : ssq_client_strerror_last());
-			if (c)
-				ssq_client_close(c);
-			usleep((unsigned)rand() % (gap_ms * 1000));
-		}
-		fflush(stdout);
-		_exit(bad > 199 ? 199 : (int)bad);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return 255;
-	return WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 int main(void)
 {
-	const char *args[] = { "--device",
-		               "emu",
-		               "--socket",
-		               NULL,
-		               "--hugepages=off",
-		               "--data-mib",
-		               "2",
-		               "--sq-size",
-		               "64",
-		               "--tenants",
-		               "uid",
-		               "--allow-gid",
-		               "65534",
-		               "--tenant-idle-ms",
-		               "1",
-		               NULL };
+	const char *const args[] = { "--data-mib",       "2",   "--sq-size",   "64",
+		                     "--tenants",        "uid", "--allow-gid", "65534",
+		                     "--tenant-idle-ms", "1",   NULL };
 	int hold[HOLDERS], ready[2], st, rc, ok = 0;
 	pid_t pid[HOLDERS], d;
-	struct ssq_client *c;
+	int up;
 	unsigned i;
 	char b;
 
 	t_need_ssqd();
 	if (getuid() != 0)
 		SKIP("not root: the clients run as other uids");
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv5c-%d.sock", (int)getpid());
-	snprintf(logf, sizeof(logf), "/tmp/ssq-adv5c-%d.log", (int)getpid());
-	signal(SIGPIPE, SIG_IGN);
-	args[3] = sock;
-	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
-	c = t_ssqd_connect(sock, d);
-	CHECK(c != NULL, "connect to ssqd --tenants uid --allow-gid 65534");
-	if (c)
-		ssq_client_close(c);
-	chmod(sock, 0666);
+	d = t_tenants_ssqd("adv5c", sock, logf, args, &up);
+	CHECK(up, "ssqd --tenants uid --allow-gid 65534 answered root");
 	if (pipe(ready))
 		return test_exit("ctrl_tenant_full_churn");
 	for (i = 0; i < HOLDERS; i++) {

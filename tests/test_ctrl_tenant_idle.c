@@ -19,7 +19,6 @@
  * Before: tenants' ssqds never exited (and ssqd had no --tenant-idle-ms).
  * Needs root (the tenant's client runs as uid 65534).
  */
-#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
@@ -45,47 +44,20 @@ static pid_t last_tenant(void)
 
 /*
  * As uid 65534, in a child: @n connections, each answered (a LIST) and
- * closed, @hold_ms held first, then up to @gap_ms (random) apart. Its
- * exit status: how many failed (their first error printed), 200+ if it
- * could not become uid 65534.
+ * closed, @hold_ms held first, then up to @gap_ms (random) apart: how
+ * many failed (their first error printed), 200 if it could not become
+ * uid 65534.
  */
 static int clients(unsigned n, unsigned hold_ms, unsigned gap_ms)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	unsigned i, bad = 0;
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = { .sock = sock,
+		                   .uid = 65534,
+		                   .gid = 65534,
+		                   .n = n,
+		                   .hold_ms = hold_ms,
+		                   .gap_ms = gap_ms };
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		srand((unsigned)getpid());
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(200);
-		for (i = 0; i < n; i++) {
-			struct ssq_client *c = NULL;
-			int rc = ssq_client_connect(sock, &c);
-
-			if (!rc) {
-				usleep(hold_ms * 1000);
-				rc = ssq_client_list(c, info, SSQ_MAX_QUEUES);
-				rc = rc > 0 ? 0 : rc ? rc : -ENODATA;
-			}
-			if (rc && !bad++)
-				printf("connection %u of uid 65534: %d %s\n", i, rc,
-				       c ? ssq_client_error(c)
-				         : ssq_client_strerror_last());
-			if (c)
-				ssq_client_close(c);
-			if (gap_ms)
-				usleep((unsigned)rand() % (gap_ms * 1000));
-		}
-		fflush(stdout);
-		_exit(bad > 199 ? 199 : (int)bad);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return 255;
-	return WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 static pid_t start(const char *idle_ms, const char *ask_delay)

@@ -22,7 +22,6 @@
  * Needs root (the clients run as other uids).
  */
 #define _GNU_SOURCE
-#include <grp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -41,35 +40,12 @@ static unsigned count(const char *needle)
 	return t_log_count(cl.log[1], needle);
 }
 
-/* uid @uid connects to bob, lists, closes, in a child: 0, or -errno. */
+/* uid @uid connects to bob, lists, closes, in a child: 0 if served. */
 static int client(uid_t uid)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = { .sock = cl.sock[1], .uid = uid, .gid = 65534 };
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		struct ssq_client *c = NULL;
-		int rc;
-
-		if (setgroups(0, NULL) || setgid(65534) || setuid(uid))
-			_exit(200);
-		rc = ssq_client_connect(cl.sock[1], &c);
-		if (!rc)
-			rc = ssq_client_list(c, info, SSQ_MAX_QUEUES) > 0 ? 0 : -ENODATA;
-		if (rc)
-			printf("uid %u's connection: %d %s\n", (unsigned)uid, rc,
-			       c ? ssq_client_error(c) : ssq_client_strerror_last());
-		if (c)
-			ssq_client_close(c);
-		fflush(stdout);
-		_exit(rc < 0 ? -rc : 0);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return -255;
-	return -WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 /* A stranger's connection to bob's peer port saying TENANT {uid}, nothing more. */

@@ -15,8 +15,6 @@
  * 3 s later the tenant's ssqd must still run.
  * Needs root (the client runs as uid 65534).
  */
-#include <grp.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -36,68 +34,26 @@ static pid_t last_tenant(void)
 /* uid 65534 connects, lists, closes, in a child: 0 if served. */
 static int client(void)
 {
-	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int st = 0;
-	pid_t kid;
+	struct t_uid_clients u = { .sock = sock, .uid = 65534, .gid = 65534 };
 
-	fflush(NULL);
-	kid = fork();
-	if (kid == 0) {
-		struct ssq_client *c = NULL;
-		int rc;
-
-		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-			_exit(200);
-		rc = ssq_client_connect(sock, &c);
-		if (!rc)
-			rc = ssq_client_list(c, info, SSQ_MAX_QUEUES) > 0 ? 0 : -ENODATA;
-		if (rc)
-			printf("uid 65534's connection: %d %s\n", rc,
-			       c ? ssq_client_error(c) : ssq_client_strerror_last());
-		if (c)
-			ssq_client_close(c);
-		fflush(stdout);
-		_exit(rc ? 1 : 0);
-	}
-	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st))
-		return 255;
-	return WEXITSTATUS(st);
+	return t_uid_clients(&u);
 }
 
 int main(void)
 {
-	const char *args[] = { "--device",
-		               "emu",
-		               "--socket",
-		               NULL,
-		               "--hugepages=off",
-		               "--data-mib",
-		               "8",
-		               "--tenants",
-		               "uid",
-		               "--allow-uid",
-		               "65534",
-		               "--tenant-idle-ms",
-		               "300",
-		               NULL };
-	struct ssq_client *c;
+	const char *const args[] = { "--data-mib",  "8",     "--tenants",        "uid",
+		                     "--allow-uid", "65534", "--tenant-idle-ms", "300",
+		                     NULL };
 	pid_t d, named, again;
+	int up;
 	double t0;
 	int st;
 
 	t_need_ssqd();
 	if (getuid() != 0)
 		SKIP("not root: the tenant's client runs as uid 65534");
-	snprintf(sock, sizeof(sock), "/tmp/ssq-adv5n-%d.sock", (int)getpid());
-	snprintf(logf, sizeof(logf), "/tmp/ssq-adv5n-%d.log", (int)getpid());
-	signal(SIGPIPE, SIG_IGN);
-	args[3] = sock;
-	d = t_ssqd_exec(args, NULL, NULL, logf, 0);
-	c = t_ssqd_connect(sock, d);
-	CHECK(c != NULL, "connect to ssqd --tenants uid --allow-uid 65534");
-	if (c)
-		ssq_client_close(c);
-	chmod(sock, 0666);
+	d = t_tenants_ssqd("adv5n", sock, logf, args, &up);
+	CHECK(up, "ssqd --tenants uid --allow-uid 65534 answered root");
 	for (t0 = now_s(); last_tenant() < 0 && now_s() - t0 < 20;)
 		usleep(20000);
 	named = last_tenant();

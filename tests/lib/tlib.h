@@ -30,6 +30,39 @@ uint16_t t_free_tcp_port(void);
 unsigned t_log_count(const char *path, const char *needle);
 long t_log_last_num(const char *path, const char *needle);
 
+/*
+ * t_tenants_ssqd - an ssqd for tests whose clients run as other uids: on
+ * the emulated device, --hugepages=off, then @args (NULL-terminated, at
+ * most 24: its --tenants, --allow-*, sizes); its socket and log named
+ * after @tag and this process, into @sock (108 bytes) and @log (128).
+ * Waits until it answers root's connection (*@answered: whether it did),
+ * then opens the socket to every uid (0666). Returns its pid.
+ */
+pid_t t_tenants_ssqd(const char *tag, char *sock, char *log, const char *const *args,
+                     int *answered);
+
+/*
+ * t_uid_clients - clients of another uid (root only): in a child that
+ * becomes @uid (group @gid, no supplementary groups), @n connections (0:
+ * one) to the ssqd at @sock, one after another, each held @hold_ms, then
+ * answered (a LIST naming at least one queue) and closed, then a pause of
+ * @pause_ms, or of up to @gap_ms at random. Returns how many failed (0:
+ * all served; at most 199), 200 if the child could not become @uid, 254
+ * or 255 if it was lost; the first failure printed (unless @quiet), its
+ * errno (positive) in @first_err and its line, ssqd's words included, in
+ * @said.
+ */
+struct t_uid_clients {
+	const char *sock;
+	uid_t uid;
+	gid_t gid;
+	unsigned n, hold_ms, pause_ms, gap_ms;
+	int quiet;
+	int first_err;  /* out */
+	char said[512]; /* out */
+};
+int t_uid_clients(struct t_uid_clients *u);
+
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
 
