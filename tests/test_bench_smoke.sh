@@ -34,6 +34,16 @@ for l in 0 1; do
 		{ echo "FAIL: ssq_micro did not report BM_post_write64_single_host/spinlock:$l"; echo "$out"; exit 1; }
 done
 
+# Two threads posting single WQEs on one queue, plain and combined: both
+# report (neither waits for the other for ever: no device thread; whoever
+# finds the ring full runs the device).
+out=$("$build/bench/ssq_micro" --benchmark_filter='BM_reserve_publish(_combined)?/real_time/threads:2$' \
+	--benchmark_min_time=0.01 2>&1)
+for b in BM_reserve_publish BM_reserve_publish_combined; do
+	echo "$out" | grep -E "^$b/real_time/threads:2 .*items_per_second=" ||
+		{ echo "FAIL: ssq_micro did not report $b/real_time/threads:2"; echo "$out"; exit 1; }
+done
+
 budget() { # what, count, limit
 	[[ $2 =~ ^[0-9]+$ ]] || { echo "FAIL: wqe-insns.sh $1: last line '$2'"; exit 1; }
 	echo "instructions per WQE, $1: $2 (budget $3)"
