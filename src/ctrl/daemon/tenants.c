@@ -123,9 +123,10 @@ static long tenant_named(const struct ssqd *d)
 	long id = d->opt.tenants == SSQD_TENANTS_UID   ? d->opt.allow_uid
 	          : d->opt.tenants == SSQD_TENANTS_GID ? d->opt.allow_gid
 	                                               : -1;
-	uint32_t own =
-	    d->opt.tenants == SSQD_TENANTS_UID ? (uint32_t)getuid() : (uint32_t)getgid();
+	uint32_t own;
 
+	/* The parent's own id, as its links name it: that one it serves itself. */
+	(void)ssqd_peer_tenant(d, &own);
 	return id < 0 || (uint32_t)id == own ? -1 : id;
 }
 
