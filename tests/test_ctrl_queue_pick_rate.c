@@ -4,8 +4,8 @@
  * producer count (issue 29; watch/rate.c, clients/queue_pick.c):
  *  - busy beats many: q0 has one producer posting without a pause (a child
  *    process), q1 two attached producers that post nothing. Once
- *    ssqd --status --json shows q0's rate above 0 (two samples at least)
- *    and q1's at 0, a new open of "any" gets q1; counting producers alone,
+ *    ssqd --status --json shows q0 busy (two samples at least) and q1 at
+ *    0, a new open of "any" gets q1; counting producers alone,
  *    it got q0. The table --status prints shows the rate too;
  *  - a scribbled counter: a client stores backwards values, jumps of 2^63,
  *    0 and all ones into q0's `reserve` for a while. ssqd stays up, each
@@ -17,9 +17,16 @@
 #include <inttypes.h>
 #include <poll.h>
 #include "ctrl_flow.h"
+#include "ctrl/daemon/watch/watch.h" /* SSQD_RATE_IDLE */
 
-#define NQ       2
-#define BATCH    8  /* signaled WRITEs the poster has in flight at once */
+#define NQ    2
+#define BATCH 32 /* signaled WRITEs the poster has in flight at once */
+/*
+ * Busy enough for the pick: four times ssqd's idle line, so that the two
+ * samples that may come between --status and the open, even with no post
+ * at all (each halves the rate), leave q0 above it.
+ */
+#define BUSY     (4 * SSQD_RATE_IDLE)
 #define WAIT_S   60 /* the longest any wait here may take */
 #define NAME_LEN 32
 
@@ -187,18 +194,18 @@ static void busy_vs_idle(pid_t d)
 	CHECK(poll(&pf, 1, WAIT_S * 1000) == 1 && read(ready[0], &ch, 1) == 1,
 	      "the poster's first batch: not within %d s", WAIT_S);
 
-	/* Until ssqd has sampled q0 posting: its rate above 0. */
+	/* Until ssqd has sampled q0 posting (two samples at least): BUSY. */
 	for (t0 = now_s(); now_s() - t0 < WAIT_S; usleep(50000)) {
 		st = status(1, js, sizeof(js));
 		s0 = queue_stat(js, "q0");
 		s1 = queue_stat(js, "q1");
-		if (st != 0 || !s0.has_rate || s0.rate > 0)
+		if (st != 0 || !s0.has_rate || s0.rate >= BUSY)
 			break;
 	}
 	printf("--status --json with q0 busy: %s", js);
 	CHECK(st == 0 && s0.found && s1.found, "--status --json: exit 0x%x, %s", st, js);
-	CHECK(s0.has_rate && s0.rate > 0, "q0's rate %s%llu within %d s",
-	      s0.has_rate ? "" : "(none shown) ", s0.rate, WAIT_S);
+	CHECK(s0.has_rate && s0.rate >= BUSY, "q0's rate %s%llu within %d s, want %u",
+	      s0.has_rate ? "" : "(none shown) ", s0.rate, WAIT_S, BUSY);
 	CHECK(s1.has_rate && s1.rate == 0, "q1 (two idle producers): rate %llu", s1.rate);
 	st = status(0, txt, sizeof(txt));
 	printf("--status with q0 busy:\n%s", txt);
