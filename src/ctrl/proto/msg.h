@@ -87,6 +87,8 @@ struct proto_msg_list_reply {
 		uint32_t rate;
 	} queues[SSQ_MAX_QUEUES];
 };
+/* The longest reply: all SSQ_MAX_QUEUES queues in one datagram. */
+SSQ_STATIC_ASSERT(sizeof(struct proto_msg_list_reply) <= SSQ_MSG_MAX, "LIST fits");
 struct proto_msg_attach {
 	char name[SSQ_NAME_MAX];
 };
