@@ -6,7 +6,9 @@
  *    process), q1 two attached producers that post nothing. Once
  *    ssqd --status --json shows q0 busy (two samples at least) and q1 at
  *    0, a new open of "any" gets q1; counting producers alone,
- *    it got q0. The table --status prints shows the rate too;
+ *    it got q0. The table --status prints shows the rate too. Once the
+ *    poster has gone and q0's rate is back to 0, the producers decide
+ *    again: "any" gets the empty q0;
  *  - a scribbled counter: a client stores backwards values, jumps of 2^63,
  *    0 and all ones into q0's `reserve` for a while. ssqd stays up, each
  *    --status meanwhile answers with rates within 32 bits, and once both
@@ -222,6 +224,25 @@ static void busy_vs_idle(pid_t d)
 	CHECK(waitpid(kid, &st, 0) == kid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "poster: status 0x%x", st);
 	close(ready[0]);
+
+	/*
+	 * The poster gone: q0's rate falls to 0 (a sample halves it), and with
+	 * both idle the producers decide again: q0 (none) before q1 (three).
+	 */
+	for (t0 = now_s(); now_s() - t0 < WAIT_S; usleep(50000)) {
+		st = status(1, js, sizeof(js));
+		s0 = queue_stat(js, "q0");
+		if (st != 0 || !s0.has_rate || s0.rate == 0)
+			break;
+	}
+	CHECK(s0.has_rate && s0.rate == 0, "q0's rate %llu %d s after its poster left",
+	      s0.rate, WAIT_S);
+	rc = ssq_queue_open(opener, "any", &q);
+	printf("\"any\" with both idle, q0 empty, q1 three producers: %s\n",
+	       rc ? ssq_client_error(opener) : ssq_queue_name(q));
+	CHECK(rc == 0 && !strcmp(ssq_queue_name(q), "q0"),
+	      "\"any\" once q0 went idle and empty: %s, want q0",
+	      rc ? ssq_client_error(opener) : ssq_queue_name(q));
 	ssq_client_close(opener);
 	ssq_client_close(idle);
 }
