@@ -500,6 +500,7 @@ static void progress(struct ssqd *d)
 			continue;
 		/* Before routing: what a client wrote there may stall the queue. */
 		ssqd_queue_guard(d, i, now);
+		ssqd_queue_rate_sample(d, i, now);
 		ssq_progress(&q->prod);
 	}
 	reap_graves(d);

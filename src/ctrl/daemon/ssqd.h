@@ -256,6 +256,17 @@ struct ssqd_stall {
 	unsigned repairs;   /* repairs tried since it got stuck */
 };
 
+/*
+ * A queue's recent posting rate (watch/rate.c): what the pick of "any"
+ * weighs before producer counts, and --status shows. A hint read from a
+ * counter clients can write, never trusted for anything else.
+ */
+struct ssqd_rate {
+	uint64_t at_ns; /* the last sample (CLOCK_MONOTONIC); 0: none yet */
+	uint64_t seen;  /* the queue's `reserve` at that sample */
+	uint32_t per_s; /* WQEBBs reserved per second, smoothed over samples */
+};
+
 #define SSQD_DATA_IOVA 0x0000550000000000ull /* where the data arena sits, for all */
 
 /* --queue-uid and --queue-gid options one ssqd takes. */
@@ -508,6 +519,7 @@ struct ssqd_queue {
 	struct ssqd_recv_pool rx; /* receives for this queue (queues/queues.h) */
 	struct ssqd_recovery rec;
 	struct ssqd_stall stall; /* watch/stall.c's looks */
+	struct ssqd_rate rate;   /* watch/rate.c's samples */
 	uint32_t epoch;          /* resets of the control block: ssqd's count */
 	uint64_t guard_next_ns;  /* when ssqd_queue_guard looks next */
 	/* ctl->waiters and ctl->wait_beat as the guard last saw them */

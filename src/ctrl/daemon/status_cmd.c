@@ -60,17 +60,22 @@ static int status_fetch(const char *socket_path, struct ssq_client **cp,
 	return 0;
 }
 
-/* The queue table of one ssqd, each line indented by @indent. */
+/*
+ * The queue table of one ssqd, each line indented by @indent. WQEBB/S is
+ * the queue's recent posting rate (watch/rate.c), with OPENS what the pick
+ * of "any" weighs: a user sees why an open went where it did.
+ */
 static void print_queues(FILE *out, const char *indent,
                          const struct proto_msg_list_reply *q)
 {
 	unsigned i;
 
-	fprintf(out, "%s%-31s %-8s %5s %7s %s\n", indent, "QUEUE", "QPN", "OPENS",
-	        "REFUSED", "STATE");
+	fprintf(out, "%s%-31s %-8s %5s %10s %7s %s\n", indent, "QUEUE", "QPN", "OPENS",
+	        "WQEBB/S", "REFUSED", "STATE");
 	for (i = 0; i < q->nqueues && i < SSQ_MAX_QUEUES; i++)
-		fprintf(out, "%s%-31s 0x%-6x %5u %7u %s\n", indent, q->queues[i].name,
-		        q->queues[i].qpn, q->queues[i].opens, q->queues[i].refused,
+		fprintf(out, "%s%-31s 0x%-6x %5u %10u %7u %s\n", indent,
+		        q->queues[i].name, q->queues[i].qpn, q->queues[i].opens,
+		        q->queues[i].rate, q->queues[i].refused,
 		        q->queues[i].state == SSQ_QUEUE_READY ? "ready" : "not ready");
 }
 
@@ -160,9 +165,10 @@ static void json_queues(FILE *out, const struct proto_msg_list_reply *q)
 		json_str(out, q->queues[i].name);
 		fprintf(out,
 		        ", \"qpn\": %u, \"opens\": %u, \"refused\": %u, \"ready\": "
-		        "%s}",
+		        "%s, \"rate\": %u}",
 		        q->queues[i].qpn, q->queues[i].opens, q->queues[i].refused,
-		        q->queues[i].state == SSQ_QUEUE_READY ? "true" : "false");
+		        q->queues[i].state == SSQ_QUEUE_READY ? "true" : "false",
+		        q->queues[i].rate);
 	}
 	fputc(']', out);
 }

@@ -20,7 +20,7 @@
 #include "shm/layout.h"
 
 #define SSQ_PROTO_MAGIC   0x51515353u /* "SSQQ" */
-#define SSQ_PROTO_VERSION 4u          /* 4: GRANT, REVOKE; PEER says refused */
+#define SSQ_PROTO_VERSION 5u          /* 5: LIST says each queue's rate */
 #define SSQ_MSG_MAX       4096u       /* no message is longer (LIST: 64 queues) */
 #define SSQ_ERRMSG_MAX    160u
 #define SSQ_ALLOC_MAX     (1ull << 40)
@@ -80,8 +80,15 @@ struct proto_msg_list_reply {
 		uint32_t state;
 		uint32_t refused; /* its peer's requests refused for a bad key */
 		uint32_t opens;   /* producer records its clients hold */
+		/*
+		 * WQEBBs reserved per second of late, as ssqd samples it
+		 * (watch/rate.c): what its pick of "any" weighs first.
+		 */
+		uint32_t rate;
 	} queues[SSQ_MAX_QUEUES];
 };
+/* The longest reply: all SSQ_MAX_QUEUES queues in one datagram. */
+SSQ_STATIC_ASSERT(sizeof(struct proto_msg_list_reply) <= SSQ_MSG_MAX, "LIST fits");
 struct proto_msg_attach {
 	char name[SSQ_NAME_MAX];
 };

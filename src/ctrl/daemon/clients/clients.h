@@ -106,8 +106,9 @@ void ssqd_grants_tick(struct ssqd *d, uint64_t now_ns);
  * ssqd_attach_queue - the queue @m names (ATTACH's name, or GRANT's: the
  * same place), allowed to client @c and READY (a link wanted, or a queue in
  * error recovered, first). An ATTACH of "any" / "PEER/any" is given the
- * queue of that peer with the fewest producer records held among those @c
- * may use; a GRANT of it is refused (-EINVAL). Its index, or -1 once @c
+ * least busy queue of that peer among those @c may use (the recent posting
+ * rate, watch/rate.c, then the fewest producer records held); a GRANT of
+ * it is refused (-EINVAL). Its index, or -1 once @c
  * has been answered (*@rc: that answer's outcome). queue_pick.c.
  */
 int ssqd_attach_queue(struct ssqd *d, struct ssqd_client *c, const struct proto_msg *m,

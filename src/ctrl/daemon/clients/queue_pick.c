@@ -14,6 +14,7 @@
 #include "ctrl/daemon/clients/clients.h"
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
+#include "ctrl/daemon/watch/watch.h"
 
 int ssqd_uid_shares(const struct ssqd *d, uid_t uid)
 {
@@ -181,7 +182,7 @@ static int of_peer(const struct ssqd *d, unsigned q, const char *peer, size_t pl
 	return !plen || (!strncmp(qn, peer, plen) && qn[plen] == '/');
 }
 
-/* Producer records live clients hold in queue @q: its load, as picks see it. */
+/* Producer records live clients hold in queue @q: its load, as picks count it. */
 static unsigned queue_load(const struct ssqd *d, unsigned q)
 {
 	unsigned i, n = 0;
@@ -226,18 +227,43 @@ static void peer_names(const struct ssqd *d, char *out, size_t len)
 }
 
 /*
+ * Is queue @q, @ready, a better pick than the best so far (@best < 0:
+ * none)? Ready ones before those a link or recovery must bring up first;
+ * then the least busy by recent rate (watch/rate.c: classes, so that
+ * rates within about a factor of two, and all idle ones, compare equal);
+ * then the fewest producer records held; the lowest index on a tie, as
+ * the caller walks them in order.
+ */
+static int better(const struct ssqd *d, unsigned q, int ready, int best, int best_ready)
+{
+	unsigned busy, best_busy, load, best_load;
+
+	if (best < 0 || ready != best_ready)
+		return best < 0 || ready > best_ready;
+	busy = ssqd_rate_class(d->queues[q].rate.per_s);
+	best_busy = ssqd_rate_class(d->queues[best].rate.per_s);
+	if (busy != best_busy)
+		return busy < best_busy;
+	load = queue_load(d, q);
+	best_load = queue_load(d, (unsigned)best);
+	return load < best_load;
+}
+
+/*
  * Pick, for client @c's ATTACH of @name (pick_form: peer @plen bytes of
- * it), the queue of that peer it may use (--queue-uid / --queue-gid) that
- * has the fewest producer records held, ready ones before those a link or
- * recovery must bring up first, the lowest index on a tie: opens spread
- * evenly, each staying on its queue for its life (its order is that
- * queue's). ssqd answers ATTACHes one at a time, so each pick sees the
- * ones before it. Its index, or a negative errno with @msg.
+ * it), the queue of that peer it may use (--queue-uid / --queue-gid)
+ * that is least busy (better: ready first, then the recent posting rate,
+ * then the fewest producer records held, then the lowest index): opens
+ * go where the posting is not, and spread evenly among idle queues, each
+ * staying on its queue for its life (its order is that queue's). ssqd
+ * answers ATTACHes one at a time, so each pick sees the producers of the
+ * ones before it; their posts count from the next sample on. Its index,
+ * or a negative errno with @msg.
  */
 static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *name,
                       size_t plen, char *msg, size_t len)
 {
-	unsigned i, n = 0, ruled = 0, full = 0, best_load = 0;
+	unsigned i, n = 0, ruled = 0, full = 0;
 	int best = -1, best_ready = 0;
 
 	if (!d->opt.npeers != !plen) {
@@ -259,7 +285,6 @@ static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *n
 		return -ENOENT;
 	}
 	for (i = 0; i < d->own.nqueues; i++) {
-		unsigned load;
 		int ready;
 
 		if (!of_peer(d, i, name, plen))
@@ -275,12 +300,9 @@ static int pick_queue(struct ssqd *d, const struct ssqd_client *c, const char *n
 			full++;
 			continue;
 		}
-		load = queue_load(d, i);
 		ready = queue_ready(d, i);
-		if (best < 0 || ready > best_ready ||
-		    (ready == best_ready && load < best_load)) {
+		if (better(d, i, ready, best, best_ready)) {
 			best = (int)i;
-			best_load = load;
 			best_ready = ready;
 		}
 	}

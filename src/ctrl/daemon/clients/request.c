@@ -159,6 +159,7 @@ static int on_list(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 		r.queues[i].qpn = d->queues[i].local.qpn;
 		r.queues[i].state = d->queues[i].listed;
 		r.queues[i].refused = d->queues[i].refused;
+		r.queues[i].rate = d->queues[i].rate.per_s;
 		for (k = 0; k < SSQD_MAX_CLIENTS; k++)
 			if (d->clients[k].fd >= 0)
 				r.queues[i].opens +=

@@ -2,8 +2,9 @@
 /*
  * watch/: what ssqd watches in queues clients can write to - the guard
  * over each control block (guard.c), the rebuild it and RECOVER use, the
- * stall watch over clients' holds (stall.c) and the kernel's word on a
- * client's process (proc_evidence.c).
+ * stall watch over clients' holds (stall.c), the kernel's word on a
+ * client's process (proc_evidence.c) and each queue's posting rate
+ * (rate.c).
  */
 #ifndef SSQ_CTRL_DAEMON_WATCH_H
 #define SSQ_CTRL_DAEMON_WATCH_H
@@ -67,5 +68,26 @@ void ssqd_stall_watch(struct ssqd *d, uint64_t now_ns);
  * counts as outside. 0 otherwise, or when @pid has no /proc entry.
  */
 int ssqd_proc_stopped_in_user(pid_t pid);
+
+/*
+ * Each queue's recent posting rate (rate.c), as the pick of "any" weighs it
+ * and --status shows it: WQEBBs reserved per second, smoothed.
+ * ssqd_queue_rate_sample - at most every SSQD_RATE_MS (@now_ns,
+ *   CLOCK_MONOTONIC), queue @qi's `reserve` read and its rate updated: half
+ *   the last window's, half what it was. Never waits, never fails.
+ * ssqd_rate_window - WQEBBs per second from a count @from to @to over @ns:
+ *   0 when the count went backwards (any difference of 2^63 or more),
+ *   else at most UINT32_MAX, whatever the three values (client memory).
+ * ssqd_rate_smooth - half @old, half @window, without overflow.
+ * ssqd_rate_class - how busy @per_s is, for the pick: 0 below
+ *   SSQD_RATE_IDLE, then one class per doubling, so that rates within
+ *   about a factor of two compare equal and producer counts decide.
+ */
+#define SSQD_RATE_MS   100
+#define SSQD_RATE_IDLE 1024u
+void ssqd_queue_rate_sample(struct ssqd *d, unsigned qi, uint64_t now_ns);
+uint32_t ssqd_rate_window(uint64_t from, uint64_t to, uint64_t ns);
+uint32_t ssqd_rate_smooth(uint32_t old, uint32_t window);
+unsigned ssqd_rate_class(uint32_t per_s);
 
 #endif /* SSQ_CTRL_DAEMON_WATCH_H */
