@@ -139,15 +139,16 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process
  * died must already be marked dead (ssq_ctl_mark_dead). Breaks the doorbell
- * and CQ leases and the combiner role they held (and a role naming a FREE
- * record or none: a client's scribble); waits (up to @timeout_ms) for live producers
- * caught between their fetch-add and recording it; then publishes, as
- * one-WQEBB NOPs, every WQEBB below the reserve counter that is neither
- * published nor held by a live producer - exactly what the dead reserved
- * and never published, including a range taken by a fetch-add they did not
- * live to record - and submits. @h is the healer's own producer handle.
- * Returns the NOPs written, or -ETIMEDOUT (call again later; nothing is
- * half-done: positions are filled one at a time, each published).
+ * and CQ leases and the combiner role they held (and a lease or role
+ * naming a FREE record or none: a client's scribble); waits (up to
+ * @timeout_ms) for live producers caught between their fetch-add and
+ * recording it; then publishes, as one-WQEBB NOPs, every WQEBB below the
+ * reserve counter that is neither published nor held by a live producer -
+ * exactly what the dead reserved and never published, including a range
+ * taken by a fetch-add they did not live to record - and submits. @h is
+ * the healer's own producer handle. Returns the NOPs written, or
+ * -ETIMEDOUT (call again later; nothing is half-done: positions are filled one at a time,
+ * each published).
  */
 int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms);
 
