@@ -51,11 +51,16 @@
  *    for at most SSQ_COMBINE_PASSES passes;
  *  - settling (the owner, at its next combined post, ssq_combine_flush,
  *    ssq_wait, ssq_queue_close or ssq_producer_fini: closing or retiring
- *    posts it first, polling up to 1 s for room): DONE: published; TAKEN(pos): the
- * publish word at pos says (our id: published; a healer's NOP: not), or, once pos
- * completed and was reused, our done_pos - the only wait, on a combiner between its
- *    reservation and its publish, which ssqd's deadline bounds as it
- *    bounds any reservation; still POSTED: the role if it is free
+ *    posts it first, polling up to 1 s for room): DONE: published;
+ *    TAKEN(pos): the publish word at pos says (our id: published; a
+ *    healer's NOP: not), or, once pos completed and was reused, our
+ *    done_pos - the only wait, on a combiner between its take and its
+ *    publish, which ssqd's deadline ends as it ends any reservation,
+ *    and which gives up after SSQ_RESERVE_SPINS looks, as ssq_reserve's
+ *    wait for room does: -EAGAIN, the request left TAKEN, looked at
+ *    again at the next settle (under --stall-ms 0 a stopped combiner is
+ *    never killed: settling waited for as long as it was stopped);
+ *    still POSTED: the role if it is free
  *    (combine), then, if it is still POSTED (its bit may be gone: a
  *    combiner that swapped it out died before its take, or a reset
  *    zeroed the bits), or at once if the role is held, the request taken
@@ -368,12 +373,20 @@ SSQ_INLINE int ssq__hand_post_direct(struct ssq_producer *p, const struct ssq_ct
  * above): on return 0 its slot is EMPTY and the request is published, by
  * a combiner or by us. Otherwise the error of posting it ourselves
  * (ssq_reserve's -EAGAIN, -EIO, -ENOTCONN): it stays ours to post
- * (hand_owed), first, at the next settle.
+ * (hand_owed), first, at the next settle; or -EAGAIN when a combiner that
+ * took it (C10) has not published it within SSQ_RESERVE_SPINS looks: it
+ * stays TAKEN, in the combiner's hands, and the next settle looks again.
+ * That wait is bounded as ssq_reserve's wait for room is, not by ssqd's
+ * --stall-ms alone: under --stall-ms 0 ssqd never kills a stopped
+ * combiner, and this wait spun for as long as it was stopped, in the
+ * owner's next combined post, ssq_combine_flush and ssq_producer_fini
+ * (test_ssq_combine_adv_taken_stop.c).
  */
 SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_hand *h = &p->me->hand;
+	unsigned spins = 0;
 	uint32_t zero;
 	int rc;
 
@@ -422,7 +435,13 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 		default:
 			rc = ssq__hand_outcome(p, w, p->hand_epoch);
 			if (rc < 0) {
-				/* The one wait: a combiner between C10 and R1a. */
+				/*
+				 * The one wait: a combiner between C10 and R1a.
+				 * Bounded: the combiner may be stopped, and only
+				 * ssqd's deadline (when it has one) ends that.
+				 */
+				if (spins++ >= SSQ_RESERVE_SPINS)
+					return -EAGAIN;
 				if (!ssq_progress(p))
 					ssq_cpu_relax();
 				continue;
@@ -521,9 +540,11 @@ SSQ_INLINE int ssq__combine_lone(struct ssq_producer *p, const struct ssq_combin
  * is left handed over. Call it before posting directly on @p, and before
  * waiting for completions by spinning on ssq_poll. Never waits for a
  * combiner to take the request; waits (polling the CQ) only for one that
- * took it to publish it, which ssqd's --stall-ms bounds. Returns 0, or as
- * ssq_reserve (-EAGAIN: poll completions and call it again; the request
- * is still this producer's to post, and goes first).
+ * took it to publish it, for at most SSQ_RESERVE_SPINS looks (ssqd's
+ * --stall-ms, when not 0, kills a combiner stopped that long). Returns 0,
+ * or as ssq_reserve (-EAGAIN: poll completions and call it again; the
+ * request is still this producer's to post, and goes first; or still in
+ * the hands of a combiner that took it and has not published it yet).
  */
 SSQ_INLINE int ssq_combine_flush(struct ssq_producer *p)
 {
@@ -536,7 +557,9 @@ SSQ_INLINE int ssq_combine_flush(struct ssq_producer *p)
  * Hand @r over to whoever combines, after settling the last one. Returns
  * 0 (handed over, or published: it completes to @p as ssq_post_* would),
  * or -EAGAIN (no room in this producer's completion ring, or settling the
- * last request found none), -EIO, -ENOTCONN, -EINVAL: @r not handed over.
+ * last request found none, or found it still unpublished in the hands of
+ * the combiner that took it), -EIO, -ENOTCONN, -EINVAL: @r not handed
+ * over.
  */
 SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combine_req *r)
 {
@@ -639,7 +662,8 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
  * whoever holds the combiner role, else by @p's next combined post,
  * ssq_combine_flush, ssq_wait or ssq_queue_close. Returns as ssq_post_write (on an error,
  * this WRITE was not handed over; -EAGAIN also when @p's last request,
- * which goes first, found no room).
+ * which goes first, found no room, or is still unpublished in the hands
+ * of the combiner that took it).
  */
 SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
                                        uint32_t lkey, uint32_t len, uint64_t raddr,

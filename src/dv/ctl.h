@@ -97,10 +97,12 @@ int ssq_producer_bind(struct ssq_producer *p, struct ssq_ctl *ctl, uint32_t id,
 /*
  * ssq_producer_settle - post @p's last combined request if it is still
  * handed over (ssq_combine_flush), polling completions (ssq_progress) for
- * up to @timeout_ms while the ring has no room. Returns 0 (nothing left
- * handed over), or ssq_combine_flush's error: -EAGAIN (no room within
- * @timeout_ms: still @p's to post), -EIO, -ENOTCONN, -EINVAL (it cannot
- * be posted).
+ * up to @timeout_ms while the ring has no room (or a combiner that took
+ * it has not published it). Returns 0 (nothing left handed over), or
+ * ssq_combine_flush's error: -EAGAIN (no room within @timeout_ms: still
+ * @p's to post; or still in the hands of a combiner that took it, stopped
+ * that long: under ssqd --stall-ms 0 nothing ends it), -EIO, -ENOTCONN,
+ * -EINVAL (it cannot be posted).
  */
 int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms);
 
@@ -109,11 +111,12 @@ int ssq_producer_settle(struct ssq_producer *p, unsigned timeout_ms);
  * flight are dropped, and the record is free again once they are counted
  * (ssq_ctl_claim). A combined request still handed over was accepted: it
  * is posted first (ssq_producer_settle, SSQ_SETTLE_MS). Call with no open
- * reservation. Returns 0; or -EAGAIN: no room to post that request, and
- * nothing retired (the producer is as it was, the request its to post:
- * poll completions and call again); or -EIO, -ENOTCONN, -EINVAL: retired,
- * and that request, which cannot be posted (the queue in error or started
- * over, ssqd gone, a scribbled slot), dropped.
+ * reservation. Returns 0; or -EAGAIN: no room to post that request (or
+ * it is still in the hands of a stopped combiner), and nothing retired
+ * (the producer is as it was: poll completions and call again); or -EIO,
+ * -ENOTCONN, -EINVAL: retired, and that request, which cannot be posted
+ * (the queue in error or started over, ssqd gone, a scribbled slot),
+ * dropped.
  */
 int ssq_producer_fini(struct ssq_producer *p);
 
@@ -139,15 +142,16 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process
  * died must already be marked dead (ssq_ctl_mark_dead). Breaks the doorbell
- * and CQ leases and the combiner role they held (and a role naming a FREE
- * record or none: a client's scribble); waits (up to @timeout_ms) for live producers
- * caught between their fetch-add and recording it; then publishes, as
- * one-WQEBB NOPs, every WQEBB below the reserve counter that is neither
- * published nor held by a live producer - exactly what the dead reserved
- * and never published, including a range taken by a fetch-add they did not
- * live to record - and submits. @h is the healer's own producer handle.
- * Returns the NOPs written, or -ETIMEDOUT (call again later; nothing is
- * half-done: positions are filled one at a time, each published).
+ * and CQ leases and the combiner role they held (and a lease or role
+ * naming a FREE record or none: a client's scribble); waits (up to
+ * @timeout_ms) for live producers caught between their fetch-add and
+ * recording it; then publishes, as one-WQEBB NOPs, every WQEBB below the
+ * reserve counter that is neither published nor held by a live producer -
+ * exactly what the dead reserved and never published, including a range
+ * taken by a fetch-add they did not live to record - and submits. @h is
+ * the healer's own producer handle. Returns the NOPs written, or
+ * -ETIMEDOUT (call again later; nothing is half-done: positions are filled one at a time,
+ * each published).
  */
 int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms);
 

@@ -93,21 +93,32 @@ static void break_garbage_lease(uint32_t *lease)
 }
 
 /*
- * The combiner role naming a FREE record (a client wrote it: only a bound
- * producer takes the role, with C9's CAS from 0) has no holder either:
- * nobody would ever let it go, and combining and the lone fast path stay
- * off for the queue (test_ssq_combine_adv_scribble.c). The state after
- * the role: a record bound since cannot have taken a role that was not 0
- * meanwhile, so the CAS frees only the scribble. C7, as below.
+ * A lease or the combiner role naming a FREE record (a client wrote it)
+ * has no holder either: nobody would ever let it go. The doorbell lease:
+ * every producer leaves its doorbell to the "holder" (ssq__lease_try),
+ * so nothing published is rung again and the queue fills; the CQ lease:
+ * nobody routes (ssq_progress), so no completion reaches its owner; the
+ * role: combining and the lone fast path stay off for the queue
+ * (test_ssq_combine_adv_scribble.c, test_ssq_heal_free_lease.c). ssqd's
+ * guard (ssq_ctl_check, every SSQD_GUARD_MS) finds such a lease too, and
+ * starts the whole queue over for it, flushing what is in flight; a heal
+ * (after a death; or with no ssqd, the emulated testbed) frees it without
+ * that. A bound producer takes each only from 0, with its own id + 1 (C2,
+ * A7, C9), and a record is bound (FREE to IDLE) only by ssq_ctl_claim, on
+ * this thread, which also frees a dead holder's leases before it reuses
+ * the record: so a FREE record holds nothing, and the state read after
+ * the value cannot become IDLE before the CAS. The CAS is on the exact
+ * value read: a live producer that took the word meanwhile (it went 0,
+ * then its id) keeps it. C7, as below.
  */
-static void break_free_role(struct ssq_ctl *ctl)
+static void break_free_holder(struct ssq_ctl *ctl, uint32_t *word)
 {
-	uint32_t v = __atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST);
+	uint32_t v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
 
 	if (v && v <= SSQ_MAX_PRODUCERS &&
 	    __atomic_load_n(&ctl->producers[v - 1].state, __ATOMIC_SEQ_CST) ==
 	        SSQ_PROD_FREE)
-		__atomic_compare_exchange_n(&ctl->comb_role, &v, 0, 0, __ATOMIC_SEQ_CST,
+		__atomic_compare_exchange_n(word, &v, 0, 0, __ATOMIC_SEQ_CST,
 		                            __ATOMIC_SEQ_CST);
 }
 
@@ -178,7 +189,9 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 	break_garbage_lease(&ctl->db_lease);
 	break_garbage_lease(&ctl->cq_lease);
 	break_garbage_lease(&ctl->comb_role);
-	break_free_role(ctl);
+	break_free_holder(ctl, &ctl->db_lease);
+	break_free_holder(ctl, &ctl->cq_lease);
+	break_free_holder(ctl, &ctl->comb_role);
 
 	/*
 	 * H2: r0 first, then the claims (A9a: pairs with R9a/R9b). The load of

@@ -55,12 +55,13 @@ void ssq__wake_waiters(struct ssq_ctl *ctl)
 /*
  * Settle @p's last combined request (<ssq/combine.h>) unless the outcome
  * of a request a combiner took is not known yet: settling would wait for
- * that combiner to publish it (bounded by ssqd's --stall-ms, not by our
+ * that combiner to publish it (up to SSQ_RESERVE_SPINS looks, not our
  * timeout), while the wait's loop polls and looks again each round, so
  * @timeout_ns holds (test_ssq_combine_wait_taken.c). Anything else settles
  * in a bounded time (posted by a combiner, or by us within ssq_reserve's
- * spins), but for a combiner's take (C10) between our look and settling's,
- * which waits as settling does.
+ * spins), and so does a combiner's take (C10) between our look and
+ * settling's: settling gives up (-EAGAIN, ignored: the request stays
+ * TAKEN, looked at again next round) after SSQ_RESERVE_SPINS looks.
  */
 static void wait_settle(struct ssq_producer *p)
 {
