@@ -14,9 +14,10 @@
  *  - wait: ssqd's wait for the old ssqd made long ($SSQD_TEST_TENANT_
  *    CLOSING_WAIT_MS, tenants.c): root's client (B, served by ssqd itself)
  *    connects and is answered while A is still unanswered and the old
- *    tenant's ssqd still there - by order, not by time; then the old one
- *    is ended (SIGTERM), reaped as an idle exit, and A is answered by the
- *    new ssqd of its slot;
+ *    tenant's ssqd still there - by order, not by time; three more of
+ *    uid 65534 wait with A, a fifth is refused (EAGAIN, "connect again");
+ *    then the old one is ended (SIGTERM), reaped as an idle exit, and the
+ *    four are answered by the new ssqd of its slot;
  *  - kill: the default wait (200 ms): the old ssqd is killed (the log
  *    says so, no failure counted) and A is answered by the new one;
  *  - stop: ssqd stopped while A waits: A is told so (ESHUTDOWN), not
@@ -32,6 +33,8 @@
 
 #define HOLDERS 15u
 #define UID0    60000u
+/* Connections that may wait for one closing slot (SSQD_TENANT_PARKED). */
+#define SSQD_PARKED 4u
 
 static char sock[108], logf[128];
 
@@ -40,14 +43,14 @@ static unsigned count(const char *needle)
 	return t_log_count(logf, needle);
 }
 
-/* Wait up to 30 s for @needle (or @or, unless NULL) in ssqd's log. */
-static int log_wait(const char *needle, const char * or)
+/* Wait up to 30 s for @n of @needle (or one @alt, unless NULL) in ssqd's log. */
+static int log_wait(const char *needle, unsigned n, const char *alt)
 {
 	double t0 = now_s();
 
-	while (!count(needle) && !(or &&count(or)) && now_s() - t0 < 30)
+	while (count(needle) < n && !(alt && count(alt)) && now_s() - t0 < 30)
 		usleep(20000);
-	return count(needle) || (or &&count(or));
+	return count(needle) >= n || (alt && count(alt));
 }
 
 /* Is @pid there, and not a zombie (killed, not reaped yet)? */
@@ -98,10 +101,11 @@ static void run(int wait_long, int stop)
 		               NULL };
 	const char *how = stop ? "stop" : wait_long ? "wait" : "kill";
 	struct ssq_queue_info info[SSQ_MAX_QUEUES];
-	int hold[HOLDERS], ready[2], a_ready[2], h_hold, a_hold, st, rc, ok = 0;
-	pid_t pid[HOLDERS], d, h, a, old;
+	int hold[HOLDERS], ready[2], a_ready[2], h_hold, a_hold[SSQD_PARKED], st, rc,
+	    ok = 0;
+	pid_t pid[HOLDERS], d, h, a[SSQD_PARKED], old;
 	struct ssq_client *c;
-	unsigned i;
+	unsigned i, na = 1;
 	char b;
 
 	d = t_ssqd_exec(args, wait_long ? "SSQD_TEST_TENANT_CLOSING_WAIT_MS" : NULL,
@@ -127,12 +131,12 @@ static void run(int wait_long, int stop)
 	old = (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
 	close(h_hold);
 	waitpid(h, &st, 0);
-	CHECK(log_wait("(--tenant-idle-ms): exiting", NULL),
+	CHECK(log_wait("(--tenant-idle-ms): exiting", 1, NULL),
 	      "%s: uid 65534's ssqd did not exit idle within 30 s", how);
 
 	/* A: uid 65534 again, with only its closing slot left. */
-	a = t_tenant_holder(sock, 65534, 65534, &a_hold, a_ready[1]);
-	CHECK(log_wait("to finish exiting idle", "exiting idle took over"),
+	a[0] = t_tenant_holder(sock, 65534, 65534, &a_hold[0], a_ready[1]);
+	CHECK(log_wait("to finish exiting idle", 1, "exiting idle took over"),
 	      "%s: ssqd never took uid 65534's connection (30 s)", how);
 	if (stop) {
 		/* Not dropped silently: told ssqd stops, before it closes. */
@@ -142,8 +146,8 @@ static void run(int wait_long, int stop)
 		      "ESHUTDOWN",
 		      b);
 		printf("stop: uid 65534's parked connection refused, errno %d\n", b);
-		close(a_hold);
-		waitpid(a, &st, 0);
+		close(a_hold[0]);
+		waitpid(a[0], &st, 0);
 		for (i = 0; i < HOLDERS; i++)
 			close(hold[i]);
 		for (i = 0; i < HOLDERS; i++)
@@ -173,13 +177,34 @@ static void run(int wait_long, int stop)
 		      "connection (its old ssqd, pid %d, %s): ssqd's loop waited on "
 		      "the closing tenant",
 		      (int)old, running(old) ? "there" : "killed");
+		/* More wait with A, up to SSQD_PARKED; one more is refused. */
+		for (; na < SSQD_PARKED; na++) {
+			a[na] =
+			    t_tenant_holder(sock, 65534, 65534, &a_hold[na], a_ready[1]);
+			CHECK(log_wait("to finish exiting idle", na + 1, NULL),
+			      "wait: connection %u of uid 65534 not parked (30 s)",
+			      na + 1);
+		}
+		h = t_tenant_holder(sock, 65534, 65534, &h_hold, ready[1]);
+		CHECK(read(ready[0], &b, 1) == 1 && b == EAGAIN,
+		      "wait: connection %u of uid 65534 got errno %d, not EAGAIN (the "
+		      "slot's waiting room full)",
+		      SSQD_PARKED + 1, b);
+		close(h_hold);
+		waitpid(h, &st, 0);
+		CHECK(!readable(a_ready[0]) && running(old),
+		      "wait: a parked connection was answered before the old ssqd "
+		      "ended");
 		kill(old, SIGTERM);
 	}
-	CHECK(read(a_ready[0], &b, 1) == 1 && !b,
-	      "%s: uid 65534's parked connection failed (errno %d)", how, b);
-	printf("%s: uid 65534's parked connection answered; log: %u parked, %u killed, "
+	for (i = 0; i < na; i++)
+		CHECK(read(a_ready[0], &b, 1) == 1 && !b,
+		      "%s: uid 65534's parked connection %u failed (errno %d)", how,
+		      i + 1, b);
+	printf("%s: uid 65534's %u parked connection(s) answered; log: %u parked, %u "
+	       "killed, "
 	       "%u idle exits\n",
-	       how, count("to finish exiting idle"), count("exiting idle took over"),
+	       how, na, count("to finish exiting idle"), count("exiting idle took over"),
 	       count("exited, idle"));
 	CHECK(count("tenant uid 65534: its ssqd is pid ") == 2,
 	      "%s: %u starts of uid 65534's ssqd, not 2", how,
@@ -191,8 +216,11 @@ static void run(int wait_long, int stop)
 	          !count("has exited (status") && !count("not started again"),
 	      "%s: the old ssqd's end was taken for a failure", how);
 	CHECK(!running(old), "%s: the old ssqd (pid %d) is still there", how, (int)old);
-	close(a_hold);
-	waitpid(a, &st, 0);
+	/* Each has the earlier ones' hold pipes too: all closed, then reaped. */
+	for (i = 0; i < na; i++)
+		close(a_hold[i]);
+	for (i = 0; i < na; i++)
+		waitpid(a[i], &st, 0);
 	for (i = 0; i < HOLDERS; i++)
 		close(hold[i]);
 	for (i = 0; i < HOLDERS; i++)

@@ -281,7 +281,10 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, i
 		tenant_reap(d, t);
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
-		if ((t->pid > 0 && t->key == key) || (p->n && p->key == key))
+		/* The first with room to wait, else any (refused: full). */
+		if (((t->pid > 0 && t->key == key) || (p->n && p->key == key)) &&
+		    (!closing ||
+		     d->tenant_parks[closing - d->tenants].n >= SSQD_TENANT_PARKED))
 			closing = t;
 		if (t->pid <= 0 && !p->n && !free_slot)
 			free_slot = t;
