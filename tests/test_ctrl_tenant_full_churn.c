@@ -15,7 +15,6 @@
  * test_ctrl_tenant_idle's race): every connection must be served.
  * Needs root (the clients run as other uids).
  */
-#include <grp.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -27,48 +26,6 @@ static char sock[108], logf[128];
 static unsigned count(const char *needle)
 {
 	return t_log_count(logf, needle);
-}
-
-static int become(uid_t uid)
-{
-	return setgroups(0, NULL) || setgid(65534) || setuid(uid) ? -1 : 0;
-}
-
-/*
- * uid @uid's client, in a child, held until @hold's write end closes;
- * writes its connect's result (0 or -errno, one byte's worth) on @ready.
- */
-static pid_t holder(uid_t uid, int *hold, int ready)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		struct ssq_client *c = NULL;
-		char b;
-		int rc;
-
-		close(p[1]);
-		rc = become(uid) ? -EPERM : ssq_client_connect(sock, &c);
-		if (rc)
-			printf("holder uid %u: %d %s\n", (unsigned)uid, rc,
-			       c ? ssq_client_error(c) : ssq_client_strerror_last());
-		fflush(stdout);
-		b = (char)-rc;
-		(void)!write(ready, &b, 1);
-		if (!rc)
-			(void)!read(p[0], &b, 1);
-		if (c)
-			ssq_client_close(c);
-		_exit(0);
-	}
-	close(p[0]);
-	*hold = p[1];
-	return pid;
 }
 
 /* uid 65534: @n connections, each answered and closed, 0..@gap_ms apart. */
@@ -100,7 +57,7 @@ int main(void)
 	if (pipe(ready))
 		return test_exit("ctrl_tenant_full_churn");
 	for (i = 0; i < HOLDERS; i++) {
-		pid[i] = holder(UID0 + i, &hold[i], ready[1]);
+		pid[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold[i], ready[1]);
 		if (read(ready[0], &b, 1) == 1 && !b)
 			ok++;
 	}

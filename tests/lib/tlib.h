@@ -63,6 +63,15 @@ struct t_uid_clients {
 };
 int t_uid_clients(struct t_uid_clients *u);
 
+/*
+ * t_tenant_holder - in a child that becomes uid @uid (group @gid, no
+ * others), a client of the ssqd at @sock (--tenants: its tenant's ssqd),
+ * held until the write end returned in *@hold is closed. The child writes
+ * its connect's result on @ready once its hello is answered: one byte, 0
+ * or the errno (EPERM: it could not become @uid). Returns its pid, or -1.
+ */
+pid_t t_tenant_holder(const char *sock, uid_t uid, gid_t gid, int *hold, int ready);
+
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
 

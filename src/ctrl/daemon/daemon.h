@@ -52,6 +52,8 @@ void ssqd_teardown(struct ssqd *d);
  *   started for one: -ENOENT). 0 (the caller closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
  *   -EAGAIN (it does not take connections), fork's and exec's failures.
+ *   A client's connection whose uid's only slot is closing is parked
+ *   (ssqd_tenant_park: 0, handed over or told why later).
  * ssqd_tenants_start - start the tenant the command line names
  *   (--allow-uid under --tenants uid, --allow-gid under gid); 0 or -errno.
  * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM, then after 10 s
@@ -80,6 +82,28 @@ int ssqd_tenant_recv(struct ssqd *d, char *what);
 int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what);
 unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd);
 void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd);
+
+/*
+ * A client's connection that needs a closing slot (its uid's ssqd exiting
+ * idle, no other slot free) waits parked, never the loop (tenant_park.c).
+ * ssqd_tenant_park - keep a copy of @fd for closing slot @t (the caller
+ *   closes its own): 0, or -errno with @why (-EAGAIN: SSQD_TENANT_PARKED
+ *   wait already).
+ * ssqd_tenants_tick - once a serve loop: hand parked connections over
+ *   once their slot's ssqd is reaped (or room came elsewhere); kill one
+ *   still there after ssqd_tenant_closing_wait_ms, reaped on a later tick.
+ * ssqd_tenants_due - when the loop must look again for them (0: nothing
+ *   parked, or only their ssqd's exit, which its pidfd reports).
+ * ssqd_tenants_unpark_refuse - tell each parked connection ssqd stops,
+ *   and close it.
+ * ssqd_tenant_closing_wait_ms - how long they wait (200 ms).
+ */
+int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, int fd, char *why,
+                     size_t whylen);
+void ssqd_tenants_tick(struct ssqd *d, uint64_t now);
+uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now);
+void ssqd_tenants_unpark_refuse(struct ssqd *d);
+unsigned ssqd_tenant_closing_wait_ms(void);
 
 /*
  * A tenant's ssqd with nothing to serve for --tenant-idle-ms exits, once

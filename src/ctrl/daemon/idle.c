@@ -88,6 +88,8 @@ int ssqd_idle_poll_ms(struct ssqd *d, uint64_t now)
 	}
 	/* A tenant's ssqd: when it asks to exit idle (tenant_idle.c). */
 	earliest(&first, ssqd_tenant_idle_due(d));
+	/* Connections waiting for a closing tenant's slot (tenant_park.c). */
+	earliest(&first, ssqd_tenants_due(d, now));
 	/* Each at most PROGRESS_MS late, as when busy. */
 	if (first <= now + PROGRESS_MS * 1000000ull)
 		return PROGRESS_MS;

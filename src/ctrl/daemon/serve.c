@@ -654,6 +654,8 @@ int ssqd_serve(struct ssqd *d)
 		ssqd_tenants_events(d, &pfd[2 + d->npeers + SSQD_MAX_KNOCKS]);
 		if (rc > 0)
 			serve_events(d, pfd, who, n);
+		/* Connections waiting for a closing tenant's slot (tenant_park.c). */
+		ssqd_tenants_tick(d, ssqd_now_ns());
 		healing = heal_deaths(d);
 		dying = kill_late(d, ssqd_now_ns());
 		/* After the events: a client just gone starts the idle count now. */

@@ -313,6 +313,27 @@ struct ssqd_tenant {
 	 */
 	uint32_t sent;
 	int closing, hup;
+	/*
+	 * While connections wait for it to be gone (closing; its park, below):
+	 * @pidfd, polled instead of @fd, readable once it has exited (-1 if
+	 * none could be had: then looked at every loop); @killed: ssqd
+	 * killed it when the wait ran out (its end then no failure).
+	 */
+	int pidfd, killed;
+};
+
+/*
+ * Connections that wait for a closing slot (tenants.c): its uid's, come
+ * while its ssqd exits idle with no other slot free. Kept here, not in
+ * the slot: they outlive its process, and the slot stays theirs between
+ * its reaping and their hand-over to the new ssqd started there.
+ */
+#define SSQD_TENANT_PARKED 4 /* per slot; more are refused, -EAGAIN */
+struct ssqd_tenant_park {
+	uint32_t key; /* their uid (gid), the slot's */
+	unsigned n;
+	int fd[SSQD_TENANT_PARKED];
+	uint64_t kill_ns; /* the slot's ssqd killed then if still there; 0: done */
 };
 
 /*
@@ -762,6 +783,7 @@ struct ssqd {
 	int socket_lock_fd; /* the claim on the socket's path (util/util.h) */
 	struct ssqd_tenant tenants[SSQD_MAX_TENANTS]; /* --tenants: the others' ssqd */
 	struct ssqd_tenant_backoff tenant_backoff[SSQD_MAX_TENANTS];
+	struct ssqd_tenant_park tenant_parks[SSQD_MAX_TENANTS]; /* by slot */
 	/*
 	 * A tenant's ssqd: connections received from its parent, since when
 	 * it has had nothing to serve (0: it has), and 1 + tenant_got when it

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h> /* SD_NOTICE: util/log.c */
@@ -87,6 +88,27 @@ static void ask_delay(void)
 		usleep((useconds_t)ms * 1000);
 }
 
+/*
+ * Tests only (tests/test_ctrl_tenant_settle.c): $SSQD_TEST_TENANT_EXIT_DELAY_MS
+ * holds a tenant's ssqd that long (up to 600 s; a signal, SIGTERM, ends
+ * the wait) after its parent let it exit idle, before it exits: a closing
+ * slot whose ssqd is slow to go, so that its uid's connection waits for it
+ * (parked; tenants.c) while the parent serves others. It has nothing to
+ * serve: nobody waits on it but that connection.
+ */
+static void exit_delay(void)
+{
+	const char *e = getenv("SSQD_TEST_TENANT_EXIT_DELAY_MS");
+	long ms = e ? strtol(e, NULL, 10) : 0;
+	struct timespec ts;
+
+	if (ms <= 0 || ms > 600000)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000;
+	nanosleep(&ts, NULL);
+}
+
 static int idle_exits(const struct ssqd *d)
 {
 	return d->opt.tenant_fd >= 0 && d->opt.tenant_idle_ms;
@@ -137,6 +159,7 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now)
 		        d->opt.tenant_idle_ms);
 		d->tenant_idle_exit = 1; /* its arena emptied at teardown (setup.c) */
 		d->stop = 1;
+		exit_delay();
 		return;
 	}
 	/* No: a connection is on its way; idle again for as long before asking. */

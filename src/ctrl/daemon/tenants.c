@@ -50,6 +50,7 @@
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/daemon/peers/peers.h"
+#include "ctrl/proto/msg.h"
 
 /* Environment variables a tenant's ssqd is given at most. */
 #define SSQD_TENANT_ENV 1024
@@ -204,6 +205,7 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
 	t->key = key;
 	t->pid = pid;
 	t->fd = sv[0];
+	t->pidfd = -1;
 	ssqd_tenant_started(d, key);
 	fprintf(stderr, SD_NOTICE "ssqd: tenant %s %u: its ssqd is pid %d\n",
 	        d->opt.tenants == SSQD_TENANTS_UID ? "uid" : "gid", (unsigned)key,
@@ -211,18 +213,24 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
 	return 0;
 }
 
-/* Forget slot @t (its process reaped, or to be): close its socket. */
+/*
+ * Forget slot @t (its process reaped, or to be): close its socket. What
+ * waits for it (its park) stays: ssqd_tenants_tick hands that over.
+ */
 static void tenant_forget(struct ssqd_tenant *t)
 {
 	if (t->fd >= 0)
 		close(t->fd);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
 	memset(t, 0, sizeof(*t));
-	t->fd = -1;
+	t->fd = t->pidfd = -1;
 }
 
 /*
  * Slot @t's ssqd reaped if it exited: its slot freed. One that exited 0
- * after it was let go idle (closing) did what it was asked: no failure.
+ * after it was let go idle (closing) did what it was asked: no failure;
+ * nor one killed for taking too long to (ssqd_tenants_tick).
  */
 static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 {
@@ -230,7 +238,9 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 
 	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
 		return;
-	if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
+	if (t->closing && t->killed) {
+		ssqd_tenant_ended_well(d, t->key); /* it had agreed to go */
+	} else if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
 		fprintf(stderr,
 		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
 		                  "started again at its next client's connection\n",
@@ -247,50 +257,18 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 	tenant_forget(t);
 }
 
-/* How long a connection waits for its uid's closing ssqd to exit. */
-#define TENANT_CLOSING_WAIT_MS 200
-
 /*
- * Closing slot @t (its ssqd agreed to exit idle) freed now, for its own
- * uid's connection when no other slot is free: else that uid, which held
- * a slot a moment ago, would be refused -EUSERS for as long as its old
- * ssqd takes to exit. It exits of itself within TENANT_CLOSING_WAIT_MS
- * (its teardown; 10 ms polls); past that it is killed: it has nothing to
- * serve (no client, no link, every connection sent to it received:
- * tenant_asks), so nothing is lost, and the loop waits no longer than that.
+ * Tenant @key's live slot (*@fresh 0), a free one (1), one to wait for
+ * (2), or NULL: all taken. A closing one (exiting idle) takes nothing
+ * more: its tenant's next connection starts a new ssqd in another slot,
+ * the old one's freed once it is reaped - or in that very slot, when no
+ * other is free and @wait (a client's connection): the connection waits
+ * there, parked (tenant_park.c), never the loop, for the old ssqd to go.
+ * A peer's link starts nothing: it waits for nothing. A slot whose ssqd
+ * is gone but whose parked connections are not handed over yet is theirs
+ * (its uid's next connection waits there too, behind them).
  */
-static void tenant_settle(struct ssqd *d, struct ssqd_tenant *t)
-{
-	struct timespec nap = { 0, 10 * 1000000 };
-	unsigned n;
-
-	for (n = 0; t->pid > 0 && n < TENANT_CLOSING_WAIT_MS / 10; n++) {
-		tenant_reap(d, t);
-		if (t->pid > 0)
-			nanosleep(&nap, NULL);
-	}
-	if (t->pid <= 0)
-		return;
-	fprintf(stderr,
-	        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took over "
-	                  "%u ms with a connection of its uid waiting: killed\n",
-	        (unsigned)t->key, (int)t->pid, TENANT_CLOSING_WAIT_MS);
-	kill(t->pid, SIGKILL);
-	waitpid(t->pid, NULL, 0);
-	ssqd_tenant_ended_well(d, t->key); /* it had agreed to go: no failure */
-	tenant_forget(t);
-}
-
-/*
- * Tenant @key's live slot, a free one (*@fresh), or NULL: all taken. A
- * closing one (exiting idle) takes nothing more: its tenant's next
- * connection starts a new ssqd in another slot, the old one's freed once
- * it is reaped - or in that very slot, once its ssqd is gone, when no
- * other is free and @settle (a client's connection: tenant_settle; a
- * peer's link starts nothing, so it keeps the loop waiting for nothing).
- */
-static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int settle,
-                                       int *fresh)
+static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, int *fresh)
 {
 	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
 	unsigned i;
@@ -298,19 +276,23 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int settle,
 	*fresh = 0;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
+		const struct ssqd_tenant_park *p = &d->tenant_parks[i];
 
 		/* One that exited is reaped here, its slot freed. */
 		tenant_reap(d, t);
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
-		if (t->pid > 0 && t->key == key)
+		/* The first with room to wait, else any (refused: full). */
+		if (((t->pid > 0 && t->key == key) || (p->n && p->key == key)) &&
+		    (!closing ||
+		     d->tenant_parks[closing - d->tenants].n >= SSQD_TENANT_PARKED))
 			closing = t;
-		if (t->pid <= 0 && !free_slot)
+		if (t->pid <= 0 && !p->n && !free_slot)
 			free_slot = t;
 	}
-	if (!free_slot && closing && settle) {
-		tenant_settle(d, closing);
-		free_slot = closing;
+	if (!free_slot && closing && wait) {
+		*fresh = 2;
+		return closing;
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
@@ -372,6 +354,8 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			    SSQD_MAX_TENANTS);
 			return -EUSERS;
 		}
+		if (fresh == 2)
+			return ssqd_tenant_park(d, t, fd, why, whylen);
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
@@ -402,6 +386,78 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 	return rc;
 }
 
+/* Room for @key other than a closing slot: its live ssqd, or a free slot. */
+static int tenant_room(const struct ssqd *d, uint32_t key)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		const struct ssqd_tenant *t = &d->tenants[i];
+
+		if ((t->pid > 0 && t->key == key && !t->closing) ||
+		    (t->pid <= 0 && !d->tenant_parks[i].n))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Slot @i's parked connections handed over in the order they came, each
+ * as if it came now (ssqd_tenant_pass: the slot just freed, or any room
+ * found meanwhile); one refused is told why, as at its accept.
+ */
+static void tenant_unpark(struct ssqd *d, unsigned i)
+{
+	struct ssqd_tenant_park *p = &d->tenant_parks[i];
+	int fd[SSQD_TENANT_PARKED], rc;
+	unsigned n = p->n, k;
+	uint32_t key = p->key;
+	char why[200];
+
+	memcpy(fd, p->fd, sizeof(fd));
+	p->n = 0; /* no longer held for them: ssqd_tenant_pass may take it */
+	for (k = 0; k < n; k++) {
+		rc = ssqd_tenant_pass(d, key, fd[k], 'c', why, sizeof(why));
+		if (rc)
+			proto_msg_send_error(fd[k], 0, rc, "%s", why);
+		close(fd[k]);
+	}
+}
+
+void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
+{
+	unsigned i;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		struct ssqd_tenant *t = &d->tenants[i];
+		struct ssqd_tenant_park *p = &d->tenant_parks[i];
+
+		if (!p->n)
+			continue;
+		tenant_reap(d, t); /* WNOHANG: never waits */
+		if (t->pid <= 0 || tenant_room(d, p->key)) {
+			tenant_unpark(d, i);
+			continue;
+		}
+		if (!p->kill_ns || now < p->kill_ns)
+			continue;
+		/*
+		 * It has nothing to serve (no client, no link, every connection
+		 * sent to it received: tenant_asks), so nothing is lost; reaped
+		 * on a later tick, once its pidfd says it is gone.
+		 */
+		fprintf(stderr,
+		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took "
+		                  "over %u ms with %u connection(s) of its uid waiting: "
+		                  "killed\n",
+		        (unsigned)t->key, (int)t->pid, ssqd_tenant_closing_wait_ms(),
+		        p->n);
+		kill(t->pid, SIGKILL);
+		t->killed = 1;
+		p->kill_ns = 0;
+	}
+}
+
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 {
 	long id = tenant_named(d);
@@ -415,7 +471,8 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	 */
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		memset(&d->tenants[i], 0, sizeof(d->tenants[i]));
-		d->tenants[i].fd = -1;
+		d->tenants[i].fd = d->tenants[i].pidfd = -1;
+		d->tenant_parks[i].n = 0;
 	}
 	if (!d->opt.tenants)
 		return 0;
@@ -437,6 +494,8 @@ void ssqd_tenants_stop(struct ssqd *d)
 	unsigned i, n;
 	int st;
 
+	/* What waits for a closing slot is told why it is not served. */
+	ssqd_tenants_unpark_refuse(d);
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
 		if (d->tenants[i].pid > 0)
 			kill(d->tenants[i].pid, SIGTERM);
@@ -448,9 +507,12 @@ void ssqd_tenants_stop(struct ssqd *d)
 			struct ssqd_tenant *t = &d->tenants[i];
 
 			if (t->pid > 0 && waitpid(t->pid, &st, WNOHANG) == t->pid) {
-				/* A tenant's failure is ssqd's to tell (a test reads it).
+				/*
+				 * A tenant's failure is ssqd's to tell (a test
+				 * reads it); one killed for a slow idle exit
+				 * (ssqd_tenants_tick) did not fail.
 				 */
-				if (!WIFEXITED(st) || WEXITSTATUS(st))
+				if ((!WIFEXITED(st) || WEXITSTATUS(st)) && !t->killed)
 					fprintf(stderr,
 					        SD_WARNING "ssqd: tenant %u's ssqd (pid "
 					                   "%d) ended with status 0x%x\n",
@@ -482,7 +544,14 @@ unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		const struct ssqd_tenant *t = &d->tenants[i];
 
-		pfd[i].fd = t->pid > 0 && !t->hup ? t->fd : -1;
+		/*
+		 * One that connections wait for: its exit (its pidfd); it says
+		 * nothing more on its socket once closing.
+		 */
+		pfd[i].fd = t->pid <= 0     ? -1
+		            : t->pidfd >= 0 ? t->pidfd
+		            : !t->hup       ? t->fd
+		                            : -1;
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -522,6 +591,10 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 
 		if (t->hup && t->pid > 0)
 			tenant_reap(d, t); /* its end closed: reaped once it exited */
+		if (pfd[i].fd >= 0 && pfd[i].fd == t->pidfd && pfd[i].revents) {
+			tenant_reap(d, t); /* parked ones: ssqd_tenants_tick */
+			continue;
+		}
 		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)
 			continue;
 		n = recv(t->fd, m, sizeof(m), MSG_DONTWAIT);
