@@ -96,9 +96,16 @@ static void b_stop(pthread_t *bt)
 	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	double t0 = now_s();
+
 	CHECK(pthread_create(bt, NULL, b_reserves, NULL) == 0, "B's thread");
-	while (!__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE)) {
+		if (now_s() - t0 > 30) {
+			CHECK(0, "B never stopped after its fetch-add");
+			exit(test_exit("adv6_heal_lease_unrung"));
+		}
 		usleep(1000);
+	}
 }
 
 /*

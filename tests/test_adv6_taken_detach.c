@@ -80,6 +80,8 @@ static void drain(void)
 static int b_takes(struct ssq_producer *p, unsigned cell, uint64_t wr_id, pthread_t *bt,
                    uint64_t *taken)
 {
+	double t0;
+
 	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);
@@ -88,8 +90,12 @@ static int b_takes(struct ssq_producer *p, unsigned cell, uint64_t wr_id, pthrea
 	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
 	if (pthread_create(bt, NULL, b_combines, NULL))
 		return -1;
-	while (!__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	/* Bounded: a B that took nothing returns without stopping. */
+	for (t0 = now_s(); !__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE);)
+		if (now_s() - t0 > 30)
+			return -1;
+		else
+			usleep(1000);
 	*taken = __atomic_load_n(&p->me->hand.word, __ATOMIC_ACQUIRE);
 	return (*taken & 3) == SSQ_HAND_TAKEN ? 0 : -1;
 }
@@ -112,6 +118,8 @@ int main(void)
 
 	/* 1. A's request taken by a stopped B; A gives up and detaches. */
 	CHECK(b_takes(&a, 0, 10, &bt, &taken) == 0, "1: B did not take A's request");
+	if (!b_stopped)
+		return test_exit("adv6_taken_detach");
 	rc = ssq_producer_settle(&a, 50);
 	printf("1. A's settle, B stopped after its take: %d (word %llx)\n", rc,
 	       (unsigned long long)a.me->hand.word);
@@ -158,6 +166,8 @@ int main(void)
 
 	/* 2. A2's request taken by B, B stops and is declared dead; healed. */
 	CHECK(b_takes(&a2, 2, 30, &bt, &taken) == 0, "2: B did not take A2's request");
+	if (!b_stopped)
+		return test_exit("adv6_taken_detach");
 	rc = ssq_combine_flush(&a2);
 	CHECK(rc == -EAGAIN && a2.me->hand.word == taken, "2: A2's flush %d", rc);
 	CHECK(ssq_ctl_mark_dead(ctl, b.id) == 0, "2: B dead");
