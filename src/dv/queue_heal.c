@@ -216,8 +216,16 @@ int ssq_ctl_heal(struct ssq_producer *h, unsigned timeout_ms)
 			waiting = 1;
 		}
 		if (waiting) {
-			if (dv_now_ms() > deadline)
+			/*
+			 * Ring what is published first: H1 may have freed the
+			 * lease of a holder that left it unrung, and without
+			 * this nothing rings it until someone posts again
+			 * (test_adv6_heal_lease_unrung.c).
+			 */
+			if (dv_now_ms() > deadline) {
+				ssq_submit(h);
 				return -ETIMEDOUT;
+			}
 			ssq_cpu_relax();
 		}
 	} while (waiting);
