@@ -110,6 +110,48 @@ static inline void tb_one_down(struct emu_tb *tb, struct ssq_ctl *ctl)
 	free(ctl);
 }
 
+/* Cell @cell of @tb's side 1, the 8-byte target of tb_fa_combined: its count. */
+static inline uint64_t tb_cell(const struct emu_tb *tb, unsigned cell)
+{
+	return __atomic_load_n((uint64_t *)(tb->s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A signaled FETCH_ADD of 1 to cell @cell (old value to the same cell of
+ * side 0), handed over through whoever combines (<ssq/combine.h>), as @p.
+ */
+static inline int tb_fa_combined(struct emu_tb *tb, struct ssq_producer *p, unsigned cell,
+                                 uint64_t wr_id)
+{
+	return ssq_post_fetch_add_combined(p, tb->s[0].iova + 8 * cell, tb->s[0].key,
+	                                   tb->s[1].iova + 8 * cell, tb->s[1].key, 1,
+	                                   wr_id, SSQ_WQE_SIGNALED);
+}
+
+/*
+ * One step without a device thread: @p rings, the device runs a pass, @p
+ * routes, and @c's completions are dropped (@c: the producer that watches).
+ */
+static inline void tb_step(struct emu_tb *tb, struct ssq_producer *p,
+                           struct ssq_producer *c)
+{
+	struct ssq_completion comp[16];
+
+	ssq_submit(p);
+	emu_process(tb->dev, 64);
+	ssq_progress(p);
+	(void)ssq_poll(c, comp, 16);
+}
+
+/* Everything published completed: 64 of @c's steps. */
+static inline void tb_drain(struct emu_tb *tb, struct ssq_producer *c)
+{
+	unsigned i;
+
+	for (i = 0; i < 64; i++)
+		tb_step(tb, c, c);
+}
+
 /* Up to @n completions of @p into @out, waiting @limit_s at most: how many came. */
 static inline int tb_wait_comps(struct ssq_producer *p, struct ssq_completion *out, int n,
                                 double limit_s)

@@ -74,7 +74,7 @@ static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 /* The device and the routing run; nobody posts (so nobody submits). */

@@ -53,27 +53,17 @@ static void *b_combines(void *arg)
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
 {
-	return ssq_post_fetch_add_combined(p, tb.s[0].iova + 8 * cell, tb.s[0].key,
-	                                   tb.s[1].iova + 8 * cell, tb.s[1].key, 1, wr_id,
-	                                   SSQ_WQE_SIGNALED);
+	return tb_fa_combined(&tb, p, cell, wr_id);
 }
 
 static void drain(void)
 {
-	struct ssq_completion comp[16];
-	unsigned i;
-
-	for (i = 0; i < 64; i++) {
-		ssq_submit(&c);
-		emu_process(tb.dev, 64);
-		ssq_progress(&c);
-		(void)ssq_poll(&c, comp, 16);
-	}
+	tb_drain(&tb, &c);
 }
 
 /* B takes @p's request (handed over, B holding the role) and stops. */

@@ -57,35 +57,20 @@ void ssq_fault_hook(int where)
 	}
 }
 
-/* Ring, run the device once, route, and drop C's completions. */
-static void step(struct ssq_producer *p)
-{
-	struct ssq_completion comp[16];
-
-	ssq_submit(p);
-	emu_process(tb.dev, 64);
-	ssq_progress(p);
-	(void)ssq_poll(&c, comp, 16);
-}
-
+/* Everything published completed. */
 static void drain(void)
 {
-	unsigned i;
-
-	for (i = 0; i < 64; i++)
-		step(&c);
+	tb_drain(&tb, &c);
 }
 
 static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
 {
-	return ssq_post_fetch_add_combined(p, tb.s[0].iova + 8 * cell, tb.s[0].key,
-	                                   tb.s[1].iova + 8 * cell, tb.s[1].key, 1, wr_id,
-	                                   SSQ_WQE_SIGNALED);
+	return tb_fa_combined(&tb, p, cell, wr_id);
 }
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 /* The QP through RESET back to RTS, as ssqd's recovery does before the reset. */

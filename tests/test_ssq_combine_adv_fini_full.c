@@ -31,7 +31,7 @@ static struct ssq_producer a, c;
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 int main(void)

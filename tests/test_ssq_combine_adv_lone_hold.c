@@ -35,14 +35,12 @@ static unsigned b_cell, b_cell2; /* B's request(s) */
 
 static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
 {
-	return ssq_post_fetch_add_combined(p, tb.s[0].iova + 8 * cell, tb.s[0].key,
-	                                   tb.s[1].iova + 8 * cell, tb.s[1].key, 1, wr_id,
-	                                   SSQ_WQE_SIGNALED);
+	return tb_fa_combined(&tb, p, cell, wr_id);
 }
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 static void step(void)

@@ -104,7 +104,7 @@ static void watched(void)
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 static int fa(unsigned cell, uint64_t wr_id)
@@ -116,15 +116,7 @@ static int fa(unsigned cell, uint64_t wr_id)
 
 static void drain(void)
 {
-	struct ssq_completion comp[16];
-	unsigned i;
-
-	for (i = 0; i < 64; i++) {
-		ssq_submit(&c);
-		emu_process(tb.dev, 64);
-		ssq_progress(&c);
-		(void)ssq_poll(&c, comp, 16);
-	}
+	tb_drain(&tb, &c);
 }
 
 int main(void)

@@ -67,10 +67,7 @@ static uint64_t c_nop(unsigned flags)
 /* Everything published completed (what is unsignaled at the tail aside). */
 static void drain(void)
 {
-	unsigned i;
-
-	for (i = 0; i < 64; i++)
-		step(&c);
+	tb_drain(&tb, &c);
 }
 
 static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id, unsigned flags)
@@ -82,7 +79,7 @@ static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id, unsigned fl
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 void ssq_fault_hook(int where)

@@ -38,15 +38,7 @@ static struct ssq_producer a, b, c;
 /* The device and C's routing, stepped: what a running queue would do. */
 static void drain(void)
 {
-	struct ssq_completion comp[16];
-	unsigned i;
-
-	for (i = 0; i < 64; i++) {
-		ssq_submit(&c);
-		emu_process(tb.dev, 64);
-		ssq_progress(&c);
-		(void)ssq_poll(&c, comp, 16);
-	}
+	tb_drain(&tb, &c);
 }
 
 static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
@@ -66,7 +58,7 @@ static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
 
 static uint64_t counter(unsigned cell)
 {
-	return __atomic_load_n((uint64_t *)(tb.s[1].mem + 8 * cell), __ATOMIC_ACQUIRE);
+	return tb_cell(&tb, cell);
 }
 
 /* A's completions now (routing as A would: ssq_progress, then its ring). */
