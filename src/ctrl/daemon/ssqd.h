@@ -320,6 +320,12 @@ struct ssqd_tenant {
 	 * killed it when the wait ran out (its end then no failure).
 	 */
 	int pidfd, killed;
+	/*
+	 * Its arena's memfd, sent with its ask to exit idle and kept while it
+	 * is closing (-1: none): emptied if it had to be killed before its
+	 * own teardown did that (tenants.c, tenant_reap).
+	 */
+	int arena_fd;
 };
 
 /*

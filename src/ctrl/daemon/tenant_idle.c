@@ -109,6 +109,38 @@ static void exit_delay(void)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The ask, @m, with our arena's memfd when it is one (SCM_RIGHTS): a
+ * parent that lets us go and then has to kill us because our exit took
+ * too long (tenants.c, ssqd_tenants_tick) empties it for us, as our own
+ * teardown would have (setup.c): else a client that kept its mapping
+ * keeps the arena's pages (test_adv6t_kill_arena.c). A hugepage arena is
+ * not emptied either way (shm_arena_destroy_emptied).
+ */
+static ssize_t ask_send(const struct ssqd *d, const uint8_t *m, size_t len)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { (void *)m, len };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	int fd = d->arena.fd;
+
+	memset(&mh, 0, sizeof(mh));
+	memset(cbuf, 0, sizeof(cbuf));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd >= 0 && d->arena.base && !d->arena.hugepages) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(d->opt.tenant_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static int idle_exits(const struct ssqd *d)
 {
 	return d->opt.tenant_fd >= 0 && d->opt.tenant_idle_ms;
@@ -138,8 +170,7 @@ void ssqd_tenant_idle_tick(struct ssqd *d, uint64_t now)
 	m[0] = 'i';
 	memcpy(m + 1, &d->tenant_got, sizeof(d->tenant_got));
 	ask_delay();
-	if (send(d->opt.tenant_fd, m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) ==
-	    (ssize_t)sizeof(m))
+	if (ask_send(d, m, sizeof(m)) == (ssize_t)sizeof(m))
 		d->tenant_asked = (uint64_t)d->tenant_got + 1;
 }
 

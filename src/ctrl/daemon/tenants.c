@@ -205,7 +205,7 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
 	t->key = key;
 	t->pid = pid;
 	t->fd = sv[0];
-	t->pidfd = -1;
+	t->pidfd = t->arena_fd = -1;
 	ssqd_tenant_started(d, key);
 	fprintf(stderr, SD_NOTICE "ssqd: tenant %s %u: its ssqd is pid %d\n",
 	        d->opt.tenants == SSQD_TENANTS_UID ? "uid" : "gid", (unsigned)key,
@@ -223,8 +223,10 @@ static void tenant_forget(struct ssqd_tenant *t)
 		close(t->fd);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	if (t->arena_fd >= 0)
+		close(t->arena_fd);
 	memset(t, 0, sizeof(*t));
-	t->fd = t->pidfd = -1;
+	t->fd = t->pidfd = t->arena_fd = -1;
 }
 
 /*
@@ -239,6 +241,18 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
 		return;
 	if (t->closing && t->killed) {
+		/*
+		 * Killed before its teardown emptied its arena (setup.c): as
+		 * it would have. Nothing of anyone's is in it: it had agreed
+		 * to go with nothing to serve (tenant_idle.c). Truncating a
+		 * memfd frees its pages from every mapping of it
+		 * (shm_arena_destroy_emptied says how).
+		 */
+		if (t->arena_fd >= 0 && ftruncate(t->arena_fd, 0) < 0)
+			fprintf(stderr,
+			        SD_WARNING "ssqd: tenant %u: emptying the arena of its "
+			                   "killed ssqd: %s\n",
+			        (unsigned)t->key, strerror(errno));
 		ssqd_tenant_ended_well(d, t->key); /* it had agreed to go */
 	} else if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
 		fprintf(stderr,
@@ -471,7 +485,7 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	 */
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		memset(&d->tenants[i], 0, sizeof(d->tenants[i]));
-		d->tenants[i].fd = d->tenants[i].pidfd = -1;
+		d->tenants[i].fd = d->tenants[i].pidfd = d->tenants[i].arena_fd = -1;
 		d->tenant_parks[i].n = 0;
 	}
 	if (!d->opt.tenants)
@@ -563,16 +577,22 @@ unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
  * (closing: nothing more goes to it) only if that is every one we sent,
  * so none is in its socket unread; else it goes on.
  */
-static void tenant_asks(struct ssqd *d, struct ssqd_tenant *t, uint32_t got)
+static void tenant_asks(struct ssqd *d, struct ssqd_tenant *t, uint32_t got, int arena_fd)
 {
 	char yes = 'y', no = 'n';
 
 	if (!t->closing && got == t->sent) {
 		t->closing = 1;
-		if (send(t->fd, &yes, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+		if (send(t->fd, &yes, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
+			if (t->arena_fd >= 0)
+				close(t->arena_fd);
+			t->arena_fd = arena_fd; /* emptied if it must be killed */
 			return;
+		}
 		t->closing = 0; /* not told: it stays, and asks again */
 	}
+	if (arena_fd >= 0)
+		close(arena_fd);
 	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
 	                 SD_NOTICE "ssqd: tenant %u asked to exit idle with %u of our "
 	                           "%u connections received: it stays\n",
@@ -580,11 +600,46 @@ static void tenant_asks(struct ssqd *d, struct ssqd_tenant *t, uint32_t got)
 	(void)!send(t->fd, &no, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/*
+ * A message from a tenant's ssqd into @m, and in *@fd the descriptor it
+ * came with (its arena's memfd, with an ask to exit idle; tenant_idle.c),
+ * or -1. Only a memfd is taken: it is what tenant_reap may truncate.
+ */
+static ssize_t tenant_recv_ask(int s, uint8_t *m, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { m, len };
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	*fd = -1;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	n = recvmsg(s, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return n;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	/* F_GET_SEALS answers for memfds (and shmem) alone. */
+	if (*fd >= 0 && fcntl(*fd, F_GET_SEALS) < 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return n;
+}
+
 void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 {
 	uint8_t m[8];
 	unsigned i;
 	ssize_t n;
+	int fd;
 
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
@@ -597,13 +652,17 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 		}
 		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)
 			continue;
-		n = recv(t->fd, m, sizeof(m), MSG_DONTWAIT);
+		n = tenant_recv_ask(t->fd, m, sizeof(m), &fd);
 		if (n == 5 && m[0] == 'i') {
 			uint32_t got;
 
 			memcpy(&got, m + 1, sizeof(got));
-			tenant_asks(d, t, got);
-		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			tenant_asks(d, t, got, fd);
+			continue;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 			t->hup = 1; /* not polled again: no spinning on its hang-up */
 			tenant_reap(d, t);
 		}
