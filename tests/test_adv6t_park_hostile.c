@@ -15,8 +15,7 @@
  * closes; once its ssqd exits idle (held) it opens three bare connections
  * to ssqd's socket, closes two at once, keeps one silent, then connects for
  * real: parked (four, unless the kill came first), the old ssqd killed
- * after 200 ms, the real one
- * answered (LIST) by the new ssqd.
+ * after 200 ms, the real one answered (LIST) by the new ssqd.
  * Needs root (the clients run as other uids).
  */
 #define _GNU_SOURCE
