@@ -126,6 +126,7 @@ static pid_t hoarder(int shut, int go)
 		if (rc) {
 			printf("uid %u's parked connection: %d %s\n", HOARDER, rc,
 			       ssq_client_strerror_last());
+			fflush(stdout);
 			_exit(250);
 		}
 		n = arenas(&maps);
