@@ -119,26 +119,9 @@ static void exit_delay(void)
  */
 static ssize_t ask_send(const struct ssqd *d, const uint8_t *m, size_t len)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { (void *)m, len };
-	struct msghdr mh;
-	struct cmsghdr *cm;
-	int fd = d->arena.fd;
+	int memfd = d->arena.base && !d->arena.hugepages ? d->arena.fd : -1;
 
-	memset(&mh, 0, sizeof(mh));
-	memset(cbuf, 0, sizeof(cbuf));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	if (fd >= 0 && d->arena.base && !d->arena.hugepages) {
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(d->opt.tenant_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return ssqd_fd_send(d->opt.tenant_fd, m, len, memfd, MSG_DONTWAIT);
 }
 
 static int idle_exits(const struct ssqd *d)

@@ -315,26 +315,10 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, i
 /* Send connection @fd (@what: 'c' a client's, 'p' a peer's link) over @t's socket. */
 int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what)
 {
-	char byte = what, cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh;
-	struct cmsghdr *cm;
-
 	/* Never to one exiting idle (tenant_slot skips it): it would be lost. */
 	if (t->closing)
 		return -EPIPE;
-	memset(&mh, 0, sizeof(mh));
-	memset(cbuf, 0, sizeof(cbuf));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	if (sendmsg(t->fd, &mh, MSG_NOSIGNAL) != 1)
+	if (ssqd_fd_send(t->fd, &what, 1, fd, 0) != 1)
 		return -errno;
 	t->sent++; /* what its ask to exit must match (ssqd_tenants_events) */
 	return 0;
@@ -607,25 +591,8 @@ static void tenant_asks(struct ssqd *d, struct ssqd_tenant *t, uint32_t got, int
  */
 static ssize_t tenant_recv_ask(int s, uint8_t *m, size_t len, int *fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { m, len };
-	struct msghdr mh;
-	struct cmsghdr *cm;
-	ssize_t n;
+	ssize_t n = ssqd_fd_recv(s, m, len, fd, MSG_DONTWAIT);
 
-	*fd = -1;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	n = recvmsg(s, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return n;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(cm), sizeof(int));
 	/* F_GET_SEALS answers for memfds (and shmem) alone. */
 	if (*fd >= 0 && fcntl(*fd, F_GET_SEALS) < 0) {
 		close(*fd);
@@ -671,29 +638,16 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 
 int ssqd_tenant_recv(struct ssqd *d, char *what)
 {
-	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh;
-	struct cmsghdr *cm;
-	ssize_t n;
-	int fd = -1;
+	char byte = 0;
+	int fd;
+	ssize_t n = ssqd_fd_recv(d->opt.tenant_fd, &byte, 1, &fd, MSG_DONTWAIT);
 
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	n = recvmsg(d->opt.tenant_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
 		/* The ssqd we serve for is gone: so are we. */
 		fprintf(stderr, SD_NOTICE "ssqd: tenant: the parent ssqd is gone\n");
 		d->stop = 1;
 		return -1;
 	}
-	cm = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	if (fd >= 0) {
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 		d->tenant_got++; /* said when it asks to exit (tenant_idle.c) */

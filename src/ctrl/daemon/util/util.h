@@ -53,6 +53,16 @@ int ssqd_log_level_parse(const char *s);
 int ssqd_log_under_journald(int fd);
 
 /*
+ * ssqd_fd_send - @buf (@len bytes) over unix socket @s with descriptor
+ *   @fd (SCM_RIGHTS; none if @fd < 0), sendmsg's @flags plus MSG_NOSIGNAL:
+ *   sendmsg's result.
+ * ssqd_fd_recv - a message into @buf and the descriptor it came with in
+ *   *@fd (-1: none; close-on-exec), recvmsg's @flags: recvmsg's result.
+ */
+ssize_t ssqd_fd_send(int s, const void *buf, size_t len, int fd, int flags);
+ssize_t ssqd_fd_recv(int s, void *buf, size_t len, int *fd, int flags);
+
+/*
  * Claiming the client socket's path before binding it: one ssqd per path.
  * A lock file beside the socket (PATH.lock, flock) says whether an ssqd
  * serves it: held - refuse to start, naming the holder's pid, and leave
