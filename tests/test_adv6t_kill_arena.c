@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <grp.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -44,55 +43,13 @@ static unsigned count(const char *needle)
 
 static int log_wait(const char *needle, unsigned n)
 {
-	double t0 = now_s();
-
-	while (count(needle) < n && now_s() - t0 < 30)
-		usleep(20000);
-	return count(needle) >= n;
-}
-
-static sigjmp_buf probe_jmp;
-
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	siglongjmp(probe_jmp, 1);
-}
-
-/* Does the page at @p hold memory (1), or was its file cut (0: SIGBUS)? */
-static int backed(const volatile char *p)
-{
-	struct sigaction sa, old;
-	int ok = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
-	sigaction(SIGBUS, &sa, &old);
-	if (!sigsetjmp(probe_jmp, 1)) {
-		(void)*p;
-		ok = 1;
-	}
-	sigaction(SIGBUS, &old, NULL);
-	return ok;
+	return t_log_wait(logf, needle, n, 30);
 }
 
 /* This process's ssqd arenas that still hold memory (*@maps: all of them). */
 static unsigned arenas(unsigned *maps)
 {
-	char line[512];
-	unsigned long lo, hi;
-	unsigned n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	*maps = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "ssq-arena") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-			++*maps;
-			n += (unsigned)backed((const volatile char *)lo);
-		}
-	if (f)
-		fclose(f);
-	return n;
+	return t_arenas_held(maps, NULL);
 }
 
 /*

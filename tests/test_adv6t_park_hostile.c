@@ -41,11 +41,7 @@ static unsigned count(const char *needle)
 
 static int log_wait(const char *needle, unsigned n)
 {
-	double t0 = now_s();
-
-	while (count(needle) < n && now_s() - t0 < 30)
-		usleep(20000);
-	return count(needle) >= n;
+	return t_log_wait(logf, needle, n, 30);
 }
 
 /* A connection to ssqd's socket that says nothing (-1 if none). */

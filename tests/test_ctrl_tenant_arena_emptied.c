@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <grp.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -40,55 +39,10 @@ static unsigned count(const char *needle)
 	return t_log_count(logf, needle);
 }
 
-static sigjmp_buf probe_jmp;
-
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	siglongjmp(probe_jmp, 1);
-}
-
-/* Does the page at @p hold memory (1), or was its file cut (0: SIGBUS)? */
-static int backed(const volatile char *p)
-{
-	struct sigaction sa, old;
-	int ok = 0;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigbus;
-	sigaction(SIGBUS, &sa, &old);
-	if (!sigsetjmp(probe_jmp, 1)) {
-		(void)*p;
-		ok = 1;
-	}
-	sigaction(SIGBUS, &old, NULL);
-	return ok;
-}
-
-/*
- * This process's mappings of an ssqd arena (memfd "ssq-arena-..."): how
- * many in all (*@maps), and how many still hold memory (the arena's first
- * page reads: its header, which ssqd wrote), and those in MiB.
- */
+/* This process's ssqd arenas still holding memory (tlib.h t_arenas_held). */
 static unsigned arenas(unsigned *maps, unsigned *mib)
 {
-	char line[512];
-	unsigned long lo, hi;
-	unsigned n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	*mib = *maps = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "ssq-arena") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-			++*maps;
-			if (!backed((const volatile char *)lo))
-				continue;
-			n++;
-			*mib += (unsigned)((hi - lo) >> 20);
-		}
-	if (f)
-		fclose(f);
-	return n;
+	return t_arenas_held(maps, mib);
 }
 
 /* uid 60030, in a child: ROUNDS connections shut with their arena kept. */

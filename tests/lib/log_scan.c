@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "tlib.h"
 
 /* The first T_LOG_MAX bytes of @path, NUL-ended (empty if unreadable); free() it. */
@@ -48,4 +50,21 @@ long t_log_last_num(const char *path, const char *needle)
 	v = last ? atol(last + strlen(needle)) : -1;
 	free(buf);
 	return v;
+}
+
+int t_log_wait(const char *path, const char *needle, unsigned n, double secs)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (t_log_count(path, needle) >= n)
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((double)(t.tv_sec - t0.tv_sec) +
+		        (double)(t.tv_nsec - t0.tv_nsec) / 1e9 >
+		    secs)
+			return 0;
+		usleep(20000);
+	}
 }

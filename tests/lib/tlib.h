@@ -72,6 +72,20 @@ int t_uid_clients(struct t_uid_clients *u);
  */
 pid_t t_tenant_holder(const char *sock, uid_t uid, gid_t gid, int *hold, int ready);
 
+/*
+ * t_log_wait - until @needle occurs at least @n times in the log @path,
+ *   @secs at most: 1 if it did, 0 if not.
+ */
+int t_log_wait(const char *path, const char *needle, unsigned n, double secs);
+
+/*
+ * t_arenas_held - this process's mappings of an ssqd arena (a memfd named
+ * "ssq-arena-..."): how many (*@maps), how many still hold memory (their
+ * first page reads, where an arena whose file was cut faults SIGBUS: the
+ * probe catches it) and those in MiB (*@mib, unless NULL).
+ */
+unsigned t_arenas_held(unsigned *maps, unsigned *mib);
+
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
 
