@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include <systemd/sd-daemon.h> /* SD_NOTICE: util/log.c */
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/util/util.h"
@@ -89,10 +88,8 @@ int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, int fd, char *why,
 		 * still its own. Without one (before Linux 5.3) the loop looks
 		 * every PROGRESS_MS (ssqd_tenants_due).
 		 */
-		if (t->pid > 0 && t->pidfd < 0)
-			t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 		if (t->pidfd < 0)
-			t->pidfd = -1;
+			t->pidfd = ssqd_pidfd_open(t->pid);
 	}
 	p->fd[p->n++] = kept;
 	ssqd_log_limited(&d->client_log, ssqd_now_ns(),

@@ -24,7 +24,13 @@ int ssqd_pidfd_of_peer(int fd, pid_t pid)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
 		return pidfd;
 	/* The client waits for its hello's answer: the pid is still its own. */
-	pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	return ssqd_pidfd_open(pid);
+}
+
+int ssqd_pidfd_open(pid_t pid)
+{
+	int pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+
 	return pidfd >= 0 ? pidfd : -1;
 }
 

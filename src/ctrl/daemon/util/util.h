@@ -118,6 +118,13 @@ int ssqd_socket_listen(const char *path, char *why, size_t whylen);
  */
 int ssqd_pidfd_of_peer(int fd, pid_t pid);
 
+/*
+ * pidfd_open(2) of @pid (Linux 5.3), which must be a process that cannot
+ * have been reaped meanwhile (a client waiting for our answer, a child of
+ * ours not waited for); -1 where the kernel has none.
+ */
+int ssqd_pidfd_open(pid_t pid);
+
 /* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
 int ssqd_pidfd_alive(int pidfd);
 
