@@ -181,8 +181,8 @@ static void run(const char *fault, const char *what)
 	cb_args[1] = carg;
 	la = rssqd_start(sa, fault, la_args);
 	lb = rssqd_start(sb, fault, cb_args);
-	ca = ssqd_connect(sa); /* the receiving host */
-	cb = ssqd_connect(sb); /* the sending host */
+	ca = ssqd_connect_pid(sa, la); /* the receiving host */
+	cb = ssqd_connect_pid(sb, lb); /* the sending host */
 	CHECK(ca && cb, "%s: both daemons serve clients", what);
 	if (!ca || !cb)
 		goto out;

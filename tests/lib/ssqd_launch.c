@@ -206,11 +206,22 @@ pid_t t_rssqd_start(const char *sock, unsigned recv_depth, unsigned recv_size,
 struct ssq_client *t_ssqd_connect(const char *sock, pid_t pid)
 {
 	struct ssq_client *c = NULL;
-	int i, status;
+	siginfo_t si;
+	int i;
 
 	for (i = 0; i < 400 && ssq_client_connect(sock, &c); i++) {
-		if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) {
-			fprintf(stderr, "ssqd exited at start (status 0x%x)\n", status);
+		/*
+		 * WNOWAIT: see the exit without reaping it, so that the caller's
+		 * t_ssqd_stop still collects the status (and never signals a pid
+		 * that may have been reused).
+		 */
+		si.si_pid = 0;
+		if (pid > 0 &&
+		    !waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid == pid) {
+			fprintf(stderr, "ssqd exited at start (%s %d)\n",
+			        si.si_code == CLD_EXITED ? "status" : "signal",
+			        si.si_status);
 			return NULL;
 		}
 		usleep(50 * 1000);
