@@ -20,10 +20,11 @@ ctest_jobs=$((jobs * 2))
 
 "$here/scripts/build.sh" "$here/build-asan" -DSSQ_SANITIZE=ON
 # Not under ASan: the Spin models and the TSan check build their own
-# programs, and the packaging tests ship the normal build (label model, pkg).
-echo "== ctest: ASan + UBSan build (all but the labels model and pkg) =="
+# programs, and the packaging tests ship the normal build (labels spin, tsan,
+# pkg).
+echo "== ctest: ASan + UBSan build (all but the labels spin, tsan, pkg) =="
 (cd "$here/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	ctest --output-on-failure -j"$ctest_jobs" -LE '^(model|pkg)$')
+	ctest --output-on-failure -j"$ctest_jobs" -LE '^(spin|tsan|pkg)$')
 
 "$here/scripts/build.sh" "$here/build"
 # A packager's build (Release, dpkg-buildflags, no SSQ_WERROR) once more
