@@ -18,19 +18,30 @@ echo "format: clean"
 # in tests/CMakeLists.txt), and ctest counts them as two.
 ctest_jobs=$((jobs * 2))
 
+# Where the time goes, at each step's end: seconds since the start.
+step_done() { echo "test.sh: $1 done at ${SECONDS} s"; }
+step_done "dependencies and format"
+
 "$here/scripts/build.sh" "$here/build-asan" -DSSQ_SANITIZE=ON
+step_done "ASan build"
 # Not under ASan: the Spin models and the TSan check build their own
 # programs, and the packaging tests ship the normal build (labels spin, tsan,
 # pkg).
 echo "== ctest: ASan + UBSan build (all but the labels spin, tsan, pkg) =="
 (cd "$here/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	ctest --output-on-failure -j"$ctest_jobs" -LE '^(spin|tsan|pkg)$')
+step_done "ASan suite"
 
 "$here/scripts/build.sh" "$here/build"
+step_done "normal build"
 # A packager's build (Release, dpkg-buildflags, no SSQ_WERROR) once more
 # with clang; the suite below runs it with the build's own compiler.
 echo "== a packager's Release build with clang =="
 (cd "$here/build" && SSQ_RELEASE_CC=clang ctest --output-on-failure -R '^pkg_release_build$')
+step_done "packager's build"
 echo "== ctest: normal build =="
 cd "$here/build"
-exec ctest --output-on-failure -j"$ctest_jobs"
+rc=0
+ctest --output-on-failure -j"$ctest_jobs" || rc=$?
+step_done "normal suite"
+exit $rc
