@@ -2,7 +2,7 @@
 # Everything a fresh Debian 12 machine needs to pass ssq's tests: install the
 # dependencies, build twice (AddressSanitizer + UndefinedBehaviorSanitizer,
 # then the normal optimised build) and run every ctest suite in each. The
-# run ends with ctest's own summary of the normal build.
+# run ends with ctest's own summary of the normal build and the time it took.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
