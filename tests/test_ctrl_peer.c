@@ -344,7 +344,7 @@ static void old_peer(uint16_t port)
 static void two_daemons(void)
 {
 	char sa[108], sb[108], hp[32];
-	uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+	uint16_t port = t_free_tcp_port();
 	uint8_t junk[SSQ_PEER_MSG_LEN];
 	struct ssq_client *ca, *cb;
 	struct ssq_queue_info info[2];

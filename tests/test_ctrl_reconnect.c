@@ -132,7 +132,7 @@ int main(void)
 	char sa[108], sa2[108], sb[108], sb2[108], sc[108], sd[108], la2[108], lb[108],
 	    lc[108];
 	char arg[32], conn[32];
-	uint16_t port = (uint16_t)(20000 + (getpid() + 104729) % 20000);
+	uint16_t port = t_free_tcp_port();
 	struct ssq_client *ca = NULL, *ca2 = NULL, *cb = NULL, *cb2 = NULL, *cd = NULL;
 	struct ssq_queue *qb = NULL, *qb2 = NULL, *qa2 = NULL;
 	struct ssq_buf dst0, dst, cnt, src, src2, srca, dstb;

@@ -233,7 +233,7 @@ static void link_layers(void)
 static void mtu_exchange(void)
 {
 	char sa[108], sb[108], lport[16], hp[32];
-	uint16_t port = (uint16_t)(20000 + (getpid() + 7) % 20000);
+	uint16_t port = t_free_tcp_port();
 	const char *const a_opt[] = { "--listen", lport,       "--emu-link-layer",
 		                      "eth",      "--emu-mtu", "1024",
 		                      NULL };
@@ -250,9 +250,9 @@ static void mtu_exchange(void)
 	snprintf(lport, sizeof(lport), "%u", port);
 	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
 	a = run_ssqd(sa, logs[1], a_opt);
-	ca = ssqd_connect(sa);
+	ca = ssqd_connect_pid(sa, a);
 	b = run_ssqd(sb, logs[2], b_opt);
-	cb = ssqd_connect(sb);
+	cb = ssqd_connect_pid(sb, b);
 	CHECK(ca && cb, "both ssqd up");
 	if (!ca || !cb)
 		goto out;
@@ -412,7 +412,7 @@ static void rtr_attr(void)
 static void peer_depth(void)
 {
 	char sa[108], lport[16];
-	uint16_t port = (uint16_t)(20000 + (getpid() + 13) % 20000);
+	uint16_t port = t_free_tcp_port();
 	const char *const a_opt[] = { "--listen", lport, "--queues", "1", NULL };
 	const char *want = "READ/atomic depth 4 out (our device 16, the peer's responder "
 	                   "4), 16 in";
@@ -462,7 +462,7 @@ static void peer_depth(void)
 static void link_mismatch(void)
 {
 	char sa[108], sb[108], lport[16], hp[32];
-	uint16_t port = (uint16_t)(20000 + (getpid() + 11) % 20000);
+	uint16_t port = t_free_tcp_port();
 	const char *const a_opt[] = { "--listen", lport, "--emu-link-layer", "eth",
 		                      NULL };
 	const char *const b_opt[] = { "--connect", hp, NULL };

@@ -37,7 +37,7 @@ static pid_t start(const char *sock, const char *mode, const char *arg)
 int main(void)
 {
 	char sa[108], sb[108], arg[32];
-	uint16_t port = (uint16_t)(20000 + (getpid() + 7919) % 20000);
+	uint16_t port = t_free_tcp_port();
 	struct ssq_client *ca = NULL, *cb = NULL;
 	struct ssq_queue *qa = NULL, *qb = NULL;
 	struct ssq_queue_info info[1];
