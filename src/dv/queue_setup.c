@@ -162,37 +162,41 @@ int ssq_producer_fini(struct ssq_producer *p)
 	return rc;
 }
 
-/*
- * May retired record @r go to someone else as far as its hand-over slot
- * goes (<ssq/combine.h>)? A request still POSTED is taken back (the CAS
- * fails if a combiner takes it first: then not yet). One a combiner took
- * (or published: DONE, which its owner had not counted in `posted`) for
- * a position not yet completed is not: it would complete in the new
- * owner's name. The word is client-writable, so it only
- * decides when the record is reused: a TAKEN position outside [completed,
- * reserve), which the protocol never leaves there, counts as settled.
- */
-static int hand_settled(struct ssq_ctl *ctl, struct ssq_ctl_producer *r)
+int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 {
-	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
-	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
-	uint64_t res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
+	uint64_t w, c, res;
 
-	switch (w & 3) {
-	case SSQ_HAND_POSTED:
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
+		return 0;
+	w = __atomic_load_n(&ctl->producers[id].hand.word, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+	res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
+	if ((w & 3) != SSQ_HAND_TAKEN && (w & 3) != SSQ_HAND_DONE)
+		return 0;
+	return (w >> 2) >= c && (w >> 2) < res;
+}
+
+/*
+ * May retired record @r (id @id) go to someone else as far as its
+ * hand-over slot goes (<ssq/combine.h>)? A request still POSTED is taken
+ * back (the CAS fails if a combiner takes it first: then not yet). One a
+ * combiner took (or published: DONE, which its owner had not counted in
+ * `posted`) for a position not yet completed is not (ssq_ctl_hand_out):
+ * it would complete in the new owner's name. The word is client-writable,
+ * so it only decides when the record is reused: a TAKEN position outside
+ * [completed, reserve), which the protocol never leaves there, counts as
+ * settled.
+ */
+static int hand_settled(struct ssq_ctl *ctl, uint32_t id)
+{
+	struct ssq_ctl_producer *r = &ctl->producers[id];
+	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
+
+	if ((w & 3) == SSQ_HAND_POSTED)
 		/* C13: against a combiner's C10, the same word. */
 		return __atomic_compare_exchange_n(&r->hand.word, &w, 0, 0,
 		                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	case SSQ_HAND_TAKEN:
-	case SSQ_HAND_DONE:
-		/*
-		 * Published in its name (DONE) and not yet counted in
-		 * `posted`: settled only once the router counted it.
-		 */
-		return !((w >> 2) >= c && (w >> 2) < res);
-	default:
-		return 1;
-	}
+	return !ssq_ctl_hand_out(ctl, id);
 }
 
 int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
@@ -213,7 +217,7 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 		 */
 		if (st == SSQ_PROD_DEAD &&
 		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted &&
-		    hand_settled(ctl, r)) {
+		    hand_settled(ctl, i)) {
 			/*
 			 * Keep resv_gen growing (a healer may hold an old snapshot),
 			 * and even: a producer that died mid-reservation left it odd,

@@ -428,6 +428,13 @@ static int on_detach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	if (!c->recs[m->u.detach.queue])
 		c->attached &= ~(1ull << m->u.detach.queue);
 	ssqd_queue_mark_dead(d, m->u.detach.queue, m->u.detach.producer);
+	/*
+	 * Its last combined request still TAKEN by a stopped combiner (the
+	 * close's -EAGAIN), or published and not completed: that WQE carries
+	 * this client's keys, which must outlive it (ssqd_hands_out).
+	 */
+	if (ssq_ctl_hand_out(d->queues[m->u.detach.queue].ctl, m->u.detach.producer))
+		c->hand_recs[m->u.detach.queue] |= 1ull << m->u.detach.producer;
 	ssqd_queue_heal(d, m->u.detach.queue);
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
 	                     NULL, 0);
