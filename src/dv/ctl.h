@@ -123,7 +123,9 @@ int ssq_producer_fini(struct ssq_producer *p);
 /*
  * ssq_ctl_claim - find a FREE record (reclaiming retired ones whose WQEs
  * have all completed), mark it IDLE for @pid and return its id, or -EUSERS.
- * For the one party that hands out ids (ssqd).
+ * A doorbell or CQ lease or the combiner role still naming that record (a
+ * dead holder's, or a client's scribble) is freed first, by a CAS on that
+ * exact value. For the one party that hands out ids (ssqd).
  */
 int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id);
 

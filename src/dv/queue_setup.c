@@ -199,6 +199,32 @@ static int hand_settled(struct ssq_ctl *ctl, uint32_t id)
 	return !ssq_ctl_hand_out(ctl, id);
 }
 
+/*
+ * A lease or the combiner role naming record @holder - 1, which is about
+ * to be handed out, goes first (C7, as ssq_ctl_heal's H1 and
+ * break_free_holder): one its last owner died holding, or one a client
+ * wrote naming the FREE record. Left, its new owner would "hold" what it
+ * never took - its doorbells left to itself, nothing routed - and ssqd's
+ * stall watch would blame it for the hold (test_ssq_claim_free_lease.c).
+ * No bound producer holds @holder (a producer takes each only from 0 with
+ * its own bound record's id, and this record is DEAD or FREE, bound again
+ * only below, on this thread); the CAS is on the exact value, so a live
+ * holder that took the word meanwhile keeps it. So no lease ever names a
+ * record in use but its holder's (what ssq_ctl_check relies on).
+ */
+static void free_words(struct ssq_ctl *ctl, uint32_t holder)
+{
+	uint32_t *words[3] = { &ctl->db_lease, &ctl->cq_lease, &ctl->comb_role };
+	unsigned k;
+
+	for (k = 0; k < 3; k++) {
+		uint32_t v = holder;
+
+		__atomic_compare_exchange_n(words[k], &v, 0, 0, __ATOMIC_SEQ_CST,
+		                            __ATOMIC_SEQ_CST);
+	}
+}
+
 int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 {
 	uint32_t i;
@@ -223,27 +249,15 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 			 * and even: a producer that died mid-reservation left it odd,
 			 * and odd means "mid-reservation" to ssq_ctl_heal.
 			 */
-			uint32_t gen = (r->resv_gen + 1) & ~1u, holder = i + 1;
+			uint32_t gen = (r->resv_gen + 1) & ~1u;
 
-			/*
-			 * A lease it died holding goes with it (as ssq_ctl_heal's
-			 * H1 would, C7), so no lease ever names a FREE record
-			 * (what ssq_ctl_check relies on).
-			 */
-			__atomic_compare_exchange_n(&ctl->db_lease, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			holder = i + 1;
-			__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			holder = i + 1;
-			__atomic_compare_exchange_n(&ctl->comb_role, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
 			st = SSQ_PROD_FREE;
 		}
 		if (st != SSQ_PROD_FREE)
 			continue;
+		free_words(ctl, i + 1);
 		r->pid = pid;
 		/* R12: the cleared record before IDLE; pairs with A12. */
 		__atomic_store_n(&r->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);
