@@ -18,6 +18,10 @@
  * after that. (The FETCH_ADD's result lands in the memory of a process
  * that exited: the emulated device drops it, where a ConnectX writes the
  * pages the registration pins: src/emu/mem_io.c.)
+ * Part 2: a live client P closes the same way; once its request ran, its
+ * record goes to client M, whose own request B then takes and stops: P's
+ * ssq_mem_dereg is not held by M's request (ssqd forgets P's watch over
+ * the record when it hands the record out).
  */
 #define _GNU_SOURCE
 #define SSQ_FAULT_HOOKS 1
@@ -88,6 +92,108 @@ static int owner(int up, int go, uint64_t raddr, uint32_t rkey)
 static int said(int fd, struct a_says *s)
 {
 	return read(fd, s, sizeof(*s)) == sizeof(*s) ? 0 : -1;
+}
+
+/* B, holding the role, takes record @id's POSTED request and stops. */
+static int b_takes(struct ssq_ctl *ctl, uint32_t id, pthread_t *bt)
+{
+	double t0;
+
+	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	if (pthread_create(bt, NULL, b_combines, NULL))
+		return -1;
+	for (t0 = now_s();
+	     !__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE) && now_s() - t0 < 30;)
+		usleep(1000);
+	if (!b_stopped) {
+		pthread_join(*bt, NULL); /* it returned without taking */
+		return -1;
+	}
+	return (ctl->producers[id].hand.word & 3) == SSQ_HAND_TAKEN ? 0 : 1;
+}
+
+static void b_goes_on(pthread_t bt)
+{
+	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	pthread_join(bt, NULL);
+}
+
+/* A combined FETCH_ADD of 1 at b.dst's word @cell, handed over to B. */
+static int fa_to_b(struct ssq_ctl *ctl, struct ssq_producer *p, uint64_t laddr,
+                   uint32_t lkey, unsigned cell)
+{
+	__atomic_store_n(&ctl->comb_role, b.p->id + 1, __ATOMIC_SEQ_CST);
+	if (ssq_post_fetch_add_combined(p, laddr, lkey, b.dst.remote_addr + 8 * cell,
+	                                b.dst.rkey, 1, cell, SSQ_WQE_SIGNALED))
+		return -1;
+	return (p->me->hand.word & 3) == SSQ_HAND_POSTED ? 0 : -1;
+}
+
+/*
+ * 2. A record detached with its request out, then settled and claimed by
+ * another client M: the detaching client P stops watching it. M's own
+ * request TAKEN by stopped B must not hold P's deregistration (nor could
+ * M's scribbles there).
+ */
+static void reclaimed(struct ssq_ctl *ctl)
+{
+	volatile uint64_t *cnt = (volatile uint64_t *)b.dst.addr;
+	int fd = memfd_create("p-local", MFD_CLOEXEC), rc;
+	struct conn p, m;
+	struct ssq_mr mr;
+	uint32_t rid;
+	pthread_t bt;
+	double t0;
+
+	CHECK(fd >= 0 && ftruncate(fd, 4096) == 0 && conn_open(&p) == 0 &&
+	          ssq_mem_reg_fd(p.c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, &mr) == 0,
+	      "2: P's start");
+	if (test_failures)
+		return;
+	rid = p.p->id;
+	CHECK(fa_to_b(ctl, p.p, mr.iova, mr.lkey, 2) == 0 && b_takes(ctl, rid, &bt) == 0,
+	      "2: B did not take P's request");
+	if (test_failures)
+		return;
+	rc = ssq_queue_close(p.q);
+	CHECK(rc == -EAGAIN, "2: P's close %d", rc);
+	b_goes_on(bt);
+	for (t0 = now_s(); cnt[2] == 0 && now_s() - t0 < 10;)
+		usleep(1000);
+	CHECK(cnt[2] == 1, "2: P's request ran %llu times", (unsigned long long)cnt[2]);
+	/* Record rid settles once that completed: M's open may get it. */
+	for (t0 = now_s(); now_s() - t0 < 10; usleep(10000)) {
+		if (conn_open(&m))
+			break;
+		if (m.p->id == rid)
+			break;
+		ssq_client_close(m.c);
+		m.c = NULL;
+	}
+	CHECK(m.c && m.p->id == rid, "2: P's record %u never reused (the test's premise)",
+	      rid);
+	if (test_failures)
+		return;
+	CHECK(fa_to_b(ctl, m.p, m.src.iova, m.src.lkey, 3) == 0 &&
+	          b_takes(ctl, rid, &bt) == 0,
+	      "2: B did not take M's request");
+	if (test_failures)
+		return;
+	rc = ssq_mem_dereg(p.c, &mr);
+	printf("2. P's dereg, its detached record %u now M's, M's request TAKEN: %d\n",
+	       rid, rc);
+	CHECK(rc == 0, "2: P's dereg %d: held by another client's request", rc);
+	b_goes_on(bt);
+	for (t0 = now_s(); cnt[3] == 0 && now_s() - t0 < 10;)
+		usleep(1000);
+	CHECK(cnt[3] == 1 && !ssq_ctl_in_error(ctl), "2: M's request ran %llu times",
+	      (unsigned long long)cnt[3]);
+	(void)ssq_combine_flush(m.p);
+	ssq_client_close(m.c);
+	ssq_client_close(p.c);
+	close(fd);
 }
 
 int main(void)
@@ -182,6 +288,8 @@ int main(void)
 	         "client pid %d gone, its memory registrations dropped", (int)a);
 	n = log_count_wait(needle, NULL, 1, 20);
 	CHECK(n == 1, "A's registrations: %d \"dropped\" lines, want 1 (at last)", n);
+	if (!test_failures)
+		reclaimed(ctl);
 out:
 	ssq_client_close(b.c);
 	stall_ssqd_down(d);

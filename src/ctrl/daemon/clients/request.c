@@ -180,6 +180,7 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	struct proto_msg_attach_reply r;
 	struct ssqd_queue *sq;
 	int q, rc;
+	unsigned i;
 
 	q = ssqd_attach_queue(d, c, m, &rc);
 	if (q < 0)
@@ -204,6 +205,14 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
 		                      "queue \"%s\" has all %u producer records in use",
 		                      d->own.queues[q].name, SSQ_MAX_PRODUCERS - 1);
+	/*
+	 * The record is settled (ssq_ctl_claim waited for its hand-over slot):
+	 * a client that detached it with a combined request out stops
+	 * watching it, or its new owner's requests, or scribbles, would hold
+	 * that client's frees and deregistrations (ssqd_hands_out).
+	 */
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		d->clients[i].hand_recs[q] &= ~(1ull << rc);
 	c->recs[q] |= 1ull << rc;
 	memset(&r, 0, sizeof(r));
 	r.queue = (uint32_t)q;
