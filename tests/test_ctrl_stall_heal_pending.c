@@ -48,11 +48,14 @@ int main(void)
 	rc = ssq_post_write(x.p, x.src.iova, x.src.lkey, 64, x.dst.remote_addr,
 	                    x.dst.rkey, 1, 0);
 	CHECK(rc == 0, "X's WRITE: %d", rc);
-	CHECK(ssq_ctl_completed(ctl) < ssq_ctl_reserved(ctl),
-	      "X's WRITE completed by itself (reserved %llu completed %llu): the "
-	      "test's premise",
-	      (unsigned long long)ssq_ctl_reserved(ctl),
-	      (unsigned long long)ssq_ctl_completed(ctl));
+	/*
+	 * Not checked: that the WRITE is still uncompleted here. It is, unless
+	 * the quiet watch's NOP already came (a test stopped for 100 ms on a
+	 * loaded machine); before the fix none ever came (the free below).
+	 */
+	printf("X's WRITE posted: reserved %llu completed %llu\n",
+	       (unsigned long long)ssq_ctl_reserved(ctl),
+	       (unsigned long long)ssq_ctl_completed(ctl));
 	for (t0 = now_s();
 	     (rc = ssq_buf_free(x.c, &x.src)) == -EBUSY && now_s() - t0 < 5;)
 		usleep(10000);
