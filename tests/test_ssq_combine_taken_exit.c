@@ -22,6 +22,7 @@
  * record goes to client M, whose own request B then takes and stops: P's
  * ssq_mem_dereg is not held by M's request (ssqd forgets P's watch over
  * the record when it hands the record out).
+ * Part 3: owner K killed (no close) with its request TAKEN: the same.
  */
 #define _GNU_SOURCE
 #define SSQ_FAULT_HOOKS 1
@@ -196,6 +197,62 @@ static void reclaimed(struct ssq_ctl *ctl)
 	close(fd);
 }
 
+/*
+ * 3. Owner K killed (SIGKILL, no close) while B holds its request TAKEN:
+ * its registration stays until the request ran, as after a close.
+ */
+static void killed(struct ssq_ctl *ctl)
+{
+	volatile uint64_t *cnt = (volatile uint64_t *)b.dst.addr;
+	int up[2], go[2], status = 0, n;
+	char needle[96];
+	struct a_says s;
+	pthread_t bt;
+	double t0;
+	pid_t k;
+
+	CHECK(pipe(up) == 0 && pipe(go) == 0, "3: pipes");
+	k = fork();
+	if (k == 0)
+		_exit(owner(up[1], go[0], b.dst.remote_addr + 8 * 4, b.dst.rkey));
+	CHECK(k > 0 && said(up[0], &s) == 0, "3: K's start");
+	if (test_failures)
+		return;
+	__atomic_store_n(&ctl->comb_role, b.p->id + 1, __ATOMIC_SEQ_CST);
+	CHECK(write(go[1], "p", 1) == 1 && said(up[0], &s) == 0 && s.rc == 0,
+	      "3: K's combined FETCH_ADD: %d", s.rc);
+	CHECK(b_takes(ctl, s.id, &bt) == 0, "3: B did not take K's request");
+	if (test_failures) {
+		kill(k, SIGKILL);
+		waitpid(k, &status, 0);
+		return;
+	}
+	kill(k, SIGKILL);
+	CHECK(waitpid(k, &status, 0) == k, "3: K's end");
+	snprintf(needle, sizeof(needle),
+	         "client pid %d gone, its memory registrations kept until", (int)k);
+	n = log_count_wait(needle, NULL, 1, 20);
+	printf("3. K killed, its request TAKEN by stopped B: %d line(s) \"%s ...\"\n", n,
+	       needle);
+	CHECK(n == 1, "3: K's registrations not kept past its death");
+	b_goes_on(bt);
+	for (t0 = now_s(); cnt[4] == 0 && !ssq_ctl_in_error(ctl) && now_s() - t0 < 10;)
+		usleep(1000);
+	usleep(200000);
+	printf("3. after B went on: K's request ran %llu time(s), queue %s\n",
+	       (unsigned long long)cnt[4], ssq_ctl_in_error(ctl) ? "in ERROR" : "ready");
+	CHECK(cnt[4] == 1 && !ssq_ctl_in_error(ctl), "3: K's request ran %llu times",
+	      (unsigned long long)cnt[4]);
+	snprintf(needle, sizeof(needle),
+	         "client pid %d gone, its memory registrations dropped", (int)k);
+	CHECK(log_count_wait(needle, NULL, 1, 20) == 1,
+	      "3: K's registrations never dropped");
+	close(up[0]);
+	close(up[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	int up[2], go[2], status = 0, n;
@@ -290,6 +347,8 @@ int main(void)
 	CHECK(n == 1, "A's registrations: %d \"dropped\" lines, want 1 (at last)", n);
 	if (!test_failures)
 		reclaimed(ctl);
+	if (!test_failures)
+		killed(ctl);
 out:
 	ssq_client_close(b.c);
 	stall_ssqd_down(d);
