@@ -279,7 +279,12 @@ int ssq_queue_wait_fd(struct ssq_queue *q);
  * (<ssq/combine.h>: waiting up to 1 s for room), then detach and unmap.
  * Returns 0 or -ENOTCONN (ssqd gone: unmapped anyway), or the error of
  * posting that request (-EAGAIN: no room within 1 s, -EIO): closed
- * anyway, that request not posted.
+ * anyway, that request not posted by the close. -EAGAIN also when a
+ * combiner took it and has not published it for 1 s (stopped): it runs
+ * once if that combiner goes on, even after this process exits (ssqd
+ * keeps the registrations it may name until then; ssq_mem_dereg says
+ * -EBUSY meanwhile), its completion dropped; never if ssqd ends that
+ * combiner.
  */
 int ssq_queue_close(struct ssq_queue *q);
 

@@ -123,7 +123,9 @@ int ssq_producer_fini(struct ssq_producer *p);
 /*
  * ssq_ctl_claim - find a FREE record (reclaiming retired ones whose WQEs
  * have all completed), mark it IDLE for @pid and return its id, or -EUSERS.
- * For the one party that hands out ids (ssqd).
+ * A doorbell or CQ lease or the combiner role still naming that record (a
+ * dead holder's, or a client's scribble) is freed first, by a CAS on that
+ * exact value. For the one party that hands out ids (ssqd).
  */
 int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id);
 
@@ -138,6 +140,18 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id);
  * Returns 0, or -EINVAL for an id out of range.
  */
 int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
+
+/*
+ * ssq_ctl_hand_out - 1 while record @id's last combined request
+ * (<ssq/combine.h>) is TAKEN by a combiner (its WQE maybe not written yet)
+ * or published in its name (DONE) at a position inside [completed,
+ * reserve): a WQE carrying the keys of the record's owner may still reach
+ * the device, whether or not that owner still lives. Else 0 (and for an
+ * id out of range). The word is client-writable: a hint for how long to
+ * keep what the owner's keys name (ssqd: until the queue passes its
+ * death), never an index or a count.
+ */
+int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id);
 
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process

@@ -34,8 +34,9 @@
  * A lease is 0 or a record's id + 1 (the owner's own value, in
  * ssq_ctl_reset, never shows: it runs on our thread), and that record is
  * not FREE: a producer takes a lease only after its record left FREE (the
- * lease load here comes first, so it would see that), and ssq_ctl_claim
- * breaks a retired record's leases before it frees the record.
+ * lease load here comes first, so it would see that), and ssq_ctl_claim,
+ * on our thread, breaks any lease naming a record (a retired one's, or a
+ * scribble naming a FREE one) before it hands the record out.
  */
 static int check_lease(const struct ssq_ctl *ctl, const uint32_t *lease, const char *name,
                        char *why, size_t whylen)

@@ -105,8 +105,8 @@ static void break_garbage_lease(uint32_t *lease)
  * (after a death; or with no ssqd, the emulated testbed) frees it without
  * that. A bound producer takes each only from 0, with its own id + 1 (C2,
  * A7, C9), and a record is bound (FREE to IDLE) only by ssq_ctl_claim, on
- * this thread, which also frees a dead holder's leases before it reuses
- * the record: so a FREE record holds nothing, and the state read after
+ * this thread, which also frees any lease or role naming the record before
+ * it hands it out: so a FREE record holds nothing, and the state read after
  * the value cannot become IDLE before the CAS. The CAS is on the exact
  * value read: a live producer that took the word meanwhile (it went 0,
  * then its id) keeps it. C7, as below.

@@ -162,36 +162,66 @@ int ssq_producer_fini(struct ssq_producer *p)
 	return rc;
 }
 
-/*
- * May retired record @r go to someone else as far as its hand-over slot
- * goes (<ssq/combine.h>)? A request still POSTED is taken back (the CAS
- * fails if a combiner takes it first: then not yet). One a combiner took
- * (or published: DONE, which its owner had not counted in `posted`) for
- * a position not yet completed is not: it would complete in the new
- * owner's name. The word is client-writable, so it only
- * decides when the record is reused: a TAKEN position outside [completed,
- * reserve), which the protocol never leaves there, counts as settled.
- */
-static int hand_settled(struct ssq_ctl *ctl, struct ssq_ctl_producer *r)
+int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 {
-	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
-	uint64_t c = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
-	uint64_t res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
+	uint64_t w, c, res;
 
-	switch (w & 3) {
-	case SSQ_HAND_POSTED:
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
+		return 0;
+	w = __atomic_load_n(&ctl->producers[id].hand.word, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
+	res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
+	if ((w & 3) != SSQ_HAND_TAKEN && (w & 3) != SSQ_HAND_DONE)
+		return 0;
+	return (w >> 2) >= c && (w >> 2) < res;
+}
+
+/*
+ * May retired record @r (id @id) go to someone else as far as its
+ * hand-over slot goes (<ssq/combine.h>)? A request still POSTED is taken
+ * back (the CAS fails if a combiner takes it first: then not yet). One a
+ * combiner took (or published: DONE, which its owner had not counted in
+ * `posted`) for a position not yet completed is not (ssq_ctl_hand_out):
+ * it would complete in the new owner's name. The word is client-writable,
+ * so it only decides when the record is reused: a TAKEN position outside
+ * [completed, reserve), which the protocol never leaves there, counts as
+ * settled.
+ */
+static int hand_settled(struct ssq_ctl *ctl, uint32_t id)
+{
+	struct ssq_ctl_producer *r = &ctl->producers[id];
+	uint64_t w = __atomic_load_n(&r->hand.word, __ATOMIC_ACQUIRE);
+
+	if ((w & 3) == SSQ_HAND_POSTED)
 		/* C13: against a combiner's C10, the same word. */
 		return __atomic_compare_exchange_n(&r->hand.word, &w, 0, 0,
 		                                   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	case SSQ_HAND_TAKEN:
-	case SSQ_HAND_DONE:
-		/*
-		 * Published in its name (DONE) and not yet counted in
-		 * `posted`: settled only once the router counted it.
-		 */
-		return !((w >> 2) >= c && (w >> 2) < res);
-	default:
-		return 1;
+	return !ssq_ctl_hand_out(ctl, id);
+}
+
+/*
+ * A lease or the combiner role naming record @holder - 1, which is about
+ * to be handed out, goes first (C7, as ssq_ctl_heal's H1 and
+ * break_free_holder): one its last owner died holding, or one a client
+ * wrote naming the FREE record. Left, its new owner would "hold" what it
+ * never took - its doorbells left to itself, nothing routed - and ssqd's
+ * stall watch would blame it for the hold (test_ssq_claim_free_lease.c).
+ * No bound producer holds @holder (a producer takes each only from 0 with
+ * its own bound record's id, and this record is DEAD or FREE, bound again
+ * only below, on this thread); the CAS is on the exact value, so a live
+ * holder that took the word meanwhile keeps it. So no lease ever names a
+ * record in use but its holder's (what ssq_ctl_check relies on).
+ */
+static void free_words(struct ssq_ctl *ctl, uint32_t holder)
+{
+	uint32_t *words[3] = { &ctl->db_lease, &ctl->cq_lease, &ctl->comb_role };
+	unsigned k;
+
+	for (k = 0; k < 3; k++) {
+		uint32_t v = holder;
+
+		__atomic_compare_exchange_n(words[k], &v, 0, 0, __ATOMIC_SEQ_CST,
+		                            __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -213,33 +243,21 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id)
 		 */
 		if (st == SSQ_PROD_DEAD &&
 		    __atomic_load_n(&r->done, __ATOMIC_ACQUIRE) >= r->posted &&
-		    hand_settled(ctl, r)) {
+		    hand_settled(ctl, i)) {
 			/*
 			 * Keep resv_gen growing (a healer may hold an old snapshot),
 			 * and even: a producer that died mid-reservation left it odd,
 			 * and odd means "mid-reservation" to ssq_ctl_heal.
 			 */
-			uint32_t gen = (r->resv_gen + 1) & ~1u, holder = i + 1;
+			uint32_t gen = (r->resv_gen + 1) & ~1u;
 
-			/*
-			 * A lease it died holding goes with it (as ssq_ctl_heal's
-			 * H1 would, C7), so no lease ever names a FREE record
-			 * (what ssq_ctl_check relies on).
-			 */
-			__atomic_compare_exchange_n(&ctl->db_lease, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			holder = i + 1;
-			__atomic_compare_exchange_n(&ctl->cq_lease, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-			holder = i + 1;
-			__atomic_compare_exchange_n(&ctl->comb_role, &holder, 0, 0,
-			                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			memset(r, 0, sizeof(*r));
 			r->resv_gen = gen;
 			st = SSQ_PROD_FREE;
 		}
 		if (st != SSQ_PROD_FREE)
 			continue;
+		free_words(ctl, i + 1);
 		r->pid = pid;
 		/* R12: the cleared record before IDLE; pairs with A12. */
 		__atomic_store_n(&r->state, SSQ_PROD_IDLE, __ATOMIC_RELEASE);

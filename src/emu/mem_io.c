@@ -9,11 +9,28 @@
  * a WQE that outlives its memory's owner can never write into someone
  * else's. A failed access is a protection error for whoever owns the
  * piece, never a partial success. Calls nothing else in the device.
+ *
+ * One exception, a write into the memory of a process that has exited
+ * while its registration is still held (ssqd keeps a dead client's
+ * registrations while a combined request of its may still run,
+ * <ssq/combine.h>): a device's MR pins its pages for its life
+ * (ib_umem_get: pin_user_pages_fast with FOLL_LONGTERM, released only by
+ * ib_umem_release; drivers/infiniband/core/umem.c), so the DMA lands in
+ * pages nobody maps any more and the WQE succeeds. Here the bytes are
+ * dropped, and the WQE succeeds as well. A read there still fails: the
+ * pinned pages' bytes are out of this device's reach (a ConnectX reads
+ * them) - and a file such memory was a mapping of (ssq_mem_reg_fd) does
+ * not see the dropped bytes, where a ConnectX writes its page cache.
  */
 #include <unistd.h>
 #include "emu/emu_pvt.h"
 
-/* All @n bytes at @off of @fd, or -EFAULT (unmapped, process gone). */
+/*
+ * All @n bytes at @off of @fd, or -EFAULT (unmapped, process gone). A
+ * memory file answers 0 bytes only once its process's address space is
+ * gone (mem_rw: mmget_not_zero fails; an address not mapped is -EIO,
+ * fs/proc/base.c): a write then is dropped, as above.
+ */
 static int file_io(int fd, uint64_t off, uint8_t *buf, uint32_t n, int write)
 {
 	while (n) {
@@ -22,6 +39,8 @@ static int file_io(int fd, uint64_t off, uint8_t *buf, uint32_t n, int write)
 
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r == 0 && write)
+			return 0;
 		if (r <= 0)
 			return -EFAULT;
 		buf += r;

@@ -314,9 +314,12 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 {
 	struct ssqd_grave *g = NULL;
 	unsigned qi, i;
+	int keep_mrs;
 
 	if (kill_first(c))
 		return;
+	/* Before the records go DEAD: the bits say which were its. */
+	keep_mrs = ssqd_hands_out(d, c);
 
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
@@ -335,6 +338,7 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 	if (g) {
 		g->owner = c->id;
 		g->pid = c->pid;
+		g->mrs = keep_mrs;
 		for (qi = 0; qi < d->own.nqueues; qi++)
 			g->fence[qi] =
 			    d->queues[qi].ctl ? ssq_ctl_reserved(d->queues[qi].ctl) : 0;
@@ -359,6 +363,12 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 			                 "ssqd: %u dead clients' buffers wait for their "
 			                 "WQEs; pid %d's wait with pid %d's\n",
 			                 SSQD_MAX_GRAVES, (int)c->pid, (int)g->pid);
+		if (keep_mrs) {
+			for (i = 0; i < SSQD_MAX_MRS; i++)
+				if (d->mrs[i].owner == c->id)
+					d->mrs[i].owner = g->owner;
+			g->mrs = 1;
+		}
 	}
 	/*
 	 * What it granted goes now, though its buffers may wait in a grave
@@ -368,9 +378,22 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 	/*
 	 * Its own memory goes now, WQEs in flight or not: the device resolves
 	 * keys at each access, so what still comes fails with a protection
-	 * error, never reaching memory the next registration brings.
+	 * error, never reaching memory the next registration brings. Not
+	 * while a combined request of its is still out (ssqd_hands_out): a
+	 * combiner stopped after taking it (the close that said -EAGAIN) may
+	 * write it with these keys when it goes on, and a protection error
+	 * then put the queue in error for every client - it did nothing
+	 * wrong. Those registrations go with its buffers (reap_graves),
+	 * once the queues completed what was reserved by now: the combiner
+	 * reserved before it took (C10), so that WQE is among it, or a NOP
+	 * in its place if the combiner dies (test_ssq_combine_taken_exit.c).
 	 */
-	if (ssqd_mr_drop_owner(d, c->id))
+	if (keep_mrs)
+		fprintf(stderr,
+		        "ssqd: client pid %d gone, its memory registrations kept until "
+		        "its combined requests complete\n",
+		        (int)c->pid);
+	else if (ssqd_mr_drop_owner(d, c->id))
 		fprintf(stderr,
 		        "ssqd: client pid %d gone, its memory registrations dropped\n",
 		        (int)c->pid);
@@ -404,6 +427,11 @@ static void reap_graves(struct ssqd *d)
 			fprintf(stderr,
 			        "ssqd: client pid %d gone, %u data buffers returned\n",
 			        (int)g->pid, freed);
+		if (g->mrs && ssqd_mr_drop_owner(d, g->owner))
+			fprintf(stderr,
+			        "ssqd: client pid %d gone, its memory registrations "
+			        "dropped\n",
+			        (int)g->pid);
 		memset(g, 0, sizeof(*g));
 	}
 }

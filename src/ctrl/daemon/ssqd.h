@@ -573,6 +573,12 @@ struct ssqd_grave {
 	uint32_t owner; /* client id; 0: unused */
 	pid_t pid;
 	uint64_t fence[SSQ_MAX_QUEUES]; /* each queue's reserve at the death */
+	/*
+	 * Its memory registrations go with its buffers, not at its death: a
+	 * combined request of its was still out (ssq_ctl_hand_out), whose WQE
+	 * a combiner may write with its keys after it died.
+	 */
+	int mrs;
 };
 
 struct ssqd_client {
@@ -588,6 +594,11 @@ struct ssqd_client {
 	uint64_t attached; /* bit per queue: recs[q] != 0 */
 	/* Its producer records in each queue, a bit per id: one per open. */
 	uint64_t recs[SSQ_MAX_QUEUES];
+	/*
+	 * Records it detached while their last combined request was still out
+	 * (ssq_ctl_hand_out): a bit per id, looked at again at its death.
+	 */
+	uint64_t hand_recs[SSQ_MAX_QUEUES];
 	struct ssqd_out out;  /* replies its socket did not take yet */
 	int failed;           /* a late answer could not be sent: drop it */
 	uint64_t hello_by_ns; /* CLOCK_MONOTONIC: the hello's deadline */

@@ -75,6 +75,13 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
                        uint32_t rkey);
 
 /*
+ * ssqd_hands_out - 1 while a combined request of client @c's, on a record
+ * it holds or detached (c->hand_recs), is still out (ssq_ctl_hand_out): a
+ * combiner may yet write a WQE with @c's keys, after @c's death too.
+ */
+int ssqd_hands_out(const struct ssqd *d, const struct ssqd_client *c);
+
+/*
  * Grants (grant.c): ssqd_on_grant / ssqd_on_revoke answer GRANT and
  * REVOKE; ssqd_grants_drop_mem revokes every grant over the buffer (@kind
  * SSQ_GRANT_BUF, @mem its arena offset) or registration (SSQ_GRANT_MR,

@@ -4,7 +4,10 @@
  * how the device reaches the memory) and keeps the table, because the
  * client is not trusted with the table: a registration goes when none of
  * its owner's WQEs in flight carries its keys, and a dead client's at its
- * death (the device resolves keys at each access: what comes later fails).
+ * death (the device resolves keys at each access: what comes later fails)
+ * - or, while a combined request of its is still out (ssqd_hands_out),
+ * with its buffers once the queues passed its death (serve.c,
+ * drop_client).
  */
 #include <endian.h>
 #include <errno.h>
@@ -172,27 +175,49 @@ fail:
 /*
  * Might a WQE client @c posted, still in flight on some queue, use @key?
  * Only its own WQEs count (the slot of a WQE's first WQEBB names its
- * producer record): another client cannot keep @c's memory registered by
- * posting its key. Each of them, between a queue's completed and reserved
- * counters (at most the ring: they are client-writable), is searched for
- * the key as any big-endian word: a data segment's lkey, a remote address
- * segment's rkey, or - harmlessly - a word of inline data that matches,
- * which only delays the answer until that WQE completes. Not a safety
- * rule: a WQE that reaches a registration after it went fails with a
- * protection error (the device resolves keys at each access).
+ * producer record, or one it detached with a combined request still out):
+ * another client cannot keep @c's memory registered by posting its key. Each of them,
+ * between a queue's completed and reserved counters (at most the ring: they are
+ * client-writable), is searched for the key as any big-endian word: a data segment's
+ * lkey, a remote address segment's rkey, or - harmlessly - a word of inline data that
+ * matches, which only delays the answer until that WQE completes. Not a safety rule: a
+ * WQE that reaches a registration after it went fails with a protection error (the device
+ * resolves keys at each access).
  */
+int ssqd_hands_out(const struct ssqd *d, const struct ssqd_client *c)
+{
+	unsigned qi;
+
+	for (qi = 0; qi < d->own.nqueues; qi++) {
+		uint64_t ids = c->recs[qi] | c->hand_recs[qi];
+
+		for (; d->queues[qi].ctl && ids; ids &= ids - 1)
+			if (ssq_ctl_hand_out(d->queues[qi].ctl,
+			                     (uint32_t)__builtin_ctzll(ids)))
+				return 1;
+	}
+	return 0;
+}
+
 int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32_t lkey,
                        uint32_t rkey)
 {
 	__be32 l = htobe32(lkey), r = htobe32(rkey);
 	unsigned qi, w, i;
 
+	/*
+	 * A combined request of @c's a combiner took is written into the
+	 * ring when that combiner goes on: until then no search finds its
+	 * keys, so any key may be among them.
+	 */
+	if (ssqd_hands_out(d, c))
+		return 1;
 	for (qi = 0; qi < d->own.nqueues; qi++) {
 		const struct ssqd_queue *q = &d->queues[qi];
 		uint32_t ring = q->prod.sq.wqe_cnt;
-		uint64_t pos, end, from;
+		uint64_t pos, end, from, ids = c->recs[qi] | c->hand_recs[qi];
 
-		if (!q->ctl || !c->recs[qi])
+		if (!q->ctl || !ids)
 			continue;
 		end = ssq_ctl_reserved(q->ctl);
 		from = ssq_ctl_completed(q->ctl);
@@ -205,7 +230,7 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 
 			if (!len || len > end - pos)
 				len = 1;
-			if (owner < SSQ_MAX_PRODUCERS && (c->recs[qi] & (1ull << owner)))
+			if (owner < SSQ_MAX_PRODUCERS && (ids & (1ull << owner)))
 				for (i = 0; i < len; i++) {
 					const __be32 *wqebb =
 					    (const __be32 *)ssq_sq_wqebb(

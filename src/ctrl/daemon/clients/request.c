@@ -180,6 +180,7 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	struct proto_msg_attach_reply r;
 	struct ssqd_queue *sq;
 	int q, rc;
+	unsigned i;
 
 	q = ssqd_attach_queue(d, c, m, &rc);
 	if (q < 0)
@@ -204,6 +205,14 @@ static int on_attach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		return ssqd_out_error(&c->out, c->fd, seq, rc,
 		                      "queue \"%s\" has all %u producer records in use",
 		                      d->own.queues[q].name, SSQ_MAX_PRODUCERS - 1);
+	/*
+	 * The record is settled (ssq_ctl_claim waited for its hand-over slot):
+	 * a client that detached it with a combined request out stops
+	 * watching it, or its new owner's requests, or scribbles, would hold
+	 * that client's frees and deregistrations (ssqd_hands_out).
+	 */
+	for (i = 0; i < SSQD_MAX_CLIENTS; i++)
+		d->clients[i].hand_recs[q] &= ~(1ull << rc);
 	c->recs[q] |= 1ull << rc;
 	memset(&r, 0, sizeof(r));
 	r.queue = (uint32_t)q;
@@ -428,6 +437,13 @@ static int on_detach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 	if (!c->recs[m->u.detach.queue])
 		c->attached &= ~(1ull << m->u.detach.queue);
 	ssqd_queue_mark_dead(d, m->u.detach.queue, m->u.detach.producer);
+	/*
+	 * Its last combined request still TAKEN by a stopped combiner (the
+	 * close's -EAGAIN), or published and not completed: that WQE carries
+	 * this client's keys, which must outlive it (ssqd_hands_out).
+	 */
+	if (ssq_ctl_hand_out(d->queues[m->u.detach.queue].ctl, m->u.detach.producer))
+		c->hand_recs[m->u.detach.queue] |= 1ull << m->u.detach.producer;
 	ssqd_queue_heal(d, m->u.detach.queue);
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
 	                     NULL, 0);

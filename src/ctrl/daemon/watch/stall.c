@@ -415,8 +415,17 @@ static void ask_completion(struct ssqd *d, unsigned qi, uint64_t reserved)
 /*
  * Whether queue @q moved since the progress watch's last look: 1, and the
  * watch's clock restarted, when nothing is outstanding, something
- * completed, or a suspect hold, a heal or a recovery (error) owns the
- * queue; 0 while it stands where it stood.
+ * completed, or a suspect hold or a recovery (error) owns the queue; 0
+ * while it stands where it stood. A pending heal is no progress: it may
+ * wait on this very watch (room for its NOPs behind WQEs that asked for no
+ * completion, which only ask_completion's CQE completes), and one that
+ * waits for ever - on a record that says "mid-reservation" under
+ * --stall-ms 0, where nothing ends it - restarted the clock at every look:
+ * no repair, no signaled NOP, a dead client's buffers and a free of a
+ * buffer in flight held for as long (test_ctrl_stall_heal_pending.c).
+ * What the watch does meanwhile is what it does to any queue: ring, route,
+ * its own NOP once everything reserved is published (a hole is not: the
+ * heal's, or unowned_hole's), all on the thread that heals.
  */
 static int progress_moved(struct ssqd_queue *q, uint64_t now, uint64_t reserved,
                           uint64_t completed)
@@ -424,7 +433,7 @@ static int progress_moved(struct ssqd_queue *q, uint64_t now, uint64_t reserved,
 	struct ssqd_stall *s = &q->stall;
 
 	if (reserved != completed && completed == s->completed && !s->suspect &&
-	    !q->heal_pending && !ssq_ctl_in_error(q->ctl))
+	    !ssq_ctl_in_error(q->ctl))
 		return 0;
 	s->completed = completed;
 	s->stuck_ns = reserved != completed ? now : 0;
