@@ -230,6 +230,24 @@ static void tenant_forget(struct ssqd_tenant *t)
 }
 
 /*
+ * Signal @sig to slot @t's ssqd by its pidfd (one opened now if none is
+ * held; kept, polled for its exit: ssqd_tenants_pollfds), so that it
+ * reaches that process or none: kill(2) names whichever process has the
+ * pid when it runs. kill only where no pidfd could be had (before Linux
+ * 5.3): then it is our child not reaped yet (tenant_reap and
+ * ssqd_tenants_stop alone reap it), whose pid no other process can have.
+ */
+static void tenant_signal(struct ssqd_tenant *t, int sig)
+{
+	if (t->pidfd < 0)
+		t->pidfd = ssqd_pidfd_open(t->pid);
+	if (t->pidfd >= 0)
+		(void)ssqd_pidfd_signal(t->pidfd, sig); /* -ESRCH: gone already */
+	else
+		kill(t->pid, sig);
+}
+
+/*
  * Slot @t's ssqd reaped if it exited: its slot freed. One that exited 0
  * after it was let go idle (closing) did what it was asked: no failure;
  * nor one killed for taking too long to (ssqd_tenants_tick).
@@ -450,7 +468,7 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		                  "killed\n",
 		        (unsigned)t->key, (int)t->pid, ssqd_tenant_closing_wait_ms(),
 		        p->n);
-		kill(t->pid, SIGKILL);
+		tenant_signal(t, SIGKILL);
 		t->killed = 1;
 		p->kill_ns = 0;
 	}
