@@ -321,6 +321,15 @@ struct ssqd_tenant {
 	 */
 	int pidfd, killed;
 	/*
+	 * @dead: a connection could not be sent to it (its end closed): it
+	 * was killed and counted failed then (ssqd_tenant_pass), and is
+	 * closing, reaped later, never waited for. @unreaped: its pidfd said
+	 * it exited but it was not reapable yet (a ptraced zombie is its
+	 * tracer's first): not polled (it would spin the loop), looked at
+	 * every loop (ssqd_tenants_due).
+	 */
+	int dead, unreaped;
+	/*
 	 * Its arena's memfd, sent with its ask to exit idle and kept while it
 	 * is closing (-1: none): emptied if it had to be killed before its
 	 * own teardown did that (tenants.c, tenant_reap).

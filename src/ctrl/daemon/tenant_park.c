@@ -109,6 +109,9 @@ uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now)
 		const struct ssqd_tenant *t = &d->tenants[i];
 		const struct ssqd_tenant_park *p = &d->tenant_parks[i];
 
+		/* Exited, not reapable yet, not polled (ssqd_tenants_pollfds). */
+		if (t->pid > 0 && t->unreaped)
+			return now;
 		if (!p->n)
 			continue;
 		/*

@@ -258,7 +258,13 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 
 	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
 		return;
-	if (t->closing && t->killed) {
+	if (t->dead) {
+		/* Its failure counted when its socket was found dead. */
+		fprintf(stderr,
+		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
+		                   "and killed, has exited (status 0x%x)\n",
+		        (unsigned)t->key, (int)t->pid, st);
+	} else if (t->closing && t->killed) {
 		/*
 		 * Killed before its teardown emptied its arena (setup.c): as
 		 * it would have. Nothing of anyone's is in it: it had agreed
@@ -346,7 +352,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
                      size_t whylen)
 {
 	struct ssqd_tenant *t;
-	int fresh, rc, tries, st;
+	int fresh, rc, tries;
 	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -390,13 +396,20 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			return -EAGAIN;
 		}
 		/*
-		 * It died (EPIPE, ECONNREFUSED): once more with a new one, for
-		 * a client (a peer's link is refused above: nothing runs now).
+		 * It died (EPIPE, ECONNREFUSED), or is dying: killed, its slot
+		 * closing (takes nothing more), reaped by the loop once it is
+		 * gone (its pidfd wakes it: ssqd_tenants_events), never waited
+		 * for here - it may not be reapable for long (a ptraced zombie
+		 * is its tracer's first), and the loop serves everyone. Its
+		 * failure counts now, so that its restart backs off as before
+		 * (SIGKILL: what it ends by, unless it had ended already; its
+		 * reaping logs the status). Once more with a new one, for a
+		 * client, in another slot or, none free, waiting in this one
+		 * (tenant_slot); a peer's link is refused above.
 		 */
-		kill(t->pid, SIGKILL);
-		waitpid(t->pid, &st, 0);
-		ssqd_tenant_failed(d, key, st);
-		tenant_forget(t);
+		tenant_signal(t, SIGKILL);
+		t->closing = t->dead = t->hup = 1;
+		ssqd_tenant_failed(d, key, SIGKILL);
 	}
 	snprintf(why, whylen, "tenant %u's ssqd: %s", (unsigned)key, strerror(-rc));
 	return rc;
@@ -457,6 +470,9 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		}
 		if (!p->kill_ns || now < p->kill_ns)
 			continue;
+		p->kill_ns = 0;
+		if (t->dead) /* killed already (ssqd_tenant_pass) */
+			continue;
 		/*
 		 * It has nothing to serve (no client, no link, every connection
 		 * sent to it received: tenant_asks), so nothing is lost; reaped
@@ -470,7 +486,6 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		        p->n);
 		tenant_signal(t, SIGKILL);
 		t->killed = 1;
-		p->kill_ns = 0;
 	}
 }
 
@@ -564,10 +579,10 @@ unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
 		 * One that connections wait for: its exit (its pidfd); it says
 		 * nothing more on its socket once closing.
 		 */
-		pfd[i].fd = t->pid <= 0     ? -1
-		            : t->pidfd >= 0 ? t->pidfd
-		            : !t->hup       ? t->fd
-		                            : -1;
+		pfd[i].fd = t->pid <= 0                     ? -1
+		            : t->pidfd >= 0 && !t->unreaped ? t->pidfd
+		            : !t->hup                       ? t->fd
+		                                            : -1;
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -629,10 +644,11 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
 
-		if (t->hup && t->pid > 0)
+		if ((t->hup || t->unreaped) && t->pid > 0)
 			tenant_reap(d, t); /* its end closed: reaped once it exited */
 		if (pfd[i].fd >= 0 && pfd[i].fd == t->pidfd && pfd[i].revents) {
-			tenant_reap(d, t); /* parked ones: ssqd_tenants_tick */
+			tenant_reap(d, t);        /* parked ones: ssqd_tenants_tick */
+			t->unreaped = t->pid > 0; /* exited, not ours to reap yet */
 			continue;
 		}
 		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)
