@@ -519,21 +519,23 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	                    tenant_idle_ms(d, (uint32_t)id), why, whylen);
 }
 
-void ssqd_tenants_stop(struct ssqd *d)
+/* How long ssqd's stop waits for its tenants' ssqd, all together. */
+#define TENANTS_STOP_MS 10000 /* after SIGTERM: each stops as ssqd does */
+#define TENANTS_KILL_MS 2000  /* after SIGKILL: to reap them */
+
+/*
+ * Reap every tenant's ssqd that has exited, up to @ms for all of them
+ * together (10 ms naps). How many are left.
+ */
+static unsigned tenants_stop_wait(struct ssqd *d, unsigned ms)
 {
 	struct timespec nap = { 0, 10 * 1000000 };
-	unsigned i, n;
+	uint64_t end = ssqd_now_ns() + (uint64_t)ms * 1000000;
+	unsigned i, left;
 	int st;
 
-	/* What waits for a closing slot is told why it is not served. */
-	ssqd_tenants_unpark_refuse(d);
-	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		if (d->tenants[i].pid > 0)
-			kill(d->tenants[i].pid, SIGTERM);
-	/* Each stops as ssqd does (its clients' queues fenced): 10 s at most. */
-	for (n = 0; n < 1000; n++) {
-		unsigned left = 0;
-
+	for (;;) {
+		left = 0;
 		for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 			struct ssqd_tenant *t = &d->tenants[i];
 
@@ -552,18 +554,48 @@ void ssqd_tenants_stop(struct ssqd *d)
 			}
 			left += t->pid > 0;
 		}
-		if (!left)
-			return;
+		if (!left || ssqd_now_ns() >= end)
+			return left;
 		nanosleep(&nap, NULL);
 	}
+}
+
+void ssqd_tenants_stop(struct ssqd *d)
+{
+	unsigned i;
+
+	/* What waits for a closing slot is told why it is not served. */
+	ssqd_tenants_unpark_refuse(d);
+	/*
+	 * One bound for all, never one per tenant, nor a wait without end:
+	 * SIGTERM to all at once, then SIGKILL to those still there, then
+	 * a short wait to reap them. One still not reapable (a ptraced
+	 * zombie is its tracer's to reap first) is left: once ssqd is gone,
+	 * init reaps it.
+	 */
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0)
+			tenant_signal(&d->tenants[i], SIGTERM);
+	if (!tenants_stop_wait(d, TENANTS_STOP_MS))
+		return;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
 		if (d->tenants[i].pid > 0) {
 			fprintf(stderr,
 			        SD_WARNING
 			        "ssqd: tenant %u's ssqd (pid %d) did not stop: killed\n",
 			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
-			kill(d->tenants[i].pid, SIGKILL);
-			waitpid(d->tenants[i].pid, NULL, 0);
+			tenant_signal(&d->tenants[i], SIGKILL);
+			d->tenants[i].killed = 1; /* its end then no failure of its own */
+		}
+	if (!tenants_stop_wait(d, TENANTS_KILL_MS))
+		return;
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0) {
+			fprintf(stderr,
+			        SD_WARNING "ssqd: tenant %u's ssqd (pid %d), killed, is "
+			                   "not reapable after %u ms (ptraced?): left\n",
+			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid,
+			        TENANTS_KILL_MS);
 			tenant_forget(&d->tenants[i]);
 		}
 }
