@@ -16,7 +16,8 @@
  * again: ssqd finds T's socket dead. Then, with the zombie still held:
  * that connection is answered (refused for now, EAGAIN: T counts as a
  * failure, tenant_backoff.c) and root's client (served by ssqd itself)
- * is answered; once the test lets the zombie go, ssqd reaps T (its log
+ * is answered, and ssqd does not spin on T's pidfd (readable: exited)
+ * meanwhile; once the test lets the zombie go, ssqd reaps T (its log
  * says how it ended) and uid 60000 is served by a new ssqd.
  * Before (kill and a blocking waitpid in ssqd_tenant_pass): ssqd's loop
  * sat in waitpid until the test let T go; uid 60000's second client and
@@ -39,6 +40,24 @@ static int byte_within(int fd, int ms, char *b)
 	struct pollfd p = { fd, POLLIN, 0 };
 
 	return poll(&p, 1, ms) == 1 && read(fd, b, 1) == 1;
+}
+
+/* CPU seconds process @pid has used (/proc/<pid>/stat utime + stime). */
+static double cpu_s(pid_t pid)
+{
+	unsigned long ut = 0, st = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	           &ut, &st) != 2)
+		ut = st = 0;
+	fclose(f);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Root's client, in a child: LIST answered? A byte on @out: 0 yes, else errno. */
@@ -76,6 +95,7 @@ int main(void)
 	pid_t d, h1, h2, h3 = -1, r, t;
 	siginfo_t si;
 	unsigned tries;
+	double cpu;
 	char b = -1;
 
 	t_need_ssqd();
@@ -125,6 +145,19 @@ int main(void)
 	waitpid(r, &st, 0);
 	printf("root's client %s, uid %u's dead ssqd (pid %d) still held\n",
 	       b ? "not answered" : "answered", UID, (int)t);
+	/*
+	 * Its pidfd says it exited, waitpid cannot have it: ssqd must not
+	 * spin on that (it looks every 10 ms instead). A loop spinning 2 s
+	 * takes all the CPU it gets; ssqd idle takes next to none.
+	 */
+	cpu = cpu_s(d);
+	sleep(2);
+	cpu = cpu_s(d) - cpu;
+	printf("ssqd's CPU over 2 s with the zombie held: %.2f s\n", cpu);
+	CHECK(cpu < 1.0,
+	      "ssqd used %.2f s of CPU in 2 s: its loop spins on the "
+	      "unreapable tenant's pidfd",
+	      cpu);
 
 	/* Let it go: ssqd reaps it, and its next client is served. */
 	CHECK(waitpid(t, &st, __WALL) == t, "the test could not reap pid %d", (int)t);
