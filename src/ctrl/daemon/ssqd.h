@@ -314,10 +314,12 @@ struct ssqd_tenant {
 	uint32_t sent;
 	int closing, hup;
 	/*
-	 * While connections wait for it to be gone (closing; its park, below):
-	 * @pidfd, polled instead of @fd, readable once it has exited (-1 if
-	 * none could be had: then looked at every loop); @killed: ssqd
-	 * killed it when the wait ran out (its end then no failure).
+	 * While connections wait for it to be gone (closing; its park, below),
+	 * or once ssqd signalled it (tenants.c, tenant_signal: a signal goes
+	 * by it, never by pid): @pidfd, polled instead of @fd, readable once
+	 * it has exited (-1 if none could be had: then looked at every loop);
+	 * @killed: ssqd killed it when the wait ran out (its end then no
+	 * failure).
 	 */
 	int pidfd, killed;
 	/*
