@@ -56,8 +56,9 @@ void ssqd_teardown(struct ssqd *d);
  *   (ssqd_tenant_park: 0, handed over or told why later).
  * ssqd_tenants_start - start the tenant the command line names
  *   (--allow-uid under --tenants uid, --allow-gid under gid); 0 or -errno.
- * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM, then after 10 s
- *   SIGKILL) and reap it.
+ * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM to all, 10 s at
+ *   most for all together, then SIGKILL) and reap it, 2 s at most more:
+ *   one not reapable by then (ptraced) is left.
  * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
  *   its parent handed over, its kind in *@what ('c' or 'p', as passed), or
  *   -1 (none now; or the parent is gone, which sets d->stop).

@@ -314,12 +314,23 @@ struct ssqd_tenant {
 	uint32_t sent;
 	int closing, hup;
 	/*
-	 * While connections wait for it to be gone (closing; its park, below):
-	 * @pidfd, polled instead of @fd, readable once it has exited (-1 if
-	 * none could be had: then looked at every loop); @killed: ssqd
-	 * killed it when the wait ran out (its end then no failure).
+	 * While connections wait for it to be gone (closing; its park, below),
+	 * or once ssqd signalled it (tenants.c, tenant_signal: a signal goes
+	 * by it, never by pid): @pidfd, polled instead of @fd, readable once
+	 * it has exited (-1 if none could be had: then looked at every loop);
+	 * @killed: ssqd killed it when the wait ran out (its end then no
+	 * failure).
 	 */
 	int pidfd, killed;
+	/*
+	 * @dead: a connection could not be sent to it (its end closed): it
+	 * was killed and counted failed then (ssqd_tenant_pass), and is
+	 * closing, reaped later, never waited for. @unreaped: its pidfd said
+	 * it exited but it was not reapable yet (a ptraced zombie is its
+	 * tracer's first): not polled (it would spin the loop), looked at
+	 * every loop (ssqd_tenants_due).
+	 */
+	int dead, unreaped;
 	/*
 	 * Its arena's memfd, sent with its ask to exit idle and kept while it
 	 * is closing (-1: none): emptied if it had to be killed before its

@@ -123,6 +123,15 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 
 		fprintf(out, "tenant %s %u: ssqd pid %d", status_tenant_kind(t),
 		        t->info.id, (int)t->info.pid);
+		if (t->info.closing) {
+			/* Not asked: it takes nothing more (tenant_status.c). */
+			fprintf(out,
+			        ": %s, %u connection(s) of its %s waiting for it to be "
+			        "gone\n",
+			        t->info.why, (unsigned)t->info.parked,
+			        status_tenant_kind(t));
+			continue;
+		}
 		if (!t->answered) {
 			fprintf(out, ": not answering (%s)\n", t->why);
 			continue;
@@ -222,7 +231,9 @@ int ssqd_status_json(const char *socket_path, FILE *out)
 			fputs(", \"why\": ", out);
 			json_str(out, t->why);
 		}
-		fputc('}', out);
+		/* Last: added after the others, which scripts may read in order. */
+		fprintf(out, ", \"closing\": %s, \"parked\": %u}",
+		        t->info.closing ? "true" : "false", (unsigned)t->info.parked);
 	}
 	fputc(']', out);
 	if (ts.err[0]) {

@@ -109,6 +109,13 @@ uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now)
 		const struct ssqd_tenant *t = &d->tenants[i];
 		const struct ssqd_tenant_park *p = &d->tenant_parks[i];
 
+		/*
+		 * Not polled (ssqd_tenants_pollfds), to be reaped: exited but
+		 * not reapable yet, or its end closed with no pidfd to say
+		 * when it is gone (before Linux 5.3). Each loop looks.
+		 */
+		if (t->pid > 0 && (t->unreaped || (t->hup && t->pidfd < 0)))
+			return now;
 		if (!p->n)
 			continue;
 		/*

@@ -70,8 +70,7 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	memset(&r, 0, sizeof(r));
 	r.kind = (uint32_t)d->opt.tenants;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
-		/* One exiting idle takes nothing more (tenant_idle.c). */
-		if (d->tenants[i].pid <= 0 || d->tenants[i].closing)
+		if (d->tenants[i].pid <= 0)
 			continue;
 		if (n++ == m->u.tenant.index)
 			t = &d->tenants[i];
@@ -80,6 +79,15 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	if (t) {
 		r.id = t->key;
 		r.pid = (int32_t)t->pid;
+		r.parked = (uint16_t)d->tenant_parks[t - d->tenants].n;
+		r.closing = (uint16_t)t->closing;
+	}
+	if (t && t->closing) {
+		/* One exiting takes nothing more (tenant_idle.c, tenants.c). */
+		snprintf(r.why, sizeof(r.why), "%s",
+		         t->dead ? "found dead and killed, not reaped yet"
+		                 : "exiting idle");
+	} else if (t) {
 		rc = ssqd_tenant_send(t, fd, 'c');
 		r.passed = rc == 0;
 		if (rc == -EAGAIN)

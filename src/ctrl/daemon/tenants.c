@@ -230,6 +230,24 @@ static void tenant_forget(struct ssqd_tenant *t)
 }
 
 /*
+ * Signal @sig to slot @t's ssqd by its pidfd (one opened now if none is
+ * held; kept, polled for its exit: ssqd_tenants_pollfds), so that it
+ * reaches that process or none: kill(2) names whichever process has the
+ * pid when it runs. kill only where no pidfd could be had (before Linux
+ * 5.3): then it is our child not reaped yet (tenant_reap and
+ * ssqd_tenants_stop alone reap it), whose pid no other process can have.
+ */
+static void tenant_signal(struct ssqd_tenant *t, int sig)
+{
+	if (t->pidfd < 0)
+		t->pidfd = ssqd_pidfd_open(t->pid);
+	if (t->pidfd >= 0)
+		(void)ssqd_pidfd_signal(t->pidfd, sig); /* -ESRCH: gone already */
+	else
+		kill(t->pid, sig);
+}
+
+/*
  * Slot @t's ssqd reaped if it exited: its slot freed. One that exited 0
  * after it was let go idle (closing) did what it was asked: no failure;
  * nor one killed for taking too long to (ssqd_tenants_tick).
@@ -240,7 +258,13 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 
 	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
 		return;
-	if (t->closing && t->killed) {
+	if (t->dead) {
+		/* Its failure counted when its socket was found dead. */
+		fprintf(stderr,
+		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
+		                   "and killed, has exited (status 0x%x)\n",
+		        (unsigned)t->key, (int)t->pid, st);
+	} else if (t->closing && t->killed) {
 		/*
 		 * Killed before its teardown emptied its arena (setup.c): as
 		 * it would have. Nothing of anyone's is in it: it had agreed
@@ -328,7 +352,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
                      size_t whylen)
 {
 	struct ssqd_tenant *t;
-	int fresh, rc, tries, st;
+	int fresh, rc, tries;
 	uint32_t own;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -372,13 +396,20 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			return -EAGAIN;
 		}
 		/*
-		 * It died (EPIPE, ECONNREFUSED): once more with a new one, for
-		 * a client (a peer's link is refused above: nothing runs now).
+		 * It died (EPIPE, ECONNREFUSED), or is dying: killed, its slot
+		 * closing (takes nothing more), reaped by the loop once it is
+		 * gone (its pidfd wakes it: ssqd_tenants_events), never waited
+		 * for here - it may not be reapable for long (a ptraced zombie
+		 * is its tracer's first), and the loop serves everyone. Its
+		 * failure counts now, so that its restart backs off as before
+		 * (SIGKILL: what it ends by, unless it had ended already; its
+		 * reaping logs the status). Once more with a new one, for a
+		 * client, in another slot or, none free, waiting in this one
+		 * (tenant_slot); a peer's link is refused above.
 		 */
-		kill(t->pid, SIGKILL);
-		waitpid(t->pid, &st, 0);
-		ssqd_tenant_failed(d, key, st);
-		tenant_forget(t);
+		tenant_signal(t, SIGKILL);
+		t->closing = t->dead = t->hup = 1;
+		ssqd_tenant_failed(d, key, SIGKILL);
 	}
 	snprintf(why, whylen, "tenant %u's ssqd: %s", (unsigned)key, strerror(-rc));
 	return rc;
@@ -439,6 +470,9 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		}
 		if (!p->kill_ns || now < p->kill_ns)
 			continue;
+		p->kill_ns = 0;
+		if (t->dead) /* killed already (ssqd_tenant_pass) */
+			continue;
 		/*
 		 * It has nothing to serve (no client, no link, every connection
 		 * sent to it received: tenant_asks), so nothing is lost; reaped
@@ -450,9 +484,8 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		                  "killed\n",
 		        (unsigned)t->key, (int)t->pid, ssqd_tenant_closing_wait_ms(),
 		        p->n);
-		kill(t->pid, SIGKILL);
+		tenant_signal(t, SIGKILL);
 		t->killed = 1;
-		p->kill_ns = 0;
 	}
 }
 
@@ -486,21 +519,23 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	                    tenant_idle_ms(d, (uint32_t)id), why, whylen);
 }
 
-void ssqd_tenants_stop(struct ssqd *d)
+/* How long ssqd's stop waits for its tenants' ssqd, all together. */
+#define TENANTS_STOP_MS 10000 /* after SIGTERM: each stops as ssqd does */
+#define TENANTS_KILL_MS 2000  /* after SIGKILL: to reap them */
+
+/*
+ * Reap every tenant's ssqd that has exited, up to @ms for all of them
+ * together (10 ms naps). How many are left.
+ */
+static unsigned tenants_stop_wait(struct ssqd *d, unsigned ms)
 {
 	struct timespec nap = { 0, 10 * 1000000 };
-	unsigned i, n;
+	uint64_t end = ssqd_now_ns() + (uint64_t)ms * 1000000;
+	unsigned i, left;
 	int st;
 
-	/* What waits for a closing slot is told why it is not served. */
-	ssqd_tenants_unpark_refuse(d);
-	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		if (d->tenants[i].pid > 0)
-			kill(d->tenants[i].pid, SIGTERM);
-	/* Each stops as ssqd does (its clients' queues fenced): 10 s at most. */
-	for (n = 0; n < 1000; n++) {
-		unsigned left = 0;
-
+	for (;;) {
+		left = 0;
 		for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 			struct ssqd_tenant *t = &d->tenants[i];
 
@@ -519,18 +554,48 @@ void ssqd_tenants_stop(struct ssqd *d)
 			}
 			left += t->pid > 0;
 		}
-		if (!left)
-			return;
+		if (!left || ssqd_now_ns() >= end)
+			return left;
 		nanosleep(&nap, NULL);
 	}
+}
+
+void ssqd_tenants_stop(struct ssqd *d)
+{
+	unsigned i;
+
+	/* What waits for a closing slot is told why it is not served. */
+	ssqd_tenants_unpark_refuse(d);
+	/*
+	 * One bound for all, never one per tenant, nor a wait without end:
+	 * SIGTERM to all at once, then SIGKILL to those still there, then
+	 * a short wait to reap them. One still not reapable (a ptraced
+	 * zombie is its tracer's to reap first) is left: once ssqd is gone,
+	 * init reaps it.
+	 */
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0)
+			tenant_signal(&d->tenants[i], SIGTERM);
+	if (!tenants_stop_wait(d, TENANTS_STOP_MS))
+		return;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
 		if (d->tenants[i].pid > 0) {
 			fprintf(stderr,
 			        SD_WARNING
 			        "ssqd: tenant %u's ssqd (pid %d) did not stop: killed\n",
 			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
-			kill(d->tenants[i].pid, SIGKILL);
-			waitpid(d->tenants[i].pid, NULL, 0);
+			tenant_signal(&d->tenants[i], SIGKILL);
+			d->tenants[i].killed = 1; /* its end then no failure of its own */
+		}
+	if (!tenants_stop_wait(d, TENANTS_KILL_MS))
+		return;
+	for (i = 0; i < SSQD_MAX_TENANTS; i++)
+		if (d->tenants[i].pid > 0) {
+			fprintf(stderr,
+			        SD_WARNING "ssqd: tenant %u's ssqd (pid %d), killed, is "
+			                   "not reapable after %u ms (ptraced?): left\n",
+			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid,
+			        TENANTS_KILL_MS);
 			tenant_forget(&d->tenants[i]);
 		}
 }
@@ -546,10 +611,10 @@ unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
 		 * One that connections wait for: its exit (its pidfd); it says
 		 * nothing more on its socket once closing.
 		 */
-		pfd[i].fd = t->pid <= 0     ? -1
-		            : t->pidfd >= 0 ? t->pidfd
-		            : !t->hup       ? t->fd
-		                            : -1;
+		pfd[i].fd = t->pid <= 0                     ? -1
+		            : t->pidfd >= 0 && !t->unreaped ? t->pidfd
+		            : !t->hup                       ? t->fd
+		                                            : -1;
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -611,10 +676,11 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
 
-		if (t->hup && t->pid > 0)
+		if ((t->hup || t->unreaped) && t->pid > 0)
 			tenant_reap(d, t); /* its end closed: reaped once it exited */
 		if (pfd[i].fd >= 0 && pfd[i].fd == t->pidfd && pfd[i].revents) {
-			tenant_reap(d, t); /* parked ones: ssqd_tenants_tick */
+			tenant_reap(d, t);        /* parked ones: ssqd_tenants_tick */
+			t->unreaped = t->pid > 0; /* exited, not ours to reap yet */
 			continue;
 		}
 		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)

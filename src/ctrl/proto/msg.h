@@ -245,7 +245,15 @@ struct proto_msg_tenant_reply {
 	uint32_t id;       /* that uid or gid */
 	int32_t pid;       /* its ssqd */
 	uint32_t passed;   /* 1: the connection went to it; 0: @why says why not */
-	uint32_t reserved;
+	/*
+	 * @closing 1: it exits (idle, or found dead and killed) and takes
+	 * nothing more (@passed 0); @parked: connections of its uid waiting
+	 * for it to be gone, to go to the ssqd started after it
+	 * (tenant_park.c). Both were one reserved word, 0: an older ssqd
+	 * lists no closing tenant.
+	 */
+	uint16_t closing;
+	uint16_t parked;
 	char why[SSQ_TENANT_WHY_MAX];
 };
 struct proto_msg_mem_dereg {

@@ -73,9 +73,14 @@ int ssqd_pid_maps_any(pid_t pid, const int *fds, int n)
 	return found;
 }
 
-int ssqd_pidfd_kill(int pidfd)
+int ssqd_pidfd_signal(int pidfd, int sig)
 {
-	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+	if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0)
 		return -errno;
 	return 0;
+}
+
+int ssqd_pidfd_kill(int pidfd)
+{
+	return ssqd_pidfd_signal(pidfd, SIGKILL);
 }

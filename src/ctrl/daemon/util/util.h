@@ -128,7 +128,13 @@ int ssqd_pidfd_open(pid_t pid);
 /* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
 int ssqd_pidfd_alive(int pidfd);
 
-/* SIGKILL to the process behind @pidfd: 0 or -errno (-EPERM: another uid). */
+/*
+ * Signal @sig to the process behind @pidfd (pidfd_send_signal(2), Linux
+ * 5.1): that process or none, never another that got its pid since.
+ * 0 or -errno (-EPERM: another uid; -ESRCH: it has exited).
+ * ssqd_pidfd_kill - the same with SIGKILL.
+ */
+int ssqd_pidfd_signal(int pidfd, int sig);
 int ssqd_pidfd_kill(int pidfd);
 
 /*
