@@ -606,8 +606,10 @@ struct ssqd_client {
 	/* Its producer records in each queue, a bit per id: one per open. */
 	uint64_t recs[SSQ_MAX_QUEUES];
 	/*
-	 * Records it detached while their last combined request was still out
-	 * (ssq_ctl_hand_out): a bit per id, looked at again at its death.
+	 * Records it detached and nobody claimed since (on_detach): a bit per
+	 * id. Their WQEs still in flight and their last combined request still
+	 * out (ssq_ctl_hand_out) hold its frees and deregistrations, and at
+	 * its death its registrations while that request is out.
 	 */
 	uint64_t hand_recs[SSQ_MAX_QUEUES];
 	struct ssqd_out out;  /* replies its socket did not take yet */

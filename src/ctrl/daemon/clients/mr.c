@@ -175,9 +175,9 @@ fail:
 /*
  * Might a WQE client @c posted, still in flight on some queue, use @key?
  * Only its own WQEs count (the slot of a WQE's first WQEBB names its
- * producer record, or one it detached with a combined request still out):
- * another client cannot keep @c's memory registered by posting its key. Each of them,
- * between a queue's completed and reserved counters (at most the ring: they are
+ * producer record, or one it detached that nobody claimed since: the close does not
+ * wait): another client cannot keep @c's memory registered by posting its key. Each of
+ * them, between a queue's completed and reserved counters (at most the ring: they are
  * client-writable), is searched for the key as any big-endian word: a data segment's
  * lkey, a remote address segment's rkey, or - harmlessly - a word of inline data that
  * matches, which only delays the answer until that WQE completes. Not a safety rule: a

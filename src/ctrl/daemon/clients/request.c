@@ -438,12 +438,16 @@ static int on_detach(struct ssqd *d, struct ssqd_client *c, const struct proto_m
 		c->attached &= ~(1ull << m->u.detach.queue);
 	ssqd_queue_mark_dead(d, m->u.detach.queue, m->u.detach.producer);
 	/*
-	 * Its last combined request still TAKEN by a stopped combiner (the
-	 * close's -EAGAIN), or published and not completed: that WQE carries
-	 * this client's keys, which must outlive it (ssqd_hands_out).
+	 * Watched for this client until ssq_ctl_claim hands the record to
+	 * someone else (on_attach clears the bit; the claim waits for its
+	 * WQEs and its hand-over slot): the close does not wait for
+	 * completions, so WQEs it published (ssqd_key_in_flight searches
+	 * them for its keys) and its last combined request still TAKEN by a
+	 * stopped combiner (the close's -EAGAIN) or published and not
+	 * completed (ssqd_hands_out) carry this client's keys, which must
+	 * outlive the close (test_adv7c_detach_inflight_free.c).
 	 */
-	if (ssq_ctl_hand_out(d->queues[m->u.detach.queue].ctl, m->u.detach.producer))
-		c->hand_recs[m->u.detach.queue] |= 1ull << m->u.detach.producer;
+	c->hand_recs[m->u.detach.queue] |= 1ull << m->u.detach.producer;
 	ssqd_queue_heal(d, m->u.detach.queue);
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_DETACH | SSQ_MSG_REPLY, seq, NULL, 0,
 	                     NULL, 0);
