@@ -318,14 +318,19 @@ static void drop_client(struct ssqd *d, struct ssqd_client *c)
 
 	if (kill_first(c))
 		return;
-	/* Before the records go DEAD: the bits say which were its. */
-	keep_mrs = ssqd_hands_out(d, c);
-
 	for (qi = 0; qi < SSQ_MAX_QUEUES; qi++)
 		for (i = 0; i < SSQ_MAX_PRODUCERS; i++)
 			if (c->recs[qi] & (1ull << i))
 				ssqd_queue_mark_dead(d, qi,
 				                     i); /* healed by heal_deaths */
+	/*
+	 * After marking them dead, as on_detach does: a combiner's take
+	 * (POSTED -> TAKEN) that lands between a look before and
+	 * ssq_ctl_mark_dead's take-back would leave the request out with its
+	 * keys dropped. Marked dead, a request is either taken back or out
+	 * for good. The bits in c->recs still say which records were its.
+	 */
+	keep_mrs = ssqd_hands_out(d, c);
 	/*
 	 * Its buffers may still be read or written by WQEs it posted: they go
 	 * back to the arena only once every queue has completed everything
