@@ -492,6 +492,7 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 {
 	long id = tenant_named(d);
+	struct sigaction sa;
 	unsigned i;
 	int fresh;
 
@@ -507,6 +508,19 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	}
 	if (!d->opt.tenants)
 		return 0;
+	/*
+	 * Our tenants' ssqd are ours to reap (tenant_reap), and a slot's pid
+	 * is its ssqd's only while we have not (tenant_signal). Started with
+	 * SIGCHLD ignored - execve keeps an ignored signal ignored - the
+	 * kernel would reap each as it exits (do_notify_parent, kernel/
+	 * signal.c: "autoreap" when the parent's SIGCHLD is SIG_IGN or
+	 * SA_NOCLDWAIT): every waitpid fails ECHILD, no slot is ever freed,
+	 * and a slot's pid is free for any process to get, which our stop
+	 * would signal (tests/test_adv7t_sigchld_ign.c). So: the default.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
 	/*
 	 * The one tenant named on the command line is started now, so that its
 	 * first client does not wait for its set-up; others (root, the uids of
