@@ -162,12 +162,12 @@ int main(void)
 		waitpid(h2[i], &st, 0);
 	for (waited = 0; waited < 300; waited++) {
 		fds = t_proc_fds(d);
-		if (fds == base)
+		if (fds <= base) /* base may count root's first client, closing */
 			break;
 		usleep(100000);
 	}
 	printf("ssqd's descriptors: %d at start, %d after\n", base, fds);
-	CHECK(fds == base, "ssqd holds %d descriptors, %d at its start", fds, base);
+	CHECK(fds <= base, "ssqd holds %d descriptors, %d at its start", fds, base);
 
 	for (i = 0; i < N; i++)
 		if (held[i])
