@@ -308,7 +308,7 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
  */
 static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, int *fresh)
 {
-	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
+	struct ssqd_tenant *free_slot = NULL, *closing = NULL, *other = NULL;
 	unsigned i;
 
 	*fresh = 0;
@@ -321,16 +321,29 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, i
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
 		/* The first with room to wait, else any (refused: full). */
-		if (((t->pid > 0 && t->key == key) || (p->n && p->key == key)) &&
+		if (((t->pid > 0 && t->key == key && (!p->n || p->key == key)) ||
+		     (p->n && p->key == key)) &&
 		    (!closing ||
 		     d->tenant_parks[closing - d->tenants].n >= SSQD_TENANT_PARKED))
 			closing = t;
+		/*
+		 * Another uid's ssqd exiting idle, nobody waiting for it: it
+		 * agreed to go with nothing to serve, so it is killed for us
+		 * as for its own uid (ssqd_tenants_tick) - else one uid whose
+		 * closing ssqd are slow to go (stopped, ptraced at exit) would
+		 * take slot after slot and keep every other uid out
+		 * (tests/test_adv7t_closing_hog.c). One found dead is not: it
+		 * may not be reapable for long (ssqd_tenant_pass).
+		 */
+		if (t->pid > 0 && t->closing && !t->dead && t->key != key && !p->n &&
+		    !other)
+			other = t;
 		if (t->pid <= 0 && !p->n && !free_slot)
 			free_slot = t;
 	}
-	if (!free_slot && closing && wait) {
+	if (!free_slot && (closing || other) && wait) {
 		*fresh = 2;
-		return closing;
+		return closing ? closing : other;
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
@@ -377,7 +390,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			return -EUSERS;
 		}
 		if (fresh == 2)
-			return ssqd_tenant_park(d, t, fd, why, whylen);
+			return ssqd_tenant_park(d, t, key, fd, why, whylen);
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
