@@ -69,6 +69,11 @@ int main(void)
 	printf("uid %u, a second uid, with uid %u's closing ssqd in every slot: %s\n",
 	       UID_B, UID_A, rc ? u.said : "served");
 	CHECK(rc == 0, "uid %u refused: %s", UID_B, u.said);
+	/* How: it waited for one of uid 60000's, killed after the wait. */
+	CHECK(t_log_count(logf, "connection(s) of uid 60001 waiting: killed") == 1,
+	      "uid %u's connection did not wait for a closing ssqd of uid %u's, "
+	      "killed for it",
+	      UID_B, UID_A);
 
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	if (!test_failures)

@@ -493,10 +493,10 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		 */
 		fprintf(stderr,
 		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took "
-		                  "over %u ms with %u connection(s) of its uid waiting: "
+		                  "over %u ms with %u connection(s) of uid %u waiting: "
 		                  "killed\n",
 		        (unsigned)t->key, (int)t->pid, ssqd_tenant_closing_wait_ms(),
-		        p->n);
+		        p->n, (unsigned)p->key);
 		tenant_signal(t, SIGKILL);
 		t->killed = 1;
 	}
