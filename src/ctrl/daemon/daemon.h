@@ -86,10 +86,11 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd);
 
 /*
  * A client's connection that needs a closing slot (its uid's ssqd exiting
- * idle, no other slot free) waits parked, never the loop (tenant_park.c).
- * ssqd_tenant_park - keep a copy of @fd for closing slot @t (the caller
- *   closes its own): 0, or -errno with @why (-EAGAIN: SSQD_TENANT_PARKED
- *   wait already).
+ * idle, or, no slot its uid's, another uid's; no other slot free) waits
+ * parked, never the loop (tenant_park.c).
+ * ssqd_tenant_park - keep a copy of @fd, tenant @key's, for closing slot
+ *   @t (the caller closes its own): 0, or -errno with @why (-EAGAIN:
+ *   SSQD_TENANT_PARKED wait already).
  * ssqd_tenants_tick - once a serve loop: hand parked connections over
  *   once their slot's ssqd is reaped (or room came elsewhere); kill one
  *   still there after ssqd_tenant_closing_wait_ms, reaped on a later tick.
@@ -99,8 +100,8 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd);
  *   and close it.
  * ssqd_tenant_closing_wait_ms - how long they wait (200 ms).
  */
-int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, int fd, char *why,
-                     size_t whylen);
+int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, int fd,
+                     char *why, size_t whylen);
 void ssqd_tenants_tick(struct ssqd *d, uint64_t now);
 uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now);
 void ssqd_tenants_unpark_refuse(struct ssqd *d);

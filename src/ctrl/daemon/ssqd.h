@@ -347,7 +347,7 @@ struct ssqd_tenant {
  */
 #define SSQD_TENANT_PARKED 4 /* per slot; more are refused, -EAGAIN */
 struct ssqd_tenant_park {
-	uint32_t key; /* their uid (gid), the slot's */
+	uint32_t key; /* their uid (gid): the slot's, or any where none was its */
 	unsigned n;
 	int fd[SSQD_TENANT_PARKED];
 	uint64_t kill_ns; /* the slot's ssqd killed then if still there; 0: done */

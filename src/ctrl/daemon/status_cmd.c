@@ -29,6 +29,23 @@ static const char *state_str(enum ssq_peer_state s)
 }
 
 /*
+ * @s with every control byte shown as '?', in @buf (@len): the table's
+ * words from elsewhere - a tenant's ssqd's own answer (its error, its
+ * queues' names: a process its uid may reach), a peer's refusal - stay
+ * on their own line, never starting one that reads as ssqd's
+ * (tests/test_adv7t_status_forge.c). The JSON escapes them (json_str).
+ */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = 0;
+	return buf;
+}
+
+/*
  * What both forms of --status print: a client of the ssqd at @socket_path
  * (*@cp, for the caller to close), its queues (LIST: with their opens and
  * the clients' count), its peers, and its tenants' ssqd. Returns 0, or 1
@@ -68,14 +85,16 @@ static int status_fetch(const char *socket_path, struct ssq_client **cp,
 static void print_queues(FILE *out, const char *indent,
                          const struct proto_msg_list_reply *q)
 {
+	char name[SSQ_NAME_MAX];
 	unsigned i;
 
 	fprintf(out, "%s%-31s %-8s %5s %10s %7s %s\n", indent, "QUEUE", "QPN", "OPENS",
 	        "WQEBB/S", "REFUSED", "STATE");
 	for (i = 0; i < q->nqueues && i < SSQ_MAX_QUEUES; i++)
 		fprintf(out, "%s%-31s 0x%-6x %5u %10u %7u %s\n", indent,
-		        q->queues[i].name, q->queues[i].qpn, q->queues[i].opens,
-		        q->queues[i].rate, q->queues[i].refused,
+		        printable(q->queues[i].name, name, sizeof(name)),
+		        q->queues[i].qpn, q->queues[i].opens, q->queues[i].rate,
+		        q->queues[i].refused,
 		        q->queues[i].state == SSQ_QUEUE_READY ? "ready" : "not ready");
 }
 
@@ -85,6 +104,7 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 	struct ssq_peer_info p[SSQ_MAX_QUEUES];
 	struct status_tenants ts;
 	struct ssq_client *c;
+	char why[256]; /* the longest of a tenant's or a peer's */
 	int np, i;
 
 	if (status_fetch(socket_path, &c, &q, p, &np, &ts))
@@ -114,7 +134,8 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 			        nw, p[i].name, state_str(p[i].state), aw, p[i].addr,
 			        p[i].nqueues, open[0] ? open : "-", p[i].links,
 			        p[i].losses, p[i].attempts, p[i].refused,
-			        p[i].why[0] ? p[i].why : "-");
+			        p[i].why[0] ? printable(p[i].why, why, sizeof(why))
+			                    : "-");
 		}
 	}
 	print_queues(out, "", &q);
@@ -128,12 +149,13 @@ int ssqd_status_print(const char *socket_path, FILE *out)
 			fprintf(out,
 			        ": %s, %u connection(s) of its %s waiting for it to be "
 			        "gone\n",
-			        t->info.why, (unsigned)t->info.parked,
-			        status_tenant_kind(t));
+			        printable(t->info.why, why, sizeof(why)),
+			        (unsigned)t->info.parked, status_tenant_kind(t));
 			continue;
 		}
 		if (!t->answered) {
-			fprintf(out, ": not answering (%s)\n", t->why);
+			fprintf(out, ": not answering (%s)\n",
+			        printable(t->why, why, sizeof(why)));
 			continue;
 		}
 		fprintf(out, ", %u queue(s), %u client(s)\n", t->list.nqueues,

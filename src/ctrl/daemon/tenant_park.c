@@ -9,6 +9,9 @@
  * the new ssqd started in the slot once the old one is reaped, or kills
  * the old one when TENANT_CLOSING_WAIT_MS have passed (it agreed to go and
  * has nothing to serve: tenant_idle.c), and reaps it on a later tick.
+ * So does another uid's connection when every slot is taken, none its
+ * uid's, and one is closing with nobody waiting: else one uid whose
+ * closing ssqd are slow to go would hold every slot (tenants.c).
  *
  * Why not wait in the loop (as it did: 10 ms naps up to 200 ms, then
  * SIGKILL and a blocking waitpid): that kept every other client, uid and
@@ -54,11 +57,10 @@ unsigned ssqd_tenant_closing_wait_ms(void)
 	return (unsigned)ms;
 }
 
-int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, int fd, char *why,
-                     size_t whylen)
+int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, uint32_t key, int fd,
+                     char *why, size_t whylen)
 {
 	struct ssqd_tenant_park *p = &d->tenant_parks[t - d->tenants];
-	uint32_t key = p->n ? p->key : t->key;
 	int kept, e;
 
 	if (p->n >= SSQD_TENANT_PARKED) {
@@ -92,11 +94,21 @@ int ssqd_tenant_park(struct ssqd *d, struct ssqd_tenant *t, int fd, char *why,
 			t->pidfd = ssqd_pidfd_open(t->pid);
 	}
 	p->fd[p->n++] = kept;
-	ssqd_log_limited(&d->client_log, ssqd_now_ns(),
-	                 SD_NOTICE "ssqd: tenant %u: a connection of its uid waits "
-	                           "for its ssqd (pid %d) to finish exiting idle "
-	                           "(%u waiting; killed after %u ms)\n",
-	                 (unsigned)key, (int)t->pid, p->n, ssqd_tenant_closing_wait_ms());
+	if (t->pid > 0 && t->key != key)
+		ssqd_log_limited(&d->client_log, ssqd_now_ns(),
+		                 SD_NOTICE "ssqd: tenant %u: every slot taken; a "
+		                           "connection of its uid waits for tenant "
+		                           "%u's ssqd (pid %d), exiting idle, to be "
+		                           "gone (killed after %u ms)\n",
+		                 (unsigned)key, (unsigned)t->key, (int)t->pid,
+		                 ssqd_tenant_closing_wait_ms());
+	else
+		ssqd_log_limited(
+		    &d->client_log, ssqd_now_ns(),
+		    SD_NOTICE "ssqd: tenant %u: a connection of its uid waits "
+		              "for its ssqd (pid %d) to finish exiting idle "
+		              "(%u waiting; killed after %u ms)\n",
+		    (unsigned)key, (int)t->pid, p->n, ssqd_tenant_closing_wait_ms());
 	return 0;
 }
 

@@ -79,7 +79,9 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	if (t) {
 		r.id = t->key;
 		r.pid = (int32_t)t->pid;
-		r.parked = (uint16_t)d->tenant_parks[t - d->tenants].n;
+		/* Another uid's may wait for its slot (tenants.c): not its uid's. */
+		if (d->tenant_parks[t - d->tenants].key == t->key)
+			r.parked = (uint16_t)d->tenant_parks[t - d->tenants].n;
 		r.closing = (uint16_t)t->closing;
 	}
 	if (t && t->closing) {

@@ -308,7 +308,7 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
  */
 static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, int *fresh)
 {
-	struct ssqd_tenant *free_slot = NULL, *closing = NULL;
+	struct ssqd_tenant *free_slot = NULL, *closing = NULL, *other = NULL;
 	unsigned i;
 
 	*fresh = 0;
@@ -321,16 +321,29 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, i
 		if (t->pid > 0 && t->key == key && !t->closing)
 			return t;
 		/* The first with room to wait, else any (refused: full). */
-		if (((t->pid > 0 && t->key == key) || (p->n && p->key == key)) &&
+		if (((t->pid > 0 && t->key == key && (!p->n || p->key == key)) ||
+		     (p->n && p->key == key)) &&
 		    (!closing ||
 		     d->tenant_parks[closing - d->tenants].n >= SSQD_TENANT_PARKED))
 			closing = t;
+		/*
+		 * Another uid's ssqd exiting idle, nobody waiting for it: it
+		 * agreed to go with nothing to serve, so it is killed for us
+		 * as for its own uid (ssqd_tenants_tick) - else one uid whose
+		 * closing ssqd are slow to go (stopped, ptraced at exit) would
+		 * take slot after slot and keep every other uid out
+		 * (tests/test_adv7t_closing_hog.c). One found dead is not: it
+		 * may not be reapable for long (ssqd_tenant_pass).
+		 */
+		if (t->pid > 0 && t->closing && !t->dead && t->key != key && !p->n &&
+		    !other)
+			other = t;
 		if (t->pid <= 0 && !p->n && !free_slot)
 			free_slot = t;
 	}
-	if (!free_slot && closing && wait) {
+	if (!free_slot && (closing || other) && wait) {
 		*fresh = 2;
-		return closing;
+		return closing ? closing : other;
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
@@ -377,7 +390,7 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			return -EUSERS;
 		}
 		if (fresh == 2)
-			return ssqd_tenant_park(d, t, fd, why, whylen);
+			return ssqd_tenant_park(d, t, key, fd, why, whylen);
 		if (fresh) {
 			rc = ssqd_tenant_backoff(d, key, why, whylen);
 			if (!rc)
@@ -480,10 +493,10 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 		 */
 		fprintf(stderr,
 		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exiting idle took "
-		                  "over %u ms with %u connection(s) of its uid waiting: "
+		                  "over %u ms with %u connection(s) of uid %u waiting: "
 		                  "killed\n",
 		        (unsigned)t->key, (int)t->pid, ssqd_tenant_closing_wait_ms(),
-		        p->n);
+		        p->n, (unsigned)p->key);
 		tenant_signal(t, SIGKILL);
 		t->killed = 1;
 	}
@@ -492,6 +505,7 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now)
 int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 {
 	long id = tenant_named(d);
+	struct sigaction sa;
 	unsigned i;
 	int fresh;
 
@@ -507,6 +521,19 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 	}
 	if (!d->opt.tenants)
 		return 0;
+	/*
+	 * Our tenants' ssqd are ours to reap (tenant_reap), and a slot's pid
+	 * is its ssqd's only while we have not (tenant_signal). Started with
+	 * SIGCHLD ignored - execve keeps an ignored signal ignored - the
+	 * kernel would reap each as it exits (do_notify_parent, kernel/
+	 * signal.c: "autoreap" when the parent's SIGCHLD is SIG_IGN or
+	 * SA_NOCLDWAIT): every waitpid fails ECHILD, no slot is ever freed,
+	 * and a slot's pid is free for any process to get, which our stop
+	 * would signal (tests/test_adv7t_sigchld_ign.c). So: the default.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, NULL);
 	/*
 	 * The one tenant named on the command line is started now, so that its
 	 * first client does not wait for its set-up; others (root, the uids of

@@ -5,6 +5,7 @@
  * connections and arenas (tenants.c, tenant_idle.c).
  */
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include "ctrl/daemon/util/util.h"
 
@@ -33,26 +34,48 @@ ssize_t ssqd_fd_send(int s, const void *buf, size_t len, int fd, int flags)
 
 ssize_t ssqd_fd_recv(int s, void *buf, size_t len, int *fd, int flags)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} ctl;
 	struct iovec iov = { buf, len };
 	struct msghdr mh;
 	struct cmsghdr *cm;
+	int one, first = -1;
+	size_t i, k, got = 0;
 	ssize_t n;
 
 	*fd = -1;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
 	/*
-	 * Room for one: more would be cut (MSG_CTRUNC) and the kernel
-	 * installs none of those it cut (scm_detach_fds), so none leaks.
+	 * The sender may be a process its uid reaches (a tenant's ssqd): it
+	 * sends what it likes. The kernel installs as many of a message's
+	 * descriptors as the control room has room for - (msg_controllen -
+	 * sizeof(struct cmsghdr)) / sizeof(int): scm_max_fds, scm_detach_fds,
+	 * net/core/scm.c; CMSG_SPACE of one int is room for two on 64-bit -
+	 * and releases those cut (MSG_CTRUNC). So every one installed is
+	 * looked at: kept only when it came alone, else all closed.
 	 */
 	n = recvmsg(s, &mh, flags | MSG_CMSG_CLOEXEC);
-	cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	for (cm = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			memcpy(&one, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (!got++)
+				first = one;
+			else
+				close(one);
+		}
+	}
+	if (got == 1 && !(mh.msg_flags & MSG_CTRUNC))
+		*fd = first;
+	else if (got)
+		close(first);
 	return n;
 }

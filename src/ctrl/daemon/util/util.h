@@ -57,7 +57,8 @@ int ssqd_log_under_journald(int fd);
  *   @fd (SCM_RIGHTS; none if @fd < 0), sendmsg's @flags plus MSG_NOSIGNAL:
  *   sendmsg's result.
  * ssqd_fd_recv - a message into @buf and the descriptor it came with in
- *   *@fd (-1: none; close-on-exec), recvmsg's @flags: recvmsg's result.
+ *   *@fd (-1: none; close-on-exec; one that came with others is closed,
+ *   they too), recvmsg's @flags: recvmsg's result.
  */
 ssize_t ssqd_fd_send(int s, const void *buf, size_t len, int fd, int flags);
 ssize_t ssqd_fd_recv(int s, void *buf, size_t len, int *fd, int flags);
