@@ -36,28 +36,6 @@
 
 static char sock[108], logf[128];
 
-/* T's --tenant-fd, from its command line, or -1. */
-static int tenant_fd_of(pid_t t)
-{
-	char path[64], buf[4096], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)t);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	for (p = buf; p < buf + n; p += strlen(p) + 1)
-		if (!strcmp(p, "--tenant-fd") && p + strlen(p) + 1 < buf + n)
-			return atoi(p + strlen(p) + 1);
-	return -1;
-}
-
 /* One byte with descriptors @a and @b (SCM_RIGHTS) on @s. */
 static int send_two(int s, int a, int b)
 {
@@ -102,7 +80,7 @@ int main(void)
 	h = t_tenant_holder(sock, UID, 65534, &hold, ready[1]);
 	CHECK(read(ready[0], &byte, 1) == 1 && !byte, "uid %u's client: %d", UID, byte);
 	t = (pid_t)t_log_last_num(logf, "tenant uid 60000: its ssqd is pid ");
-	tfd = t > 0 ? tenant_fd_of(t) : -1;
+	tfd = t > 0 ? t_proc_tenant_fd(t) : -1;
 	CHECK(tfd >= 0, "uid %u's ssqd (pid %d): no --tenant-fd", UID, (int)t);
 	pfd = t > 0 ? (int)syscall(SYS_pidfd_open, t, 0) : -1;
 	if (pfd >= 0 && tfd >= 0)

@@ -19,7 +19,6 @@
  * Needs root (the clients run as other uids; ptrace of ssqd's children).
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
@@ -28,63 +27,6 @@
 #define UID0 60000u
 
 static char sock[108], logf[128], outf[128];
-
-/* A byte on @fd within @ms, into *@b (1), or none (0). */
-static int byte_within(int fd, int ms, char *b)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-
-	return poll(&p, 1, ms) == 1 && read(fd, b, 1) == 1;
-}
-
-/* CPU seconds process @pid has used (/proc/<pid>/stat utime + stime). */
-static double cpu_s(pid_t pid)
-{
-	unsigned long ut = 0, st = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-	           &ut, &st) != 2)
-		ut = st = 0;
-	fclose(f);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* `ssqd --status --json` into @out; its exit status. */
-static int status_json(char *out, size_t len)
-{
-	char cmd[512];
-	FILE *f;
-	size_t n;
-	int rc;
-
-	snprintf(cmd, sizeof(cmd), "'%s' --status --json --socket '%s' > %s 2>&1",
-	         getenv("SSQD"), sock, outf);
-	rc = system(cmd);
-	f = fopen(outf, "r");
-	n = f ? fread(out, 1, len - 1, f) : 0;
-	if (f)
-		fclose(f);
-	out[n] = 0;
-	return rc;
-}
-
-/* How many times @needle occurs in @s. */
-static unsigned occurs(const char *s, const char *needle)
-{
-	unsigned n = 0;
-
-	while ((s = strstr(s, needle))) {
-		n++;
-		s += strlen(needle);
-	}
-	return n;
-}
 
 int main(void)
 {
@@ -111,7 +53,7 @@ int main(void)
 	base = t_proc_fds(d);
 	for (i = 0; i < N; i++) {
 		h[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold[i], ready[1]);
-		CHECK(byte_within(ready[0], 30000, &b) && !b, "uid %u's first client",
+		CHECK(t_byte_within(ready[0], 30000, &b) && !b, "uid %u's first client",
 		      UID0 + i);
 		snprintf(needle, sizeof(needle), "tenant uid %u: its ssqd is pid ",
 		         UID0 + i);
@@ -135,19 +77,19 @@ int main(void)
 	for (i = 0; i < N; i++) {
 		h2[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold2[i], ready[1]);
 		b = -1;
-		CHECK(byte_within(ready[0], 40000, &b) && (b == 0 || b == EAGAIN),
+		CHECK(t_byte_within(ready[0], 40000, &b) && (b == 0 || b == EAGAIN),
 		      "uid %u's second client, its dead ssqd held: errno %d", UID0 + i,
 		      b);
 	}
-	cpu = cpu_s(d);
+	cpu = t_proc_cpu_s(d);
 	sleep(2);
-	cpu = cpu_s(d) - cpu;
+	cpu = t_proc_cpu_s(d) - cpu;
 	printf("ssqd's CPU over 2 s with %u zombies held: %.2f s\n", N, cpu);
 	CHECK(cpu < 1.0, "ssqd used %.2f s of CPU in 2 s: it spins", cpu);
-	st = status_json(out, sizeof(out));
+	st = t_ssqd_status(sock, 1, outf, out, sizeof(out), NULL);
 	printf("--status --json, %u dead held: %s", N, out);
-	CHECK(st == 0 && occurs(out, "\"why\": \"found dead and killed, not reaped "
-	                             "yet\", \"closing\": true") == N,
+	CHECK(st == 0 && t_occurs(out, "\"why\": \"found dead and killed, not reaped "
+	                               "yet\", \"closing\": true") == N,
 	      "--status --json: not %u tenants found dead, closing", N);
 
 	/* Let them go: all reaped, then nothing of theirs kept. */

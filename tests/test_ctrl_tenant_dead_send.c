@@ -25,7 +25,6 @@
  * Needs root (the clients run as other uids; ptrace of ssqd's child).
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
@@ -33,32 +32,6 @@
 #define UID 60000u
 
 static char sock[108], logf[128];
-
-/* A byte on @fd within @ms, into *@b (1), or none (0). */
-static int byte_within(int fd, int ms, char *b)
-{
-	struct pollfd p = { fd, POLLIN, 0 };
-
-	return poll(&p, 1, ms) == 1 && read(fd, b, 1) == 1;
-}
-
-/* CPU seconds process @pid has used (/proc/<pid>/stat utime + stime). */
-static double cpu_s(pid_t pid)
-{
-	unsigned long ut = 0, st = 0;
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-	           &ut, &st) != 2)
-		ut = st = 0;
-	fclose(f);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
 
 /* Root's client, in a child: LIST answered? A byte on @out: 0 yes, else errno. */
 static pid_t root_client(int out)
@@ -107,7 +80,7 @@ int main(void)
 	if (pipe(ready) || pipe(rpipe))
 		return test_exit("ctrl_tenant_dead_send");
 	h1 = t_tenant_holder(sock, UID, 65534, &hold1, ready[1]);
-	CHECK(byte_within(ready[0], 30000, &b) && !b, "uid %u's first client: %d", UID,
+	CHECK(t_byte_within(ready[0], 30000, &b) && !b, "uid %u's first client: %d", UID,
 	      b);
 	t = (pid_t)t_log_last_num(logf, "tenant uid 60000: its ssqd is pid ");
 	CHECK(t > 0, "no ssqd started for uid %u", UID);
@@ -129,7 +102,7 @@ int main(void)
 	/* uid 60000 again: T's socket is dead, T not reapable. */
 	h2 = t_tenant_holder(sock, UID, 65534, &hold2, ready[1]);
 	b = -1;
-	CHECK(byte_within(ready[0], 40000, &b) && (b == 0 || b == EAGAIN),
+	CHECK(t_byte_within(ready[0], 40000, &b) && (b == 0 || b == EAGAIN),
 	      "uid %u's second client, its dead ssqd's zombie held: %s (errno %d): "
 	      "ssqd's loop waits for the zombie",
 	      UID, b == -1 ? "unanswered within 40 s" : "failed", b);
@@ -139,7 +112,7 @@ int main(void)
 	                   : "failed");
 	r = root_client(rpipe[1]);
 	b = -1;
-	CHECK(byte_within(rpipe[0], 40000, &b) && !b,
+	CHECK(t_byte_within(rpipe[0], 40000, &b) && !b,
 	      "root's client, uid %u's dead ssqd held: %s (errno %d)", UID,
 	      b == -1 ? "unanswered within 40 s" : "failed", b);
 	waitpid(r, &st, 0);
@@ -150,9 +123,9 @@ int main(void)
 	 * spin on that (it looks every 10 ms instead). A loop spinning 2 s
 	 * takes all the CPU it gets; ssqd idle takes next to none.
 	 */
-	cpu = cpu_s(d);
+	cpu = t_proc_cpu_s(d);
 	sleep(2);
-	cpu = cpu_s(d) - cpu;
+	cpu = t_proc_cpu_s(d) - cpu;
 	printf("ssqd's CPU over 2 s with the zombie held: %.2f s\n", cpu);
 	CHECK(cpu < 1.0,
 	      "ssqd used %.2f s of CPU in 2 s: its loop spins on the "
@@ -174,7 +147,7 @@ int main(void)
 			usleep(500000);
 		}
 		h3 = t_tenant_holder(sock, UID, 65534, &hold3, ready[1]);
-		if (!byte_within(ready[0], 30000, &b))
+		if (!t_byte_within(ready[0], 30000, &b))
 			break;
 	}
 	CHECK(!b, "uid %u not served again after its ssqd died: errno %d", UID, b);

@@ -84,8 +84,8 @@ int main(void)
 	const char *const args[] = { "--data-mib",       "2",   "--sq-size",   "64",
 		                     "--tenants",        "uid", "--allow-gid", "65534",
 		                     "--tenant-idle-ms", "300", NULL };
-	int hold[HOLDERS], ready[2], a_ready[2], h_hold, a_hold, st, up, ok = 0;
-	pid_t pid[HOLDERS], d, h, a, old;
+	int hold[HOLDERS], ready[2], a_ready[2], a_hold, st, up, ok, served, exited;
+	pid_t pid[HOLDERS], d, a, old;
 	struct pollfd p;
 	unsigned i;
 	char b = -1;
@@ -103,21 +103,13 @@ int main(void)
 	CHECK(up, "ssqd --tenants uid answered root");
 	if (pipe(ready) || pipe(a_ready))
 		return test_exit("ctrl_tenant_kill_pidfd");
-	for (i = 0; i < HOLDERS; i++) {
-		pid[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold[i], ready[1]);
-		if (read(ready[0], &b, 1) == 1 && !b)
-			ok++;
-	}
+	ok = (int)t_tenant_holders(sock, UID0, 65534, HOLDERS, pid, hold, ready);
 	CHECK(ok == (int)HOLDERS, "%d of %u holders connected", ok, HOLDERS);
 
 	/* uid 65534's ssqd, started by a client, then idle: it exits, held. */
-	h = t_tenant_holder(sock, 65534, 65534, &h_hold, ready[1]);
-	CHECK(read(ready[0], &b, 1) == 1 && !b, "uid 65534's first client failed");
-	old = (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
-	close(h_hold);
-	waitpid(h, &st, 0);
-	CHECK(t_log_wait(logf, "(--tenant-idle-ms): exiting", 1, 30),
-	      "uid 65534's ssqd did not exit idle within 30 s");
+	old = t_tenant_idle_exit(sock, logf, 65534, 65534, ready, &served, &exited);
+	CHECK(served, "uid 65534's first client failed");
+	CHECK(exited, "uid 65534's ssqd did not exit idle within 30 s");
 
 	/* A: parked on the closing slot, answered once the old one is killed. */
 	a = t_tenant_holder(sock, 65534, 65534, &a_hold, a_ready[1]);

@@ -80,29 +80,6 @@ static pid_t tenant_pid(unsigned uid)
 	return s ? (pid_t)atoi(s + strlen(needle)) : -1;
 }
 
-/* `ssqd --status [--json]` into @out; its seconds into *@secs; exit status. */
-static int status(int json, char *out, size_t len, double *secs)
-{
-	char cmd[512];
-	struct timespec t0, t1;
-	FILE *f;
-	size_t n;
-	int rc;
-
-	snprintf(cmd, sizeof(cmd), "'%s' --status %s --socket '%s' > %s 2>&1",
-	         getenv("SSQD"), json ? "--json" : "", sock, outf);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = system(cmd);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	*secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	f = fopen(outf, "r");
-	n = f ? fread(out, 1, len - 1, f) : 0;
-	if (f)
-		fclose(f);
-	out[n] = 0;
-	return rc;
-}
-
 /*
  * Only ssqd's uid and root reach the tenants: ssqd --tenants gid
  * --allow-uid 65532, and uid 65532 of ssqd's own gid (0), so served by
@@ -180,7 +157,7 @@ int main(void)
 	tp[1] = tenant_pid(65533);
 	CHECK(tp[0] > 0 && tp[1] > 0, "tenants' pids not in %s", logf);
 
-	st = status(0, out, sizeof(out), &secs);
+	st = t_ssqd_status(sock, 0, outf, out, sizeof(out), &secs);
 	printf("--status (%.1f s):\n%s", secs, out);
 	CHECK(st == 0, "--status exit status 0x%x", st);
 	for (i = 0; i < 2; i++) {
@@ -192,7 +169,7 @@ int main(void)
 	/* q0 open once in uid 65534's tenant, q1 in uid 65533's. */
 	CHECK(strstr(out, "\n  q0 ") && strstr(out, "\n  q1 "),
 	      "--status lacks the tenants' queue tables");
-	st = status(1, out, sizeof(out), &secs);
+	st = t_ssqd_status(sock, 1, outf, out, sizeof(out), &secs);
 	printf("--status --json (%.1f s): %s", secs, out);
 	for (i = 0; i < 2; i++) {
 		snprintf(
@@ -208,7 +185,7 @@ int main(void)
 
 	/* uid 65533's tenant stopped: the status still comes, within a bound. */
 	kill(tp[1], SIGSTOP);
-	st = status(0, out, sizeof(out), &secs);
+	st = t_ssqd_status(sock, 0, outf, out, sizeof(out), &secs);
 	printf("--status with tenant %d stopped (%.1f s):\n%s", (int)tp[1], secs, out);
 	snprintf(want, sizeof(want), "tenant uid 65533: ssqd pid %d: not answering",
 	         (int)tp[1]);

@@ -29,44 +29,13 @@
 
 static char sock[108], logf[128], outf[128];
 
-/* `ssqd --status [--json]` into @out; its exit status. */
-static int status(int json, char *out, size_t len)
-{
-	char cmd[512];
-	FILE *f;
-	size_t n;
-	int rc;
-
-	snprintf(cmd, sizeof(cmd), "'%s' --status %s --socket '%s' > %s 2>&1",
-	         getenv("SSQD"), json ? "--json" : "", sock, outf);
-	rc = system(cmd);
-	f = fopen(outf, "r");
-	n = f ? fread(out, 1, len - 1, f) : 0;
-	if (f)
-		fclose(f);
-	out[n] = 0;
-	return rc;
-}
-
-/* How many times @needle occurs in @s. */
-static unsigned occurs(const char *s, const char *needle)
-{
-	unsigned n = 0;
-
-	while ((s = strstr(s, needle))) {
-		n++;
-		s += strlen(needle);
-	}
-	return n;
-}
-
 int main(void)
 {
 	const char *const args[] = { "--data-mib",       "2",   "--sq-size",   "64",
 		                     "--tenants",        "uid", "--allow-gid", "65534",
 		                     "--tenant-idle-ms", "300", NULL };
-	int hold[HOLDERS], ready[2], a_ready[2], h_hold, a_hold[PARK], st, up, ok = 0;
-	pid_t pid[HOLDERS], d, h, a[PARK], old, fresh;
+	int hold[HOLDERS], ready[2], a_ready[2], a_hold[PARK], st, up, ok, served, exited;
+	pid_t pid[HOLDERS], d, a[PARK], old, fresh;
 	static char out[1 << 16];
 	char want[256], b;
 	unsigned i;
@@ -83,43 +52,35 @@ int main(void)
 	CHECK(up, "ssqd --tenants uid answered root");
 	if (pipe(ready) || pipe(a_ready))
 		return test_exit("ctrl_tenant_status_parked");
-	for (i = 0; i < HOLDERS; i++) {
-		pid[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold[i], ready[1]);
-		if (read(ready[0], &b, 1) == 1 && !b)
-			ok++;
-	}
+	ok = (int)t_tenant_holders(sock, UID0, 65534, HOLDERS, pid, hold, ready);
 	CHECK(ok == (int)HOLDERS, "%d of %u holders connected", ok, HOLDERS);
 
 	/* uid 65534's ssqd, started by a client, then idle: it exits, held. */
-	h = t_tenant_holder(sock, 65534, 65534, &h_hold, ready[1]);
-	CHECK(read(ready[0], &b, 1) == 1 && !b, "uid 65534's first client failed");
-	old = (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
-	close(h_hold);
-	waitpid(h, &st, 0);
-	CHECK(t_log_wait(logf, "(--tenant-idle-ms): exiting", 1, 30),
-	      "uid 65534's ssqd did not exit idle within 30 s");
+	old = t_tenant_idle_exit(sock, logf, 65534, 65534, ready, &served, &exited);
+	CHECK(served, "uid 65534's first client failed");
+	CHECK(exited, "uid 65534's ssqd did not exit idle within 30 s");
 	for (i = 0; i < PARK; i++) {
 		a[i] = t_tenant_holder(sock, 65534, 65534, &a_hold[i], a_ready[1]);
 		CHECK(t_log_wait(logf, "to finish exiting idle", i + 1, 30),
 		      "connection %u of uid 65534 not parked (30 s)", i + 1);
 	}
 
-	st = status(0, out, sizeof(out));
+	st = t_ssqd_status(sock, 0, outf, out, sizeof(out), NULL);
 	printf("--status, %u parked:\n%s", PARK, out);
 	snprintf(want, sizeof(want),
 	         "tenant uid 65534: ssqd pid %d: exiting idle, %u connection(s) of its "
 	         "uid waiting for it to be gone\n",
 	         (int)old, PARK);
 	CHECK(st == 0 && strstr(out, want), "--status lacks '%s'", want);
-	st = status(1, out, sizeof(out));
+	st = t_ssqd_status(sock, 1, outf, out, sizeof(out), NULL);
 	printf("--status --json, %u parked: %s", PARK, out);
 	snprintf(want, sizeof(want),
 	         "{\"kind\": \"uid\", \"id\": 65534, \"pid\": %d, \"answering\": false, "
 	         "\"why\": \"exiting idle\", \"closing\": true, \"parked\": %u}",
 	         (int)old, PARK);
 	CHECK(st == 0 && strstr(out, want), "--status --json lacks '%s'", want);
-	CHECK(occurs(out, "\"answering\": true") == HOLDERS &&
-	          occurs(out, "\"closing\": false, \"parked\": 0}") == HOLDERS,
+	CHECK(t_occurs(out, "\"answering\": true") == HOLDERS &&
+	          t_occurs(out, "\"closing\": false, \"parked\": 0}") == HOLDERS,
 	      "--status --json: not %u tenants answering with none waiting", HOLDERS);
 	CHECK(t_log_count(logf, "tenant uid 65534: its ssqd is pid ") == 1 &&
 	          !t_log_count(logf, "exiting idle took over"),
@@ -132,13 +93,13 @@ int main(void)
 		      "uid 65534's parked connection %u failed (errno %d)", i + 1, b);
 	fresh = (pid_t)t_log_last_num(logf, "tenant uid 65534: its ssqd is pid ");
 	CHECK(fresh > 0 && fresh != old, "no new ssqd for uid 65534");
-	st = status(1, out, sizeof(out));
+	st = t_ssqd_status(sock, 1, outf, out, sizeof(out), NULL);
 	printf("--status --json, handed over: %s", out);
 	snprintf(want, sizeof(want),
 	         "{\"kind\": \"uid\", \"id\": 65534, \"pid\": %d, \"answering\": true",
 	         (int)fresh);
 	CHECK(st == 0 && strstr(out, want), "--status --json lacks '%s'", want);
-	CHECK(occurs(out, "\"closing\": false, \"parked\": 0}") == HOLDERS + 1 &&
+	CHECK(t_occurs(out, "\"closing\": false, \"parked\": 0}") == HOLDERS + 1 &&
 	          !strstr(out, "\"closing\": true"),
 	      "--status --json: a tenant still closing or waited for");
 

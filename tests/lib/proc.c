@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* What /proc says of a process (tlib.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "tlib.h"
 
 int t_proc_fds(pid_t pid)
@@ -38,4 +42,42 @@ double t_proc_run_wait(pid_t pid)
 	n = fscanf(f, "%llu %llu", &run, &wait);
 	fclose(f);
 	return n == 2 ? (double)wait * 1e-9 : -1;
+}
+
+double t_proc_cpu_s(pid_t pid)
+{
+	unsigned long ut = 0, st = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+	           &ut, &st) != 2)
+		ut = st = 0;
+	fclose(f);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+int t_proc_tenant_fd(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (p = buf; p < buf + n; p += strlen(p) + 1)
+		if (!strcmp(p, "--tenant-fd") && p + strlen(p) + 1 < buf + n)
+			return atoi(p + strlen(p) + 1);
+	return -1;
 }

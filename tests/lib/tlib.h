@@ -73,6 +73,34 @@ int t_uid_clients(struct t_uid_clients *u);
 pid_t t_tenant_holder(const char *sock, uid_t uid, gid_t gid, int *hold, int ready);
 
 /*
+ * t_tenant_holders - @n holders (t_tenant_holder) of uids @uid0 on, group
+ *   @gid, into @pid and @hold; each one's byte read from @ready[0] before
+ *   the next starts. Returns how many connected.
+ * t_tenant_idle_exit - uid @uid's client (a holder) starts its tenant's
+ *   ssqd, then closes: with --tenant-idle-ms that ssqd exits idle.
+ *   *@served: whether the client was answered; *@exited: whether ssqd's log
+ *   @log said the exit within 30 s. Returns that ssqd's pid, from the log.
+ * t_byte_within - a byte on @fd within @ms, into *@b (1), or none (0): a
+ *   holder's answer that may not come.
+ */
+unsigned t_tenant_holders(const char *sock, uid_t uid0, gid_t gid, unsigned n, pid_t *pid,
+                          int *hold, const int ready[2]);
+pid_t t_tenant_idle_exit(const char *sock, const char *log, uid_t uid, gid_t gid,
+                         const int ready[2], int *served, int *exited);
+int t_byte_within(int fd, int ms, char *b);
+
+/*
+ * t_ssqd_status - `$SSQD --status [--json]` (@json) for the ssqd at @sock,
+ *   its output (stderr too) into the file @outf, then its first @len - 1
+ *   bytes into @out, NUL-ended; how long it ran into *@secs (unless NULL).
+ *   Returns system()'s status.
+ * t_occurs - how many times @needle occurs in @s.
+ */
+int t_ssqd_status(const char *sock, int json, const char *outf, char *out, size_t len,
+                  double *secs);
+unsigned t_occurs(const char *s, const char *needle);
+
+/*
  * t_log_wait - until @needle occurs at least @n times in the log @path,
  *   @secs at most: 1 if it did, 0 if not.
  */
@@ -88,6 +116,15 @@ unsigned t_arenas_held(unsigned *maps, unsigned *mib);
 
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
+
+/* t_proc_cpu_s - CPU seconds process @pid has used (utime + stime), or 0. */
+double t_proc_cpu_s(pid_t pid);
+
+/*
+ * t_proc_tenant_fd - the --tenant-fd of a tenant's ssqd @pid, from its
+ * command line, or -1.
+ */
+int t_proc_tenant_fd(pid_t pid);
 
 /*
  * t_proc_run_wait - seconds the main thread of process @pid (0: the calling
