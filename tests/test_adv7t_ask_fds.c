@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <linux/sockios.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
@@ -65,7 +64,7 @@ int main(void)
 		                     "64",          "--tenants", "uid",
 		                     "--allow-gid", "65534",     NULL };
 	struct t_uid_clients u = { 0 };
-	int ready[2], hold, st, up, tfd, pfd, s = -1, a, b, base, after, i, q;
+	int ready[2], hold, st, up, tfd, s = -1, a, b, base, after, i, q;
 	unsigned waited;
 	pid_t d, h, t;
 	char byte = -1;
@@ -82,9 +81,7 @@ int main(void)
 	t = (pid_t)t_log_last_num(logf, "tenant uid 60000: its ssqd is pid ");
 	tfd = t > 0 ? t_proc_tenant_fd(t) : -1;
 	CHECK(tfd >= 0, "uid %u's ssqd (pid %d): no --tenant-fd", UID, (int)t);
-	pfd = t > 0 ? (int)syscall(SYS_pidfd_open, t, 0) : -1;
-	if (pfd >= 0 && tfd >= 0)
-		s = (int)syscall(SYS_pidfd_getfd, pfd, tfd, 0);
+	s = t_proc_fd_copy(t, tfd);
 	CHECK(s >= 0, "pidfd_getfd of uid %u's ssqd's fd %d: %s", UID, tfd,
 	      strerror(errno));
 	if (s < 0)
@@ -125,8 +122,6 @@ int main(void)
 	CHECK(t_uid_clients(&u) == 0, "root's client after: %s", u.said);
 	close(s);
 out:
-	if (pfd >= 0)
-		close(pfd);
 	close(hold);
 	waitpid(h, &st, 0);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);

@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 #include "ctrl/proto/msg.h"
@@ -63,7 +62,7 @@ int main(void)
 	const char *const args[] = { "--data-mib",  "2",         "--sq-size",
 		                     "64",          "--tenants", "uid",
 		                     "--allow-gid", "65534",     NULL };
-	int ready[2], hold, st, up, tfd, pfd = -1, s = -1, a = -1, nfds = 0, got = -1;
+	int ready[2], hold, st, up, tfd, s = -1, a = -1, nfds = 0, got = -1;
 	static char out[1 << 16];
 	char byte = -1, why[128], *line;
 	struct proto_msg m;
@@ -83,10 +82,7 @@ int main(void)
 	CHECK(read(ready[0], &byte, 1) == 1 && !byte, "uid %u's client: %d", UID, byte);
 	t = (pid_t)t_log_last_num(logf, "tenant uid 60000: its ssqd is pid ");
 	tfd = t > 0 ? t_proc_tenant_fd(t) : -1;
-	if (tfd >= 0)
-		pfd = (int)syscall(SYS_pidfd_open, t, 0);
-	if (pfd >= 0)
-		s = (int)syscall(SYS_pidfd_getfd, pfd, tfd, 0);
+	s = t_proc_fd_copy(t, tfd);
 	CHECK(s >= 0, "a copy of uid %u's ssqd's socket: %s", UID, strerror(errno));
 	if (s < 0)
 		goto out;
@@ -131,8 +127,6 @@ out:
 		close(a);
 	if (s >= 0)
 		close(s);
-	if (pfd >= 0)
-		close(pfd);
 	close(hold);
 	waitpid(h, &st, 0);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* What /proc says of a process (tlib.h). */
+#define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "tlib.h"
 
@@ -80,4 +83,20 @@ int t_proc_tenant_fd(pid_t pid)
 		if (!strcmp(p, "--tenant-fd") && p + strlen(p) + 1 < buf + n)
 			return atoi(p + strlen(p) + 1);
 	return -1;
+}
+
+int t_proc_fd_copy(pid_t pid, int fd)
+{
+	int pfd, s, e;
+
+	if (pid <= 0 || fd < 0)
+		return -1;
+	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return -1;
+	s = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	e = errno;
+	close(pfd);
+	errno = e;
+	return s;
 }

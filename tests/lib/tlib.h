@@ -127,6 +127,13 @@ double t_proc_cpu_s(pid_t pid);
 int t_proc_tenant_fd(pid_t pid);
 
 /*
+ * t_proc_fd_copy - a copy in this process of descriptor @fd of process @pid
+ * (pidfd_getfd: root, or ptrace rights over @pid), or -1 with errno set
+ * (untouched when @pid or @fd is not one).
+ */
+int t_proc_fd_copy(pid_t pid, int fd);
+
+/*
  * t_proc_run_wait - seconds the main thread of process @pid (0: the calling
  * thread) has spent runnable but waiting for a CPU, since it started: the
  * second field of /proc/<pid>/schedstat (the kernel's
