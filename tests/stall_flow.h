@@ -220,6 +220,50 @@ static inline pid_t stall_ssqd_conns(const char *tag, struct conn *a, struct con
 }
 
 /*
+ * stall_ssqd_up(@tag), connections @a and @b (conn_open), a buffer *@src
+ * of @a's and one *@dst of @dk's (@a or @b), each of @len bytes, *@src
+ * filled with 0x5a. ssqd's pid, or -1 (ssqd killed) when any failed.
+ */
+static inline pid_t stall_ssqd_bufs(const char *tag, struct conn *a, struct conn *b,
+                                    struct ssq_buf *src, struct conn *dk,
+                                    struct ssq_buf *dst, uint64_t len)
+{
+	pid_t d = stall_ssqd_up(tag);
+
+	if (d < 0)
+		return -1;
+	if (conn_open(a) || conn_open(b) || ssq_buf_alloc(a->c, len, src) ||
+	    ssq_buf_alloc(dk->c, len, dst)) {
+		kill(d, SIGKILL);
+		return -1;
+	}
+	memset(src->addr, 0x5a, len);
+	return d;
+}
+
+/*
+ * @n WRITEs of @src's @len bytes each to @dst on @k's queue, published
+ * (the last one signaled), the doorbell not rung. How many were.
+ */
+static inline int stall_publish_writes(struct conn *k, const struct ssq_buf *src,
+                                       const struct ssq_buf *dst, uint32_t len, int n)
+{
+	uint64_t pos = 0;
+	int i, rc = ssq_reserve(k->p, (unsigned)n, &pos);
+
+	for (i = 0; !rc && i < n; i++) {
+		unsigned user = i == n - 1 ? SSQ_WQE_SIGNALED : 0;
+
+		ssq_prep_rdma_write(ssq_producer_sq(k->p), (uint32_t)(pos + i), src->iova,
+		                    src->lkey, len, dst->remote_addr, dst->rkey,
+		                    ssq_wqe_flags(k->p, pos + i, 1, user));
+		if (ssq_publish(k->p, pos + i, 1, (uint64_t)i, user))
+			break;
+	}
+	return i;
+}
+
+/*
  * SIGTERM to ssqd @d, which must exit 0; what it said of the queues
  * printed, its log removed unless a check failed.
  */

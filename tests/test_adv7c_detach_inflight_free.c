@@ -24,30 +24,14 @@ int main(void)
 {
 	struct ssq_buf big, far;
 	struct conn a, v;
-	int i, rc, fr, cl, st;
-	uint64_t pos = 0;
+	int i, fr, cl, st;
 	double t0;
 	pid_t d;
 
-	d = stall_ssqd_up("adv7c-detach");
+	d = stall_ssqd_bufs("adv7c-detach", &a, &v, &big, &v, &far, BIG);
 	if (d < 0)
 		return 1;
-	if (conn_open(&a) || conn_open(&v) || ssq_buf_alloc(a.c, BIG, &big) ||
-	    ssq_buf_alloc(v.c, BIG, &far)) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	memset(big.addr, 0x5a, BIG);
-	rc = ssq_reserve(a.p, N, &pos);
-	for (i = 0; !rc && i < N; i++) {
-		unsigned user = i == N - 1 ? SSQ_WQE_SIGNALED : 0;
-
-		ssq_prep_rdma_write(ssq_producer_sq(a.p), (uint32_t)(pos + i), big.iova,
-		                    big.lkey, BIG, far.remote_addr, far.rkey,
-		                    ssq_wqe_flags(a.p, pos + i, 1, user));
-		if (ssq_publish(a.p, pos + i, 1, (uint64_t)i, user))
-			break;
-	}
+	i = stall_publish_writes(&a, &big, &far, BIG, N);
 	cl = ssq_queue_close(a.q);
 	fr = ssq_buf_free(a.c, &big);
 	fprintf(stderr,

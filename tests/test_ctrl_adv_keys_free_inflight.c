@@ -24,30 +24,14 @@ int main(void)
 	struct ssq_buf big, far;
 	struct conn a, v;
 	int i, rc, fr, bad = 0, got = 0;
-	uint64_t pos = 0;
 	double t0;
 	pid_t d;
 
-	d = stall_ssqd_up("adv-keys-free");
+	d = stall_ssqd_bufs("adv-keys-free", &a, &v, &big, &a, &far, BIG);
 	if (d < 0)
 		return 1;
-	if (conn_open(&a) || conn_open(&v) || ssq_buf_alloc(a.c, BIG, &big) ||
-	    ssq_buf_alloc(a.c, BIG, &far)) {
-		kill(d, SIGKILL);
-		return 1;
-	}
-	memset(big.addr, 0x5a, BIG);
 	/* Published, the doorbell not yet rung: then the FREE, then the ring. */
-	rc = ssq_reserve(a.p, N, &pos);
-	for (i = 0; !rc && i < N; i++) {
-		unsigned user = i == N - 1 ? SSQ_WQE_SIGNALED : 0;
-
-		ssq_prep_rdma_write(ssq_producer_sq(a.p), (uint32_t)(pos + i), big.iova,
-		                    big.lkey, BIG, far.remote_addr, far.rkey,
-		                    ssq_wqe_flags(a.p, pos + i, 1, user));
-		if (ssq_publish(a.p, pos + i, 1, (uint64_t)i, user))
-			break;
-	}
+	i = stall_publish_writes(&a, &big, &far, BIG, N);
 	fr = ssq_buf_free(a.c, &big);
 	ssq_submit(a.p);
 	fprintf(stderr, "posted %d WRITEs of 1 MiB from the buffer, then freed it: %d\n",
