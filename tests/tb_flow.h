@@ -118,6 +118,27 @@ static inline uint64_t tb_cell(const struct emu_tb *tb, unsigned cell)
 
 /*
  * A signaled FETCH_ADD of 1 to cell @cell (old value to the same cell of
+ * side 0), posted and rung by @p itself (no combining). 0 or the error of
+ * its reserve or publish.
+ */
+static inline int tb_fa(struct emu_tb *tb, struct ssq_producer *p, unsigned cell,
+                        uint64_t wr_id)
+{
+	uint64_t pos;
+	int rc = ssq_reserve(p, 1, &pos);
+
+	if (rc)
+		return rc;
+	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
+	                tb->s[0].iova + 8 * cell, tb->s[0].key, tb->s[1].iova + 8 * cell,
+	                tb->s[1].key, 1, 0, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
+	rc = ssq_publish(p, pos, 1, wr_id, SSQ_WQE_SIGNALED);
+	ssq_submit(p);
+	return rc;
+}
+
+/*
+ * A signaled FETCH_ADD of 1 to cell @cell (old value to the same cell of
  * side 0), handed over through whoever combines (<ssq/combine.h>), as @p.
  */
 static inline int tb_fa_combined(struct emu_tb *tb, struct ssq_producer *p, unsigned cell,

@@ -57,21 +57,6 @@ static void *b_reserves(void *arg)
 	return NULL;
 }
 
-static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
-{
-	uint64_t pos;
-	int rc = ssq_reserve(p, 1, &pos);
-
-	if (rc)
-		return rc;
-	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
-	                tb.s[0].iova + 8 * cell, tb.s[0].key, tb.s[1].iova + 8 * cell,
-	                tb.s[1].key, 1, 0, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
-	rc = ssq_publish(p, pos, 1, wr_id, SSQ_WQE_SIGNALED);
-	ssq_submit(p);
-	return rc;
-}
-
 static uint64_t counter(unsigned cell)
 {
 	return tb_cell(&tb, cell);
@@ -122,7 +107,8 @@ static void run_case(const char *what, uint32_t lease, struct ssq_producer *dead
 	int rc1, rc2;
 
 	__atomic_store_n(&ctl->db_lease, lease, __ATOMIC_SEQ_CST);
-	CHECK(fa(&a, cell, 10) == 0 && fa(&a, cell + 1, 20) == 0, "%s: A's posts", what);
+	CHECK(tb_fa(&tb, &a, cell, 10) == 0 && tb_fa(&tb, &a, cell + 1, 20) == 0,
+	      "%s: A's posts", what);
 	b_stop(&bt);
 	run_device();
 	printf("%s: A's 2 posts ran %llu, %llu times (published %llu, reserve %llu)\n",

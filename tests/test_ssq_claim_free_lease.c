@@ -31,21 +31,6 @@ static struct emu_tb tb;
 static struct ssq_ctl *ctl;
 static struct ssq_producer a, c, n;
 
-static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
-{
-	uint64_t pos;
-	int rc = ssq_reserve(p, 1, &pos);
-
-	if (rc)
-		return rc;
-	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
-	                tb.s[0].iova + 8 * cell, tb.s[0].key, tb.s[1].iova + 8 * cell,
-	                tb.s[1].key, 1, 0, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
-	rc = ssq_publish(p, pos, 1, wr_id, SSQ_WQE_SIGNALED);
-	ssq_submit(p);
-	return rc;
-}
-
 static void stale(uint32_t v)
 {
 	__atomic_store_n(&ctl->db_lease, v, __ATOMIC_SEQ_CST);
@@ -81,7 +66,7 @@ int main(void)
 		return test_exit("ssq_claim_free_lease");
 	CHECK(ssq_producer_bind(&n, ctl, (uint32_t)id, &tb.s[0].sq, &tb.s[0].scq_v) == 0,
 	      "1: N bound");
-	CHECK(fa(&n, 1, 10) == 0, "1: N's post");
+	CHECK(tb_fa(&tb, &n, 1, 10) == 0, "1: N's post");
 	tb_drain(&tb, &c);
 	ssq_progress(&n);
 	got = ssq_poll(&n, comp, 8);

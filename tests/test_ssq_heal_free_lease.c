@@ -41,21 +41,6 @@ static void drain(void)
 	tb_drain(&tb, &c);
 }
 
-static int fa(struct ssq_producer *p, unsigned cell, uint64_t wr_id)
-{
-	uint64_t pos;
-	int rc = ssq_reserve(p, 1, &pos);
-
-	if (rc)
-		return rc;
-	ssq_prep_atomic(ssq_producer_sq(p), (uint32_t)pos, MLX5_OPCODE_ATOMIC_FA,
-	                tb.s[0].iova + 8 * cell, tb.s[0].key, tb.s[1].iova + 8 * cell,
-	                tb.s[1].key, 1, 0, ssq_wqe_flags(p, pos, 1, SSQ_WQE_SIGNALED));
-	rc = ssq_publish(p, pos, 1, wr_id, SSQ_WQE_SIGNALED);
-	ssq_submit(p);
-	return rc;
-}
-
 static uint64_t counter(unsigned cell)
 {
 	return tb_cell(&tb, cell);
@@ -89,7 +74,7 @@ int main(void)
 
 	/* 1. The doorbell lease. */
 	__atomic_store_n(&ctl->db_lease, FREE_ID + 1, __ATOMIC_SEQ_CST);
-	CHECK(fa(&a, 1, 10) == 0 && fa(&a, 2, 20) == 0, "1: A's posts");
+	CHECK(tb_fa(&tb, &a, 1, 10) == 0 && tb_fa(&tb, &a, 2, 20) == 0, "1: A's posts");
 	drain();
 	printf("1. db_lease naming FREE record %u: A's 2 posts ran %llu, %llu times "
 	       "(published %llu of %llu)\n",
@@ -109,7 +94,7 @@ int main(void)
 	      (unsigned long long)counter(1), (unsigned long long)counter(2));
 	got = a_comps(ids, 8);
 	CHECK(got == 2 && ids[0] == 10 && ids[1] == 20, "1: A's completions: %d", got);
-	CHECK(fa(&a, 3, 30) == 0, "1: A's post after the heal");
+	CHECK(tb_fa(&tb, &a, 3, 30) == 0, "1: A's post after the heal");
 	drain();
 	got = a_comps(ids, 8);
 	CHECK(counter(3) == 1 && got == 1 && ids[0] == 30,
@@ -123,7 +108,7 @@ int main(void)
 		(void)a_comps(ids, 8);
 	}
 	__atomic_store_n(&ctl->cq_lease, FREE_ID + 1, __ATOMIC_SEQ_CST);
-	CHECK(fa(&a, 4, 40) == 0, "2: A's post");
+	CHECK(tb_fa(&tb, &a, 4, 40) == 0, "2: A's post");
 	drain();
 	got = a_comps(ids, 8);
 	printf("2. cq_lease naming FREE record %u: A's post ran %llu times, %d "
