@@ -29,6 +29,7 @@
 #include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
+#include "hook_gate.h"
 
 #define RING    64u
 #define EVERY   16u
@@ -37,17 +38,12 @@
 static struct emu_tb tb;
 static struct ssq_ctl *ctl;
 static struct ssq_producer a, b, c, d, x;
-static uint64_t b_pos; /* B's reservation */
-static int b_stops, b_stopped, b_goes;
+static uint64_t b_pos;          /* B's reservation */
+static struct hook_gate b_gate; /* B stops at the hook */
 
 void ssq_fault_hook(int where)
 {
-	if (where != SSQ_HOOK_AFTER_ADD ||
-	    !__atomic_exchange_n(&b_stops, 0, __ATOMIC_ACQ_REL))
-		return;
-	__atomic_store_n(&b_stopped, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&b_goes, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	hook_gate_hold(&b_gate, where, SSQ_HOOK_AFTER_ADD);
 }
 
 static void *b_reserves(void *arg)
@@ -78,18 +74,11 @@ static void run_device(void)
 /* B reserves one WQEBB and stops after its fetch-add, on its own thread. */
 static void b_stop(pthread_t *bt)
 {
-	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
-	double t0 = now_s();
-
+	hook_gate_arm(&b_gate);
 	CHECK(pthread_create(bt, NULL, b_reserves, NULL) == 0, "B's thread");
-	while (!__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE)) {
-		if (now_s() - t0 > 30) {
-			CHECK(0, "B never stopped after its fetch-add");
-			exit(test_exit("adv6_heal_lease_unrung"));
-		}
-		usleep(1000);
+	if (!hook_gate_wait(&b_gate, 30)) {
+		CHECK(0, "B never stopped after its fetch-add");
+		exit(test_exit("adv6_heal_lease_unrung"));
 	}
 }
 
@@ -141,7 +130,7 @@ static void run_case(const char *what, uint32_t lease, struct ssq_producer *dead
 	printf("%s: after one ssq_submit: A's 2 posts ran %llu, %llu times\n", what,
 	       (unsigned long long)counter(cell), (unsigned long long)counter(cell + 1));
 	/* B goes on: its WQEBB published (a FETCH_ADD), rung, run. */
-	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
 	ssq_prep_atomic(ssq_producer_sq(&b), (uint32_t)b_pos, MLX5_OPCODE_ATOMIC_FA,
 	                tb.s[0].iova + 8 * 9, tb.s[0].key, tb.s[1].iova + 8 * 9,

@@ -25,6 +25,7 @@
 #include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
+#include "hook_gate.h"
 
 #define RING  64u
 #define EVERY 16u
@@ -32,16 +33,11 @@
 static struct emu_tb tb;
 static struct ssq_ctl *ctl;
 static struct ssq_producer a, a2, b, c;
-static int b_stops, b_stopped, b_goes;
+static struct hook_gate b_gate; /* B stops at the hook */
 
 void ssq_fault_hook(int where)
 {
-	if (where != SSQ_HOOK_COMBINE_TAKEN ||
-	    !__atomic_exchange_n(&b_stops, 0, __ATOMIC_ACQ_REL))
-		return;
-	__atomic_store_n(&b_stopped, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&b_goes, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	hook_gate_hold(&b_gate, where, SSQ_HOOK_COMBINE_TAKEN);
 }
 
 static void *b_combines(void *arg)
@@ -70,22 +66,17 @@ static void drain(void)
 static int b_takes(struct ssq_producer *p, unsigned cell, uint64_t wr_id, pthread_t *bt,
                    uint64_t *taken)
 {
-	double t0;
-
-	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.stopped, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);
 	if (fa(p, cell, wr_id) || (p->me->hand.word & 3) != SSQ_HAND_POSTED)
 		return -1;
-	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.stops, 1, __ATOMIC_RELEASE);
 	if (pthread_create(bt, NULL, b_combines, NULL))
 		return -1;
 	/* Bounded: a B that took nothing returns without stopping. */
-	for (t0 = now_s(); !__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE);)
-		if (now_s() - t0 > 30)
-			return -1;
-		else
-			usleep(1000);
+	if (!hook_gate_wait(&b_gate, 30))
+		return -1;
 	*taken = __atomic_load_n(&p->me->hand.word, __ATOMIC_ACQUIRE);
 	return (*taken & 3) == SSQ_HAND_TAKEN ? 0 : -1;
 }
@@ -108,7 +99,7 @@ int main(void)
 
 	/* 1. A's request taken by a stopped B; A gives up and detaches. */
 	CHECK(b_takes(&a, 0, 10, &bt, &taken) == 0, "1: B did not take A's request");
-	if (!b_stopped)
+	if (!b_gate.stopped)
 		return test_exit("adv6_taken_detach");
 	rc = ssq_producer_settle(&a, 50);
 	printf("1. A's settle, B stopped after its take: %d (word %llx)\n", rc,
@@ -122,7 +113,7 @@ int main(void)
 	      "1: A's record %d reused while its request is TAKEN by a stopped "
 	      "combiner (its completion would reach the new owner)",
 	      id);
-	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
 	drain();
 	printf("1. after B went on: A's request ran %llu times\n",
@@ -156,7 +147,7 @@ int main(void)
 
 	/* 2. A2's request taken by B, B stops and is declared dead; healed. */
 	CHECK(b_takes(&a2, 2, 30, &bt, &taken) == 0, "2: B did not take A2's request");
-	if (!b_stopped)
+	if (!b_gate.stopped)
 		return test_exit("adv6_taken_detach");
 	rc = ssq_combine_flush(&a2);
 	CHECK(rc == -EAGAIN && a2.me->hand.word == taken, "2: A2's flush %d", rc);

@@ -26,6 +26,7 @@
 #include "dv/ctl.h"
 #include "ssq_flow.h"
 #include "tb_flow.h"
+#include "hook_gate.h"
 
 #define RING   64u
 #define EVERY  16u
@@ -34,21 +35,14 @@
 static struct emu_tb tb;
 static struct ssq_ctl *ctl;
 static struct ssq_producer a, b, c;
-static int b_stops;   /* B stops at its next SSQ_HOOK_COMBINE_TAKEN */
-static int b_stopped; /* B is stopped there */
-static int b_goes;    /* B may go on */
-static int call_done; /* the main thread's call under watch returned */
+static struct hook_gate b_gate; /* B stops at its next SSQ_HOOK_COMBINE_TAKEN */
+static int call_done;           /* the main thread's call under watch returned */
 static const char *call_name;
 static int watch_over;
 
 void ssq_fault_hook(int where)
 {
-	if (where != SSQ_HOOK_COMBINE_TAKEN ||
-	    !__atomic_exchange_n(&b_stops, 0, __ATOMIC_ACQ_REL))
-		return;
-	__atomic_store_n(&b_stopped, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&b_goes, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	hook_gate_hold(&b_gate, where, SSQ_HOOK_COMBINE_TAKEN);
 }
 
 static void *b_combines(void *arg)
@@ -138,9 +132,9 @@ int main(void)
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);
 	CHECK(fa(0, 10) == 0 && (a.me->hand.word & 3) == SSQ_HAND_POSTED,
 	      "A's request not handed over");
-	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.stops, 1, __ATOMIC_RELEASE);
 	CHECK(pthread_create(&bt, NULL, b_combines, NULL) == 0, "B's thread");
-	while (!__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&b_gate.stopped, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	taken = __atomic_load_n(&a.me->hand.word, __ATOMIC_ACQUIRE);
 	CHECK((taken & 3) == SSQ_HAND_TAKEN, "B did not take A's request (word %llx)",
@@ -178,7 +172,7 @@ int main(void)
 		return test_exit("ssq_combine_adv_taken_stop");
 
 	/* B goes on: publishes A's request, DONE, rings. */
-	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
 	drain();
 	watch("A's ssq_combine_flush after B went on");

@@ -31,18 +31,14 @@
 #include <ssq/combine.h>
 #include "dv/ctl.h"
 #include "stall_flow.h"
+#include "hook_gate.h"
 
 static struct conn b;
-static int b_stops, b_stopped, b_goes;
+static struct hook_gate b_gate; /* B stops at the hook */
 
 void ssq_fault_hook(int where)
 {
-	if (where != SSQ_HOOK_COMBINE_TAKEN ||
-	    !__atomic_exchange_n(&b_stops, 0, __ATOMIC_ACQ_REL))
-		return;
-	__atomic_store_n(&b_stopped, 1, __ATOMIC_RELEASE);
-	while (!__atomic_load_n(&b_goes, __ATOMIC_ACQUIRE))
-		usleep(1000);
+	hook_gate_hold(&b_gate, where, SSQ_HOOK_COMBINE_TAKEN);
 }
 
 static void *b_combines(void *arg)
@@ -98,17 +94,10 @@ static int said(int fd, struct a_says *s)
 /* B, holding the role, takes record @id's POSTED request and stops. */
 static int b_takes(struct ssq_ctl *ctl, uint32_t id, pthread_t *bt)
 {
-	double t0;
-
-	__atomic_store_n(&b_stopped, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&b_goes, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	hook_gate_arm(&b_gate);
 	if (pthread_create(bt, NULL, b_combines, NULL))
 		return -1;
-	for (t0 = now_s();
-	     !__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE) && now_s() - t0 < 30;)
-		usleep(1000);
-	if (!b_stopped) {
+	if (!hook_gate_wait(&b_gate, 30)) {
 		pthread_join(*bt, NULL); /* it returned without taking */
 		return -1;
 	}
@@ -117,7 +106,7 @@ static int b_takes(struct ssq_ctl *ctl, uint32_t id, pthread_t *bt)
 
 static void b_goes_on(pthread_t bt)
 {
-	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
 }
 
@@ -292,15 +281,13 @@ int main(void)
 	      (unsigned long long)ctl->producers[s.id].hand.word);
 	if (test_failures)
 		goto out;
-	__atomic_store_n(&b_stops, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.stops, 1, __ATOMIC_RELEASE);
 	CHECK(pthread_create(&bt, NULL, b_combines, NULL) == 0, "B's thread");
-	for (t0 = now_s();
-	     !__atomic_load_n(&b_stopped, __ATOMIC_ACQUIRE) && now_s() - t0 < 30;)
-		usleep(1000);
-	CHECK(b_stopped && (ctl->producers[s.id].hand.word & 3) == SSQ_HAND_TAKEN,
+	hook_gate_wait(&b_gate, 30);
+	CHECK(b_gate.stopped && (ctl->producers[s.id].hand.word & 3) == SSQ_HAND_TAKEN,
 	      "B did not take A's request (word %llx)",
 	      (unsigned long long)ctl->producers[s.id].hand.word);
-	if (!b_stopped)
+	if (!b_gate.stopped)
 		goto out; /* B's thread returned, nothing to join on */
 
 	/* A closes (its request still TAKEN) and exits; ssqd sees it go. */
@@ -324,7 +311,7 @@ int main(void)
 	       (unsigned long long)ctl->producers[b.p->id].pos);
 
 	/* B goes on: A's request written with A's keys. */
-	__atomic_store_n(&b_goes, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
 	for (t0 = now_s(); *cnt == 0 && !ssq_ctl_in_error(ctl) && now_s() - t0 < 10;) {
 		ssq_progress(b.p);
