@@ -51,7 +51,9 @@ void ssqd_teardown(struct ssqd *d);
  *   a link to the peer port (its TENANT read: peers/tenant.c; never
  *   started for one: -ENOENT). 0 (the caller closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
- *   -EAGAIN (it does not take connections), fork's and exec's failures.
+ *   -EAGAIN (it does not take connections), fork's and exec's failures,
+ *   a send's that is not its death (-ENOBUFS, -ENOMEM, -ETOOMANYREFS:
+ *   ssqd_tenant_gone; its ssqd left alone, no failure counted).
  *   A client's connection whose uid's only slot is closing is parked
  *   (ssqd_tenant_park: 0, handed over or told why later).
  * ssqd_tenants_start - start the tenant the command line names
