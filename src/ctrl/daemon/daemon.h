@@ -51,7 +51,9 @@ void ssqd_teardown(struct ssqd *d);
  *   a link to the peer port (its TENANT read: peers/tenant.c; never
  *   started for one: -ENOENT). 0 (the caller closes its copy), or -errno
  *   with @why to tell the client: -EUSERS (SSQD_MAX_TENANTS running),
- *   -EAGAIN (it does not take connections), fork's and exec's failures.
+ *   -EAGAIN (it does not take connections), fork's and exec's failures,
+ *   a send's that is not its death (-ENOBUFS, -ENOMEM, -ETOOMANYREFS:
+ *   ssqd_tenant_gone; its ssqd left alone, no failure counted).
  *   A client's connection whose uid's only slot is closing is parked
  *   (ssqd_tenant_park: 0, handed over or told why later).
  * ssqd_tenants_start - start the tenant the command line names
@@ -67,6 +69,9 @@ void ssqd_teardown(struct ssqd *d);
  *   its own): 0, or -errno (-EAGAIN: its socket is full, it takes no
  *   connections; -EPIPE, -ECONNREFUSED: it is gone; -EPIPE too for a
  *   closing one, which takes nothing more).
+ * ssqd_tenant_gone - 1 when ssqd_tenant_send's -errno @rc says the
+ *   tenant's end is closed (its ssqd dead), 0 for one that passes
+ *   (-EAGAIN, -ENOBUFS, -ENOMEM, -ETOOMANYREFS): its ssqd is left alone.
  * ssqd_tenants_pollfds - the tenants' sockets into @pfd (SSQD_MAX_TENANTS
  *   entries, -1 where none), for the parent's loop; returns how many.
  * ssqd_tenants_events - what poll said of them: a tenant's ask to exit
@@ -81,6 +86,7 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen);
 void ssqd_tenants_stop(struct ssqd *d);
 int ssqd_tenant_recv(struct ssqd *d, char *what);
 int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what);
+int ssqd_tenant_gone(int rc);
 unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd);
 void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd);
 
@@ -131,12 +137,17 @@ void ssqd_tenant_idle_answer(struct ssqd *d, char answer, uint64_t now);
  *   starts over (the next failure waits SSQD_TENANT_BACKOFF_MIN_MS).
  * ssqd_tenant_backoff - 0 when tenant @key's ssqd may be started now;
  *   else -EAGAIN, @why saying when it may, for its client.
+ * ssqd_tenant_failed - it failed with wait status @status, or
+ *   SSQD_TENANT_FOUND_DEAD (its socket found closed at a send, not reaped
+ *   yet: ssqd_tenant_reaped_dead gives its status once it is).
  */
 #define SSQD_TENANT_BACKOFF_MIN_MS 100
 #define SSQD_TENANT_BACKOFF_MAX_MS 10000
 #define SSQD_TENANT_HEALTHY_MS     10000
+#define SSQD_TENANT_FOUND_DEAD     (-1) /* no wait status: those are 16 bits */
 void ssqd_tenant_started(struct ssqd *d, uint32_t key);
 void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status);
+void ssqd_tenant_reaped_dead(struct ssqd *d, uint32_t key, int status);
 void ssqd_tenant_ended_well(struct ssqd *d, uint32_t key);
 int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen);
 

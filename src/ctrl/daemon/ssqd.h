@@ -363,7 +363,8 @@ struct ssqd_tenant_backoff {
 	uint32_t delay_ms;   /* the last wait; 0: none (it ran well, or never failed) */
 	uint64_t started_ns; /* its last start */
 	uint64_t until_ns;   /* no start before; 0: none to wait for */
-	int status;          /* its last exit's wait status */
+	int status;          /* its last exit's wait status, or SSQD_TENANT_FOUND_DEAD */
+	int found_dead;      /* its last failure: its socket found closed (tenants.c) */
 	int used;
 };
 

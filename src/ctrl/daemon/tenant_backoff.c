@@ -63,6 +63,7 @@ void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status)
 	uint64_t ran_ms = e->started_ns ? (now - e->started_ns) / 1000000 : 0;
 
 	e->status = status;
+	e->found_dead = status == SSQD_TENANT_FOUND_DEAD;
 	if (e->started_ns && ran_ms >= SSQD_TENANT_HEALTHY_MS)
 		e->delay_ms = 0;
 	else if (!e->delay_ms)
@@ -80,6 +81,15 @@ void ssqd_tenant_failed(struct ssqd *d, uint32_t key, int status)
 		        kind(d), (unsigned)key, (unsigned long long)ran_ms, e->delay_ms);
 }
 
+void ssqd_tenant_reaped_dead(struct ssqd *d, uint32_t key, int status)
+{
+	struct ssqd_tenant_backoff *e = entry(d, key, 0);
+
+	/* Only the failure it counted: not a later one's (a new ssqd's). */
+	if (e && e->status == SSQD_TENANT_FOUND_DEAD)
+		e->status = status;
+}
+
 void ssqd_tenant_ended_well(struct ssqd *d, uint32_t key)
 {
 	struct ssqd_tenant_backoff *e = entry(d, key, 0);
@@ -94,16 +104,23 @@ int ssqd_tenant_backoff(struct ssqd *d, uint32_t key, char *why, size_t whylen)
 {
 	struct ssqd_tenant_backoff *e = entry(d, key, 0);
 	uint64_t now = ssqd_now_ns();
-	char how[48];
+	const char *dead = e && e->found_dead ? ", found dead at a send" : "";
+	char how[80];
 
 	if (!e || !e->until_ns || now >= e->until_ns)
 		return 0;
-	if (WIFSIGNALED(e->status))
-		snprintf(how, sizeof(how), "was killed by signal %d",
-		         WTERMSIG(e->status));
+	/*
+	 * Found dead (tenants.c): killed then, but how it ended is its
+	 * reaping's to say - it may have exited on its own first.
+	 */
+	if (e->status == SSQD_TENANT_FOUND_DEAD)
+		snprintf(how, sizeof(how), "was found dead at a send, not reaped yet");
+	else if (WIFSIGNALED(e->status))
+		snprintf(how, sizeof(how), "was killed by signal %d%s",
+		         WTERMSIG(e->status), dead);
 	else
-		snprintf(how, sizeof(how), "exited with status %d",
-		         WEXITSTATUS(e->status));
+		snprintf(how, sizeof(how), "exited with status %d%s",
+		         WEXITSTATUS(e->status), dead);
 	snprintf(why, whylen,
 	         "tenant %s %u's ssqd failed (it %s; see ssqd's log) and is started "
 	         "again at a connection in %llu ms or later: connect again then",

@@ -95,9 +95,12 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 		if (rc == -EAGAIN)
 			snprintf(r.why, sizeof(r.why),
 			         "its socket is full: it takes no connections");
-		else if (rc)
+		else if (rc && ssqd_tenant_gone(rc))
 			snprintf(r.why, sizeof(r.why), "its ssqd is gone (%s)",
 			         strerror(-rc));
+		else if (rc)
+			snprintf(r.why, sizeof(r.why),
+			         "sending it the connection failed (%s)", strerror(-rc));
 	}
 	close(fd);
 	return ssqd_out_send(&c->out, c->fd, SSQ_MSG_TENANT | SSQ_MSG_REPLY, seq, &r,

@@ -264,6 +264,7 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
 		                   "and killed, has exited (status 0x%x)\n",
 		        (unsigned)t->key, (int)t->pid, st);
+		ssqd_tenant_reaped_dead(d, t->key, st);
 	} else if (t->closing && t->killed) {
 		/*
 		 * Killed before its teardown emptied its arena (setup.c): as
@@ -361,6 +362,29 @@ int ssqd_tenant_send(struct ssqd_tenant *t, int fd, char what)
 	return 0;
 }
 
+/*
+ * Does ssqd_tenant_send's -errno @rc say its ssqd's end of the socketpair
+ * is closed (its ssqd dead, or as good as: it can never take a connection
+ * again)? Only these, from unix_seqpacket_sendmsg and unix_dgram_sendmsg
+ * (net/unix/af_unix.c) on a SOCK_SEQPACKET pair: ECONNRESET, sock_error's
+ * sk_err that unix_release_sock sets on the survivor when the closed end
+ * had messages unread; ENOTCONN, no peer (not ESTABLISHED, or
+ * unix_peer_get NULL); EPIPE, the peer SOCK_DEAD or its RCV_SHUTDOWN
+ * (unix_release_sock sets SHUTDOWN_MASK; -EPIPE too from ssqd_tenant_send
+ * for a closing one); ECONNREFUSED, the same dead peer on the SOCK_DGRAM
+ * branch, kept should the pair's type change. Every other error is ours
+ * or the host's and passes: EAGAIN (its queue is full), ENOBUFS and ENOMEM
+ * (sock_alloc_send_pskb and scm_send under memory pressure), ETOOMANYREFS
+ * (unix_attach_fds: more descriptors in flight than RLIMIT_NOFILE, a
+ * non-root ssqd) - none is the tenant's death, and killing a live tenant
+ * for one would cut its uid's clients off (tests/test_adv7t_send_nobufs.c).
+ */
+int ssqd_tenant_gone(int rc)
+{
+	return rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN ||
+	       rc == -ECONNREFUSED;
+}
+
 int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
                      size_t whylen)
 {
@@ -408,21 +432,30 @@ int ssqd_tenant_pass(struct ssqd *d, uint32_t key, int fd, char what, char *why,
 			         (unsigned)key, (int)t->pid);
 			return -EAGAIN;
 		}
+		if (!ssqd_tenant_gone(rc)) {
+			/* Alive as far as anyone knows: left alone, no failure. */
+			snprintf(why, whylen,
+			         "handing the connection to tenant %u's ssqd (pid %d) "
+			         "failed: sendmsg: %s: connect again",
+			         (unsigned)key, (int)t->pid, strerror(-rc));
+			return rc;
+		}
 		/*
-		 * It died (EPIPE, ECONNREFUSED), or is dying: killed, its slot
+		 * It died (ssqd_tenant_gone), or is dying: killed, its slot
 		 * closing (takes nothing more), reaped by the loop once it is
 		 * gone (its pidfd wakes it: ssqd_tenants_events), never waited
 		 * for here - it may not be reapable for long (a ptraced zombie
 		 * is its tracer's first), and the loop serves everyone. Its
-		 * failure counts now, so that its restart backs off as before
-		 * (SIGKILL: what it ends by, unless it had ended already; its
-		 * reaping logs the status). Once more with a new one, for a
-		 * client, in another slot or, none free, waiting in this one
-		 * (tenant_slot); a peer's link is refused above.
+		 * failure counts now, so that its restart backs off as before:
+		 * found dead, its status unknown till it is reaped (tenant_reap
+		 * records it then, for its clients' backoff sentence). Once
+		 * more with a new one, for a client, in another slot or, none
+		 * free, waiting in this one (tenant_slot); a peer's link is
+		 * refused above.
 		 */
 		tenant_signal(t, SIGKILL);
 		t->closing = t->dead = t->hup = 1;
-		ssqd_tenant_failed(d, key, SIGKILL);
+		ssqd_tenant_failed(d, key, SSQD_TENANT_FOUND_DEAD);
 	}
 	snprintf(why, whylen, "tenant %u's ssqd: %s", (unsigned)key, strerror(-rc));
 	return rc;
