@@ -137,11 +137,31 @@ set -e
 	ok "--log-level loud: $(head -n1 "$work/l.err")" || bad "--log-level loud: exit $rc, '$(head -n1 "$work/l.err")'"
 
 # ---- --status --json with peers: two daemons linked on the emulated wire ----
-read -r pa pb < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+# Two listen ports handed out as tests/lib/tcp_port.c does: below the
+# kernel's ephemeral range (a port the kernel picked goes back to its pool,
+# where another test's outgoing connection can take it before ssqd binds
+# it), and held until this test exits (a lock on /tmp/ssq-test-ports/PORT,
+# which every other test's t_free_tcp_port skips).
+eph_lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+held_port=
+hold_port() {
+	local p fd lo=10000 n=$((eph_lo - 10000))
+	[ "$eph_lo" -gt 11024 ] || { lo=61000; n=4535; }
+	mkdir -p /tmp/ssq-test-ports 2>/dev/null && chmod 1777 /tmp/ssq-test-ports 2>/dev/null || true
+	while :; do
+		p=$((lo + (RANDOM * 32768 + RANDOM) % n))
+		exec {fd}<>"/tmp/ssq-test-ports/$p" 2>/dev/null || continue
+		if flock -n "$fd" && ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			held_port=$p # the lock stays with this shell until it exits
+			return
+		fi
+		exec {fd}<&-
+	done
+}
+hold_port
+pa=$held_port
+hold_port
+pb=$held_port
 printf 'alice 127.0.0.1:%s\nbob 127.0.0.1:%s\n' "$pa" "$pb" >"$work/peers"
 "$ssqd" "${emu[@]}" --name alice --peers "$work/peers" --listen "$pa" --eager \
 	--socket "$work/alice.sock" 2>"$work/alice.log" &
