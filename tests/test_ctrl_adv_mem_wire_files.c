@@ -87,7 +87,7 @@ static void run(const char *fault)
 	snprintf(carg, sizeof(carg), "127.0.0.1:%u", port);
 	la = rssqd_start(sa, fault, la_args);
 	lb = rssqd_start(sb, fault, cb_args);
-	cb = ssqd_connect(sb);
+	cb = ssqd_connect_pid(sb, lb);
 	CHECK(cb && wait_q0_ready(cb, 1, 10) >= 0, "%s: daemons linked", fault);
 	if (!cb || ssq_queue_open(cb, "q0", &qb))
 		goto out;

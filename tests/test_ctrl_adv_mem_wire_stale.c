@@ -174,7 +174,7 @@ static void run(int die)
 	la = rssqd_start(sa, NULL, la_args);
 	lb = rssqd_start(sb, "drop=0.5,seed=11", cb_args);
 	sender_pid = lb;
-	cb = ssqd_connect(sb);
+	cb = ssqd_connect_pid(sb, lb);
 	CHECK(cb && wait_q0_ready(cb, 1, 10) >= 0, "both daemons up and linked");
 	if (!cb || ssq_queue_open(cb, "q0", &qb))
 		goto out_daemons;

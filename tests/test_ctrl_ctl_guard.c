@@ -40,7 +40,7 @@ static struct ssq_client *start(pid_t *pid)
 		      "--data-mib", "8", "--sq-size", "256", (char *)NULL);
 		_exit(127);
 	}
-	return ssqd_connect(sock);
+	return ssqd_connect_pid(sock, *pid);
 }
 
 /* How many lines of ssqd's log contain @what. */

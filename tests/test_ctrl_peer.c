@@ -356,7 +356,7 @@ static void two_daemons(void)
 	snprintf(sb, sizeof(sb), "/tmp/ssq-peer-b-%d.sock", getpid());
 	snprintf(hp, sizeof(hp), "%u", port);
 	a = start(sa, "--listen", hp);
-	ca = ssqd_connect(sa);
+	ca = ssqd_connect_pid(sa, a);
 	CHECK(ca != NULL, "listening ssqd does not serve clients while it waits");
 	if (!ca)
 		goto out;
@@ -378,7 +378,7 @@ static void two_daemons(void)
 
 	snprintf(hp, sizeof(hp), "127.0.0.1:%u", port);
 	b = start(sb, "--connect", hp);
-	cb = ssqd_connect(sb);
+	cb = ssqd_connect_pid(sb, b);
 	CHECK(cb != NULL, "connecting ssqd did not come up");
 	for (i = 0; i < 200; i++) {
 		if (ssq_client_list(ca, info, 2) == 2 && info[0].ready && info[1].ready)

@@ -158,8 +158,8 @@ int main(void)
 	snprintf(conn, sizeof(conn), "127.0.0.1:%u", port);
 	pa = start(sa, "--listen", arg, "/dev/null");
 	pb = start(sb, "--connect", conn, lb);
-	ca = ssqd_connect(sa);
-	cb = ssqd_connect(sb);
+	ca = ssqd_connect_pid(sa, pa);
+	cb = ssqd_connect_pid(sb, pb);
 	CHECK(ca && cb, "both daemons serve clients");
 	if (!ca || !cb)
 		goto out;
@@ -237,7 +237,7 @@ int main(void)
 	/* A' on the same port, a fresh arena: B comes back on its own. */
 	pa2 = start(sa2, "--listen", arg, la2);
 	t0 = now_s();
-	ca2 = ssqd_connect(sa2);
+	ca2 = ssqd_connect_pid(sa2, pa2);
 	CHECK(ca2 != NULL, "A' serves clients");
 	if (!ca2)
 		goto out;
@@ -293,7 +293,7 @@ int main(void)
 	printf("A' noticed B gone (idle queue, TCP closed) in %.3f s\n", t);
 	pb2 = start(sb2, "--connect", conn, "/dev/null");
 	t0 = now_s();
-	cb2 = ssqd_connect(sb2);
+	cb2 = ssqd_connect_pid(sb2, pb2);
 	CHECK(cb2 && wait_q0_ready(cb2, 1, 10) >= 0 && wait_q0_ready(ca2, 1, 5) >= 0,
 	      "B' connected to A'");
 	if (!cb2)
@@ -388,7 +388,7 @@ int main(void)
 	CHECK(rc == IBV_WC_REM_ACCESS_ERR || rc == IBV_WC_RETRY_EXC_ERR, /* NAK lost */
 	      "A' bad rkey: status %d", rc);
 	pd = start(sd, "--connect", conn, "/dev/null");
-	cd = ssqd_connect(sd);
+	cd = ssqd_connect_pid(sd, pd);
 	CHECK(cd && wait_q0_ready(cd, 1, 10) >= 0, "D replaces B' as A''s peer");
 	CHECK(file_has(la2, "its queues failed and a new peer connected"),
 	      "A' says why it took D");

@@ -132,7 +132,7 @@ static void loopback_works(const char *what, const char *const *extra,
 
 	snprintf(sock, sizeof(sock), "/tmp/ssq-roce-%d.sock", getpid());
 	pid = run_ssqd(sock, logs[0], extra);
-	c = ssqd_connect(sock);
+	c = ssqd_connect_pid(sock, pid);
 	CHECK(c != NULL, "%s: ssqd did not come up", what);
 	if (!c) {
 		show_log(logs[0]);

@@ -127,8 +127,8 @@ int main(void)
 	/* The receiving host holds every packet it sends (its ACKs) 20 ms. */
 	la = rssqd_start(sa, "delay=1,delay_us=20000", la_args);
 	lb = rssqd_start(sb, NULL, cb_args);
-	ca = ssqd_connect(sa);
-	cb = ssqd_connect(sb);
+	ca = ssqd_connect_pid(sa, la);
+	cb = ssqd_connect_pid(sb, lb);
 	CHECK(ca && cb, "both daemons serve clients");
 	if (ca && cb) {
 		CHECK(wait_q0_ready(cb, 1, 10) >= 0, "the daemons never linked q0");

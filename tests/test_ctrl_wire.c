@@ -55,8 +55,8 @@ int main(void)
 	la = start(sa, "--listen", arg);
 	snprintf(arg, sizeof(arg), "127.0.0.1:%u", port);
 	cb_pid = start(sb, "--connect", arg);
-	ca = ssqd_connect(sa); /* the receiving host */
-	cb = ssqd_connect(sb); /* the sending host */
+	ca = ssqd_connect_pid(sa, la);     /* the receiving host */
+	cb = ssqd_connect_pid(sb, cb_pid); /* the sending host */
 	CHECK(ca && cb, "both daemons serve clients");
 	if (!ca || !cb)
 		goto out;
