@@ -48,7 +48,7 @@ static int grant_many(struct ssq_client **c, int nconn)
 {
 	struct ssq_desc dsc;
 	struct ssq_buf b[NCONN];
-	int i, k, rc;
+	int i, k, rc = -EINVAL;
 
 	for (i = 0; i <= nconn; i++) {
 		rc = ssq_buf_alloc(c[i], 4096, &b[i]);

@@ -21,7 +21,7 @@ int main(void)
 	struct ssq_queue_info qi[SSQ_MAX_QUEUES];
 	struct ssq_client *c[N] = { NULL };
 	struct ssq_buf buf[N];
-	char name[N][8], lport[N][16], qn[40];
+	char name[N][16], lport[N][16], qn[40];
 	int i, ok = 0, ready = 0, np, nq, st;
 	FILE *f;
 

@@ -388,7 +388,7 @@ static void two_daemons(void)
 	CHECK(i < 200, "listening ssqd never connected its queues");
 	if (cb && i < 200) {
 		for (i = 0; i < 2; i++) {
-			char name[8];
+			char name[16];
 
 			snprintf(name, sizeof(name), "q%d", i);
 			CHECK(ssq_queue_open(ca, name, &qa[i]) == 0, "open A %s: %s",

@@ -182,7 +182,7 @@ static void emptiest(struct ssq_client *c)
 	int i;
 
 	for (i = 0; i < NQ; i++) {
-		char want[8];
+		char want[16];
 
 		snprintf(want, sizeof(want), "q%d", i);
 		CHECK(ssq_queue_open(c, "any", &q[i]) == 0, "open %d of \"any\": %s", i,

@@ -294,7 +294,7 @@ static void scribbled(pid_t d)
 			continue;
 		st = status(1, js, sizeof(js));
 		for (k = 0; k < NQ; k++) {
-			char name[8];
+			char name[16];
 			struct qstat s;
 
 			snprintf(name, sizeof(name), "q%d", k);

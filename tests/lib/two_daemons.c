@@ -46,6 +46,7 @@ void t_pair_exec(struct t_pair *p, int i)
 void t_pair_init(struct t_pair *p, const char *tag, unsigned recv_depth,
                  unsigned recv_size)
 {
+	unsigned port[2];
 	int i;
 
 	memset(p, 0, sizeof(*p));
@@ -54,12 +55,17 @@ void t_pair_init(struct t_pair *p, const char *tag, unsigned recv_depth,
 	for (i = 0; i < 2; i++) {
 		snprintf(p->sock[i], sizeof(p->sock[i]), "/tmp/ssq-%s-%c-%d.sock", tag,
 		         "ab"[i], getpid());
-		snprintf(p->port[i], sizeof(p->port[i]), "%u", t_free_tcp_port());
+		port[i] = t_free_tcp_port();
+		snprintf(p->port[i], sizeof(p->port[i]), "%u", port[i]);
 		p->pid[i] = -1;
 	}
+	/*
+	 * From the numbers, not from p->port: gcc -O1 takes a string of *p
+	 * written into another member of *p for an overlap (-Wrestrict).
+	 */
 	for (i = 0; i < 2; i++)
-		snprintf(p->peer[i], sizeof(p->peer[i]), "%s=127.0.0.1:%s",
-		         pair_names[!i], p->port[!i]);
+		snprintf(p->peer[i], sizeof(p->peer[i]), "%s=127.0.0.1:%u",
+		         pair_names[!i], port[!i]);
 }
 
 int t_pair_run(struct t_pair *p)
