@@ -114,6 +114,24 @@ void ssqd_tenants_unpark_refuse(struct ssqd *d);
 unsigned ssqd_tenant_closing_wait_ms(void);
 
 /*
+ * A tenant's ssqd that exited but is not reapable yet (a ptraced zombie
+ * is its tracer's to reap first) leaves its slot at once (tenant_zombie.c):
+ * else a uid that holds zombies would keep every other uid out.
+ * ssqd_tenant_reap - reap slot (or zombie) @t's ssqd if it exited, its
+ *   end logged and counted, @t forgotten: 1; 0 if not reaped.
+ * ssqd_tenant_bury - slot @t's ssqd, exited (its pidfd says so) but not
+ *   reaped by ssqd_tenant_reap: moved to d->tenant_zombies, the slot freed
+ *   (the list full: freed all the same, the process left unreaped, said
+ *   in the log). 1 if freed.
+ * ssqd_tenant_zombies_reap - each loop: reap those let go (WNOHANG).
+ * ssqd_tenant_zombies - how many wait to be reaped.
+ */
+int ssqd_tenant_reap(struct ssqd *d, struct ssqd_tenant *t);
+int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t);
+void ssqd_tenant_zombies_reap(struct ssqd *d);
+unsigned ssqd_tenant_zombies(const struct ssqd *d);
+
+/*
  * A tenant's ssqd with nothing to serve for --tenant-idle-ms exits, once
  * its parent agreed (tenant_idle.c).
  * ssqd_tenant_idle_tick - once a serve loop: idle long enough, ask.
