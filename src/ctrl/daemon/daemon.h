@@ -61,9 +61,10 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM to all, 10 s at
  *   most for all together, then SIGKILL) and reap it, 2 s at most more:
  *   one not reapable by then (ptraced) is left.
- * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
- *   its parent handed over, its kind in *@what ('c' or 'p', as passed), or
- *   -1 (none now; or the parent is gone, which sets d->stop).
+ * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd; tenant_recv.c): the
+ *   next connection its parent handed over, its kind in *@what ('c' or
+ *   'p', as passed), or -1 (none now; one refused, out of descriptors,
+ *   its client told -EMFILE; or the parent is gone, which sets d->stop).
  * ssqd_tenant_send - hand connection @fd (@what: 'c' a client's, 'p' a
  *   peer's link) to @t's ssqd without blocking (a copy: the caller closes
  *   its own): 0, or -errno (-EAGAIN: its socket is full, it takes no

@@ -860,23 +860,3 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 		}
 	}
 }
-
-int ssqd_tenant_recv(struct ssqd *d, char *what)
-{
-	char byte = 0;
-	int fd;
-	ssize_t n = ssqd_fd_recv(d->opt.tenant_fd, &byte, 1, &fd, MSG_DONTWAIT);
-
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		/* The ssqd we serve for is gone: so are we. */
-		fprintf(stderr, SD_NOTICE "ssqd: tenant: the parent ssqd is gone\n");
-		d->stop = 1;
-		return -1;
-	}
-	if (fd >= 0) {
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		d->tenant_got++; /* said when it asks to exit (tenant_idle.c) */
-	}
-	*what = byte;
-	return fd;
-}
