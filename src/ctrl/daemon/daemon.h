@@ -120,6 +120,9 @@ unsigned ssqd_tenant_closing_wait_ms(void);
  * else a uid that holds zombies would keep every other uid out.
  * ssqd_tenant_reap - reap slot (or zombie) @t's ssqd if it exited, its
  *   end logged and counted, @t forgotten: 1; 0 if not reaped.
+ * ssqd_tenant_forget - free @t (its process reaped, or to be): its socket,
+ *   pidfd and arena's memfd closed. What waits for a slot (its park) stays:
+ *   ssqd_tenants_tick hands that over.
  * ssqd_tenant_bury - slot @t's ssqd, exited (its pidfd says so) but not
  *   reaped by ssqd_tenant_reap: moved to d->tenant_zombies, the slot freed
  *   (the list full: freed all the same, the process left unreaped, said
@@ -128,6 +131,7 @@ unsigned ssqd_tenant_closing_wait_ms(void);
  * ssqd_tenant_zombies - how many wait to be reaped.
  */
 int ssqd_tenant_reap(struct ssqd *d, struct ssqd_tenant *t);
+void ssqd_tenant_forget(struct ssqd_tenant *t);
 int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t);
 void ssqd_tenant_zombies_reap(struct ssqd *d);
 unsigned ssqd_tenant_zombies(const struct ssqd *d);

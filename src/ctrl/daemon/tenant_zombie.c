@@ -19,18 +19,91 @@
  * zombie too. Without a pidfd (before Linux 5.3) nothing says it exited:
  * its slot stays taken till it is reaped, as before.
  *
+ * Here too the reaping of every tenant's ssqd, a slot's or a zombie's
+ * (ssqd_tenant_reap), which tenants.c calls: this file calls nothing of
+ * tenants.c's.
+ *
  * Bounded: SSQD_TENANT_ZOMBIES. One more frees its slot all the same - a
  * full list must not lock anyone out either - and is forgotten, said in
  * the log with its pid: it stays a zombie child of ssqd's till ssqd exits
  * (init then reaps it), one pid each. Never a wait, never a refusal.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <systemd/sd-daemon.h> /* SD_WARNING: util/log.c */
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/util/util.h"
+
+/*
+ * Forget slot @t (its process reaped, or to be): close its socket. What
+ * waits for it (its park) stays: ssqd_tenants_tick hands that over.
+ */
+void ssqd_tenant_forget(struct ssqd_tenant *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->arena_fd >= 0)
+		close(t->arena_fd);
+	memset(t, 0, sizeof(*t));
+	t->fd = t->pidfd = t->arena_fd = -1;
+}
+
+/*
+ * Slot (or zombie, tenant_zombie.c) @t's ssqd reaped if it exited: @t
+ * freed. One that exited 0 after it was let go idle (closing) did what it
+ * was asked: no failure; nor one killed for taking too long to
+ * (ssqd_tenants_tick).
+ */
+int ssqd_tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
+{
+	int st;
+
+	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
+		return 0;
+	if (t->dead) {
+		/* Its failure counted when its socket was found dead. */
+		fprintf(stderr,
+		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
+		                   "and killed, has exited (status 0x%x)\n",
+		        (unsigned)t->key, (int)t->pid, st);
+		ssqd_tenant_reaped_dead(d, t->key, st);
+	} else if (t->closing && t->killed) {
+		/*
+		 * Killed before its teardown emptied its arena (setup.c): as
+		 * it would have. Nothing of anyone's is in it: it had agreed
+		 * to go with nothing to serve (tenant_idle.c). Truncating a
+		 * memfd frees its pages from every mapping of it
+		 * (shm_arena_destroy_emptied says how).
+		 */
+		if (t->arena_fd >= 0 && ftruncate(t->arena_fd, 0) < 0)
+			fprintf(stderr,
+			        SD_WARNING "ssqd: tenant %u: emptying the arena of its "
+			                   "killed ssqd: %s\n",
+			        (unsigned)t->key, strerror(errno));
+		ssqd_tenant_ended_well(d, t->key); /* it had agreed to go */
+	} else if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
+		fprintf(stderr,
+		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
+		                  "started again at its next client's connection\n",
+		        (unsigned)t->key, (int)t->pid);
+		ssqd_tenant_ended_well(d, t->key);
+	} else {
+		fprintf(stderr,
+		        SD_WARNING
+		        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
+		        "0x%x); started again at its next connection\n",
+		        (unsigned)t->key, (int)t->pid, st);
+		ssqd_tenant_failed(d, t->key, st);
+	}
+	ssqd_tenant_forget(t);
+	return 1;
+}
 
 int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t)
 {

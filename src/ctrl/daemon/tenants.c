@@ -214,22 +214,6 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
 }
 
 /*
- * Forget slot @t (its process reaped, or to be): close its socket. What
- * waits for it (its park) stays: ssqd_tenants_tick hands that over.
- */
-static void tenant_forget(struct ssqd_tenant *t)
-{
-	if (t->fd >= 0)
-		close(t->fd);
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	if (t->arena_fd >= 0)
-		close(t->arena_fd);
-	memset(t, 0, sizeof(*t));
-	t->fd = t->pidfd = t->arena_fd = -1;
-}
-
-/*
  * Signal @sig to slot @t's ssqd by its pidfd (one opened now if none is
  * held; kept, polled for its exit: ssqd_tenants_pollfds), so that it
  * reaches that process or none: kill(2) names whichever process has the
@@ -245,57 +229,6 @@ static void tenant_signal(struct ssqd_tenant *t, int sig)
 		(void)ssqd_pidfd_signal(t->pidfd, sig); /* -ESRCH: gone already */
 	else
 		kill(t->pid, sig);
-}
-
-/*
- * Slot (or zombie, tenant_zombie.c) @t's ssqd reaped if it exited: @t
- * freed. One that exited 0 after it was let go idle (closing) did what it
- * was asked: no failure; nor one killed for taking too long to
- * (ssqd_tenants_tick).
- */
-int ssqd_tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
-{
-	int st;
-
-	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
-		return 0;
-	if (t->dead) {
-		/* Its failure counted when its socket was found dead. */
-		fprintf(stderr,
-		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
-		                   "and killed, has exited (status 0x%x)\n",
-		        (unsigned)t->key, (int)t->pid, st);
-		ssqd_tenant_reaped_dead(d, t->key, st);
-	} else if (t->closing && t->killed) {
-		/*
-		 * Killed before its teardown emptied its arena (setup.c): as
-		 * it would have. Nothing of anyone's is in it: it had agreed
-		 * to go with nothing to serve (tenant_idle.c). Truncating a
-		 * memfd frees its pages from every mapping of it
-		 * (shm_arena_destroy_emptied says how).
-		 */
-		if (t->arena_fd >= 0 && ftruncate(t->arena_fd, 0) < 0)
-			fprintf(stderr,
-			        SD_WARNING "ssqd: tenant %u: emptying the arena of its "
-			                   "killed ssqd: %s\n",
-			        (unsigned)t->key, strerror(errno));
-		ssqd_tenant_ended_well(d, t->key); /* it had agreed to go */
-	} else if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
-		fprintf(stderr,
-		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
-		                  "started again at its next client's connection\n",
-		        (unsigned)t->key, (int)t->pid);
-		ssqd_tenant_ended_well(d, t->key);
-	} else {
-		fprintf(stderr,
-		        SD_WARNING
-		        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
-		        "0x%x); started again at its next connection\n",
-		        (unsigned)t->key, (int)t->pid, st);
-		ssqd_tenant_failed(d, t->key, st);
-	}
-	tenant_forget(t);
-	return 1;
 }
 
 /*
@@ -681,7 +614,7 @@ static unsigned tenants_stop_wait(struct ssqd *d, unsigned ms)
 					        SD_WARNING "ssqd: tenant %u's ssqd (pid "
 					                   "%d) ended with status 0x%x\n",
 					        (unsigned)t->key, (int)t->pid, st);
-				tenant_forget(t);
+				ssqd_tenant_forget(t);
 			}
 			left += t->pid > 0;
 		}
@@ -735,7 +668,7 @@ void ssqd_tenants_stop(struct ssqd *d)
 			        SD_WARNING "ssqd: tenant %u's ssqd (pid %d), killed, is "
 			                   "not reapable (ptraced?): left\n",
 			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
-			tenant_forget(&d->tenants[i]);
+			ssqd_tenant_forget(&d->tenants[i]);
 		}
 	for (i = 0; i < SSQD_TENANT_ZOMBIES; i++)
 		if (d->tenant_zombies[i].pid > 0) {
@@ -745,7 +678,7 @@ void ssqd_tenants_stop(struct ssqd *d)
 			        "not reapable (ptraced?): left\n",
 			        (unsigned)d->tenant_zombies[i].key,
 			        (int)d->tenant_zombies[i].pid);
-			tenant_forget(&d->tenant_zombies[i]);
+			ssqd_tenant_forget(&d->tenant_zombies[i]);
 		}
 }
 
