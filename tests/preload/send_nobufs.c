@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * LD_PRELOAD shim for tests/test_adv7t_send_nobufs.c: one sendmsg that
- * carries SCM_RIGHTS fails with ENOBUFS (as sock_alloc_send_pskb does
- * under memory pressure, net/core/sock.c), the first after the file named
- * by $SSQ_SEND_NOBUFS_ARM appears: that file is unlinked by whichever
- * call fails, so it fails once. Only in the process it was preloaded
- * into (the parent ssqd): its constructor takes LD_PRELOAD out of that
+ * LD_PRELOAD shim for tests/test_adv7t_send_nobufs.c and
+ * tests/test_adv8t_send_errnos.c: one sendmsg that carries SCM_RIGHTS
+ * fails, the first after the file named by $SSQ_SEND_NOBUFS_ARM appears:
+ * that file is unlinked by whichever call fails, so it fails once. With
+ * the errno the file names - ENOBUFS (empty, or "ENOBUFS": as
+ * sock_alloc_send_pskb under memory pressure, net/core/sock.c), "ENOMEM"
+ * (the same, or scm_fp_copy's kmalloc, net/core/scm.c) or "ETOOMANYREFS"
+ * (unix_attach_fds past RLIMIT_NOFILE in flight, net/unix/af_unix.c). Only in the process
+ * it was preloaded into (the parent ssqd): its constructor takes LD_PRELOAD out of that
  * process's environment, so the tenants' ssqds it forks and execs run
  * without it.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +45,44 @@ static int has_rights(const struct msghdr *mh)
 	return 0;
 }
 
+/* The errno the arm file names (ENOBUFS when it names none), or 0: no file. */
+static int armed(void)
+{
+	static const struct {
+		const char *name;
+		int err;
+	} errs[] = { { "ENOMEM", ENOMEM }, { "ETOOMANYREFS", ETOOMANYREFS } };
+	char buf[32] = "";
+	unsigned i;
+	ssize_t n;
+	int fd = open(arm, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		if (!strncmp(buf, errs[i].name, strlen(errs[i].name)))
+			return errs[i].err;
+	return ENOBUFS;
+}
+
 __attribute__((visibility("default"))) ssize_t sendmsg(int s, const struct msghdr *mh,
                                                        int flags)
 {
-	if (arm && mh && mh->msg_controllen && has_rights(mh) && unlink(arm) == 0) {
+	int err;
+
+	if (arm && mh && mh->msg_controllen && has_rights(mh) && (err = armed()) &&
+	    unlink(arm) == 0) {
 		fprintf(stderr,
 		        "send_nobufs: sendmsg with SCM_RIGHTS on fd %d: "
-		        "failed with ENOBUFS\n",
-		        s);
-		errno = ENOBUFS;
+		        "failed with %s\n",
+		        s,
+		        err == ENOMEM         ? "ENOMEM"
+		        : err == ETOOMANYREFS ? "ETOOMANYREFS"
+		                              : "ENOBUFS");
+		errno = err;
 		return -1;
 	}
 	if (!real_sendmsg) {

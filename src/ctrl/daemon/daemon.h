@@ -61,9 +61,10 @@ void ssqd_teardown(struct ssqd *d);
  * ssqd_tenants_stop - stop every tenant's ssqd (SIGTERM to all, 10 s at
  *   most for all together, then SIGKILL) and reap it, 2 s at most more:
  *   one not reapable by then (ptraced) is left.
- * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd): the next connection
- *   its parent handed over, its kind in *@what ('c' or 'p', as passed), or
- *   -1 (none now; or the parent is gone, which sets d->stop).
+ * ssqd_tenant_recv - in a tenant's ssqd (--tenant-fd; tenant_recv.c): the
+ *   next connection its parent handed over, its kind in *@what ('c' or
+ *   'p', as passed), or -1 (none now; one refused, out of descriptors,
+ *   its client told -EMFILE; or the parent is gone, which sets d->stop).
  * ssqd_tenant_send - hand connection @fd (@what: 'c' a client's, 'p' a
  *   peer's link) to @t's ssqd without blocking (a copy: the caller closes
  *   its own): 0, or -errno (-EAGAIN: its socket is full, it takes no
@@ -112,6 +113,28 @@ void ssqd_tenants_tick(struct ssqd *d, uint64_t now);
 uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now);
 void ssqd_tenants_unpark_refuse(struct ssqd *d);
 unsigned ssqd_tenant_closing_wait_ms(void);
+
+/*
+ * A tenant's ssqd that exited but is not reapable yet (a ptraced zombie
+ * is its tracer's to reap first) leaves its slot at once (tenant_zombie.c):
+ * else a uid that holds zombies would keep every other uid out.
+ * ssqd_tenant_reap - reap slot (or zombie) @t's ssqd if it exited, its
+ *   end logged and counted, @t forgotten: 1; 0 if not reaped.
+ * ssqd_tenant_forget - free @t (its process reaped, or to be): its socket,
+ *   pidfd and arena's memfd closed. What waits for a slot (its park) stays:
+ *   ssqd_tenants_tick hands that over.
+ * ssqd_tenant_bury - slot @t's ssqd, exited (its pidfd says so) but not
+ *   reaped by ssqd_tenant_reap: moved to d->tenant_zombies, the slot freed
+ *   (the list full: freed all the same, the process left unreaped, said
+ *   in the log). 1 if freed.
+ * ssqd_tenant_zombies_reap - each loop: reap those let go (WNOHANG).
+ * ssqd_tenant_zombies - how many wait to be reaped.
+ */
+int ssqd_tenant_reap(struct ssqd *d, struct ssqd_tenant *t);
+void ssqd_tenant_forget(struct ssqd_tenant *t);
+int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t);
+void ssqd_tenant_zombies_reap(struct ssqd *d);
+unsigned ssqd_tenant_zombies(const struct ssqd *d);
 
 /*
  * A tenant's ssqd with nothing to serve for --tenant-idle-ms exits, once

@@ -293,6 +293,8 @@ struct ssqd_peer_spec {
 #define SSQD_TENANTS_GID  2
 #define SSQD_MAX_TENANTS  16  /* tenants' ssqd besides this one */
 #define SSQD_MAX_ARGS     256 /* a command line --tenants can pass on */
+/* Exited tenants' ssqd not reapable yet, kept to reap (tenant_zombie.c). */
+#define SSQD_TENANT_ZOMBIES 32
 /*
  * --tenant-idle-ms's default: 0, a tenant's ssqd never exits idle. Idle
  * exit is opt-in: what it opens (a client that keeps its arena mapped
@@ -323,14 +325,12 @@ struct ssqd_tenant {
 	 */
 	int pidfd, killed;
 	/*
-	 * @dead: a connection could not be sent to it (its end closed): it
-	 * was killed and counted failed then (ssqd_tenant_pass), and is
-	 * closing, reaped later, never waited for. @unreaped: its pidfd said
-	 * it exited but it was not reapable yet (a ptraced zombie is its
-	 * tracer's first): not polled (it would spin the loop), looked at
-	 * every loop (ssqd_tenants_due).
+	 * @dead: a connection could not be sent to it (its end closed), or it
+	 * exited unasked: it was killed and counted failed then
+	 * (ssqd_tenant_pass, tenant_zombie.c), and is closing, reaped later,
+	 * never waited for.
 	 */
-	int dead, unreaped;
+	int dead;
 	/*
 	 * Its arena's memfd, sent with its ask to exit idle and kept while it
 	 * is closing (-1: none): emptied if it had to be killed before its
@@ -815,6 +815,12 @@ struct ssqd {
 	struct ssqd_tenant tenants[SSQD_MAX_TENANTS]; /* --tenants: the others' ssqd */
 	struct ssqd_tenant_backoff tenant_backoff[SSQD_MAX_TENANTS];
 	struct ssqd_tenant_park tenant_parks[SSQD_MAX_TENANTS]; /* by slot */
+	/*
+	 * Tenants' ssqd that exited but are not reapable yet (a ptraced
+	 * zombie is its tracer's to reap first): out of their slots, which
+	 * are free at once, reaped from here (tenant_zombie.c). pid 0: free.
+	 */
+	struct ssqd_tenant tenant_zombies[SSQD_TENANT_ZOMBIES];
 	/*
 	 * A tenant's ssqd: connections received from its parent, since when
 	 * it has had nothing to serve (0: it has), and 1 + tenant_got when it

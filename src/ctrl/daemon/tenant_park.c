@@ -117,16 +117,22 @@ uint64_t ssqd_tenants_due(const struct ssqd *d, uint64_t now)
 	uint64_t first = 0, at;
 	unsigned i;
 
+	/*
+	 * Not polled, to be reaped: exited but not reapable yet, out of its
+	 * slot (tenant_zombie.c; its pidfd stays readable). Each loop looks.
+	 */
+	if (ssqd_tenant_zombies(d))
+		return now;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		const struct ssqd_tenant *t = &d->tenants[i];
 		const struct ssqd_tenant_park *p = &d->tenant_parks[i];
 
 		/*
-		 * Not polled (ssqd_tenants_pollfds), to be reaped: exited but
-		 * not reapable yet, or its end closed with no pidfd to say
-		 * when it is gone (before Linux 5.3). Each loop looks.
+		 * Not polled (ssqd_tenants_pollfds), to be reaped: its end
+		 * closed with no pidfd to say when it is gone (before Linux
+		 * 5.3). Each loop looks.
 		 */
-		if (t->pid > 0 && (t->unreaped || (t->hup && t->pidfd < 0)))
+		if (t->pid > 0 && t->hup && t->pidfd < 0)
 			return now;
 		if (!p->n)
 			continue;

@@ -47,6 +47,7 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 {
 	struct proto_msg_tenant_reply r;
 	struct ssqd_tenant *t = NULL;
+	const struct ssqd_tenant_park *park = NULL;
 	uint32_t seq = m->hdr.seq;
 	unsigned i, n = 0;
 	int rc;
@@ -72,16 +73,25 @@ int ssqd_on_tenant(struct ssqd *d, struct ssqd_client *c, const struct proto_msg
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		if (d->tenants[i].pid <= 0)
 			continue;
-		if (n++ == m->u.tenant.index)
+		if (n++ == m->u.tenant.index) {
 			t = &d->tenants[i];
+			park = &d->tenant_parks[i];
+		}
+	}
+	/* Then those out of their slots, exited, not reapable yet (tenant_zombie.c). */
+	for (i = 0; i < SSQD_TENANT_ZOMBIES; i++) {
+		if (d->tenant_zombies[i].pid <= 0)
+			continue;
+		if (n++ == m->u.tenant.index)
+			t = &d->tenant_zombies[i];
 	}
 	r.ntenants = n;
 	if (t) {
 		r.id = t->key;
 		r.pid = (int32_t)t->pid;
 		/* Another uid's may wait for its slot (tenants.c): not its uid's. */
-		if (d->tenant_parks[t - d->tenants].key == t->key)
-			r.parked = (uint16_t)d->tenant_parks[t - d->tenants].n;
+		if (park && park->key == t->key)
+			r.parked = (uint16_t)park->n;
 		r.closing = (uint16_t)t->closing;
 	}
 	if (t && t->closing) {

@@ -214,22 +214,6 @@ static int tenant_spawn(struct ssqd *d, struct ssqd_tenant *t, uint32_t key,
 }
 
 /*
- * Forget slot @t (its process reaped, or to be): close its socket. What
- * waits for it (its park) stays: ssqd_tenants_tick hands that over.
- */
-static void tenant_forget(struct ssqd_tenant *t)
-{
-	if (t->fd >= 0)
-		close(t->fd);
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	if (t->arena_fd >= 0)
-		close(t->arena_fd);
-	memset(t, 0, sizeof(*t));
-	t->fd = t->pidfd = t->arena_fd = -1;
-}
-
-/*
  * Signal @sig to slot @t's ssqd by its pidfd (one opened now if none is
  * held; kept, polled for its exit: ssqd_tenants_pollfds), so that it
  * reaches that process or none: kill(2) names whichever process has the
@@ -248,52 +232,52 @@ static void tenant_signal(struct ssqd_tenant *t, int sig)
 }
 
 /*
- * Slot @t's ssqd reaped if it exited: its slot freed. One that exited 0
- * after it was let go idle (closing) did what it was asked: no failure;
- * nor one killed for taking too long to (ssqd_tenants_tick).
+ * Slot @t's ssqd reaped if it exited; exited but not reapable (ptraced),
+ * out of the slot all the same (tenant_zombie.c): a slot is never held by
+ * a process that is gone.
  */
 static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
 {
-	int st;
+	if (!ssqd_tenant_reap(d, t))
+		(void)ssqd_tenant_bury(d, t);
+}
 
-	if (t->pid <= 0 || waitpid(t->pid, &st, WNOHANG) != t->pid)
-		return;
-	if (t->dead) {
-		/* Its failure counted when its socket was found dead. */
-		fprintf(stderr,
-		        SD_WARNING "ssqd: tenant %u: its ssqd (pid %d), found dead "
-		                   "and killed, has exited (status 0x%x)\n",
-		        (unsigned)t->key, (int)t->pid, st);
-		ssqd_tenant_reaped_dead(d, t->key, st);
-	} else if (t->closing && t->killed) {
-		/*
-		 * Killed before its teardown emptied its arena (setup.c): as
-		 * it would have. Nothing of anyone's is in it: it had agreed
-		 * to go with nothing to serve (tenant_idle.c). Truncating a
-		 * memfd frees its pages from every mapping of it
-		 * (shm_arena_destroy_emptied says how).
-		 */
-		if (t->arena_fd >= 0 && ftruncate(t->arena_fd, 0) < 0)
-			fprintf(stderr,
-			        SD_WARNING "ssqd: tenant %u: emptying the arena of its "
-			                   "killed ssqd: %s\n",
-			        (unsigned)t->key, strerror(errno));
-		ssqd_tenant_ended_well(d, t->key); /* it had agreed to go */
-	} else if (t->closing && WIFEXITED(st) && !WEXITSTATUS(st)) {
-		fprintf(stderr,
-		        SD_NOTICE "ssqd: tenant %u: its ssqd (pid %d) exited, idle; "
-		                  "started again at its next client's connection\n",
-		        (unsigned)t->key, (int)t->pid);
-		ssqd_tenant_ended_well(d, t->key);
-	} else {
-		fprintf(stderr,
-		        SD_WARNING
-		        "ssqd: tenant %u: its ssqd (pid %d) has exited (status "
-		        "0x%x); started again at its next connection\n",
-		        (unsigned)t->key, (int)t->pid, st);
-		ssqd_tenant_failed(d, t->key, st);
+/*
+ * Every slot taken: is any held by an ssqd that is gone? Its socket's
+ * end closed (POLLHUP: unix_release_sock sets the survivor's sk_shutdown
+ * to SHUTDOWN_MASK, which unix_dgram_poll reports, net/unix/af_unix.c)
+ * before the loop saw it - one poll for all, never a wait. Each such one
+ * gets a pidfd, which says whether it exited (then reaped, or buried:
+ * tenant_reap). 1 if a slot was freed.
+ */
+static int tenants_sweep(struct ssqd *d)
+{
+	struct pollfd pfd[SSQD_MAX_TENANTS];
+	unsigned i, freed = 0;
+
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		const struct ssqd_tenant *t = &d->tenants[i];
+
+		pfd[i].fd = t->pid > 0 && !t->hup ? t->fd : -1;
+		pfd[i].events = POLLIN;
+		pfd[i].revents = 0;
 	}
-	tenant_forget(t);
+	if (poll(pfd, SSQD_MAX_TENANTS, 0) < 0)
+		return 0;
+	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
+		struct ssqd_tenant *t = &d->tenants[i];
+
+		if (pfd[i].revents & (POLLHUP | POLLERR)) {
+			t->hup = 1;
+			if (t->pidfd < 0)
+				t->pidfd = ssqd_pidfd_open(t->pid);
+		}
+		if (t->pid > 0 && (t->hup || t->dead)) {
+			tenant_reap(d, t);
+			freed += t->pid <= 0;
+		}
+	}
+	return freed > 0;
 }
 
 /*
@@ -307,7 +291,8 @@ static void tenant_reap(struct ssqd *d, struct ssqd_tenant *t)
  * is gone but whose parked connections are not handed over yet is theirs
  * (its uid's next connection waits there too, behind them).
  */
-static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, int *fresh)
+static struct ssqd_tenant *tenant_slot_scan(struct ssqd *d, uint32_t key, int wait,
+                                            int *fresh)
 {
 	struct ssqd_tenant *free_slot = NULL, *closing = NULL, *other = NULL;
 	unsigned i;
@@ -348,6 +333,20 @@ static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, i
 	}
 	*fresh = free_slot != NULL;
 	return free_slot;
+}
+
+/*
+ * tenant_slot_scan; with no slot free for @key, once more after the slots
+ * of ssqd that are gone were freed (tenants_sweep): the loop may not have
+ * seen their hang-up yet.
+ */
+static struct ssqd_tenant *tenant_slot(struct ssqd *d, uint32_t key, int wait, int *fresh)
+{
+	struct ssqd_tenant *t = tenant_slot_scan(d, key, wait, fresh);
+
+	if ((!t || *fresh == 2) && tenants_sweep(d))
+		t = tenant_slot_scan(d, key, wait, fresh);
+	return t;
 }
 
 /* Send connection @fd (@what: 'c' a client's, 'p' a peer's link) over @t's socket. */
@@ -552,6 +551,11 @@ int ssqd_tenants_start(struct ssqd *d, char *why, size_t whylen)
 		d->tenants[i].fd = d->tenants[i].pidfd = d->tenants[i].arena_fd = -1;
 		d->tenant_parks[i].n = 0;
 	}
+	for (i = 0; i < SSQD_TENANT_ZOMBIES; i++) {
+		memset(&d->tenant_zombies[i], 0, sizeof(d->tenant_zombies[i]));
+		d->tenant_zombies[i].fd = d->tenant_zombies[i].pidfd = -1;
+		d->tenant_zombies[i].arena_fd = -1;
+	}
 	if (!d->opt.tenants)
 		return 0;
 	/*
@@ -610,10 +614,13 @@ static unsigned tenants_stop_wait(struct ssqd *d, unsigned ms)
 					        SD_WARNING "ssqd: tenant %u's ssqd (pid "
 					                   "%d) ended with status 0x%x\n",
 					        (unsigned)t->key, (int)t->pid, st);
-				tenant_forget(t);
+				ssqd_tenant_forget(t);
 			}
 			left += t->pid > 0;
 		}
+		/* Exited already, out of their slots: reaped once let go. */
+		ssqd_tenant_zombies_reap(d);
+		left += ssqd_tenant_zombies(d);
 		if (!left || ssqd_now_ns() >= end)
 			return left;
 		nanosleep(&nap, NULL);
@@ -622,7 +629,7 @@ static unsigned tenants_stop_wait(struct ssqd *d, unsigned ms)
 
 void ssqd_tenants_stop(struct ssqd *d)
 {
-	unsigned i;
+	unsigned i, killed = 0;
 
 	/* What waits for a closing slot is told why it is not served. */
 	ssqd_tenants_unpark_refuse(d);
@@ -638,25 +645,40 @@ void ssqd_tenants_stop(struct ssqd *d)
 			tenant_signal(&d->tenants[i], SIGTERM);
 	if (!tenants_stop_wait(d, TENANTS_STOP_MS))
 		return;
+	/*
+	 * Not one found dead (killed then, its failure told: ssqd_tenant_pass)
+	 * nor one exited (tenant_zombie.c): a signal is nothing to them, and a
+	 * line saying it was killed now would be a second about its end.
+	 */
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
-		if (d->tenants[i].pid > 0) {
+		if (d->tenants[i].pid > 0 && !d->tenants[i].dead) {
 			fprintf(stderr,
 			        SD_WARNING
 			        "ssqd: tenant %u's ssqd (pid %d) did not stop: killed\n",
 			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
 			tenant_signal(&d->tenants[i], SIGKILL);
 			d->tenants[i].killed = 1; /* its end then no failure of its own */
+			killed++;
 		}
-	if (!tenants_stop_wait(d, TENANTS_KILL_MS))
+	if (killed && !tenants_stop_wait(d, TENANTS_KILL_MS))
 		return;
 	for (i = 0; i < SSQD_MAX_TENANTS; i++)
 		if (d->tenants[i].pid > 0) {
 			fprintf(stderr,
 			        SD_WARNING "ssqd: tenant %u's ssqd (pid %d), killed, is "
-			                   "not reapable after %u ms (ptraced?): left\n",
-			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid,
-			        TENANTS_KILL_MS);
-			tenant_forget(&d->tenants[i]);
+			                   "not reapable (ptraced?): left\n",
+			        (unsigned)d->tenants[i].key, (int)d->tenants[i].pid);
+			ssqd_tenant_forget(&d->tenants[i]);
+		}
+	for (i = 0; i < SSQD_TENANT_ZOMBIES; i++)
+		if (d->tenant_zombies[i].pid > 0) {
+			fprintf(stderr,
+			        SD_WARNING
+			        "ssqd: tenant %u's ssqd (pid %d) exited and is "
+			        "not reapable (ptraced?): left\n",
+			        (unsigned)d->tenant_zombies[i].key,
+			        (int)d->tenant_zombies[i].pid);
+			ssqd_tenant_forget(&d->tenant_zombies[i]);
 		}
 }
 
@@ -668,13 +690,15 @@ unsigned ssqd_tenants_pollfds(const struct ssqd *d, struct pollfd *pfd)
 		const struct ssqd_tenant *t = &d->tenants[i];
 
 		/*
-		 * One that connections wait for: its exit (its pidfd); it says
-		 * nothing more on its socket once closing.
+		 * One that connections wait for, or that hung up: its exit (its
+		 * pidfd); it says nothing more on its socket once closing. One
+		 * exited is reaped or out of its slot (tenant_reap), never
+		 * polled here again: its pidfd would stay readable.
 		 */
-		pfd[i].fd = t->pid <= 0                     ? -1
-		            : t->pidfd >= 0 && !t->unreaped ? t->pidfd
-		            : !t->hup                       ? t->fd
-		                                            : -1;
+		pfd[i].fd = t->pid <= 0     ? -1
+		            : t->pidfd >= 0 ? t->pidfd
+		            : !t->hup       ? t->fd
+		                            : -1;
 		pfd[i].events = POLLIN;
 		pfd[i].revents = 0;
 	}
@@ -733,14 +757,15 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 	ssize_t n;
 	int fd;
 
+	/* Those let go by their tracer since (tenant_zombie.c). */
+	ssqd_tenant_zombies_reap(d);
 	for (i = 0; i < SSQD_MAX_TENANTS; i++) {
 		struct ssqd_tenant *t = &d->tenants[i];
 
-		if ((t->hup || t->unreaped) && t->pid > 0)
+		if (t->hup && t->pid > 0)
 			tenant_reap(d, t); /* its end closed: reaped once it exited */
 		if (pfd[i].fd >= 0 && pfd[i].fd == t->pidfd && pfd[i].revents) {
-			tenant_reap(d, t);        /* parked ones: ssqd_tenants_tick */
-			t->unreaped = t->pid > 0; /* exited, not ours to reap yet */
+			tenant_reap(d, t); /* parked ones: ssqd_tenants_tick */
 			continue;
 		}
 		if (pfd[i].fd < 0 || pfd[i].fd != t->fd || !pfd[i].revents)
@@ -756,28 +781,15 @@ void ssqd_tenants_events(struct ssqd *d, const struct pollfd *pfd)
 		if (fd >= 0)
 			close(fd);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			t->hup = 1; /* not polled again: no spinning on its hang-up */
+			/*
+			 * Not polled again: no spinning on its hang-up. Its
+			 * pidfd is, instead: readable once it exited, when it
+			 * is reaped or, not reapable, leaves its slot.
+			 */
+			t->hup = 1;
+			if (t->pidfd < 0)
+				t->pidfd = ssqd_pidfd_open(t->pid);
 			tenant_reap(d, t);
 		}
 	}
-}
-
-int ssqd_tenant_recv(struct ssqd *d, char *what)
-{
-	char byte = 0;
-	int fd;
-	ssize_t n = ssqd_fd_recv(d->opt.tenant_fd, &byte, 1, &fd, MSG_DONTWAIT);
-
-	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-		/* The ssqd we serve for is gone: so are we. */
-		fprintf(stderr, SD_NOTICE "ssqd: tenant: the parent ssqd is gone\n");
-		d->stop = 1;
-		return -1;
-	}
-	if (fd >= 0) {
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		d->tenant_got++; /* said when it asks to exit (tenant_idle.c) */
-	}
-	*what = byte;
-	return fd;
 }
