@@ -7,9 +7,10 @@
 # survivor posting 3, appending while a combiner takes a prefix, the same
 # with the victim also dying between its swap and its takes, and with one
 # request not built (SCRIBBLE): 0.36, 4.6, 2.0, 2.4 and 1.9 million
-# states; about 150 s of CPU in all, most of it compiling pan), and each deliberately broken variant must make Spin
-# report the assertion it is built to break, so the test proves the model
-# can fail. One line per configuration. Exit 0 pass, 1 fail.
+# states; about 150 s of CPU in all, most of it compiling pan), and each
+# deliberately broken variant must make Spin report the assertion it is
+# built to break, so the test proves the model can fail. One line per
+# configuration. Exit 0 pass, 1 fail.
 # Env: SSQ_SOURCE_DIR (the repo root; default this script's ..), CC.
 set -euo pipefail
 

@@ -34,13 +34,43 @@
  * DIE_AFTER_SWAP and SETTLE_BOUND: settle goes round after its own
  * combine without taking its request back; a request POSTED whose bit a
  * dead combiner swapped out spins its owner for ever).
+ *
+ * Batches (SLOT=2; SLOT=1 is one request per slot, as in main): the
+ * prototype's (proto-batch 95f16f8). A slot holds SLOT requests under one
+ * word POSTED(seq, n). The owner appends while its batch is POSTED with
+ * its n and nothing is owed: request n, then the CAS POSTED(seq, n) ->
+ * POSTED(seq, n + 1); a failed CAS (a combiner took it) leaves the request
+ * to the slow path, after the batch's outcome. A combiner reads n with the
+ * bits, reserves for all it read, and takes a prefix: POSTED(seq, m >= n)
+ * -> TAKEN(pos, n); it publishes in order and CASes DONE(pos, n) per
+ * batch. The owner settles by its own count (hand_n: an append after the
+ * take is not in the word): DONE, all n; TAKEN, the prefix published in
+ * its name (a healer's NOPs are a suffix); the rest it posts itself, in
+ * order, in one reservation. SCRIBBLE=s: survivor 0's request s is not one
+ * a combiner builds (its slot scribbled): a NOP in nobody's name. The
+ * combiner then NOPs the rest of that batch and writes no DONE, so what
+ * was published stays a prefix; PROTO_SCRIBBLE_GOES_ON (the prototype:
+ * build on, DONE for all) must fail: a later request published twice, or
+ * counted in `posted` but never published as its owner's. Also checked:
+ * each survivor's `posted` equals what was published in its name.
+ * Broken batches (each must fail): BROKEN_BATCH_SUFFIX (the whole batch
+ * posted again when only a prefix was published: duplicates),
+ * BROKEN_BATCH_APPEND (the append a store, not a CAS: a taken batch
+ * POSTED again, published twice), BROKEN_BATCH_COUNT (the rest counted
+ * from the word's n: an append after the take lost), BROKEN_BATCH_FIRST
+ * (the outcome read at the first position only, as for one request: a
+ * healer's NOP after a mid-batch death taken as published; it verifies
+ * with MAXDEAD=0). KLAST: the last survivor's posts (default K).
+ *
  * DIE_AFTER_SWAP lets the victim die between its swap of the bits and
  * its takes; SETTLE_BOUND bounds settle's rounds with its request still
  * POSTED after combining (tests/test_ssq_combine_adv_model.sh).
  * tests/test_ssq_combine_model.sh runs NOWN=1 K=2 and NOWN=2 K=1
  * (0.27 and 4.4 million states with the fast path; 0.22 and 3.1 without);
  * NOWN=2 K=2 MAXDEAD=0 verified without it (19 million states, 1 GB);
- * NOWN=2 K=2 with a death is past 2 GB.
+ * NOWN=2 K=2 with a death is past 2 GB. SLOT=2: NOWN=1 K=3 2.0 million
+ * states (2.4 with DIE_AFTER_SWAP); NOWN=2 K=2 (KLAST=1 too, MAXDEAD=0
+ * too) is past 2 GB (34 million states stored, not done).
  */
 
 #ifndef NOWN
