@@ -60,7 +60,9 @@
  * from the word's n: an append after the take lost), BROKEN_BATCH_FIRST
  * (the outcome read at the first position only, as for one request: a
  * healer's NOP after a mid-batch death taken as published; it verifies
- * with MAXDEAD=0). KLAST: the last survivor's posts (default K).
+ * with MAXDEAD=0). KLAST: the last survivor's posts (default K). CAP:
+ * the combiner may take any batch of two as a prefix of one (h-batch8's
+ * cap at half the ring), its bit not set again.
  *
  * DIE_AFTER_SWAP lets the victim die between its swap of the bits and
  * its takes; SETTLE_BOUND bounds settle's rounds with its request still
@@ -69,7 +71,7 @@
  * (0.27 and 4.4 million states with the fast path; 0.22 and 3.1 without);
  * NOWN=2 K=2 MAXDEAD=0 verified without it (19 million states, 1 GB);
  * NOWN=2 K=2 with a death is past 2 GB. SLOT=2: NOWN=1 K=3 2.0 million
- * states (2.4 with DIE_AFTER_SWAP); NOWN=2 K=2 (KLAST=1 too, MAXDEAD=0
+ * states (2.4 with DIE_AFTER_SWAP, 2.2 with CAP); NOWN=2 K=2 (KLAST=1 too, MAXDEAD=0
  * too) is past 2 GB (34 million states stored, not done).
  */
 
@@ -206,6 +208,19 @@ inline combine()
 			od;
 			i = 0
 		}
+#ifdef CAP
+		/*
+		 * ssq__combine's room cap (h-batch8): a batch past half the
+		 * ring is taken as a shorter prefix, its bit not set again:
+		 * here any batch of two may be taken as one.
+		 */
+		k = 0;
+		do
+		:: k < n && cnt[k] > 1 -> cnt[k]--; total--; k++
+		:: k < n -> k++
+		:: else -> k = 0; break
+		od;
+#endif
 #ifdef DIE_AFTER_SWAP
 		/* in ssq__reserve: the room spin, or after the fetch-add */
 		MAYDIE;
