@@ -6,9 +6,10 @@
 # included; then batches of up to 2 requests in the slot, SLOT=2: a
 # survivor posting 3, appending while a combiner takes a prefix, the same
 # with the victim also dying between its swap and its takes, with the
-# room cap's shorter prefix (CAP), and with one request not built
-# (SCRIBBLE): 0.36, 4.6, 2.0, 2.4, 2.2 and 1.9 million states; about 40 s
-# of CPU in all, pan compiled at -O0), and each
+# room cap's shorter prefix (CAP), two survivors posting 2 each (an idle
+# victim: no death), and with one request not built (SCRIBBLE): 0.36,
+# 4.6, 2.0, 2.4, 2.2, 1.0 and 1.9 million states; about 40 s of CPU in
+# all, pan compiled at -O0), and each
 # deliberately broken variant must make Spin report the assertion it is
 # built to break, so the test proves the model can fail. One line per
 # configuration. Exit 0 pass, 1 fail.
@@ -68,6 +69,7 @@ check lone_unsettled "assertion violated" "-DNOWN=1 -DK=2 -DBROKEN_LONE_UNSETTLE
 check batch_one_survivor pass "-DNOWN=1 -DK=3 -DSLOT=2"
 check batch_die_after_swap pass "-DNOWN=1 -DK=3 -DSLOT=2 -DSETTLE_BOUND -DDIE_AFTER_SWAP"
 check batch_cap pass "-DNOWN=1 -DK=3 -DSLOT=2 -DCAP"
+check batch_two_survivors pass "-DNOWN=2 -DK=2 -DSLOT=2 -DVPOSTS=0 -DMAXDEAD=0 -DCAP"
 check batch_scribble pass "-DNOWN=1 -DK=3 -DSLOT=2 -DSCRIBBLE=1"
 check batch_suffix "assertion violated" "-DNOWN=1 -DK=2 -DSLOT=2 -DBROKEN_BATCH_SUFFIX"
 check batch_append "assertion violated" "-DNOWN=1 -DK=2 -DSLOT=2 -DBROKEN_BATCH_APPEND"

@@ -62,7 +62,8 @@
  * healer's NOP after a mid-batch death taken as published; it verifies
  * with MAXDEAD=0). KLAST: the last survivor's posts (default K). CAP:
  * the combiner may take any batch of two as a prefix of one (h-batch8's
- * cap at half the ring), its bit not set again.
+ * cap at half the ring), its bit not set again. VPOSTS: the victim's
+ * posts (default 1; 0: an idle victim, which never combines or dies).
  *
  * DIE_AFTER_SWAP lets the victim die between its swap of the bits and
  * its takes; SETTLE_BOUND bounds settle's rounds with its request still
@@ -71,8 +72,10 @@
  * (0.27 and 4.4 million states with the fast path; 0.22 and 3.1 without);
  * NOWN=2 K=2 MAXDEAD=0 verified without it (19 million states, 1 GB);
  * NOWN=2 K=2 with a death is past 2 GB. SLOT=2: NOWN=1 K=3 2.0 million
- * states (2.4 with DIE_AFTER_SWAP, 2.2 with CAP); NOWN=2 K=2 (KLAST=1 too, MAXDEAD=0
- * too) is past 2 GB (34 million states stored, not done).
+ * states (2.4 with DIE_AFTER_SWAP, 2.2 with CAP); NOWN=2 K=2 VPOSTS=0
+ * MAXDEAD=0 CAP 1.0 million (K=3: past 2 GB); NOWN=2 K=2 with the
+ * victim posting (KLAST=1 too, MAXDEAD=0 too) is past 2 GB (34 million
+ * states stored, not done).
  */
 
 #ifndef NOWN
@@ -83,6 +86,9 @@
 #endif
 #ifndef KLAST
 #define KLAST K /* the last survivor's posts */
+#endif
+#ifndef VPOSTS
+#define VPOSTS 1 /* the victim's posts: 0, an idle victim */
 #endif
 #ifndef SLOT
 #define SLOT 1
@@ -605,7 +611,7 @@ proctype producer(byte me)
 
 	do
 	:: me != VICTIM && s < KOF(me) -> s++; post()
-	:: me == VICTIM && s < 1 -> s++; post()
+	:: me == VICTIM && s < VPOSTS -> s++; post()
 	:: else -> break
 	od;
 #ifndef BROKEN_NO_RECHECK
