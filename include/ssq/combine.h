@@ -151,7 +151,8 @@ SSQ_INLINE unsigned ssq__hand_n(uint64_t w)
 	return (unsigned)(w >> 60) + 1;
 }
 
-/* A NOP in nobody's name at @pos of our reservation: 0, or ssq_publish's -EIO (ssqd started the queue over). */
+/* A NOP in nobody's name at @pos of our reservation: 0, or ssq_publish's -EIO (ssqd
+ * started the queue over). */
 SSQ_INLINE int ssq__publish_nop(struct ssq_producer *p, uint64_t pos)
 {
 	ssq_prep_nop(&p->sq, (uint32_t)pos, ssq_wqe_flags(p, pos, 1, 0));
@@ -168,8 +169,9 @@ SSQ_INLINE int ssq__publish_nop(struct ssq_producer *p, uint64_t pos)
  * fails). Returns 1 (published as @owner's), 0 (a NOP) or ssq_publish's
  * -EIO (ssqd started the queue over: nothing published).
  */
-SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_hand_req *h,
-                                  uint64_t pos, uint32_t owner, int count)
+SSQ_INLINE int ssq__combine_build(struct ssq_producer *p,
+                                  const struct ssq_ctl_hand_req *h, uint64_t pos,
+                                  uint32_t owner, int count)
 {
 	unsigned f = h->flags;
 	uint32_t pi = (uint32_t)pos;
@@ -218,8 +220,8 @@ SSQ_INLINE int ssq__combine_take(struct ssq_producer *p, uint32_t id, uint64_t w
 		 * positions in it. On failure acquire: the next try's word.
 		 */
 		if (__atomic_compare_exchange_n(word, &cur,
-		                                ssq__hand_wordn(at, cnt, SSQ_HAND_TAKEN), 0,
-		                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		                                ssq__hand_wordn(at, cnt, SSQ_HAND_TAKEN),
+		                                0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return 1;
 	}
 	return 0;
@@ -306,27 +308,33 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			 * posts again, in order (settling).
 			 */
 			for (k = 0, at = pos; k < n; at += cnt[k], k++) {
-				uint64_t taken = ssq__hand_wordn(at, cnt[k], SSQ_HAND_TAKEN);
+				uint64_t taken =
+				    ssq__hand_wordn(at, cnt[k], SSQ_HAND_TAKEN);
 				uint32_t owner = ids[k];
 
 				for (i = 0; i < cnt[k]; i++) {
 					struct ssq_ctl_hand_req h;
 
 					if (owner == SSQ_OWNER_NONE) {
-						if (ssq_unlikely(ssq__publish_nop(p, at + i)))
+						if (ssq_unlikely(
+						        ssq__publish_nop(p, at + i)))
 							goto voided;
 						continue;
 					}
-					/* Ours to read: its owner leaves a prefix TAKEN alone. */
-					__builtin_memcpy(&h, &ctl->producers[owner].hand.req[i],
-					                 sizeof(h));
+					/* Ours to read: its owner leaves a prefix TAKEN
+					 * alone. */
+					__builtin_memcpy(
+					    &h, &ctl->producers[owner].hand.req[i],
+					    sizeof(h));
 					rc = ssq__combine_build(p, &h, at + i, owner, 0);
 					if (k == 0 && i == 0)
 						SSQ__HOOK(SSQ_HOOK_COMBINE_BUILT);
 					if (ssq_unlikely(rc < 0))
-						goto voided; /* owners see the epoch move */
+						goto voided; /* owners see the epoch move
+						              */
 					if (ssq_unlikely(!rc))
-						owner = SSQ_OWNER_NONE; /* NOPs to its end */
+						owner =
+						    SSQ_OWNER_NONE; /* NOPs to its end */
 				}
 				if (owner == SSQ_OWNER_NONE)
 					continue;
@@ -558,8 +566,8 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 				(void)ssq__combine(p);
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			/* C13': against a combiner's C10, the same word. */
-			if (__atomic_compare_exchange_n(&h->word, &w, 0, 0,
-			                                __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			if (__atomic_compare_exchange_n(
+			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 				p->owe_lo = 0;
 				p->hand_owed = p->hand_n;
 			}
@@ -738,10 +746,10 @@ SSQ_INLINE int ssq__hand_append(struct ssq_producer *p, uint64_t w,
 	 * (a combiner). Fails only on a combiner's C10 (TAKEN: a prefix of at
 	 * most n, never request n) or a client's scribble.
 	 */
-	if (!__atomic_compare_exchange_n(&me->hand.word, &w,
-	                                 ssq__hand_wordn(ssq__hand_v(w), n + 1,
-	                                                 SSQ_HAND_POSTED),
-	                                 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(
+	        &me->hand.word, &w,
+	        ssq__hand_wordn(ssq__hand_v(w), n + 1, SSQ_HAND_POSTED), 0,
+	        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		return 0;
 	p->hand_n = n + 1;
 	/* A combiner may have swapped our bit out before R14b: set it again. */
@@ -853,8 +861,10 @@ SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
                                        uint32_t lkey, uint32_t len, uint64_t raddr,
                                        uint32_t rkey, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_ctl_hand_req r = { laddr, raddr, wr_id, 0, lkey, rkey, len,
-		                      MLX5_OPCODE_RDMA_WRITE, (uint8_t)flags, 0 };
+	struct ssq_ctl_hand_req r = {
+		laddr,          raddr, wr_id, 0, lkey, rkey, len, MLX5_OPCODE_RDMA_WRITE,
+		(uint8_t)flags, 0
+	};
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
@@ -870,8 +880,9 @@ SSQ_INLINE int ssq_post_fetch_add_combined(struct ssq_producer *p, uint64_t ladd
                                            uint32_t lkey, uint64_t raddr, uint32_t rkey,
                                            uint64_t add, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_ctl_hand_req r = { laddr, raddr, wr_id, add, lkey, rkey, 8,
-		                      MLX5_OPCODE_ATOMIC_FA, (uint8_t)flags, 0 };
+	struct ssq_ctl_hand_req r = { laddr,          raddr, wr_id, add,
+		                      lkey,           rkey,  8,     MLX5_OPCODE_ATOMIC_FA,
+		                      (uint8_t)flags, 0 };
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
@@ -886,8 +897,8 @@ SSQ_INLINE int ssq_post_send_combined(struct ssq_producer *p, uint8_t opcode,
                                       uint64_t laddr, uint32_t lkey, uint32_t len,
                                       __be32 imm, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_ctl_hand_req r = { laddr, 0, wr_id, (uint64_t)imm, lkey, 0, len,
-		                      opcode, (uint8_t)flags, 0 };
+	struct ssq_ctl_hand_req r = { laddr, 0,   wr_id,  (uint64_t)imm,  lkey,
+		                      0,     len, opcode, (uint8_t)flags, 0 };
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags) ||
 	                 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))

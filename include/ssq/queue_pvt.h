@@ -236,7 +236,8 @@ SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand) == 7 * SSQ_CACHELINE - 8, "hand-ov
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl_producer, hand) == 2 * SSQ_CACHELINE + 8,
                   "hand-over word and first request on comp_tail's line");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 9 * SSQ_CACHELINE, "producer lines");
-SSQ_STATIC_ASSERT(SSQ_HAND_REQS <= 16, "a batch's count less one fits the word's top 4 bits");
+SSQ_STATIC_ASSERT(SSQ_HAND_REQS <= 16,
+                  "a batch's count less one fits the word's top 4 bits");
 SSQ_STATIC_ASSERT(SSQ_MAX_PRODUCERS <= 64, "comb_pending has a bit per producer");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, comb_pending) == 2 * SSQ_CACHELINE,

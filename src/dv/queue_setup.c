@@ -164,7 +164,7 @@ int ssq_producer_fini(struct ssq_producer *p)
 
 int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 {
-	uint64_t w, c, res, pos;
+	uint64_t w, c, res, pos, end;
 	unsigned n;
 
 	if (!ctl || id >= SSQ_MAX_PRODUCERS)
@@ -177,11 +177,15 @@ int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 	/*
 	 * A batch: positions [pos, pos + n), any of them inside. The count is
 	 * clamped to a slot's (a client may write 16), the position is 58
-	 * bits: no sum wraps, nothing is indexed.
+	 * bits: no sum wraps, nothing is indexed. Positions at or past
+	 * `reserve` were never reserved, so never reach the device: a count
+	 * scribbled past it holds nothing once the queue completes what was
+	 * reserved (a quiet queue never completes further).
 	 */
 	pos = ssq__hand_v(w);
 	n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
-	return pos < res && pos + n > c;
+	end = pos + n < res ? pos + n : res;
+	return pos < res && end > c;
 }
 
 /*
