@@ -37,10 +37,11 @@
  *    pending; it takes the role, C9's CAS, and still no bit is pending,
  *    L2), posts the request itself in its own name, its slot untouched,
  *    then lets the role go and looks again (C11, C12) like any combiner
- *    (ssq__combine_lone): a lone poster pays 88 instructions per WQE
+ *    (ssq__combine_lone): a lone poster pays 68 instructions per WQE
  *    more than ssq_post_write (callgrind: scripts/wqe-insns.sh
- *    --post-combined against --post-single), where handing over to
- *    itself cost 275, and it holds the role while it posts, so that
+ *    --post-combined against --post-single: 372 and 304; 81 before
+ *    batches, where settling's look at the slot was a call deeper), where
+ *    handing over to itself cost 275, and it holds the role while it posts, so that
  *    others who come meanwhile hand over to it (without the role they
  *    would find it free and nobody pending, and post alone too: combining
  *    would never start). Otherwise it writes request 0,
