@@ -65,8 +65,8 @@ static int holds_others(int where)
 
 		if (i != me->id &&
 		    ((v & 3) == SSQ_HAND_TAKEN || (v & 3) == SSQ_HAND_DONE) &&
-		    (v >> 2) >= me->pub_end - me->ctl->producers[me->id].len &&
-		    (v >> 2) < me->pub_end)
+		    ssq__hand_v(v) >= me->pub_end - me->ctl->producers[me->id].len &&
+		    ssq__hand_v(v) < me->pub_end)
 			return 1;
 	}
 	return 0;

@@ -105,7 +105,7 @@ int main(void)
 	posted = a.me->posted;
 	pos = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
 	CHECK(fa(&a, 1, 10) == 0, "A's lone post");
-	CHECK(hand_state(&a) == SSQ_HAND_EMPTY && a.me->hand.wr_id == 0,
+	CHECK(hand_state(&a) == SSQ_HAND_EMPTY && a.me->hand.req[0].wr_id == 0,
 	      "A's hand-over slot written: word state %u", hand_state(&a));
 	CHECK(!bit(&a) && ctl->comb_pending == 0, "pending bits %llx",
 	      (unsigned long long)ctl->comb_pending);

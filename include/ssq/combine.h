@@ -17,63 +17,84 @@
  * manual) - before taking it back, and collapsed to 0.06-0.19 Mpps from 4
  * senders on 16 cores, where single posts did 6-10).
  *
- * The protocol, state in the control block (<ssq/queue_pvt.h>):
+ * The protocol, state in the control block (<ssq/queue_pvt.h>); the
+ * labels are those of the atomics below and of tests/model/ssq_combine.pml:
  *  - each producer has one hand-over slot in its record (struct
- *    ssq_ctl_hand): the request, and a word EMPTY / POSTED(seq) /
- *    TAKEN(pos) / DONE(pos); `comb_pending` has a bit per producer with a
- *    request POSTED, `comb_role` names the combiner (both hints);
- *  - a poster first settles its previous request (below), checks its
+ *    ssq_ctl_hand): up to SSQ_HAND_REQS requests (a batch), and a word
+ *    EMPTY / POSTED(seq, n) / TAKEN(pos, n) / DONE(pos, n);
+ *    `comb_pending` has a bit per producer with a batch POSTED,
+ *    `comb_role` names the combiner (both hints);
+ *  - a poster whose batch is still POSTED appends to it (A15 read
+ *    POSTED(seq, n), n below SSQ_HAND_REQS, the epoch unchanged, room in
+ *    its completion ring for the whole batch and this one): it writes
+ *    request n, then CASes POSTED(seq, n) -> POSTED(seq, n + 1) (R14b),
+ *    sets its bit (C8) and takes the role if free (C9), as a first post
+ *    does. R14b fails only if a combiner took the batch (C10): the
+ *    request it wrote at n is not in what was taken, and it goes on as a
+ *    first post, after settling the batch (below);
+ *  - otherwise a poster first settles its last batch (below), checks its
  *    completion ring's room, and, alone (L1: the role free and no bit
  *    pending; it takes the role, C9's CAS, and still no bit is pending,
  *    L2), posts the request itself in its own name, its slot untouched,
  *    then lets the role go and looks again (C11, C12) like any combiner
- *    (ssq__combine_lone): a lone poster pays 88 instructions per WQE
+ *    (ssq__combine_lone): a lone poster pays 68 instructions per WQE
  *    more than ssq_post_write (callgrind: scripts/wqe-insns.sh
- *    --post-combined against --post-single), where handing over to
- *    itself cost 275, and it holds the role while it posts, so that
+ *    --post-combined against --post-single: 372 and 304; 81 before
+ *    batches, where settling's look at the slot was a call deeper), where
+ *    handing over to itself cost 275, and it holds the role while it posts, so that
  *    others who come meanwhile hand over to it (without the role they
  *    would find it free and nobody pending, and post alone too: combining
- *    would never start). Otherwise it writes the request,
- *    POSTED (R14), sets its bit (C8), and takes the role if it is free
- *    (C9, or already its from L1): then it combines, its own request
- *    among the others. If the role is held it returns: the holder looks
- *    at the bits again after letting the role go (C11, C12), so a request
- *    POSTED while it held the role is its, or the next holder's, or its
- *    owner's (settling);
- *  - a combiner swaps the pending bits out, reserves one WQEBB per request
- *    POSTED (ssq_reserve's protocol: its record holds the range, so a
- *    combiner that stalls or dies is a holder like any other: ssqd's
- *    deadline, kill, heal), takes each request with a CAS POSTED(seq) ->
- *    TAKEN(pos) (C10; a failed CAS - the owner took it back - leaves a
- *    NOP there), builds and publishes each in its owner's name (the slot's
- *    owner: the router completes it to its owner), stores DONE (R15),
- *    rings once, lets the role go (C11) and looks at the bits again (C12),
- *    for at most SSQ_COMBINE_PASSES passes;
- *  - settling (the owner, at its next combined post, ssq_combine_flush,
- *    ssq_wait, ssq_queue_close or ssq_producer_fini: closing or retiring
- *    posts it first, polling up to 1 s for room): DONE: published;
- *    TAKEN(pos): the publish word at pos says (our id: published; a
- *    healer's NOP: not), or, once pos completed and was reused, our
- *    done_pos - the only wait, on a combiner between its take and its
- *    publish, which ssqd's deadline ends as it ends any reservation,
- *    and which gives up after SSQ_RESERVE_SPINS looks, as ssq_reserve's
- *    wait for room does: -EAGAIN, the request left TAKEN, looked at
- *    again at the next settle (under --stall-ms 0 a stopped combiner is
- *    never killed: settling waited for as long as it was stopped);
- *    still POSTED: the role if it is free
- *    (combine), then, if it is still POSTED (its bit may be gone: a
- *    combiner that swapped it out died before its take, or a reset
- *    zeroed the bits), or at once if the role is held, the request taken
- *    back (C13', a CAS, which fails if a combiner took it meanwhile) and
- *    posted by its owner itself. A request
- *    not published (a healer's NOP, a restart) is posted by its owner
- *    itself too: nothing of the owner's was posted after it, since
- *    nothing is until it is settled. So each request is published once, in
- *    its owner's order.
- * Each owner counts its own `posted` when it settles a WQE published for
+ *    would never start). Otherwise it writes request 0,
+ *    POSTED(seq + 1, 1) (R14), sets its bit (C8), and takes the role if
+ *    it is free (C9, or already its from L1): then it combines, its own
+ *    batch among the others. If the role is held it returns: the holder
+ *    looks at the bits again after letting the role go (C11, C12), so a
+ *    batch POSTED, or appended to, while it held the role is its, or the
+ *    next holder's, or its owner's (settling);
+ *  - a combiner swaps the pending bits out (A14a), reads each word
+ *    (A14b), reserves one WQEBB per request it read (n of each batch
+ *    POSTED(seq, n), fewer if half the ring is reached; ssq_reserve's
+ *    protocol: its record holds the range, so a combiner that stalls or
+ *    dies is a holder like any other: ssqd's deadline, kill, heal), takes
+ *    a prefix of each batch with a CAS POSTED(seq, m >= n) -> TAKEN(pos,
+ *    n) (C10; repeated while its owner appends, m growing; a batch taken
+ *    back or started over - another seq - leaves NOPs there), builds and
+ *    publishes the n requests in order, each in its owner's name (the
+ *    router completes it to its owner), stores DONE(pos, n) once all n
+ *    are published (R15), rings once, lets the role go (C11) and looks at
+ *    the bits again (C12), for at most SSQ_COMBINE_PASSES passes. A
+ *    request it does not build (a client's scribble) is a NOP, and so is
+ *    the rest of that batch, with no DONE: what was published of a batch
+ *    is always a prefix;
+ *  - settling (the owner, at its next combined post that cannot append,
+ *    ssq_combine_flush, ssq_wait, ssq_queue_close or ssq_producer_fini:
+ *    closing or retiring posts it first, polling up to 1 s for room):
+ *    DONE(pos, n): n published; TAKEN(pos, n): position by position, in
+ *    order, the publish word at pos + i says (our id: published; a
+ *    healer's NOP: not, nor anything after it), or, once pos + i
+ *    completed and was reused, our done_pos - the only wait, on a
+ *    combiner between its take and its publish, which ssqd's deadline ends
+ *    as it ends any reservation, and which gives up after
+ *    SSQ_RESERVE_SPINS looks, as ssq_reserve's wait for room does:
+ *    -EAGAIN, the batch left TAKEN, looked at again at the next settle
+ *    (under --stall-ms 0 a stopped combiner is never killed: settling
+ *    waited for as long as it was stopped); the published prefix is
+ *    counted in `posted`, the rest of the batch (not taken, or NOPed by
+ *    a healer: a suffix) is owed, and the word goes EMPTY (A15 then R16);
+ *    still POSTED: the role if it is free (combine), then, if it is still
+ *    POSTED (its bit may be gone: a combiner that swapped it out died
+ *    before its take, or a reset zeroed the bits), or at once if the
+ *    role is held, the batch taken back whole (C13', a CAS, which fails
+ *    if a combiner took it meanwhile) and owed. What is owed the owner
+ *    posts itself from its slot (EMPTY: no combiner reads it), in order,
+ *    before anything else of its: nothing of the owner's was posted after
+ *    it, since nothing is until the batch is settled. So each request is
+ *    published once, in its owner's order.
+ * Each owner counts its own `posted` when it settles WQEs published for
  * it (a lone post: at its publish, as ssq_publish); until then the router
- * may have counted it done (done one ahead, which ssq_ctl_check allows:
- * one request per producer is ever unsettled).
+ * may have counted them done (done up to SSQ_HAND_REQS ahead, which
+ * ssq_ctl_check allows: at most one batch per producer is ever
+ * unsettled, and its room was counted when it was appended to).
  *
  * Posting directly (ssq_post_write, ssq_post_wr, ssq_reserve) on a
  * producer with a request still handed over would pass it: call
@@ -102,16 +123,41 @@ extern "C" {
  */
 #define SSQ_COMBINE_PASSES 8u
 
-/* A request as handed over: see struct ssq_ctl_hand. */
-struct ssq_combine_req {
-	uint64_t laddr, raddr, wr_id, arg;
-	uint32_t lkey, rkey, len;
-	uint8_t opcode, flags;
-};
+/* A request as handed over: see struct ssq_ctl_hand_req. */
+#define SSQ__HAND_V_MASK ((1ull << 58) - 1)
+
+/*
+ * The hand-over word (struct ssq_ctl_hand): @state, @v (a batch's seq, or
+ * its first position) and @n, 1..16, the batch's count (stored less one,
+ * so that a batch of one is v << 2 | state).
+ */
+SSQ_INLINE uint64_t ssq__hand_wordn(uint64_t v, unsigned n, unsigned state)
+{
+	return (uint64_t)(n - 1) << 60 | (v & SSQ__HAND_V_MASK) << 2 | state;
+}
 
 SSQ_INLINE uint64_t ssq__hand_word(uint64_t v, unsigned state)
 {
-	return v << 2 | state;
+	return ssq__hand_wordn(v, 1, state);
+}
+
+SSQ_INLINE uint64_t ssq__hand_v(uint64_t w)
+{
+	return w >> 2 & SSQ__HAND_V_MASK;
+}
+
+/* 1..16: a client may write any; readers clamp it to what they index. */
+SSQ_INLINE unsigned ssq__hand_n(uint64_t w)
+{
+	return (unsigned)(w >> 60) + 1;
+}
+
+/* A NOP in nobody's name at @pos of our reservation: 0, or ssq_publish's -EIO (ssqd
+ * started the queue over). */
+SSQ_INLINE int ssq__publish_nop(struct ssq_producer *p, uint64_t pos)
+{
+	ssq_prep_nop(&p->sq, (uint32_t)pos, ssq_wqe_flags(p, pos, 1, 0));
+	return ssq__publish_as(p, pos, 1, 0, 0, SSQ_OWNER_NONE, 0);
 }
 
 /*
@@ -124,8 +170,9 @@ SSQ_INLINE uint64_t ssq__hand_word(uint64_t v, unsigned state)
  * fails). Returns 1 (published as @owner's), 0 (a NOP) or ssq_publish's
  * -EIO (ssqd started the queue over: nothing published).
  */
-SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_hand *h,
-                                  uint64_t pos, uint32_t owner, int count)
+SSQ_INLINE int ssq__combine_build(struct ssq_producer *p,
+                                  const struct ssq_ctl_hand_req *h, uint64_t pos,
+                                  uint32_t owner, int count)
 {
 	unsigned f = h->flags;
 	uint32_t pi = (uint32_t)pos;
@@ -144,19 +191,50 @@ SSQ_INLINE int ssq__combine_build(struct ssq_producer *p, const struct ssq_ctl_h
 		                h->raddr, h->rkey, h->arg, 0, ce);
 	else
 		built = 0;
-	if (!built) {
-		ssq_prep_nop(&p->sq, pi, ssq_wqe_flags(p, pos, 1, 0));
-		return ssq__publish_as(p, pos, 1, 0, 0, SSQ_OWNER_NONE, 0);
-	}
+	if (!built)
+		return ssq__publish_nop(p, pos);
 	return ssq__publish_as(p, pos, 1, h->wr_id, f, owner, count) ?: 1;
 }
 
 /*
- * The combiner's passes, with the role held (C9 won): every request POSTED
- * whose bit is pending, in one reservation and one doorbell; then the role
- * goes, and comes back for bits set meanwhile, up to SSQ_COMBINE_PASSES
- * times. Returns 0, or ssq_reserve's error (the role let go, the requests
- * left POSTED with their bits).
+ * C10: take a prefix of @cnt requests of producer @id's batch, read as
+ * @w (A14b), for positions [@at, @at + @cnt). While its owner appends the
+ * word moves POSTED(seq, m) -> POSTED(seq, m + 1) (R14b), and the CAS is
+ * tried again on what it found: at most SSQ_HAND_REQS appends, so more
+ * failures are a client scribbling the word, and the prefix is given up.
+ * Returns 1 (taken), 0 (taken back, or another batch: NOPs go there).
+ */
+SSQ_INLINE int ssq__combine_take(struct ssq_producer *p, uint32_t id, uint64_t w,
+                                 uint64_t at, unsigned cnt)
+{
+	uint64_t *word = &p->ctl->producers[id].hand.word, cur = w;
+	unsigned tries;
+
+	for (tries = 0; tries <= SSQ_HAND_REQS; tries++) {
+		if ((cur & 3) != SSQ_HAND_POSTED || ssq__hand_v(cur) != ssq__hand_v(w) ||
+		    ssq__hand_n(cur) < cnt)
+			return 0;
+		SSQ__LINE_W(id == p->id ? SSQ_LINE_HAND_OWN : SSQ_LINE_HAND_OTHER);
+		/*
+		 * C10: acq_rel: the owner's requests (R14, R14b) before our
+		 * reads, and TAKEN(at, cnt) visible to its owner (A15) with the
+		 * positions in it. On failure acquire: the next try's word.
+		 */
+		if (__atomic_compare_exchange_n(word, &cur,
+		                                ssq__hand_wordn(at, cnt, SSQ_HAND_TAKEN),
+		                                0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The combiner's passes, with the role held (C9 won): every batch POSTED
+ * whose bit is pending - a prefix of each, as many requests as its word
+ * said when we read it - in one reservation and one doorbell; then the
+ * role goes, and comes back for bits set meanwhile, up to
+ * SSQ_COMBINE_PASSES times. Returns 0, or ssq_reserve's error (the role
+ * let go, the batches left POSTED with their bits).
  */
 SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 {
@@ -164,40 +242,50 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 	const unsigned max = (p->slot_mask + 1) / 2;
 	uint32_t ids[SSQ_MAX_PRODUCERS], zero;
 	uint64_t words[SSQ_MAX_PRODUCERS];
+	uint8_t cnt[SSQ_MAX_PRODUCERS];
 	unsigned pass;
 
 	for (pass = 1;; pass++) {
 		SSQ__HOOK(SSQ_HOOK_COMBINE_ROLE);
-		/* A14a: pairs with R14 via C8: a bit set means its request is POSTED. */
+		/* A14a: pairs with R14/R14b via C8: a bit set means a batch POSTED. */
 		uint64_t bits =
 		    __atomic_exchange_n(&ctl->comb_pending, 0, __ATOMIC_ACQ_REL);
 		SSQ__LINE_W(SSQ_LINE_COMBINE);
-		uint64_t left = 0, pos = 0;
-		unsigned n = 0, k;
+		uint64_t left = 0, pos = 0, at;
+		unsigned n = 0, total = 0, k, i;
 		int rc;
 
 		while (bits) {
-			uint32_t i = (uint32_t)__builtin_ctzll(bits);
-			/* A14b: pairs with R14: the request's fields before its word. */
-			uint64_t w = __atomic_load_n(&ctl->producers[i].hand.word,
+			uint32_t id = (uint32_t)__builtin_ctzll(bits);
+			/* A14b: pairs with R14/R14b: the requests before the word. */
+			uint64_t w = __atomic_load_n(&ctl->producers[id].hand.word,
 			                             __ATOMIC_ACQUIRE);
+			unsigned c = ssq__hand_n(w);
 
 			bits &= bits - 1;
 			if ((w & 3) != SSQ_HAND_POSTED)
 				continue; /* taken back, or a stale bit */
-			if (n == max) {
-				left |= 1ull << i;
-				continue;
+			/* A count past the slot is a scribble: never index past it. */
+			if (c > SSQ_HAND_REQS)
+				c = SSQ_HAND_REQS;
+			if (total + c > max) {
+				if (total >= max) {
+					left |= 1ull << id;
+					continue;
+				}
+				c = max - total; /* a prefix: the rest is its owner's */
 			}
-			ids[n] = i;
-			words[n++] = w;
+			ids[n] = id;
+			words[n] = w;
+			cnt[n++] = (uint8_t)c;
+			total += c;
 		}
 		if (left) {
 			__atomic_fetch_or(&ctl->comb_pending, left, __ATOMIC_RELEASE);
 			SSQ__LINE_W(SSQ_LINE_COMBINE);
 		}
 		if (n) {
-			rc = ssq__reserve(p, n, 0, &pos);
+			rc = ssq__reserve(p, total, 0, &pos);
 			if (ssq_unlikely(rc)) {
 				uint64_t back = 0;
 
@@ -210,61 +298,62 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				SSQ__LINE_W(SSQ_LINE_COMBINE);
 				return rc;
 			}
-			/*
-			 * C10: take each at its position; acq_rel: the owner's
-			 * fields (R14) before our reads, and TAKEN(pos) visible
-			 * to its owner (A15) with the position in it. A failed
-			 * CAS: the owner took it back; its position gets a NOP.
-			 */
-			for (k = 0; k < n; k++) {
-				uint64_t want = words[k];
-
-				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
-				                            : SSQ_LINE_HAND_OTHER);
-				if (!__atomic_compare_exchange_n(
-				        &ctl->producers[ids[k]].hand.word, &want,
-				        ssq__hand_word(pos + k, SSQ_HAND_TAKEN), 0,
-				        __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			for (k = 0, at = pos; k < n; at += cnt[k], k++)
+				if (!ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
 					ids[k] = SSQ_OWNER_NONE;
-			}
 			SSQ__HOOK(SSQ_HOOK_COMBINE_TAKEN);
-			for (k = 0; k < n; k++) {
-				struct ssq_ctl_hand h;
-				uint64_t taken = ssq__hand_word(pos + k, SSQ_HAND_TAKEN);
+			/*
+			 * Publish in order, each batch's requests in its order: a
+			 * combiner killed or stopped and healed leaves each batch
+			 * a published prefix and a NOPed suffix, which its owner
+			 * posts again, in order (settling).
+			 */
+			for (k = 0, at = pos; k < n; at += cnt[k], k++) {
+				uint64_t taken =
+				    ssq__hand_wordn(at, cnt[k], SSQ_HAND_TAKEN);
+				uint32_t owner = ids[k];
 
-				if (ids[k] == SSQ_OWNER_NONE) {
-					ssq_prep_nop(&p->sq, (uint32_t)(pos + k),
-					             ssq_wqe_flags(p, pos + k, 1, 0));
-					if (ssq_unlikely(ssq__publish_as(
-					        p, pos + k, 1, 0, 0, SSQ_OWNER_NONE, 0)))
-						break;
-					continue;
+				for (i = 0; i < cnt[k]; i++) {
+					struct ssq_ctl_hand_req h;
+
+					if (owner == SSQ_OWNER_NONE) {
+						if (ssq_unlikely(
+						        ssq__publish_nop(p, at + i)))
+							goto voided;
+						continue;
+					}
+					/* Ours to read: its owner leaves a prefix TAKEN
+					 * alone. */
+					__builtin_memcpy(
+					    &h, &ctl->producers[owner].hand.req[i],
+					    sizeof(h));
+					rc = ssq__combine_build(p, &h, at + i, owner, 0);
+					if (k == 0 && i == 0)
+						SSQ__HOOK(SSQ_HOOK_COMBINE_BUILT);
+					if (ssq_unlikely(rc < 0))
+						goto voided; /* owners see the epoch move
+						              */
+					if (ssq_unlikely(!rc))
+						owner =
+						    SSQ_OWNER_NONE; /* NOPs to its end */
 				}
-				/* Ours to read: its owner leaves it alone while TAKEN. */
-				__builtin_memcpy(&h, &ctl->producers[ids[k]].hand,
-				                 sizeof(h));
-				rc = ssq__combine_build(p, &h, pos + k, ids[k], 0);
-				if (k == 0)
-					SSQ__HOOK(SSQ_HOOK_COMBINE_BUILT);
-				if (ssq_unlikely(rc < 0))
-					break; /* void: owners see the epoch move */
-				if (!rc)
+				if (owner == SSQ_OWNER_NONE)
 					continue;
 				/*
-				 * R15: after the publish (R1a); pairs with A15 (the
-				 * owner counts it when it settles). A CAS: an owner
-				 * that learned the outcome from the publish word may
-				 * have moved on.
+				 * R15: after the last publish (R1a); pairs with A15
+				 * (the owner counts them when it settles). A CAS: an
+				 * owner that learned the outcome from the publish
+				 * words may have moved on.
 				 */
-				SSQ__LINE_W(ids[k] == p->id ? SSQ_LINE_HAND_OWN
-				                            : SSQ_LINE_HAND_OTHER);
+				SSQ__LINE_W(owner == p->id ? SSQ_LINE_HAND_OWN
+				                           : SSQ_LINE_HAND_OTHER);
 				__atomic_compare_exchange_n(
-				    &ctl->producers[ids[k]].hand.word, &taken,
-				    ssq__hand_word(pos + k, SSQ_HAND_DONE), 0,
+				    &ctl->producers[owner].hand.word, &taken,
+				    ssq__hand_wordn(at, cnt[k], SSQ_HAND_DONE), 0,
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 			}
-			if (ssq_likely(k == n))
-				ssq_submit(p);
+			ssq_submit(p);
+		voided:;
 		}
 		/*
 		 * C11: let the role go, then C12: look at the bits. seq_cst
@@ -288,20 +377,19 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 }
 
 /*
- * The request TAKEN at @pos (word @w): 1 published, 0 not (a healer's NOP
- * took its place, or the queue was started over), -1 not known yet. The
- * combiner's DONE is the common answer; the rest is for a combiner that
- * died or stopped between taking and DONE.
+ * Request @i of the batch TAKEN at @pos - @i (so at @pos): 1 published
+ * for us, 0 not (a healer's NOP took its place, or the queue was started
+ * over), -1 not known yet. For a combiner that died or stopped between
+ * taking and DONE.
  */
-SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t epoch)
+SSQ_INLINE int ssq__hand_outcome_at(struct ssq_producer *p, uint64_t pos, unsigned i,
+                                    uint32_t epoch)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_producer *me = p->me;
-	uint64_t pos = w >> 2, seq, completed, done_pos;
+	uint64_t seq, completed, done_pos;
 	uint32_t owner;
 
-	if ((w & 3) == SSQ_HAND_DONE)
-		return 1;
 	/* A1d: pairs with R1a/R1b: the slot's owner before its publish word. */
 	seq = __atomic_load_n(&ssq__slot(p, pos)->seq, __ATOMIC_ACQUIRE);
 	SSQ__HOOK(SSQ_HOOK_OUTCOME_SEQ);
@@ -322,7 +410,9 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 	owner = __atomic_load_n(&ssq__slot(p, pos)->owner, __ATOMIC_ACQUIRE); /* A1e */
 	/*
 	 * A3e: pairs with R3: past `completed` the router counted the WQE at
-	 * pos, as ours (done_pos, R6, before R3) or as nobody's.
+	 * pos, as ours (done_pos, R6, before R3) or as nobody's. done_pos
+	 * past pos means pos was ours: what follows a NOP of the batch is
+	 * NOPs too, and nothing else of ours is published until we settle.
 	 */
 	completed = __atomic_load_n(&ctl->completed, __ATOMIC_ACQUIRE);
 	done_pos = __atomic_load_n(&me->done_pos, __ATOMIC_ACQUIRE);
@@ -330,12 +420,13 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 	 * The epoch last (A8: pairs with R8c/R8d: a reset or rebuild moves it
 	 * before READY, before anyone publishes into the new positions): if
 	 * it did not move, everything read above is of our pass. If it did,
-	 * a reset drained the queue first (ours completed, and counted in
-	 * `done`, or it was a NOP); a rebuild set done = posted, so the
-	 * answer is "not", as for a reservation it voids.
+	 * a reset drained the queue first (the batch's published prefix
+	 * completed, and counted in `done`, the rest NOPs); a rebuild set
+	 * done = posted, so the answer is "not", as for a reservation it
+	 * voids.
 	 */
 	if (__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch)
-		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted;
+		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted + i;
 	/* Ours at pos: nobody else publishes in our name until we settle. */
 	if (seq == pos + 1 && owner == p->id)
 		return 1;
@@ -348,38 +439,86 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 }
 
 /*
- * Post handed-over request @h (this producer's own slot, settled: no
- * combiner reads it) itself: reserve, build, publish (counted in our
- * `posted`), submit. Returns 0, or ssq_reserve's or ssq_publish's error
- * (nothing posted), or -EINVAL (the slot no longer holds a request we
- * build: a scribble; the NOP in its place is nobody's).
+ * The batch a combiner took (word @w, TAKEN or DONE): how many of it, from
+ * its first, were published for us (a combiner publishes in order, and
+ * what a healer NOPs after its death is a suffix), or -1 if not known yet.
+ * The count is clamped to our own (the word is client-writable): never
+ * more counted in `posted` than we handed over.
  */
-SSQ_INLINE int ssq__hand_post_direct(struct ssq_producer *p, const struct ssq_ctl_hand *h)
+SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t epoch)
 {
-	uint64_t pos;
-	int rc = ssq_reserve(p, 1, &pos);
+	unsigned n = ssq__hand_n(w), i;
+	int rc;
 
-	if (ssq_unlikely(rc))
-		return rc;
-	rc = ssq__combine_build(p, h, pos, p->id, 1);
-	if (ssq_unlikely(rc <= 0))
-		return rc ?: -EINVAL;
-	ssq_submit(p);
+	if (n > p->hand_n)
+		n = p->hand_n;
+	if ((w & 3) == SSQ_HAND_DONE)
+		return (int)n;
+	for (i = 0; i < n; i++) {
+		rc = ssq__hand_outcome_at(p, ssq__hand_v(w) + i, i, epoch);
+		if (rc < 0)
+			return -1;
+		if (!rc)
+			break;
+	}
+	return (int)i;
+}
+
+/*
+ * Post what we owe (req[owe_lo, owe_lo + hand_owed) of our slot, EMPTY:
+ * no combiner reads it) ourselves, in order: one reservation and one
+ * doorbell per half ring. Each published request leaves the debt as it
+ * goes, so an error leaves the rest owed, first. Returns 0, ssq_reserve's
+ * or ssq_publish's error, or -EINVAL (a request we do not build: a
+ * scribble of our slot; the NOPs in its place and after it are nobody's,
+ * and it stays owed).
+ */
+SSQ_INLINE int ssq__hand_post_direct(struct ssq_producer *p)
+{
+	struct ssq_ctl_hand *h = &p->me->hand;
+	const unsigned max = (p->slot_mask + 1) / 2;
+
+	while (p->hand_owed) {
+		unsigned n = p->hand_owed < max ? p->hand_owed : max, i;
+		uint64_t pos;
+		int rc = ssq_reserve(p, n, &pos);
+
+		if (ssq_unlikely(rc))
+			return rc;
+		for (i = 0; i < n; i++) {
+			struct ssq_ctl_hand_req r = h->req[p->owe_lo];
+
+			rc = ssq__combine_build(p, &r, pos + i, p->id, 1);
+			if (ssq_unlikely(rc < 0))
+				return rc; /* started over: the rest is void */
+			if (ssq_unlikely(!rc)) {
+				/* Not ours to build: the reservation filled with NOPs. */
+				while (++i < n)
+					if (ssq__publish_nop(p, pos + i))
+						return -EIO;
+				ssq_submit(p);
+				return -EINVAL;
+			}
+			p->owe_lo++;
+			p->hand_owed--;
+		}
+		ssq_submit(p);
+	}
 	return 0;
 }
 
 /*
- * Settle this producer's last request handed over (see the protocol
- * above): on return 0 its slot is EMPTY and the request is published, by
- * a combiner or by us. Otherwise the error of posting it ourselves
- * (ssq_reserve's -EAGAIN, -EIO, -ENOTCONN): it stays ours to post
- * (hand_owed), first, at the next settle; or -EAGAIN when a combiner that
- * took it (C10) has not published it within SSQ_RESERVE_SPINS looks: it
- * stays TAKEN, in the combiner's hands, and the next settle looks again.
- * That wait is bounded as ssq_reserve's wait for room is, not by ssqd's
- * --stall-ms alone: under --stall-ms 0 ssqd never kills a stopped
- * combiner, and this wait spun for as long as it was stopped, in the
- * owner's next combined post, ssq_combine_flush and ssq_producer_fini
+ * Settle this producer's last batch handed over (see the protocol above):
+ * on return 0 its slot is EMPTY and every request of it is published, by a
+ * combiner or by us. Otherwise the error of posting ourselves what we owe
+ * (ssq_reserve's -EAGAIN, -EIO, -ENOTCONN): it stays ours to post, first,
+ * at the next settle; or -EAGAIN when a combiner that took it (C10) has
+ * not published it within SSQ_RESERVE_SPINS looks: it stays TAKEN, in the
+ * combiner's hands, and the next settle looks again. That wait is bounded
+ * as ssq_reserve's wait for room is, not by ssqd's --stall-ms alone: under
+ * --stall-ms 0 ssqd never kills a stopped combiner, and this wait spun for
+ * as long as it was stopped, in the owner's next combined post,
+ * ssq_combine_flush and ssq_producer_fini
  * (test_ssq_combine_adv_taken_stop.c).
  */
 SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
@@ -396,12 +535,12 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 
 		switch (w & 3) {
 		case SSQ_HAND_EMPTY:
-			if (ssq_likely(!p->hand_owed))
-				return 0;
-			rc = ssq__hand_post_direct(p, h);
-			if (ssq_unlikely(rc))
-				return rc;
-			p->hand_owed = 0;
+			if (ssq_unlikely(p->hand_owed)) {
+				rc = ssq__hand_post_direct(p);
+				if (ssq_unlikely(rc))
+					return rc;
+			}
+			p->hand_n = 0;
 			return 0;
 		case SSQ_HAND_POSTED:
 			/*
@@ -429,8 +568,10 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			/* C13': against a combiner's C10, the same word. */
 			if (__atomic_compare_exchange_n(
-			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-				p->hand_owed = 1;
+			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				p->owe_lo = 0;
+				p->hand_owed = p->hand_n;
+			}
 			continue;
 		default:
 			rc = ssq__hand_outcome(p, w, p->hand_epoch);
@@ -449,15 +590,14 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			/*
 			 * Counted before the word is EMPTY again (a late DONE CAS
 			 * fails on it): a producer that dies between the two
-			 * leaves its WQE either in `posted` or in a TAKEN/DONE
+			 * leaves its WQEs either in `posted` or in a TAKEN/DONE
 			 * word, so ssq_ctl_claim reuses the record only once the
-			 * router counted it. Not published (a healer's NOP, a
-			 * restart): ours to post, still first in our order.
+			 * router counted them. The rest (not taken, or a
+			 * healer's NOPs): ours to post, still first in our order.
 			 */
-			if (rc)
-				p->me->posted++;
-			else
-				p->hand_owed = 1;
+			p->me->posted += (unsigned)rc;
+			p->owe_lo = (uint32_t)rc;
+			p->hand_owed = p->hand_n - (uint32_t)rc;
 			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			continue;
@@ -472,7 +612,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
  * but from @r, the hand-over slot untouched (EMPTY) and our bit clear;
  * then let the role go and look again (C11, C12), as any combiner does.
  * Why every guarantee holds:
- *  - exactly once, in our order: our previous request is settled (its
+ *  - exactly once, in our order: our previous batch is settled (its
  *    slot EMPTY, nothing owed) before L1, so nothing of ours is
  *    unpublished ahead of @r, and @r is in no slot for a combiner to take
  *    or for us to settle: published here (counted in our `posted` at its
@@ -491,26 +631,22 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
  *    request is nobody's to post; ssq_ctl_mark_dead finds our slot EMPTY.
  *    Stopped with the role alone (before the reservation or after the
  *    publish), we hold nothing anyone waits on: posters hand over and
- *    take their requests back when they settle, as with any combiner;
+ *    take their batches back when they settle, as with any combiner;
  *  - ssqd reads nothing new: the hand-over slot is not written.
  * Returns 0 (posted: it completes to @p as ssq_post_* would) or
  * ssq_reserve's or ssq_publish's error (nothing posted, nothing handed
  * over).
  */
-SSQ_INLINE int ssq__combine_lone(struct ssq_producer *p, const struct ssq_combine_req *r)
+SSQ_INLINE int ssq__combine_lone(struct ssq_producer *p, const struct ssq_ctl_hand_req *r)
 {
 	struct ssq_ctl *ctl = p->ctl;
-	/* Local: the compiler keeps its fields in registers. */
-	const struct ssq_ctl_hand h = { 0,         r->laddr, r->raddr, r->wr_id,
-		                        r->arg,    r->lkey,  r->rkey,  r->len,
-		                        r->opcode, r->flags, 0 };
 	uint64_t pos;
 	uint32_t zero = 0;
 	int rc = ssq_reserve(p, 1, &pos);
 
 	if (ssq_likely(!rc)) {
 		SSQ__HOOK(SSQ_HOOK_COMBINE_LONE);
-		rc = ssq__combine_build(p, &h, pos, p->id, 1);
+		rc = ssq__combine_build(p, r, pos, p->id, 1);
 		if (ssq_likely(rc > 0)) {
 			ssq_submit(p);
 			rc = 0;
@@ -535,16 +671,16 @@ SSQ_INLINE int ssq__combine_lone(struct ssq_producer *p, const struct ssq_combin
 }
 
 /*
- * ssq_combine_flush - settle this producer's last combined request: on 0
- * it is published (by a combiner, or by this call), and nothing of @p's
- * is left handed over. Call it before posting directly on @p, and before
- * waiting for completions by spinning on ssq_poll. Never waits for a
- * combiner to take the request; waits (polling the CQ) only for one that
- * took it to publish it, for at most SSQ_RESERVE_SPINS looks (ssqd's
+ * ssq_combine_flush - settle this producer's last combined requests: on 0
+ * they are published (by a combiner, or by this call), and nothing of
+ * @p's is left handed over. Call it before posting directly on @p, and
+ * before waiting for completions by spinning on ssq_poll. Never waits for
+ * a combiner to take them; waits (polling the CQ) only for one that took
+ * them to publish them, for at most SSQ_RESERVE_SPINS looks (ssqd's
  * --stall-ms, when not 0, kills a combiner stopped that long). Returns 0,
- * or as ssq_reserve (-EAGAIN: poll completions and call it again; the
- * request is still this producer's to post, and goes first; or still in
- * the hands of a combiner that took it and has not published it yet).
+ * or as ssq_reserve (-EAGAIN: poll completions and call it again; what is
+ * left is still this producer's to post, and goes first; or still in the
+ * hands of a combiner that took it and has not published it yet).
  */
 SSQ_INLINE int ssq_combine_flush(struct ssq_producer *p)
 {
@@ -554,14 +690,88 @@ SSQ_INLINE int ssq_combine_flush(struct ssq_producer *p)
 }
 
 /*
- * Hand @r over to whoever combines, after settling the last one. Returns
- * 0 (handed over, or published: it completes to @p as ssq_post_* would),
- * or -EAGAIN (no room in this producer's completion ring, or settling the
- * last request found none, or found it still unpublished in the hands of
- * the combiner that took it), -EIO, -ENOTCONN, -EINVAL: @r not handed
- * over.
+ * C8 then C9 (a batch of ours just POSTED or appended to): our bit, then
+ * the role if it is free (or already ours, @role: L1 found bits pending),
+ * and combine with it. Returns ssq__combine's, or 0 (the role held: its
+ * holder looks at the bits again after letting go, C11/C12).
  */
-SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combine_req *r)
+SSQ_INLINE int ssq__combine_kick(struct ssq_producer *p, int role)
+{
+	struct ssq_ctl *ctl = p->ctl;
+	uint32_t zero = 0;
+
+	/* C8: the bit, against C11/C12 (see ssq__combine). */
+	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
+	SSQ__LINE_W(SSQ_LINE_COMBINE);
+	/* C9: against C11/C12. Ours already (L1): our C8 is before our C11. */
+	if (role || (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
+	             (SSQ__LINE_W(SSQ_LINE_COMBINE),
+	              __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
+	                                          __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))))
+		return ssq__combine(p);
+	return 0;
+}
+
+/*
+ * Append @r to our batch, read POSTED as @w (A15), if nobody took it: 1
+ * (appended: request hand_n, then R14b, C8, C9), or 0 (not: a full slot,
+ * a word not as we left it, the epoch moved since the batch began, no
+ * room in our completion ring for the batch and @r, or R14b lost to a
+ * combiner's C10; then @r is posted as a first request after settling,
+ * and what we wrote at hand_n is nobody's: outside every prefix taken).
+ */
+SSQ_INLINE int ssq__hand_append(struct ssq_producer *p, uint64_t w,
+                                const struct ssq_ctl_hand_req *r)
+{
+	struct ssq_ctl_producer *me = p->me;
+	unsigned n = p->hand_n;
+	int64_t mine;
+
+	/*
+	 * A8 (pairs with R8c/R8d): a batch is read against the epoch it began
+	 * in (ssq__hand_outcome); one that a reset or rebuild passed gets
+	 * nothing more, so its outcome is read against one epoch.
+	 */
+	if (n >= SSQ_HAND_REQS || ssq__hand_n(w) != n || p->hand_owed ||
+	    __atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) != p->hand_epoch)
+		return 0;
+	/*
+	 * Room in our completion ring, as ssq_reserve counts it (A5b, A6a),
+	 * the batch's n counted as posted: the router may have counted some
+	 * of them done already (signed: `done` up to n ahead of `posted`).
+	 */
+	mine = (int64_t)(me->posted + n - __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) +
+	                 (__atomic_load_n(&me->comp_head, __ATOMIC_ACQUIRE) -
+	                  me->comp_tail));
+	if (mine + 1 > (int64_t)p->comp_mask + 1)
+		return 0;
+	me->hand.req[n] = *r;
+	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
+	/*
+	 * R14b: request n before POSTED(seq, n + 1); pairs with A14b and C10
+	 * (a combiner). Fails only on a combiner's C10 (TAKEN: a prefix of at
+	 * most n, never request n) or a client's scribble.
+	 */
+	if (!__atomic_compare_exchange_n(
+	        &me->hand.word, &w,
+	        ssq__hand_wordn(ssq__hand_v(w), n + 1, SSQ_HAND_POSTED), 0,
+	        __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0;
+	p->hand_n = n + 1;
+	/* A combiner may have swapped our bit out before R14b: set it again. */
+	(void)ssq__combine_kick(p, 0);
+	return 1;
+}
+
+/*
+ * Hand @r over to whoever combines: appended to our batch if it is still
+ * POSTED, else after settling the last one. Returns 0 (handed over, or
+ * published: it completes to @p as ssq_post_* would), or -EAGAIN (no room
+ * in this producer's completion ring, or settling the last batch found
+ * none, or found it still unpublished in the hands of the combiner that
+ * took it), -EIO, -ENOTCONN, -EINVAL: @r not handed over.
+ */
+SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_hand_req *r)
 {
 	struct ssq_ctl *ctl = p->ctl;
 	struct ssq_ctl_producer *me = p->me;
@@ -575,9 +785,15 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 		return -ENOTCONN;
 	if (ssq_unlikely(me->state != SSQ_PROD_IDLE))
 		return -EINVAL;
-	rc = ssq__hand_settle(p);
-	if (ssq_unlikely(rc))
-		return rc;
+	/* A15: pairs with C10 (TAKEN), R15 (DONE), as in settling. */
+	w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
+	if (ssq_unlikely(w || p->hand_owed)) {
+		if ((w & 3) == SSQ_HAND_POSTED && ssq__hand_append(p, w, r))
+			return 0;
+		rc = ssq__hand_settle(p);
+		if (ssq_unlikely(rc))
+			return rc;
+	}
 	/*
 	 * Room in our completion ring, as ssq_reserve counts it (A5b, A6a):
 	 * exact, as nothing of ours is unsettled now.
@@ -620,37 +836,19 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_combin
 	}
 	/* The epoch its outcome is read against (ssq__hand_outcome). */
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
-	h->laddr = r->laddr;
-	h->raddr = r->raddr;
-	h->wr_id = r->wr_id;
-	h->arg = r->arg;
-	h->lkey = r->lkey;
-	h->rkey = r->rkey;
-	h->len = r->len;
-	h->opcode = r->opcode;
-	h->flags = r->flags;
+	h->req[0] = *r;
+	p->hand_n = 1;
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
-	/* R14: the request before POSTED; pairs with A14a/A14b (a combiner). */
+	/* R14: request 0 before POSTED(seq, 1); pairs with A14a/A14b (a combiner). */
 	__atomic_store_n(&h->word, w, __ATOMIC_RELEASE);
 	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
-	/* C8: the bit, against C11/C12 (see ssq__combine). */
-	__atomic_fetch_or(&ctl->comb_pending, 1ull << p->id, __ATOMIC_SEQ_CST);
-	SSQ__LINE_W(SSQ_LINE_COMBINE);
-	zero = 0;
-	/*
-	 * C9: against C11/C12. Held: its holder looks again after letting go.
-	 * Ours already (L1 found bits pending): our C8 is before our C11.
-	 */
-	if (role || (__atomic_load_n(&ctl->comb_role, __ATOMIC_SEQ_CST) == 0 &&
-	             (SSQ__LINE_W(SSQ_LINE_COMBINE),
-	              __atomic_compare_exchange_n(&ctl->comb_role, &zero, p->id + 1, 0,
-	                                          __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)))) {
-		rc = ssq__combine(p);
-		/* Failed with ours not taken: not handed over after all. */
-		if (ssq_unlikely(rc) &&
-		    __atomic_compare_exchange_n(&h->word, &w, 0, 0, __ATOMIC_RELAXED,
-		                                __ATOMIC_RELAXED))
-			return rc;
+	rc = ssq__combine_kick(p, role);
+	/* Failed with ours not taken (C13'): not handed over after all. */
+	if (ssq_unlikely(rc) &&
+	    __atomic_compare_exchange_n(&h->word, &w, 0, 0, __ATOMIC_RELAXED,
+	                                __ATOMIC_RELAXED)) {
+		p->hand_n = 0;
+		return rc;
 	}
 	return 0;
 }
@@ -669,9 +867,10 @@ SSQ_INLINE int ssq_post_write_combined(struct ssq_producer *p, uint64_t laddr,
                                        uint32_t lkey, uint32_t len, uint64_t raddr,
                                        uint32_t rkey, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_combine_req r = { laddr,         raddr, wr_id, 0,
-		                     lkey,          rkey,  len,   MLX5_OPCODE_RDMA_WRITE,
-		                     (uint8_t)flags };
+	struct ssq_ctl_hand_req r = {
+		laddr,          raddr, wr_id, 0, lkey, rkey, len, MLX5_OPCODE_RDMA_WRITE,
+		(uint8_t)flags, 0
+	};
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
@@ -687,9 +886,9 @@ SSQ_INLINE int ssq_post_fetch_add_combined(struct ssq_producer *p, uint64_t ladd
                                            uint32_t lkey, uint64_t raddr, uint32_t rkey,
                                            uint64_t add, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_combine_req r = { laddr,         raddr, wr_id, add,
-		                     lkey,          rkey,  8,     MLX5_OPCODE_ATOMIC_FA,
-		                     (uint8_t)flags };
+	struct ssq_ctl_hand_req r = { laddr,          raddr, wr_id, add,
+		                      lkey,           rkey,  8,     MLX5_OPCODE_ATOMIC_FA,
+		                      (uint8_t)flags, 0 };
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags)))
 		return -EINVAL;
@@ -704,8 +903,8 @@ SSQ_INLINE int ssq_post_send_combined(struct ssq_producer *p, uint8_t opcode,
                                       uint64_t laddr, uint32_t lkey, uint32_t len,
                                       __be32 imm, uint64_t wr_id, unsigned flags)
 {
-	struct ssq_combine_req r = { laddr, 0,   wr_id,  (uint64_t)imm, lkey,
-		                     0,     len, opcode, (uint8_t)flags };
+	struct ssq_ctl_hand_req r = { laddr, 0,   wr_id,  (uint64_t)imm,  lkey,
+		                      0,     len, opcode, (uint8_t)flags, 0 };
 
 	if (ssq_unlikely(!ssq_wqe_flags_valid(flags) ||
 	                 (opcode != MLX5_OPCODE_SEND && opcode != MLX5_OPCODE_SEND_IMM)))

@@ -138,12 +138,18 @@ struct ssq_producer {
 	 * ssq_wait bumps and wakes it when its queue's send CQ needs arming.
 	 */
 	uint32_t *arm_seq;
-	/* The sequence of this producer's last hand-over (<ssq/combine.h>). */
+	/* The sequence of this producer's last batch handed over (<ssq/combine.h>). */
 	uint64_t hand_seq;
 	/* The epoch it was handed over in: its outcome is read against it. */
 	uint32_t hand_epoch;
-	/* 1: the request in our slot (EMPTY) is ours to post ourselves, first. */
+	/*
+	 * Requests of our slot not yet settled: in the open batch (POSTED,
+	 * TAKEN or DONE), or owed: req[owe_lo, owe_lo + hand_owed) of our slot
+	 * (EMPTY, so no combiner reads it) are ours to post ourselves, first.
+	 */
+	uint32_t hand_n;
 	uint32_t hand_owed;
+	uint32_t owe_lo;
 };
 
 /* The control block's layout and the inline calls' internals. */
@@ -319,9 +325,10 @@ SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned co
 		if (ssq_unlikely(state != SSQ_CTL_READY))
 			return state == SSQ_CTL_RESTARTING ? -EAGAIN : -EIO;
 		/*
-		 * Signed: a combiner (comp_wqebbs 0) whose own handed-over WQE
-		 * completed before it settled it counts done one ahead of
-		 * posted (<ssq/combine.h>), so `mine` is -1 then; unsigned, it
+		 * Signed: a combiner (comp_wqebbs 0) whose own handed-over WQEs
+		 * completed before it settled them counts done up to
+		 * SSQ_HAND_REQS ahead of posted (<ssq/combine.h>), so `mine`
+		 * is negative then; unsigned, it
 		 * never found room, and its next passes left the others'
 		 * requests POSTED after SSQ_RESERVE_SPINS. Everyone else
 		 * reserves with nothing of theirs unsettled: `mine` is exact.

@@ -88,12 +88,8 @@ struct ssq_ctl_slot {
 
 /*
  * A request handed over for combining (<ssq/combine.h>): one WQEBB's WQE.
- * `word` says where it is: SSQ_HAND_* in its low 2 bits, above them the
- * owner's request sequence (POSTED: a CAS from a stale request fails) or
- * the position it was given (TAKEN, DONE).
  */
-struct ssq_ctl_hand {
-	uint64_t word;
+struct ssq_ctl_hand_req {
 	uint64_t laddr;
 	uint64_t raddr;
 	uint64_t wr_id;
@@ -106,12 +102,37 @@ struct ssq_ctl_hand {
 	uint16_t reserved;
 };
 
+/*
+ * Requests one hand-over slot holds: a batch its owner appends to while no
+ * combiner took it (<ssq/combine.h>). Each unsettled request of a producer
+ * may have completed before its owner counts it in `posted`: `done` runs
+ * up to SSQ_HAND_REQS ahead (ssq_ctl_check).
+ */
+#define SSQ_HAND_REQS 8u
+
+/*
+ * A producer's hand-over slot: a batch of requests and the word that says
+ * where it is. `word`: SSQ_HAND_* in its low 2 bits; above them (58 bits)
+ * the owner's batch sequence (POSTED: a CAS from a stale batch fails) or
+ * the position of its first request (TAKEN, DONE); in the top 4 bits the
+ * batch's count less one (POSTED: requests appended; TAKEN, DONE: the
+ * prefix taken). A batch of one is therefore the word of one request
+ * (v << 2 | state). The word is client-writable: ssqd reads it only
+ * through ssq_ctl_hand_out's bounds and C13's CAS, never as an index.
+ */
+struct ssq_ctl_hand {
+	uint64_t word;
+	struct ssq_ctl_hand_req req[SSQ_HAND_REQS];
+	/* The record to whole lines: the next record's first line is its own. */
+	uint8_t pad[SSQ_CACHELINE - 16];
+};
+
 /* Hand-over states (the low bits of ssq_ctl_hand.word). */
 enum {
 	SSQ_HAND_EMPTY = 0,
-	SSQ_HAND_POSTED = 1, /* owner: take it (word = seq << 2 | 1) */
-	SSQ_HAND_TAKEN = 2,  /* a combiner holds it for position word >> 2 */
-	SSQ_HAND_DONE = 3,   /* published at position word >> 2 */
+	SSQ_HAND_POSTED = 1, /* owner: take a prefix of them (seq, count) */
+	SSQ_HAND_TAKEN = 2,  /* a combiner holds a prefix for positions (pos, count) */
+	SSQ_HAND_DONE = 3,   /* that prefix published from position pos on */
 };
 
 /* One per producer, written by the producer except where marked. */
@@ -136,10 +157,12 @@ struct ssq_ctl_producer {
 	/* Owner-written. */
 	uint64_t comp_tail; /* completions consumed */
 	/*
-	 * The hand-over slot (<ssq/combine.h>): a request this producer asks
+	 * The hand-over slot (<ssq/combine.h>): requests this producer asks
 	 * whoever combines to post for it. Written by the owner, taken by a
 	 * combiner (CAS on `word`), never trusted by ssqd (ssq_ctl_claim
-	 * only compares a TAKEN position with the queue's counters).
+	 * only compares a TAKEN range, clamped, with the queue's counters).
+	 * Its word and first request share comp_tail's line, as when a slot
+	 * held one request: a batch of one touches no more lines.
 	 */
 	struct ssq_ctl_hand hand;
 };
@@ -208,8 +231,13 @@ SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_slot) == 32, "slot is 32 bytes");
 SSQ_STATIC_ASSERT(sizeof(struct ssq_completion) == 32, "completion is 32 bytes");
 SSQ_STATIC_ASSERT(sizeof(enum ibv_wc_opcode) == 4, "ibv_wc_opcode is an int");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_completion, opcode) == 20, "completion opcode");
-SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand) == SSQ_CACHELINE - 8, "hand-over slot");
-SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 3 * SSQ_CACHELINE, "producer lines");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand_req) == 48, "hand-over request");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_hand) == 7 * SSQ_CACHELINE - 8, "hand-over slot");
+SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl_producer, hand) == 2 * SSQ_CACHELINE + 8,
+                  "hand-over word and first request on comp_tail's line");
+SSQ_STATIC_ASSERT(sizeof(struct ssq_ctl_producer) == 9 * SSQ_CACHELINE, "producer lines");
+SSQ_STATIC_ASSERT(SSQ_HAND_REQS <= 16,
+                  "a batch's count less one fits the word's top 4 bits");
 SSQ_STATIC_ASSERT(SSQ_MAX_PRODUCERS <= 64, "comb_pending has a bit per producer");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, reserve) == 1 * SSQ_CACHELINE, "reserve line");
 SSQ_STATIC_ASSERT(offsetof(struct ssq_ctl, comb_pending) == 2 * SSQ_CACHELINE,

@@ -142,11 +142,12 @@ int ssq_ctl_claim(struct ssq_ctl *ctl, uint32_t pid, uint32_t skip_id);
 int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id);
 
 /*
- * ssq_ctl_hand_out - 1 while record @id's last combined request
- * (<ssq/combine.h>) is TAKEN by a combiner (its WQE maybe not written yet)
- * or published in its name (DONE) at a position inside [completed,
- * reserve): a WQE carrying the keys of the record's owner may still reach
- * the device, whether or not that owner still lives. Else 0 (and for an
+ * ssq_ctl_hand_out - 1 while record @id's last combined batch
+ * (<ssq/combine.h>) is TAKEN by a combiner (its WQEs maybe not written
+ * yet) or published in its name (DONE) with a position inside [completed,
+ * reserve) (its count clamped to SSQ_HAND_REQS, its end to reserve): a
+ * WQE carrying the keys of the record's owner may still reach the device,
+ * whether or not that owner still lives. Else 0 (and for an
  * id out of range). The word is client-writable: a hint for how long to
  * keep what the owner's keys name (ssqd: until the queue passes its
  * death), never an index or a count.

@@ -191,13 +191,14 @@ static int check_record(const struct ssq_producer *h, uint32_t i, char *why,
 		    (unsigned long long)head, (unsigned long long)tail);
 	/*
 	 * WQEs in flight (posted by the owner, done by the router): at most
-	 * comp_entries, and done at most one ahead (a producer that died
-	 * between its publish and counting it).
+	 * comp_entries, and done at most SSQ_HAND_REQS ahead (a batch of
+	 * combined requests published for a producer that counts them when
+	 * it settles, or died before: <ssq/combine.h>).
 	 */
 	posted = __atomic_load_n(&rec->posted, __ATOMIC_ACQUIRE);
 	done = __atomic_load_n(&rec->done, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&rec->posted, __ATOMIC_ACQUIRE) == posted &&
-	    (done > posted + 1 ||
+	    (done > posted + SSQ_HAND_REQS ||
 	     (done <= posted && posted - done > (uint64_t)h->comp_mask + 1)))
 		BAD("record %u: posted %llu, done %llu", i, (unsigned long long)posted,
 		    (unsigned long long)done);

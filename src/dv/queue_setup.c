@@ -164,7 +164,8 @@ int ssq_producer_fini(struct ssq_producer *p)
 
 int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 {
-	uint64_t w, c, res;
+	uint64_t w, c, res, pos, end;
+	unsigned n;
 
 	if (!ctl || id >= SSQ_MAX_PRODUCERS)
 		return 0;
@@ -173,17 +174,28 @@ int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 	res = __atomic_load_n(&ctl->reserve, __ATOMIC_ACQUIRE);
 	if ((w & 3) != SSQ_HAND_TAKEN && (w & 3) != SSQ_HAND_DONE)
 		return 0;
-	return (w >> 2) >= c && (w >> 2) < res;
+	/*
+	 * A batch: positions [pos, pos + n), any of them inside. The count is
+	 * clamped to a slot's (a client may write 16), the position is 58
+	 * bits: no sum wraps, nothing is indexed. Positions at or past
+	 * `reserve` were never reserved, so never reach the device: a count
+	 * scribbled past it holds nothing once the queue completes what was
+	 * reserved (a quiet queue never completes further).
+	 */
+	pos = ssq__hand_v(w);
+	n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
+	end = pos + n < res ? pos + n : res;
+	return pos < res && end > c;
 }
 
 /*
  * May retired record @r (id @id) go to someone else as far as its
- * hand-over slot goes (<ssq/combine.h>)? A request still POSTED is taken
+ * hand-over slot goes (<ssq/combine.h>)? A batch still POSTED is taken
  * back (the CAS fails if a combiner takes it first: then not yet). One a
  * combiner took (or published: DONE, which its owner had not counted in
- * `posted`) for a position not yet completed is not (ssq_ctl_hand_out):
+ * `posted`) with a position not yet completed is not (ssq_ctl_hand_out):
  * it would complete in the new owner's name. The word is client-writable,
- * so it only decides when the record is reused: a TAKEN position outside
+ * so it only decides when the record is reused: a TAKEN range outside
  * [completed, reserve), which the protocol never leaves there, counts as
  * settled.
  */

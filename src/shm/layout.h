@@ -21,8 +21,10 @@
 #define SSQ_LAYOUT_MAGIC 0x414e455241515353ull
 /* 3: flags (SSQ_ARENA_PEER); 4: recv log wait line; 5: 64 queues;
  * 6: completions carry verbs' opcode, wc_flags, qp_num, imm_data; peer_gen;
- * 7: the control block's combining words on a line of their own */
-#define SSQ_LAYOUT_VERSION 7u
+ * 7: the control block's combining words on a line of their own;
+ * 8: a hand-over slot holds a batch (SSQ_HAND_REQS requests): each producer
+ *    record is 9 lines, not 3, and its word counts the batch */
+#define SSQ_LAYOUT_VERSION 8u
 /* A cluster of 63 peers and this host, a queue each, or 64 peers. */
 #define SSQ_MAX_QUEUES 64u
 #define SSQ_NAME_MAX   32u
