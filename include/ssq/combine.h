@@ -253,6 +253,7 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		uint64_t left = 0, pos = 0, at;
 		unsigned n = 0, total = 0, k, i;
+		uint16_t e;
 		int rc;
 
 		while (bits) {
@@ -298,8 +299,22 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				SSQ__LINE_W(SSQ_LINE_COMBINE);
 				return rc;
 			}
+			/*
+			 * Only batches POSTED in the epoch we reserved in (each
+			 * one's request 0 says which): an owner reads a TAKEN
+			 * batch's outcome against the epoch it POSTED it in, and
+			 * once that moved it takes the queue as drained since, so
+			 * a take after a restart (its C8 late, or a combiner's
+			 * bits put back after its failed reserve, either after
+			 * the reset's zeroing) would have it posted twice
+			 * (test_adv8b_epoch_take.c). Not taken: NOPs, and its
+			 * owner takes it back when it settles. Our reservation
+			 * holds the epoch: a reset waits for it to drain.
+			 */
+			e = (uint16_t)__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 			for (k = 0, at = pos; k < n; at += cnt[k], k++)
-				if (!ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
+				if (ctl->producers[ids[k]].hand.req[0].epoch != e ||
+				    !ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
 					ids[k] = SSQ_OWNER_NONE;
 			SSQ__HOOK(SSQ_HOOK_COMBINE_TAKEN);
 			/*
@@ -832,6 +847,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_ha
 	/* The epoch its outcome is read against (ssq__hand_outcome). */
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->req[0] = *r;
+	h->req[0].epoch = (uint16_t)p->hand_epoch; /* before R14: a combiner checks it */
 	p->hand_n = 1;
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: request 0 before POSTED(seq, 1); pairs with A14a/A14b (a combiner). */
