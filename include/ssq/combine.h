@@ -253,7 +253,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		uint64_t left = 0, pos = 0, at;
 		unsigned n = 0, total = 0, k, i;
-		uint16_t e;
+		uint32_t e;
+		int same;
 		int rc;
 
 		while (bits) {
@@ -286,6 +287,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			SSQ__LINE_W(SSQ_LINE_COMBINE);
 		}
 		if (n) {
+			/* The epoch before our reservation: see the takes below. */
+			e = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 			rc = ssq__reserve(p, total, 0, &pos);
 			if (ssq_unlikely(rc)) {
 				uint64_t back = 0;
@@ -308,12 +311,18 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			 * bits put back after its failed reserve, either after
 			 * the reset's zeroing) would have it posted twice
 			 * (test_adv8b_epoch_take.c). Not taken: NOPs, and its
-			 * owner takes it back when it settles. Our reservation
-			 * holds the epoch: a reset waits for it to drain.
+			 * owner takes it back when it settles. The epoch read
+			 * before and after the reservation: equal, the
+			 * reservation is of that epoch (a reset waits for it to
+			 * drain; a rebuild after this voids it, and its owners,
+			 * their epoch moved, post the batches again, which we can
+			 * no longer publish); not, we take nothing.
 			 */
-			e = (uint16_t)__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
+			same = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) == e;
 			for (k = 0, at = pos; k < n; at += cnt[k], k++)
-				if (ctl->producers[ids[k]].hand.req[0].epoch != e ||
+				if (!same ||
+				    ctl->producers[ids[k]].hand.req[0].epoch !=
+				        (uint16_t)e ||
 				    !ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
 					ids[k] = SSQ_OWNER_NONE;
 			SSQ__HOOK(SSQ_HOOK_COMBINE_TAKEN);
