@@ -489,6 +489,29 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 }
 
 /*
+ * How many of the @k requests of our batch published for us go into our
+ * `posted` as we settle: all of them, unless the queue was started over
+ * since we handed them over. A reset drained it first, and the router
+ * counted them in `done`; a rebuild completed them to us as flushed and set
+ * `done` to `posted`, counting them nowhere. So then only what `done` holds
+ * beyond `posted`: counted as a rebuild left them, `posted` ran @k ahead of
+ * `done` for good - the completion ring's room short by @k, and, retired,
+ * the record never claimed again (test_adv8b_rebuild_done.c). Not posted
+ * again either way: they completed to us.
+ */
+SSQ_INLINE unsigned ssq__hand_counted(struct ssq_producer *p, unsigned k)
+{
+	struct ssq_ctl_producer *me = p->me;
+	int64_t ahead;
+
+	if (ssq_likely(__atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) ==
+	               p->hand_epoch))
+		return k;
+	ahead = (int64_t)(__atomic_load_n(&me->done, __ATOMIC_ACQUIRE) - me->posted);
+	return ahead <= 0 ? 0 : ahead < (int64_t)k ? (unsigned)ahead : k;
+}
+
+/*
  * Post what we owe (req[owe_lo, owe_lo + hand_owed) of our slot, EMPTY:
  * no combiner reads it) ourselves, in order: one reservation and one
  * doorbell per half ring. Each published request leaves the debt as it
@@ -619,7 +642,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			 * router counted them. The rest (not taken, or a
 			 * healer's NOPs): ours to post, still first in our order.
 			 */
-			p->me->posted += (unsigned)rc;
+			p->me->posted += ssq__hand_counted(p, (unsigned)rc);
 			p->owe_lo = (uint32_t)rc;
 			p->hand_owed = p->hand_n - (uint32_t)rc;
 			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
