@@ -445,9 +445,11 @@ SSQ_INLINE int ssq__hand_outcome_at(struct ssq_producer *p, uint64_t pos, unsign
 	 * before READY, before anyone publishes into the new positions): if
 	 * it did not move, everything read above is of our pass. If it did,
 	 * a reset drained the queue first (the batch's published prefix
-	 * completed, and counted in `done`, the rest NOPs); a rebuild set
-	 * done = posted, so the answer is "not", as for a reservation it
-	 * voids.
+	 * completed, and counted in `done`, the rest NOPs); a rebuild
+	 * completed the published prefix to us as flushed and set `done` to
+	 * `posted` plus that prefix (combined_flushed, queue_rebuild.c:
+	 * `done` = `posted` alone had us post it again, completing it twice,
+	 * test_adv8b_rebuild_taken.c); the rest is void, not published.
 	 */
 	if (__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch)
 		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted + i;
