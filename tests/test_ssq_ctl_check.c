@@ -62,7 +62,9 @@ int main(void)
 	/*
 	 * A producer stopped between its publish word and counting it
 	 * (ssq_publish), whose WQE another rang and a router counted done:
-	 * done is one ahead of posted, in a correct run. Two ahead is not.
+	 * done is one ahead of posted, in a correct run; a batch of combined
+	 * requests published for it and not settled yet (<ssq/combine.h>),
+	 * up to SSQ_HAND_REQS ahead. One more is not.
 	 */
 	{
 		struct ssq_ctl_producer *r = &ctl->producers[w[0].id];
@@ -74,9 +76,12 @@ int main(void)
 		      "done one past posted (a producer between publish and "
 		      "count) raised: %s",
 		      why);
-		r->posted = r->done - 2;
+		r->posted = r->done - SSQ_HAND_REQS;
+		rc = ssq_ctl_check(&owner, 0, why, sizeof(why));
+		CHECK(rc == 0, "done a batch past posted (unsettled) raised: %s", why);
+		r->posted = r->done - SSQ_HAND_REQS - 1;
 		CHECK(ssq_ctl_check(&owner, 0, why, sizeof(why)) == -EUCLEAN,
-		      "done two past posted passed");
+		      "done a batch and one past posted passed");
 		r->posted = posted;
 	}
 	/* A FREE record mid-reservation: nobody's, and a healer would wait on it. */

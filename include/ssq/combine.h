@@ -776,6 +776,11 @@ SSQ_INLINE int ssq__hand_append(struct ssq_producer *p, uint64_t w,
 	unsigned n = p->hand_n;
 	int64_t mine;
 
+	/*
+	 * A8 (pairs with R8c/R8d): a batch is read against the epoch it began
+	 * in (ssq__hand_outcome); one that a reset or rebuild passed gets
+	 * nothing more, so its outcome is read against one epoch.
+	 */
 	if (n >= SSQ_HAND_REQS || ssq__hand_n(w) != n || p->hand_owed ||
 	    __atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) != p->hand_epoch)
 		return 0;
