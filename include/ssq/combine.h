@@ -253,6 +253,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 		SSQ__LINE_W(SSQ_LINE_COMBINE);
 		uint64_t left = 0, pos = 0, at;
 		unsigned n = 0, total = 0, k, i;
+		uint32_t e;
+		int same;
 		int rc;
 
 		while (bits) {
@@ -285,6 +287,8 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 			SSQ__LINE_W(SSQ_LINE_COMBINE);
 		}
 		if (n) {
+			/* The epoch before our reservation: see the takes below. */
+			e = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 			rc = ssq__reserve(p, total, 0, &pos);
 			if (ssq_unlikely(rc)) {
 				uint64_t back = 0;
@@ -298,8 +302,28 @@ SSQ_INLINE int ssq__combine(struct ssq_producer *p)
 				SSQ__LINE_W(SSQ_LINE_COMBINE);
 				return rc;
 			}
+			/*
+			 * Only batches POSTED in the epoch we reserved in (each
+			 * one's request 0 says which): an owner reads a TAKEN
+			 * batch's outcome against the epoch it POSTED it in, and
+			 * once that moved it takes the queue as drained since, so
+			 * a take after a restart (its C8 late, or a combiner's
+			 * bits put back after its failed reserve, either after
+			 * the reset's zeroing) would have it posted twice
+			 * (test_adv8b_epoch_take.c). Not taken: NOPs, and its
+			 * owner takes it back when it settles. The epoch read
+			 * before and after the reservation: equal, the
+			 * reservation is of that epoch (a reset waits for it to
+			 * drain; a rebuild after this voids it, and its owners,
+			 * their epoch moved, post the batches again, which we can
+			 * no longer publish); not, we take nothing.
+			 */
+			same = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) == e;
 			for (k = 0, at = pos; k < n; at += cnt[k], k++)
-				if (!ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
+				if (!same ||
+				    ctl->producers[ids[k]].hand.req[0].epoch !=
+				        (uint16_t)e ||
+				    !ssq__combine_take(p, ids[k], words[k], at, cnt[k]))
 					ids[k] = SSQ_OWNER_NONE;
 			SSQ__HOOK(SSQ_HOOK_COMBINE_TAKEN);
 			/*
@@ -421,9 +445,11 @@ SSQ_INLINE int ssq__hand_outcome_at(struct ssq_producer *p, uint64_t pos, unsign
 	 * before READY, before anyone publishes into the new positions): if
 	 * it did not move, everything read above is of our pass. If it did,
 	 * a reset drained the queue first (the batch's published prefix
-	 * completed, and counted in `done`, the rest NOPs); a rebuild set
-	 * done = posted, so the answer is "not", as for a reservation it
-	 * voids.
+	 * completed, and counted in `done`, the rest NOPs); a rebuild
+	 * completed the published prefix to us as flushed and set `done` to
+	 * `posted` plus that prefix (combined_flushed, queue_rebuild.c:
+	 * `done` = `posted` alone had us post it again, completing it twice,
+	 * test_adv8b_rebuild_taken.c); the rest is void, not published.
 	 */
 	if (__atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE) != epoch)
 		return __atomic_load_n(&me->done, __ATOMIC_ACQUIRE) > me->posted + i;
@@ -462,6 +488,29 @@ SSQ_INLINE int ssq__hand_outcome(struct ssq_producer *p, uint64_t w, uint32_t ep
 			break;
 	}
 	return (int)i;
+}
+
+/*
+ * How many of the @k requests of our batch published for us go into our
+ * `posted` as we settle: all of them, unless the queue was started over
+ * since we handed them over. A reset drained it first, and the router
+ * counted them in `done`; a rebuild completed them to us as flushed and set
+ * `done` to `posted`, counting them nowhere. So then only what `done` holds
+ * beyond `posted`: counted as a rebuild left them, `posted` ran @k ahead of
+ * `done` for good - the completion ring's room short by @k, and, retired,
+ * the record never claimed again (test_adv8b_rebuild_done.c). Not posted
+ * again either way: they completed to us.
+ */
+SSQ_INLINE unsigned ssq__hand_counted(struct ssq_producer *p, unsigned k)
+{
+	struct ssq_ctl_producer *me = p->me;
+	int64_t ahead;
+
+	if (ssq_likely(__atomic_load_n(&p->ctl->epoch, __ATOMIC_ACQUIRE) ==
+	               p->hand_epoch))
+		return k;
+	ahead = (int64_t)(__atomic_load_n(&me->done, __ATOMIC_ACQUIRE) - me->posted);
+	return ahead <= 0 ? 0 : ahead < (int64_t)k ? (unsigned)ahead : k;
 }
 
 /*
@@ -595,7 +644,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			 * router counted them. The rest (not taken, or a
 			 * healer's NOPs): ours to post, still first in our order.
 			 */
-			p->me->posted += (unsigned)rc;
+			p->me->posted += ssq__hand_counted(p, (unsigned)rc);
 			p->owe_lo = (uint32_t)rc;
 			p->hand_owed = p->hand_n - (uint32_t)rc;
 			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
@@ -837,6 +886,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_ha
 	/* The epoch its outcome is read against (ssq__hand_outcome). */
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->req[0] = *r;
+	h->req[0].epoch = (uint16_t)p->hand_epoch; /* before R14: a combiner checks it */
 	p->hand_n = 1;
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: request 0 before POSTED(seq, 1); pairs with A14a/A14b (a combiner). */

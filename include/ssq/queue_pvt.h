@@ -99,7 +99,14 @@ struct ssq_ctl_hand_req {
 	uint32_t len;
 	uint8_t opcode; /* MLX5_OPCODE_{RDMA_WRITE,SEND,SEND_IMM,ATOMIC_FA} */
 	uint8_t flags;  /* SSQ_WQE_* */
-	uint16_t reserved;
+	/*
+	 * Request 0's: the low 16 bits of the epoch its batch was POSTED in
+	 * (the owner's hand_epoch). A combiner takes a batch only in that
+	 * epoch: one POSTED before a restart and taken after it is judged by
+	 * its owner against the old epoch, as drained, and posted again
+	 * (test_adv8b_epoch_take.c). Others: 0, unread.
+	 */
+	uint16_t epoch;
 };
 
 /*

@@ -186,7 +186,8 @@ static void route_old_cqes(struct ssq_producer *owner)
  * reservations never published stepped over - completes to its live owner
  * as flushed. At most a ring of WQEBBs, whatever the block says.
  */
-static void flush_in_flight(struct ssq_producer *owner, uint64_t live)
+static void flush_in_flight(struct ssq_producer *owner, uint64_t live,
+                            uint32_t flushed_n[SSQ_MAX_PRODUCERS])
 {
 	static const struct ssq_cqe flushed = {
 		.opcode = MLX5_CQE_REQ_ERR,
@@ -215,10 +216,32 @@ static void flush_in_flight(struct ssq_producer *owner, uint64_t live)
 		}
 		if (who < SSQ_MAX_PRODUCERS && who != owner->id && (live >> who & 1) &&
 		    __atomic_load_n(&ctl->producers[who].state, __ATOMIC_ACQUIRE) !=
-		        SSQ_PROD_DEAD)
+		        SSQ_PROD_DEAD) {
 			ssq__deliver(owner, who, pos, s->wr_id, &flushed, 1);
+			flushed_n[who]++;
+		}
 		pos += len ? len : 1;
 	}
+}
+
+/*
+ * Of the @n WQEs flush_in_flight completed to record @r as flushed, those
+ * its owner has not counted in `posted` yet: a combined batch
+ * (<ssq/combine.h>) published for it and not settled. What it counted and
+ * the router did not (posted - done) comes first; the rest, at most a
+ * batch (the block is client-written). The owner, settling after the epoch
+ * moved, counts in `posted` as many as `done` then holds beyond it, and
+ * posts again only the rest: `done` set to `posted` alone, it posted the
+ * flushed ones again, completing them twice
+ * (test_adv8b_rebuild_taken.c).
+ */
+static uint64_t combined_flushed(const struct ssq_ctl_producer *r, uint32_t n)
+{
+	uint64_t infl = r->posted > r->done ? r->posted - r->done : 0;
+
+	if (n <= infl)
+		return 0;
+	return n - infl < SSQ_HAND_REQS ? n - infl : SSQ_HAND_REQS;
 }
 
 /* ssq_ctl_rebuild's body; the block ends @final (READY, or RESTARTING held). */
@@ -227,7 +250,7 @@ static int rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
 {
 	struct ssq_ctl *ctl;
 	uint64_t deadline = dv_now_ms() + timeout_ms;
-	uint32_t i;
+	uint32_t i, flushed_n[SSQ_MAX_PRODUCERS] = { 0 };
 
 	if (!owner || !owner->ctl)
 		return -EINVAL;
@@ -235,7 +258,7 @@ static int rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
 	take_over(ctl, deadline); /* ssq_ctl_quiesce's, if it ran: kept */
 	/* The bounds the walks below use are the owner's; the header's next. */
 	route_old_cqes(owner);
-	flush_in_flight(owner, live);
+	flush_in_flight(owner, live, flushed_n);
 	ctl->ring = owner->slot_mask + 1;
 	ctl->signal_every = owner->signal_every;
 	ctl->comp_entries = owner->comp_mask + 1;
@@ -262,7 +285,7 @@ static int rebuild(struct ssq_producer *owner, uint32_t epoch, uint64_t live,
 		r->resv_gen = gen;
 		r->pos = 0;
 		r->len = 0;
-		r->done = r->posted;
+		r->done = r->posted + combined_flushed(r, flushed_n[i]);
 		r->done_pos = 0;
 		r->deliv_pos = 0;
 		if (head - tail > (uint64_t)owner->comp_mask + 1)
