@@ -113,11 +113,13 @@ static int write_to(int i, int j, uint64_t v, const char *when)
 /* ssqd with @args exits 2 saying @needle. */
 static void bad_options(const char *const *args, const char *needle)
 {
-	char out[108];
+	char out[108], sock[108];
 	int st;
 
+	/* Per pid: ctrl_cluster and ctrl_cluster_peerkey run side by side. */
 	snprintf(out, sizeof(out), "/tmp/ssq-cl-bad-%d.log", getpid());
-	waitpid(cf_start("/tmp/ssq-cl-bad.sock", out, 0, NULL, args), &st, 0);
+	snprintf(sock, sizeof(sock), "/tmp/ssq-cl-bad-%d.sock", getpid());
+	waitpid(cf_start(sock, out, 0, NULL, args), &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && cf_file_has(out, needle),
 	      "bad options (%s ...): exit 0x%x, says '%s'", args[0], st, needle);
 	unlink(out);
@@ -268,7 +270,7 @@ static void run(const char *wire_fault)
 
 int main(void)
 {
-	char lport[16];
+	char lport[16], stray_sock[108];
 	const char *stray_args[] = { "--name",   "aaron", "--peers", peers_path,
 		                     "--listen", lport,   "--eager", NULL };
 	int i, st;
@@ -296,8 +298,15 @@ int main(void)
 	pids[0] = start(0);
 	snprintf(logs[N], sizeof(logs[N]), "/tmp/ssq-cl-aaron-%d.log", getpid());
 	snprintf(lport, sizeof(lport), "%u", free_tcp_port());
-	stray = cf_start("/tmp/ssq-cl-aaron.sock", logs[N], 0, NULL, stray_args);
-	for (i = 0; i < 100 && !cf_file_has(logs[0], "'aaron' is not a peer of alice");
+	/*
+	 * Its socket per pid: ctrl_cluster and ctrl_cluster_peerkey (this
+	 * program under SSQ_TEST_PEER_KEY) run side by side, and one path for
+	 * both made the second aaron exit at start, its socket taken. Up to
+	 * 20 s for alice to say why: an ASan aaron on a busy box starts late.
+	 */
+	snprintf(stray_sock, sizeof(stray_sock), "/tmp/ssq-cl-aaron-%d.sock", getpid());
+	stray = cf_start(stray_sock, logs[N], 0, NULL, stray_args);
+	for (i = 0; i < 400 && !cf_file_has(logs[0], "'aaron' is not a peer of alice");
 	     i++)
 		usleep(50000);
 	CHECK(cf_file_has(logs[0], "'aaron' is not a peer of alice"),
@@ -346,6 +355,6 @@ int main(void)
 			unlink(logs[i]);
 	unlink(socks[0]);
 	unlink(peers_path);
-	unlink("/tmp/ssq-cl-aaron.sock");
+	unlink(stray_sock);
 	return test_exit("ctrl_cluster");
 }
