@@ -232,7 +232,7 @@ static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
                             uint32_t *posted)
 {
 	uint32_t i, got = 0;
-	double t0 = now_s(), t, w0, w1;
+	double t0 = now_s(), t, w0, w1, s0;
 	int rc;
 
 	/* Stop only after a signaled message: its completion covers all before. */
@@ -252,12 +252,17 @@ static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
 				return 1;
 			}
 		}
+		/*
+		 * The waits for a CPU of ssqd and of this thread, from the
+		 * post's start: a post can spin a long time before its first
+		 * -EAGAIN (ssq_reserve's SSQ_RESERVE_SPINS), while a starved
+		 * ssqd has yet to kill a stopped holder.
+		 */
+		w0 = how->daemon ? t_proc_run_wait(how->daemon) : -1;
+		s0 = how->daemon ? t_proc_run_wait(0) : -1;
 		t = now_s();
-		w0 = -1;
 		while ((rc = how->post(prod, a, p, i, iova, buf, lkey, how->arg, &got)) ==
 		       -EAGAIN) {
-			if (w0 < 0 && how->daemon)
-				w0 = t_proc_run_wait(how->daemon);
 			if (reap(prod, p, &got) < 0)
 				return 1;
 		}
@@ -273,13 +278,21 @@ static inline int run_posts(struct ssq_producer *prod, const struct msg_area *a,
 		}
 		t = now_s() - t;
 		if (w0 >= 0 && (w1 = t_proc_run_wait(how->daemon)) >= w0) {
+			/*
+			 * The larger of the two waits, not their sum: both may
+			 * have waited at once, and a sum would hide a stall.
+			 */
+			double w = w1 - w0, s = s0 >= 0 ? t_proc_run_wait(0) - s0 : 0;
+
+			if (s > w)
+				w = s;
 			if (t > 1.0)
 				fprintf(
 				    stderr,
 				    "producer %u: post %u waited %.3f s, %.3f s of it "
-				    "ssqd's wait for a CPU\n",
-				    p, i, t, w1 - w0);
-			t -= w1 - w0;
+				    "ssqd's or its own wait for a CPU\n",
+				    p, i, t, w);
+			t -= w;
 		}
 		if (max_post_s && t > *max_post_s)
 			*max_post_s = t;
