@@ -35,8 +35,9 @@
  * combine without taking its request back; a request POSTED whose bit a
  * dead combiner swapped out spins its owner for ever).
  *
- * Batches (SLOT=2; SLOT=1 is one request per slot, as in main): the
- * prototype's (proto-batch 95f16f8). A slot holds SLOT requests under one
+ * Batches (SLOT=2; SLOT=1 is one request per slot, as before batches):
+ * <ssq/combine.h>'s, first modelled from the prototype (proto-batch
+ * 95f16f8). A slot holds SLOT requests under one
  * word POSTED(seq, n). The owner appends while its batch is POSTED with
  * its n and nothing is owed: request n, then the CAS POSTED(seq, n) ->
  * POSTED(seq, n + 1); a failed CAS (a combiner took it) leaves the request
