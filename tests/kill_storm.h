@@ -142,4 +142,103 @@ static inline void storm_down(struct storm *s)
 	CHECK(t_ssqd_stop_ok(s->d, &status, storm_sock), "ssqd exit 0x%x", status);
 }
 
+#ifdef SSQ_TEST_COMBINE_FLOW_H
+/*
+ * The combining storms (test_ssq_combine_kill.c, test_ssq_combine_batch_kill.c)
+ * share their survivors, their victims' posting and the parent's driving
+ * of each victim; what a victim dies holding is each test's own.
+ */
+
+/*
+ * SIGSTOP to this process from a POSIX timer 1 ms from now: it comes as the
+ * process runs in user space, which stops it outside any system call
+ * (state T, /proc/PID/syscall "-1 SP PC": checked on Linux 6.x).
+ */
+static inline void storm_stop_self_soon(void)
+{
+	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGSTOP };
+	struct itimerspec its = { .it_value = { 0, 1000000 } };
+	timer_t t;
+
+	if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0)
+		(void)timer_settime(t, 0, &its, NULL);
+}
+
+/*
+ * A survivor posting every message through combining, up to
+ * @a->per_proc (storm_up's survivor_max): about 1 ms asleep per 16
+ * messages, each pause with a request handed over, so that victims
+ * combine them and the survivors outlast the victims.
+ */
+static inline void storm_comb_survivor(uint32_t p, const struct msg_area *a,
+                                       volatile int *stop, struct survivor_report *rep)
+{
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf src;
+
+	rep->rc = 1;
+	if (storm_open_queue(&c, &q, &src))
+		_exit(1);
+	run_combined_pace_every = 16;
+	run_combined_pace_us = 1000;
+	rep->rc = run_combined(ssq_queue_producer(q), a, p, a->per_proc, stop, src.addr,
+	                       src.iova, src.lkey, 0, &rep->max_post_s, &rep->posted);
+	_exit(rep->rc);
+}
+
+/* Victim @p posts its @n messages through combining on @q from @src. */
+static inline void storm_comb_victim_posts(struct ssq_queue *q, const struct ssq_buf *src,
+                                           const struct msg_area *a, uint32_t p,
+                                           uint32_t n)
+{
+	uint32_t i, got = 0;
+
+	for (i = 0; i < n; i++) {
+		uint8_t *buf = (uint8_t *)src->addr + (size_t)i * (CELL + 8);
+
+		while (post_msg_comb(ssq_queue_producer(q), a, p, i,
+		                     src->iova + (uint64_t)i * (CELL + 8), buf, src->lkey,
+		                     0, &got) == -EAGAIN)
+			reap(ssq_queue_producer(q), p, &got);
+	}
+}
+
+/*
+ * The parent's part in victim @pid's life, which is reaped on return.
+ * Not @at_hook: it posts and is killed (SIGKILL) from here at a random
+ * moment up to 3 ms on. @at_hook: it dies at its hook, else is done
+ * posting, within 5 s, else is killed from here; one that announces in
+ * *@spinning that it waits at its hook is stopped (SIGSTOP) for ssqd to
+ * kill, 5 s more. 1 if it died of SIGKILL and counts as a kill: at its
+ * hook (or by ssqd), or from here when not @at_hook.
+ */
+static inline int storm_reap_victim(pid_t pid, int at_hook, pid_t *spinning)
+{
+	int status;
+
+	if (!at_hook)
+		usleep((useconds_t)(rand() % 3000));
+	else {
+		/* Its hook, else done posting: up to 5 s, then ours. */
+		double t0 = now_s();
+
+		while (waitpid(pid, &status, WNOHANG) == 0 && now_s() - t0 < 5) {
+			if (__atomic_load_n(spinning, __ATOMIC_ACQUIRE) == pid) {
+				/* ssqd's to kill: up to 5 s more. */
+				kill(pid, SIGSTOP);
+				*spinning = 0;
+				t0 = now_s();
+			}
+			usleep(1000);
+		}
+		if (now_s() - t0 < 5)
+			return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !at_hook;
+}
+#endif
+
 #endif

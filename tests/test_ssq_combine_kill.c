@@ -72,21 +72,6 @@ static int holds_others(int where)
 	return 0;
 }
 
-/*
- * SIGSTOP to this process from a POSIX timer 1 ms from now: it comes as the
- * process runs in user space, which stops it outside any system call
- * (state T, /proc/PID/syscall "-1 SP PC": checked on Linux 6.x).
- */
-static void stop_self_soon(void)
-{
-	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGSTOP };
-	struct itimerspec its = { .it_value = { 0, 1000000 } };
-	timer_t t;
-
-	if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0)
-		(void)timer_settime(t, 0, &its, NULL);
-}
-
 /* Called by ssq/queue.h and ssq/combine.h at each hook point in this test build. */
 void ssq_fault_hook(int where)
 {
@@ -115,29 +100,11 @@ void ssq_fault_hook(int where)
 		 * starts the queue over, which flushes the survivors' WQEs
 		 * (seen under load 24: 'producer 1: completion 290: status 5').
 		 */
-		stop_self_soon();
+		storm_stop_self_soon();
 		__atomic_store_n(spinning, getpid(), __ATOMIC_RELEASE);
 		for (;;)
 			__atomic_load_n(spinning, __ATOMIC_RELAXED);
 	}
-}
-
-static void survivor(uint32_t p, const struct msg_area *a, volatile int *stop,
-                     struct survivor_report *rep)
-{
-	struct ssq_client *c;
-	struct ssq_queue *q;
-	struct ssq_buf src;
-
-	rep->rc = 1;
-	if (storm_open_queue(&c, &q, &src))
-		_exit(1);
-	/* About 1 ms asleep per 16 messages: they outlast the victims. */
-	run_combined_pace_every = 16;
-	run_combined_pace_us = 1000;
-	rep->rc = run_combined(ssq_queue_producer(q), a, p, SURVIVOR_MAX, stop, src.addr,
-	                       src.iova, src.lkey, 0, &rep->max_post_s, &rep->posted);
-	_exit(rep->rc);
 }
 
 /*
@@ -162,7 +129,6 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 	struct ssq_client *c;
 	struct ssq_queue *q;
 	struct ssq_buf src;
-	uint32_t i, got = 0;
 
 	if (storm_open_queue(&c, &q, &src))
 		_exit(3);
@@ -170,14 +136,7 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 	die_where = where[mode];
 	die_after = countdown;
 	die_sig = mode == 3 || mode == 6 ? SIGSTOP : SIGKILL;
-	for (i = 0; i < VICTIM_MSGS; i++) {
-		uint8_t *buf = (uint8_t *)src.addr + (size_t)i * (CELL + 8);
-
-		while (post_msg_comb(ssq_queue_producer(q), a, p, i,
-		                     src.iova + (uint64_t)i * (CELL + 8), buf, src.lkey,
-		                     0, &got) == -EAGAIN)
-			reap(ssq_queue_producer(q), p, &got);
-	}
+	storm_comb_victim_posts(q, &src, a, p, VICTIM_MSGS);
 	if (mode)
 		_exit(2); /* its hook never came: not counted */
 	pause();          /* the parent's SIGKILL */
@@ -192,7 +151,6 @@ int main(void)
 	struct survivor_report *rep;
 	pid_t surv[SURVIVORS];
 	unsigned v, kills = 0, by_mode[7] = { 0 };
-	int status;
 
 	/* ssqd's default --stall-ms is 100: a stopped combiner is killed by it. */
 	if (storm_up(&s, "ckill", "64", SURVIVOR_MAX))
@@ -207,42 +165,16 @@ int main(void)
 	 * clock, where ssqd takes ~0.15 s on a quiet machine.
 	 */
 	run_combined_daemon = s.d;
-	storm_fork_survivors(&s, surv, survivor);
+	storm_fork_survivors(&s, surv, storm_comb_survivor);
 	for (v = 0; v < VICTIMS; v++) {
-		int mode = v % 7, countdown = 1 + rand() % 20;
+		int mode = v % 7, countdown = 1 + rand() % 20, k;
 		pid_t pid = fork();
 
 		if (pid == 0)
 			victim(SURVIVORS + v, &s.a, mode, countdown);
-		if (mode == 0)
-			usleep((useconds_t)(rand() % 3000));
-		else {
-			/* Its hook, else done posting: up to 5 s, then ours. */
-			double t0 = now_s();
-
-			while (waitpid(pid, &status, WNOHANG) == 0 && now_s() - t0 < 5) {
-				if (__atomic_load_n(spinning, __ATOMIC_ACQUIRE) == pid) {
-					/* ssqd's to kill: up to 5 s more. */
-					kill(pid, SIGSTOP);
-					*spinning = 0;
-					t0 = now_s();
-				}
-				usleep(1000);
-			}
-			if (now_s() - t0 < 5) {
-				kills +=
-				    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-				by_mode[mode] +=
-				    WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-				continue;
-			}
-		}
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && mode == 0) {
-			kills++;
-			by_mode[0]++;
-		}
+		k = storm_reap_victim(pid, mode != 0, spinning);
+		kills += k;
+		by_mode[mode] += k;
 	}
 	storm_check(&s, surv, kills, STALL_LIMIT_S);
 	/* Each hook reached by some victims, or the test did not test it. */
