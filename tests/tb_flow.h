@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <ssq/ssq.h>
 #include "dv/ctl.h"
@@ -240,6 +241,80 @@ static inline void tb_worker_bind(struct msg_worker *w, struct ssq_ctl *ctl,
 	CHECK(rc >= 0 && ssq_producer_bind(&w->prod, ctl, (uint32_t)rc, &tb->s[0].sq,
 	                                   &tb->s[0].scq_v) == 0,
 	      "producer %u: claim %d", t, rc);
+}
+
+/*
+ * Side 0's QP through RESET and connected again, its doorbell record
+ * zeroed, as ssqd does before it rebuilds the queue (ssq_ctl_rebuild,
+ * ssq_ctl_reset): 0 or the error of emu_modify_qp / emu_tb_connect_qp.
+ */
+static inline int tb_reset_qp(struct emu_tb *tb)
+{
+	struct ibv_qp_attr attr;
+	int rc;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_RESET;
+	rc = emu_modify_qp(tb->s[0].qp, &attr, IBV_QP_STATE);
+	if (rc)
+		return rc;
+	__atomic_store_n(tb->s[0].sq.dbrec, 0, __ATOMIC_RELEASE);
+	return emu_tb_connect_qp(tb->s[0].qp, 1, tb->s[1].qpn, tb->o.qp_access,
+	                         tb->o.rnr_retry);
+}
+
+/* A thread's body: producer @arg combines once (a hook gate may stop it). */
+static inline void *tb_combines(void *arg)
+{
+	(void)ssq__combine((struct ssq_producer *)arg);
+	return NULL;
+}
+
+/* @p's completions reaped: how many, each wr_id below @nseen counted in @seen. */
+static inline unsigned tb_reap_ids(struct ssq_producer *p, unsigned *seen, unsigned nseen)
+{
+	struct ssq_completion comp[16];
+	unsigned n = 0;
+	int got, k;
+
+	ssq_progress(p);
+	while ((got = ssq_poll(p, comp, 16)) > 0)
+		for (k = 0; k < got; k++, n++)
+			if (comp[k].wr_id < nseen)
+				seen[comp[k].wr_id]++;
+	return n;
+}
+
+/*
+ * The end of the rebuild adversaries (test_adv8b_rebuild_*.c): @a, its
+ * requests 0-2 settled after the rebuild, posts request 3 (FETCH_ADD to
+ * @cell) alone and everything drains (@c watching); then each of the 4
+ * completed to @a exactly once (@seen, 8 counters, added to), @a's record
+ * says nothing in flight (posted == done), and, @a retired, ssq_ctl_claim
+ * reuses its record (0).
+ */
+static inline void tb_rebuild_ends(struct emu_tb *tb, struct ssq_ctl *ctl,
+                                   struct ssq_producer *a, struct ssq_producer *c,
+                                   unsigned cell, unsigned seen[8])
+{
+	unsigned i;
+	int id;
+
+	CHECK(tb_fa_combined(tb, a, cell, 3) == 0 && ssq_combine_flush(a) == 0,
+	      "4: A's post after the rebuild");
+	tb_drain(tb, c);
+	(void)tb_reap_ids(a, seen, 8);
+	for (i = 0; i < 4; i++)
+		CHECK(seen[i] == 1, "A's request %u completed %u times (want 1)", i,
+		      seen[i]);
+	CHECK(a->me->posted == a->me->done,
+	      "A has nothing in flight, yet its record says posted %llu, done %llu: "
+	      "its room short by %lld for good",
+	      (unsigned long long)a->me->posted, (unsigned long long)a->me->done,
+	      (long long)(a->me->posted - a->me->done));
+	CHECK(ssq_producer_fini(a) == 0, "A's fini");
+	id = ssq_ctl_claim(ctl, 4242, c->id);
+	CHECK(id == 0, "ssq_ctl_claim after A retired: %d (want A's record, 0)", id);
 }
 
 #endif

@@ -49,27 +49,6 @@ void ssq_fault_hook(int where)
 		hook_gate_hold(&gate, where, gate_at);
 }
 
-static void *combines(void *arg)
-{
-	(void)ssq__combine((struct ssq_producer *)arg);
-	return NULL;
-}
-
-static int reset_qp(void)
-{
-	struct ibv_qp_attr attr;
-	int rc;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RESET;
-	rc = emu_modify_qp(tb.s[0].qp, &attr, IBV_QP_STATE);
-	if (rc)
-		return rc;
-	__atomic_store_n(tb.s[0].sq.dbrec, 0, __ATOMIC_RELEASE);
-	return emu_tb_connect_qp(tb.s[0].qp, 1, tb.s[1].qpn, tb.o.qp_access,
-	                         tb.o.rnr_retry);
-}
-
 int main(void)
 {
 	struct emu_tb_opts o = { .sq_cnt = RING };
@@ -93,7 +72,7 @@ int main(void)
 	epoch = ssq_ctl_epoch(ctl);
 	ssq_ctl_set_error(ctl);
 	tb_drain(&tb, &c);
-	CHECK(reset_qp() == 0, "the QP through RESET");
+	CHECK(tb_reset_qp(&tb) == 0, "the QP through RESET");
 	rc = ssq_ctl_reset(&c, 2000);
 	CHECK(rc == 0 && ssq_ctl_epoch(ctl) != epoch, "reset: %d (epoch %u -> %u)", rc,
 	      epoch, ssq_ctl_epoch(ctl));
@@ -107,7 +86,7 @@ int main(void)
 	__atomic_store_n(&ctl->comb_role, d.id + 1, __ATOMIC_SEQ_CST);
 	gate_at = SSQ_HOOK_COMBINE_TAKEN;
 	hook_gate_arm(&gate);
-	CHECK(pthread_create(&t, NULL, combines, &d) == 0, "combiner thread");
+	CHECK(pthread_create(&t, NULL, tb_combines, &d) == 0, "combiner thread");
 	CHECK(hook_gate_wait(&gate, 30), "D did not reach its take");
 	w = __atomic_load_n(&a.me->hand.word, __ATOMIC_ACQUIRE);
 	printf("3. D stopped after its take: A's word %llx (%s)\n", (unsigned long long)w,

@@ -30,43 +30,13 @@ static struct emu_tb tb;
 static struct ssq_ctl *ctl;
 static struct ssq_producer a, b, c;
 
-static int reset_qp(void)
-{
-	struct ibv_qp_attr attr;
-	int rc;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RESET;
-	rc = emu_modify_qp(tb.s[0].qp, &attr, IBV_QP_STATE);
-	if (rc)
-		return rc;
-	__atomic_store_n(tb.s[0].sq.dbrec, 0, __ATOMIC_RELEASE);
-	return emu_tb_connect_qp(tb.s[0].qp, 1, tb.s[1].qpn, tb.o.qp_access,
-	                         tb.o.rnr_retry);
-}
-
-/* A's completions reaped: how many, each wr_id counted in @seen. */
-static unsigned reap_a(unsigned seen[8])
-{
-	struct ssq_completion comp[16];
-	unsigned n = 0;
-	int got, k;
-
-	ssq_progress(&a);
-	while ((got = ssq_poll(&a, comp, 16)) > 0)
-		for (k = 0; k < got; k++, n++)
-			if (comp[k].wr_id < 8)
-				seen[comp[k].wr_id]++;
-	return n;
-}
-
 int main(void)
 {
 	struct emu_tb_opts o = { .sq_cnt = RING };
 	unsigned seen[8] = { 0 }, i, n;
 	uint32_t epoch;
 	uint64_t w;
-	int rc, id;
+	int rc;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
 	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
@@ -85,32 +55,18 @@ int main(void)
 	/* 2. ssqd rebuilds the queue. */
 	epoch = ssq_ctl_epoch(ctl);
 	ssq_ctl_set_error(ctl);
-	CHECK(reset_qp() == 0, "2: the QP through RESET");
+	CHECK(tb_reset_qp(&tb) == 0, "2: the QP through RESET");
 	rc = ssq_ctl_rebuild(&c, epoch + 1, 1ull << a.id | 1ull << b.id, 1000);
 	CHECK(rc == 0, "2: rebuild: %d", rc);
 
 	/* 3. A settles and reaps. */
 	CHECK(ssq_combine_flush(&a) == 0, "3: A's flush");
-	n = reap_a(seen);
+	n = tb_reap_ids(&a, seen, 8);
 	printf("3. after the rebuild: A reaped %u completions; posted %llu, done %llu\n",
 	       n, (unsigned long long)a.me->posted, (unsigned long long)a.me->done);
 
 	/* 4. One more, alone; then nothing of A's is in flight. */
-	CHECK(tb_fa_combined(&tb, &a, CTR, 3) == 0 && ssq_combine_flush(&a) == 0,
-	      "4: A's post after the rebuild");
-	tb_drain(&tb, &c);
-	n += reap_a(seen);
-	for (i = 0; i < 4; i++)
-		CHECK(seen[i] == 1, "A's request %u completed %u times (want 1)", i,
-		      seen[i]);
-	CHECK(a.me->posted == a.me->done,
-	      "A has nothing in flight, yet its record says posted %llu, done %llu: "
-	      "its room short by %lld for good",
-	      (unsigned long long)a.me->posted, (unsigned long long)a.me->done,
-	      (long long)(a.me->posted - a.me->done));
-	CHECK(ssq_producer_fini(&a) == 0, "A's fini");
-	id = ssq_ctl_claim(ctl, 4242, c.id);
-	CHECK(id == 0, "ssq_ctl_claim after A retired: %d (want A's record, 0)", id);
+	tb_rebuild_ends(&tb, ctl, &a, &c, CTR, seen);
 	ssq_producer_fini(&c);
 	emu_tb_fini(&tb);
 	free(ctl);
