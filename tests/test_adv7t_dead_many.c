@@ -19,7 +19,6 @@
  * Needs root (the clients run as other uids; ptrace of ssqd's children).
  */
 #define _GNU_SOURCE
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -37,8 +36,7 @@ int main(void)
 	pid_t d, h[N], h2[N], t[N];
 	static char out[1 << 16];
 	unsigned i, waited;
-	char b, needle[64];
-	siginfo_t si;
+	char b;
 	double cpu;
 
 	t_need_ssqd();
@@ -55,15 +53,7 @@ int main(void)
 		h[i] = t_tenant_holder(sock, UID0 + i, 65534, &hold[i], ready[1]);
 		CHECK(t_byte_within(ready[0], 30000, &b) && !b, "uid %u's first client",
 		      UID0 + i);
-		snprintf(needle, sizeof(needle), "tenant uid %u: its ssqd is pid ",
-		         UID0 + i);
-		t[i] = (pid_t)t_log_last_num(logf, needle);
-		if (t[i] > 0 && ptrace(PTRACE_SEIZE, t[i], NULL, NULL) == 0) {
-			kill(t[i], SIGKILL);
-			memset(&si, 0, sizeof(si));
-			held[i] = waitid(P_PID, (id_t)t[i], &si,
-			                 WEXITED | WNOWAIT | __WALL) == 0;
-		}
+		held[i] = t_tenant_zombie_hold(logf, UID0 + i, &t[i]);
 		CHECK(held[i], "uid %u's ssqd (pid %d) not seized and killed", UID0 + i,
 		      (int)t[i]);
 	}
@@ -93,9 +83,7 @@ int main(void)
 	      "--status --json: not %u tenants found dead, closing", N);
 
 	/* Let them go: all reaped, then nothing of theirs kept. */
-	for (i = 0; i < N; i++)
-		if (held[i] && waitpid(t[i], &st, __WALL) == t[i])
-			held[i] = 0;
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_log_wait(logf, "found dead and killed, has exited", N, 30),
 	      "ssqd did not reap all %u dead tenants' ssqd", N);
 	for (i = 0; i < N; i++)
@@ -111,9 +99,7 @@ int main(void)
 	printf("ssqd's descriptors: %d at start, %d after\n", base, fds);
 	CHECK(fds <= base, "ssqd holds %d descriptors, %d at its start", fds, base);
 
-	for (i = 0; i < N; i++)
-		if (held[i])
-			waitpid(t[i], &st, __WALL);
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	close(ready[0]);
 	close(ready[1]);

@@ -19,7 +19,6 @@
  * Needs root (the clients run as other uids; ptrace of ssqd's children).
  */
 #define _GNU_SOURCE
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -53,8 +52,6 @@ int main(void)
 		                     "--allow-gid", "65534",     NULL };
 	int ready[2], st, up, held[N] = { 0 };
 	unsigned i, nheld = 0, nserved = 0;
-	char needle[64];
-	siginfo_t si;
 	pid_t d, t[N];
 
 	t_need_ssqd();
@@ -70,15 +67,7 @@ int main(void)
 		if (!served(UID0 + i, ready))
 			continue;
 		nserved++;
-		snprintf(needle, sizeof(needle), "tenant uid %u: its ssqd is pid ",
-		         UID0 + i);
-		t[i] = (pid_t)t_log_last_num(logf, needle);
-		if (t[i] > 0 && ptrace(PTRACE_SEIZE, t[i], NULL, NULL) == 0) {
-			kill(t[i], SIGKILL);
-			memset(&si, 0, sizeof(si));
-			held[i] = waitid(P_PID, (id_t)t[i], &si,
-			                 WEXITED | WNOWAIT | __WALL) == 0;
-		}
+		held[i] = t_tenant_zombie_hold(logf, UID0 + i, &t[i]);
 		nheld += held[i];
 	}
 	printf("%u of %u uids served, %u zombies held\n", nserved, N, nheld);
@@ -93,16 +82,12 @@ int main(void)
 	      t_log_count(logf, FULL));
 
 	/* Let them go: ssqd reaps the ones it kept. */
-	for (i = 0; i < N; i++)
-		if (held[i] && waitpid(t[i], &st, __WALL) == t[i])
-			held[i] = 0;
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_log_wait(logf, "found dead and killed, has exited", KEPT, 60),
 	      "ssqd reaped %u of the %u dead tenants' ssqd it kept",
 	      t_log_count(logf, "found dead and killed, has exited"), KEPT);
 
-	for (i = 0; i < N; i++)
-		if (held[i])
-			waitpid(t[i], &st, __WALL);
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	close(ready[0]);
 	close(ready[1]);

@@ -24,7 +24,6 @@
  * Needs root (the clients run as other uids; ptrace of ssqd's children).
  */
 #define _GNU_SOURCE
-#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include "cluster_flow.h"
 
@@ -41,7 +40,7 @@ int main(void)
 	int ready[2], hold[N], hold2 = -1, st, up, held[N] = { 0 };
 	pid_t d, h[N], h2 = -1, t[N];
 	unsigned i, nheld = 0;
-	char b, needle[64];
+	char b;
 	siginfo_t si;
 
 	t_need_ssqd();
@@ -57,15 +56,7 @@ int main(void)
 		b = -1;
 		CHECK(t_byte_within(ready[0], 60000, &b) && !b,
 		      "uid %u's first client: errno %d", UID0 + i, b);
-		snprintf(needle, sizeof(needle), "tenant uid %u: its ssqd is pid ",
-		         UID0 + i);
-		t[i] = (pid_t)t_log_last_num(logf, needle);
-		if (t[i] > 0 && ptrace(PTRACE_SEIZE, t[i], NULL, NULL) == 0) {
-			kill(t[i], SIGKILL);
-			memset(&si, 0, sizeof(si));
-			held[i] = waitid(P_PID, (id_t)t[i], &si,
-			                 WEXITED | WNOWAIT | __WALL) == 0;
-		}
+		held[i] = t_tenant_zombie_hold(logf, UID0 + i, &t[i]);
 		CHECK(held[i], "uid %u's ssqd (pid %d) not seized and killed", UID0 + i,
 		      (int)t[i]);
 		nheld += held[i];
@@ -94,16 +85,12 @@ int main(void)
 	waitpid(h2, &st, 0);
 
 	/* Let them go: ssqd reaps every one. */
-	for (i = 0; i < N; i++)
-		if (held[i] && waitpid(t[i], &st, __WALL) == t[i])
-			held[i] = 0;
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_log_wait(logf, "found dead and killed, has exited", nheld, 60),
 	      "ssqd reaped %u of the %u dead tenants' ssqd",
 	      t_log_count(logf, "found dead and killed, has exited"), nheld);
 
-	for (i = 0; i < N; i++)
-		if (held[i])
-			waitpid(t[i], &st, __WALL);
+	t_tenant_zombies_go(t, held, N);
 	CHECK(t_ssqd_stop_ok(d, &st, sock), "ssqd exit status 0x%x", st);
 	close(ready[0]);
 	close(ready[1]);

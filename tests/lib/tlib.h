@@ -90,6 +90,17 @@ pid_t t_tenant_idle_exit(const char *sock, const char *log, uid_t uid, gid_t gid
 int t_byte_within(int fd, int ms, char *b);
 
 /*
+ * t_tenant_zombie_hold - uid @uid's tenant's ssqd, its pid from ssqd's log
+ *   @log into *@pid, seized (PTRACE_SEIZE), killed and held a zombie that
+ *   ssqd cannot reap (tenant_zombie.c): 1, or 0 where any step failed.
+ * t_tenant_zombies_go - the @n zombies @pid held (@held) let go: each one
+ *   our wait took (its tracer's turn) goes back to ssqd to reap; its
+ *   @held cleared.
+ */
+int t_tenant_zombie_hold(const char *log, uid_t uid, pid_t *pid);
+void t_tenant_zombies_go(const pid_t *pid, int *held, unsigned n);
+
+/*
  * t_ssqd_status - `$SSQD --status [--json]` (@json) for the ssqd at @sock,
  *   its output (stderr too) into the file @outf, then its first @len - 1
  *   bytes into @out, NUL-ended; how long it ran into *@secs (unless NULL).
