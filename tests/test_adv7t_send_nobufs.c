@@ -37,40 +37,6 @@ static int byte_within(int fd, int ms, char *b)
 	return poll(&p, 1, ms) == 1 && read(fd, b, 1) == 1;
 }
 
-/* Is process @pid there and not a zombie (/proc/<pid>/stat's state)? */
-static int alive(pid_t pid)
-{
-	char path[64], state = 'X';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 'X';
-	fclose(f);
-	return state != 'Z' && state != 'X';
-}
-
-/* ssqd under the shim: LD_PRELOAD for it alone (the shim drops it there). */
-static pid_t start_ssqd(const char *so, const char *const *args, int *up)
-{
-	const char *asan = getenv("ASAN_OPTIONS");
-	char opts[512];
-	pid_t d;
-
-	snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0", asan ? asan : "",
-	         asan && *asan ? ":" : "");
-	setenv("ASAN_OPTIONS", opts, 1);
-	setenv("LD_PRELOAD", so, 1);
-	setenv("SSQ_SEND_NOBUFS_ARM", arm, 1);
-	d = t_tenants_ssqd("tnobufs", sock, logf, args, up);
-	unsetenv("LD_PRELOAD");
-	unsetenv("SSQ_SEND_NOBUFS_ARM");
-	return d;
-}
-
 int main(void)
 {
 	const char *const args[] = { "--data-mib",  "2",         "--sq-size",
@@ -90,7 +56,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(arm, sizeof(arm), "/tmp/ssq-tnobufs-%d.arm", (int)getpid());
 	unlink(arm);
-	d = start_ssqd(so, args, &up);
+	d = t_tenants_ssqd_shim("tnobufs", so, arm, sock, logf, args, &up);
 	CHECK(up, "ssqd --tenants uid answered root");
 	if (pipe(ready))
 		return test_exit("adv7t_send_nobufs");
@@ -98,7 +64,7 @@ int main(void)
 	CHECK(byte_within(ready[0], 30000, &b) && !b, "uid %u's first client: %d", UID,
 	      b);
 	t = (pid_t)t_log_last_num(logf, STARTED);
-	CHECK(t > 0 && alive(t), "no ssqd running for uid %u", UID);
+	CHECK(t > 0 && t_proc_alive(t), "no ssqd running for uid %u", UID);
 	if (t <= 0)
 		goto out;
 
@@ -121,12 +87,12 @@ int main(void)
 	 * Killed, it would be gone within moments (SIGKILL by its pidfd
 	 * before the client was answered); alive, it stays: 3 s to tell.
 	 */
-	for (i = 0; i < 30 && alive(t); i++)
+	for (i = 0; i < 30 && t_proc_alive(t); i++)
 		usleep(100000);
 	printf("uid %u's ssqd (pid %d) after that send: %s\n", UID, (int)t,
-	       alive(t) ? "alive" : "gone");
-	CHECK(alive(t), "uid %u's live ssqd (pid %d) was killed for a send's ENOBUFS",
-	      UID, (int)t);
+	       t_proc_alive(t) ? "alive" : "gone");
+	CHECK(t_proc_alive(t),
+	      "uid %u's live ssqd (pid %d) was killed for a send's ENOBUFS", UID, (int)t);
 	CHECK(t_log_count(logf, "found dead") == 0,
 	      "ssqd's log says uid %u's live ssqd was found dead", UID);
 
@@ -136,7 +102,7 @@ int main(void)
 	CHECK(byte_within(ready[0], 30000, &b) && !b, "uid %u's third client: errno %d",
 	      UID, b);
 	CHECK(t_log_count(logf, STARTED) == 1 && t_log_last_num(logf, STARTED) == t &&
-	          alive(t),
+	          t_proc_alive(t),
 	      "uid %u's third client not served by its ssqd pid %d (%u starts)", UID,
 	      (int)t, t_log_count(logf, STARTED));
 	printf("uid %u's third client: errno %d, its ssqd still pid %d\n", UID, b,

@@ -27,40 +27,6 @@
 
 static char sock[108], logf[128], arm[128];
 
-/* Is process @pid there and not a zombie (/proc/<pid>/stat's state)? */
-static int alive(pid_t pid)
-{
-	char path[64], state = 'X';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 'X';
-	fclose(f);
-	return state != 'Z' && state != 'X';
-}
-
-/* ssqd under the shim: LD_PRELOAD for it alone (the shim drops it there). */
-static pid_t start_ssqd(const char *so, const char *const *args, int *up)
-{
-	const char *asan = getenv("ASAN_OPTIONS");
-	char opts[512];
-	pid_t d;
-
-	snprintf(opts, sizeof(opts), "%s%sverify_asan_link_order=0", asan ? asan : "",
-	         asan && *asan ? ":" : "");
-	setenv("ASAN_OPTIONS", opts, 1);
-	setenv("LD_PRELOAD", so, 1);
-	setenv("SSQ_SEND_NOBUFS_ARM", arm, 1);
-	d = t_tenants_ssqd("a8errnos", sock, logf, args, up);
-	unsetenv("LD_PRELOAD");
-	unsetenv("SSQ_SEND_NOBUFS_ARM");
-	return d;
-}
-
 /* Arm the shim: its next SCM_RIGHTS send fails with @name. */
 static int arm_with(const char *name)
 {
@@ -98,7 +64,7 @@ int main(void)
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(arm, sizeof(arm), "/tmp/ssq-a8errnos-%d.arm", (int)getpid());
 	unlink(arm);
-	d = start_ssqd(so, args, &up);
+	d = t_tenants_ssqd_shim("a8errnos", so, arm, sock, logf, args, &up);
 	CHECK(up, "ssqd --tenants uid answered root");
 	if (pipe(ready))
 		return test_exit("adv8t_send_errnos");
@@ -106,7 +72,7 @@ int main(void)
 	CHECK(t_byte_within(ready[0], 60000, &b) && !b, "uid %u's first client: %d", UID,
 	      b);
 	t = (pid_t)t_log_last_num(logf, STARTED);
-	CHECK(t > 0 && alive(t), "no ssqd running for uid %u", UID);
+	CHECK(t > 0 && t_proc_alive(t), "no ssqd running for uid %u", UID);
 	if (t <= 0)
 		goto out;
 
@@ -138,7 +104,7 @@ int main(void)
 	      UID, b);
 	close(hold);
 	waitpid(h, &st, 0);
-	CHECK(alive(t) && t_log_count(logf, STARTED) == 1 &&
+	CHECK(t_proc_alive(t) && t_log_count(logf, STARTED) == 1 &&
 	          t_log_last_num(logf, STARTED) == t,
 	      "uid %u not served by its one ssqd pid %d (%u starts)", UID, (int)t,
 	      t_log_count(logf, STARTED));

@@ -100,3 +100,18 @@ int t_proc_fd_copy(pid_t pid, int fd)
 	errno = e;
 	return s;
 }
+
+int t_proc_alive(pid_t pid)
+{
+	char path[64], state = 'X';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 'X';
+	fclose(f);
+	return state != 'Z' && state != 'X';
+}

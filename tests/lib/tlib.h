@@ -42,6 +42,16 @@ pid_t t_tenants_ssqd(const char *tag, char *sock, char *log, const char *const *
                      int *answered);
 
 /*
+ * t_tenants_ssqd_shim - t_tenants_ssqd under the send shim @so
+ * (LD_PRELOAD for ssqd alone: the shim drops it for ssqd's children),
+ * armed through the file @arm (SSQ_SEND_NOBUFS_ARM); ASAN_OPTIONS gains
+ * verify_asan_link_order=0, the shim being loaded before ASan's runtime.
+ * This process's environment is as it was after, but for ASAN_OPTIONS.
+ */
+pid_t t_tenants_ssqd_shim(const char *tag, const char *so, const char *arm, char *sock,
+                          char *log, const char *const *args, int *answered);
+
+/*
  * t_uid_clients - clients of another uid (root only): in a child that
  * becomes @uid (group @gid, no supplementary groups), @n connections (0:
  * one) to the ssqd at @sock, one after another, each held @hold_ms, then
@@ -127,6 +137,9 @@ unsigned t_arenas_held(unsigned *maps, unsigned *mib);
 
 /* t_proc_fds - how many descriptors process @pid holds (/proc), or -1. */
 int t_proc_fds(pid_t pid);
+
+/* t_proc_alive - is process @pid there and not a zombie (/proc/<pid>/stat)? */
+int t_proc_alive(pid_t pid);
 
 /* t_proc_cpu_s - CPU seconds process @pid has used (utime + stime), or 0. */
 double t_proc_cpu_s(pid_t pid);
