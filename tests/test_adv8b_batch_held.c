@@ -83,12 +83,6 @@ static void ran_once(unsigned who, const char *what)
 	       (unsigned long long)nposted[who]);
 }
 
-static void *combines(void *arg)
-{
-	(void)ssq__combine((struct ssq_producer *)arg);
-	return NULL;
-}
-
 static void half_ring(void)
 {
 	unsigned i;
@@ -126,7 +120,7 @@ static void claim_taken(void)
 		CHECK(post(&a, 0) == 0, "2: A's post %u", i);
 	gate_at = SSQ_HOOK_COMBINE_BUILT;
 	hook_gate_arm(&gate);
-	CHECK(pthread_create(&t, NULL, combines, &b) == 0, "2: combiner thread");
+	CHECK(pthread_create(&t, NULL, tb_combines, &b) == 0, "2: combiner thread");
 	CHECK(hook_gate_wait(&gate, 30), "2: B did not reach its first publish");
 	CHECK((word(&a) & 3) == SSQ_HAND_TAKEN && ssq__hand_n(word(&a)) == 4,
 	      "2: A's word %llx (want TAKEN 4)", (unsigned long long)word(&a));

@@ -73,22 +73,6 @@ static uint64_t counter(unsigned cell)
 	return tb_cell(&tb, cell);
 }
 
-/* The QP through RESET back to RTS, as ssqd's recovery does before the reset. */
-static int reset_qp(void)
-{
-	struct ibv_qp_attr attr;
-	int rc;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RESET;
-	rc = emu_modify_qp(tb.s[0].qp, &attr, IBV_QP_STATE);
-	if (rc)
-		return rc;
-	__atomic_store_n(tb.s[0].sq.dbrec, 0, __ATOMIC_RELEASE);
-	return emu_tb_connect_qp(tb.s[0].qp, 1, tb.s[1].qpn, tb.o.qp_access,
-	                         tb.o.rnr_retry);
-}
-
 /* A's flush, guarded: 0, its error, or 1 (still spinning at the limit). */
 static int guarded_flush(void)
 {
@@ -176,7 +160,7 @@ int main(void)
 	CHECK((a.me->hand.word & 3) == SSQ_HAND_POSTED, "A's second request not POSTED");
 	ssq_ctl_set_error(ctl);
 	drain();
-	CHECK(reset_qp() == 0, "the QP through RESET");
+	CHECK(tb_reset_qp(&tb) == 0, "the QP through RESET");
 	rc = ssq_ctl_reset(&c, 2000);
 	CHECK(rc == 0, "reset: %d", rc);
 	settles_once("2. queue reset", 2, 20);

@@ -117,12 +117,6 @@ static void all_once(const char *what)
 	       (unsigned long long)na);
 }
 
-static void *combines(void *arg)
-{
-	(void)ssq__combine((struct ssq_producer *)arg);
-	return NULL;
-}
-
 /* @p combines on a thread that stops at hook @at: the thread. */
 static pthread_t combine_stopped(struct ssq_producer *p, int at)
 {
@@ -130,7 +124,7 @@ static pthread_t combine_stopped(struct ssq_producer *p, int at)
 
 	gate_at = at;
 	hook_gate_arm(&gate);
-	CHECK(pthread_create(&t, NULL, combines, p) == 0, "combiner thread");
+	CHECK(pthread_create(&t, NULL, tb_combines, p) == 0, "combiner thread");
 	CHECK(hook_gate_wait(&gate, 30), "the combiner did not reach hook %d", at);
 	return t;
 }

@@ -65,22 +65,6 @@ static int post_and_reap(struct emu_tb *tb, unsigned n, uint64_t first_wr)
 	return got == n ? 0 : -1;
 }
 
-/* The QP through RESET back to RTS, as ssqd's recovery does before the reset. */
-static int reset_qp(struct emu_tb *tb)
-{
-	struct ibv_qp_attr attr;
-	int rc;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IBV_QPS_RESET;
-	rc = emu_modify_qp(tb->s[0].qp, &attr, IBV_QP_STATE);
-	if (rc)
-		return rc;
-	__atomic_store_n(tb->s[0].sq.dbrec, 0, __ATOMIC_RELEASE);
-	return emu_tb_connect_qp(tb->s[0].qp, 1, tb->s[1].qpn, tb->o.qp_access,
-	                         tb->o.rnr_retry);
-}
-
 int main(void)
 {
 	struct emu_tb_opts o = { .sq_cnt = RING };
@@ -130,7 +114,7 @@ int main(void)
 	      "a refused reset changed the queue or kept a lease");
 
 	/* The QP first, then the shared queue: READY, from 0, epoch 1. */
-	CHECK(reset_qp(&tb) == 0, "QP through RESET to RTS");
+	CHECK(tb_reset_qp(&tb) == 0, "QP through RESET to RTS");
 	CHECK(ssq_ctl_reset(&owner, 100) == 0, "reset of a drained queue in error");
 	CHECK(!ssq_ctl_in_error(ctl) && ssq_ctl_epoch(ctl) == 1, "READY, epoch 1");
 	CHECK(ssq_ctl_reserved(ctl) == 0 && ssq_ctl_completed(ctl) == 0,
