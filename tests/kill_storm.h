@@ -187,21 +187,49 @@ static inline void storm_comb_survivor(uint32_t p, const struct msg_area *a,
 	_exit(rep->rc);
 }
 
-/* Victim @p posts its @n messages through combining on @q from @src. */
-static inline void storm_comb_victim_posts(struct ssq_queue *q, const struct ssq_buf *src,
-                                           const struct msg_area *a, uint32_t p,
-                                           uint32_t n)
+/*
+ * A combining victim's life: its client opened (exit 3 if not), its
+ * producer into *@me for the test's hook, then @p's @n messages posted
+ * through combining; a victim of @mode 0 waits for the parent's SIGKILL,
+ * any other should have died at its hook (the test set where before):
+ * exit 2, not counted.
+ */
+static inline void storm_comb_victim(uint32_t p, const struct msg_area *a, int mode,
+                                     uint32_t n, struct ssq_producer **me)
 {
+	struct ssq_client *c;
+	struct ssq_queue *q;
+	struct ssq_buf src;
 	uint32_t i, got = 0;
 
+	if (storm_open_queue(&c, &q, &src))
+		_exit(3);
+	*me = ssq_queue_producer(q);
 	for (i = 0; i < n; i++) {
-		uint8_t *buf = (uint8_t *)src->addr + (size_t)i * (CELL + 8);
+		uint8_t *buf = (uint8_t *)src.addr + (size_t)i * (CELL + 8);
 
 		while (post_msg_comb(ssq_queue_producer(q), a, p, i,
-		                     src->iova + (uint64_t)i * (CELL + 8), buf, src->lkey,
+		                     src.iova + (uint64_t)i * (CELL + 8), buf, src.lkey,
 		                     0, &got) == -EAGAIN)
 			reap(ssq_queue_producer(q), p, &got);
 	}
+	if (mode)
+		_exit(2); /* its hook never came: not counted */
+	pause();          /* the parent's SIGKILL */
+	_exit(2);
+}
+
+/*
+ * At its hook, a victim to be stopped: storm_stop_self_soon, then it
+ * spins, its pid in *@spinning for the parent's SIGSTOP should the timer
+ * fail (storm_reap_victim), until ssqd kills it.
+ */
+static inline void storm_stop_and_spin(pid_t *spinning)
+{
+	storm_stop_self_soon();
+	__atomic_store_n(spinning, getpid(), __ATOMIC_RELEASE);
+	for (;;)
+		__atomic_load_n(spinning, __ATOMIC_RELAXED);
 }
 
 /*

@@ -85,10 +85,7 @@ void ssq_fault_hook(int where)
 	if (die_sig == SIGKILL)
 		raise(SIGKILL);
 	/* Stopped while running here, as test_ssq_combine_kill.c says why. */
-	storm_stop_self_soon();
-	__atomic_store_n(spinning, getpid(), __ATOMIC_RELEASE);
-	for (;;)
-		__atomic_load_n(spinning, __ATOMIC_RELAXED);
+	storm_stop_and_spin(spinning);
 }
 
 /*
@@ -101,21 +98,11 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 {
 	static const int where[] = { 0, SSQ_HOOK_COMBINE_TAKEN, SSQ_HOOK_COMBINE_BUILT,
 		                     SSQ_HOOK_COMBINE_BUILT };
-	struct ssq_client *c;
-	struct ssq_queue *q;
-	struct ssq_buf src;
 
-	if (storm_open_queue(&c, &q, &src))
-		_exit(3);
-	me = ssq_queue_producer(q);
 	die_where = where[mode];
 	die_after = countdown;
 	die_sig = mode == 3 ? SIGSTOP : SIGKILL;
-	storm_comb_victim_posts(q, &src, a, p, VICTIM_MSGS);
-	if (mode)
-		_exit(2); /* its hook never came: not counted */
-	pause();          /* the parent's SIGKILL */
-	_exit(2);
+	storm_comb_victim(p, a, mode, VICTIM_MSGS, &me);
 }
 
 int main(void)

@@ -100,10 +100,7 @@ void ssq_fault_hook(int where)
 		 * starts the queue over, which flushes the survivors' WQEs
 		 * (seen under load 24: 'producer 1: completion 290: status 5').
 		 */
-		storm_stop_self_soon();
-		__atomic_store_n(spinning, getpid(), __ATOMIC_RELEASE);
-		for (;;)
-			__atomic_load_n(spinning, __ATOMIC_RELAXED);
+		storm_stop_and_spin(spinning);
 	}
 }
 
@@ -126,21 +123,11 @@ static void victim(uint32_t p, const struct msg_area *a, int mode, int countdown
 		                     SSQ_HOOK_COMBINE_ROLE,
 		                     SSQ_HOOK_COMBINE_LONE,
 		                     SSQ_HOOK_COMBINE_LONE };
-	struct ssq_client *c;
-	struct ssq_queue *q;
-	struct ssq_buf src;
 
-	if (storm_open_queue(&c, &q, &src))
-		_exit(3);
-	me = ssq_queue_producer(q);
 	die_where = where[mode];
 	die_after = countdown;
 	die_sig = mode == 3 || mode == 6 ? SIGSTOP : SIGKILL;
-	storm_comb_victim_posts(q, &src, a, p, VICTIM_MSGS);
-	if (mode)
-		_exit(2); /* its hook never came: not counted */
-	pause();          /* the parent's SIGKILL */
-	_exit(2);
+	storm_comb_victim(p, a, mode, VICTIM_MSGS, &me);
 }
 
 int main(void)
