@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/util/util.h"
 #include "ctrl/daemon/queues/queues.h"
@@ -596,6 +598,46 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 	hand_knocks_over(d);
 }
 
+/*
+ * The loop's poll(2), @n entries: the kernel refuses more than
+ * RLIMIT_NOFILE of them with EINVAL (do_sys_poll, fs/select.c), a limit
+ * anyone with the right to (prlimit) may lower under a running ssqd, and
+ * the loop polls about 27 fixed entries besides its clients. Then it
+ * serves no event until the limit is raised: said once, naming both
+ * numbers, and the loop sleeps @timeout_ms as poll would have, rather
+ * than spin on the error, so that its own work (deadlines, heals,
+ * recovery) goes on.
+ */
+static int serve_poll(struct ssqd *d, struct pollfd *pfd, int n, int timeout_ms)
+{
+	int rc = poll(pfd, (nfds_t)n, timeout_ms);
+
+	if (rc < 0 && errno == EINVAL) {
+		struct rlimit rl = { 0, 0 };
+
+		if (!d->poll_refused)
+			fprintf(stderr,
+			        SD_ERR
+			        "ssqd: poll(2) refuses the loop's %d descriptors: more "
+			        "than RLIMIT_NOFILE (%llu); no client is served until "
+			        "the limit is raised\n",
+			        n,
+			        getrlimit(RLIMIT_NOFILE, &rl)
+			            ? 0ull
+			            : (unsigned long long)rl.rlim_cur);
+		d->poll_refused = 1;
+		(void)poll(NULL, 0, timeout_ms);
+		return 0;
+	}
+	if (rc >= 0 && d->poll_refused) {
+		fprintf(stderr,
+		        SD_NOTICE "ssqd: poll(2) takes the loop's %d descriptors again\n",
+		        n);
+		d->poll_refused = 0;
+	}
+	return rc;
+}
+
 int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS +
@@ -664,10 +706,10 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].revents = 0;
 		/* A recovery, a heal or a grant's bind under way: looked at every
 		 * millisecond. */
-		rc = poll(pfd, (nfds_t)n + 1,
-		          recovering || healing || dying || ssqd_grants_binding(d)
-		              ? 1
-		              : ssqd_idle_poll_ms(d, now));
+		rc = serve_poll(d, pfd, n + 1,
+		                recovering || healing || dying || ssqd_grants_binding(d)
+		                    ? 1
+		                    : ssqd_idle_poll_ms(d, now));
 		if (rc > 0 && pfd[n].revents)
 			rc--; /* the async fd's: not serve_events' to see */
 		/* Failures no CQE reports, before anything routes or recovers. */

@@ -849,11 +849,17 @@ struct ssqd {
 	struct ssqd_log_limit guess_log; /* peers' requests with keys not granted */
 	uint32_t next_client_id;
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
-	struct ssqd_recv_poller rxp;      /* the receive pools' thread */
-	struct ssqd_send_arm txa;         /* the send CQs' arm and event threads */
-	uint64_t stall_next_ns;           /* the stall watch's next look */
-	uint64_t accept_pause_until_ns;   /* out of descriptors: accept later */
-	int idle;                         /* sleeping up to SSQD_IDLE_MS (idle.c) */
+	/*
+	 * poll(2) refused the loop's descriptors (EINVAL: more than
+	 * RLIMIT_NOFILE, lowered under us): said once, and once again when
+	 * it takes them (serve.c).
+	 */
+	int poll_refused;
+	struct ssqd_recv_poller rxp;    /* the receive pools' thread */
+	struct ssqd_send_arm txa;       /* the send CQs' arm and event threads */
+	uint64_t stall_next_ns;         /* the stall watch's next look */
+	uint64_t accept_pause_until_ns; /* out of descriptors: accept later */
+	int idle;                       /* sleeping up to SSQD_IDLE_MS (idle.c) */
 	/* Registrations ssqd may hold, and one uid: from RLIMIT_NOFILE
 	 * (clients/clients.h). */
 	unsigned mr_cap, mr_uid_cap;
