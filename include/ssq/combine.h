@@ -630,10 +630,9 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 				 * Bounded: the combiner may be stopped, and only
 				 * ssqd's deadline (when it has one) ends that.
 				 */
-				if (spins++ >= SSQ_RESERVE_SPINS)
+				if (spins >= SSQ_RESERVE_SPINS)
 					return -EAGAIN;
-				if (!ssq_progress(p))
-					ssq_cpu_relax();
+				ssq__wait_turn(p, spins++);
 				continue;
 			}
 			/*
@@ -856,8 +855,7 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_ha
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
-		if (!ssq_progress(p))
-			ssq_cpu_relax();
+		ssq__wait_turn(p, spins);
 	}
 	/*
 	 * L1: the lone fast path. Role free and no bit pending (relaxed

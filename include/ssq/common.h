@@ -28,6 +28,16 @@ extern "C" {
 #define SSQ_INLINE static inline __attribute__((always_inline))
 #endif
 
+/*
+ * The slow turns of the hot path's waits: kept out of line, in the cold
+ * section, so that the code of a post that does not wait stays what it was
+ * (callgrind's budgets, scripts/wqe-insns.sh). Unused, so that a unit
+ * that does not call one is not warned about it (-Wunused-function).
+ */
+#ifndef SSQ_COLD
+#define SSQ_COLD static __attribute__((noinline, cold, unused))
+#endif
+
 #define ssq_likely(x)   __builtin_expect(!!(x), 1)
 #define ssq_unlikely(x) __builtin_expect(!!(x), 0)
 

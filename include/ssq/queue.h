@@ -52,6 +52,7 @@
 #ifndef SSQ_QUEUE_H
 #define SSQ_QUEUE_H
 
+#include <sched.h>
 #include <ssq/common.h>
 #include <ssq/barrier.h>
 #include <ssq/sq.h>
@@ -65,6 +66,7 @@ extern "C" {
 
 #define SSQ_MAX_PRODUCERS 64u     /* producer records per queue */
 #define SSQ_RESERVE_SPINS 200000u /* flow-control spins before -EAGAIN */
+#define SSQ_YIELD_SPINS   64u     /* turns between looks: yield? */
 
 /*
  * A completion, as ssq_poll() returns it: the fields a verbs program reads
@@ -248,6 +250,42 @@ SSQ_INLINE int ssq_progress(struct ssq_producer *p)
 }
 
 /*
+ * ssq__wait_turn - one turn (the @spins-th) of a producer's bounded wait:
+ * for room (ssq_reserve), for a combiner between its take and its publish
+ * (<ssq/combine.h>). Routes for everyone if there is anything to route;
+ * else relaxes the core, and every SSQ_YIELD_SPINS-th turn, if the queue's
+ * publication is held up by a WQE reserved and not yet published, gives
+ * the core up (sched_yield(2)).
+ * Why: publication is in order, so the ring does not drain past a WQE
+ * whose producer is between its reservation and its publish. With more
+ * posters than cores that producer may be preempted, and a waiter that
+ * spins out its slice keeps it off the core for a whole slice: four
+ * posters on two cores did 1/30 of one poster's rate (docs/measurements.md,
+ * "Posters preempted mid-post"). Only then: a wait for the device (every
+ * WQE published, the ring full) does not yield, so posters on a busy
+ * machine do not hand their core to other work while the NIC drains.
+ * Relaxed loads, hints: a wrong guess costs one yield or 64 more turns.
+ * Out of line (SSQ_COLD): a post that does not wait runs none of this.
+ */
+SSQ_COLD void ssq__wait_turn(struct ssq_producer *p, unsigned spins)
+{
+	uint64_t head;
+
+	if (ssq_progress(p))
+		return;
+	if (spins % SSQ_YIELD_SPINS == SSQ_YIELD_SPINS - 1) {
+		head = __atomic_load_n(&p->ctl->published, __ATOMIC_RELAXED);
+		if (head != __atomic_load_n(&p->ctl->reserve, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&ssq__slot(p, head)->seq, __ATOMIC_RELAXED) !=
+		        head + 1) {
+			(void)sched_yield();
+			return;
+		}
+	}
+	ssq_cpu_relax();
+}
+
+/*
  * ssq_wait - wait, asleep, until this producer has at least @min
  * completions to take with ssq_poll(), or @timeout_ns passes. It routes
  * the CQ itself when no one else does, and otherwise sleeps on a futex in
@@ -338,8 +376,7 @@ SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned co
 			break;
 		if (spins >= SSQ_RESERVE_SPINS)
 			return -EAGAIN;
-		if (!ssq_progress(p))
-			ssq_cpu_relax();
+		ssq__wait_turn(p, spins);
 	}
 	/*
 	 * Say "reserving" before the add, and record the result after it, so
@@ -396,8 +433,7 @@ SSQ_INLINE int ssq__reserve(struct ssq_producer *p, unsigned wqebbs, unsigned co
 		/* A13: pairs with R13 (ssq_ctl_rebuild's IDLE). */
 		if (__atomic_load_n(&me->state, __ATOMIC_ACQUIRE) != SSQ_PROD_BUILDING)
 			return -EIO;
-		if (!ssq_progress(p))
-			ssq_cpu_relax();
+		ssq__wait_turn(p, spins++);
 	}
 	p->pub_next = at;
 	p->pub_end = at + wqebbs;
