@@ -89,6 +89,28 @@ static inline int tb_producer(struct ssq_producer *p, struct ssq_ctl *ctl, uint3
 }
 
 /*
+ * Producers @ps[0..n-1] bound as ids 0..n-1 (tb_producer), each CHECKed:
+ * 0, or -1 after a failed CHECK. TB_PRODUCERS(ctl, tb, &a, &b, ...).
+ */
+static inline int tb_producers_n(struct ssq_ctl *ctl, struct emu_tb *tb,
+                                 struct ssq_producer *const *ps, unsigned n)
+{
+	unsigned i;
+	int rc, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		rc = tb_producer(ps[i], ctl, i, tb);
+		CHECK(rc == 0, "producer %u: %d", i, rc);
+		bad |= rc != 0;
+	}
+	return bad ? -1 : 0;
+}
+#define TB_PRODUCERS(ctl, tb, ...)                                                       \
+	tb_producers_n((ctl), (tb), (struct ssq_producer *const[]){ __VA_ARGS__ },       \
+	               sizeof((struct ssq_producer *const[]){ __VA_ARGS__ }) /           \
+	                   sizeof(struct ssq_producer *))
+
+/*
  * The simplest bench: a 64 KiB testbed, a ring of @ring WQEBBs signaled
  * every @every, @p its producer 0, the device thread running. The control
  * block, for tb_one_down.

@@ -145,10 +145,7 @@ int main(void)
 	struct emu_tb_opts o = { .sq_cnt = RING };
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0 &&
-	          tb_producer(&d, ctl, 3, &tb) == 0 && tb_producer(&x, ctl, 4, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c, &d, &x);
 	CHECK(ctl->producers[FREE_ID].state == SSQ_PROD_FREE, "record %u not FREE",
 	      FREE_ID);
 	/* 1. A phantom: db_lease naming FREE record 63 (4f86961's case); D dies. */

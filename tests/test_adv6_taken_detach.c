@@ -90,9 +90,7 @@ int main(void)
 	int rc, got, id, i, others;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 	/* Every other record in use, so that a claim can only reuse A's. */
 	for (i = 3; i < (int)SSQ_MAX_PRODUCERS; i++)
 		ctl->producers[i].state = SSQ_PROD_IDLE;

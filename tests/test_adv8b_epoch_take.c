@@ -60,9 +60,7 @@ int main(void)
 	int rc, got, k;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0 && tb_producer(&d, ctl, 3, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c, &d);
 
 	/* 1. A's batch POSTED in epoch E, then the queue restarts. */
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);

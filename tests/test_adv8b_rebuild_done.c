@@ -39,9 +39,7 @@ int main(void)
 	int rc;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 
 	/* 1. A's batch of 3, published by B: DONE, not settled by A. */
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);

@@ -46,8 +46,7 @@ int main(void)
 	int id, got;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&c, ctl, 1, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &c);
 	for (i = 2; i < LAST_ID; i++)
 		ctl->producers[i].state = SSQ_PROD_IDLE;
 

@@ -129,9 +129,7 @@ int main(void)
 	pid_t child;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 
 	/* 1. The combiner dies after swapping the bits, before taking. */
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);

@@ -88,9 +88,7 @@ int main(void)
 	int id;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 
 	/* 1. Garbage past the range. */
 	__atomic_store_n(&ctl->comb_role, 0xdeadbeefu, __ATOMIC_SEQ_CST);

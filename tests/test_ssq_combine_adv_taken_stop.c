@@ -123,9 +123,7 @@ int main(void)
 	int rc, got;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 	CHECK(pthread_create(&wt, NULL, watchdog, NULL) == 0, "watchdog");
 
 	/* B holds the role; A hands over; B takes A's request and stops. */

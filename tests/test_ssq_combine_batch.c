@@ -245,9 +245,7 @@ int main(void)
 	struct emu_tb_opts o = { .sq_cnt = RING };
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0 && tb_producer(&d, ctl, 3, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c, &d);
 	appends_up_to_k();
 	prefix_while_appending();
 	stopped_mid_batch();

@@ -199,9 +199,7 @@ int main(void)
 	struct emu_tb_opts o = { .sq_cnt = RING };
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0 && tb_producer(&d, ctl, 3, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c, &d);
 	dead_taken_past_everything();
 	dead_taken_last_reserved();
 	posted_garbage_combined();

@@ -153,9 +153,7 @@ int main(void)
 	int got;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0 && tb_producer(&d, ctl, 3, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c, &d);
 	/* Some traffic first, so that positions are not small. */
 	for (got = 0; got < 10; got++)
 		c_nop(0);

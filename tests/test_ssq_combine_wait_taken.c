@@ -56,9 +56,7 @@ int main(void)
 	pid_t child;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 	__atomic_store_n(&ctl->comb_role, b.id + 1, __ATOMIC_SEQ_CST);
 	rc = ssq_post_fetch_add_combined(&a, tb.s[0].iova, tb.s[0].key, tb.s[1].iova,
 	                                 tb.s[1].key, 1, 10, SSQ_WQE_SIGNALED);

@@ -66,9 +66,7 @@ int main(void)
 	int got;
 
 	ctl = tb_ctl_up(&tb, &o, RING, EVERY);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0 &&
-	          tb_producer(&c, ctl, 2, &tb) == 0,
-	      "producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b, &c);
 	CHECK(ctl->producers[FREE_ID].state == SSQ_PROD_FREE, "record %u not FREE",
 	      FREE_ID);
 

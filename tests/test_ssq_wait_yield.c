@@ -43,8 +43,7 @@ int main(void)
 	int rc;
 
 	ctl = tb_ctl_up(&tb, &o, RING, 16);
-	CHECK(tb_producer(&a, ctl, 0, &tb) == 0 && tb_producer(&b, ctl, 1, &tb) == 0,
-	      "two producers");
+	TB_PRODUCERS(ctl, &tb, &a, &b);
 
 	/* A holds position 0, reserved and not published: nothing after it runs. */
 	rc = ssq_reserve(&a, 1, &pos);
