@@ -188,6 +188,31 @@ int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id)
 	return pos < res && end > c;
 }
 
+int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
+                       uint32_t rkey)
+{
+	const struct ssq_ctl_hand *h;
+	uint64_t w;
+	unsigned n, i;
+
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
+		return 0;
+	h = &ctl->producers[id].hand;
+	/* A14d: pairs with R14/R14b: the requests the word counts are written. */
+	w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
+	if ((w & 3) != SSQ_HAND_POSTED)
+		return 0;
+	n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
+	for (i = 0; i < n; i++) {
+		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
+		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
+
+		if (l == lkey || l == rkey || r == lkey || r == rkey)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * May retired record @r (id @id) go to someone else as far as its
  * hand-over slot goes (<ssq/combine.h>)? A batch still POSTED is taken

@@ -206,6 +206,20 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	unsigned qi, w, i;
 
 	/*
+	 * A combined request of @c's still POSTED in its slot may be taken
+	 * and written with its keys at any time: it holds the keys it names.
+	 * Asked before the take's look below (ssq_ctl_hand_names).
+	 */
+	for (qi = 0; qi < d->own.nqueues; qi++) {
+		uint64_t ids = c->recs[qi] | c->hand_recs[qi];
+
+		for (; d->queues[qi].ctl && ids; ids &= ids - 1)
+			if (ssq_ctl_hand_names(d->queues[qi].ctl,
+			                       (uint32_t)__builtin_ctzll(ids), lkey,
+			                       rkey))
+				return 1;
+	}
+	/*
 	 * A combined request of @c's a combiner took is written into the
 	 * ring when that combiner goes on: until then no search finds its
 	 * keys, so any key may be among them.
