@@ -608,9 +608,10 @@ int ssq_desc_revoke(struct ssq_client *c, const struct ssq_desc *d);
 
 /*
  * ssq_mem_dereg - give @mr back. Refused with -EBUSY while a WQE of this
- * client that may use its keys has not completed on some queue (reap completions with
- * ssq_poll, then try again); -ENOENT when it is not this client's;
- * -ENOTCONN. After it returns 0 the keys name nothing.
+ * client that may use its keys has not completed on some queue, or a combined
+ * request naming them is still handed over (reap completions with ssq_poll,
+ * ssq_combine_flush a request handed over, then try again); -ENOENT when it is not this
+ * client's; -ENOTCONN. After it returns 0 the keys name nothing.
  */
 int ssq_mem_dereg(struct ssq_client *c, const struct ssq_mr *mr);
 
