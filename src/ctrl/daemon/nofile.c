@@ -66,3 +66,27 @@ void ssqd_nofile_report(const struct ssqd *d)
 	        (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, clients,
 	        SSQD_MAX_CLIENTS, d->mr_cap, SSQD_MAX_MRS, held, need);
 }
+
+int ssqd_nofile_retry(int n, struct rlimit *rl)
+{
+	struct rlimit was;
+
+	if (getrlimit(RLIMIT_NOFILE, rl)) {
+		rl->rlim_cur = rl->rlim_max = 0;
+		return 0;
+	}
+	if (rl->rlim_cur >= (rlim_t)n || rl->rlim_cur >= rl->rlim_max)
+		return 0;
+	was = *rl;
+	rl->rlim_cur = rl->rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, rl)) {
+		*rl = was;
+		return 0;
+	}
+	fprintf(stderr,
+	        SD_WARNING "ssqd: RLIMIT_NOFILE was lowered to %llu under the %d "
+	                   "descriptors the serve loop polls: raised back to its hard "
+	                   "limit %llu\n",
+	        (unsigned long long)was.rlim_cur, n, (unsigned long long)rl->rlim_max);
+	return 1;
+}
