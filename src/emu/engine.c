@@ -136,7 +136,16 @@ static int nap(struct emu_dev *dev, int wire_fd, long ns)
 	uint64_t v;
 
 	/* poll skips a negative fd: a device without a wire waits on the kick. */
-	if (ppoll(pfd, 2, &ts, NULL) <= 0 || !(pfd[0].revents & POLLIN))
+	int rc = ppoll(pfd, 2, &ts, NULL);
+
+	/*
+	 * Refused (EINVAL: 2 entries over an RLIMIT_NOFILE lowered under the
+	 * process, do_sys_poll in fs/select.c): the nap is slept all the same,
+	 * or the thread spins.
+	 */
+	if (rc < 0 && errno == EINVAL)
+		nanosleep(&ts, NULL);
+	if (rc <= 0 || !(pfd[0].revents & POLLIN))
 		return 0;
 	return read(dev->kick_fd, &v, sizeof(v)) == sizeof(v);
 }

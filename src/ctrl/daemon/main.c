@@ -18,6 +18,7 @@
 #include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/queues/queues.h"
+#include "ctrl/daemon/nofile.h"
 
 static struct ssqd daemon_state;
 
@@ -137,6 +138,8 @@ int main(int argc, char **argv)
 		o->socket_path = passed_sock;
 	}
 
+	/* Before DPDK's EAL, the device and the sockets take theirs. */
+	ssqd_nofile_raise();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
 		ssqd_teardown(d);
 		return 1;
 	}
+	ssqd_nofile_report(d);
 	fprintf(stderr,
 	        SD_NOTICE
 	        "ssqd: %u queue(s) of %u WQEBBs on %s (%s), %llu MiB data arena at IOVA "

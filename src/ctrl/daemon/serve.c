@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include "ctrl/daemon/daemon.h"
 #include "ctrl/daemon/util/util.h"
+#include "ctrl/daemon/nofile.h"
 #include "ctrl/daemon/queues/queues.h"
 #include "ctrl/daemon/peers/peers.h"
 #include "ctrl/daemon/watch/watch.h"
@@ -598,53 +599,141 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
 	hand_knocks_over(d);
 }
 
+/* The most entries the loop polls. */
+#define SERVE_POLL_MAX                                                                   \
+	(SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS + SSQD_MAX_TENANTS + 3)
 /*
- * The loop's poll(2), @n entries: the kernel refuses more than
- * RLIMIT_NOFILE of them with EINVAL (do_sys_poll, fs/select.c), a limit
- * anyone with the right to (prlimit) may lower under a running ssqd, and
- * the loop polls about 27 fixed entries besides its clients. Then it
- * serves no event until the limit is raised: said once, naming both
- * numbers, and the loop sleeps @timeout_ms as poll would have, rather
- * than spin on the error, so that its own work (deadlines, heals,
- * recovery) goes on.
+ * While not every connection fits under RLIMIT_NOFILE: the longest poll,
+ * so that those left out this pass are looked at soon.
  */
-static int serve_poll(struct ssqd *d, struct pollfd *pfd, int n, int timeout_ms)
+#define ROTATE_POLL_MS 10
+
+/*
+ * Under a limit @lim lower than the loop's entries: poll those with a
+ * descriptor (-1's take a place of nfds too), the ones not a client's
+ * (@first_client up to the last, the device's async fd) first, and as many
+ * clients as fit after them, taken in turn from d->poll_next on, so that
+ * each is polled at least once in every ceil(clients / room) passes; where
+ * no client fits after the others, all of them in turn. Their events go
+ * back into @pfd; the entries left out get none this pass. A silent
+ * client's hello deadline does not run while it is not polled: its hello
+ * may be waiting unread. Returns poll's.
+ */
+static int poll_in_turn(struct ssqd *d, struct pollfd *pfd, struct ssqd_client **who,
+                        int n, int first_client, int timeout_ms, rlim_t lim)
 {
-	int rc = poll(pfd, (nfds_t)n, timeout_ms);
+	struct pollfd cp[SERVE_POLL_MAX];
+	short polled[SERVE_POLL_MAX];
+	int ix[SERVE_POLL_MAX], live[SERVE_POLL_MAX];
+	int k = 0, nfixed = 0, nlive = 0, base, turn, take, i, rc;
+	uint64_t t0, waited;
 
-	if (rc < 0 && errno == EINVAL) {
-		struct rlimit rl = { 0, 0 };
+	for (i = 0; i < n; i++) {
+		pfd[i].revents = 0;
+		polled[i] = 0;
+		if (pfd[i].fd >= 0 && (i < first_client || i == n - 1))
+			live[nlive++] = i;
+	}
+	nfixed = nlive;
+	for (i = first_client; i < n - 1; i++)
+		if (pfd[i].fd >= 0)
+			live[nlive++] = i;
+	/* The others always when a client fits after them, else all in turn. */
+	base = lim > (rlim_t)nfixed ? nfixed : 0;
+	turn = nlive - base;
+	take = lim >= (rlim_t)nlive ? turn : (int)lim - base;
+	for (i = 0; i < base; i++)
+		ix[k++] = live[i];
+	for (i = 0; i < take; i++)
+		ix[k++] =
+		    live[base + (int)((d->poll_next + (unsigned)i) % (unsigned)turn)];
+	if (turn)
+		d->poll_next = (d->poll_next + (unsigned)take) % (unsigned)turn;
+	for (i = 0; i < k; i++) {
+		cp[i] = pfd[ix[i]];
+		polled[ix[i]] = 1;
+	}
+	if (k < nlive && timeout_ms > ROTATE_POLL_MS)
+		timeout_ms = ROTATE_POLL_MS;
+	t0 = ssqd_now_ns();
+	rc = poll(cp, (nfds_t)k, timeout_ms);
+	waited = ssqd_now_ns() - t0;
+	for (i = 0; rc > 0 && i < k; i++)
+		pfd[ix[i]].revents = cp[i].revents;
+	for (i = first_client; i < n - 1; i++)
+		if (!polled[i] && who[i])
+			who[i]->hello_by_ns += waited;
+	if (!d->poll_limited || d->poll_limit != lim) {
+		int conns = 0, served = 0;
 
-		if (!d->poll_refused)
+		for (i = first_client; i < n - 1; i++) {
+			conns += pfd[i].fd >= 0;
+			served += polled[i];
+		}
+		if (base)
+			fprintf(stderr,
+			        SD_WARNING
+			        "ssqd: poll(2) refuses the loop's %d descriptors: more "
+			        "than RLIMIT_NOFILE (%llu), its hard limit too: serving "
+			        "%d of %d connections per pass, in turn, until the limit "
+			        "is raised\n",
+			        n, (unsigned long long)lim, take < turn ? take : turn,
+			        conns);
+		else
 			fprintf(stderr,
 			        SD_ERR
-			        "ssqd: poll(2) refuses the loop's %d descriptors: more "
-			        "than RLIMIT_NOFILE (%llu); no client is served until "
-			        "the limit is raised\n",
-			        n,
-			        getrlimit(RLIMIT_NOFILE, &rl)
-			            ? 0ull
-			            : (unsigned long long)rl.rlim_cur);
-		d->poll_refused = 1;
-		(void)poll(NULL, 0, timeout_ms);
-		return 0;
-	}
-	if (rc >= 0 && d->poll_refused) {
-		fprintf(stderr,
-		        SD_NOTICE "ssqd: poll(2) takes the loop's %d descriptors again\n",
-		        n);
-		d->poll_refused = 0;
+			        "ssqd: poll(2) refuses the loop's %d descriptors: "
+			        "more than RLIMIT_NOFILE (%llu), its hard limit too: "
+			        "serving %d of %d connections per pass, polling %d "
+			        "of its %d descriptors in turn, until the limit is "
+			        "raised\n",
+			        n, (unsigned long long)lim, served, conns, k, nlive);
+		d->poll_limited = 1;
+		d->poll_limit = lim;
 	}
 	return rc;
 }
 
+/*
+ * The loop's poll(2), @n entries, the clients' from @first_client to the
+ * last but one: the kernel refuses more than RLIMIT_NOFILE of them with
+ * EINVAL (do_sys_poll, fs/select.c), a limit anyone with the right to
+ * (prlimit) may lower under a running ssqd, and the loop polls about 27
+ * fixed entries besides its clients. Then the soft limit goes back up to
+ * the hard one where that is enough; where not, the loop goes on with what
+ * fits (poll_in_turn) until it is raised, and says so each way.
+ */
+static int serve_poll(struct ssqd *d, struct pollfd *pfd, struct ssqd_client **who, int n,
+                      int first_client, int timeout_ms)
+{
+	struct rlimit rl;
+	int rc;
+
+	if (!d->poll_limited) {
+		rc = poll(pfd, (nfds_t)n, timeout_ms);
+		if (rc >= 0 || errno != EINVAL)
+			return rc;
+	}
+	ssqd_nofile_retry(n, &rl);
+	if (rl.rlim_cur < (rlim_t)n)
+		return poll_in_turn(d, pfd, who, n, first_client, timeout_ms,
+		                    rl.rlim_cur);
+	if (d->poll_limited) {
+		fprintf(stderr,
+		        SD_NOTICE "ssqd: poll(2) takes the loop's %d descriptors again "
+		                  "(RLIMIT_NOFILE %llu): serving every connection each "
+		                  "pass\n",
+		        n, (unsigned long long)rl.rlim_cur);
+		d->poll_limited = 0;
+	}
+	return poll(pfd, (nfds_t)n, timeout_ms);
+}
+
 int ssqd_serve(struct ssqd *d)
 {
-	struct pollfd pfd[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS +
-	                  SSQD_MAX_TENANTS + 3];
-	struct ssqd_client *who[SSQD_MAX_CLIENTS + SSQD_MAX_PEERS + SSQD_MAX_KNOCKS +
-	                        SSQD_MAX_TENANTS + 3];
-	int i, n, rc, recovering = 0, healing = 0, dying = 0;
+	struct pollfd pfd[SERVE_POLL_MAX];
+	struct ssqd_client *who[SERVE_POLL_MAX];
+	int i, n, rc, first_client, recovering = 0, healing = 0, dying = 0;
 	/* The device's async events wake the loop (QP_FATAL, CQ_ERR, PORT_ERR). */
 	int async_fd = d->backend && d->ops->async_fd ? d->ops->async_fd(d->backend) : -1;
 
@@ -678,6 +767,7 @@ int ssqd_serve(struct ssqd *d)
 		ssqd_tenants_pollfds(d, &pfd[n]);
 		for (i = 0; i < SSQD_MAX_TENANTS; i++)
 			who[n++] = NULL;
+		first_client = n;
 		for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 			if (d->clients[i].fd >= 0 && d->clients[i].failed &&
 			    !d->clients[i].dying)
@@ -704,9 +794,10 @@ int ssqd_serve(struct ssqd *d)
 		pfd[n].fd = async_fd;
 		pfd[n].events = POLLIN;
 		pfd[n].revents = 0;
+		who[n] = NULL;
 		/* A recovery, a heal or a grant's bind under way: looked at every
 		 * millisecond. */
-		rc = serve_poll(d, pfd, n + 1,
+		rc = serve_poll(d, pfd, who, n + 1, first_client,
 		                recovering || healing || dying || ssqd_grants_binding(d)
 		                    ? 1
 		                    : ssqd_idle_poll_ms(d, now));

@@ -851,10 +851,13 @@ struct ssqd {
 	struct ssqd_log_limit client_log; /* lines clients' bad input causes */
 	/*
 	 * poll(2) refused the loop's descriptors (EINVAL: more than
-	 * RLIMIT_NOFILE, lowered under us): said once, and once again when
-	 * it takes them (serve.c).
+	 * RLIMIT_NOFILE, lowered under us, its hard limit too): the loop
+	 * polls what fits, the clients in turn from poll_next on, until it
+	 * is raised; poll_limit is the limit it said it polls under (serve.c).
 	 */
-	int poll_refused;
+	int poll_limited;
+	unsigned long long poll_limit;
+	unsigned poll_next;
 	struct ssqd_recv_poller rxp;    /* the receive pools' thread */
 	struct ssqd_send_arm txa;       /* the send CQs' arm and event threads */
 	uint64_t stall_next_ns;         /* the stall watch's next look */

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <ssq/queue.h>
 #include "ctrl/daemon/clients/clients.h"
+#include "ctrl/daemon/nofile.h"
 
 static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {
@@ -43,13 +44,9 @@ void ssqd_mr_limits(struct ssqd *d)
 	struct rlimit rl;
 	rlim_t room = 0;
 
-	/* The soft limit up to the hard one (systemd's soft default is 1024). */
+	/* main raised it already; ssqd_setup run in a test's process too. */
+	ssqd_nofile_raise();
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		if (rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			(void)setrlimit(RLIMIT_NOFILE, &rl);
-			(void)getrlimit(RLIMIT_NOFILE, &rl);
-		}
 		room = rl.rlim_cur > SSQD_FD_RESERVE ? rl.rlim_cur - SSQD_FD_RESERVE : 0;
 	}
 	d->mr_cap = room < SSQD_MAX_MRS ? (unsigned)room : SSQD_MAX_MRS;
