@@ -102,6 +102,16 @@ int ssqd_proc_alive(int pidfd, pid_t pid, uint64_t start)
 	return pid_alive(pid, start) != 0; /* unknown: assume it runs */
 }
 
+int ssqd_child_alive(int pidfd, pid_t pid)
+{
+	uint64_t start;
+
+	if (pidfd >= 0)
+		return ssqd_pidfd_alive(pidfd);
+	start = ssqd_pid_start(pid);
+	return !start || pid_alive(pid, start) != 0; /* unknown: it runs */
+}
+
 int ssqd_pid_kill(pid_t pid, uint64_t start)
 {
 	int alive;

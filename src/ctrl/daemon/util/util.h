@@ -152,11 +152,15 @@ int ssqd_pidfd_alive(int pidfd);
  *   @start: 0, -ESRCH (exited, reused, or @start 0), -EIO (/proc cannot
  *   say), or kill's -errno (-EPERM: another uid).
  * ssqd_proc_kill - by @pidfd (ssqd_pidfd_kill), else ssqd_pid_kill.
+ * ssqd_child_alive - ssqd_proc_alive of a child of ssqd's not reaped yet
+ *   (a tenant's ssqd), whose pid no other process can have: by @pidfd, else
+ *   /proc/@pid/stat now; 1 also when /proc cannot say.
  */
 uint64_t ssqd_pid_start(pid_t pid);
 int ssqd_proc_alive(int pidfd, pid_t pid, uint64_t start);
 int ssqd_pid_kill(pid_t pid, uint64_t start);
 int ssqd_proc_kill(int pidfd, pid_t pid, uint64_t start);
+int ssqd_child_alive(int pidfd, pid_t pid);
 
 /*
  * Signal @sig to the process behind @pidfd (pidfd_send_signal(2), Linux
