@@ -5,9 +5,11 @@
  * parses (fs/proc/array.c, do_task_stat; proc_pid_stat(5)): the command
  * name in parentheses (it may hold one; the last counts), then field 3
  * the state (Z a zombie, X dead), field 20 num_threads, field 22
- * starttime, in clock ticks since boot: a pid taken by another process
- * since comes with a later start, and the same pid cannot be taken twice
- * within one tick (a process is forked, runs and is reaped first).
+ * starttime, in clock ticks since boot: a process that took the pid since
+ * started later. Pids are handed out cyclically (alloc_pid, kernel/pid.c:
+ * idr_alloc_cyclic), so the same one comes back only after pid_max others
+ * (32768 by default): within one tick (10 ms) only under a pid_max cut
+ * to a few hundred, and that one case is what a pidfd alone rules out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
