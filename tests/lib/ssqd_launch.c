@@ -89,15 +89,20 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
                   const char *log, int append)
 {
 	const char *ssqd = getenv("SSQD");
-	const char *argv[42];
-	int n = 0;
+	/* The <name>_nopidfd runs: ssqd as a kernel without pidfds runs it. */
+	const char *wrap = getenv("SSQ_TEST_SSQD_WRAP");
+	const char *argv[43];
+	int n = 0, first;
 	pid_t pid;
 
+	if (wrap && *wrap)
+		argv[n++] = wrap;
+	first = n;
 	argv[n++] = ssqd;
-	while (args && *args && n < 41)
+	while (args && *args && n < 42)
 		argv[n++] = *args++;
 	argv[n] = NULL;
-	track_socket(argv + 1);
+	track_socket(argv + first + 1);
 	pid = fork();
 	if (pid == 0) {
 		if (log) {
@@ -110,7 +115,7 @@ pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env
 		}
 		if (env_name)
 			setenv(env_name, env_value, 1);
-		execv(ssqd, (char *const *)argv);
+		execv(argv[0], (char *const *)argv);
 		perror("exec ssqd");
 		_exit(127);
 	}

@@ -187,7 +187,9 @@ void t_need_ssqd(void);
  * after argv[0], at most 40), in the child @env_name set to @env_value
  * (unless @env_name is NULL) and stderr into the file @log (appended with
  * @append, else truncated; NULL: this process's stderr). Returns its pid,
- * or -1 when fork failed.
+ * or -1 when fork failed. With $SSQ_TEST_SSQD_WRAP set (the <name>_nopidfd
+ * runs: tests/sandbox/no_pidfd.c), ssqd runs under that program, and the
+ * pid is the program's: it execs ssqd in place.
  */
 pid_t t_ssqd_exec(const char *const *args, const char *env_name, const char *env_value,
                   const char *log, int append);

@@ -189,6 +189,8 @@ static void accept_client(struct ssqd *d)
 			} else {
 				d->clients[i].pid = cr.pid;
 				d->clients[i].pidfd = ssqd_pidfd_of_peer(fd, cr.pid);
+				if (d->clients[i].pidfd < 0) /* no pidfds here */
+					d->clients[i].start = ssqd_pid_start(cr.pid);
 				d->clients[i].uid = cr.uid;
 				d->clients[i].gid = cr.gid;
 				d->clients[i].refused = !client_allowed(d, &cr);
@@ -233,7 +235,8 @@ static int heal_deaths(struct ssqd *d)
  */
 static int kill_first(struct ssqd_client *c)
 {
-	if (!c->attached || c->dying || c->unmapped || !ssqd_pidfd_alive(c->pidfd))
+	if (!c->attached || c->dying || c->unmapped ||
+	    !ssqd_proc_alive(c->pidfd, c->pid, c->start))
 		return 0;
 	c->dying = 1;
 	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
@@ -258,7 +261,11 @@ static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
 	return m != 0; /* -1, unknown: assume it does */
 }
 
-/* A dying client still there past its grace: kill it. 1: one still waits. */
+/*
+ * A dying client still there past its grace: kill it. One with no pidfd
+ * (nothing polls readable at its exit) is looked at here each loop, and
+ * dropped once gone. 1: one still waits.
+ */
 static int kill_late(struct ssqd *d, uint64_t now)
 {
 	int waiting = 0, rc;
@@ -267,16 +274,25 @@ static int kill_late(struct ssqd *d, uint64_t now)
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
 
-		if (c->fd < 0 || !c->dying || !c->kill_by_ns)
+		if (c->fd < 0 || !c->dying)
+			continue;
+		if (c->pidfd < 0) {
+			if (!ssqd_proc_alive(c->pidfd, c->pid, c->start)) {
+				drop_client(d, c); /* as its pidfd's poll would */
+				continue;
+			}
+			waiting = 1;
+		}
+		if (!c->kill_by_ns)
 			continue;
 		if (now < c->kill_by_ns) {
 			waiting = 1;
 			continue;
 		}
 		c->kill_by_ns = 0;
-		if (!ssqd_pidfd_alive(c->pidfd))
-			continue; /* exited: the serve loop's poll of its pidfd drops it
-			           */
+		if (!ssqd_proc_alive(c->pidfd, c->pid, c->start))
+			continue; /* exited: the serve loop's poll of its pidfd, or
+			             the look above, drops it */
 		if (!maps_queues(d, c)) {
 			/* It exec'd or unmapped them: nothing left to kill for. */
 			fprintf(
@@ -289,7 +305,7 @@ static int kill_late(struct ssqd *d, uint64_t now)
 			drop_client(d, c);
 			continue;
 		}
-		rc = ssqd_pidfd_kill(c->pidfd);
+		rc = ssqd_proc_kill(c->pidfd, c->pid, c->start);
 		if (c->stalled) /* killed for it already, and said so */
 			continue;
 		if (rc)

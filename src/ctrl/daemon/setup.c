@@ -210,6 +210,27 @@ static void clients_init(struct ssqd *d)
 		d->clients[i].fd = d->clients[i].pidfd = -1;
 }
 
+/*
+ * Said once at start where the kernel or a sandbox gives no pidfds (before
+ * Linux 5.3; seccomp profiles that refuse pidfd_open): what ssqd does
+ * instead (util/util.h). A tenant's ssqd runs on the same kernel: its
+ * parent said it.
+ */
+static void say_no_pidfds(const struct ssqd *d)
+{
+	int rc = ssqd_pidfd_probe();
+
+	if (!rc || d->opt.tenant_fd >= 0)
+		return;
+	fprintf(stderr,
+	        SD_NOTICE "ssqd: no pidfds here (pidfd_open: %s): clients' processes "
+	                  "are followed by pid and start time (/proc/PID/stat), a "
+	                  "dropped client's exit is looked for every loop rather "
+	                  "than polled, and a kill (a stalled or dropped client) "
+	                  "checks the start time right before kill(2)\n",
+	        strerror(-rc));
+}
+
 int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 {
 	const struct ssqd_options *o = &d->opt;
@@ -342,6 +363,8 @@ int ssqd_setup(struct ssqd *d, char *why, size_t whylen)
 		        "ssqd: --allow-uid/--allow-gid on the emulated device without "
 		        "CAP_SYS_PTRACE: other uids' ssq_mem_reg and ssq_mem_reg_fd "
 		        "fail EACCES (their /proc/PID/maps is closed to this uid)\n");
+
+	say_no_pidfds(d);
 
 	/* The data arena: at the end, hugepage-aligned, one MR at a fixed IOVA. */
 	d->arena.used = d->arena.len - data_len;

@@ -600,6 +600,8 @@ struct ssqd_client {
 	int pidfd;   /* the same process (util/util.h), or -1 */
 	int stalled; /* killed for a stall: waiting for its death */
 	int said_hello;
+	/* With no pidfd: its process's start time (util/util.h), or 0. */
+	uint64_t start;
 	uid_t uid;
 	gid_t gid;
 	int refused;       /* not allowed: answered with EACCES, then dropped */

@@ -16,8 +16,9 @@
  * loop while one is here; its pidfd is not polled, it stays readable).
  * Exited: its pidfd polls readable (pidfd_poll, kernel/fork.c; fs/pidfs.c
  * since 6.9: thread_group_exited, a zombie's exit_state set), a ptraced
- * zombie too. Without a pidfd (before Linux 5.3) nothing says it exited:
- * its slot stays taken till it is reaped, as before.
+ * zombie too. Without a pidfd (before Linux 5.3, or a sandbox that refuses
+ * them) its /proc/PID/stat does (ssqd_child_alive): our child, not reaped,
+ * so the pid is still its own.
  *
  * Here too the reaping of every tenant's ssqd, a slot's or a zombie's
  * (ssqd_tenant_reap), which tenants.c calls: this file calls nothing of
@@ -110,7 +111,7 @@ int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t)
 	struct ssqd_tenant *z = NULL;
 	unsigned i;
 
-	if (t->pid <= 0 || t->pidfd < 0 || ssqd_pidfd_alive(t->pidfd))
+	if (t->pid <= 0 || ssqd_child_alive(t->pidfd, t->pid))
 		return 0;
 	/*
 	 * Exited unasked (neither let go idle nor found dead at a send): its
@@ -120,7 +121,10 @@ int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t)
 	 * to a zombie.
 	 */
 	if (!t->closing && !t->dead) {
-		(void)ssqd_pidfd_signal(t->pidfd, SIGKILL);
+		if (t->pidfd >= 0)
+			(void)ssqd_pidfd_signal(t->pidfd, SIGKILL);
+		else
+			(void)kill(t->pid, SIGKILL); /* our child, not reaped */
 		t->closing = t->dead = 1;
 		ssqd_tenant_failed(d, t->key, SSQD_TENANT_FOUND_DEAD);
 	}
@@ -149,7 +153,8 @@ int ssqd_tenant_bury(struct ssqd *d, struct ssqd_tenant *t)
 		/* Its arena emptied as its reaping would have (tenants.c). */
 		if (t->closing && t->killed && t->arena_fd >= 0)
 			(void)!ftruncate(t->arena_fd, 0);
-		close(t->pidfd);
+		if (t->pidfd >= 0)
+			close(t->pidfd);
 		if (t->arena_fd >= 0)
 			close(t->arena_fd);
 	}

@@ -34,6 +34,16 @@ int ssqd_pidfd_open(pid_t pid)
 	return pidfd >= 0 ? pidfd : -1;
 }
 
+int ssqd_pidfd_probe(void)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+
+	if (pidfd < 0)
+		return -errno;
+	close(pidfd);
+	return 0;
+}
+
 int ssqd_pidfd_alive(int pidfd)
 {
 	/* A pidfd polls readable once its process has exited (pidfd_open(2)). */

@@ -126,8 +126,41 @@ int ssqd_pidfd_of_peer(int fd, pid_t pid);
  */
 int ssqd_pidfd_open(pid_t pid);
 
+/*
+ * Whether this kernel gives pidfds: 0, or pidfd_open's -errno (-ENOSYS
+ * before Linux 5.3 or under a sandbox that refuses it, -EPERM under some).
+ */
+int ssqd_pidfd_probe(void);
+
 /* 1 while the process behind @pidfd has not exited; 0 once it has, or for -1. */
 int ssqd_pidfd_alive(int pidfd);
+
+/*
+ * Where no pidfd could be had (ssqd_pidfd_probe), a client's process is
+ * named by its pid and the start time /proc/PID/stat (field 22) gave at
+ * accept: a process that took the pid since has another one. What that
+ * changes: a client dropped while its process runs is looked at every
+ * loop until it is gone (nothing polls readable at its exit), and a kill
+ * looks at the start time right before kill(2) - a pid reused in between
+ * is the one case a pidfd alone rules out (util/pid_start.c).
+ *
+ * ssqd_pid_start - @pid's start time, 0 if /proc cannot say.
+ * ssqd_proc_alive - by @pidfd, else by @pid and its @start: 1 while the
+ *   process runs (also when /proc cannot say), 0 once it exited (a zombie
+ *   with no thread left), or nothing names it (-1 and 0).
+ * ssqd_pid_kill - SIGKILL to @pid if it is still the process started at
+ *   @start: 0, -ESRCH (exited, reused, or @start 0), -EIO (/proc cannot
+ *   say), or kill's -errno (-EPERM: another uid).
+ * ssqd_proc_kill - by @pidfd (ssqd_pidfd_kill), else ssqd_pid_kill.
+ * ssqd_child_alive - ssqd_proc_alive of a child of ssqd's not reaped yet
+ *   (a tenant's ssqd), whose pid no other process can have: by @pidfd, else
+ *   /proc/@pid/stat now; 1 also when /proc cannot say.
+ */
+uint64_t ssqd_pid_start(pid_t pid);
+int ssqd_proc_alive(int pidfd, pid_t pid, uint64_t start);
+int ssqd_pid_kill(pid_t pid, uint64_t start);
+int ssqd_proc_kill(int pidfd, pid_t pid, uint64_t start);
+int ssqd_child_alive(int pidfd, pid_t pid);
 
 /*
  * Signal @sig to the process behind @pidfd (pidfd_send_signal(2), Linux

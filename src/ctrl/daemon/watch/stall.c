@@ -47,7 +47,8 @@
  * Only ssqd's own records are trusted: the holder of a record or a lease
  * is the client ssqd gave that record to, and the process killed is the
  * one SO_PEERCRED named when it connected (through a pidfd, so a reused
- * pid is never hit); a pid in shared memory is never used.
+ * pid is never hit; without pidfds, by that pid once its start time is
+ * found unchanged: util/util.h); a pid in shared memory is never used.
  *
  * A queue can also stop with nothing held: a producer that published and
  * never submitted (stopped, or buggy), a CQ nobody routes. A queue with
@@ -195,8 +196,12 @@ static int end_stall(struct ssqd *d, unsigned qi, struct ssqd_client *c, uint32_
 		         (int)c->pid, id);
 		return take_back(d, qi, who, what, since, now);
 	}
-	/* Never by pid: one reused by another process after the client died. */
-	rc = c->pidfd >= 0 ? ssqd_pidfd_kill(c->pidfd) : -ESRCH;
+	/*
+	 * Never by a bare pid: one reused by another process after the client
+	 * died. By its pidfd, else by pid with its start time looked at right
+	 * before (util/util.h: kernels and sandboxes without pidfds).
+	 */
+	rc = ssqd_proc_kill(c->pidfd, c->pid, c->start);
 	if (rc == 0) {
 		c->stalled = 1; /* its death, or a drop, ends it */
 		fprintf(stderr,
