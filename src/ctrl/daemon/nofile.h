@@ -9,15 +9,9 @@
 #define SSQD_NOFILE_H
 
 #include <sys/resource.h>
+#include "ctrl/daemon/util/util.h"
 
 struct ssqd;
-
-/*
- * The soft limit up to the hard one (systemd leaves services a soft 1024:
- * systemd.exec(5), LimitNOFILE=, asks those that need more to raise it
- * themselves), before anything opens descriptors; said only when it fails.
- */
-void ssqd_nofile_raise(void);
 
 /*
  * Once set up: when the limit is below what ssqd holds at most (its

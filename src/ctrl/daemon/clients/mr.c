@@ -17,7 +17,6 @@
 #include <sys/resource.h>
 #include <ssq/queue.h>
 #include "ctrl/daemon/clients/clients.h"
-#include "ctrl/daemon/nofile.h"
 
 static unsigned owned_by(const struct ssqd *d, uint32_t owner)
 {

@@ -221,4 +221,11 @@ static inline uint64_t ssqd_align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) & ~(a - 1);
 }
 
+/*
+ * The soft limit up to the hard one (systemd leaves services a soft 1024:
+ * systemd.exec(5), LimitNOFILE=, asks those that need more to raise it
+ * themselves), before anything opens descriptors; said only when it fails.
+ */
+void ssqd_nofile_raise(void);
+
 #endif /* SSQ_CTRL_DAEMON_UTIL_H */
