@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include "ctrl_flow.h"
+#include "dv/ctl.h"
 
 #define STALL_MS "100"
 #define BOUND_S  2.0
@@ -278,6 +279,26 @@ static inline void stall_ssqd_down(pid_t d)
 		unlink(log_path);
 	else
 		fprintf(stderr, "ssqd's log: %s\n", log_path);
+}
+
+/*
+ * After a combiner went on with a request whose FETCH_ADD counts into
+ * *@cnt: wait up to 10 s for the count (routing with @k meanwhile), then a
+ * further 200 ms in which a second run would show, and say what is seen
+ * @after ("after B went on"): the count and the queue's state.
+ */
+static inline void ran_once_wait(struct ssq_ctl *ctl, struct conn *k,
+                                 volatile uint64_t *cnt, const char *after)
+{
+	double t0;
+
+	for (t0 = now_s(); *cnt == 0 && !ssq_ctl_in_error(ctl) && now_s() - t0 < 10;) {
+		ssq_progress(k->p);
+		usleep(1000);
+	}
+	usleep(200000);
+	printf("%s: A's request ran %llu time(s), queue %s\n", after,
+	       (unsigned long long)*cnt, ssq_ctl_in_error(ctl) ? "in ERROR" : "ready");
 }
 
 #endif /* SSQ_TEST_STALL_FLOW_H */

@@ -33,9 +33,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/capability.h>
 #include <ssq/ssq.h>
 #include <ssq/client.h>
 #include "cluster_flow.h"
+#include "ctrl/daemon/memlock.h"
 #include "ctrl/proto/msg.h"
 
 #define WINDOW_S 3.0
@@ -50,16 +52,7 @@
 /* Raising a hard limit takes CAP_SYS_RESOURCE (do_prlimit, kernel/sys.c). */
 static int can_raise_hard(void)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long long eff = 0;
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "CapEff: %llx", &eff) == 1;
-	if (f)
-		fclose(f);
-	return found && (eff >> 24) & 1; /* CAP_SYS_RESOURCE */
+	return ssqd_self_cap(CAP_SYS_RESOURCE);
 }
 
 /* Has ssqd said anything on @s, or closed it? What it said into @said. */

@@ -76,13 +76,7 @@ int main(void)
 
 	/* B combines: A's request written with A's key, which is still there. */
 	(void)ssq__combine(b.p);
-	for (t0 = now_s(); *cnt == 0 && !ssq_ctl_in_error(ctl) && now_s() - t0 < 10;) {
-		ssq_progress(b.p);
-		usleep(1000);
-	}
-	usleep(200000); /* a second run would show by now */
-	printf("after B combined: A's request ran %llu time(s), queue %s\n",
-	       (unsigned long long)*cnt, ssq_ctl_in_error(ctl) ? "in ERROR" : "ready");
+	ran_once_wait(ctl, &b, cnt, "after B combined");
 	CHECK(!ssq_ctl_in_error(ctl),
 	      "the queue went to error: A's request ran with a deregistered key");
 	CHECK(*cnt == 1, "A's request ran %llu times, want once",

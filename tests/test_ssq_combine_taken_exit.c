@@ -251,7 +251,6 @@ int main(void)
 	char needle[96];
 	pthread_t bt;
 	pid_t d, a;
-	double t0;
 
 	setenv("SSQ_TEST_STALL_OPT", "--stall-ms=0", 1);
 	d = stall_ssqd_up("comb-taken-exit");
@@ -313,13 +312,7 @@ int main(void)
 	/* B goes on: A's request written with A's keys. */
 	__atomic_store_n(&b_gate.goes, 1, __ATOMIC_RELEASE);
 	pthread_join(bt, NULL);
-	for (t0 = now_s(); *cnt == 0 && !ssq_ctl_in_error(ctl) && now_s() - t0 < 10;) {
-		ssq_progress(b.p);
-		usleep(1000);
-	}
-	usleep(200000); /* a second run would show by now */
-	printf("after B went on: A's request ran %llu time(s), queue %s\n",
-	       (unsigned long long)*cnt, ssq_ctl_in_error(ctl) ? "in ERROR" : "ready");
+	ran_once_wait(ctl, &b, cnt, "after B went on");
 	CHECK(!ssq_ctl_in_error(ctl),
 	      "the queue went to error: A's request ran with A's dropped keys");
 	CHECK(*cnt == 1, "A's request ran %llu times, want once",
