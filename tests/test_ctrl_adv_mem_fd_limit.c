@@ -2,11 +2,12 @@
 /*
  * Adversary: every registration keeps one descriptor open in ssqd (the
  * client's /proc/PID/mem or its file), up to SSQD_MAX_MRS = 1024 of them,
- * 64 a client. ssqd as systemd starts it (systemd/ssqd.service.in sets no
- * LimitNOFILE: systemd's default soft limit is 1024, as is most shells')
- * cannot hold that many beside its own and its clients' sockets. Here
- * ssqd runs with RLIMIT_NOFILE 1024 and 16 connections of one process
- * register 64 small buffers each.
+ * 64 a client. ssqd under a limit of 1024 (the soft limit of most shells,
+ * and systemd's default; systemd/ssqd.service.in sets LimitNOFILE=65536,
+ * and ssqd raises its soft limit to its hard one, but a hard limit of 1024
+ * is anyone's to set) cannot hold that many beside its own and its
+ * clients' sockets. Here ssqd runs with RLIMIT_NOFILE 1024, hard too, and
+ * 16 connections of one process register 64 small buffers each.
  * Wanted: ssqd refuses registrations before it runs out of descriptors
  * (or holds none per registration), so that a new client can still
  * connect and be served, and ssqd does not spin.

@@ -7,10 +7,12 @@
  * the errno the file names - ENOBUFS (empty, or "ENOBUFS": as
  * sock_alloc_send_pskb under memory pressure, net/core/sock.c), "ENOMEM"
  * (the same, or scm_fp_copy's kmalloc, net/core/scm.c) or "ETOOMANYREFS"
- * (unix_attach_fds past RLIMIT_NOFILE in flight, net/unix/af_unix.c). Only in the process
- * it was preloaded into (the parent ssqd): its constructor takes LD_PRELOAD out of that
- * process's environment, so the tenants' ssqds it forks and execs run
- * without it.
+ * (unix_attach_fds past RLIMIT_NOFILE in flight, net/unix/af_unix.c). Only in the first
+ * ssqd it is preloaded into (the parent ssqd): its constructor takes LD_PRELOAD out of
+ * that process's environment, so the tenants' ssqds it forks and execs run
+ * without it. A program that runs ssqd (the <name>_nopidfd runs' launcher,
+ * tests/sandbox/no_pidfd.c, which execs it in place) is left as it is,
+ * its environment too: ssqd is what it is for.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,6 +32,8 @@ __attribute__((constructor)) static void send_nobufs_init(void)
 
 	real_sendmsg =
 	    (ssize_t(*)(int, const struct msghdr *, int))dlsym(RTLD_NEXT, "sendmsg");
+	if (strcmp(program_invocation_short_name, "ssqd"))
+		return; /* not armed here: its sendmsg passes through */
 	arm = a ? strdup(a) : NULL;
 	unsetenv("LD_PRELOAD");
 	unsetenv("SSQ_SEND_NOBUFS_ARM");

@@ -225,6 +225,14 @@ static int heal_deaths(struct ssqd *d)
 
 /* How long a client that hung up with queues attached may take to exit. */
 #define DYING_GRACE_NS (100ull * 1000000)
+/*
+ * With no pidfd, a dying client's exit is looked for in /proc: 1 ms after
+ * it hung up, and after a kill, then twice as long each time it is found
+ * alive, up to 100 ms - one that cannot be killed (another uid's) may live
+ * on for hours, and the loop would otherwise wake every millisecond for it.
+ */
+#define LOOK_FIRST_NS (1ull * 1000000)
+#define LOOK_MAX_NS   (100ull * 1000000)
 
 /*
  * A client whose process still runs must not be healed (util/util.h).
@@ -240,7 +248,16 @@ static int kill_first(struct ssqd_client *c)
 		return 0;
 	c->dying = 1;
 	c->kill_by_ns = ssqd_now_ns() + DYING_GRACE_NS;
+	c->look_ns = ssqd_now_ns() + LOOK_FIRST_NS;
+	c->look_gap_ns = LOOK_FIRST_NS;
 	return 1;
+}
+
+/* @t into *@first if earlier. */
+static void earliest_ns(uint64_t *first, uint64_t t)
+{
+	if (t < *first)
+		*first = t;
 }
 
 /*
@@ -263,13 +280,16 @@ static int maps_queues(const struct ssqd *d, const struct ssqd_client *c)
 
 /*
  * A dying client still there past its grace: kill it. One with no pidfd
- * (nothing polls readable at its exit) is looked at here each loop, and
- * dropped once gone. 1: one still waits.
+ * (nothing polls readable at its exit) is looked at here when its look is
+ * due (LOOK_FIRST_NS, LOOK_MAX_NS), and dropped once gone. Returns the
+ * milliseconds until the next kill or look is due (at least 1), or 0:
+ * none waits.
  */
 static int kill_late(struct ssqd *d, uint64_t now)
 {
-	int waiting = 0, rc;
+	uint64_t first = UINT64_MAX;
 	unsigned i;
+	int rc;
 
 	for (i = 0; i < SSQD_MAX_CLIENTS; i++) {
 		struct ssqd_client *c = &d->clients[i];
@@ -277,16 +297,22 @@ static int kill_late(struct ssqd *d, uint64_t now)
 		if (c->fd < 0 || !c->dying)
 			continue;
 		if (c->pidfd < 0) {
-			if (!ssqd_proc_alive(c->pidfd, c->pid, c->start)) {
-				drop_client(d, c); /* as its pidfd's poll would */
-				continue;
+			if (now >= c->look_ns) {
+				if (!ssqd_proc_alive(c->pidfd, c->pid, c->start)) {
+					drop_client(d, c); /* as its pidfd's poll would */
+					continue;
+				}
+				c->look_ns = now + c->look_gap_ns;
+				c->look_gap_ns = c->look_gap_ns * 2 > LOOK_MAX_NS
+				                     ? LOOK_MAX_NS
+				                     : c->look_gap_ns * 2;
 			}
-			waiting = 1;
+			earliest_ns(&first, c->look_ns);
 		}
 		if (!c->kill_by_ns)
 			continue;
 		if (now < c->kill_by_ns) {
-			waiting = 1;
+			earliest_ns(&first, c->kill_by_ns);
 			continue;
 		}
 		c->kill_by_ns = 0;
@@ -306,6 +332,12 @@ static int kill_late(struct ssqd *d, uint64_t now)
 			continue;
 		}
 		rc = ssqd_proc_kill(c->pidfd, c->pid, c->start);
+		if (!rc && c->pidfd < 0) {
+			/* Killed: its exit is near, looked for soon again. */
+			c->look_ns = now + LOOK_FIRST_NS;
+			c->look_gap_ns = LOOK_FIRST_NS;
+			earliest_ns(&first, c->look_ns);
+		}
 		if (c->stalled) /* killed for it already, and said so */
 			continue;
 		if (rc)
@@ -322,7 +354,9 @@ static int kill_late(struct ssqd *d, uint64_t now)
 			        "healed once it has exited\n",
 			        (int)c->pid, DYING_GRACE_NS / 1000000);
 	}
-	return waiting;
+	if (first == UINT64_MAX)
+		return 0;
+	return first <= now + 1000000 ? 1 : (int)((first - now + 999999) / 1000000);
 }
 
 /*
@@ -749,7 +783,7 @@ int ssqd_serve(struct ssqd *d)
 {
 	struct pollfd pfd[SERVE_POLL_MAX];
 	struct ssqd_client *who[SERVE_POLL_MAX];
-	int i, n, rc, first_client, recovering = 0, healing = 0, dying = 0;
+	int i, n, rc, first_client, recovering = 0, healing = 0, dying = 0, timeout_ms;
 	/* The device's async events wake the loop (QP_FATAL, CQ_ERR, PORT_ERR). */
 	int async_fd = d->backend && d->ops->async_fd ? d->ops->async_fd(d->backend) : -1;
 
@@ -813,10 +847,13 @@ int ssqd_serve(struct ssqd *d)
 		who[n] = NULL;
 		/* A recovery, a heal or a grant's bind under way: looked at every
 		 * millisecond. */
-		rc = serve_poll(d, pfd, who, n + 1, first_client,
-		                recovering || healing || dying || ssqd_grants_binding(d)
-		                    ? 1
-		                    : ssqd_idle_poll_ms(d, now));
+		timeout_ms = recovering || healing || ssqd_grants_binding(d)
+		                 ? 1
+		                 : ssqd_idle_poll_ms(d, now);
+		/* A dying client's kill or look (kill_late), when due. */
+		if (dying && dying < timeout_ms)
+			timeout_ms = dying;
+		rc = serve_poll(d, pfd, who, n + 1, first_client, timeout_ms);
 		if (rc > 0 && pfd[n].revents)
 			rc--; /* the async fd's: not serve_events' to see */
 		/* Failures no CQE reports, before anything routes or recovers. */

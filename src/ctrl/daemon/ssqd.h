@@ -626,7 +626,12 @@ struct ssqd_client {
 	 */
 	int dying;
 	uint64_t kill_by_ns; /* still there then: killed (0: no kill due) */
-	int unmapped;        /* its process maps no queue any more: heal it */
+	/*
+	 * Dying with no pidfd: when /proc is next looked at for its exit, and
+	 * the gap after that look (serve.c, kill_late).
+	 */
+	uint64_t look_ns, look_gap_ns;
+	int unmapped; /* its process maps no queue any more: heal it */
 };
 
 /*

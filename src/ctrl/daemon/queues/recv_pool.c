@@ -446,7 +446,7 @@ static int event_nap(struct ssqd *d, const struct timespec *nap, int blind)
 	const struct ssqd_backend_ops *ops = d->ops;
 	int fd = !blind && ops->rx_event_fd ? ops->rx_event_fd(d->backend) : -1;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int armed = 0;
+	int armed = 0, rc;
 	unsigned i;
 
 	for (i = 0; fd >= 0 && ops->rx_arm && i < d->opt.nqueues; i++) {
@@ -464,7 +464,15 @@ static int event_nap(struct ssqd *d, const struct timespec *nap, int blind)
 		nanosleep(nap, NULL);
 		return 0;
 	}
-	if (ppoll(&pfd, 1, nap, NULL) <= 0)
+	rc = ppoll(&pfd, 1, nap, NULL);
+	/*
+	 * Refused (EINVAL: an entry over an RLIMIT_NOFILE lowered under ssqd
+	 * to 0, do_sys_poll in fs/select.c): the nap is slept all the same,
+	 * or the poller spins.
+	 */
+	if (rc < 0 && errno == EINVAL)
+		nanosleep(nap, NULL);
+	if (rc <= 0)
 		return 0;
 	/*
 	 * Ready with nothing to take: a channel whose device went away polls

@@ -23,6 +23,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/eventfd.h>
@@ -160,6 +161,25 @@ static void on_event(void *arg, struct ssqd_bqueue *bq)
 	}
 }
 
+/*
+ * poll(2) refused event_main's two entries (EINVAL: more than an
+ * RLIMIT_NOFILE lowered under ssqd, do_sys_poll in fs/select.c; it comes
+ * back at once): the channel alone for a blind nap where one entry fits,
+ * else the nap slept, so that the thread does not spin; a stop is seen
+ * after it. 1: the channel is readable.
+ */
+static int refused_wait(struct pollfd *chan)
+{
+	struct timespec nap = { 0, BLIND_NAP_MS * 1000000L };
+
+	chan->revents = 0;
+	if (poll(chan, 1, BLIND_NAP_MS) > 0)
+		return (chan->revents & POLLIN) != 0;
+	if (errno == EINVAL)
+		nanosleep(&nap, NULL);
+	return 0;
+}
+
 static void *event_main(void *arg)
 {
 	struct ssqd *d = arg;
@@ -169,14 +189,20 @@ static void *event_main(void *arg)
 	};
 
 	while (!stopping(d)) {
-		int n = 0;
+		int n = 0, ready = 0, refused = 0, rc = poll(pfd, 2, -1);
 
-		if (poll(pfd, 2, -1) > 0 && (pfd[0].revents & POLLIN)) {
+		if (rc > 0) {
+			ready = (pfd[0].revents & POLLIN) != 0;
+		} else if (rc < 0 && errno == EINVAL) {
+			refused = 1;
+			ready = refused_wait(pfd);
+		}
+		if (ready) {
 			pthread_mutex_lock(&d->txa.lock);
 			n = d->ops->tx_events_take(d->backend, on_event, d);
 			pthread_mutex_unlock(&d->txa.lock);
 		}
-		if (n > 0 || stopping(d))
+		if (n > 0 || stopping(d) || refused) /* refused: napped already */
 			continue;
 		/*
 		 * Woken with no event to take: a channel whose device went away
