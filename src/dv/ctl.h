@@ -167,6 +167,18 @@ int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
                        uint32_t rkey);
 
 /*
+ * ssq_ctl_hand_owes - 1 while record @id's owner still owes a request of
+ * its slot (taken back, or not published by the combiner that took it:
+ * it posts it itself, the word EMPTY meanwhile) that names @lkey or @rkey,
+ * else 0 (and for an id out of range). Ask it after ssq_ctl_hand_out
+ * (the owner says what it owes before the word goes EMPTY) and before
+ * searching the ring (it stops saying so after each publish). The slot is
+ * client-writable: a hint, as ssq_ctl_hand_names.
+ */
+int ssq_ctl_hand_owes(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
+                      uint32_t rkey);
+
+/*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process
  * died must already be marked dead (ssq_ctl_mark_dead). Breaks the doorbell
  * and CQ leases and the combiner role they held (and a lease or role

@@ -213,6 +213,33 @@ int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
 	return 0;
 }
 
+int ssq_ctl_hand_owes(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
+                      uint32_t rkey)
+{
+	const struct ssq_ctl_hand *h;
+	uint32_t o;
+	unsigned lo, end, i;
+
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
+		return 0;
+	h = &ctl->producers[id].hand;
+	/* A14e: pairs with the owner's release (ssq__hand_say_owed). */
+	o = __atomic_load_n(&h->owed, __ATOMIC_ACQUIRE);
+	/* Client-written: clamped to the slot, never an index past it. */
+	lo = o & 0xff;
+	end = lo + (o >> 8 & 0xff);
+	if (end > SSQ_HAND_REQS)
+		end = SSQ_HAND_REQS;
+	for (i = lo; i < end; i++) {
+		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
+		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
+
+		if (l == lkey || l == rkey || r == lkey || r == rkey)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * May retired record @r (id @id) go to someone else as far as its
  * hand-over slot goes (<ssq/combine.h>)? A batch still POSTED is taken
@@ -340,6 +367,8 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
 	 */
 	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
 	hand_take_back(&ctl->producers[id]);
+	/* What it owed the dead never posts: its keys are held no more. */
+	__atomic_store_n(&ctl->producers[id].hand.owed, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
