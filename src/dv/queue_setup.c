@@ -200,9 +200,23 @@ int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
 	h = &ctl->producers[id].hand;
 	/* A14d: pairs with R14/R14b: the requests the word counts are written. */
 	w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
-	if ((w & 3) != SSQ_HAND_POSTED)
+	if ((w & 3) == SSQ_HAND_POSTED)
+		n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
+	else if ((w & 3) == SSQ_HAND_TAKEN &&
+	         __atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) !=
+	             SSQ_PROD_DEAD)
+		/*
+		 * Taken and not said published (no DONE): once its positions
+		 * completed (ssq_ctl_hand_out no longer holds it), either
+		 * published or NOPs a heal put over a dead combiner's
+		 * reservation - which its owner, when it settles, posts
+		 * itself, with their keys. Its whole slot until then (what
+		 * the owner appended past the prefix taken is its own to post
+		 * too); the dead settle nothing.
+		 */
+		n = SSQ_HAND_REQS;
+	else
 		return 0;
-	n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
 	for (i = 0; i < n; i++) {
 		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
 		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
