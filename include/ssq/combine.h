@@ -817,6 +817,8 @@ SSQ_INLINE int ssq__hand_append(struct ssq_producer *p, uint64_t w,
 	if (mine + 1 > (int64_t)p->comp_mask + 1)
 		return 0;
 	me->hand.req[n] = *r;
+	/* Before R14b, released by it (ssqd: what a prefix taken leaves). */
+	__atomic_store_n(&me->hand.batch, n + 1, __ATOMIC_RELAXED);
 	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 	/*
 	 * R14b: request n before POSTED(seq, n + 1); pairs with A14b and C10
@@ -908,6 +910,8 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_ha
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->req[0] = *r;
 	h->req[0].epoch = (uint16_t)p->hand_epoch; /* before R14: a combiner checks it */
+	/* Before R14, released by it (ssqd: what a prefix taken leaves). */
+	__atomic_store_n(&h->batch, 1, __ATOMIC_RELAXED);
 	p->hand_n = 1;
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: request 0 before POSTED(seq, 1); pairs with A14a/A14b (a combiner). */

@@ -139,8 +139,15 @@ struct ssq_ctl_hand {
 	 * the keys such a request holds (ssq_ctl_hand_owes).
 	 */
 	uint32_t owed;
+	/*
+	 * The count of the batch last handed over (POSTED(seq, n): n, before
+	 * the word says it), which a combiner may take a prefix of: what is
+	 * left past a TAKEN or DONE prefix is its owner's to post when it
+	 * settles. Owner-written, read by ssqd only (ssq_ctl_hand_names).
+	 */
+	uint32_t batch;
 	/* The record to whole lines: the next record's first line is its own. */
-	uint8_t pad[SSQ_CACHELINE - 20];
+	uint8_t pad[SSQ_CACHELINE - 24];
 };
 
 /* Hand-over states (the low bits of ssq_ctl_hand.word). */

@@ -193,31 +193,45 @@ int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
 {
 	const struct ssq_ctl_hand *h;
 	uint64_t w;
-	unsigned n, i;
+	unsigned lo = 0, n, batch, i;
 
 	if (!ctl || id >= SSQ_MAX_PRODUCERS)
 		return 0;
 	h = &ctl->producers[id].hand;
-	/* A14d: pairs with R14/R14b: the requests the word counts are written. */
+	/*
+	 * A14d: pairs with R14/R14b (the requests the word counts, and the
+	 * batch's count, are written), and with C10/R15 (a combiner's word,
+	 * after it read the owner's).
+	 */
 	w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
-	if ((w & 3) == SSQ_HAND_POSTED)
-		n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
-	else if ((w & 3) == SSQ_HAND_TAKEN &&
-	         __atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) !=
-	             SSQ_PROD_DEAD)
+	n = ssq__hand_n(w);
+	/* Client-written: clamped to the slot, never an index past it. */
+	batch = __atomic_load_n(&h->batch, __ATOMIC_RELAXED);
+	if (batch > SSQ_HAND_REQS)
+		batch = SSQ_HAND_REQS;
+	if ((w & 3) == SSQ_HAND_EMPTY ||
+	    ((w & 3) != SSQ_HAND_POSTED &&
+	     __atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) ==
+	         SSQ_PROD_DEAD))
+		return 0; /* the dead settle nothing, and post nothing */
+	if ((w & 3) == SSQ_HAND_TAKEN) {
 		/*
-		 * Taken and not said published (no DONE): once its positions
-		 * completed (ssq_ctl_hand_out no longer holds it), either
-		 * published or NOPs a heal put over a dead combiner's
-		 * reservation - which its owner, when it settles, posts
-		 * itself, with their keys. Its whole slot until then (what
-		 * the owner appended past the prefix taken is its own to post
-		 * too); the dead settle nothing.
+		 * Not said published (no DONE): once its positions completed
+		 * (ssq_ctl_hand_out no longer holds it), published or NOPs a
+		 * heal put over a dead combiner's reservation - which its
+		 * owner, when it settles, posts itself, with their keys; and
+		 * what it appended past the prefix taken too.
 		 */
+		if (batch > n)
+			n = batch;
+	} else if ((w & 3) == SSQ_HAND_DONE) {
+		/* The prefix published; the rest its owner posts when it settles. */
+		lo = n;
+		n = batch;
+	}
+	if (n > SSQ_HAND_REQS)
 		n = SSQ_HAND_REQS;
-	else
-		return 0;
-	for (i = 0; i < n; i++) {
+	for (i = lo; i < n; i++) {
 		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
 		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
 
