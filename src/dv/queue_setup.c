@@ -253,6 +253,9 @@ int ssq_ctl_hand_owes(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
 	h = &ctl->producers[id].hand;
 	/* A14e: pairs with the owner's release (ssq__hand_say_owed). */
 	o = __atomic_load_n(&h->owed, __ATOMIC_ACQUIRE);
+	/* Retired (ssq_producer_fini after an error): it posts nothing more. */
+	if (__atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) == SSQ_PROD_DEAD)
+		return 0;
 	/* Client-written: clamped to the slot, never an index past it. */
 	lo = o & 0xff;
 	end = lo + (o >> 8 & 0xff);
