@@ -514,6 +514,20 @@ SSQ_INLINE unsigned ssq__hand_counted(struct ssq_producer *p, unsigned k)
 }
 
 /*
+ * Say in our slot what we owe (ssq_ctl_hand.owed): ssqd keeps the keys
+ * those requests name (ssq_mem_dereg, a buffer's free say -EBUSY) until
+ * they are published, where its search of the ring finds them. Release:
+ * before the word goes EMPTY (pairs with ssqd's acquire of the word, then
+ * of this), and after each publish (ssqd reads this, then the ring).
+ */
+SSQ_INLINE void ssq__hand_say_owed(struct ssq_producer *p)
+{
+	__atomic_store_n(&p->me->hand.owed,
+	                 p->hand_owed ? p->hand_owed << 8 | p->owe_lo : 0,
+	                 __ATOMIC_RELEASE);
+}
+
+/*
  * Post what we owe (req[owe_lo, owe_lo + hand_owed) of our slot, EMPTY:
  * no combiner reads it) ourselves, in order: one reservation and one
  * doorbell per half ring. Each published request leaves the debt as it
@@ -550,6 +564,7 @@ SSQ_INLINE int ssq__hand_post_direct(struct ssq_producer *p)
 			}
 			p->owe_lo++;
 			p->hand_owed--;
+			ssq__hand_say_owed(p);
 		}
 		ssq_submit(p);
 	}
@@ -615,12 +630,19 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			                                 __ATOMIC_RELAXED)))
 				(void)ssq__combine(p);
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
+			/*
+			 * Owed, said before the take-back (release: ssqd that
+			 * reads EMPTY reads it); if a combiner's C10 wins, the
+			 * outcome below says it again.
+			 */
+			p->owe_lo = 0;
+			p->hand_owed = p->hand_n;
+			ssq__hand_say_owed(p);
+			p->hand_owed = 0;
 			/* C13': against a combiner's C10, the same word. */
 			if (__atomic_compare_exchange_n(
-			        &h->word, &w, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-				p->owe_lo = 0;
+			        &h->word, &w, 0, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 				p->hand_owed = p->hand_n;
-			}
 			continue;
 		default:
 			rc = ssq__hand_outcome(p, w, p->hand_epoch);
@@ -646,6 +668,7 @@ SSQ_INLINE int ssq__hand_settle(struct ssq_producer *p)
 			p->me->posted += ssq__hand_counted(p, (unsigned)rc);
 			p->owe_lo = (uint32_t)rc;
 			p->hand_owed = p->hand_n - (uint32_t)rc;
+			ssq__hand_say_owed(p);
 			__atomic_store_n(&h->word, 0, __ATOMIC_RELEASE);
 			SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 			continue;
@@ -794,6 +817,8 @@ SSQ_INLINE int ssq__hand_append(struct ssq_producer *p, uint64_t w,
 	if (mine + 1 > (int64_t)p->comp_mask + 1)
 		return 0;
 	me->hand.req[n] = *r;
+	/* Before R14b, released by it (ssqd: what a prefix taken leaves). */
+	__atomic_store_n(&me->hand.batch, n + 1, __ATOMIC_RELAXED);
 	SSQ__LINE_W(SSQ_LINE_HAND_OWN);
 	/*
 	 * R14b: request n before POSTED(seq, n + 1); pairs with A14b and C10
@@ -885,6 +910,8 @@ SSQ_INLINE int ssq__combine_post(struct ssq_producer *p, const struct ssq_ctl_ha
 	p->hand_epoch = __atomic_load_n(&ctl->epoch, __ATOMIC_ACQUIRE);
 	h->req[0] = *r;
 	h->req[0].epoch = (uint16_t)p->hand_epoch; /* before R14: a combiner checks it */
+	/* Before R14, released by it (ssqd: what a prefix taken leaves). */
+	__atomic_store_n(&h->batch, 1, __ATOMIC_RELAXED);
 	p->hand_n = 1;
 	w = ssq__hand_word(++p->hand_seq, SSQ_HAND_POSTED);
 	/* R14: request 0 before POSTED(seq, 1); pairs with A14a/A14b (a combiner). */

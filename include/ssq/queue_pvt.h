@@ -130,8 +130,24 @@ struct ssq_ctl_hand_req {
 struct ssq_ctl_hand {
 	uint64_t word;
 	struct ssq_ctl_hand_req req[SSQ_HAND_REQS];
+	/*
+	 * What its owner still owes (<ssq/combine.h>: requests it took back,
+	 * or that a combiner did not publish, and it must post itself, the
+	 * word EMPTY meanwhile): req[lo, lo + n) as n << 8 | lo, 0 for none;
+	 * stored before the word goes EMPTY, and after each of them is
+	 * published. Owner-written; ssqd reads it, clamped to the slot, for
+	 * the keys such a request holds (ssq_ctl_hand_owes).
+	 */
+	uint32_t owed;
+	/*
+	 * The count of the batch last handed over (POSTED(seq, n): n, before
+	 * the word says it), which a combiner may take a prefix of: what is
+	 * left past a TAKEN or DONE prefix is its owner's to post when it
+	 * settles. Owner-written, read by ssqd only (ssq_ctl_hand_names).
+	 */
+	uint32_t batch;
 	/* The record to whole lines: the next record's first line is its own. */
-	uint8_t pad[SSQ_CACHELINE - 16];
+	uint8_t pad[SSQ_CACHELINE - 24];
 };
 
 /* Hand-over states (the low bits of ssq_ctl_hand.word). */

@@ -157,14 +157,30 @@ int ssq_ctl_hand_out(const struct ssq_ctl *ctl, uint32_t id);
 /*
  * ssq_ctl_hand_names - 1 while record @id's hand-over slot holds a batch
  * POSTED (no combiner took it yet: any may, at any time) one of whose
- * requests names @lkey or @rkey (as its lkey or its rkey), else 0 (and
- * for an id out of range). ssq_ctl_hand_out covers the batch from its take
- * on; ask this one first, as the protocol goes (POSTED, TAKEN, DONE), so
- * that a batch taken between the two looks is seen by one of them. The
- * slot is client-writable: a hint for how long to keep what the keys name.
+ * requests names @lkey or @rkey (as its lkey or its rkey), or, for a
+ * record not DEAD, a batch TAKEN and not yet DONE one of whose requests
+ * does (a dead combiner's, NOPed by a heal: its owner posts it when it
+ * settles), or a DONE prefix's rest (ssq_ctl_hand.batch: a combiner at
+ * its half ring's end took fewer) that does, else 0 (and for an id out
+ * of range). ssq_ctl_hand_out covers the batch from
+ * its take on; ask this one first, as the protocol goes (POSTED, TAKEN, DONE), so that a
+ * batch taken between the two looks is seen by one of them. The slot is client-writable:
+ * a hint for how long to keep what the keys name.
  */
 int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
                        uint32_t rkey);
+
+/*
+ * ssq_ctl_hand_owes - 1 while record @id's owner still owes a request of
+ * its slot (taken back, or not published by the combiner that took it:
+ * it posts it itself, the word EMPTY meanwhile) that names @lkey or @rkey,
+ * else 0 (and for an id out of range). Ask it after ssq_ctl_hand_out
+ * (the owner says what it owes before the word goes EMPTY) and before
+ * searching the ring (it stops saying so after each publish). The slot is
+ * client-writable: a hint, as ssq_ctl_hand_names.
+ */
+int ssq_ctl_hand_owes(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
+                      uint32_t rkey);
 
 /*
  * ssq_ctl_heal - the daemon's repair after deaths. Producers whose process

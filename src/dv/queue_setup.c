@@ -193,17 +193,75 @@ int ssq_ctl_hand_names(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
 {
 	const struct ssq_ctl_hand *h;
 	uint64_t w;
-	unsigned n, i;
+	unsigned lo = 0, n, batch, i;
 
 	if (!ctl || id >= SSQ_MAX_PRODUCERS)
 		return 0;
 	h = &ctl->producers[id].hand;
-	/* A14d: pairs with R14/R14b: the requests the word counts are written. */
+	/*
+	 * A14d: pairs with R14/R14b (the requests the word counts, and the
+	 * batch's count, are written), and with C10/R15 (a combiner's word,
+	 * after it read the owner's).
+	 */
 	w = __atomic_load_n(&h->word, __ATOMIC_ACQUIRE);
-	if ((w & 3) != SSQ_HAND_POSTED)
+	n = ssq__hand_n(w);
+	/* Client-written: clamped to the slot, never an index past it. */
+	batch = __atomic_load_n(&h->batch, __ATOMIC_RELAXED);
+	if (batch > SSQ_HAND_REQS)
+		batch = SSQ_HAND_REQS;
+	if ((w & 3) == SSQ_HAND_EMPTY ||
+	    ((w & 3) != SSQ_HAND_POSTED &&
+	     __atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) ==
+	         SSQ_PROD_DEAD))
+		return 0; /* the dead settle nothing, and post nothing */
+	if ((w & 3) == SSQ_HAND_TAKEN) {
+		/*
+		 * Not said published (no DONE): once its positions completed
+		 * (ssq_ctl_hand_out no longer holds it), published or NOPs a
+		 * heal put over a dead combiner's reservation - which its
+		 * owner, when it settles, posts itself, with their keys; and
+		 * what it appended past the prefix taken too.
+		 */
+		if (batch > n)
+			n = batch;
+	} else if ((w & 3) == SSQ_HAND_DONE) {
+		/* The prefix published; the rest its owner posts when it settles. */
+		lo = n;
+		n = batch;
+	}
+	if (n > SSQ_HAND_REQS)
+		n = SSQ_HAND_REQS;
+	for (i = lo; i < n; i++) {
+		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
+		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
+
+		if (l == lkey || l == rkey || r == lkey || r == rkey)
+			return 1;
+	}
+	return 0;
+}
+
+int ssq_ctl_hand_owes(const struct ssq_ctl *ctl, uint32_t id, uint32_t lkey,
+                      uint32_t rkey)
+{
+	const struct ssq_ctl_hand *h;
+	uint32_t o;
+	unsigned lo, end, i;
+
+	if (!ctl || id >= SSQ_MAX_PRODUCERS)
 		return 0;
-	n = ssq__hand_n(w) < SSQ_HAND_REQS ? ssq__hand_n(w) : SSQ_HAND_REQS;
-	for (i = 0; i < n; i++) {
+	h = &ctl->producers[id].hand;
+	/* A14e: pairs with the owner's release (ssq__hand_say_owed). */
+	o = __atomic_load_n(&h->owed, __ATOMIC_ACQUIRE);
+	/* Retired (ssq_producer_fini after an error): it posts nothing more. */
+	if (__atomic_load_n(&ctl->producers[id].state, __ATOMIC_RELAXED) == SSQ_PROD_DEAD)
+		return 0;
+	/* Client-written: clamped to the slot, never an index past it. */
+	lo = o & 0xff;
+	end = lo + (o >> 8 & 0xff);
+	if (end > SSQ_HAND_REQS)
+		end = SSQ_HAND_REQS;
+	for (i = lo; i < end; i++) {
 		uint32_t l = __atomic_load_n(&h->req[i].lkey, __ATOMIC_RELAXED);
 		uint32_t r = __atomic_load_n(&h->req[i].rkey, __ATOMIC_RELAXED);
 
@@ -340,6 +398,8 @@ int ssq_ctl_mark_dead(struct ssq_ctl *ctl, uint32_t id)
 	 */
 	__atomic_store_n(&ctl->producers[id].state, SSQ_PROD_DEAD, __ATOMIC_SEQ_CST);
 	hand_take_back(&ctl->producers[id]);
+	/* What it owed the dead never posts: its keys are held no more. */
+	__atomic_store_n(&ctl->producers[id].hand.owed, 0, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -222,6 +222,20 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	 */
 	if (ssqd_hands_out(d, c))
 		return 1;
+	/*
+	 * One of @c's it took back (or a combiner left unpublished) and still
+	 * owes: posted by its owner when it settles next, found in no word
+	 * (EMPTY) nor in the ring until then. After the TAKEN/DONE look, as
+	 * the owner says it before its word goes EMPTY; before the ring's.
+	 */
+	for (qi = 0; qi < d->own.nqueues; qi++) {
+		uint64_t ids = c->recs[qi] | c->hand_recs[qi];
+
+		for (; d->queues[qi].ctl && ids; ids &= ids - 1)
+			if (ssq_ctl_hand_owes(d->queues[qi].ctl,
+			                      (uint32_t)__builtin_ctzll(ids), lkey, rkey))
+				return 1;
+	}
 	for (qi = 0; qi < d->own.nqueues; qi++) {
 		const struct ssqd_queue *q = &d->queues[qi];
 		uint32_t ring = q->prod.sq.wqe_cnt;
