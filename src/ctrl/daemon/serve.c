@@ -662,8 +662,10 @@ static void serve_events(struct ssqd *d, const struct pollfd *pfd,
  * Under a limit @lim lower than the loop's entries: poll those with a
  * descriptor (-1's take a place of nfds too), the ones not a client's
  * (@first_client up to the last, the device's async fd) first, and as many
- * clients as fit after them, taken in turn from d->poll_next on, so that
- * each is polled at least once in every ceil(clients / room) passes; where
+ * clients as fit after them, taken in turn by their slots from
+ * d->poll_next on (ssqd_turns_pick), so that each is polled at least once
+ * in every ceil(SSQD_MAX_CLIENTS / room) passes, whoever else comes or
+ * goes; where
  * no client fits after the others, all of them in turn. Their events go
  * back into @pfd; the entries left out get none this pass. A silent
  * client's hello deadline does not run while it is not polled: its hello
@@ -674,7 +676,8 @@ static int poll_in_turn(struct ssqd *d, struct pollfd *pfd, struct ssqd_client *
 {
 	struct pollfd cp[SERVE_POLL_MAX];
 	short polled[SERVE_POLL_MAX];
-	int ix[SERVE_POLL_MAX], live[SERVE_POLL_MAX];
+	int ix[SERVE_POLL_MAX], live[SERVE_POLL_MAX], pick[SERVE_POLL_MAX];
+	unsigned keys[SERVE_POLL_MAX];
 	int k = 0, nfixed = 0, nlive = 0, base, turn, take, i, rc;
 	uint64_t t0, waited;
 
@@ -694,11 +697,21 @@ static int poll_in_turn(struct ssqd *d, struct pollfd *pfd, struct ssqd_client *
 	take = lim >= (rlim_t)nlive ? turn : (int)lim - base;
 	for (i = 0; i < base; i++)
 		ix[k++] = live[i];
-	for (i = 0; i < take; i++)
-		ix[k++] =
-		    live[base + (int)((d->poll_next + (unsigned)i) % (unsigned)turn)];
-	if (turn)
-		d->poll_next = (d->poll_next + (unsigned)take) % (unsigned)turn;
+	/*
+	 * Keyed by what stays an entry's own while others come and go - a
+	 * client's slot, after every other entry's place - so that one that
+	 * leaves does not move the cursor past the next (ssqd_turns_pick).
+	 */
+	for (i = 0; i < turn; i++) {
+		int e = live[base + i];
+
+		keys[i] = who[e]       ? SERVE_POLL_MAX + (unsigned)(who[e] - d->clients)
+		          : e == n - 1 ? SERVE_POLL_MAX - 1
+		                       : (unsigned)e;
+	}
+	ssqd_turns_pick(keys, turn, take, &d->poll_next, pick);
+	for (i = 0; i < take && i < turn; i++)
+		ix[k++] = live[base + pick[i]];
 	for (i = 0; i < k; i++) {
 		cp[i] = pfd[ix[i]];
 		polled[ix[i]] = 1;

@@ -859,8 +859,9 @@ struct ssqd {
 	/*
 	 * poll(2) refused the loop's descriptors (EINVAL: more than
 	 * RLIMIT_NOFILE, lowered under us, its hard limit too): the loop
-	 * polls what fits, the clients in turn from poll_next on, until it
-	 * is raised; poll_limit is the limit it said it polls under (serve.c).
+	 * polls what fits, the clients in turn from the slot key poll_next
+	 * on (util/turns.c), until it is raised; poll_limit is the limit it
+	 * said it polls under (serve.c).
 	 */
 	int poll_limited;
 	unsigned long long poll_limit;

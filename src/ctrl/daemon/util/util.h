@@ -228,4 +228,16 @@ static inline uint64_t ssqd_align_up(uint64_t v, uint64_t a)
  */
 void ssqd_nofile_raise(void);
 
+/*
+ * ssqd_turns_pick - which @take of @n entries polled in turn (a loop that
+ * may not poll them all at once) to poll this pass: their indexes into
+ * @keys in @out (min(take, n) of them), from the first entry whose key is
+ * at or after *@cursor, wrapping; *@cursor then just past the last key
+ * taken. @keys: strictly increasing, each entry's own for as long as it
+ * is there (a client's slot), so that others coming and going do not move
+ * the cursor past it: an entry present pass after pass is taken within
+ * ceil(keys' range / take) passes.
+ */
+void ssqd_turns_pick(const unsigned *keys, int n, int take, unsigned *cursor, int *out);
+
 #endif /* SSQ_CTRL_DAEMON_UTIL_H */
