@@ -19,18 +19,7 @@
 #include <sys/mman.h>
 #include <ssq/combine.h>
 #include "dv/ctl.h"
-#include "stall_flow.h"
-
-static int reg_memfd(struct conn *k, struct ssq_mr *mr)
-{
-	int fd = memfd_create("done-rest-dereg", MFD_CLOEXEC);
-	int rc = fd < 0 || ftruncate(fd, 4096) ||
-	         ssq_mem_reg_fd(k->c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, mr);
-
-	if (fd >= 0)
-		close(fd);
-	return rc ? -1 : 0;
-}
+#include "dereg_flow.h"
 
 int main(void)
 {
@@ -58,7 +47,8 @@ int main(void)
 	ctl = cp->ctl;
 	cnt = c.dst.addr;
 	*cnt = 0;
-	CHECK(reg_memfd(&a, &held) == 0, "A's registration: %s", ssq_client_error(a.c));
+	CHECK(stall_reg_memfd(&a, "done-rest-dereg", &held) == 0, "A's registration: %s",
+	      ssq_client_error(a.c));
 	if (test_failures)
 		goto out;
 
@@ -109,16 +99,8 @@ int main(void)
 
 	/* The role free: A settles and posts its second itself. */
 	__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
-	for (rc = 0, t0 = now_s(); now_s() - t0 < 10;) {
-		(void)ssq_combine_flush(a.p);
-		rc = ssq_poll(a.p, &comp, 1);
-		if (rc == 1 && comp.wr_id == 6 && comp.status == IBV_WC_SUCCESS)
-			continue; /* the first */
-		if (rc)
-			break;
-		usleep(1000);
-	}
-	usleep(200000); /* a second run would show by now */
+	rc = flushed_comp(&a, &comp, 6); /* past the first */
+	usleep(200000);                  /* a second run would show by now */
 	printf("A's second: completion %d status %d, ran %llu time(s), queue %s\n", rc,
 	       rc == 1 ? comp.status : -1, (unsigned long long)*cnt,
 	       ssq_ctl_in_error(ctl) ? "in ERROR" : "ready");
@@ -130,11 +112,7 @@ int main(void)
 	CHECK(*cnt == 2, "A's requests ran %llu times in all, want 2",
 	      (unsigned long long)*cnt);
 	if (dereg == -EBUSY) {
-		for (rc = -EBUSY, t0 = now_s(); rc == -EBUSY && now_s() - t0 < 10;) {
-			rc = ssq_mem_dereg(a.c, &held);
-			if (rc == -EBUSY)
-				usleep(10000);
-		}
+		rc = dereg_when_free(&a, &held);
 		CHECK(rc == 0, "A's dereg once its request completed: %d (%s)", rc,
 		      ssq_client_error(a.c));
 	}

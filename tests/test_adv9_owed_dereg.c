@@ -18,18 +18,7 @@
 #include <sys/mman.h>
 #include <ssq/combine.h>
 #include "dv/ctl.h"
-#include "stall_flow.h"
-
-static int reg_memfd(struct conn *k, struct ssq_mr *mr)
-{
-	int fd = memfd_create("owed-dereg", MFD_CLOEXEC);
-	int rc = fd < 0 || ftruncate(fd, 4096) ||
-	         ssq_mem_reg_fd(k->c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, mr);
-
-	if (fd >= 0)
-		close(fd);
-	return rc ? -1 : 0;
-}
+#include "dereg_flow.h"
 
 int main(void)
 {
@@ -61,7 +50,8 @@ int main(void)
 	ring = cp->slot_mask + 1;
 	cnt = c.dst.addr;
 	*cnt = 0;
-	CHECK(reg_memfd(&a, &held) == 0, "A's registration: %s", ssq_client_error(a.c));
+	CHECK(stall_reg_memfd(&a, "owed-dereg", &held) == 0, "A's registration: %s",
+	      ssq_client_error(a.c));
 	if (test_failures)
 		goto out;
 
@@ -122,11 +112,7 @@ int main(void)
 	CHECK(*cnt == 1, "A's request ran %llu times, want once",
 	      (unsigned long long)*cnt);
 	if (dereg == -EBUSY) {
-		for (rc = -EBUSY, t0 = now_s(); rc == -EBUSY && now_s() - t0 < 10;) {
-			rc = ssq_mem_dereg(a.c, &held);
-			if (rc == -EBUSY)
-				usleep(10000);
-		}
+		rc = dereg_when_free(&a, &held);
 		CHECK(rc == 0, "A's dereg once its request completed: %d (%s)", rc,
 		      ssq_client_error(a.c));
 	}

@@ -19,18 +19,7 @@
 #include <sys/mman.h>
 #include <ssq/combine.h>
 #include "dv/ctl.h"
-#include "stall_flow.h"
-
-static int reg_memfd(struct conn *k, struct ssq_mr *mr)
-{
-	int fd = memfd_create("taken-nop-dereg", MFD_CLOEXEC);
-	int rc = fd < 0 || ftruncate(fd, 4096) ||
-	         ssq_mem_reg_fd(k->c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, mr);
-
-	if (fd >= 0)
-		close(fd);
-	return rc ? -1 : 0;
-}
+#include "dereg_flow.h"
 
 int main(void)
 {
@@ -57,7 +46,8 @@ int main(void)
 	ctl = cp->ctl;
 	cnt = c.dst.addr;
 	*cnt = 0;
-	CHECK(reg_memfd(&a, &held) == 0, "A's registration: %s", ssq_client_error(a.c));
+	CHECK(stall_reg_memfd(&a, "taken-nop-dereg", &held) == 0, "A's registration: %s",
+	      ssq_client_error(a.c));
 	if (test_failures)
 		goto out;
 
@@ -97,12 +87,7 @@ int main(void)
 
 	/* The role free: A settles, learns it was not published, posts it. */
 	__atomic_store_n(&ctl->comb_role, 0, __ATOMIC_SEQ_CST);
-	for (rc = 0, t0 = now_s(); rc == 0 && now_s() - t0 < 10;) {
-		(void)ssq_combine_flush(a.p);
-		rc = ssq_poll(a.p, &comp, 1);
-		if (!rc)
-			usleep(1000);
-	}
+	rc = flushed_comp(&a, &comp, ~0ull);
 	usleep(200000); /* a second run would show by now */
 	printf("A's request: completion %d status %d, ran %llu time(s), queue %s\n", rc,
 	       rc == 1 ? comp.status : -1, (unsigned long long)*cnt,
@@ -115,11 +100,7 @@ int main(void)
 	CHECK(*cnt == 1, "A's request ran %llu times, want once",
 	      (unsigned long long)*cnt);
 	if (dereg == -EBUSY) {
-		for (rc = -EBUSY, t0 = now_s(); rc == -EBUSY && now_s() - t0 < 10;) {
-			rc = ssq_mem_dereg(a.c, &held);
-			if (rc == -EBUSY)
-				usleep(10000);
-		}
+		rc = dereg_when_free(&a, &held);
 		CHECK(rc == 0, "A's dereg once its request completed: %d (%s)", rc,
 		      ssq_client_error(a.c));
 	}

@@ -15,18 +15,7 @@
 #include <sys/mman.h>
 #include <ssq/combine.h>
 #include "dv/ctl.h"
-#include "stall_flow.h"
-
-static int reg_memfd(struct conn *k, struct ssq_mr *mr)
-{
-	int fd = memfd_create("posted-dereg", MFD_CLOEXEC);
-	int rc = fd < 0 || ftruncate(fd, 4096) ||
-	         ssq_mem_reg_fd(k->c, fd, 0, 4096, IBV_ACCESS_LOCAL_WRITE, mr);
-
-	if (fd >= 0)
-		close(fd);
-	return rc ? -1 : 0;
-}
+#include "dereg_flow.h"
 
 int main(void)
 {
@@ -36,7 +25,6 @@ int main(void)
 	struct conn a, b;
 	struct ssq_ctl *ctl;
 	uint64_t w;
-	double t0;
 	pid_t d;
 	int rc;
 
@@ -50,7 +38,8 @@ int main(void)
 	cnt = b.dst.addr;
 	*cnt = 0;
 	ctl = b.p->ctl;
-	CHECK(reg_memfd(&a, &held) == 0 && reg_memfd(&a, &other) == 0,
+	CHECK(stall_reg_memfd(&a, "posted-dereg", &held) == 0 &&
+	          stall_reg_memfd(&a, "posted-dereg", &other) == 0,
 	      "A's two registrations: %s", ssq_client_error(a.c));
 	if (test_failures)
 		goto out;
@@ -83,20 +72,11 @@ int main(void)
 	      (unsigned long long)*cnt);
 
 	/* A's completion, then its deregistration goes through. */
-	for (rc = 0, t0 = now_s(); rc == 0 && now_s() - t0 < 10;) {
-		(void)ssq_combine_flush(a.p);
-		rc = ssq_poll(a.p, &comp, 1);
-		if (!rc)
-			usleep(1000);
-	}
+	rc = flushed_comp(&a, &comp, ~0ull);
 	CHECK(rc == 1 && comp.wr_id == 7 && comp.status == IBV_WC_SUCCESS,
 	      "A's completion: %d, wr_id %llu status %d", rc,
 	      (unsigned long long)comp.wr_id, rc == 1 ? comp.status : -1);
-	for (rc = -EBUSY, t0 = now_s(); rc == -EBUSY && now_s() - t0 < 10;) {
-		rc = ssq_mem_dereg(a.c, &held);
-		if (rc == -EBUSY)
-			usleep(10000);
-	}
+	rc = dereg_when_free(&a, &held);
 	CHECK(rc == 0, "A's dereg once its request completed: %d (%s)", rc,
 	      ssq_client_error(a.c));
 out:
