@@ -202,39 +202,32 @@ int ssqd_key_in_flight(const struct ssqd *d, const struct ssqd_client *c, uint32
 	unsigned qi, w, i;
 
 	/*
-	 * A combined request of @c's still POSTED in its slot may be taken
-	 * and written with its keys at any time: it holds the keys it names.
-	 * Asked before the take's look below (ssq_ctl_hand_names).
+	 * A combined request of @c's in a hand-over slot, each record looked
+	 * at as its protocol goes, so that a request moving on between two
+	 * looks is seen by the next one:
+	 *  - still POSTED: any combiner may take it and write it with the
+	 *    keys it names at any time (ssq_ctl_hand_names);
+	 *  - taken by a combiner: written into the ring when that combiner
+	 *    goes on; until then no search finds its keys, so any key may be
+	 *    among them (ssq_ctl_hand_out);
+	 *  - taken back (or left unpublished by a combiner) and still owed:
+	 *    posted by its owner when it settles next, in no word (EMPTY) nor
+	 *    in the ring until then (ssq_ctl_hand_owes: the owner says it
+	 *    before its word goes EMPTY).
+	 * Then the ring's search below.
 	 */
 	for (qi = 0; qi < d->own.nqueues; qi++) {
 		uint64_t ids = c->recs[qi] | c->hand_recs[qi];
 
-		for (; d->queues[qi].ctl && ids; ids &= ids - 1)
-			if (ssq_ctl_hand_names(d->queues[qi].ctl,
-			                       (uint32_t)__builtin_ctzll(ids), lkey,
-			                       rkey))
-				return 1;
-	}
-	/*
-	 * A combined request of @c's a combiner took is written into the
-	 * ring when that combiner goes on: until then no search finds its
-	 * keys, so any key may be among them.
-	 */
-	if (ssqd_hands_out(d, c))
-		return 1;
-	/*
-	 * One of @c's it took back (or a combiner left unpublished) and still
-	 * owes: posted by its owner when it settles next, found in no word
-	 * (EMPTY) nor in the ring until then. After the TAKEN/DONE look, as
-	 * the owner says it before its word goes EMPTY; before the ring's.
-	 */
-	for (qi = 0; qi < d->own.nqueues; qi++) {
-		uint64_t ids = c->recs[qi] | c->hand_recs[qi];
+		for (; d->queues[qi].ctl && ids; ids &= ids - 1) {
+			const struct ssq_ctl *ctl = d->queues[qi].ctl;
+			uint32_t id = (uint32_t)__builtin_ctzll(ids);
 
-		for (; d->queues[qi].ctl && ids; ids &= ids - 1)
-			if (ssq_ctl_hand_owes(d->queues[qi].ctl,
-			                      (uint32_t)__builtin_ctzll(ids), lkey, rkey))
+			if (ssq_ctl_hand_names(ctl, id, lkey, rkey) ||
+			    ssq_ctl_hand_out(ctl, id) ||
+			    ssq_ctl_hand_owes(ctl, id, lkey, rkey))
 				return 1;
+		}
 	}
 	for (qi = 0; qi < d->own.nqueues; qi++) {
 		const struct ssqd_queue *q = &d->queues[qi];
